@@ -1,0 +1,515 @@
+# LIBSVM text codec: a scanner that turns LIBSVM/svmlight text into CSR arrays, and a formatter for the way back.
+#
+# Problem: parse `label index:value index:value ... [# comment]` lines (LIBLINEAR's grammar, 1-based strictly
+# increasing int32 indices, labels and values as finite doubles) at memory speed, bit-exactly, with the line and
+# column of the first malformed token. Also accepted: CRLF, tabs/repeated spaces, blank and comment-only lines
+# (skipped, but counted), a `qid:N` token right after the label (ignored, counted), 0-based files on request.
+#
+# Method: one pass over a chunk of bytes that the driver guarantees to end with '\n' (so every loop stops at a
+# line end without a bounds test). Numbers are scanned by hand: up to 19 significant digits into a uint64 and a
+# decimal exponent; when the mantissa is below 2^53 and |exponent| <= 22 the value is m * 10^e or m / 10^-e,
+# one correctly rounded IEEE operation on exact operands (Clinger's fast path), hence exactly what strtod gives.
+# Anything else (17-digit `%.17g` output, huge exponents) goes to strtod on the already validated token.
+# The scanner writes straight into the caller's arrays, which the driver reserves for the worst case of the
+# chunk (a row needs >= 2 bytes, a feature >= 4), so the loop never checks capacity.
+#
+# Output rules: indices are stored 0-based (index - 1, or as read with zero_based); the largest stored index + 1
+# is the feature count. The kernel runs without the GIL and reports errors as a status code plus position; the
+# Python driver (llsvm/textio.py) turns them into DataFormatError.
+from libc.stdint cimport int32_t, int64_t, uint64_t
+from libc.stdlib cimport malloc, realloc, free, strtod
+from libc.string cimport memcpy
+from libc.stdio cimport snprintf
+from libc.math cimport isfinite
+
+cimport numpy as cnp
+import numpy as np
+
+from kernel_types cimport value_t
+
+cnp.import_array()
+
+# status codes (kept in sync with llsvm/textio.py)
+cdef enum:
+    ST_OK = 0
+    ST_LABEL = 1
+    ST_LABEL_NONFINITE = 2
+    ST_COLON = 3
+    ST_INDEX = 4
+    ST_INDEX_ZERO = 5
+    ST_INDEX_ORDER = 6
+    ST_INDEX_RANGE = 7
+    ST_VALUE = 8
+    ST_VALUE_NONFINITE = 9
+    ST_QID = 10
+    ST_AFTER_LABEL = 11
+
+# number scanner results
+cdef enum:
+    NUM_OK = 0
+    NUM_SYNTAX = 1
+    NUM_NONFINITE = 2
+
+cdef double POW10[23]
+POW10[:] = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+            1e17, 1e18, 1e19, 1e20, 1e21, 1e22]
+
+cdef enum:
+    MAX_STORED_INDEX = 2147483646   # so that n_features = index + 1 still fits int32
+
+
+cdef inline bint is_digit(unsigned char c) noexcept nogil:
+    return <unsigned char>(c - 48) < 10
+
+
+cdef inline bint is_blank(unsigned char c) noexcept nogil:
+    # space, \t, \v, \f, \r (so CRLF line ends are accepted); '\n' ends a line and is not blank
+    return c == 32 or (c >= 9 and c <= 13 and c != 10)
+
+
+cdef inline bint ends_token(unsigned char c) noexcept nogil:
+    return c == 32 or (c >= 9 and c <= 13) or c == 35   # blank, '\n' or '#'
+
+
+cdef inline int scan_number(const unsigned char* s, const unsigned char** endp, double* out) noexcept nogil:
+    """Scan a decimal floating-point number at s; store it in out and the first byte after it in endp."""
+    cdef const unsigned char* p = s
+    cdef const unsigned char* digits
+    cdef unsigned char c
+    cdef bint neg = False
+    cdef uint64_t m = 0
+    cdef int nd = 0            # significant digits kept in m
+    cdef int ndig = 0          # digits seen
+    cdef int exp10 = 0
+    cdef bint dropped = False  # a non-zero digit did not fit in m
+    cdef int e = 0
+    cdef bint eneg = False
+    cdef unsigned int d
+    cdef double v
+    cdef char* cend
+    if p[0] == 45:             # '-'
+        neg = True
+        p += 1
+    elif p[0] == 43:           # '+'
+        p += 1
+    digits = p
+    while is_digit(p[0]):
+        d = p[0] - 48
+        ndig += 1
+        if nd < 19:
+            m = m * 10 + d
+            if m != 0:
+                nd += 1
+        else:
+            exp10 += 1
+            if d != 0:
+                dropped = True
+        p += 1
+    if p[0] == 46:             # '.'
+        p += 1
+        while is_digit(p[0]):
+            d = p[0] - 48
+            ndig += 1
+            if nd < 19:
+                m = m * 10 + d
+                if m != 0:
+                    nd += 1
+                exp10 -= 1
+            elif d != 0:
+                dropped = True
+            p += 1
+    if ndig == 0:
+        endp[0] = p
+        c = p[0] | 32          # lower case: "nan", "inf", "infinity" are numbers to strtod, not to us
+        if (c == 110 and (p[1] | 32) == 97 and (p[2] | 32) == 110) or \
+           (c == 105 and (p[1] | 32) == 110 and (p[2] | 32) == 102):
+            return NUM_NONFINITE
+        return NUM_SYNTAX
+    if p[0] == 101 or p[0] == 69:   # 'e' / 'E'
+        p += 1
+        if p[0] == 45:
+            eneg = True
+            p += 1
+        elif p[0] == 43:
+            p += 1
+        if not is_digit(p[0]):
+            endp[0] = p
+            return NUM_SYNTAX
+        while is_digit(p[0]):
+            if e < 100000:
+                e = e * 10 + (p[0] - 48)
+            p += 1
+        exp10 += -e if eneg else e
+    endp[0] = p
+    if m == 0:
+        v = 0.0
+    elif not dropped and m <= 9007199254740992ULL and -22 <= exp10 <= 22:
+        v = <double>m
+        if exp10 >= 0:
+            v = v * POW10[exp10]
+        else:
+            v = v / POW10[-exp10]
+    else:
+        v = strtod(<const char*>digits, &cend)   # unsigned: the token was validated above
+        if <const unsigned char*>cend != p:
+            return NUM_SYNTAX
+    if neg:
+        v = -v
+    out[0] = v
+    if not isfinite(v):
+        return NUM_NONFINITE
+    return NUM_OK
+
+
+cdef struct ParseState:
+    int64_t line            # lines completed before the current one (1-based line = line + 1)
+    int64_t n_rows          # rows written so far into the output arrays
+    int64_t nnz             # non-zeros written so far
+    int64_t max_index       # largest stored (0-based) index, -1 if none
+    int64_t n_qid           # qid tokens skipped
+    int zero_based
+    # error report
+    int64_t err_line
+    int64_t err_col
+    int64_t err_offset      # byte offset of the offending token in the chunk
+    int64_t err_a           # extra numbers for the message (index values)
+    int64_t err_b
+
+
+cdef int parse_lines(const unsigned char* buf, int64_t length, ParseState* st, double* y, int64_t* indptr,
+                     int32_t* indices, value_t* values) noexcept nogil:
+    """Parse whole lines buf[0:length] (buf[length-1] == '\\n'), appending rows at st.n_rows / st.nnz."""
+    cdef const unsigned char* p = buf
+    cdef const unsigned char* end = buf + length
+    cdef const unsigned char* line_start
+    cdef const unsigned char* tok
+    cdef const unsigned char* q
+    cdef double label, val
+    cdef int rc
+    cdef int64_t prev, idx, row = st.n_rows, nnz = st.nnz, max_index = st.max_index
+    cdef int64_t one = 0 if st.zero_based else 1
+    cdef bint first
+    cdef int status = ST_OK
+
+    while p < end:
+        line_start = p
+        while is_blank(p[0]):
+            p += 1
+        if p[0] == 10 or p[0] == 35:           # blank or comment-only line
+            while p[0] != 10:
+                p += 1
+            p += 1
+            st.line += 1
+            continue
+        # label
+        tok = p
+        rc = scan_number(p, &p, &label)
+        if rc != NUM_OK:
+            status = ST_LABEL if rc == NUM_SYNTAX else ST_LABEL_NONFINITE
+            break
+        if not ends_token(p[0]):
+            status = ST_AFTER_LABEL if p[0] == 58 else ST_LABEL
+            break
+        y[row] = label
+        prev = -1
+        first = True
+        while True:
+            while is_blank(p[0]):
+                p += 1
+            if p[0] == 10:
+                break
+            if p[0] == 35:                      # trailing comment
+                while p[0] != 10:
+                    p += 1
+                break
+            tok = p
+            if first and p[0] == 113 and p[1] == 105 and p[2] == 100 and p[3] == 58:   # "qid:"
+                q = p + 4
+                if not is_digit(q[0]):
+                    status = ST_QID
+                    break
+                while is_digit(q[0]):
+                    q += 1
+                if not ends_token(q[0]):
+                    status = ST_QID
+                    break
+                st.n_qid += 1
+                p = q
+                first = False
+                continue
+            first = False
+            if not is_digit(p[0]):
+                status = ST_INDEX
+                break
+            idx = 0
+            while is_digit(p[0]):
+                if idx < 100000000000LL:
+                    idx = idx * 10 + (p[0] - 48)
+                p += 1
+            if p[0] != 58:                      # ':'
+                status = ST_COLON
+                break
+            p += 1
+            idx -= one
+            if idx < 0:
+                status = ST_INDEX_ZERO
+                break
+            if idx > MAX_STORED_INDEX:
+                status = ST_INDEX_RANGE
+                st.err_a = idx + one
+                break
+            if idx <= prev:
+                status = ST_INDEX_ORDER
+                st.err_a = idx + one
+                st.err_b = prev + one
+                break
+            rc = scan_number(p, &q, &val)
+            if rc != NUM_OK or not ends_token(q[0]):
+                status = ST_VALUE_NONFINITE if rc == NUM_NONFINITE else ST_VALUE
+                break
+            p = q
+            prev = idx
+            indices[nnz] = <int32_t>idx
+            values[nnz] = <value_t>val
+            nnz += 1
+        if status != ST_OK:
+            break
+        if prev > max_index:
+            max_index = prev
+        row += 1
+        indptr[row] = nnz
+        p += 1                                  # the '\n'
+        st.line += 1
+
+    if status != ST_OK:
+        st.err_line = st.line + 1
+        st.err_col = (tok - line_start) + 1
+        st.err_offset = tok - buf
+    st.n_rows = row
+    st.nnz = nnz
+    st.max_index = max_index
+    return status
+
+
+cdef class _Owner:
+    """Keeps a malloc'ed buffer alive for the NumPy arrays that view it, and frees it with them."""
+    cdef void* ptr
+
+    def __dealloc__(self):
+        free(self.ptr)
+
+
+cdef object _adopt(void* ptr, int64_t n, int typenum):
+    """An ndarray of n items that owns ptr (freed when the array goes)."""
+    cdef cnp.npy_intp dims[1]
+    cdef _Owner owner = _Owner.__new__(_Owner)
+    owner.ptr = ptr
+    dims[0] = n
+    arr = cnp.PyArray_SimpleNewFromData(1, dims, typenum, ptr)
+    cnp.Py_INCREF(owner)
+    cnp.PyArray_SetBaseObject(arr, owner)
+    return arr
+
+
+cdef class CSRBuilder:
+    """Growing CSR arrays that the scanner fills directly, then hands over as NumPy arrays without a copy.
+
+    Capacity grows with realloc (for large blocks glibc moves pages with mremap instead of copying), and pages
+    reserved but not written are never touched, so resident memory is what the data needs: 12 bytes per
+    non-zero with float64 values (8 with float32), 16 per row (offset and label).
+    """
+    cdef double* y
+    cdef int64_t* indptr
+    cdef int32_t* indices
+    cdef void* values
+    cdef int64_t cap_rows, cap_nnz
+    cdef ParseState st
+    cdef readonly bint float32
+
+    def __cinit__(self, bint float32=False, bint zero_based=False):
+        self.float32 = float32
+        self.st.zero_based = zero_based
+        self.st.max_index = -1
+        self._alloc()
+
+    cdef _alloc(self):
+        self.cap_rows = 0
+        self.cap_nnz = 0
+        self.y = NULL
+        self.indices = NULL
+        self.values = NULL
+        self.indptr = <int64_t*>malloc(sizeof(int64_t))
+        if self.indptr == NULL:
+            raise MemoryError()
+        self.indptr[0] = 0
+        self.st.n_rows = 0
+        self.st.nnz = 0
+
+    def __dealloc__(self):
+        free(self.y)
+        free(self.indptr)
+        free(self.indices)
+        free(self.values)
+
+    @property
+    def n_rows(self):
+        return self.st.n_rows
+
+    @property
+    def nnz(self):
+        return self.st.nnz
+
+    @property
+    def line(self):
+        """Lines consumed so far (complete lines, blank ones included)."""
+        return self.st.line
+
+    @property
+    def max_index(self):
+        return self.st.max_index
+
+    @property
+    def n_qid(self):
+        return self.st.n_qid
+
+    @property
+    def error(self):
+        return (self.st.err_line, self.st.err_col, self.st.err_offset, self.st.err_a, self.st.err_b)
+
+    def reserve(self, int64_t rows, int64_t nnz):
+        """Make room for `rows` more rows and `nnz` more non-zeros (growing by at least half each time)."""
+        cdef int64_t need_rows = self.st.n_rows + rows, need_nnz = self.st.nnz + nnz
+        cdef int64_t vsize = sizeof(float) if self.float32 else sizeof(double)
+        cdef void* p
+        if need_rows > self.cap_rows:
+            need_rows = max(need_rows, self.cap_rows + self.cap_rows // 2)
+            p = realloc(self.y, need_rows * sizeof(double))
+            if p == NULL:
+                raise MemoryError()
+            self.y = <double*>p
+            p = realloc(self.indptr, (need_rows + 1) * sizeof(int64_t))
+            if p == NULL:
+                raise MemoryError()
+            self.indptr = <int64_t*>p
+            self.cap_rows = need_rows
+        if need_nnz > self.cap_nnz:
+            need_nnz = max(need_nnz, self.cap_nnz + self.cap_nnz // 2)
+            p = realloc(self.indices, need_nnz * sizeof(int32_t))
+            if p == NULL:
+                raise MemoryError()
+            self.indices = <int32_t*>p
+            p = realloc(self.values, need_nnz * vsize)
+            if p == NULL:
+                raise MemoryError()
+            self.values = p
+            self.cap_nnz = need_nnz
+
+    def parse(self, const unsigned char[::1] buf, int64_t length):
+        """Parse buf[0:length], which must end with '\\n'. Reserves the worst case first. Returns a status."""
+        cdef int status
+        if length <= 0:
+            return ST_OK
+        if buf[length - 1] != 10:
+            raise ValueError("chunk must end with a newline")
+        self.reserve(length // 2 + 1, length // 4 + 1)
+        with nogil:
+            if self.float32:
+                status = parse_lines(&buf[0], length, &self.st, self.y, self.indptr, self.indices,
+                                     <float*>self.values)
+            else:
+                status = parse_lines(&buf[0], length, &self.st, self.y, self.indptr, self.indices,
+                                     <double*>self.values)
+        return status
+
+    def take(self):
+        """Hand over (y, indptr, indices, values) as NumPy arrays, shrunk to fit, and start empty again."""
+        cdef int64_t n = self.st.n_rows, nnz = self.st.nnz
+        cdef int64_t vsize = sizeof(float) if self.float32 else sizeof(double)
+        cdef void* p
+        # shrink to fit (never to zero bytes: realloc(p, 0) may free)
+        p = realloc(self.y, max(n, 1) * sizeof(double))
+        if p != NULL:
+            self.y = <double*>p
+        p = realloc(self.indptr, (n + 1) * sizeof(int64_t))
+        if p != NULL:
+            self.indptr = <int64_t*>p
+        if self.indices == NULL:
+            self.reserve(0, 1)
+        p = realloc(self.indices, max(nnz, 1) * sizeof(int32_t))
+        if p != NULL:
+            self.indices = <int32_t*>p
+        p = realloc(self.values, max(nnz, 1) * vsize)
+        if p != NULL:
+            self.values = p
+        if self.y == NULL:
+            self.y = <double*>malloc(sizeof(double))
+            if self.y == NULL:
+                raise MemoryError()
+        y = _adopt(self.y, n, cnp.NPY_FLOAT64)
+        self.y = NULL
+        indptr = _adopt(self.indptr, n + 1, cnp.NPY_INT64)
+        self.indptr = NULL
+        indices = _adopt(self.indices, nnz, cnp.NPY_INT32)
+        self.indices = NULL
+        values = _adopt(self.values, nnz, cnp.NPY_FLOAT32 if self.float32 else cnp.NPY_FLOAT64)
+        self.values = NULL
+        self._alloc()
+        return y, indptr, indices, values
+
+
+def last_newline(const unsigned char[::1] buf, int64_t length):
+    """Index of the last '\\n' in buf[0:length], or -1."""
+    cdef int64_t i = length - 1
+    with nogil:
+        while i >= 0 and buf[i] != 10:
+            i -= 1
+    return i
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Formatter: CSR rows back to LIBSVM text, every number as %.17g (round-trips bit-exactly through the parser).
+
+cdef int64_t format_rows(const double* y, const int64_t* indptr, const int32_t* indices, const value_t* values,
+                         int64_t r0, int64_t r1, int64_t one, char* out, int64_t cap) noexcept nogil:
+    """Write rows r0..r1-1 into out; return bytes written, or -1 if cap was too small."""
+    cdef int64_t pos = 0, k, i
+    cdef int n
+    for i in range(r0, r1):
+        if cap - pos < 32:
+            return -1
+        n = snprintf(out + pos, 32, "%.17g", y[i])
+        pos += n
+        for k in range(indptr[i], indptr[i + 1]):
+            if cap - pos < 48:
+                return -1
+            n = snprintf(out + pos, 48, " %lld:%.17g", <long long>(indices[k] + one), <double>values[k])
+            pos += n
+        out[pos] = 10
+        pos += 1
+    return pos
+
+
+def format_text(const double[::1] y, const int64_t[::1] indptr, const int32_t[::1] indices, values,
+                int64_t r0, int64_t r1, bint zero_based=False):
+    """LIBSVM text of rows r0..r1-1 as bytes (labels and values %.17g, 1-based indices unless zero_based)."""
+    cdef int64_t base = indptr[r0], cap, pos
+    cdef int64_t one = 0 if zero_based else 1
+    cdef const double[::1] v64
+    cdef const float[::1] v32
+    cap = 32 * (r1 - r0 + 1) + 48 * (indptr[r1] - base) + 64
+    out = bytearray(cap)
+    cdef char* out_ptr = out
+    if values.dtype == np.float32:
+        v32 = values
+        with nogil:
+            pos = format_rows(&y[0] if y.shape[0] else NULL, &indptr[0], &indices[0] if indices.shape[0] else NULL,
+                              &v32[0] if v32.shape[0] else NULL, r0, r1, one, out_ptr, cap)
+    else:
+        v64 = values
+        with nogil:
+            pos = format_rows(&y[0] if y.shape[0] else NULL, &indptr[0], &indices[0] if indices.shape[0] else NULL,
+                              &v64[0] if v64.shape[0] else NULL, r0, r1, one, out_ptr, cap)
+    if pos < 0:
+        raise RuntimeError("format buffer too small")   # cannot happen: cap is the worst case
+    del out[pos:]
+    return bytes(out)

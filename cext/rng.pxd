@@ -1,0 +1,61 @@
+# The project's one seeded random number generator (header-only): xoshiro256** (Blackman & Vigna 2018),
+# seeded through splitmix64. Bounded draws use Lemire's multiply-and-reject method, so they carry no modulo bias.
+# Kernels receive an Rng by pointer from their driver; nothing here touches global state.
+from libc.stdint cimport uint32_t, uint64_t
+
+
+cdef struct Rng:
+    uint64_t s0
+    uint64_t s1
+    uint64_t s2
+    uint64_t s3
+
+
+cdef inline uint64_t _splitmix64(uint64_t* x) noexcept nogil:
+    x[0] += <uint64_t>0x9E3779B97F4A7C15ULL
+    cdef uint64_t z = x[0]
+    z = (z ^ (z >> 30)) * <uint64_t>0xBF58476D1CE4E5B9ULL
+    z = (z ^ (z >> 27)) * <uint64_t>0x94D049BB133111EBULL
+    return z ^ (z >> 31)
+
+
+cdef inline void rng_seed(Rng* r, uint64_t seed) noexcept nogil:
+    cdef uint64_t x = seed
+    r.s0 = _splitmix64(&x)
+    r.s1 = _splitmix64(&x)
+    r.s2 = _splitmix64(&x)
+    r.s3 = _splitmix64(&x)
+
+
+cdef inline uint64_t _rotl(uint64_t x, int k) noexcept nogil:
+    return (x << k) | (x >> (64 - k))
+
+
+cdef inline uint64_t rng_next(Rng* r) noexcept nogil:
+    cdef uint64_t result = _rotl(r.s1 * 5, 7) * 9
+    cdef uint64_t t = r.s1 << 17
+    r.s2 ^= r.s0
+    r.s3 ^= r.s1
+    r.s1 ^= r.s2
+    r.s0 ^= r.s3
+    r.s2 ^= t
+    r.s3 = _rotl(r.s3, 45)
+    return result
+
+
+cdef inline uint32_t rng_bounded(Rng* r, uint32_t n) noexcept nogil:
+    """Uniform integer in [0, n), n >= 1, without modulo bias (Lemire 2019)."""
+    cdef uint64_t m = <uint64_t>(<uint32_t>(rng_next(r) >> 32)) * n
+    cdef uint32_t low = <uint32_t>m
+    cdef uint32_t threshold
+    if low < n:
+        threshold = (<uint32_t>(-n)) % n
+        while low < threshold:
+            m = <uint64_t>(<uint32_t>(rng_next(r) >> 32)) * n
+            low = <uint32_t>m
+    return <uint32_t>(m >> 32)
+
+
+cdef inline double rng_uniform(Rng* r) noexcept nogil:
+    """Uniform double in [0, 1) with 53 random bits."""
+    return (rng_next(r) >> 11) * (1.0 / 9007199254740992.0)

@@ -1,0 +1,557 @@
+"""The llsvm binary data format, version 1 (DESIGN.md section 5). Little-endian, memory-mappable.
+
+    file   := header(128) block* footer
+    header := magic "LLSVMBIN" | u32 version (1) | u32 flags | u64 n_rows | u64 n_features | u64 nnz
+              | u64 n_blocks | u64 footer_offset | u64 footer_size | f64 max_sq_norm | u64 n_qid | u64 n_labels
+              | zero padding | u32 CRC32 of bytes 0..123 (at offset 124)
+    flags  := 1 values are float32 (else float64) | 2 rows carry int64 original row ids
+              | 4 continuous labels (more than 65536 distinct: no label table)
+    block  := block header(48): magic "LLSVMBLK" | u64 n_rows | u64 nnz | u64 first_row | u64 payload_size
+              | u32 CRC32 of the payload | u32 0
+              payload: f64 labels[n] | i64 offsets[n+1] (from 0) | i32 indices[nnz] (0-based, strictly
+              increasing per row) | f32/f64 values[nnz] | i64 row_ids[n] if flag 2; every array starts on an
+              8-byte boundary (zero padding)
+    footer := magic "LLSVMFTR" | f64 labels[n_labels] (first-occurrence order) | u64 counts[n_labels]
+              | (u64 offset, u64 n_rows, u64 nnz) per block | u32 CRC32 of all before it in the footer | u32 0
+
+The writer streams: blocks go out as rows arrive, the footer (label table, block index) at the end, and the
+header is rewritten last, all in a temporary file renamed into place, so counts need not be known in advance and
+an interrupted conversion leaves nothing behind. The header sits at the front (one read tells everything) and the
+label table in the footer (its size is known only at the end).
+
+Readers check, before allocating anything, that every size in the header, footer and block index agrees with the
+file's size, and verify each block's CRC32 when they read it; a bad file raises DataFormatError.
+"""
+import mmap
+import os
+import struct
+import threading
+import zlib
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from ._ext._rowops import max_sq_norm
+from .dataset import MAX_LABELS, CSRDataset, Dataset, block_rows_for, label_table
+from .errors import DataFormatError
+from .fileutil import _temp_beside
+
+MAGIC = b"LLSVMBIN"
+BLOCK_MAGIC = b"LLSVMBLK"
+FOOTER_MAGIC = b"LLSVMFTR"
+VERSION = 1
+HEADER_SIZE = 128
+BLOCK_HEADER_SIZE = 48
+FLAG_FLOAT32 = 1
+FLAG_ROW_IDS = 2
+FLAG_CONTINUOUS = 4
+KNOWN_FLAGS = FLAG_FLOAT32 | FLAG_ROW_IDS | FLAG_CONTINUOUS
+DEFAULT_BLOCK_BYTES = 8 << 20
+
+_HEADER = struct.Struct("<8sIIQQQQQQdQQ")     # 88 bytes, padded to 124, then the CRC
+_BLOCK = struct.Struct("<8sQQQQII")           # 48 bytes
+
+
+def _pad8(n):
+    return (n + 7) & ~7
+
+
+def payload_layout(n_rows, nnz, float32, row_ids):
+    """Byte offsets of (labels, offsets, indices, values, row_ids, end) inside a block payload."""
+    vsize = 4 if float32 else 8
+    o_y = 0
+    o_ptr = o_y + 8 * n_rows
+    o_idx = o_ptr + 8 * (n_rows + 1)
+    o_val = o_idx + _pad8(4 * nnz)
+    o_ids = o_val + _pad8(vsize * nnz)
+    end = o_ids + (8 * n_rows if row_ids else 0)
+    return o_y, o_ptr, o_idx, o_val, o_ids, end
+
+
+def footer_size(n_labels, n_blocks):
+    return 8 + 16 * n_labels + 24 * n_blocks + 8
+
+
+class BinaryWriter:
+    """Streams CSR rows into a binary file: ``write(...)`` any number of times, then ``close()``.
+
+    Blocks hold at most `block_rows` rows (if given) and about `block_bytes` payload bytes. Use as a context
+    manager: an exception discards the temporary file and leaves the target untouched.
+    """
+
+    def __init__(self, path, *, float32=False, row_ids=False, block_rows=None, block_bytes=DEFAULT_BLOCK_BYTES):
+        self.path = os.fspath(path)
+        self.float32 = bool(float32)
+        self.row_ids = bool(row_ids)
+        self.block_rows = None if block_rows is None else max(1, int(block_rows))
+        self.block_bytes = None if block_rows is not None and block_bytes == DEFAULT_BLOCK_BYTES else block_bytes
+        self.vdtype = np.float32 if self.float32 else np.float64
+        fd, self._tmp = _temp_beside(self.path)
+        self._f = os.fdopen(fd, "wb")
+        self._f.write(b"\0" * HEADER_SIZE)
+        self._pos = HEADER_SIZE
+        self._pending = []            # CSRDataset pieces of the block being filled
+        self._pending_rows = 0
+        self._pending_bytes = 0
+        self._index = []              # (offset, n_rows, nnz)
+        self.n_rows = 0
+        self.nnz = 0
+        self.n_features = 0
+        self.max_sq_norm = 0.0
+        self.n_qid = 0
+        self._labels = {}
+        self._continuous = False
+        self._closed = False
+
+    # -- input ------------------------------------------------------------------------------------------------
+    def write(self, y, indptr, indices, values, row_ids=None, n_features=None):
+        """Append rows given as CSR arrays (indptr from 0). Indices must be 0-based and strictly increasing."""
+        ds = CSRDataset(y, indptr, indices, np.asarray(values, dtype=self.vdtype), n_features, row_ids=row_ids,
+                        check=True)
+        self.write_dataset(ds)
+
+    def write_dataset(self, ds):
+        """Append every row of a dataset (any Dataset: in memory, binary or a text stream)."""
+        if self.row_ids and getattr(ds, "row_ids", 0) is None and isinstance(ds, CSRDataset):
+            raise ValueError("this file carries row ids: give row_ids for every row")
+        for block in ds.iter_blocks():
+            self._add(block)
+        if ds.n_features is not None:
+            self.n_features = max(self.n_features, int(ds.n_features))
+        self.n_qid += int(getattr(ds, "n_qid", 0) or 0)
+
+    def _add(self, ds):
+        if ds.n_rows == 0:
+            return
+        if ds.values.dtype != self.vdtype:
+            ds = CSRDataset(ds.y, ds.indptr, ds.indices, ds.values.astype(self.vdtype), ds.n_features,
+                            row_ids=ds.row_ids, check=False)
+        if self.row_ids and ds.row_ids is None:
+            raise ValueError("this file carries row ids: give row_ids for every row")
+        if ds.n_features is not None:
+            self.n_features = max(self.n_features, int(ds.n_features))
+        if ds.indices.size:
+            self.n_features = max(self.n_features, int(ds.indices.max()) + 1)
+        # labels and norms, per piece
+        if not self._continuous:
+            labs, cnts = label_table(ds.y)
+            if labs is None:
+                self._continuous = True
+            else:
+                for lab, cnt in zip(labs.tolist(), cnts.tolist()):
+                    self._labels[lab] = self._labels.get(lab, 0) + cnt
+                if len(self._labels) > MAX_LABELS:
+                    self._continuous = True
+        self.max_sq_norm = max(self.max_sq_norm, max_sq_norm(ds.indptr, ds.indices, ds.values))
+        # cut into blocks
+        row_overhead = 16 + (8 if self.row_ids else 0)
+        vsize = 4 if self.float32 else 8
+        start = 0
+        n = ds.n_rows
+        while start < n:
+            room_rows = None if self.block_rows is None else self.block_rows - self._pending_rows
+            room_bytes = None if self.block_bytes is None else max(self.block_bytes - self._pending_bytes, 1)
+            bounds = block_rows_for(ds.indptr[start:] - ds.indptr[start], room_rows, room_bytes, vsize,
+                                    row_overhead)
+            stop = start + bounds[1]
+            if self._pending_rows and self.block_bytes is not None:
+                # a non-empty block takes a row only if it fits
+                used = row_overhead * (stop - start) + (4 + vsize) * int(ds.indptr[stop] - ds.indptr[start])
+                if used > room_bytes:
+                    self._flush()
+                    continue
+            piece = ds.slice(start, stop)
+            self._pending.append(piece)
+            self._pending_rows += piece.n_rows
+            self._pending_bytes += row_overhead * piece.n_rows + (4 + vsize) * piece.nnz
+            start = stop
+            if (self.block_rows is not None and self._pending_rows >= self.block_rows) or \
+               (self.block_bytes is not None and self._pending_bytes >= self.block_bytes):
+                self._flush()
+
+    # -- output -----------------------------------------------------------------------------------------------
+    def _flush(self):
+        if not self._pending:
+            return
+        pieces = self._pending
+        self._pending = []
+        self._pending_rows = self._pending_bytes = 0
+        if len(pieces) == 1:
+            p = pieces[0]
+            y, indptr, indices, values, ids = p.y, p.indptr, p.indices, p.values, p.row_ids
+        else:
+            y = np.concatenate([p.y for p in pieces])
+            indices = np.concatenate([p.indices for p in pieces])
+            values = np.concatenate([p.values for p in pieces])
+            lengths = np.concatenate([np.diff(p.indptr) for p in pieces])
+            indptr = np.zeros(y.shape[0] + 1, np.int64)
+            np.cumsum(lengths, out=indptr[1:])
+            ids = np.concatenate([p.row_ids for p in pieces]) if self.row_ids else None
+        n, nnz = y.shape[0], indices.shape[0]
+        layout = payload_layout(n, nnz, self.float32, self.row_ids)
+        sections = [np.ascontiguousarray(y, "<f8"), np.ascontiguousarray(indptr, "<i8"),
+                    np.ascontiguousarray(indices, "<i4"), b"\0" * (layout[3] - layout[2] - 4 * nnz),
+                    np.ascontiguousarray(values, "<f4" if self.float32 else "<f8"),
+                    b"\0" * (layout[4] - layout[3] - values.dtype.itemsize * nnz)]
+        if self.row_ids:
+            sections.append(np.ascontiguousarray(ids, "<i8"))
+        crc = 0
+        for s in sections:
+            crc = zlib.crc32(s, crc)
+        head = _BLOCK.pack(BLOCK_MAGIC, n, nnz, self.n_rows, layout[5], crc, 0)
+        self._f.write(head)
+        for s in sections:
+            self._f.write(s)
+        self._index.append((self._pos, n, nnz))
+        self._pos += BLOCK_HEADER_SIZE + layout[5]
+        self.n_rows += n
+        self.nnz += nnz
+
+    def close(self, n_features=None, n_qid=None):
+        """Finish the file: last block, footer, header; then rename it into place. Returns the path."""
+        if self._closed:
+            return self.path
+        try:
+            self._flush()
+            if n_features is not None:
+                self.n_features = max(self.n_features, int(n_features))
+            if n_qid is not None:
+                self.n_qid = int(n_qid)
+            if self._continuous:
+                labels = np.empty(0, "<f8")
+                counts = np.empty(0, "<u8")
+            else:
+                labels = np.array(list(self._labels.keys()), "<f8")
+                counts = np.array(list(self._labels.values()), "<u8")
+            index = np.array(self._index, "<u8").reshape(-1, 3)
+            footer = FOOTER_MAGIC + labels.tobytes() + counts.tobytes() + index.tobytes()
+            footer += struct.pack("<II", zlib.crc32(footer), 0)
+            footer_offset = self._pos
+            self._f.write(footer)
+            flags = (FLAG_FLOAT32 if self.float32 else 0) | (FLAG_ROW_IDS if self.row_ids else 0) | \
+                (FLAG_CONTINUOUS if self._continuous else 0)
+            head = _HEADER.pack(MAGIC, VERSION, flags, self.n_rows, self.n_features, self.nnz, len(self._index),
+                                footer_offset, len(footer), self.max_sq_norm, self.n_qid, labels.shape[0])
+            head = head.ljust(124, b"\0")
+            head += struct.pack("<I", zlib.crc32(head))
+            self._f.seek(0)
+            self._f.write(head)
+            self._f.flush()
+            os.fsync(self._f.fileno())
+            self._f.close()
+            os.chmod(self._tmp, 0o644)
+            os.replace(self._tmp, self.path)
+            self._closed = True
+            return self.path
+        except BaseException:
+            self.abort()
+            raise
+
+    def abort(self):
+        """Discard the temporary file (the target is left as it was)."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._f.close()
+        finally:
+            try:
+                os.unlink(self._tmp)
+            except OSError:
+                pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is None:
+            self.close()
+        else:
+            self.abort()
+
+
+def write_binary(dataset, path, *, float32=None, block_rows=None, block_bytes=DEFAULT_BLOCK_BYTES):
+    """Write any dataset (in memory, binary, or a TextStream) to a binary file, atomically. Returns the path."""
+    if float32 is None:
+        float32 = getattr(dataset, "dtype", np.float64) == np.float32
+    row_ids = getattr(dataset, "row_ids", None) is not None or bool(getattr(dataset, "has_row_ids", False))
+    with BinaryWriter(path, float32=float32, row_ids=row_ids, block_rows=block_rows,
+                      block_bytes=block_bytes) as w:
+        w.write_dataset(dataset)
+        w.close(n_features=dataset.n_features, n_qid=getattr(dataset, "n_qid", 0))
+    return path
+
+
+class BinaryDataset(Dataset):
+    """A binary file: header and footer validated on open; blocks verified (CRC32) as they are read.
+
+    ``iter_blocks()`` streams blocks with plain reads into fresh buffers (resident memory stays at one block);
+    ``as_view()`` loads everything into one contiguous CSRDataset (``load()``), sharing the file's pages without
+    a copy when the file has a single block.
+    """
+
+    random_access = True
+
+    def __init__(self, path):
+        self.path = os.fspath(path)
+        self.source = self.path
+        try:
+            self._f = open(self.path, "rb", buffering=0)
+        except OSError:
+            raise
+        try:
+            self._open()
+        except BaseException:
+            self._f.close()
+            raise
+        self._mmap = None
+        self._view = None
+        self._lock = threading.Lock()
+
+    def _bad(self, message):
+        return DataFormatError(self.path, 0, 0, message)
+
+    def _open(self):
+        size = os.fstat(self._f.fileno()).st_size
+        self.file_size = size
+        head = self._f.read(HEADER_SIZE)
+        if not head.startswith(MAGIC):
+            if len(head) < len(MAGIC) and MAGIC.startswith(head):
+                raise self._bad(f"truncated binary file ({size} bytes, smaller than the {HEADER_SIZE}-byte header)")
+            raise self._bad("not an llsvm binary file (wrong magic bytes)")
+        if len(head) < 12:
+            raise self._bad(f"truncated binary file ({size} bytes, smaller than the {HEADER_SIZE}-byte header)")
+        version = struct.unpack_from("<I", head, 8)[0]
+        if version != VERSION:
+            raise self._bad(f"unsupported binary format version {version} (this llsvm reads version {VERSION})")
+        if len(head) < HEADER_SIZE:
+            raise self._bad(f"truncated binary file ({size} bytes, smaller than the {HEADER_SIZE}-byte header)")
+        crc = struct.unpack_from("<I", head, 124)[0]
+        if zlib.crc32(head[:124]) != crc:
+            raise self._bad("header checksum mismatch: the file is corrupt")
+        (_, _, flags, self.n_rows, self.n_features, self.nnz, self.n_blocks, f_off, f_size, self.max_sq_norm,
+         self.n_qid, n_labels) = _HEADER.unpack_from(head)
+        if flags & ~KNOWN_FLAGS:
+            raise self._bad(f"unknown flags 0x{flags:x} in the header")
+        self.float32 = bool(flags & FLAG_FLOAT32)
+        self.has_row_ids = bool(flags & FLAG_ROW_IDS)
+        self.continuous = bool(flags & FLAG_CONTINUOUS)
+        self.vdtype = np.dtype("<f4" if self.float32 else "<f8")
+        # sizes against the file before anything is allocated
+        if f_off < HEADER_SIZE or f_off > size or f_size > size or n_labels > size or self.n_blocks > size:
+            raise self._bad(f"truncated or corrupt: the header points past the end of the file ({size} bytes)")
+        if f_size != footer_size(n_labels, self.n_blocks) or f_off + f_size != size:
+            raise self._bad(f"truncated or corrupt: header and footer describe {f_off + f_size} bytes, "
+                            f"the file has {size}")
+        if self.n_features > 2147483647:
+            raise self._bad(f"n_features {self.n_features} is beyond the int32 range")
+        self._f.seek(f_off)
+        footer = self._f.read(f_size)
+        if len(footer) != f_size or not footer.startswith(FOOTER_MAGIC):
+            raise self._bad("corrupt footer (wrong magic bytes)")
+        if zlib.crc32(footer[:-8]) != struct.unpack_from("<I", footer, f_size - 8)[0]:
+            raise self._bad("footer checksum mismatch: the file is corrupt")
+        pos = 8
+        self.labels = np.frombuffer(footer, "<f8", n_labels, pos).astype(np.float64)
+        pos += 8 * n_labels
+        self.label_counts = np.frombuffer(footer, "<u8", n_labels, pos).astype(np.int64)
+        pos += 8 * n_labels
+        index = np.frombuffer(footer, "<u8", 3 * self.n_blocks, pos).reshape(-1, 3).astype(np.int64)
+        if self.continuous:
+            self.labels = self.label_counts = None
+        # the block index must tile the file between the header and the footer exactly
+        offsets, rows, nnzs = index[:, 0], index[:, 1], index[:, 2]
+        if self.n_blocks:
+            if (rows > size).any() or (nnzs > size).any():
+                raise self._bad("corrupt block index (a block is larger than the file)")
+            sizes = np.array([payload_layout(int(r), int(k), self.float32, self.has_row_ids)[5]
+                              for r, k in zip(rows, nnzs)], dtype=np.int64) + BLOCK_HEADER_SIZE
+            expect = HEADER_SIZE + np.concatenate([[0], np.cumsum(sizes)[:-1]])
+            if not np.array_equal(offsets, expect) or expect[-1] + sizes[-1] != f_off:
+                raise self._bad("corrupt block index (blocks do not tile the file)")
+        elif f_off != HEADER_SIZE:
+            raise self._bad("corrupt block index (no blocks but data in the file)")
+        if int(rows.sum()) != self.n_rows or int(nnzs.sum()) != self.nnz:
+            raise self._bad("corrupt file: block index and header disagree on rows or non-zeros")
+        self.block_offsets = offsets
+        self.block_rows = rows
+        self.block_nnz = nnzs
+        self.block_first_row = np.concatenate([[0], np.cumsum(rows)[:-1]]).astype(np.int64) if self.n_blocks \
+            else np.empty(0, np.int64)
+
+    @property
+    def dtype(self):
+        return np.dtype(np.float32 if self.float32 else np.float64)
+
+    # -- blocks -----------------------------------------------------------------------------------------------
+    def _block_arrays(self, b, payload):
+        """Typed views into one block's payload (bytes-like of exactly payload_size bytes)."""
+        n, nnz = int(self.block_rows[b]), int(self.block_nnz[b])
+        o_y, o_ptr, o_idx, o_val, o_ids, end = payload_layout(n, nnz, self.float32, self.has_row_ids)
+        y = np.frombuffer(payload, "<f8", n, o_y)
+        indptr = np.frombuffer(payload, "<i8", n + 1, o_ptr)
+        indices = np.frombuffer(payload, "<i4", nnz, o_idx)
+        values = np.frombuffer(payload, self.vdtype, nnz, o_val)
+        ids = np.frombuffer(payload, "<i8", n, o_ids) if self.has_row_ids else None
+        return y, indptr, indices, values, ids
+
+    def _check_block_header(self, b, head):
+        magic, n, nnz, first, psize, crc, _ = _BLOCK.unpack(head)
+        n_b, nnz_b = int(self.block_rows[b]), int(self.block_nnz[b])
+        if magic != BLOCK_MAGIC or n != n_b or nnz != nnz_b or first != self.block_first_row[b] or \
+                psize != payload_layout(n_b, nnz_b, self.float32, self.has_row_ids)[5]:
+            raise self._bad(f"corrupt block {b} header")
+        return crc
+
+    def _check_block_data(self, b, indptr, indices):
+        if indptr[0] != 0 or indptr[-1] != indices.shape[0] or (indptr.shape[0] > 1 and
+                                                                  (np.diff(indptr) < 0).any()):
+            raise self._bad(f"corrupt block {b}: row offsets out of order")
+        if indices.size and (int(indices.min()) < 0 or int(indices.max()) >= self.n_features):
+            raise self._bad(f"corrupt block {b}: a feature index is out of range")
+
+    def read_block(self, b):
+        """Block b as a CSRDataset in a fresh buffer (verified); `first_row` tells its first global row."""
+        offset = int(self.block_offsets[b])
+        psize = payload_layout(int(self.block_rows[b]), int(self.block_nnz[b]), self.float32,
+                               self.has_row_ids)[5]
+        payload = np.empty(psize, np.uint8)
+        head = os.pread(self._f.fileno(), BLOCK_HEADER_SIZE, offset)
+        if len(head) != BLOCK_HEADER_SIZE:
+            raise self._bad(f"truncated block {b}")
+        crc = self._check_block_header(b, head)
+        got = os.preadv(self._f.fileno(), [payload], offset + BLOCK_HEADER_SIZE)
+        if got != psize:
+            raise self._bad(f"truncated block {b}")
+        if zlib.crc32(payload) != crc:
+            raise self._bad(f"checksum mismatch in block {b}: the file is corrupt")
+        y, indptr, indices, values, ids = self._block_arrays(b, payload)
+        self._check_block_data(b, indptr, indices)
+        ds = CSRDataset(y, indptr, indices, values, self.n_features, row_ids=ids, source=self.path, check=False)
+        ds.first_row = int(self.block_first_row[b])
+        return ds
+
+    def iter_blocks(self, max_rows=None, max_bytes=None):
+        """Stream the file's blocks in order (re-cut to max_rows / max_bytes when given)."""
+        for b in range(self.n_blocks):
+            block = self.read_block(b)
+            if max_rows is None and max_bytes is None:
+                yield block
+                continue
+            base = block.first_row
+            for piece in block.iter_blocks(max_rows, max_bytes):
+                piece.first_row = base
+                base += piece.n_rows
+                yield piece
+
+    def verify(self, threads=2):
+        """Check every block's checksum and structure; raises DataFormatError at the first bad block."""
+        def one(b):
+            self.read_block(b)
+        with ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
+            list(pool.map(one, range(self.n_blocks)))
+        return True
+
+    # -- random access ----------------------------------------------------------------------------------------
+    def load(self, threads=2):
+        """All rows as one contiguous, verified CSRDataset.
+
+        A single-block file is mapped without a copy (read-only arrays over the page cache); otherwise every
+        block is read straight into its place in the final arrays with preadv and checked there, `threads`
+        blocks at a time (reads and CRC32 release the GIL).
+        """
+        with self._lock:
+            if self._view is not None:
+                return self._view
+            if self.n_blocks == 1:
+                self._mmap = mmap.mmap(self._f.fileno(), 0, access=mmap.ACCESS_READ)
+                offset = int(self.block_offsets[0])
+                crc = self._check_block_header(0, self._mmap[offset:offset + BLOCK_HEADER_SIZE])
+                psize = payload_layout(self.n_rows, self.nnz, self.float32, self.has_row_ids)[5]
+                payload = memoryview(self._mmap)[offset + BLOCK_HEADER_SIZE:offset + BLOCK_HEADER_SIZE + psize]
+                if zlib.crc32(payload) != crc:
+                    raise self._bad("checksum mismatch in block 0: the file is corrupt")
+                y, indptr, indices, values, ids = self._block_arrays(0, payload)
+                self._check_block_data(0, indptr, indices)
+            else:
+                y, indptr, indices, values, ids = self._load_blocks(threads)
+            self._view = CSRDataset(y, indptr, indices, values, self.n_features, row_ids=ids, n_qid=self.n_qid,
+                                    source=self.path, labels=self.labels, label_counts=self.label_counts,
+                                    check=False)
+            return self._view
+
+    def _load_blocks(self, threads):
+        n, nnz = self.n_rows, self.nnz
+        y = np.empty(n, np.float64)
+        indptr = np.empty(n + 1, np.int64)
+        indptr[0] = 0
+        indices = np.empty(nnz, np.int32)
+        values = np.empty(nnz, self.vdtype)
+        ids = np.empty(n, np.int64) if self.has_row_ids else None
+        k_first = np.concatenate([[0], np.cumsum(self.block_nnz)[:-1]]).astype(np.int64)
+        fd = self._f.fileno()
+        vsize = self.vdtype.itemsize
+
+        def one(b):
+            r0, k0 = int(self.block_first_row[b]), int(k_first[b])
+            nb, kb = int(self.block_rows[b]), int(self.block_nnz[b])
+            o_y, o_ptr, o_idx, o_val, o_ids, end = payload_layout(nb, kb, self.float32, self.has_row_ids)
+            offset = int(self.block_offsets[b])
+            head = os.pread(fd, BLOCK_HEADER_SIZE, offset)
+            if len(head) != BLOCK_HEADER_SIZE:
+                raise self._bad(f"truncated block {b}")
+            crc = self._check_block_header(b, head)
+            ptr = np.empty(nb + 1, np.int64)
+            pad1 = bytearray(o_val - o_idx - 4 * kb)
+            pad2 = bytearray(o_ids - o_val - vsize * kb)
+            bufs = [y[r0:r0 + nb], ptr, indices[k0:k0 + kb], pad1, values[k0:k0 + kb], pad2]
+            if ids is not None:
+                bufs.append(ids[r0:r0 + nb])
+            bufs = [memoryview(x).cast("B") if isinstance(x, np.ndarray) else x for x in bufs]
+            if os.preadv(fd, bufs, offset + BLOCK_HEADER_SIZE) != end:
+                raise self._bad(f"truncated block {b}")
+            c = 0
+            for x in bufs:
+                c = zlib.crc32(x, c)
+            if c != crc:
+                raise self._bad(f"checksum mismatch in block {b}: the file is corrupt")
+            self._check_block_data(b, ptr, indices[k0:k0 + kb])
+            np.add(ptr[1:], k0, out=indptr[r0 + 1:r0 + nb + 1])
+
+        if threads > 1 and self.n_blocks > 1:
+            with ThreadPoolExecutor(max_workers=threads) as pool:
+                list(pool.map(one, range(self.n_blocks)))
+        else:
+            for b in range(self.n_blocks):
+                one(b)
+        return y, indptr, indices, values, ids
+
+    def as_view(self):
+        return self.load()
+
+    def to_csr(self):
+        return self.load().to_csr()
+
+    @property
+    def y(self):
+        return self.load().y
+
+    def close(self):
+        self._view = None
+        if self._mmap is not None:
+            try:
+                self._mmap.close()
+            except BufferError:
+                pass  # arrays still view the map; it closes when they go
+            self._mmap = None
+        self._f.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __repr__(self):
+        return (f"BinaryDataset({self.path!r}, n_rows={self.n_rows}, n_features={self.n_features}, "
+                f"nnz={self.nnz}, blocks={self.n_blocks}, dtype={self.dtype.name})")

@@ -1,0 +1,211 @@
+"""Datasets (DESIGN.md section 3): what solvers read rows from.
+
+Every dataset has ``n_rows``, ``n_features``, ``nnz``, ``labels`` (distinct labels in order of first occurrence,
+LIBLINEAR's order) with ``label_counts``, ``random_access``, ``as_view()`` (random access only) and
+``iter_blocks(max_rows=None, max_bytes=None)``.
+
+- ``CSRDataset``: CSR arrays in memory (or memory-mapped): int64 row offsets, int32 0-based indices, float64 or
+  float32 values, float64 labels, optional int64 original row ids. Costs 12 bytes per non-zero (float64) plus
+  16 bytes per row (offset and label).
+- ``BinaryDataset`` (llsvm.binfmt): a binary file; random access by loading it, or streamed block by block.
+- ``TextStream`` (llsvm.textio): LIBSVM text parsed chunk by chunk; streaming only.
+"""
+import numpy as np
+
+from .errors import ParameterError
+
+# more distinct labels than this and a dataset is taken to have continuous (regression) targets: no label table
+MAX_LABELS = 65536
+
+
+def label_table(y):
+    """(labels, counts): the distinct values of y in order of first occurrence, or (None, None) if too many."""
+    y = np.asarray(y, dtype=np.float64)
+    if y.size == 0:
+        return np.empty(0, np.float64), np.empty(0, np.int64)
+    uniq, first, counts = np.unique(y, return_index=True, return_counts=True)
+    if uniq.size > MAX_LABELS:
+        return None, None
+    order = np.argsort(first, kind="stable")
+    return uniq[order], counts[order].astype(np.int64)
+
+
+def merge_label_counts(table, y):
+    """Add the labels of y to `table` (a dict label -> count in first-occurrence order); False if it overflows."""
+    labels, counts = label_table(y)
+    if labels is None:
+        return False
+    for lab, cnt in zip(labels.tolist(), counts.tolist()):
+        table[lab] = table.get(lab, 0) + cnt
+    return len(table) <= MAX_LABELS
+
+
+def block_rows_for(indptr, max_rows=None, max_bytes=None, value_size=8, row_overhead=16):
+    """Row boundaries [0, r1, r2, ..., n] cutting a CSR into blocks of at most max_rows rows / max_bytes bytes.
+
+    A block always holds at least one row, even if that row alone is over max_bytes.
+    """
+    n = len(indptr) - 1
+    if max_rows is None and max_bytes is None:
+        return [0, n]
+    bounds = [0]
+    if max_bytes is None:
+        step = max(1, int(max_rows))
+        bounds.extend(range(step, n, step))
+        bounds.append(n)
+        return sorted(set(bounds))
+    per_nnz = 4 + value_size
+    # cumulative bytes up to row r: row_overhead * r + per_nnz * (indptr[r] - indptr[0])
+    cum = (indptr - indptr[0]) * per_nnz + row_overhead * np.arange(n + 1, dtype=np.int64)
+    start = 0
+    while start < n:
+        limit = cum[start] + int(max_bytes)
+        stop = int(np.searchsorted(cum, limit, side="right")) - 1
+        stop = max(stop, start + 1)
+        if max_rows is not None:
+            stop = min(stop, start + max(1, int(max_rows)))
+        stop = min(stop, n)
+        bounds.append(stop)
+        start = stop
+    return bounds
+
+
+class Dataset:
+    """Base of the dataset protocol."""
+
+    random_access = False
+    source = None
+
+    @property
+    def density(self):
+        cells = self.n_rows * self.n_features
+        return self.nnz / cells if cells else 0.0
+
+    def as_view(self):
+        raise ParameterError(f"{self.source or 'this dataset'} can only be streamed; load it into memory first")
+
+    def iter_blocks(self, max_rows=None, max_bytes=None):
+        raise NotImplementedError  # pragma: no cover - abstract
+
+
+class CSRDataset(Dataset):
+    """Rows in memory as CSR arrays; the random-access dataset every in-memory solver reads through its view."""
+
+    random_access = True
+
+    def __init__(self, y, indptr, indices, values, n_features=None, *, row_ids=None, n_qid=0, source=None,
+                 labels=None, label_counts=None, check=True):
+        self.y = np.asarray(y, dtype=np.float64)
+        self.indptr = np.asarray(indptr, dtype=np.int64)
+        self.indices = np.asarray(indices, dtype=np.int32)
+        values = np.asarray(values)
+        if values.dtype not in (np.float32, np.float64):
+            values = values.astype(np.float64)
+        self.values = values
+        self.row_ids = None if row_ids is None else np.asarray(row_ids, dtype=np.int64)
+        self.n_qid = int(n_qid)
+        self.source = source
+        if n_features is None:
+            n_features = int(self.indices.max()) + 1 if self.indices.size else 0
+        self.n_features = int(n_features)
+        self._labels = labels
+        self._label_counts = label_counts
+        if check:
+            self._check()
+
+    def _check(self):
+        n = self.y.shape[0]
+        if self.indptr.shape != (n + 1,):
+            raise ParameterError(f"indptr has {self.indptr.shape[0]} entries, expected n_rows + 1 = {n + 1}")
+        if self.indptr[0] != 0 or self.indptr[-1] != self.indices.shape[0]:
+            raise ParameterError("indptr must start at 0 and end at nnz")
+        if self.indices.shape != self.values.shape:
+            raise ParameterError("indices and values differ in length")
+        if self.row_ids is not None and self.row_ids.shape != (n,):
+            raise ParameterError("row_ids must have one entry per row")
+
+    @property
+    def n_rows(self):
+        return self.y.shape[0]
+
+    @property
+    def nnz(self):
+        return int(self.indptr[-1])
+
+    @property
+    def dtype(self):
+        return self.values.dtype
+
+    @property
+    def nbytes(self):
+        extra = self.row_ids.nbytes if self.row_ids is not None else 0
+        return self.y.nbytes + self.indptr.nbytes + self.indices.nbytes + self.values.nbytes + extra
+
+    def _table(self):
+        if self._labels is None:
+            self._labels, self._label_counts = label_table(self.y)
+        return self._labels, self._label_counts
+
+    @property
+    def labels(self):
+        """Distinct labels in order of first occurrence (None for continuous targets)."""
+        return self._table()[0]
+
+    @property
+    def label_counts(self):
+        return self._table()[1]
+
+    def as_view(self):
+        return self
+
+    def slice(self, start, stop):
+        """Rows start..stop-1 as a CSRDataset sharing the index and value arrays (offsets are re-based)."""
+        k0, k1 = int(self.indptr[start]), int(self.indptr[stop])
+        return CSRDataset(self.y[start:stop], self.indptr[start:stop + 1] - k0, self.indices[k0:k1],
+                          self.values[k0:k1], self.n_features,
+                          row_ids=None if self.row_ids is None else self.row_ids[start:stop],
+                          source=self.source, check=False)
+
+    def iter_blocks(self, max_rows=None, max_bytes=None):
+        bounds = block_rows_for(self.indptr, max_rows, max_bytes, self.values.dtype.itemsize,
+                                16 + (8 if self.row_ids is not None else 0))
+        for a, b in zip(bounds[:-1], bounds[1:]):
+            yield self.slice(a, b)
+
+    def take_rows(self, rows):
+        """A copy holding the given rows, in the given order."""
+        rows = np.asarray(rows, dtype=np.int64)
+        lengths = self.indptr[rows + 1] - self.indptr[rows]
+        indptr = np.zeros(rows.size + 1, np.int64)
+        np.cumsum(lengths, out=indptr[1:])
+        take = np.repeat(self.indptr[rows] - indptr[:-1], lengths) + np.arange(indptr[-1], dtype=np.int64)
+        return CSRDataset(self.y[rows], indptr, self.indices[take], self.values[take], self.n_features,
+                          row_ids=None if self.row_ids is None else self.row_ids[rows], source=self.source,
+                          check=False)
+
+    def to_csr(self):
+        """A scipy.sparse.csr_matrix of shape (n_rows, n_features) sharing the value array where scipy allows."""
+        import scipy.sparse as sp
+
+        return sp.csr_matrix((self.values, self.indices, self.indptr), shape=(self.n_rows, self.n_features))
+
+    @classmethod
+    def from_csr(cls, X, y, *, dtype=None, source=None):
+        """A CSRDataset from a scipy sparse matrix (or anything scipy can make CSR) and labels."""
+        import scipy.sparse as sp
+
+        X = sp.csr_matrix(X)
+        if not X.has_sorted_indices:
+            X = X.sorted_indices()
+        X.sum_duplicates()
+        values = X.data if dtype is None else X.data.astype(dtype, copy=False)
+        if values.dtype not in (np.float32, np.float64):
+            values = values.astype(np.float64)
+        y = np.asarray(y, dtype=np.float64).ravel()
+        if y.shape[0] != X.shape[0]:
+            raise ParameterError(f"X has {X.shape[0]} rows but y has {y.shape[0]} labels")
+        return cls(y, X.indptr.astype(np.int64), X.indices.astype(np.int32), values, X.shape[1], source=source)
+
+    def __repr__(self):
+        return (f"CSRDataset(n_rows={self.n_rows}, n_features={self.n_features}, nnz={self.nnz}, "
+                f"dtype={self.values.dtype.name})")

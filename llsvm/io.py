@@ -1,0 +1,98 @@
+"""Reading and writing datasets: one entry point that sniffs the magic bytes (text, compressed text, binary)."""
+import os
+
+import numpy as np
+
+from .binfmt import DEFAULT_BLOCK_BYTES, BinaryDataset, write_binary as _write_binary
+from .dataset import CSRDataset
+from .errors import DataFormatError
+from .fileutil import atomic_output
+from .sources import STDIN, TextSource, display_name, sniff_path
+from .textio import DEFAULT_CHUNK, TextStream, read_text, write_text
+
+
+def file_kind(path):
+    """'binary', 'text', 'gzip', 'bzip2', 'xz', or 'stdin' (stdin is sniffed only when read)."""
+    return sniff_path(path)
+
+
+def open_dataset(path, *, zero_based=False, float32=False, stream=False, chunk_size=DEFAULT_CHUNK,
+                 progress=None):
+    """A Dataset for `path` (a path or '-'), text or binary as its first bytes say.
+
+    Binary files give a BinaryDataset (random access by loading, or streaming). Text gives an in-memory
+    CSRDataset, or with ``stream=True`` a TextStream that parses block by block in bounded memory.
+    """
+    if os.fspath(path) != STDIN and sniff_path(path) == "binary":
+        return BinaryDataset(path)
+    if stream:
+        return TextStream(path, zero_based=zero_based, float32=float32, chunk_size=chunk_size)
+    src = TextSource(path)
+    try:
+        if src.kind == "binary":
+            raise DataFormatError(display_name(path), 0, 0,
+                                  "binary llsvm data cannot be read from standard input: give its path")
+        return read_text(path, zero_based=zero_based, float32=float32, chunk_size=chunk_size, progress=progress,
+                         source=src)
+    finally:
+        src.close()
+
+
+def read_dataset(path, *, zero_based=False, float32=False, chunk_size=DEFAULT_CHUNK, progress=None):
+    """The whole dataset in memory as a CSRDataset (text parsed, binary loaded and verified).
+
+    A binary file keeps its stored value dtype unless float32=True asks for float32.
+    """
+    ds = open_dataset(path, zero_based=zero_based, float32=float32, chunk_size=chunk_size, progress=progress)
+    if isinstance(ds, BinaryDataset):
+        view = ds.load()
+        if float32 and view.values.dtype != np.float32:
+            view = CSRDataset(view.y, view.indptr, view.indices, view.values.astype(np.float32), view.n_features,
+                              row_ids=view.row_ids, n_qid=view.n_qid, source=view.source, check=False)
+        return view
+    return ds
+
+
+def iter_blocks(path, *, max_rows=None, max_bytes=None, zero_based=False, float32=False):
+    """Stream a dataset's rows block by block (CSRDataset blocks, each with `first_row`)."""
+    ds = open_dataset(path, zero_based=zero_based, float32=float32, stream=True)
+    try:
+        yield from ds.iter_blocks(max_rows=max_rows, max_bytes=max_bytes)
+    finally:
+        if isinstance(ds, BinaryDataset):
+            ds.close()
+
+
+def _as_dataset(data, zero_based=False, float32=False):
+    if isinstance(data, (str, os.PathLike)):
+        return open_dataset(data, zero_based=zero_based, float32=float32, stream=True), True
+    return data, False
+
+
+def write_binary(data, out_path, *, float32=None, block_rows=None, block_bytes=DEFAULT_BLOCK_BYTES,
+                 zero_based=False):
+    """Write a dataset, or convert the file at a path, to a binary file (streaming, atomic)."""
+    ds, opened = _as_dataset(data, zero_based=zero_based, float32=bool(float32))
+    try:
+        return _write_binary(ds, out_path, float32=float32, block_rows=block_rows, block_bytes=block_bytes)
+    finally:
+        if opened and isinstance(ds, BinaryDataset):
+            ds.close()
+
+
+def dump_text(data, out_path, *, zero_based=False):
+    """Write a dataset (or the file at a path) as LIBSVM text with %.17g numbers; '-' writes to stdout."""
+    ds, opened = _as_dataset(data)
+    try:
+        with atomic_output(out_path, "wb") as f:
+            write_text(ds, f, zero_based=zero_based)
+    finally:
+        if opened and isinstance(ds, BinaryDataset):
+            ds.close()
+    return out_path
+
+
+def to_csr(data):
+    """(X, y): a scipy.sparse.csr_matrix and the label vector of a dataset or of the file at a path."""
+    ds = read_dataset(data) if isinstance(data, (str, os.PathLike)) else data.as_view()
+    return ds.to_csr(), ds.y

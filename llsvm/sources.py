@@ -1,0 +1,116 @@
+"""Opening inputs: paths or '-' for stdin, compression recognised by magic bytes (not by the file name)."""
+import bz2
+import gzip
+import io
+import lzma
+import os
+import sys
+
+GZIP_MAGIC = b"\x1f\x8b"
+BZIP2_MAGIC = b"BZh"
+XZ_MAGIC = b"\xfd7zXZ\x00"
+BINARY_MAGIC = b"LLSVMBIN"
+
+STDIN = "-"
+
+
+def display_name(path):
+    return "<stdin>" if path == STDIN else os.fspath(path)
+
+
+def _peek(f, n):
+    """The first n bytes of a buffered binary stream without consuming them."""
+    data = b""
+    while len(data) < n:
+        more = f.peek(n)
+        if len(more) <= len(data):   # EOF (peek returns what is buffered; an empty result means EOF)
+            break
+        data = more
+    return data[:n]
+
+
+def sniff_kind(head):
+    """'binary', 'gzip', 'bzip2', 'xz' or 'text' from a file's first bytes."""
+    if head.startswith(BINARY_MAGIC):
+        return "binary"
+    if head.startswith(GZIP_MAGIC):
+        return "gzip"
+    if head.startswith(BZIP2_MAGIC):
+        return "bzip2"
+    if head.startswith(XZ_MAGIC):
+        return "xz"
+    return "text"
+
+
+def sniff_path(path):
+    """The kind of the file at path ('-' is never binary-sniffed here: see open_text)."""
+    if path == STDIN:
+        return "stdin"
+    with open(path, "rb") as f:
+        return sniff_kind(f.read(8))
+
+
+class TextSource:
+    """A readable byte stream of LIBSVM text, decompressed as its magic bytes say.
+
+    ``raw_position()`` tells how far into the underlying file (compressed bytes) reading has gone, for progress.
+    """
+
+    def __init__(self, path):
+        self.path = path
+        self.name = display_name(path)
+        if path == STDIN:
+            raw = sys.stdin.buffer
+            self._owns_raw = False
+            self.total_bytes = None
+        else:
+            raw = open(path, "rb")
+            self._owns_raw = True
+            try:
+                self.total_bytes = os.fstat(raw.fileno()).st_size
+            except OSError:
+                self.total_bytes = None
+        if not isinstance(raw, io.BufferedReader):
+            raw = io.BufferedReader(raw)
+        self._raw = raw
+        head = _peek(raw, 8)
+        self.kind = sniff_kind(head)
+        if self.kind == "binary":
+            self.stream = None
+        elif self.kind == "gzip":
+            self.stream = gzip.GzipFile(fileobj=raw, mode="rb")
+        elif self.kind == "bzip2":
+            self.stream = bz2.BZ2File(raw, mode="rb")
+        elif self.kind == "xz":
+            self.stream = lzma.LZMAFile(raw, mode="rb")
+        else:
+            self.stream = raw
+
+    def raw_position(self):
+        try:
+            return self._raw.tell()
+        except (OSError, ValueError):
+            return None
+
+    def readinto(self, view):
+        """Fill view as far as the stream allows; returns the bytes read (0 only at EOF)."""
+        total = 0
+        n = len(view)
+        while total < n:
+            got = self.stream.readinto(view[total:])
+            if not got:
+                break
+            total += got
+        return total
+
+    def close(self):
+        if self.stream is not None and self.stream is not self._raw:
+            self.stream.close()
+        if self._owns_raw:
+            self._raw.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()

@@ -1,0 +1,211 @@
+"""LIBSVM text input: chunked, single-pass reading around the Cython scanner (cext/_libsvm.pyx).
+
+The source is read in chunks of `chunk_size` bytes; each chunk is cut after its last newline and handed to the
+scanner, the remainder moves to the front of the buffer. A line longer than the buffer grows it. So any source
+works (stdin, pipes, compressed streams), memory is bounded by the chunk when streaming, and the in-memory reader
+writes straight into the final arrays (no second copy of the data).
+"""
+import numpy as np
+
+from ._ext._libsvm import CSRBuilder, format_text, last_newline
+from .dataset import CSRDataset, Dataset, label_table
+from .errors import DataFormatError
+from .sources import TextSource
+
+DEFAULT_CHUNK = 16 << 20
+
+# scanner status codes (cext/_libsvm.pyx)
+ST_OK, ST_LABEL, ST_LABEL_NONFINITE, ST_COLON, ST_INDEX, ST_INDEX_ZERO, ST_INDEX_ORDER, ST_INDEX_RANGE, \
+    ST_VALUE, ST_VALUE_NONFINITE, ST_QID, ST_AFTER_LABEL = range(12)
+
+INT32_MAX = 2147483647
+
+
+def _token(buf, offset, end):
+    stop = offset
+    limit = min(end, offset + 40)
+    while stop < limit and buf[stop] not in b" \t\r\n\v\f":
+        stop += 1
+    text = bytes(buf[offset:stop]).decode("utf-8", "replace")
+    return text + ("..." if stop == limit and stop < end and buf[stop] not in b" \t\r\n\v\f" else "")
+
+
+def _error(name, status, builder, buf, end, zero_based):
+    line, col, offset, a, b = builder.error
+    tok = _token(buf, offset, end)
+    if status == ST_LABEL:
+        msg = f"label is not a number (found '{tok}')"
+    elif status == ST_LABEL_NONFINITE:
+        msg = f"label is NaN or infinite (found '{tok}')"
+    elif status == ST_AFTER_LABEL:
+        msg = f"missing label: the line starts with '{tok}'"
+    elif status == ST_COLON:
+        msg = f"expected index:value, missing ':' (found '{tok}')"
+    elif status == ST_INDEX:
+        msg = f"index is not a {'non-negative' if zero_based else 'positive'} integer (found '{tok}')"
+    elif status == ST_INDEX_ZERO:
+        msg = "index 0 in 1-based data (indices start at 1; use --zero-based for 0-based files)"
+    elif status == ST_INDEX_ORDER:
+        msg = (f"index {a} repeated" if a == b else f"indices must be strictly increasing (index {a} after {b})")
+    elif status == ST_INDEX_RANGE:
+        msg = f"index {a} is beyond the int32 range (largest allowed {INT32_MAX - (1 if zero_based else 0)})"
+    elif status == ST_VALUE:
+        msg = f"value is not a number (found '{tok}')"
+    elif status == ST_VALUE_NONFINITE:
+        msg = f"value is NaN or infinite (found '{tok}')"
+    elif status == ST_QID:
+        msg = f"qid must be a non-negative integer (found '{tok}')"
+    else:  # pragma: no cover - every status is listed above
+        msg = f"malformed input (status {status})"
+    return DataFormatError(name, line, col, msg)
+
+
+class _Scanner:
+    """Drives a CSRBuilder over a TextSource chunk by chunk; `take_each` hands out one CSR per chunk."""
+
+    def __init__(self, source, builder, chunk_size=DEFAULT_CHUNK, zero_based=False, progress=None):
+        self.source = source
+        self.builder = builder
+        self.chunk_size = max(int(chunk_size), 2)
+        self.zero_based = zero_based
+        self.progress = progress
+        self.bytes_read = 0
+
+    def run(self, take_each):
+        src = self.source
+        cap = self.chunk_size
+        buf = np.empty(cap + 1, dtype=np.uint8)   # +1: room for a final newline
+        filled = 0
+        last_pos = 0
+        while True:
+            got = src.readinto(memoryview(buf)[filled:cap])
+            self.bytes_read += got
+            filled += got
+            eof = got == 0
+            if eof:
+                if filled == 0:
+                    break
+                if buf[filled - 1] != 10:    # missing final newline
+                    buf[filled] = 10
+                    filled += 1
+                end = filled
+            else:
+                nl = last_newline(buf, filled)
+                if nl < 0:
+                    if filled == cap:       # one line longer than the buffer: grow it
+                        cap *= 2
+                        grown = np.empty(cap + 1, dtype=np.uint8)
+                        grown[:filled] = buf[:filled]
+                        buf = grown
+                    continue
+                end = nl + 1
+            status = self.builder.parse(buf, end)
+            if status != ST_OK:
+                raise _error(src.name, status, self.builder, buf, end, self.zero_based)
+            if self.progress is not None:
+                pos = src.raw_position()
+                pos = self.bytes_read if pos is None else pos
+                self.progress.update(pos - last_pos)
+                last_pos = pos
+            if take_each:
+                yield self.builder.take()
+            rest = filled - end
+            if rest:
+                buf[:rest] = buf[end:filled]
+            filled = rest
+            if eof:
+                break
+        if not take_each:
+            yield self.builder.take()
+
+    def check_not_empty(self, n_rows):
+        if n_rows == 0:
+            raise DataFormatError(self.source.name, self.builder.line + 1, 1, "empty input: no data rows")
+
+
+def read_text(path, *, zero_based=False, float32=False, chunk_size=DEFAULT_CHUNK, progress=None, source=None):
+    """Parse a LIBSVM text file ('-' for stdin, gzip/bzip2/xz by magic bytes) into an in-memory CSRDataset."""
+    own = source is None
+    src = TextSource(path) if own else source
+    try:
+        builder = CSRBuilder(float32=float32, zero_based=zero_based)
+        scanner = _Scanner(src, builder, chunk_size, zero_based, progress)
+        (y, indptr, indices, values), = scanner.run(take_each=False)
+        scanner.check_not_empty(y.shape[0])
+        n_features = builder.max_index + 1
+        return CSRDataset(y, indptr, indices, values, n_features, n_qid=builder.n_qid, source=src.name,
+                          check=False)
+    finally:
+        if own:
+            src.close()
+
+
+class TextStream(Dataset):
+    """LIBSVM text read block by block in bounded memory (streaming only: `random_access` is False).
+
+    n_rows, n_features, nnz and the label table are known once a full pass has been made (None before).
+    Blocks are as the parser's chunks fall (about chunk_size bytes of text each), re-cut to max_rows/max_bytes.
+    """
+
+    random_access = False
+
+    def __init__(self, path, *, zero_based=False, float32=False, chunk_size=DEFAULT_CHUNK):
+        self.path = path
+        self.zero_based = zero_based
+        self.float32 = float32
+        self.chunk_size = chunk_size
+        self.source = "<stdin>" if path == "-" else str(path)
+        self.n_rows = self.n_features = self.nnz = None
+        self.n_qid = 0
+        self.labels = self.label_counts = None
+        self._passes = 0
+
+    def iter_blocks(self, max_rows=None, max_bytes=None, progress=None):
+        if self.path == "-" and self._passes:
+            raise DataFormatError("<stdin>", 0, 0, "standard input can be read only once")
+        self._passes += 1
+        src = TextSource(self.path)
+        try:
+            if src.kind == "binary":
+                raise DataFormatError(src.name, 0, 0, "this is a binary llsvm file, not LIBSVM text")
+            builder = CSRBuilder(float32=self.float32, zero_based=self.zero_based)
+            scanner = _Scanner(src, builder, self.chunk_size, self.zero_based, progress)
+            n_rows = nnz = 0
+            table = {}
+            continuous = False
+            for y, indptr, indices, values in scanner.run(take_each=True):
+                if y.shape[0] == 0:
+                    continue
+                if not continuous:
+                    labs, cnts = label_table(y)
+                    if labs is None:
+                        continuous = True
+                    else:
+                        for lab, cnt in zip(labs.tolist(), cnts.tolist()):
+                            table[lab] = table.get(lab, 0) + cnt
+                chunk = CSRDataset(y, indptr, indices, values, None, source=src.name, check=False)
+                base = n_rows
+                n_rows += chunk.n_rows
+                nnz += chunk.nnz
+                for block in chunk.iter_blocks(max_rows, max_bytes):
+                    block.first_row = base
+                    base += block.n_rows
+                    block.n_features = builder.max_index + 1
+                    yield block
+            scanner.check_not_empty(n_rows)
+            self.n_rows, self.nnz = n_rows, nnz
+            self.n_features = builder.max_index + 1
+            self.n_qid = builder.n_qid
+            if not continuous and len(table) <= 65536:
+                self.labels = np.array(list(table.keys()), dtype=np.float64)
+                self.label_counts = np.array(list(table.values()), dtype=np.int64)
+        finally:
+            src.close()
+
+
+def write_text(dataset, out, *, zero_based=False, rows_per_write=65536):
+    """Write a dataset's rows to the binary file object `out` as LIBSVM text (%.17g, re-parses identically)."""
+    for block in dataset.iter_blocks():
+        for a in range(0, block.n_rows, rows_per_write):
+            b = min(block.n_rows, a + rows_per_write)
+            out.write(format_text(block.y, block.indptr, block.indices, block.values, a, b, zero_based))
