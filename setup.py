@@ -11,6 +11,7 @@ from Cython.Build import cythonize
 from setuptools import Extension, setup
 
 DEBUG = os.environ.get("LLSVM_CYTHON_DEBUG", "") not in ("", "0")
+ANNOTATE = os.environ.get("LLSVM_CYTHON_ANNOTATE", "") not in ("", "0")
 
 DIRECTIVES = {
     "language_level": 3,
@@ -43,7 +44,7 @@ setup(
         extensions,
         compiler_directives=DIRECTIVES,
         include_path=["cext"],
-        annotate=os.environ.get("LLSVM_CYTHON_ANNOTATE", "") not in ("", "0"),
-        force=DEBUG,
+        annotate=ANNOTATE,
+        force=DEBUG or ANNOTATE,
     ),
 )

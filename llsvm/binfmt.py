@@ -87,8 +87,12 @@ class BinaryWriter:
         self.block_bytes = None if block_rows is not None and block_bytes == DEFAULT_BLOCK_BYTES else block_bytes
         self.vdtype = np.float32 if self.float32 else np.float64
         fd, self._tmp = _temp_beside(self.path)
-        self._f = os.fdopen(fd, "wb")
-        self._f.write(b"\0" * HEADER_SIZE)
+        try:
+            self._f = os.fdopen(fd, "wb")
+            self._f.write(b"\0" * HEADER_SIZE)
+        except BaseException:
+            os.unlink(self._tmp)
+            raise
         self._pos = HEADER_SIZE
         self._pending = []            # CSRDataset pieces of the block being filled
         self._pending_rows = 0
@@ -206,6 +210,10 @@ class BinaryWriter:
         self._pos += BLOCK_HEADER_SIZE + layout[5]
         self.n_rows += n
         self.nnz += nnz
+
+    @property
+    def n_blocks(self):
+        return len(self._index)
 
     def close(self, n_features=None, n_qid=None):
         """Finish the file: last block, footer, header; then rename it into place. Returns the path."""

@@ -5,6 +5,9 @@ import io
 import lzma
 import os
 import sys
+import zlib
+
+from .errors import DataFormatError
 
 GZIP_MAGIC = b"\x1f\x8b"
 BZIP2_MAGIC = b"BZh"
@@ -96,11 +99,18 @@ class TextSource:
         """Fill view as far as the stream allows; returns the bytes read (0 only at EOF)."""
         total = 0
         n = len(view)
-        while total < n:
-            got = self.stream.readinto(view[total:])
-            if not got:
-                break
-            total += got
+        try:
+            while total < n:
+                got = self.stream.readinto(view[total:])
+                if not got:
+                    break
+                total += got
+        except (EOFError, zlib.error, lzma.LZMAError, gzip.BadGzipFile) as exc:
+            raise DataFormatError(self.name, 0, 0, f"corrupt or truncated {self.kind} input ({exc})") from None
+        except OSError as exc:
+            if self.kind in ("gzip", "bzip2", "xz") and exc.errno is None:   # decompressor's own errors
+                raise DataFormatError(self.name, 0, 0, f"corrupt or truncated {self.kind} input ({exc})") from None
+            raise
         return total
 
     def close(self):

@@ -77,8 +77,9 @@ KINDS = {
 ZIPF_OFFSET = 5.0        # p(rank r) ~ 1/(r + c): tempers the head of the Zipf law
 ROW_LEN_SIGMA = 0.5      # lognormal sigma of the row length (distinct features)
 W_DENSITY = 0.2          # fraction of features with a non-zero hidden weight
-SCORE_NOISE = 0.15       # Gaussian noise on the hidden score, x std(score)
-LABEL_FLIP = 0.03        # fraction of labels replaced by a random (other) label
+SCORE_NOISE = 0.1        # Gaussian noise on the hidden score, x std(score)
+W_IDF_POWER = 2.0
+LABEL_FLIP = 0.02        # fraction of labels replaced by a random (other) label
 TARGET_BATCH_NNZ = 1_500_000   # non-zeros per generated batch (memory bound)
 CALIB_ROWS = 20_000      # rows of the calibration sample (bias / balance)
 
@@ -247,6 +248,7 @@ class _SparseModel:
         nvec = 1 if self.classes == 2 else self.classes
         W = rng.standard_normal((F, nvec))
         W *= rng.random((F, 1)) < W_DENSITY
+        W *= (self.idf ** -W_IDF_POWER)[:, None]
         self.W = W
         self.bias = np.zeros(nvec)
         self.noise_scale = 1.0

@@ -1,0 +1,51 @@
+# llsvm: every target sets up .venv itself when it is missing (needs only python3 and a C compiler).
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+PIP    := $(PY) -m pip --disable-pip-version-check
+BIN    := $(VENV)/bin
+KERNELS := $(wildcard cext/*.pyx cext/*.pxd)
+
+.PHONY: all demo test bench build annotate clean distclean
+
+all: build
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+
+# build tools, then the project in editable mode with its test dependencies
+$(VENV)/.installed: pyproject.toml setup.py | $(PY)
+	$(PIP) install -q "setuptools>=69" wheel "Cython>=3.0" "numpy>=1.24"
+	$(PIP) install -q --no-build-isolation -e ".[test]"
+	touch $@
+
+# rebuild the kernels when a .pyx/.pxd changes (LLSVM_CYTHON_DEBUG=1 make build: bounds checks on)
+$(VENV)/.built: $(VENV)/.installed $(KERNELS)
+	$(PY) setup.py -q build_ext --inplace
+	touch $@
+
+build: $(VENV)/.built
+
+# cython -a: HTML annotation of every kernel (yellow lines = Python interaction)
+annotate: $(VENV)/.installed
+	LLSVM_CYTHON_ANNOTATE=1 $(PY) setup.py -q build_ext --inplace --force
+	@ls cext/*.html
+
+include data/Makefile.mk
+
+demo: build data/demo data/demo.t
+	$(BIN)/llsvm-convert data/demo data/demo.bin
+	$(BIN)/llsvm-convert --info data/demo.bin
+
+test: build
+	$(PY) -m pytest tests -q
+
+# parser / binary-load (and later solver) figures; results under bench-results/
+bench: build
+	$(PY) scripts/bench.py $(BENCH_ARGS)
+
+clean:
+	rm -rf build cext/*.c cext/*.html llsvm/_ext/*.so $(VENV)/.built
+
+distclean: clean
+	rm -rf $(VENV) bench-results *.egg-info

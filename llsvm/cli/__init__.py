@@ -1,0 +1,1 @@
+"""Command-line interfaces (Click). They parse options, call llsvm, and format output: no array code here."""

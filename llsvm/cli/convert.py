@@ -1,0 +1,174 @@
+"""llsvm-convert: LIBSVM text <-> llsvm binary, and --info to describe a file."""
+import click
+
+from ..binfmt import BinaryDataset, BinaryWriter
+from ..errors import LLSVMError, ParameterError
+from ..fileutil import atomic_output
+from ..io import open_dataset
+from ..sources import TextSource, sniff_path
+from ..textio import write_text
+from .common import check_input, handle_errors, make_reporter
+
+
+def _label(x):
+    return "%.17g" % x
+
+
+def describe(path, zero_based=False, reporter=None):
+    """A dict describing a text or binary dataset (text is parsed streaming, in bounded memory)."""
+    kind = sniff_path(path)
+    if kind == "binary":
+        with BinaryDataset(path) as ds:
+            info = dict(format="llsvm binary v1", rows=ds.n_rows, features=ds.n_features, nnz=ds.nnz,
+                        dtype=ds.dtype.name, blocks=ds.n_blocks, row_ids=ds.has_row_ids, qid=ds.n_qid,
+                        max_sq_norm=ds.max_sq_norm, labels=ds.labels, label_counts=ds.label_counts,
+                        file_bytes=ds.file_size)
+            try:
+                ds.verify()
+                info["checksum"] = f"ok ({ds.n_blocks} blocks verified)"
+            except LLSVMError as exc:
+                info["checksum"] = f"FAILED: {exc}"
+                info["checksum_error"] = exc
+            return info
+    ds = open_dataset(path, zero_based=zero_based, stream=True)
+    src_kind = kind if kind != "stdin" else "text"
+    max_sq = 0.0
+    from .._ext._rowops import max_sq_norm
+    bar = reporter.bar(desc="reading") if reporter is not None else None
+    n_blocks = 0
+    for block in ds.iter_blocks(progress=bar):
+        max_sq = max(max_sq, max_sq_norm(block.indptr, block.indices, block.values))
+        n_blocks += 1
+    if bar is not None:
+        bar.close()
+    fmt = "LIBSVM text" + ("" if src_kind in ("text", "stdin") else f" ({src_kind})")
+    return dict(format=fmt, rows=ds.n_rows, features=ds.n_features, nnz=ds.nnz, dtype="float64 (text)",
+                blocks=None, row_ids=False, qid=ds.n_qid, max_sq_norm=max_sq, labels=ds.labels,
+                label_counts=ds.label_counts, checksum="none (text has no checksum)")
+
+
+def print_info(path, info):
+    cells = info["rows"] * info["features"]
+    density = 100.0 * info["nnz"] / cells if cells else 0.0
+    click.echo(f"file: {path}")
+    click.echo(f"format: {info['format']}")
+    click.echo(f"rows: {info['rows']}")
+    click.echo(f"features: {info['features']}")
+    click.echo(f"nnz: {info['nnz']}")
+    click.echo(f"density: {density:.4g}%")
+    click.echo(f"value dtype: {info['dtype']}")
+    click.echo(f"max squared row norm: {info['max_sq_norm']:.17g}")
+    if info["row_ids"]:
+        click.echo("row ids: yes")
+    click.echo(f"qid tokens: {info['qid']}")
+    if info["labels"] is None:
+        click.echo("classes: continuous labels (more than 65536 distinct values)")
+    else:
+        click.echo(f"classes: {len(info['labels'])}")
+        for lab, cnt in zip(info["labels"], info["label_counts"]):
+            click.echo(f"  {_label(lab)}: {cnt}")
+    if info["blocks"] is not None:
+        click.echo(f"blocks: {info['blocks']}")
+    click.echo(f"checksum: {info['checksum']}")
+
+
+class _writing:
+    """Map an OSError raised while creating or writing the output to LIBLINEAR-style "can't write" errors."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is not None and issubclass(exc_type, OSError) and not isinstance(exc, LLSVMError):
+            raise LLSVMError(f"can't write output file {self.path}: {exc.strerror or exc}") from None
+        return False
+
+
+def _to_binary(ds, in_kind, output_file, float32, block_rows, total, reporter):
+    from_binary = in_kind == "binary"
+    bar = reporter.bar(total=total, desc="converting")
+    try:
+        with _writing(output_file):
+            w = BinaryWriter(output_file, float32=float32 or (from_binary and ds.float32),
+                             row_ids=from_binary and ds.has_row_ids, block_rows=block_rows)
+        with w:
+            if from_binary:
+                blocks = ds.iter_blocks()
+            else:
+                blocks = ds.iter_blocks(progress=bar)
+            for block in blocks:
+                with _writing(output_file):
+                    w.write_dataset(block)
+                if from_binary:
+                    bar.update(block.nbytes)
+            with _writing(output_file):
+                w.close(n_features=ds.n_features, n_qid=ds.n_qid)
+    finally:
+        bar.close()
+    reporter.line(f"wrote {output_file}: {w.n_rows} rows, {w.n_features} features, {w.nnz} non-zeros, "
+                  f"{w.n_blocks} blocks, {'float32' if w.float32 else 'float64'} values")
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("input_file", metavar="INPUT")
+@click.argument("output_file", metavar="[OUTPUT]", required=False)
+@click.option("--info", "info", is_flag=True, help="Describe INPUT (rows, features, classes, blocks, checksum).")
+@click.option("--to", "to", type=click.Choice(["binary", "text"]), default=None,
+              help="Output format (default: binary for text input, text for binary input).")
+@click.option("--float32", is_flag=True, help="Store values as float32 in the binary file.")
+@click.option("--block-rows", type=click.IntRange(min=1), default=None,
+              help="Rows per block in the binary file (default: blocks of about 8 MiB).")
+@click.option("--zero-based", is_flag=True, help="Text indices start at 0 (input and output).")
+@click.option("-q", "--quiet", is_flag=True, help="Quiet mode (no summary, no progress).")
+@click.option("--progress/--no-progress", default=None,
+              help="Progress bar on stderr (default: on when stderr is a terminal and not -q).")
+@handle_errors
+def main(input_file, output_file, info, to, float32, block_rows, zero_based, quiet, progress):
+    """Convert LIBSVM text (plain, .gz, .bz2, .xz or - for stdin) to llsvm's binary format and back.
+
+    INPUT is read as text or binary from its first bytes. With --info, describe INPUT instead.
+    """
+    reporter = make_reporter(quiet, progress)
+    if info and output_file is not None:
+        raise click.UsageError("--info takes only INPUT")
+    if not info and output_file is None:
+        raise click.UsageError("Missing argument 'OUTPUT' (or use --info).")
+    check_input(input_file)
+    if info:
+        info_dict = describe(input_file, zero_based=zero_based, reporter=reporter)
+        print_info(input_file, info_dict)
+        if "checksum_error" in info_dict:
+            raise info_dict["checksum_error"]
+        return
+    in_kind = sniff_path(input_file)
+    if to is None:
+        to = "text" if in_kind == "binary" else "binary"
+    if to == "text" and (float32 or block_rows):
+        raise ParameterError("--float32 and --block-rows apply to binary output only")
+    if to == "binary" and output_file == "-":
+        raise ParameterError("binary output cannot go to standard output: give a path, or use --to text")
+    total = None
+    if in_kind not in ("stdin", "binary"):
+        with TextSource(input_file) as src:
+            total = src.total_bytes
+    ds = open_dataset(input_file, zero_based=zero_based, float32=float32, stream=True)
+    try:
+        if to == "binary":
+            _to_binary(ds, in_kind, output_file, float32, block_rows, total, reporter)
+        else:
+            with _writing(output_file):
+                with atomic_output(output_file, "wb") as f:
+                    write_text(ds, f, zero_based=zero_based)
+            if output_file != "-":
+                reporter.line(f"wrote {output_file}: {ds.n_rows} rows, {ds.n_features} features, "
+                              f"{ds.nnz} non-zeros (LIBSVM text)")
+    finally:
+        if in_kind == "binary":
+            ds.close()
+
+
+if __name__ == "__main__":  # python -m llsvm.cli.convert
+    main()

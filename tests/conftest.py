@@ -1,0 +1,133 @@
+"""Shared fixtures for the llsvm tests.
+
+- ``repo_root``: the repository root (the directory holding pyproject.toml).
+- ``shared_data``: ``../shared/data`` next to the repository (the public LIBSVM sets); the test is skipped when the
+  directory is absent.
+- ``write_bytes``: ``write_bytes(data, name="data.txt")`` writes a bytes string into the test's tmp_path and returns
+  the path.
+- ``random_libsvm``: ``random_libsvm(seed, ...)`` makes a random LIBSVM text file's bytes together with the exact
+  arrays the parser must return (see ``RandomLibsvm``).
+- ``assert_same_csr``: ``assert_same_csr(ds, y, indptr, indices, values, n_features=None)`` checks a dataset's
+  arrays bit for bit (dtypes included).
+"""
+import pathlib
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+REPO_ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="session")
+def repo_root():
+    return REPO_ROOT
+
+
+@pytest.fixture(scope="session")
+def shared_data():
+    path = (REPO_ROOT / ".." / "shared" / "data").resolve()
+    if not path.is_dir():
+        pytest.skip(f"{path} is absent (the public LIBSVM data sets are not available here)")
+    return path
+
+
+@pytest.fixture
+def write_bytes(tmp_path):
+    def write(data, name="data.txt"):
+        path = tmp_path / name
+        path.write_bytes(data)
+        return path
+    return write
+
+
+@dataclass
+class RandomLibsvm:
+    """A random LIBSVM text file and the arrays it must parse to (indices 0-based, n_features = max index + 1)."""
+
+    text: bytes
+    y: np.ndarray
+    indptr: np.ndarray
+    indices: np.ndarray
+    values: np.ndarray
+    n_features: int
+
+
+def _fmt(rng, v):
+    """A float as text that parses back to exactly v: %.17g, repr, or (when exact) a short %g form."""
+    k = int(rng.integers(0, 3))
+    if k == 0:
+        return "%.17g" % v
+    if k == 1:
+        return repr(float(v))
+    s = "%g" % v
+    return s if float(s) == v else repr(float(v))
+
+
+def make_random_libsvm(seed, n_rows=200, n_features=50, density=0.1, empty_frac=0.1, labels=(-1.0, 1.0),
+                       fancy=True, zero_based=False):
+    """Random rows; `fancy` mixes tabs, repeated spaces, CRLF, comments and blank lines into the text."""
+    rng = np.random.default_rng(seed)
+    y = rng.choice(np.asarray(labels, dtype=np.float64), n_rows)
+    lines = []
+    indptr = [0]
+    all_idx, all_val = [], []
+    one = 0 if zero_based else 1
+    for i in range(n_rows):
+        if rng.random() < empty_frac:
+            k = 0
+        else:
+            k = int(rng.binomial(n_features, density))
+        idx = np.sort(rng.choice(n_features, k, replace=False)).astype(np.int32)
+        val = rng.standard_normal(k) * 10.0 ** rng.integers(-8, 9, k)
+        all_idx.append(idx)
+        all_val.append(val)
+        indptr.append(indptr[-1] + k)
+        if fancy:
+            seps = [" ", "\t", "  ", " \t "]
+            parts = [_fmt(rng, y[i])]
+            for j, v in zip(idx.tolist(), val.tolist()):
+                parts.append(seps[int(rng.integers(0, 4))] + f"{j + one}:{_fmt(rng, v)}")
+            line = "".join(parts)
+            r = rng.random()
+            if r < 0.1:
+                line += " # comment 1:2 x"
+            elif r < 0.2:
+                line += "  \t"
+            end = "\r\n" if rng.random() < 0.2 else "\n"
+            if rng.random() < 0.05:
+                lines.append(["\n", "# a comment line\n", "   \t\n", "\r\n"][int(rng.integers(0, 4))])
+            lines.append(line + end)
+        else:
+            lines.append(" ".join(["%.17g" % y[i]] + [f"{j + one}:{v!r}" for j, v in zip(idx.tolist(), val.tolist())])
+                         + "\n")
+    indices = np.concatenate(all_idx) if all_idx else np.empty(0, np.int32)
+    values = np.concatenate(all_val) if all_val else np.empty(0, np.float64)
+    n_feat = int(indices.max()) + 1 if indices.size else 0
+    return RandomLibsvm("".join(lines).encode("ascii"), y, np.asarray(indptr, np.int64), indices.astype(np.int32),
+                        values.astype(np.float64), n_feat)
+
+
+@pytest.fixture(scope="session")
+def random_libsvm():
+    return make_random_libsvm
+
+
+def _assert_same_csr(ds, y, indptr, indices, values, n_features=None):
+    assert ds.y.dtype == np.float64
+    assert ds.indptr.dtype == np.int64
+    assert ds.indices.dtype == np.int32
+    assert ds.values.dtype == np.asarray(values).dtype
+    np.testing.assert_array_equal(ds.y.view(np.int64), np.asarray(y, np.float64).view(np.int64))
+    np.testing.assert_array_equal(ds.indptr, np.asarray(indptr, np.int64))
+    np.testing.assert_array_equal(ds.indices, np.asarray(indices, np.int32))
+    v = np.asarray(values)
+    itype = np.int32 if v.dtype == np.float32 else np.int64
+    np.testing.assert_array_equal(np.ascontiguousarray(ds.values).view(itype), np.ascontiguousarray(v).view(itype))
+    if n_features is not None:
+        assert ds.n_features == n_features
+
+
+@pytest.fixture(scope="session")
+def assert_same_csr():
+    return _assert_same_csr

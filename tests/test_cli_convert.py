@@ -1,0 +1,830 @@
+"""llsvm-convert end to end (DESIGN.md sections 4, 6, 7).
+
+CliRunner runs the Click command in-process with exact stdout/stderr lines and exit codes; a few tests run the
+installed console script in a real subprocess (pipes, gzip input, SIGINT/SIGTERM during a conversion).
+"""
+import bz2
+import gzip
+import lzma
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+import llsvm
+from llsvm import BinaryDataset, BinaryWriter, read_dataset
+from llsvm.cli.convert import main
+
+# 5 rows, 5 features, 9 non-zeros; labels in first-occurrence order 1 (2), -1 (2), 0.1 (1); one qid token;
+# squared row norms 4.25, 1e-6, 7.25, 1, 14.
+SAMPLE = (
+    "1 1:0.5 3:2\n"
+    "-1 2:1e-3\n"
+    "0.1 qid:3 1:1 4:-2.5\n"
+    "1 5:1\n"
+    "-1 1:-1 2:2 3:3\n"
+)
+# what the writer gives back (%.17g, qid dropped)
+SAMPLE_OUT = (
+    "1 1:0.5 3:2\n"
+    "-1 2:0.001\n"
+    "0.10000000000000001 1:1 4:-2.5\n"
+    "1 5:1\n"
+    "-1 1:-1 2:2 3:3\n"
+)
+Y = [1.0, -1.0, 0.1, 1.0, -1.0]
+INDPTR = [0, 2, 3, 5, 6, 9]
+INDICES = [0, 2, 1, 0, 3, 4, 0, 1, 2]
+VALUES = [0.5, 2.0, 1e-3, 1.0, -2.5, 1.0, -1.0, 2.0, 3.0]
+
+
+# -- helpers ----------------------------------------------------------------------------------------------------
+
+@pytest.fixture
+def runner():
+    return CliRunner()
+
+
+@pytest.fixture
+def sample(tmp_path):
+    p = tmp_path / "sample.txt"
+    p.write_text(SAMPLE)
+    return p
+
+
+def run(runner, args, input=None):
+    return runner.invoke(main, [str(a) for a in args], input=input)
+
+
+def assert_exit(result, code):
+    """Exit code `code` through a clean sys.exit (never an uncaught exception), and no traceback."""
+    info = (result.exit_code, result.stdout, result.stderr, result.exc_info)
+    assert result.exit_code == code, info
+    if code == 0:
+        assert result.exception is None, info
+    else:
+        assert isinstance(result.exception, SystemExit), info
+    assert "Traceback" not in result.stderr
+
+
+def assert_same(a, b, dtype=np.float64):
+    """Two datasets hold identical arrays."""
+    assert a.n_rows == b.n_rows
+    assert a.n_features == b.n_features
+    np.testing.assert_array_equal(a.y, b.y)
+    np.testing.assert_array_equal(a.indptr, b.indptr)
+    np.testing.assert_array_equal(a.indices, b.indices)
+    assert a.values.dtype == dtype and b.values.dtype == dtype
+    np.testing.assert_array_equal(a.values, b.values)
+
+
+def assert_sample_arrays(ds, dtype=np.float64):
+    assert ds.n_rows == 5
+    assert ds.n_features == 5
+    np.testing.assert_array_equal(ds.y, Y)
+    np.testing.assert_array_equal(ds.indptr, INDPTR)
+    np.testing.assert_array_equal(ds.indices, INDICES)
+    assert ds.values.dtype == dtype
+    np.testing.assert_array_equal(ds.values, np.array(VALUES, dtype=dtype))
+
+
+def listing(directory):
+    return sorted(os.listdir(directory))
+
+
+def summary(path, rows=5, features=5, nnz=9, blocks=1, dtype="float64"):
+    return f"wrote {path}: {rows} rows, {features} features, {nnz} non-zeros, {blocks} blocks, {dtype} values\n"
+
+
+def text_summary(path, rows=5, features=5, nnz=9):
+    return f"wrote {path}: {rows} rows, {features} features, {nnz} non-zeros (LIBSVM text)\n"
+
+
+def flip_byte(path, offset):
+    data = bytearray(path.read_bytes())
+    data[offset] ^= 0xFF
+    path.write_bytes(bytes(data))
+
+
+def console_script():
+    found = shutil.which("llsvm-convert", path=os.path.dirname(sys.executable))
+    assert found is not None, "llsvm-convert is not installed next to " + sys.executable
+    return found
+
+
+def info_lines(path, fmt, dtype, classes, max_sq="14", qid=1, rows=5, features=5, nnz=9, density="36%",
+               blocks=None, checksum="none (text has no checksum)", row_ids=False):
+    lines = [f"file: {path}", f"format: {fmt}", f"rows: {rows}", f"features: {features}", f"nnz: {nnz}",
+             f"density: {density}", f"value dtype: {dtype}", f"max squared row norm: {max_sq}"]
+    if row_ids:
+        lines.append("row ids: yes")
+    lines.append(f"qid tokens: {qid}")
+    lines += classes
+    if blocks is not None:
+        lines.append(f"blocks: {blocks}")
+    lines.append(f"checksum: {checksum}")
+    return "\n".join(lines) + "\n"
+
+
+SAMPLE_CLASSES = ["classes: 3", "  1: 2", "  -1: 2", "  0.10000000000000001: 1"]
+
+
+# -- conversions ------------------------------------------------------------------------------------------------
+
+def test_text_binary_text_round_trip(runner, sample, tmp_path):
+    out_bin = tmp_path / "sample.bin"
+    r = run(runner, [sample, out_bin])
+    assert_exit(r, 0)
+    assert r.stdout == summary(out_bin)
+    assert r.stderr == ""
+    with BinaryDataset(out_bin) as b:
+        assert (b.n_rows, b.n_features, b.nnz, b.n_blocks, b.dtype.name, b.n_qid) == (5, 5, 9, 1, "float64", 1)
+        assert b.has_row_ids is False
+    assert_sample_arrays(read_dataset(out_bin))
+    assert_same(read_dataset(out_bin), read_dataset(sample))
+
+    out_txt = tmp_path / "back.txt"
+    r = run(runner, [out_bin, out_txt])
+    assert_exit(r, 0)
+    assert r.stdout == text_summary(out_txt)
+    assert r.stderr == ""
+    assert out_txt.read_text() == SAMPLE_OUT
+    assert_same(read_dataset(out_txt), read_dataset(sample))
+    assert listing(tmp_path) == ["back.txt", "sample.bin", "sample.txt"]
+
+
+def test_round_trip_is_byte_exact_after_first_pass(runner, tmp_path):
+    """Once normalised (%.17g, no qid), text -> binary -> text -> binary repeats byte for byte."""
+    (tmp_path / "n.txt").write_text(SAMPLE_OUT)
+    run(runner, [tmp_path / "n.txt", tmp_path / "a.bin"])
+    run(runner, [tmp_path / "a.bin", tmp_path / "a.txt"])
+    r = run(runner, ["-q", tmp_path / "a.txt", tmp_path / "b.bin"])
+    assert_exit(r, 0)
+    assert (tmp_path / "b.bin").read_bytes() == (tmp_path / "a.bin").read_bytes()
+    r = run(runner, ["-q", tmp_path / "b.bin", tmp_path / "b.txt"])
+    assert_exit(r, 0)
+    assert (tmp_path / "b.txt").read_bytes() == (tmp_path / "a.txt").read_bytes() == SAMPLE_OUT.encode()
+
+
+def test_quiet_silences_the_summary(runner, sample, tmp_path):
+    out_bin = tmp_path / "q.bin"
+    r = run(runner, ["-q", sample, out_bin])
+    assert_exit(r, 0)
+    assert (r.stdout, r.stderr) == ("", "")
+    assert_sample_arrays(read_dataset(out_bin))
+    r = run(runner, ["--quiet", out_bin, tmp_path / "q.txt"])
+    assert_exit(r, 0)
+    assert (r.stdout, r.stderr) == ("", "")
+    assert (tmp_path / "q.txt").read_text() == SAMPLE_OUT
+
+
+def test_float32(runner, sample, tmp_path):
+    out = tmp_path / "f.bin"
+    r = run(runner, ["--float32", sample, out])
+    assert_exit(r, 0)
+    assert r.stdout == summary(out, dtype="float32")
+    with BinaryDataset(out) as b:
+        assert b.dtype == np.float32
+        assert b.float32 is True
+    ds = read_dataset(out)
+    assert_sample_arrays(ds, dtype=np.float32)
+    # back to text: float32 values written with %.17g re-parse to the same float32 values
+    r = run(runner, [out, tmp_path / "f.txt"])
+    assert_exit(r, 0)
+    assert (tmp_path / "f.txt").read_text().splitlines()[1] == "-1 2:0.0010000000474974513"
+    back = read_dataset(tmp_path / "f.txt")
+    np.testing.assert_array_equal(back.values, np.array(VALUES, np.float32).astype(np.float64))
+    # binary -> binary keeps float32 unless asked otherwise
+    r = run(runner, ["--to", "binary", out, tmp_path / "g.bin"])
+    assert_exit(r, 0)
+    assert r.stdout == summary(tmp_path / "g.bin", dtype="float32")
+    assert_same(read_dataset(tmp_path / "g.bin"), ds, dtype=np.float32)
+
+
+@pytest.mark.parametrize("block_rows, blocks, sizes", [(1, 5, [1, 1, 1, 1, 1]), (2, 3, [2, 2, 1]),
+                                                       (4, 2, [4, 1]), (5, 1, [5]), (1000, 1, [5])])
+def test_block_rows(runner, sample, tmp_path, block_rows, blocks, sizes):
+    out = tmp_path / "b.bin"
+    r = run(runner, ["--block-rows", block_rows, sample, out])
+    assert_exit(r, 0)
+    assert r.stdout == summary(out, blocks=blocks)
+    with BinaryDataset(out) as b:
+        assert b.n_blocks == blocks
+        assert b.block_rows.tolist() == sizes
+        assert b.block_first_row.tolist() == np.concatenate([[0], np.cumsum(sizes)[:-1]]).tolist()
+        assert b.verify()
+    assert_sample_arrays(read_dataset(out))
+    r = run(runner, [out, "-"])
+    assert_exit(r, 0)
+    assert r.stdout == SAMPLE_OUT
+
+
+def test_binary_to_binary_reblocks(runner, sample, tmp_path):
+    run(runner, ["--block-rows", "2", sample, tmp_path / "a.bin"])
+    r = run(runner, ["--to", "binary", "--block-rows", "4", tmp_path / "a.bin", tmp_path / "b.bin"])
+    assert_exit(r, 0)
+    assert r.stdout == summary(tmp_path / "b.bin", blocks=2)
+    with BinaryDataset(tmp_path / "b.bin") as b:
+        assert b.block_rows.tolist() == [4, 1]
+        assert b.n_qid == 1
+    assert_sample_arrays(read_dataset(tmp_path / "b.bin"))
+
+
+def test_in_place_conversion(runner, sample, tmp_path):
+    """OUTPUT may be INPUT: the writer works in a temporary file renamed over it at the end."""
+    path = tmp_path / "x.bin"
+    run(runner, [sample, path])
+    r = run(runner, ["-q", "--to", "binary", "--block-rows", "1", path, path])
+    assert_exit(r, 0)
+    with BinaryDataset(path) as b:
+        assert b.n_blocks == 5
+    assert_sample_arrays(read_dataset(path))
+    assert listing(tmp_path) == ["sample.txt", "x.bin"]
+
+
+def test_to_text_from_text_normalises(runner, tmp_path):
+    src = tmp_path / "in.txt"
+    src.write_bytes(b"+1\t1:1E2  2:.5\r\n-1 3:-0.0 # comment\n")
+    out = tmp_path / "out.txt"
+    r = run(runner, ["--to", "text", src, out])
+    assert_exit(r, 0)
+    assert r.stdout == text_summary(out, rows=2, features=3, nnz=3)
+    assert out.read_text() == "1 1:100 2:0.5\n-1 3:-0\n"
+
+
+def test_to_text_rejects_binary_only_options(runner, sample, tmp_path):
+    for opt in (["--float32"], ["--block-rows", "3"]):
+        r = run(runner, ["--to", "text", *opt, sample, tmp_path / "o.txt"])
+        assert_exit(r, 1)
+        assert r.stderr == "Error: --float32 and --block-rows apply to binary output only\n"
+        assert r.stdout == ""
+    assert listing(tmp_path) == ["sample.txt"]
+
+
+def test_zero_based_input_and_output(runner, tmp_path):
+    src = tmp_path / "z.txt"
+    src.write_text("1 0:1 2:3\n-1 1:2\n")
+    out = tmp_path / "z.bin"
+    # without --zero-based, index 0 is rejected
+    r = run(runner, [src, out])
+    assert_exit(r, 1)
+    assert r.stderr == (f"Wrong input format at line 1\n{src}: line 1, column 3: index 0 in 1-based data "
+                        "(indices start at 1; use --zero-based for 0-based files)\n")
+    assert listing(tmp_path) == ["z.txt"]
+    r = run(runner, ["--zero-based", src, out])
+    assert_exit(r, 0)
+    assert r.stdout == summary(out, rows=2, features=3, nnz=3)
+    ds = read_dataset(out)
+    assert ds.indices.tolist() == [0, 2, 1]
+    assert ds.n_features == 3
+    r = run(runner, [out, "-"])
+    assert_exit(r, 0)
+    assert r.stdout == "1 1:1 3:3\n-1 2:2\n"
+    r = run(runner, ["--zero-based", out, "-"])
+    assert_exit(r, 0)
+    assert r.stdout == "1 0:1 2:3\n-1 1:2\n"
+    r = run(runner, ["--zero-based", "--to", "text", src, "-"])
+    assert_exit(r, 0)
+    assert r.stdout == "1 0:1 2:3\n-1 1:2\n"
+
+
+def test_text_output_to_stdout(runner, sample, tmp_path):
+    run(runner, [sample, tmp_path / "s.bin"])
+    r = run(runner, [tmp_path / "s.bin", "-"])
+    assert_exit(r, 0)
+    assert r.stdout == SAMPLE_OUT          # no summary line mixed into the data
+    assert r.stderr == ""
+    r = run(runner, ["--to", "text", sample, "-"])
+    assert_exit(r, 0)
+    assert r.stdout == SAMPLE_OUT
+    assert listing(tmp_path) == ["s.bin", "sample.txt"]
+
+
+def test_binary_output_to_dash_is_refused(runner, sample, tmp_path, monkeypatch):
+    """'-' means standard output; a binary file cannot go there (it is rewritten at the end), and the command
+    must say so instead of creating a file literally named '-' in the current directory."""
+    monkeypatch.chdir(tmp_path)
+    r = run(runner, [sample, "-"])
+    assert_exit(r, 1)
+    assert r.stdout == ""
+    assert r.stderr.startswith("Error: ")
+    assert "standard output" in r.stderr
+    assert listing(tmp_path) == ["sample.txt"]
+
+
+def test_help(runner):
+    r = run(runner, ["--help"])
+    assert_exit(r, 0)
+    assert r.stdout.startswith("Usage: main [OPTIONS] INPUT [OUTPUT]\n")
+    for opt in ("--info", "--to [binary|text]", "--float32", "--block-rows", "--zero-based", "-q, --quiet"):
+        assert opt in r.stdout
+
+
+# -- --info -----------------------------------------------------------------------------------------------------
+
+def test_info_text(runner, sample):
+    r = run(runner, ["--info", sample])
+    assert_exit(r, 0)
+    assert r.stdout == info_lines(sample, "LIBSVM text", "float64 (text)", SAMPLE_CLASSES)
+    assert r.stderr == ""
+
+
+def test_info_text_gzip(runner, tmp_path):
+    p = tmp_path / "s.gz"          # the name does not say gzip: the magic bytes do
+    p.write_bytes(gzip.compress(SAMPLE.encode()))
+    r = run(runner, ["--info", p])
+    assert_exit(r, 0)
+    assert r.stdout == info_lines(p, "LIBSVM text (gzip)", "float64 (text)", SAMPLE_CLASSES)
+
+
+def test_info_binary(runner, sample, tmp_path):
+    out = tmp_path / "i.bin"
+    run(runner, ["--block-rows", "2", sample, out])
+    r = run(runner, ["--info", out])
+    assert_exit(r, 0)
+    assert r.stdout == info_lines(out, "llsvm binary v1", "float64", SAMPLE_CLASSES, blocks=3,
+                                  checksum="ok (3 blocks verified)")
+    assert r.stderr == ""
+    out32 = tmp_path / "i32.bin"
+    run(runner, ["--float32", sample, out32])
+    r = run(runner, ["--info", out32])
+    assert_exit(r, 0)
+    assert r.stdout == info_lines(out32, "llsvm binary v1", "float32", SAMPLE_CLASSES, blocks=1,
+                                  checksum="ok (1 blocks verified)")
+
+
+def test_info_labels_printed_with_17_digits_in_first_occurrence_order(runner, tmp_path):
+    p = tmp_path / "l.txt"
+    p.write_text("3 1:1\n0.3 1:1\n-2.5e-7 2:1\n3 2:1\n1e300 1:1\n0.3 1:1\n0.3 2:1\n")
+    r = run(runner, ["--info", p])
+    assert_exit(r, 0)
+    assert r.stdout == info_lines(p, "LIBSVM text", "float64 (text)",
+                                  ["classes: 4", "  3: 2", "  0.29999999999999999: 3",
+                                   "  -2.4999999999999999e-07: 1", "  1.0000000000000001e+300: 1"],
+                                  rows=7, features=2, nnz=7, density="50%", max_sq="1", qid=0)
+    out = tmp_path / "l.bin"
+    run(runner, [p, out])
+    r = run(runner, ["--info", out])
+    assert_exit(r, 0)
+    assert r.stdout.splitlines()[9:14] == ["classes: 4", "  3: 2", "  0.29999999999999999: 3",
+                                           "  -2.4999999999999999e-07: 1", "  1.0000000000000001e+300: 1"]
+
+
+def test_info_continuous_labels(runner, tmp_path):
+    n = 65537
+    p = tmp_path / "reg.txt"
+    p.write_bytes("".join(f"{i} 1:1\n" for i in range(n)).encode())
+    r = run(runner, ["--info", p])
+    assert_exit(r, 0)
+    assert r.stdout == info_lines(p, "LIBSVM text", "float64 (text)",
+                                  ["classes: continuous labels (more than 65536 distinct values)"],
+                                  rows=n, features=1, nnz=n, density="100%", max_sq="1", qid=0)
+    out = tmp_path / "reg.bin"
+    r = run(runner, ["-q", p, out])
+    assert_exit(r, 0)
+    r = run(runner, ["--info", out])
+    assert_exit(r, 0)
+    assert "classes: continuous labels (more than 65536 distinct values)\n" in r.stdout
+
+
+def test_info_binary_with_row_ids(runner, tmp_path):
+    p = tmp_path / "ids.bin"
+    with BinaryWriter(p, row_ids=True) as w:
+        w.write([1.0, -1.0], [0, 1, 3], [0, 0, 2], [2.0, 1.0, 1.0], row_ids=[7, 3], n_features=3)
+        w.close()
+    r = run(runner, ["--info", p])
+    assert_exit(r, 0)
+    assert r.stdout == info_lines(p, "llsvm binary v1", "float64", ["classes: 2", "  1: 1", "  -1: 1"],
+                                  rows=2, features=3, nnz=3, density="50%", max_sq="4", qid=0, blocks=1,
+                                  checksum="ok (1 blocks verified)", row_ids=True)
+    # binary -> binary keeps the row ids; binary -> text drops them
+    r = run(runner, ["-q", "--to", "binary", p, tmp_path / "ids2.bin"])
+    assert_exit(r, 0)
+    with BinaryDataset(tmp_path / "ids2.bin") as b:
+        assert b.has_row_ids
+        assert b.load().row_ids.tolist() == [7, 3]
+    r = run(runner, [p, "-"])
+    assert_exit(r, 0)
+    assert r.stdout == "1 1:2\n-1 1:1 3:1\n"
+
+
+def test_info_stdin(runner):
+    r = run(runner, ["--info", "-"], input=SAMPLE)
+    assert_exit(r, 0)
+    assert r.stdout == info_lines("-", "LIBSVM text", "float64 (text)", SAMPLE_CLASSES)
+
+
+def test_info_corrupt_block_fails_checksum(runner, sample, tmp_path):
+    out = tmp_path / "c.bin"
+    run(runner, ["--block-rows", "2", sample, out])
+    with BinaryDataset(out) as b:
+        offset = int(b.block_offsets[1]) + 48 + 3       # inside block 1's labels
+    flip_byte(out, offset)
+    r = run(runner, ["--info", out])
+    assert_exit(r, 1)
+    msg = f"{out}: checksum mismatch in block 1: the file is corrupt"
+    assert r.stdout == info_lines(out, "llsvm binary v1", "float64", SAMPLE_CLASSES, blocks=3,
+                                  checksum=f"FAILED: {msg}")
+    assert r.stderr == f"Error: {msg}\n"
+
+
+def test_info_corrupt_header(runner, sample, tmp_path):
+    out = tmp_path / "h.bin"
+    run(runner, [sample, out])
+    flip_byte(out, 20)                                  # n_rows
+    r = run(runner, ["--info", out])
+    assert_exit(r, 1)
+    assert r.stdout == ""
+    assert r.stderr == f"Error: {out}: header checksum mismatch: the file is corrupt\n"
+
+
+def test_info_with_output_is_a_usage_error(runner, sample, tmp_path):
+    r = run(runner, ["--info", sample, tmp_path / "o.bin"])
+    assert_exit(r, 2)
+    assert r.stdout == ""
+    assert r.stderr.splitlines()[-1] == "Error: --info takes only INPUT"
+    assert listing(tmp_path) == ["sample.txt"]
+
+
+# -- errors -----------------------------------------------------------------------------------------------------
+
+MALFORMED = [
+    ("1 1:1\n-1 2:x\n", 2, 4, "value is not a number (found '2:x')"),
+    ("1 1:1\n1 3:1 2:1\n", 2, 7, "indices must be strictly increasing (index 2 after 3)"),
+    ("1 1:1\nabc 1:1\n", 2, 1, "label is not a number (found 'abc')"),
+    ("1 1:1\n1 1:1\n1 4\n", 3, 3, "expected index:value, missing ':' (found '4')"),
+    ("1 1:nan\n", 1, 3, "value is NaN or infinite (found '1:nan')"),
+]
+
+
+@pytest.mark.parametrize("to", ["binary", "text"])
+@pytest.mark.parametrize("content, line, column, message", MALFORMED)
+def test_malformed_text_line(runner, tmp_path, content, line, column, message, to):
+    src = tmp_path / "bad.txt"
+    src.write_text(content)
+    out = tmp_path / "out.dat"
+    r = run(runner, ["--to", to, src, out])
+    assert_exit(r, 1)
+    assert r.stdout == ""
+    assert r.stderr == f"Wrong input format at line {line}\n{src}: line {line}, column {column}: {message}\n"
+    assert listing(tmp_path) == ["bad.txt"]     # no output, no temporary file
+
+
+def test_malformed_line_after_many_blocks_leaves_nothing(runner, tmp_path):
+    """The error comes after several blocks were written to the temporary file."""
+    src = tmp_path / "late.txt"
+    src.write_bytes(b"1 1:1 2:2\n" * 5000 + b"1 1:1 2:\n")
+    r = run(runner, ["--block-rows", "100", src, tmp_path / "late.bin"])
+    assert_exit(r, 1)
+    assert r.stderr == (f"Wrong input format at line 5001\n{src}: line 5001, column 7: "
+                        "value is not a number (found '2:')\n")
+    assert listing(tmp_path) == ["late.txt"]
+
+
+@pytest.mark.parametrize("to", ["binary", "text"])
+def test_failed_conversion_keeps_existing_output(runner, tmp_path, to):
+    src = tmp_path / "bad.txt"
+    src.write_text("1 1:1\n-1 2:x\n")
+    out = tmp_path / "out.dat"
+    out.write_bytes(b"precious old contents\n")
+    r = run(runner, ["--to", to, src, out])
+    assert_exit(r, 1)
+    assert r.stderr.splitlines()[0] == "Wrong input format at line 2"
+    assert out.read_bytes() == b"precious old contents\n"
+    assert listing(tmp_path) == ["bad.txt", "out.dat"]
+
+
+def test_empty_input(runner, tmp_path):
+    src = tmp_path / "empty.txt"
+    src.write_text("")
+    r = run(runner, [src, tmp_path / "e.bin"])
+    assert_exit(r, 1)
+    assert r.stderr == f"Wrong input format at line 1\n{src}: line 1, column 1: empty input: no data rows\n"
+    assert listing(tmp_path) == ["empty.txt"]
+
+
+def test_missing_input_file(runner, tmp_path):
+    missing = tmp_path / "nope.txt"
+    for args in ([missing, tmp_path / "o.bin"], ["--info", missing]):
+        r = run(runner, args)
+        assert_exit(r, 1)
+        assert r.stdout == ""
+        assert r.stderr == f"can't open input file {missing}\n"
+    assert listing(tmp_path) == []
+
+
+def test_input_is_a_directory(runner, tmp_path):
+    r = run(runner, [tmp_path, tmp_path / "o.bin"])
+    assert_exit(r, 1)
+    assert r.stderr == f"can't open input file {tmp_path}\n"
+
+
+def test_missing_output_argument(runner, sample):
+    r = run(runner, [sample])
+    assert_exit(r, 2)
+    assert r.stdout == ""
+    assert r.stderr.splitlines()[0] == "Usage: main [OPTIONS] INPUT [OUTPUT]"
+    assert r.stderr.splitlines()[-1] == "Error: Missing argument 'OUTPUT' (or use --info)."
+
+
+def test_no_arguments(runner):
+    r = run(runner, [])
+    assert_exit(r, 2)
+    assert r.stderr.splitlines()[-1] == "Error: Missing argument 'INPUT'."
+
+
+def test_unknown_option(runner, sample, tmp_path):
+    r = run(runner, ["--bogus", sample, tmp_path / "o.bin"])
+    assert_exit(r, 2)
+    last = r.stderr.splitlines()[-1]
+    assert last.startswith("Error: No such option") and "--bogus" in last      # Click's wording varies
+    assert listing(tmp_path) == ["sample.txt"]
+
+
+@pytest.mark.parametrize("value, message", [
+    ("0", "Error: Invalid value for '--block-rows': 0 is not in the range x>=1."),
+    ("-3", "Error: Invalid value for '--block-rows': -3 is not in the range x>=1."),
+    ("two", "Error: Invalid value for '--block-rows': 'two' is not a valid integer"),
+])
+def test_bad_block_rows(runner, sample, tmp_path, value, message):
+    r = run(runner, ["--block-rows", value, sample, tmp_path / "o.bin"])
+    assert_exit(r, 2)
+    assert r.stderr.splitlines()[-1].startswith(message)
+    assert listing(tmp_path) == ["sample.txt"]
+
+
+def test_bad_to_choice(runner, sample, tmp_path):
+    r = run(runner, ["--to", "csv", sample, tmp_path / "o.bin"])
+    assert_exit(r, 2)
+    assert r.stderr.splitlines()[-1] == "Error: Invalid value for '--to': 'csv' is not one of 'binary', 'text'."
+
+
+@pytest.mark.parametrize("to", ["text", "binary"])
+def test_corrupt_binary_input(runner, sample, tmp_path, to):
+    src = tmp_path / "c.bin"
+    run(runner, [sample, src])
+    flip_byte(src, 128 + 48 + 3)                        # block 0's first label
+    out = tmp_path / "out.dat"
+    r = run(runner, ["--to", to, src, out])
+    assert_exit(r, 1)
+    assert r.stdout == ""
+    assert r.stderr == f"Error: {src}: checksum mismatch in block 0: the file is corrupt\n"
+    assert listing(tmp_path) == ["c.bin", "sample.txt"]
+
+
+def test_truncated_binary_input(runner, sample, tmp_path):
+    src = tmp_path / "t.bin"
+    run(runner, [sample, src])
+    size = src.stat().st_size
+    src.write_bytes(src.read_bytes()[:-10])
+    r = run(runner, [src, tmp_path / "out.txt"])
+    assert_exit(r, 1)
+    assert r.stderr == (f"Error: {src}: truncated or corrupt: header and footer describe {size} bytes, "
+                        f"the file has {size - 10}\n")
+    assert listing(tmp_path) == ["sample.txt", "t.bin"]
+
+
+def test_binary_on_stdin_is_refused(runner, sample, tmp_path):
+    run(runner, [sample, tmp_path / "s.bin"])
+    r = runner.invoke(main, ["-", str(tmp_path / "o.bin")], input=(tmp_path / "s.bin").read_bytes())
+    assert_exit(r, 1)
+    assert r.stderr == "Error: <stdin>: this is a binary llsvm file, not LIBSVM text\n"
+    assert listing(tmp_path) == ["s.bin", "sample.txt"]
+
+
+@pytest.mark.parametrize("to", ["binary", "text"])
+def test_unwritable_output_directory_missing(runner, sample, tmp_path, to):
+    out = tmp_path / "no-such-dir" / "out.dat"
+    r = run(runner, ["--to", to, sample, out])
+    assert_exit(r, 1)
+    assert r.stdout == ""
+    assert r.stderr == f"Error: can't write output file {out}: No such file or directory\n"
+    assert listing(tmp_path) == ["sample.txt"]
+
+
+@pytest.mark.parametrize("to", ["binary", "text"])
+def test_output_is_an_existing_directory(runner, sample, tmp_path, to):
+    out = tmp_path / "adir"
+    out.mkdir()
+    r = run(runner, ["--to", to, sample, out])
+    assert_exit(r, 1)
+    assert r.stdout == ""
+    assert r.stderr == f"Error: can't write output file {out}: Is a directory\n"
+    assert listing(tmp_path) == ["adir", "sample.txt"]
+    assert listing(out) == []
+
+
+def _truncated(data):
+    return data[:len(data) // 2]
+
+
+def _bad_crc(data):
+    return data[:-8] + bytes(8)          # gzip trailer: CRC32 and size zeroed
+
+
+def _bad_deflate(data):
+    data = bytearray(data)
+    data[12] ^= 0xFF                     # inside the deflate stream
+    return bytes(data)
+
+
+@pytest.mark.parametrize("compress, damage", [
+    (gzip.compress, _truncated), (gzip.compress, _bad_crc), (gzip.compress, _bad_deflate),
+    (bz2.compress, _truncated), (lzma.compress, _truncated),
+], ids=["gzip-truncated", "gzip-bad-crc", "gzip-bad-deflate", "bzip2-truncated", "xz-truncated"])
+def test_damaged_compressed_input(runner, tmp_path, compress, damage):
+    """A damaged compressed file is bad input: `Error: PATH: ...` and exit 1, not a traceback nor Click's
+    'Aborted!' (which Click prints for an EOFError, as if the user had pressed Ctrl-D)."""
+    src = tmp_path / "in.z"
+    src.write_bytes(damage(compress(("1 1:0.5 3:2\n-1 2:1\n" * 2000).encode())))
+    for args in ([src, tmp_path / "out.bin"], ["--to", "text", src, tmp_path / "out.txt"], ["--info", src]):
+        r = run(runner, args)
+        assert_exit(r, 1)
+        assert r.stdout == ""
+        assert r.stderr.startswith(f"Error: {src}: ")
+        assert "Aborted!" not in r.stderr
+        assert len(r.stderr.splitlines()) == 1
+        assert listing(tmp_path) == ["in.z"]
+
+
+# -- stdin ------------------------------------------------------------------------------------------------------
+
+def test_stdin_text_to_binary(runner, sample, tmp_path):
+    out = tmp_path / "s.bin"
+    r = run(runner, ["-", out], input=SAMPLE)
+    assert_exit(r, 0)
+    assert r.stdout == summary(out)
+    assert_sample_arrays(read_dataset(out))
+    assert_same(read_dataset(out), read_dataset(sample))
+
+
+def test_stdin_text_to_stdout(runner):
+    r = run(runner, ["--to", "text", "-", "-"], input=SAMPLE)
+    assert_exit(r, 0)
+    assert r.stdout == SAMPLE_OUT
+
+
+def test_stdin_compressed(runner, tmp_path):
+    out = tmp_path / "s.bin"
+    r = runner.invoke(main, ["-q", "-", str(out)], input=gzip.compress(SAMPLE.encode()))
+    assert_exit(r, 0)
+    assert_sample_arrays(read_dataset(out))
+
+
+def test_stdin_malformed(runner, tmp_path):
+    r = run(runner, ["-", tmp_path / "o.bin"], input="1 1:1\n1 1:1 1:2\n")
+    assert_exit(r, 1)
+    assert r.stderr == "Wrong input format at line 2\n<stdin>: line 2, column 7: index 1 repeated\n"
+    assert listing(tmp_path) == []
+
+
+def test_stdin_real_pipe(tmp_path):
+    out = tmp_path / "p.bin"
+    proc = subprocess.run([console_script(), "-", str(out)], input=SAMPLE.encode(), capture_output=True,
+                          timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.decode() == summary(out)
+    assert proc.stderr == b""
+    assert_sample_arrays(read_dataset(out))
+
+
+def test_stdin_real_pipe_sys_executable(tmp_path):
+    """The same with sys.executable running main() (convert.py has no __main__ guard for `python -m`),
+    text piped in and out."""
+    code = "import sys; from llsvm.cli.convert import main; sys.exit(main())"
+    proc = subprocess.run([sys.executable, "-c", code, "--to", "text", "-", "-"], input=SAMPLE.encode(),
+                          capture_output=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.decode() == SAMPLE_OUT
+
+
+# -- real subprocesses ------------------------------------------------------------------------------------------
+
+def test_subprocess_gzip_input(tmp_path):
+    src = tmp_path / "data.txt.gz"
+    src.write_bytes(gzip.compress(SAMPLE.encode()))
+    out = tmp_path / "data.bin"
+    proc = subprocess.run([console_script(), "--block-rows", "2", str(src), str(out)], capture_output=True,
+                          timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.decode() == summary(out, blocks=3)
+    assert proc.stderr == b""
+    assert_sample_arrays(read_dataset(out))
+    proc = subprocess.run([console_script(), "--info", str(out)], capture_output=True, timeout=60)
+    assert proc.returncode == 0
+    assert proc.stdout.decode() == info_lines(out, "llsvm binary v1", "float64", SAMPLE_CLASSES, blocks=3,
+                                              checksum="ok (3 blocks verified)")
+    proc = subprocess.run([console_script(), str(out), "-"], capture_output=True, timeout=60)
+    assert proc.returncode == 0
+    assert proc.stdout.decode() == SAMPLE_OUT
+
+
+def test_subprocess_error_exit_codes(tmp_path):
+    bad = tmp_path / "bad.txt"
+    bad.write_text("1 1:1\n-1 2:x\n")
+    proc = subprocess.run([console_script(), str(bad), str(tmp_path / "o.bin")], capture_output=True, timeout=60)
+    assert proc.returncode == 1
+    assert proc.stdout == b""
+    assert proc.stderr.decode() == (f"Wrong input format at line 2\n{bad}: line 2, column 4: "
+                                    "value is not a number (found '2:x')\n")
+    proc = subprocess.run([console_script(), str(tmp_path / "missing.txt"), str(tmp_path / "o.bin")],
+                          capture_output=True, timeout=60)
+    assert proc.returncode == 1
+    assert proc.stderr.decode() == f"can't open input file {tmp_path / 'missing.txt'}\n"
+    proc = subprocess.run([console_script(), "--block-rows", "0", str(bad), "o.bin"], capture_output=True,
+                          timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr.decode().splitlines()[0] == "Usage: llsvm-convert [OPTIONS] INPUT [OUTPUT]"
+    assert listing(tmp_path) == ["bad.txt"]
+
+
+@pytest.fixture(scope="module")
+def big_text(tmp_path_factory):
+    """About 300,000 rows (~40 MB) of LIBSVM text: 1,000 distinct lines repeated, made in well under a second."""
+    rng = np.random.default_rng(7)
+    n_distinct, k = 1000, 12
+    idx = np.sort(rng.choice(np.arange(1, 3001), size=(n_distinct, k), replace=True), axis=1)
+    vals = np.round(rng.standard_normal((n_distinct, k)), 6)
+    lines = []
+    for i in range(n_distinct):
+        cols, first = np.unique(idx[i], return_index=True)
+        lines.append(("1" if i % 2 else "-1") + "".join(f" {c}:{v:g}" for c, v in zip(cols, vals[i][first])))
+    block = ("\n".join(lines) + "\n").encode()
+    p = tmp_path_factory.mktemp("big") / "big.txt"
+    with open(p, "wb") as f:
+        for _ in range(300):
+            f.write(block)
+    return p
+
+
+@pytest.mark.parametrize("sig, expected_rc, expected_err", [
+    (signal.SIGINT, 1, "\nAborted!\n"),            # KeyboardInterrupt, turned into Click's Abort
+    (signal.SIGTERM, 128 + signal.SIGTERM, ""),    # handle_errors turns SIGTERM into SystemExit(143)
+], ids=["SIGINT", "SIGTERM"])
+def test_signal_during_conversion_leaves_nothing(big_text, tmp_path, sig, expected_rc, expected_err):
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    out = out_dir / "big.bin"
+    proc = subprocess.Popen([console_script(), "--no-progress", str(big_text), str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        # wait until the writer's temporary file exists: the command is converting, its handlers installed
+        deadline = time.monotonic() + 20
+        while not any(n.startswith(".big.bin.") and n.endswith(".tmp") for n in os.listdir(out_dir)):
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the conversion never started"
+            time.sleep(0.002)
+        time.sleep(0.1)
+        assert proc.poll() is None, "the conversion finished before the signal: make the input larger"
+        proc.send_signal(sig)
+        stdout, stderr = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == expected_rc, stderr
+    assert stdout == b""
+    assert stderr.decode() == expected_err
+    assert listing(out_dir) == []
+
+
+def test_signal_keeps_existing_output(big_text, tmp_path):
+    out = tmp_path / "big.bin"
+    out.write_bytes(b"old")
+    proc = subprocess.Popen([console_script(), str(big_text), str(out)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 20
+        while len(os.listdir(tmp_path)) < 2:
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the conversion never started"
+            time.sleep(0.002)
+        time.sleep(0.1)
+        assert proc.poll() is None
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 143
+    assert out.read_bytes() == b"old"
+    assert listing(tmp_path) == ["big.bin"]
+
+
+def test_big_conversion_completes(big_text, tmp_path):
+    """The same input converted to the end (in-process): the counts the signal tests interrupt."""
+    out = tmp_path / "big.bin"
+    r = run(CliRunner(), ["-q", big_text, out])
+    assert_exit(r, 0)
+    with BinaryDataset(out) as b:
+        assert b.n_rows == 300000
+        assert b.labels.tolist() == [-1.0, 1.0]
+        assert b.label_counts.tolist() == [150000, 150000]
+    assert llsvm.file_kind(out) == "binary"
