@@ -43,6 +43,7 @@ cdef enum:
     ST_VALUE_NONFINITE = 9
     ST_QID = 10
     ST_AFTER_LABEL = 11
+    ST_VALUE_FLOAT32 = 12
 
 # number scanner results
 cdef enum:
@@ -138,6 +139,8 @@ cdef inline int scan_number(const unsigned char* s, const unsigned char** endp, 
         while is_digit(p[0]):
             if e < 100000:
                 e = e * 10 + (p[0] - 48)
+            else:
+                dropped = True     # exponent beyond any double: let strtod give inf or 0
             p += 1
         exp10 += -e if eneg else e
     endp[0] = p
@@ -267,6 +270,10 @@ cdef int parse_lines(const unsigned char* buf, int64_t length, ParseState* st, d
             if rc != NUM_OK or not ends_token(q[0]):
                 status = ST_VALUE_NONFINITE if rc == NUM_NONFINITE else ST_VALUE
                 break
+            if value_t is float:
+                if not isfinite(<float>val):
+                    status = ST_VALUE_FLOAT32
+                    break
             p = q
             prev = idx
             indices[nnz] = <int32_t>idx

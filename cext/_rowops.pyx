@@ -1,8 +1,10 @@
-# Row statistics over the row view (DESIGN.md section 3).
+# Row statistics and checks over CSR arrays (DESIGN.md section 3).
 #
-# Problem: per-row squared norms ||x_i||^2 (Q_ii of the dual without the label and bias terms) and their maximum,
-# which the binary format records (the LLSVM solver's data radius R^2). One pass over the non-zeros, nogil.
-from libc.stdint cimport int32_t, int64_t
+# Problems: per-row squared norms ||x_i||^2 (Q_ii of the dual without the label and bias terms) and their maximum,
+# which the binary format records (the LLSVM solver's data radius R^2); and the structural check every reader and
+# writer of the binary format applies (offsets monotone within bounds, indices in [0, n_features) and strictly
+# increasing within each row), so a kernel can never index out of bounds. One pass over the non-zeros, nogil.
+from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 
 import numpy as np
 
@@ -34,3 +36,41 @@ def max_sq_norm(const int64_t[::1] indptr, const int32_t[::1] indices, const val
             if s > m:
                 m = s
     return m
+
+
+# check_csr status codes
+cdef enum:
+    _CSR_OK = 0
+    _CSR_OFFSETS = 1
+    _CSR_RANGE = 2
+    _CSR_ORDER = 3
+
+CSR_OK, CSR_OFFSETS, CSR_RANGE, CSR_ORDER = _CSR_OK, _CSR_OFFSETS, _CSR_RANGE, _CSR_ORDER
+
+
+def check_csr(const int64_t[::1] indptr, const int32_t[::1] indices, int64_t n_features):
+    """(status, row): CSR_OK, or the first problem and the row it is in."""
+    cdef int64_t n = indptr.shape[0] - 1, nnz = indices.shape[0], i, k, start, stop
+    cdef int status = 0
+    cdef int32_t prev
+    if n < 0 or indptr[0] != 0 or indptr[n] != nnz:
+        return _CSR_OFFSETS, 0
+    with nogil:
+        for i in range(n):
+            start = indptr[i]
+            stop = indptr[i + 1]
+            if stop < start or stop > nnz:
+                status = _CSR_OFFSETS
+                break
+            prev = -1
+            for k in range(start, stop):
+                if <uint64_t><uint32_t>indices[k] >= <uint64_t>n_features:   # negative or too large
+                    status = _CSR_RANGE
+                    break
+                if indices[k] <= prev:
+                    status = _CSR_ORDER
+                    break
+                prev = indices[k]
+            if status != 0:
+                break
+    return status, (i if status else -1)

@@ -31,9 +31,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from ._ext._rowops import max_sq_norm
+from ._ext._rowops import CSR_OFFSETS, CSR_ORDER, CSR_RANGE, check_csr, max_sq_norm
 from .dataset import MAX_LABELS, CSRDataset, Dataset, block_rows_for, label_table
-from .errors import DataFormatError
+from .errors import DataFormatError, ParameterError
 from .fileutil import _temp_beside
 
 MAGIC = b"LLSVMBIN"
@@ -50,6 +50,11 @@ DEFAULT_BLOCK_BYTES = 8 << 20
 
 _HEADER = struct.Struct("<8sIIQQQQQQdQQ")     # 88 bytes, padded to 124, then the CRC
 _BLOCK = struct.Struct("<8sQQQQII")           # 48 bytes
+
+
+_CSR_PROBLEMS = {CSR_OFFSETS: "row offsets out of order or out of bounds",
+                 CSR_RANGE: "a feature index is out of range",
+                 CSR_ORDER: "indices not strictly increasing within a row"}
 
 
 def _pad8(n):
@@ -110,8 +115,10 @@ class BinaryWriter:
     # -- input ------------------------------------------------------------------------------------------------
     def write(self, y, indptr, indices, values, row_ids=None, n_features=None):
         """Append rows given as CSR arrays (indptr from 0). Indices must be 0-based and strictly increasing."""
-        ds = CSRDataset(y, indptr, indices, np.asarray(values, dtype=self.vdtype), n_features, row_ids=row_ids,
-                        check=True)
+        ds = CSRDataset(y, indptr, indices, values, n_features, row_ids=row_ids, check=True)
+        status, row = check_csr(ds.indptr, ds.indices, ds.n_features if n_features is not None else 2 ** 31 - 1)
+        if status:
+            raise ParameterError(f"row {row}: " + _CSR_PROBLEMS[status])
         self.write_dataset(ds)
 
     def write_dataset(self, ds):
@@ -128,8 +135,10 @@ class BinaryWriter:
         if ds.n_rows == 0:
             return
         if ds.values.dtype != self.vdtype:
-            ds = CSRDataset(ds.y, ds.indptr, ds.indices, ds.values.astype(self.vdtype), ds.n_features,
-                            row_ids=ds.row_ids, check=False)
+            values = ds.values.astype(self.vdtype)
+            if self.float32 and not np.isfinite(values).all():
+                raise ParameterError("a value is beyond the float32 range: write float64 values")
+            ds = CSRDataset(ds.y, ds.indptr, ds.indices, values, ds.n_features, row_ids=ds.row_ids, check=False)
         if self.row_ids and ds.row_ids is None:
             raise ValueError("this file carries row ids: give row_ids for every row")
         if ds.n_features is not None:
@@ -357,7 +366,8 @@ class BinaryDataset(Dataset):
         footer = self._f.read(f_size)
         if len(footer) != f_size or not footer.startswith(FOOTER_MAGIC):
             raise self._bad("corrupt footer (wrong magic bytes)")
-        if zlib.crc32(footer[:-8]) != struct.unpack_from("<I", footer, f_size - 8)[0]:
+        footer_crc, reserved = struct.unpack_from("<II", footer, f_size - 8)
+        if zlib.crc32(footer[:-8]) != footer_crc or reserved:
             raise self._bad("footer checksum mismatch: the file is corrupt")
         pos = 8
         self.labels = np.frombuffer(footer, "<f8", n_labels, pos).astype(np.float64)
@@ -404,19 +414,17 @@ class BinaryDataset(Dataset):
         return y, indptr, indices, values, ids
 
     def _check_block_header(self, b, head):
-        magic, n, nnz, first, psize, crc, _ = _BLOCK.unpack(head)
+        magic, n, nnz, first, psize, crc, reserved = _BLOCK.unpack(head)
         n_b, nnz_b = int(self.block_rows[b]), int(self.block_nnz[b])
-        if magic != BLOCK_MAGIC or n != n_b or nnz != nnz_b or first != self.block_first_row[b] or \
+        if magic != BLOCK_MAGIC or n != n_b or nnz != nnz_b or first != self.block_first_row[b] or reserved or \
                 psize != payload_layout(n_b, nnz_b, self.float32, self.has_row_ids)[5]:
             raise self._bad(f"corrupt block {b} header")
         return crc
 
     def _check_block_data(self, b, indptr, indices):
-        if indptr[0] != 0 or indptr[-1] != indices.shape[0] or (indptr.shape[0] > 1 and
-                                                                  (np.diff(indptr) < 0).any()):
-            raise self._bad(f"corrupt block {b}: row offsets out of order")
-        if indices.size and (int(indices.min()) < 0 or int(indices.max()) >= self.n_features):
-            raise self._bad(f"corrupt block {b}: a feature index is out of range")
+        status, row = check_csr(indptr, indices, self.n_features)
+        if status:
+            raise self._bad(f"corrupt block {b}: {_CSR_PROBLEMS[status]} (row {row} of the block)")
 
     def read_block(self, b):
         """Block b as a CSRDataset in a fresh buffer (verified); `first_row` tells its first global row."""

@@ -16,7 +16,7 @@ DEFAULT_CHUNK = 16 << 20
 
 # scanner status codes (cext/_libsvm.pyx)
 ST_OK, ST_LABEL, ST_LABEL_NONFINITE, ST_COLON, ST_INDEX, ST_INDEX_ZERO, ST_INDEX_ORDER, ST_INDEX_RANGE, \
-    ST_VALUE, ST_VALUE_NONFINITE, ST_QID, ST_AFTER_LABEL = range(12)
+    ST_VALUE, ST_VALUE_NONFINITE, ST_QID, ST_AFTER_LABEL, ST_VALUE_FLOAT32 = range(13)
 
 INT32_MAX = 2147483647
 
@@ -48,11 +48,14 @@ def _error(name, status, builder, buf, end, zero_based):
     elif status == ST_INDEX_ORDER:
         msg = (f"index {a} repeated" if a == b else f"indices must be strictly increasing (index {a} after {b})")
     elif status == ST_INDEX_RANGE:
+        a = tok.split(":", 1)[0]     # the index as written (the scanner stops counting digits past int32)
         msg = f"index {a} is beyond the int32 range (largest allowed {INT32_MAX - (1 if zero_based else 0)})"
     elif status == ST_VALUE:
         msg = f"value is not a number (found '{tok}')"
     elif status == ST_VALUE_NONFINITE:
         msg = f"value is NaN or infinite (found '{tok}')"
+    elif status == ST_VALUE_FLOAT32:
+        msg = f"value is beyond the float32 range (found '{tok}'; read without float32)"
     elif status == ST_QID:
         msg = f"qid must be a non-negative integer (found '{tok}')"
     else:  # pragma: no cover - every status is listed above

@@ -3,9 +3,7 @@ import bz2
 import gzip
 import io
 import lzma
-import os
 import pathlib
-import struct
 import subprocess
 import sys
 
@@ -183,7 +181,8 @@ def _random_decimal_strings(rng, n):
 HARD_DECIMALS = [
     "9007199254740993", "9007199254740993e0", "9007199254740992e22", "9007199254740993e22", "9007199254740992e-22",
     "2.4703282292062327e-324", "2.4703282292062328e-324", "2.2250738585072011e-308", "2.2250738585072012e-308",
-    "1.00000000000000011102230246251565404236316680908203125", "1.00000000000000011102230246251565404236316680908203124",
+    "1.00000000000000011102230246251565404236316680908203125",
+    "1.00000000000000011102230246251565404236316680908203124",
     "0.1000000000000000055511151231257827021181583404541015625", "123456789012345678901234567890",
     "1" + "0" * 40, "0." + "0" * 40 + "1", "4503599627370496.5", "4503599627370497.5", "1e22", "1e23", "1e-22",
     "1e-23", "7.2057594037927933e16", "179769313486231580793728971405303415079934132710037826936173778980444968292"
@@ -283,6 +282,39 @@ def test_index_beyond_int32_reports_the_index_as_written(write_bytes):
     assert (info.value.line, info.value.column) == (1, 7)
     assert "is beyond the int32 range" in info.value.message
     assert "99999999999999999999" in info.value.message
+
+
+def test_huge_exponent_is_not_truncated(write_bytes):
+    """0.(99999 zeros)1e1000001 is 10**900001: infinite, so refused like 1e400 (float() gives inf).
+
+    The exponent digits must not be cut short in a way that lets the fast path make it 1.0.
+    """
+    tok = b"0." + b"0" * 99999 + b"1e1000001"
+    assert float(tok) == float("inf")
+    with pytest.raises(llsvm.DataFormatError) as info:
+        llsvm.read_dataset(write_bytes(b"1 1:" + tok + b"\n"))
+    assert (info.value.line, info.value.column) == (1, 3)
+    assert "value is NaN or infinite" in info.value.message
+    with pytest.raises(llsvm.DataFormatError) as info:
+        llsvm.read_dataset(write_bytes(b"1 1:1\n" + tok + b" 1:1\n"))
+    assert (info.value.line, info.value.column) == (2, 1)
+    assert "label is NaN or infinite" in info.value.message
+    # long but finite tokens with big exponents are exact
+    for t in (b"0." + b"0" * 99999 + b"1e100003", b"1" + b"0" * 100010 + b"e-100000",
+              b"0." + b"0" * 999999 + b"5e1000000"):
+        ds = llsvm.read_dataset(write_bytes(b"1 1:" + t + b"\n"))
+        assert bits(ds.values).tolist() == bits([float(t)]).tolist()
+
+
+def test_float32_overflow_is_refused(write_bytes):
+    """A value finite as a double but beyond the float32 range must not become inf in a float32 dataset."""
+    path = write_bytes(b"1 1:1 2:3e38\n-1 1:2 2:1e39\n")
+    assert llsvm.read_dataset(path).values.tolist() == [1.0, 3e38, 2.0, 1e39]
+    assert np.isfinite(llsvm.read_dataset(write_bytes(b"1 1:3.4028234e38\n", "max.txt"), float32=True).values).all()
+    with pytest.raises(llsvm.DataFormatError) as info:
+        llsvm.read_dataset(path, float32=True)
+    assert (info.value.line, info.value.column) == (2, 8)
+    assert "2:1e39" in info.value.message
 
 
 def test_error_path_is_str_of_pathlike(write_bytes):
@@ -391,6 +423,26 @@ def test_error_in_compressed_file(write_bytes):
     assert "index 1 repeated" in info.value.message
 
 
+@pytest.mark.parametrize("kind", ["gzip", "bzip2", "xz"])
+def test_damaged_compressed_input(write_bytes, kind):
+    text = b"".join(b"1 1:%d 2:0.5\n" % i for i in range(3000))
+    z = _compressors()[kind](text)
+    for cut in (12, len(z) // 2, len(z) - 1):
+        path = write_bytes(z[:cut], f"cut{cut}.z")
+        for call in (lambda: llsvm.read_dataset(path, chunk_size=1000),
+                     lambda: list(llsvm.open_dataset(path, stream=True, chunk_size=1000).iter_blocks())):
+            with pytest.raises(llsvm.DataFormatError) as info:
+                call()
+            e = info.value
+            assert (e.path, e.line, e.column) == (str(path), 0, 0)
+            assert e.message.startswith(f"corrupt or truncated {kind} input (")
+            assert str(e) == f"{path}: {e.message}"
+    flipped = bytearray(z)
+    flipped[len(z) // 2] ^= 0xFF
+    with pytest.raises(llsvm.DataFormatError):
+        llsvm.read_dataset(write_bytes(bytes(flipped), "flipped.z"))
+
+
 STDIN_SAVE = """
 import sys, numpy as np, llsvm
 ds = llsvm.read_dataset('-', chunk_size=int(sys.argv[2]))
@@ -439,13 +491,15 @@ def _assert_same_as_sklearn(ds, X, y):
     assert (C != X).nnz == 0
 
 
-@pytest.mark.parametrize("seed,n_rows,n_features,density,empty_frac", [
-    (0, 300, 20, 0.5, 0.0), (1, 500, 200, 0.05, 0.2), (2, 200, 10, 1.0, 0.0), (3, 400, 100000, 0.0003, 0.3),
-    (4, 1000, 50, 0.02, 0.5), (5, 50, 3, 0.7, 0.1),
+@pytest.mark.parametrize("seed,n_rows,n_features,density,empty_frac,fancy", [
+    (0, 300, 20, 0.5, 0.0, False), (1, 500, 200, 0.05, 0.2, False), (2, 200, 10, 1.0, 0.0, False),
+    (3, 400, 100000, 0.0003, 0.3, False), (4, 1000, 50, 0.02, 0.5, False), (5, 50, 3, 0.7, 0.1, False),
+    (6, 400, 30, 0.2, 0.1, True), (7, 300, 5000, 0.01, 0.2, True),
 ])
-def test_agrees_with_sklearn_random(write_bytes, random_libsvm, seed, n_rows, n_features, density, empty_frac):
+def test_agrees_with_sklearn_random(write_bytes, random_libsvm, seed, n_rows, n_features, density, empty_frac,
+                                    fancy):
     r = random_libsvm(seed, n_rows=n_rows, n_features=n_features, density=density, empty_frac=empty_frac,
-                      labels=(-1.0, 1.0, 3.0, 0.25), fancy=False)
+                      labels=(-1.0, 1.0, 3.0, 0.25), fancy=fancy)
     path = write_bytes(r.text)
     X, y = _sklearn(str(path))
     ds = llsvm.read_dataset(path)
