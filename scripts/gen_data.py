@@ -37,10 +37,14 @@ the dimensionality from the data see exactly ``features``.
 Determinism: all randomness comes from ``numpy.random.default_rng`` seeded
 with children of ``SeedSequence([seed, kind])`` (hidden model, calibration
 sample, training rows, test rows), never from global state, so the same
-arguments give the same bytes on every run (and the same numpy version: the
-bit streams of ``Generator`` methods are stable in practice but not formally
-guaranteed across numpy releases).  The hidden model does not depend on ``--rows``, and
-the training file does not depend on whether ``--test-out`` is given.
+arguments give the same bytes on every run.  Model quantities computed with
+transcendental ufuncs (whose SIMD implementations differ in the last ulp
+between numpy versions / CPUs) are rounded to a coarse grid and the values
+are otherwise built from IEEE-exact arithmetic, so the bytes also match
+across numpy versions (checked: 1.24 vs 2.4, AVX-512 vs scalar paths) as long
+as numpy keeps the ``Generator`` bit streams (not formally guaranteed).  The
+hidden model does not depend on ``--rows``, and the training file does not
+depend on whether ``--test-out`` is given.
 
 Speed/memory: rows are generated, formatted and written in batches; the text
 of a batch is built with vectorised numpy digit arithmetic into a
@@ -55,6 +59,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import math
 import os
 import signal
 import sys
@@ -83,8 +88,8 @@ _KIND_CODE = {"sparse": 1, "dense": 2, "multiclass": 3, "demo": 4}
 ZIPF_OFFSET = 5.0        # p(rank r) ~ 1/(r + c): tempers the head of the Zipf law
 ROW_LEN_SIGMA = 0.5      # lognormal sigma of the row length (distinct features)
 W_DENSITY = 0.2          # fraction of features with a non-zero hidden weight
-W_IDF_POWER = 2.0        # hidden weight scale ~ idf^-p: signal mostly on common
-                         # features (p=0 makes the set much harder to learn)
+W_IDF_POWER = 2          # hidden weight scale ~ idf^-p (integer p): signal
+                         # mostly on common features (p=0: much harder set)
 SCORE_NOISE = 0.1        # Gaussian noise on the hidden score, x std(score)
 LABEL_FLIP = 0.02        # fraction of labels replaced by a random (other) label
 TARGET_BATCH_NNZ = 1_500_000   # non-zeros per generated batch (memory bound)
@@ -116,8 +121,9 @@ def _ndigits(maxval):
 
 
 def _round_sig6(values):
-    """Split |values| rounded to 6 significant digits into (integer part,
-    fractional part scaled to ``nfrac`` digits, nfrac)."""
+    """Round |values| to 6 significant digits (at most ``_MAX_FRAC``
+    decimals) and split them into (integer part, fractional part as an
+    integer with ``nfrac`` digits, nfrac, 6-digit mantissa)."""
     a = np.abs(values)
     # decimal exponent via comparisons (exact, no log10 rounding issues)
     thresholds = _POW10_F[1:] / 1e11   # 1e-10 .. 1e11
@@ -228,10 +234,10 @@ class _SparseModel:
         self.features = F = int(features)
         self.classes = int(classes)
         c = ZIPF_OFFSET
-        self.log_ratio = np.log((F + c) / c)
-        # P(rank = j) for the discretised continuous law (density ~ 1/(x + c))
-        cdf = np.log((np.arange(F + 1) + c) / c) / self.log_ratio
-        p = np.diff(cdf)
+        self.log_ratio = math.log((F + c) / c)
+        # P(rank = j) for the discretised continuous law (density ~ 1/(x + c)),
+        # computed without cancellation: log((j + 1 + c) / (j + c)) / log_ratio
+        p = np.log1p(1.0 / (np.arange(F) + c)) / self.log_ratio
         log1mp = np.log1p(-np.minimum(p, 1 - 1e-12))
         # expected number of distinct features after L draws: g(L)
         lmax = max(50.0, 20.0 * nnz_per_row * np.exp(3 * ROW_LEN_SIGMA))
@@ -239,6 +245,10 @@ class _SparseModel:
             np.arange(1, 65, dtype=np.float64),
             np.geomspace(64, lmax, 200)]))
         g = np.array([F - np.exp(L * log1mp).sum() for L in grid])
+        # Quantities derived with transcendental ufuncs are rounded to a
+        # coarse grid: numpy's SIMD exp/log differ in the last ulp between
+        # versions/CPUs, and this keeps the output bytes identical anyway.
+        g = np.round(g, 6)
         self.grid_L, self.grid_g = grid, g
         self.max_len = float(g[-1])
         # row-length distribution (number of distinct features), lognormal
@@ -246,7 +256,7 @@ class _SparseModel:
         # idf from the expected document frequency at the mean row length
         Lmean = np.interp(min(nnz_per_row, self.max_len), g, grid)
         df = -np.expm1(Lmean * log1mp)
-        idf_rank = 1.0 + np.log(1.0 / np.maximum(df, 1e-12))
+        idf_rank = np.round(1.0 - np.log(np.maximum(df, 1e-12)), 4)
         # rank -> feature id permutation: frequent features scattered
         self.perm = rng.permutation(F)
         self.idf = np.empty(F)
@@ -255,7 +265,10 @@ class _SparseModel:
         nvec = 1 if self.classes == 2 else self.classes
         W = rng.standard_normal((F, nvec))
         W *= rng.random((F, 1)) < W_DENSITY
-        W *= (self.idf ** -W_IDF_POWER)[:, None]
+        idf_pow = np.ones(F)
+        for _ in range(W_IDF_POWER):    # integer power, plain IEEE products
+            idf_pow *= self.idf
+        W /= idf_pow[:, None]
         self.W = W
         self.bias = np.zeros(nvec)
         self.noise_scale = 1.0
@@ -264,7 +277,8 @@ class _SparseModel:
         F = self.features
         target = np.rint(np.exp(self.mu + ROW_LEN_SIGMA * rng.standard_normal(nrows)))
         target = np.clip(target, 1, self.max_len)
-        draws = np.maximum(1, np.rint(np.interp(target, self.grid_g, self.grid_L))).astype(np.int64)
+        draws = np.rint(np.interp(target, self.grid_g, self.grid_L))
+        draws = np.maximum(1, draws).astype(np.int64)
         total = int(draws.sum())
         u = rng.random(total)
         rank = (ZIPF_OFFSET * np.expm1(u * self.log_ratio)).astype(np.int64)
@@ -282,12 +296,14 @@ class _SparseModel:
         counts = np.bincount(row, minlength=nrows)
         indptr = np.zeros(nrows + 1, dtype=np.int64)
         np.cumsum(counts, out=indptr[1:])
-        val = (1.0 + np.log(tf)) * self.idf[feat]
+        tf_weight = np.round(1.0 + np.log(np.arange(1, int(tf.max()) + 1)), 6)
+        val = tf_weight[tf - 1] * self.idf[feat]
         norm = np.sqrt(np.bincount(row, weights=val * val, minlength=nrows))
         val /= norm[row]
         scores = np.empty((nrows, self.W.shape[1]))
         for k in range(self.W.shape[1]):
-            scores[:, k] = np.bincount(row, weights=val * self.W[feat, k], minlength=nrows)
+            scores[:, k] = np.bincount(row, weights=val * self.W[feat, k],
+                                       minlength=nrows)
         return indptr, feat, val, scores
 
 
@@ -295,8 +311,8 @@ class _DenseModel:
     def __init__(self, rng, features, classes):
         self.features = F = int(features)
         self.classes = int(classes)
-        self.mu = rng.normal(0.0, 0.5, F)
-        self.scale = np.exp(rng.normal(0.0, 0.5, F))
+        self.mu = np.round(rng.normal(0.0, 0.5, F), 6)
+        self.scale = np.round(np.exp(rng.normal(0.0, 0.5, F)), 6)
         nvec = 1 if self.classes == 2 else self.classes
         self.W = rng.standard_normal((F, nvec)) / self.scale[:, None]
         self.bias = np.zeros(nvec)
@@ -314,7 +330,8 @@ class _DenseModel:
 def _labels(model, rng, scores):
     """Class ids (0..C-1; for C == 2: 0 -> -1, 1 -> +1) from hidden scores."""
     n = scores.shape[0]
-    s = scores - model.bias + model.noise_scale * SCORE_NOISE * rng.standard_normal(scores.shape)
+    noise = rng.standard_normal(scores.shape)
+    s = scores - model.bias + model.noise_scale * SCORE_NOISE * noise
     if model.classes == 2:
         y = (s[:, 0] > 0).astype(np.int64)
     else:
@@ -325,7 +342,7 @@ def _labels(model, rng, scores):
     return y
 
 
-def _calibrate(model, rng, nnz_per_row):
+def _calibrate(model, rng):
     """Centre / balance the hidden scores on a calibration sample."""
     nrows = CALIB_ROWS
     _, _, _, scores = model.rows(rng, nrows)
@@ -367,7 +384,8 @@ def _write_set(model, rng, path, nrows, batch_rows, checksum):
     nnz = 0
     nbytes = 0
     h = hashlib.sha256() if checksum else None
-    fd, tmp = tempfile.mkstemp(dir=d, prefix="." + os.path.basename(path) + ".", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=d, prefix="." + os.path.basename(path) + ".",
+                               suffix=".tmp")
     try:
         with os.fdopen(fd, "wb", buffering=0) as f:
             done = 0
@@ -406,7 +424,7 @@ def _write_set(model, rng, path, nrows, batch_rows, checksum):
 
 def generate(kind, out_path, *, rows=None, features=None, nnz_per_row=None,
              classes=None, seed=0, test_out=None, test_rows=None,
-             checksum=False):
+             checksum=False) -> dict:
     """Generate a dataset of ``kind`` into ``out_path`` (LIBSVM text).
 
     Returns a summary dict: kind, path, rows, features, nnz, classes
@@ -447,7 +465,7 @@ def generate(kind, out_path, *, rows=None, features=None, nnz_per_row=None,
         model = _DenseModel(rng_model, features, classes)
     else:
         model = _SparseModel(rng_model, features, nnz_per_row, classes)
-    _calibrate(model, np.random.default_rng(s_calib), nnz_per_row)
+    _calibrate(model, np.random.default_rng(s_calib))
 
     batch_rows = int(np.clip(TARGET_BATCH_NNZ // max(1.0, nnz_per_row), 256, 100_000))
     summary = _write_set(model, np.random.default_rng(s_train), out_path, rows,
@@ -486,7 +504,8 @@ def _positive_float(s):
 
 
 def _fmt_counts(c):
-    return ",".join(f"{'+' if k > 0 and len(c) == 2 else ''}{k}:{v}" for k, v in c.items())
+    return ",".join(f"{'+' if k > 0 and len(c) == 2 else ''}{k}:{v}"
+                    for k, v in c.items())
 
 
 def main(argv=None):
@@ -502,7 +521,8 @@ def main(argv=None):
     ap.add_argument("--features", type=_positive_int)
     ap.add_argument("--nnz-per-row", type=_positive_float,
                     help="mean non-zeros per row (ignored for dense)")
-    ap.add_argument("--classes", type=int, help=">= 2; 2 gives +1/-1 labels, more gives 1..C")
+    ap.add_argument("--classes", type=int,
+                    help=">= 2; 2 gives +1/-1 labels, more gives 1..C")
     ap.add_argument("--seed", type=_nonneg_int, default=0)
     ap.add_argument("--test-out", help="also write a held-out test set here")
     ap.add_argument("--test-rows", type=_positive_int,
@@ -528,15 +548,18 @@ def main(argv=None):
         for t in sets:
             print(f"{t['sha256']}  {t['path']}")
     if not a.quiet:
-        for t in sets:
-            print(f"gen_data: {s['kind']} {t['path']}: rows={t['rows']} "
-                  f"features={t['features']} nnz={t['nnz']} "
-                  f"({t['nnz'] / max(1, t['rows']):.1f}/row) "
-                  f"labels={_fmt_counts(t['classes'])} bytes={t['bytes']} "
-                  f"seed={s['seed']} seconds={s['seconds']:.2f}",
-                  file=sys.stderr)
+        parts = [f"{t['path']}: rows={t['rows']} features={t['features']} "
+                 f"nnz={t['nnz']} ({t['nnz'] / max(1, t['rows']):.1f}/row) "
+                 f"labels={_fmt_counts(t['classes'])} bytes={t['bytes']}"
+                 for t in sets]
+        print(f"gen_data {s['kind']} seed={s['seed']}: " + "; test ".join(parts)
+              + f"; {s['seconds']:.2f}s", file=sys.stderr)
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        print("gen_data: interrupted", file=sys.stderr)
+        sys.exit(130)

@@ -13,6 +13,10 @@ class InputOpenError(LLSVMError):
     """An input file that cannot be opened (LIBLINEAR: "can't open input file %s")."""
 
 
+class ParamError(LLSVMError):
+    """A parameter LIBLINEAR's check_parameter refuses: printed as "ERROR: ..." with exit 1."""
+
+
 def _on_sigterm(signum, frame):
     # turn SIGTERM into an exception so atomic writers remove their temporary files
     raise SystemExit(128 + signum)
@@ -20,7 +24,9 @@ def _on_sigterm(signum, frame):
 
 def report_error(exc):
     """Print an LLSVMError the LIBLINEAR way on stderr."""
-    if isinstance(exc, DataFormatError) and exc.line > 0:
+    if isinstance(exc, ParamError):
+        click.echo(f"ERROR: {exc}", err=True)
+    elif isinstance(exc, DataFormatError) and exc.line > 0:
         click.echo(f"Wrong input format at line {exc.line}", err=True)
         click.echo(f"{exc.path}: line {exc.line}, column {exc.column}: {exc.message}", err=True)
     elif isinstance(exc, InputOpenError):

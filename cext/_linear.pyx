@@ -1,0 +1,279 @@
+# Kernels of the L2-regularized linear SVM solvers (LIBLINEAR 2.50 semantics), over the row view.
+#
+# 1. Dual coordinate descent with shrinking (Hsieh, Chang, Lin, Keerthi, Sundararajan, ICML 2008, Algorithm 3;
+#    LIBLINEAR's solve_l2r_l1l2_svc). Problem, for labels y_i in {-1,+1}:
+#        min_alpha  f(alpha) = 1/2 alpha^T (Q + D) alpha - e^T alpha,   0 <= alpha_i <= U_i,
+#        Q_ij = y_i y_j x_i.x_j,  L1 loss (-s 3): D_ii = 0, U_i = C_i;  L2 loss (-s 1): D_ii = 1/(2 C_i), U_i = inf,
+#    with w = sum_i alpha_i y_i x_i kept up to date. Update of coordinate i: G = y_i w.x_i - 1 + D_ii alpha_i,
+#    projected gradient PG (0 at an active bound), alpha_i <- min(max(alpha_i - G/QD_i, 0), U_i), w += d y_i x_i.
+#    Shrinking: a variable at a bound whose G is beyond last epoch's PG_max / PG_min leaves the active set.
+#    `dcd_epoch` runs ONE outer iteration (random permutation of the active set from the project's RNG, then one
+#    pass); the Python driver (llsvm/solvers.py) applies LIBLINEAR 2.50's stopping rule
+#    PG_max - PG_min <= eps and |PG_max| <= eps and |PG_min| <= eps, with a final pass over all variables.
+# 2. Building blocks of the trust-region-free Newton method of LIBLINEAR's -s 2 (Galli & Lin 2021, newton.cpp;
+#    Lin, Weng, Keerthi 2008): X v, X^T (restricted) v, the generalized Hessian-vector product of the squared
+#    hinge loss and its diagonal preconditioner. The Newton/PCG loop itself is in llsvm/solvers.py.
+# 3. Decision values for prediction (features beyond the model's nr_feature ignored, bias appended).
+# Subproblems (one-vs-rest classes, cross-validation folds) are the full view plus `rows`, the rows they use.
+from libc.math cimport fabs, INFINITY
+from libc.stdint cimport int32_t, int64_t, uint64_t
+
+import numpy as np
+
+from kernel_types cimport value_t
+from rowview cimport RowView, make_view, row_dot, row_axpy, row_sq_norm
+from rng cimport Rng, rng_seed, rng_bounded, rng_next
+
+
+def rng_state(uint64_t seed):
+    """A fresh RNG state (4 x uint64) seeded from `seed`; kernels advance it in place."""
+    state = np.empty(4, dtype=np.uint64)
+    cdef uint64_t[::1] s = state
+    rng_seed(<Rng*>&s[0], seed)
+    return state
+
+
+cdef inline int64_t _row(const int64_t* rows, int64_t i) noexcept nogil:
+    return rows[i] if rows != NULL else i
+
+
+def sq_norms(const int64_t[::1] indptr, const int32_t[::1] indices, const value_t[::1] values, double bias,
+             const int64_t[::1] rows, double[::1] out):
+    """out[i] = ||x_rows[i]||^2 including the bias coordinate (QD without the loss's diagonal term)."""
+    cdef RowView v = make_view(indptr, indices, values, NULL, 0, bias)
+    cdef const int64_t* r = &rows[0] if rows.shape[0] > 0 else NULL
+    cdef int64_t i, l = out.shape[0]
+    with nogil:
+        for i in range(l):
+            out[i] = row_sq_norm(&v, _row(r, i), <value_t*>NULL)
+
+
+def dcd_init_w(const int64_t[::1] indptr, const int32_t[::1] indices, const value_t[::1] values, int64_t n_features,
+               double bias, const int64_t[::1] rows, const signed char[::1] y, const double[::1] alpha,
+               double[::1] w):
+    """w = sum_i alpha_i y_i x_i (w is zeroed first)."""
+    cdef RowView v = make_view(indptr, indices, values, NULL, n_features, bias)
+    cdef const int64_t* r = &rows[0] if rows.shape[0] > 0 else NULL
+    cdef int64_t i, l = y.shape[0]
+    with nogil:
+        for i in range(w.shape[0]):
+            w[i] = 0.0
+        for i in range(l):
+            if alpha[i] != 0.0:
+                row_axpy(&v, _row(r, i), y[i] * alpha[i], &w[0], <value_t*>NULL)
+
+
+def dcd_epoch(const int64_t[::1] indptr, const int32_t[::1] indices, const value_t[::1] values, int64_t n_features,
+              double bias, const int64_t[::1] rows, const signed char[::1] y, double[::1] alpha, double[::1] w,
+              const double[::1] xnorm, int32_t[::1] index, int64_t active_size, double PGmax_old,
+              double PGmin_old, double Cp, double Cn, bint l1_loss, uint64_t[::1] rng):
+    """One outer iteration of dual CD with shrinking. Returns (active_size, PGmax_new, PGmin_new, n_updates).
+
+    xnorm[i] = ||x_i||^2 (with bias); QD_i = xnorm[i] + D_ii. `index` holds the active variables first.
+    """
+    cdef RowView v = make_view(indptr, indices, values, NULL, n_features, bias)
+    cdef const int64_t* r = &rows[0] if rows.shape[0] > 0 else NULL
+    cdef Rng* g = <Rng*>&rng[0]
+    cdef double diag[3]
+    cdef double upper[3]
+    cdef double G, PG, C, d, alpha_old, QD
+    cdef double PGmax_new = -INFINITY, PGmin_new = INFINITY
+    cdef int64_t s, i, j, k, n_updates = 0
+    cdef int32_t tmp
+    cdef int yi
+    cdef double* w_ptr = &w[0]
+    if l1_loss:
+        diag[0] = 0.0
+        diag[2] = 0.0
+        upper[0] = Cn
+        upper[2] = Cp
+    else:
+        diag[0] = 0.5 / Cn
+        diag[2] = 0.5 / Cp
+        upper[0] = INFINITY
+        upper[2] = INFINITY
+    with nogil:
+        # random permutation of the active set
+        for s in range(active_size):
+            j = s + rng_bounded(g, <unsigned int>(active_size - s))
+            tmp = index[s]
+            index[s] = index[j]
+            index[j] = tmp
+        s = 0
+        while s < active_size:
+            i = index[s]
+            yi = y[i]
+            k = yi + 1
+            G = yi * row_dot(&v, _row(r, i), w_ptr, <value_t*>NULL) - 1.0
+            C = upper[k]
+            G += alpha[i] * diag[k]
+            PG = 0.0
+            if alpha[i] == 0.0:
+                if G > PGmax_old:
+                    active_size -= 1
+                    tmp = index[s]
+                    index[s] = index[active_size]
+                    index[active_size] = tmp
+                    continue
+                elif G < 0.0:
+                    PG = G
+            elif alpha[i] == C:
+                if G < PGmin_old:
+                    active_size -= 1
+                    tmp = index[s]
+                    index[s] = index[active_size]
+                    index[active_size] = tmp
+                    continue
+                elif G > 0.0:
+                    PG = G
+            else:
+                PG = G
+            if PG > PGmax_new:
+                PGmax_new = PG
+            if PG < PGmin_new:
+                PGmin_new = PG
+            if fabs(PG) > 1.0e-12:
+                alpha_old = alpha[i]
+                QD = xnorm[i] + diag[k]
+                alpha[i] = min(max(alpha[i] - G / QD, 0.0), C)
+                d = (alpha[i] - alpha_old) * yi
+                row_axpy(&v, _row(r, i), d, w_ptr, <value_t*>NULL)
+                n_updates += 1
+            s += 1
+    return active_size, PGmax_new, PGmin_new, n_updates
+
+
+def dcd_violation(const int64_t[::1] indptr, const int32_t[::1] indices, const value_t[::1] values,
+                  int64_t n_features, double bias, const int64_t[::1] rows, const signed char[::1] y,
+                  const double[::1] alpha, const double[::1] w, double Cp, double Cn, bint l1_loss):
+    """max_i |PG_i| over all variables at (alpha, w), without changing anything (the certificate)."""
+    cdef RowView v = make_view(indptr, indices, values, NULL, n_features, bias)
+    cdef const int64_t* r = &rows[0] if rows.shape[0] > 0 else NULL
+    cdef double diag[3]
+    cdef double upper[3]
+    cdef double G, PG, m = 0.0
+    cdef int64_t i, l = y.shape[0]
+    cdef int k
+    if l1_loss:
+        diag[0] = diag[2] = 0.0
+        upper[0] = Cn
+        upper[2] = Cp
+    else:
+        diag[0] = 0.5 / Cn
+        diag[2] = 0.5 / Cp
+        upper[0] = upper[2] = INFINITY
+    with nogil:
+        for i in range(l):
+            k = y[i] + 1
+            G = y[i] * row_dot(&v, _row(r, i), &w[0], <value_t*>NULL) - 1.0 + alpha[i] * diag[k]
+            if alpha[i] <= 0.0:
+                PG = G if G < 0.0 else 0.0
+            elif alpha[i] >= upper[k]:
+                PG = G if G > 0.0 else 0.0
+            else:
+                PG = G
+            if fabs(PG) > m:
+                m = fabs(PG)
+    return m
+
+
+def xv(const int64_t[::1] indptr, const int32_t[::1] indices, const value_t[::1] values, int64_t n_features,
+       double bias, const int64_t[::1] rows, const double[::1] v_in, double[::1] out):
+    """out[i] = x_rows[i] . v (with the bias coordinate)."""
+    cdef RowView v = make_view(indptr, indices, values, NULL, n_features, bias)
+    cdef const int64_t* r = &rows[0] if rows.shape[0] > 0 else NULL
+    cdef int64_t i, l = out.shape[0]
+    with nogil:
+        for i in range(l):
+            out[i] = row_dot(&v, _row(r, i), &v_in[0], <value_t*>NULL)
+
+
+def sub_xtv(const int64_t[::1] indptr, const int32_t[::1] indices, const value_t[::1] values, int64_t n_features,
+            double bias, const int64_t[::1] rows, const int32_t[::1] I, const double[::1] coef, double[::1] out):
+    """out = sum_k coef[k] x_rows[I[k]] (out zeroed first): X_I^T coef."""
+    cdef RowView v = make_view(indptr, indices, values, NULL, n_features, bias)
+    cdef const int64_t* r = &rows[0] if rows.shape[0] > 0 else NULL
+    cdef int64_t k
+    with nogil:
+        for k in range(out.shape[0]):
+            out[k] = 0.0
+        for k in range(I.shape[0]):
+            row_axpy(&v, _row(r, I[k]), coef[k], &out[0], <value_t*>NULL)
+
+
+def l2svc_hv(const int64_t[::1] indptr, const int32_t[::1] indices, const value_t[::1] values, int64_t n_features,
+             double bias, const int64_t[::1] rows, const int32_t[::1] I, const double[::1] C, const double[::1] s,
+             double[::1] out):
+    """out = sum_{i in I} C_i (x_i . s) x_i (the data part of the squared hinge's generalized Hessian times s)."""
+    cdef RowView v = make_view(indptr, indices, values, NULL, n_features, bias)
+    cdef const int64_t* r = &rows[0] if rows.shape[0] > 0 else NULL
+    cdef int64_t k, i
+    cdef double xs
+    with nogil:
+        for k in range(out.shape[0]):
+            out[k] = 0.0
+        for k in range(I.shape[0]):
+            i = _row(r, I[k])
+            xs = C[I[k]] * row_dot(&v, i, &s[0], <value_t*>NULL)
+            row_axpy(&v, i, xs, &out[0], <value_t*>NULL)
+
+
+def l2svc_diag(const int64_t[::1] indptr, const int32_t[::1] indices, const value_t[::1] values,
+               int64_t n_features, double bias, const int64_t[::1] rows, const int32_t[::1] I,
+               const double[::1] C, double[::1] out):
+    """out[j] += 2 sum_{i in I} C_i x_ij^2 (the preconditioner's data part; out holds its initial value)."""
+    cdef int64_t k, i, p
+    cdef const int64_t* r = &rows[0] if rows.shape[0] > 0 else NULL
+    cdef double c
+    with nogil:
+        for k in range(I.shape[0]):
+            i = _row(r, I[k])
+            c = 2.0 * C[I[k]]
+            for p in range(indptr[i], indptr[i + 1]):
+                out[indices[p]] += c * values[p] * values[p]
+            if bias >= 0:
+                out[n_features] += c * bias * bias
+
+
+def decision_values(const int64_t[::1] indptr, const int32_t[::1] indices, const value_t[::1] values,
+                    const double[:, ::1] W, int64_t nr_feature, double bias, double[:, ::1] out):
+    """out[i, j] = sum over features < nr_feature of x_ik W[k, j] (+ bias * W[nr_feature, j] when bias >= 0).
+
+    LIBLINEAR's predict: test features beyond the training dimension are ignored.
+    """
+    cdef int64_t n = indptr.shape[0] - 1, nr_w = W.shape[1], i, p, j, f
+    cdef double x
+    with nogil:
+        for i in range(n):
+            for j in range(nr_w):
+                out[i, j] = 0.0
+            for p in range(indptr[i], indptr[i + 1]):
+                f = indices[p]
+                if f < nr_feature:
+                    x = values[p]
+                    for j in range(nr_w):
+                        out[i, j] += W[f, j] * x
+            if bias >= 0:
+                for j in range(nr_w):
+                    out[i, j] += W[nr_feature, j] * bias
+    return out
+
+
+def rng_draw(uint64_t[::1] rng):
+    """The next 64-bit draw of an RNG state (for deriving sub-seeds)."""
+    return rng_next(<Rng*>&rng[0])
+
+
+def permutation(int64_t n, uint64_t[::1] rng):
+    """A random permutation of 0..n-1 (Fisher-Yates with unbiased bounded draws), as LIBLINEAR's CV does."""
+    perm = np.arange(n, dtype=np.int64)
+    cdef int64_t[::1] p = perm
+    cdef int64_t i, j, t
+    cdef Rng* g = <Rng*>&rng[0]
+    with nogil:
+        for i in range(n):
+            j = i + rng_bounded(g, <unsigned int>(n - i))
+            t = p[i]
+            p[i] = p[j]
+            p[j] = t
+    return perm

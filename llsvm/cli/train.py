@@ -1,0 +1,217 @@
+"""llsvm-train: LIBLINEAR's `train`, option for option, plus llsvm's long options."""
+import json
+import os
+import re
+import resource
+import sys
+import time
+
+import click
+
+from ..errors import ParameterError
+from ..fileutil import atomic_output
+from ..io import read_dataset
+from ..linear import IMPLEMENTED, Params, cross_validation, find_parameter_C, train
+from ..solvers import SOLVER_NAMES
+from .common import InputOpenError, ParamError, check_input, handle_errors, make_reporter
+
+LIBLINEAR_SOLVERS = {0, 1, 2, 3, 4, 5, 6, 7, 11, 12, 13, 21}
+NAMED_SOLVERS = {"llsvm", "streamsvm", "bm", "h1tree", "project1d", "local1d", "olsvm", "norma", "pegaz", "pegasos"}
+OUT_OF_CORE = "-s llsvm, -s streamsvm and -s bm"
+
+USAGE_SOLVERS = """\b
+-s type : set type of solver (default 1)
+   1 -- L2-regularized L2-loss support vector classification (dual)
+   2 -- L2-regularized L2-loss support vector classification (primal)
+   3 -- L2-regularized L1-loss support vector classification (dual)
+  (LIBLINEAR's other numbers and llsvm's named solvers: not implemented yet)"""
+
+
+class LiblinearCommand(click.Command):
+    """Click command that also understands LIBLINEAR's -wi weight options (-w1 5 -w-1 2)."""
+
+    def parse_args(self, ctx, args):
+        out = []
+        i = 0
+        while i < len(args):
+            a = args[i]
+            if a == "--":
+                out.extend(args[i:])
+                break
+            m = re.fullmatch(r"-w([+-]?\d+)", a)
+            if m:
+                if i + 1 >= len(args):
+                    raise click.UsageError(f"Option '{a}' requires a weight.", ctx=ctx)
+                out += ["--weight", m.group(1), args[i + 1]]
+                i += 2
+                continue
+            out.append(a)
+            i += 1
+        return super().parse_args(ctx, out)
+
+
+def parse_solver(value):
+    """The solver number of -s VALUE, or ParamError."""
+    v = str(value).strip()
+    if v.lstrip("-").isdigit():
+        n = int(v)
+        if n in IMPLEMENTED:
+            return n
+        if n in LIBLINEAR_SOLVERS:
+            raise ParamError(f"unknown solver type {n}: LIBLINEAR's -s {n} is not implemented in llsvm yet "
+                             f"(implemented: -s 1, -s 2, -s 3)")
+        raise ParamError("unknown solver type")
+    if v in NAMED_SOLVERS:
+        raise ParamError(f"unknown solver type {v}: not implemented yet (implemented: -s 1, -s 2, -s 3)")
+    raise ParamError("unknown solver type")
+
+
+def peak_rss_mb():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def metrics(model, ds, load_s, train_s, params):
+    res = model.meta["results"]
+    return {
+        "solver": SOLVER_NAMES[params.solver], "solver_number": params.solver,
+        "n_rows": ds.n_rows, "n_features": ds.n_features, "nnz": ds.nnz,
+        "load_seconds": load_s, "train_seconds": train_s,
+        "n_iter": max(r.n_iter for r in res), "primal": sum(r.primal for r in res),
+        "dual": sum(r.dual for r in res), "gap": sum(r.gap for r in res),
+        "max_violation": max(r.max_violation for r in res), "nSV": sum(r.nSV for r in res),
+        "converged": all(r.converged for r in res), "peak_rss_mb": peak_rss_mb(),
+        "C": params.C, "eps": params.eps, "bias": params.bias, "seed": params.seed, "threads": params.threads,
+        "nr_class": model.nr_class, "labels": [int(v) for v in model.label],
+        "classes": [{"label": int(model.label[k]) if len(res) > 1 else None, "n_iter": r.n_iter,
+                     "primal": r.primal, "dual": r.dual, "gap": r.gap, "max_violation": r.max_violation,
+                     "nSV": r.nSV, "converged": r.converged} for k, r in enumerate(res)],
+    }
+
+
+def write_json(path, data):
+    with atomic_output(path, "w") as f:
+        json.dump(data, f, indent=1, default=float)
+        f.write("\n")
+
+
+@click.command(cls=LiblinearCommand, context_settings={"help_option_names": ["-h", "--help"]},
+               epilog="Weights: -wi weight (e.g. -w1 5 -w-1 2) multiplies C of class i by weight.")
+@click.argument("training_set_file")
+@click.argument("model_file", required=False)
+@click.option("-s", "solver", default=None, metavar="type", help="Solver: 1 (default), 2 or 3; see below.")
+@click.option("-c", "cost", type=float, default=None, metavar="cost", help="Set the parameter C (default 1).")
+@click.option("-p", "svr_p", type=float, default=0.1, metavar="epsilon",
+              help="Epsilon of the SVR loss (default 0.1; used only by regression solvers).")
+@click.option("-n", "nu", type=float, default=0.5, metavar="nu",
+              help="Nu of the one-class SVM (default 0.5; used only by -s 21).")
+@click.option("-e", "eps", type=float, default=None, metavar="epsilon",
+              help="Tolerance of termination criterion: -s 1 and 3 dual maximal violation (default 0.1); "
+                   "-s 2 |f'(w)|_2 <= eps*min(pos,neg)/l*|f'(w0)|_2 (default 0.01).")
+@click.option("-B", "bias", type=float, default=-1.0, metavar="bias",
+              help="If bias >= 0, instance x becomes [x; bias]; if < 0, no bias term added (default -1).")
+@click.option("-R", "no_reg_bias", is_flag=True, help="Do not regularize the bias (with -B 1, for -s 2).")
+@click.option("--weight", "weights", type=(int, float), multiple=True, hidden=True)
+@click.option("-v", "nr_fold", type=int, default=None, metavar="n", help="n-fold cross validation mode.")
+@click.option("-C", "find_C", is_flag=True, help="Find the parameter C (-s 1, 2 and 3) by cross validation.")
+@click.option("-q", "quiet", is_flag=True, help="Quiet mode (no outputs).")
+@click.option("--threads", type=click.IntRange(min=1), default=1,
+              help="Threads for one-vs-rest classes and cross-validation folds (same model for any N).")
+@click.option("--seed", type=click.IntRange(min=0), default=1, help="Seed of the random number generator.")
+@click.option("--max-iter", type=click.IntRange(min=1), default=None,
+              help="Outer iterations of the dual solvers (default 300) / Newton iterations of -s 2 (1000).")
+@click.option("--json", "json_file", default=None, metavar="FILE", help="Write training metrics as JSON.")
+@click.option("--progress/--no-progress", default=None,
+              help="Progress bars on stderr (default: when stderr is a terminal and not -q).")
+@click.option("--zero-based", is_flag=True, help="Text input has 0-based feature indices.")
+@click.option("--memory", default=None, metavar="SIZE", help=f"Memory budget ({OUT_OF_CORE} only).")
+@click.option("--tmp-dir", default=None, metavar="DIR", help=f"Directory for temporary files ({OUT_OF_CORE} only).")
+@handle_errors
+def main(training_set_file, model_file, solver, cost, svr_p, nu, eps, bias, no_reg_bias, weights, nr_fold, find_C,
+         quiet, threads, seed, max_iter, json_file, progress, zero_based, memory, tmp_dir):
+    """Train a linear SVM, as LIBLINEAR's train: llsvm-train [options] training_set_file [model_file]."""
+    reporter = make_reporter(quiet, progress)
+    say = (lambda s: None) if quiet else _stdout
+    warn = _stderr
+    if nr_fold is not None and nr_fold < 2:
+        raise click.UsageError("n-fold cross validation: n must >= 2")
+    try:
+        solver_no = parse_solver(solver) if solver is not None else 1
+    except ParamError:
+        if find_C and solver is not None:
+            raise click.UsageError("Warm-start parameter search only available for -s 1, -s 2 and -s 3") from None
+        raise
+    for opt, val in (("--memory", memory), ("--tmp-dir", tmp_dir)):
+        if val is not None:
+            raise click.UsageError(f"{opt} applies only to the out-of-core solvers ({OUT_OF_CORE}), "
+                                   f"not to -s {solver_no}")
+    if find_C:
+        if nr_fold is None:
+            nr_fold = 5
+        if solver is None:
+            warn("Solver not specified. Using -s 2\n")
+            solver_no = 2
+    params = Params(solver=solver_no, C=1.0 if cost is None else cost, eps=eps, bias=bias,
+                    weights=list(weights), regularize_bias=not no_reg_bias, max_iter=max_iter, seed=seed,
+                    threads=threads)
+    try:
+        params.check()
+    except ParameterError as exc:
+        raise ParamError(str(exc)) from None
+
+    check_input(training_set_file)
+    if model_file is None:
+        base = "stdin" if training_set_file == "-" else os.path.basename(training_set_file.rstrip("/"))
+        model_file = base + ".model"
+    t0 = time.perf_counter()
+    try:
+        with reporter.bar(desc="reading") as bar:
+            ds = read_dataset(training_set_file, zero_based=zero_based, progress=bar)
+    except IsADirectoryError:
+        raise InputOpenError(f"can't open input file {training_set_file}") from None
+    load_s = time.perf_counter() - t0
+
+    if find_C:
+        _stdout(f"Doing parameter search with {nr_fold}-fold cross validation.\n")
+        t1 = time.perf_counter()
+        best_C, best_rate = find_parameter_C(ds, nr_fold, start_C=cost, say=say, warn=warn, params=params)
+        _stdout(f"Best C = {best_C:g}  CV accuracy = {100.0 * best_rate:g}%\n")
+        if json_file:
+            write_json(json_file, {"solver": SOLVER_NAMES[solver_no], "n_rows": ds.n_rows,
+                                   "n_features": ds.n_features, "nnz": ds.nnz, "load_seconds": load_s,
+                                   "train_seconds": time.perf_counter() - t1, "best_C": best_C,
+                                   "cv_accuracy": 100.0 * best_rate, "peak_rss_mb": peak_rss_mb()})
+        return
+    if nr_fold is not None:
+        t1 = time.perf_counter()
+        target = cross_validation(ds, nr_fold, say=say, warn=warn, params=params)
+        acc = 100.0 * float((target == ds.y).sum()) / ds.n_rows
+        _stdout(f"Cross Validation Accuracy = {acc:g}%\n")
+        if json_file:
+            write_json(json_file, {"solver": SOLVER_NAMES[solver_no], "n_rows": ds.n_rows,
+                                   "n_features": ds.n_features, "nnz": ds.nnz, "load_seconds": load_s,
+                                   "train_seconds": time.perf_counter() - t1, "nr_fold": nr_fold,
+                                   "cv_accuracy": acc, "peak_rss_mb": peak_rss_mb()})
+        return
+    t1 = time.perf_counter()
+    model = train(ds, say=say, warn=warn, params=params)
+    train_s = time.perf_counter() - t1
+    try:
+        model.save(model_file)
+    except OSError:
+        raise InputOpenError(f"can't save model to file {model_file}") from None
+    if json_file:
+        write_json(json_file, metrics(model, ds, load_s, train_s, params))
+
+
+def _stdout(s):
+    sys.stdout.write(s)
+    sys.stdout.flush()
+
+
+def _stderr(s):
+    sys.stderr.write(s)
+    sys.stderr.flush()
+
+
+if __name__ == "__main__":  # python -m llsvm.cli.train
+    main()

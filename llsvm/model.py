@@ -1,0 +1,225 @@
+"""Linear models in LIBLINEAR's exact text format (DESIGN.md section 5), prediction, and strict loading.
+
+    solver_type L2R_L1LOSS_SVC_DUAL
+    nr_class 2
+    label 1 -1
+    nr_feature 123
+    bias -1
+    w
+    0.123 (one line per feature, then one for the bias if bias >= 0; nr_w values each, "%.17g " each)
+
+nr_w is 1 for two classes, nr_class otherwise. Labels are integers, as LIBLINEAR stores them.
+"""
+import os
+
+import numpy as np
+
+from ._ext._linear import decision_values
+from .dataset import CSRDataset
+from .errors import ModelFormatError, ParameterError
+from .fileutil import atomic_output
+
+SOLVER_TYPE_TABLE = ["L2R_LR", "L2R_L2LOSS_SVC_DUAL", "L2R_L2LOSS_SVC", "L2R_L1LOSS_SVC_DUAL", "MCSVM_CS",
+                     "L1R_L2LOSS_SVC", "L1R_LR", "L2R_LR_DUAL", "", "", "", "L2R_L2LOSS_SVR", "L2R_L2LOSS_SVR_DUAL",
+                     "L2R_L1LOSS_SVR_DUAL", "", "", "", "", "", "", "", "ONECLASS_SVM"]
+SOLVER_NUMBER = {name: i for i, name in enumerate(SOLVER_TYPE_TABLE) if name}
+REGRESSION = {"L2R_L2LOSS_SVR", "L2R_L2LOSS_SVR_DUAL", "L2R_L1LOSS_SVR_DUAL"}
+PROBABILITY = {"L2R_LR", "L2R_LR_DUAL", "L1R_LR"}
+INT32_MAX = 2147483647
+
+
+def _as_rows(X):
+    """A CSRDataset-like object with indptr/indices/values from a dataset, scipy matrix or dense array."""
+    if hasattr(X, "as_view"):
+        return X.as_view()
+    import scipy.sparse as sp
+
+    return CSRDataset.from_csr(sp.csr_matrix(X), np.zeros(X.shape[0]))
+
+
+class Model:
+    """A linear model: W has shape (nr_feature + (bias >= 0), nr_w)."""
+
+    def __init__(self, solver_type, nr_class, label, nr_feature, bias, W, rho=None, meta=None):
+        if solver_type not in SOLVER_NUMBER:
+            raise ParameterError(f"unknown solver_type {solver_type}")
+        self.solver_type = solver_type
+        self.nr_class = int(nr_class)
+        self.label = None if label is None else np.asarray(label, dtype=np.int64)
+        self.nr_feature = int(nr_feature)
+        self.bias = float(bias)
+        self.W = np.ascontiguousarray(W, dtype=np.float64)
+        self.rho = rho
+        self.meta = meta or {}
+        w_size = self.nr_feature + (1 if self.bias >= 0 else 0)
+        if self.W.shape != (w_size, self.nr_w):
+            raise ParameterError(f"W has shape {self.W.shape}, expected {(w_size, self.nr_w)}")
+
+    @property
+    def nr_w(self):
+        return 1 if self.nr_class == 2 and self.solver_type != "MCSVM_CS" else self.nr_class
+
+    @property
+    def is_regression(self):
+        return self.solver_type in REGRESSION
+
+    @property
+    def w(self):
+        """The weights as LIBLINEAR's flat array w[feature * nr_w + class]."""
+        return self.W.ravel()
+
+    # -- prediction ---------------------------------------------------------------------------------------------
+    def decision_function(self, X):
+        """Decision values, shape (n_rows,) when nr_w == 1, else (n_rows, nr_w). X: dataset, scipy or dense."""
+        rows = _as_rows(X)
+        out = np.empty((rows.n_rows, self.nr_w), np.float64)
+        if rows.n_rows:
+            decision_values(rows.indptr, rows.indices, rows.values, self.W, self.nr_feature, self.bias, out)
+        return out[:, 0] if self.nr_w == 1 else out
+
+    def labels_from_decisions(self, dec):
+        """LIBLINEAR's rule: two classes by the sign of the single value, else the first largest value."""
+        dec = np.asarray(dec)
+        if self.is_regression:
+            return dec.astype(np.float64)
+        if self.solver_type == "ONECLASS_SVM":
+            return np.where(dec - (self.rho or 0.0) > 0, 1.0, -1.0)
+        if dec.ndim == 1:
+            return np.where(dec > 0, self.label[0], self.label[1]).astype(np.float64)
+        return self.label[np.argmax(dec, axis=1)].astype(np.float64)
+
+    def predict(self, X):
+        """Predicted labels (float64, as LIBLINEAR returns them)."""
+        return self.labels_from_decisions(self.decision_function(X))
+
+    # -- files --------------------------------------------------------------------------------------------------
+    def to_text(self):
+        lines = [f"solver_type {self.solver_type}", f"nr_class {self.nr_class}"]
+        if self.label is not None:
+            lines.append("label" + "".join(f" {int(v)}" for v in self.label))
+        lines.append(f"nr_feature {self.nr_feature}")
+        lines.append(f"bias {self.bias:.17g}")
+        if self.rho is not None:
+            lines.append(f"rho {self.rho:.17g}")
+        lines.append("w")
+        head = "\n".join(lines) + "\n"
+        fmt = "%.17g " * self.nr_w + "\n"
+        body = "".join(fmt % tuple(row) for row in self.W.tolist())
+        return head + body
+
+    def save(self, path):
+        """Write the model atomically in LIBLINEAR's format."""
+        text = self.to_text()
+        with atomic_output(os.fspath(path), "w") as f:
+            f.write(text)
+
+    @classmethod
+    def load(cls, path):
+        """Read a LIBLINEAR-format model strictly: anything malformed raises ModelFormatError with its line."""
+        path = os.fspath(path)
+        try:
+            size = os.path.getsize(path)
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError as exc:
+            raise ModelFormatError(f"can't open model file {path}: {exc.strerror}") from None
+        try:
+            text = data.decode("ascii")
+        except UnicodeDecodeError as exc:
+            raise ModelFormatError(f"{path}: not a model file (non-ASCII byte at offset {exc.start})") from None
+        return cls._parse(path, text, size)
+
+    @classmethod
+    def _parse(cls, path, text, size):
+        def bad(lineno, msg):
+            return ModelFormatError(f"{path}:{lineno}: {msg}")
+
+        lines = text.split("\n")
+        head = {}
+        lineno = 0
+        for lineno, line in enumerate(lines, 1):
+            parts = line.split()
+            if not parts:
+                raise bad(lineno, "empty line in the model header")
+            key = parts[0]
+            if key == "w":
+                if len(parts) != 1:
+                    raise bad(lineno, "'w' must stand alone on its line")
+                break
+            if key in head:
+                raise bad(lineno, f"'{key}' given twice")
+            if key == "solver_type":
+                if len(parts) != 2 or parts[1] not in SOLVER_NUMBER:
+                    raise bad(lineno, f"unknown solver type {' '.join(parts[1:])!r}")
+                head[key] = parts[1]
+            elif key in ("nr_class", "nr_feature"):
+                if len(parts) != 2:
+                    raise bad(lineno, f"'{key}' takes one integer")
+                try:
+                    v = int(parts[1])
+                except ValueError:
+                    raise bad(lineno, f"'{key}' is not an integer: {parts[1]!r}") from None
+                if v < (1 if key == "nr_class" else 0) or v > INT32_MAX:
+                    raise bad(lineno, f"'{key}' out of range: {v}")
+                head[key] = v
+            elif key in ("bias", "rho"):
+                try:
+                    if len(parts) != 2:
+                        raise ValueError
+                    v = float(parts[1])
+                    if v != v or v in (float("inf"), float("-inf")):
+                        raise ValueError
+                except ValueError:
+                    raise bad(lineno, f"'{key}' takes one finite number") from None
+                head[key] = v
+            elif key == "label":
+                try:
+                    head[key] = [int(p) for p in parts[1:]]
+                except ValueError:
+                    raise bad(lineno, "labels must be integers") from None
+            else:
+                raise bad(lineno, f"unknown text in model file: [{key}]")
+        else:
+            raise bad(lineno, "no 'w' line: truncated model file")
+        for key in ("solver_type", "nr_class", "nr_feature", "bias"):
+            if key not in head:
+                raise bad(lineno, f"the header has no '{key}'")
+        solver, nr_class, nr_feature, bias = head["solver_type"], head["nr_class"], head["nr_feature"], head["bias"]
+        regression = solver in REGRESSION or solver == "ONECLASS_SVM"
+        label = head.get("label")
+        if not regression:
+            if label is None:
+                raise bad(lineno, "the header has no 'label' line")
+            if len(label) != nr_class:
+                raise bad(lineno, f"'label' lists {len(label)} labels for nr_class {nr_class}")
+        nr_w = 1 if nr_class == 2 and solver != "MCSVM_CS" else nr_class
+        w_size = nr_feature + (1 if bias >= 0 else 0)
+        # every weight needs at least two bytes ("0 "): check the size before allocating
+        if w_size * nr_w * 2 > size:
+            raise bad(lineno, f"truncated model file: {w_size} x {nr_w} weights cannot fit in {size} bytes")
+        body = lines[lineno:]
+        while body and body[-1].strip() == "":
+            body.pop()
+        if len(body) != w_size:
+            raise bad(lineno + min(len(body), w_size) + 1,
+                      f"expected {w_size} weight lines, found {len(body)}")
+        W = np.empty((w_size, nr_w), np.float64)
+        for i, line in enumerate(body):
+            parts = line.split()
+            if len(parts) != nr_w:
+                raise bad(lineno + 1 + i, f"expected {nr_w} weights, found {len(parts)}")
+            try:
+                W[i] = [float(p) for p in parts]
+            except ValueError:
+                raise bad(lineno + 1 + i, f"a weight is not a number: {line.strip()!r}") from None
+        if not np.isfinite(W).all():
+            raise bad(lineno + 1 + int(np.argmax(~np.isfinite(W).all(axis=1))), "a weight is NaN or infinite")
+        return cls(solver, nr_class, label, nr_feature, bias, W, rho=head.get("rho"))
+
+    def __repr__(self):
+        return (f"Model({self.solver_type}, nr_class={self.nr_class}, nr_feature={self.nr_feature}, "
+                f"bias={self.bias:g})")
+
+
+def load_model(path):
+    return Model.load(path)
