@@ -33,9 +33,12 @@ annotate: $(VENV)/.installed
 
 include data/Makefile.mk
 
+# the main job on a small generated set: convert, describe, train (from the binary file), predict
 demo: build data/demo data/demo.t
-	$(BIN)/llsvm-convert data/demo data/demo.bin
+	$(BIN)/llsvm-convert -q data/demo data/demo.bin
 	$(BIN)/llsvm-convert --info data/demo.bin
+	$(BIN)/llsvm-train -s 3 -B 1 data/demo.bin data/demo.model
+	$(BIN)/llsvm-predict data/demo.t data/demo.model data/demo.predictions
 
 test: build
 	$(PY) -m pytest tests -q

@@ -66,10 +66,11 @@ def dcd_init_w(const int64_t[::1] indptr, const int32_t[::1] indices, const valu
 def dcd_epoch(const int64_t[::1] indptr, const int32_t[::1] indices, const value_t[::1] values, int64_t n_features,
               double bias, const int64_t[::1] rows, const signed char[::1] y, double[::1] alpha, double[::1] w,
               const double[::1] xnorm, int32_t[::1] index, int64_t active_size, double PGmax_old,
-              double PGmin_old, double Cp, double Cn, bint l1_loss, uint64_t[::1] rng):
+              double PGmin_old, double Cp, double Cn, bint l1_loss, uint64_t[::1] rng, bint shuffle=True):
     """One outer iteration of dual CD with shrinking. Returns (active_size, PGmax_new, PGmin_new, n_updates).
 
     xnorm[i] = ||x_i||^2 (with bias); QD_i = xnorm[i] + D_ii. `index` holds the active variables first.
+    shuffle=False visits index[0:active_size] in its current order (for tests against a reference).
     """
     cdef RowView v = make_view(indptr, indices, values, NULL, n_features, bias)
     cdef const int64_t* r = &rows[0] if rows.shape[0] > 0 else NULL
@@ -94,7 +95,7 @@ def dcd_epoch(const int64_t[::1] indptr, const int32_t[::1] indices, const value
         upper[2] = INFINITY
     with nogil:
         # random permutation of the active set
-        for s in range(active_size):
+        for s in range(active_size if shuffle else 0):
             j = s + rng_bounded(g, <unsigned int>(active_size - s))
             tmp = index[s]
             index[s] = index[j]

@@ -79,10 +79,11 @@ class Subproblem:
         return float(alpha.sum()) - 0.5 * float(w @ w) - 0.5 * d
 
 
-def solve_dcd(sub, l1_loss, eps, max_iter=DUAL_MAX_ITER, rng_seed=1, alpha0=None, say=None):
+def solve_dcd(sub, l1_loss, eps, max_iter=DUAL_MAX_ITER, rng_seed=1, alpha0=None, say=None, shuffle=True):
     """Dual coordinate descent with shrinking: LIBLINEAR 2.50's solve_l2r_l1l2_svc, outer loop here.
 
     Returns a FitResult; `n_iter >= max_iter` means the iteration limit was hit (converged False).
+    shuffle=False keeps the visiting order fixed (index order, as shrinking leaves it): for reference tests.
     """
     say = say or (lambda s: None)
     l = sub.l
@@ -104,7 +105,7 @@ def solve_dcd(sub, l1_loss, eps, max_iter=DUAL_MAX_ITER, rng_seed=1, alpha0=None
     while it < max_iter:
         active_size, PGmax_new, PGmin_new, _ = K.dcd_epoch(
             *sub.args, sub.y, alpha, w, xnorm, index, active_size, PGmax_old, PGmin_old, sub.Cp, sub.Cn,
-            l1_loss, rng)
+            l1_loss, rng, shuffle)
         it += 1
         if it % 10 == 0:
             say(".")

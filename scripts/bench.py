@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""llsvm benchmarks (`make bench`): text parsing, binary loading and conversion memory.
+"""llsvm benchmarks (`make bench`): text parsing, binary loading, conversion memory, and solvers vs LIBLINEAR.
 
 For each dataset, in one run:
   - parse time of `sklearn.datasets.load_svmlight_file` and of `llsvm.read_dataset` (single-threaded), MB/s, ratio;
@@ -8,6 +8,14 @@ For each dataset, in one run:
   - loading the binary file into memory (`llsvm.read_dataset` on it), and its ratio to parsing the text;
   - the in-memory dataset's bytes against 12 bytes per non-zero + 8 per row (+8 per row for the labels);
   - peak RSS of loading the text into memory (a subprocess).
+Solvers (issue "Foundation II"), against liblinear-official's C library in the same process:
+  - `-s 3` and `-s 1` solver time (llsvm.train on the loaded dataset vs LIBLINEAR's C `train` call on a problem
+    built beforehand), single-threaded, same C, eps and bias; with --threads 2 on the 10-class set;
+  - primal objectives of both models (one NumPy definition), relative difference, and against a tight reference
+    (-s 2 at eps 1e-6 for the squared hinge; -s 3 at eps 1e-3 for the hinge);
+  - test accuracy of both, and whether llsvm predicts exactly what LIBLINEAR predicts for LIBLINEAR's own model;
+  - end-to-end `llsvm-train` (parse + train, a subprocess: wall time and peak RSS) against LIBLINEAR's
+    end-to-end time estimated as its C reader's rate (60 MB/s on this machine class) plus its train call.
 Timings are medians of --repeats runs. Results: a Markdown table on stdout and Markdown + JSON in bench-results/.
 
 Datasets: the generated `sparse` (500k x 100k, ~75 nnz/row) and `dense` (400k x 200) sets, made under data/ by
@@ -35,10 +43,12 @@ import numpy as np  # noqa: E402
 import llsvm  # noqa: E402
 
 SETS = {
-    # name: (kind, seed, options for gen_data.generate)
-    "sparse": ("sparse", 1, {}),
-    "dense": ("dense", 2, {}),
+    # name: (kind, seed, default rows, test rows, options for gen_data.generate)
+    "sparse": ("sparse", 1, 500_000, 50_000, {}),
+    "dense": ("dense", 2, 400_000, 40_000, {}),
+    "multiclass": ("multiclass", 3, 200_000, 20_000, {}),
 }
+LIBLINEAR_READ_MB_S = 60.0
 
 
 def median_time(fn, repeats):
@@ -66,19 +76,20 @@ def run_measured(cmd):
 
 
 def ensure_set(name, data_dir, scale, quiet):
+    """(train path, test path) of a generated set, made with scripts/gen_data.py when missing."""
     import gen_data
 
-    kind, seed, opts = SETS[name]
+    kind, seed, rows, test_rows, opts = SETS[name]
     suffix = "" if scale == 1.0 else f"-x{scale:g}"
     path = os.path.join(data_dir, name + suffix)
-    if not os.path.exists(path):
-        defaults = {"sparse": 500_000, "dense": 400_000}
-        rows = int(defaults[name] * scale)
+    if not (os.path.exists(path) and os.path.exists(path + ".t")):
+        os.makedirs(data_dir, exist_ok=True)
         t0 = time.perf_counter()
-        gen_data.generate(kind, path, rows=rows, seed=seed, **opts)
+        gen_data.generate(kind, path, rows=int(rows * scale), seed=seed, test_out=path + ".t",
+                          test_rows=max(1000, int(test_rows * scale)), **opts)
         if not quiet:
             print(f"# generated {path} in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
-    return path
+    return path, path + ".t"
 
 
 def first_rows(path, out, n_rows):
@@ -132,6 +143,132 @@ def bench_file(name, path, tmp, repeats, sklearn_repeats, convert=True, memory=T
     return row
 
 
+def _primal(ds, labels, W, bias, l1_loss, C=1.0):
+    """Sum over the one-vs-rest problems of 1/2 |w|^2 + C sum loss (one definition for both libraries)."""
+    from llsvm.solvers import Subproblem
+
+    total = 0.0
+    cols = [0] if labels.size == 2 else range(labels.size)
+    yi = np.trunc(ds.y).astype(np.int64)
+    for k in cols:
+        ys = np.where(yi == labels[k], 1, -1).astype(np.int8)
+        total += Subproblem(ds, ys, C, C, bias=bias).primal(np.ascontiguousarray(W[:, k]), l1_loss)
+    return total
+
+
+def _liblinear_train(X, y, opts):
+    """(seconds of the C train call only, liblinear model) for a problem built beforehand."""
+    from liblinear import liblinear as L
+    from liblinear.liblinearutil import toPyModel
+
+    param = L.parameter(opts)
+    prob = L.problem(y, X)
+    prob.set_bias(param.bias)
+    L.liblinear.set_print_string_function(L.print_null)
+    t0 = time.perf_counter()
+    m = L.liblinear.train(prob, param)
+    seconds = time.perf_counter() - t0
+    return seconds, toPyModel(m)
+
+
+def _ll_W(m, n_features, bias):
+    nr_w = 1 if m.nr_class == 2 else m.nr_class
+    w_size = n_features + (1 if bias >= 0 else 0)
+    return np.ctypeslib.as_array(m.w, shape=(w_size * nr_w,)).reshape(w_size, nr_w).copy()
+
+
+def bench_solvers(name, path, test_path, repeats, tmp, threads_set=False):
+    """llsvm vs LIBLINEAR for -s 3 and -s 1 on one train/test pair; returns a list of rows."""
+    from liblinear.liblinearutil import save_model
+
+    from llsvm.linear import train
+    from llsvm.model import Model
+
+    ds = llsvm.read_dataset(path)
+    te = llsvm.read_dataset(test_path) if test_path else ds
+    X = ds.to_csr()
+    bias = 1.0
+    rows = []
+    for s in (3, 1):
+        l1 = s == 3
+        t_ll, llm = None, None
+        times = []
+        for _ in range(repeats):
+            sec, llm = _liblinear_train(X, ds.y, f"-s {s} -c 1 -B {bias:g} -q")
+            times.append(sec)
+        t_ll = statistics.median(times)
+        t_ours, model = median_time(lambda: train(ds, solver=s, C=1.0, bias=bias, seed=1, threads=1), repeats)
+        labels = model.label
+        W_ll = _ll_W(llm, ds.n_features, bias)
+        ll_labels = np.array(llm.get_labels())
+        # align LIBLINEAR's columns with ours (same label order rules, but be safe)
+        order = [int(np.flatnonzero(ll_labels == lab)[0]) for lab in labels] if ll_labels.size > 2 else [0]
+        W_ll_al = W_ll[:, order]
+        if ll_labels.size == 2 and ll_labels[0] != labels[0]:
+            W_ll_al = -W_ll_al
+        p_ours = _primal(ds, labels, model.W, bias, l1)
+        p_ll = _primal(ds, labels, W_ll_al, bias, l1)
+        acc_ours = 100.0 * float((model.predict(te) == te.y).mean())
+        mpath = os.path.join(tmp, f"{name}-s{s}.liblinear.model")
+        save_model(mpath, llm)
+        ll_model = Model.load(mpath)
+        pred_ll_by_us = ll_model.predict(te)
+        from liblinear.liblinearutil import predict as ll_predict
+        p_lab, _, _ = ll_predict(te.y, te.to_csr(), llm, "-q")
+        acc_ll = 100.0 * float((np.array(p_lab) == te.y).mean())
+        row = {"dataset": name, "solver": f"-s {s}", "rows": ds.n_rows, "nnz": ds.nnz,
+               "llsvm_train_s": t_ours, "liblinear_train_s": t_ll, "ratio": t_ours / t_ll,
+               "primal_llsvm": p_ours, "primal_liblinear": p_ll, "primal_rel_diff": (p_ours - p_ll) / abs(p_ll),
+               "acc_llsvm": acc_ours, "acc_liblinear": acc_ll, "acc_diff_pp": acc_ours - acc_ll,
+               "same_predictions_for_liblinear_model": int((pred_ll_by_us != np.array(p_lab)).sum()) == 0,
+               "n_iter": max(r.n_iter for r in model.meta["results"])}
+        # tight reference optimum
+        if l1:
+            ref = train(ds, solver=3, C=1.0, bias=bias, eps=1e-3, max_iter=3000, seed=1)
+        else:
+            ref = train(ds, solver=2, C=1.0, bias=bias, eps=1e-6, seed=1)
+        p_ref = _primal(ds, labels, ref.W, bias, l1)
+        row.update(primal_ref=p_ref, primal_rel_diff_ref=(p_ours - p_ref) / abs(p_ref))
+        if threads_set:
+            t2, m2 = median_time(lambda: train(ds, solver=s, C=1.0, bias=bias, seed=1, threads=2), repeats)
+            row.update(llsvm_threads2_s=t2, ratio_threads2=t2 / t_ll,
+                       threads2_identical=bool(np.array_equal(m2.W, model.W)))
+        rows.append(row)
+        print(json.dumps(row), file=sys.stderr)
+    return rows
+
+
+def bench_end_to_end(name, path, tmp, liblinear_train_s):
+    """llsvm-train -s 3 -B 1 on the text file (subprocess): wall time and peak RSS vs LIBLINEAR's estimate."""
+    exe = os.path.join(os.path.dirname(sys.executable), "llsvm-train")
+    model = os.path.join(tmp, name + ".e2e.model")
+    seconds, rss = run_measured([exe, "-s", "3", "-B", "1", "-q", path, model])
+    mb = os.path.getsize(path) / 1e6
+    ll_parse = mb / LIBLINEAR_READ_MB_S
+    return {"dataset": name, "llsvm_e2e_s": seconds, "liblinear_e2e_est_s": ll_parse + liblinear_train_s,
+            "e2e_ratio": seconds / (ll_parse + liblinear_train_s), "llsvm_e2e_peak_rss_mb": rss}
+
+
+def solver_markdown(rows):
+    cols = [("dataset", "set"), ("solver", "-s"), ("llsvm_train_s", "llsvm s"), ("liblinear_train_s", "LIBLINEAR s"),
+            ("ratio", "ratio"), ("ratio_threads2", "ratio 2 thr"), ("primal_rel_diff", "primal vs LL"),
+            ("primal_rel_diff_ref", "primal vs ref"), ("acc_llsvm", "acc llsvm"), ("acc_liblinear", "acc LL"),
+            ("same_predictions_for_liblinear_model", "LL model same preds")]
+    lines = ["| " + " | ".join(c[1] for c in cols) + " |", "|" + "---|" * len(cols)]
+    for r in rows:
+        cells = []
+        for c, _ in cols:
+            v = r.get(c, "")
+            if c in ("primal_rel_diff", "primal_rel_diff_ref") and v != "":
+                cells.append(f"{v:+.2e}")
+            elif isinstance(v, float):
+                cells.append(f"{v:.3f}" if c.endswith("_s") or c.startswith("ratio") else f"{v:.2f}")
+            else:
+                cells.append(str(v))
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def fmt(v, nd=2):
     if isinstance(v, float):
         return f"{v:.{nd}f}"
@@ -150,9 +287,26 @@ def markdown(rows):
     return "\n".join(lines)
 
 
+def shared_sets(tmp):
+    """(name, train path, test path or None) for every set in ../shared/data, decompressed into tmp."""
+    shared = os.path.join(ROOT, "..", "shared", "data")
+    if not os.path.isdir(shared):
+        return []
+    names = sorted(fn[:-3] for fn in os.listdir(shared) if fn.endswith(".xz"))
+    out = []
+    for name in names:
+        plain = os.path.join(tmp, name)
+        with lzma.open(os.path.join(shared, name + ".xz")) as f, open(plain, "wb") as g:
+            shutil.copyfileobj(f, g)
+        out.append(name)
+    return [(n, os.path.join(tmp, n), os.path.join(tmp, n + ".t") if n + ".t" in names else None)
+            for n in out if not n.endswith(".t")]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--sets", default="sparse,dense", help="generated sets to run (comma list; '' for none)")
+    ap.add_argument("--sets", default="sparse,dense,multiclass", help="generated sets (comma list; '' for none)")
+    ap.add_argument("--parts", default="parse,solvers", help="what to run: parse, solvers (comma list)")
     ap.add_argument("--scale", type=float, default=1.0, help="fraction of the default rows (quick runs)")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--sklearn-repeats", type=int, default=None, help="default: --repeats")
@@ -162,53 +316,76 @@ def main():
     ap.add_argument("-q", "--quiet", action="store_true")
     args = ap.parse_args()
     sk_rep = args.sklearn_repeats or args.repeats
+    parts = set(args.parts.split(","))
+    exe_convert = os.path.join(os.path.dirname(sys.executable), "llsvm-convert")
 
     os.makedirs(args.out_dir, exist_ok=True)
     tmp = tempfile.mkdtemp(prefix="llsvm-bench-")
-    rows = []
+    rows, solver_rows, e2e_rows = [], [], []
     try:
-        for name in [s for s in args.sets.split(",") if s]:
-            path = ensure_set(name, args.data_dir, args.scale, args.quiet)
-            r = bench_file(name, path, tmp, args.repeats, sk_rep)
-            # the same conversion on a quarter of the rows: peak memory must not depend on the input size
-            quarter = first_rows(path, os.path.join(tmp, name + ".quarter"), r["rows"] // 4)
-            t_q, rss_q = run_measured([os.path.join(os.path.dirname(sys.executable), "llsvm-convert"), "-q",
-                                       quarter, os.path.join(tmp, name + ".quarter.bin")])
-            r.update(convert_quarter_s=t_q, convert_quarter_peak_rss_mb=rss_q)
-            os.unlink(quarter)
-            rows.append(r)
-            if not args.quiet:
-                print(json.dumps(r), file=sys.stderr)
-        shared = os.path.join(ROOT, "..", "shared", "data")
-        if not args.no_shared and os.path.isdir(shared):
-            for fn in sorted(os.listdir(shared)):
-                if not fn.endswith(".xz"):
+        generated = [(name, *ensure_set(name, args.data_dir, args.scale, args.quiet))
+                     for name in [x for x in args.sets.split(",") if x]]
+        shared = [] if args.no_shared else shared_sets(tmp)
+        if "parse" in parts:
+            for name, path, _ in generated:
+                if name == "multiclass":
                     continue
-                plain = os.path.join(tmp, fn[:-3])
-                with lzma.open(os.path.join(shared, fn)) as f, open(plain, "wb") as g:
-                    shutil.copyfileobj(f, g)
-                r = bench_file(fn[:-3], plain, tmp, max(args.repeats, 5), max(sk_rep, 5), convert=False,
-                               memory=False)
+                r = bench_file(name, path, tmp, args.repeats, sk_rep)
+                # the same conversion on a quarter of the rows: peak memory must not depend on the input size
+                quarter = first_rows(path, os.path.join(tmp, name + ".quarter"), r["rows"] // 4)
+                t_q, rss_q = run_measured([exe_convert, "-q", quarter, os.path.join(tmp, name + ".quarter.bin")])
+                r.update(convert_quarter_s=t_q, convert_quarter_peak_rss_mb=rss_q)
+                os.unlink(quarter)
                 rows.append(r)
-                os.unlink(plain)
+                if not args.quiet:
+                    print(json.dumps(r), file=sys.stderr)
+            for name, path, _ in shared:
+                rows.append(bench_file(name, path, tmp, max(args.repeats, 5), max(sk_rep, 5), convert=False,
+                                       memory=False))
+        if "solvers" in parts:
+            for name, path, test in generated:
+                srows = bench_solvers(name, path, test, args.repeats, tmp, threads_set=(name == "multiclass"))
+                solver_rows.extend(srows)
+                if name == "sparse":
+                    ll_s3 = [r for r in srows if r["solver"] == "-s 3"][0]["liblinear_train_s"]
+                    e = bench_end_to_end(name, path, tmp, ll_s3)
+                    nnz = srows[0]["nnz"]
+                    e.update(rss_budget_mb=(14 * nnz) / 1e6 + 100, nnz=nnz)
+                    e2e_rows.append(e)
+                    print(json.dumps(e), file=sys.stderr)
+            for name, path, test in shared:
+                solver_rows.extend(bench_solvers(name, path, test, max(args.repeats, 3), tmp,
+                                                 threads_set=False))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     meta = {"when": stamp, "python": platform.python_version(), "machine": platform.machine(),
             "cpus": os.cpu_count(), "llsvm": llsvm.__version__, "repeats": args.repeats, "scale": args.scale}
-    table = markdown(rows)
+    text = []
+    if rows:
+        text.append("## Parsing and binary loading\n\n" + markdown(rows))
+        for r in rows:
+            if "convert_peak_rss_mb" in r:
+                text.append(f"{r['dataset']}: conversion peak RSS {r['convert_peak_rss_mb']:.0f} MB for "
+                            f"{r['text_mb']} MB of text, {r['convert_quarter_peak_rss_mb']:.0f} MB for a quarter of "
+                            f"it; in-memory dataset {r['dataset_bytes'] / 1e6:.1f} MB = {r['bytes_per_nnz']:.1f} "
+                            f"B/nnz + {r['bytes_per_row']:.1f} B/row (budget 12 B/nnz + 8 B/row = "
+                            f"{r['bytes_budget_12nnz_8row'] / 1e6:.1f} MB)")
+    if solver_rows:
+        text.append("## Solvers vs LIBLINEAR (C=1, -B 1, default eps, single thread unless noted)\n\n"
+                    + solver_markdown(solver_rows))
+    for e in e2e_rows:
+        text.append(f"{e['dataset']} end to end (llsvm-train -s 3 -B 1, text): {e['llsvm_e2e_s']:.2f} s vs LIBLINEAR "
+                    f"estimated {e['liblinear_e2e_est_s']:.2f} s (ratio {e['e2e_ratio']:.3f}); peak RSS "
+                    f"{e['llsvm_e2e_peak_rss_mb']:.0f} MB (budget 14 B/nnz + 100 MB = {e['rss_budget_mb']:.0f} MB)")
+    report = "\n\n".join(text)
     with open(os.path.join(args.out_dir, f"bench-{stamp}.json"), "w") as f:
-        json.dump({"meta": meta, "rows": rows}, f, indent=1)
+        json.dump({"meta": meta, "parse": rows, "solvers": solver_rows, "end_to_end": e2e_rows}, f, indent=1,
+                  default=float)
     with open(os.path.join(args.out_dir, f"bench-{stamp}.md"), "w") as f:
-        f.write(f"llsvm bench {stamp} ({meta['python']}, {meta['cpus']} cpus)\n\n{table}\n")
-    print(table)
-    for r in rows:
-        if "convert_peak_rss_mb" in r:
-            print(f"\n{r['dataset']}: conversion peak RSS {r['convert_peak_rss_mb']:.0f} MB for {r['text_mb']} MB "
-                  f"of text, {r['convert_quarter_peak_rss_mb']:.0f} MB for a quarter of it; in-memory dataset "
-                  f"{r['dataset_bytes'] / 1e6:.1f} MB = {r['bytes_per_nnz']:.1f} B/nnz + {r['bytes_per_row']:.1f} "
-                  f"B/row (budget 12 B/nnz + 8 B/row = {r['bytes_budget_12nnz_8row'] / 1e6:.1f} MB)")
+        f.write(f"llsvm bench {stamp} ({meta['python']}, {meta['cpus']} cpus)\n\n{report}\n")
+    print(report)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,8 @@ KIND is one of:
     percent of labels flipped.
 ``dense``
     400,000 x 200, every feature present in every row, Gaussian values with
-    per-feature offset/scale; labels from a hidden dense linear model + noise.
+    per-feature offset/scale, each row scaled by 1/sqrt(200) (norm about 1);
+    labels from a hidden dense linear model + noise.
 ``multiclass``
     Like ``sparse`` with 10 classes (200,000 x 50,000, ~75 nnz/row); the
     class is the argmax of K hidden linear scores + noise.
@@ -320,7 +321,9 @@ class _DenseModel:
 
     def rows(self, rng, nrows, force_last=False):
         F = self.features
-        X = self.mu + self.scale * rng.standard_normal((nrows, F))
+        # rows scaled by 1/sqrt(F) so that ||x|| is about 1, like normalised dense data: C = 1 then means what
+        # it means on the sparse sets, and the dual solvers converge instead of hitting their iteration limit
+        X = np.round((self.mu + self.scale * rng.standard_normal((nrows, F))) / math.sqrt(F), 7)
         scores = X @ self.W
         indptr = np.arange(0, nrows * F + 1, F, dtype=np.int64)
         feat = np.tile(np.arange(F, dtype=np.int64), nrows)
