@@ -147,14 +147,20 @@ def dcd_epoch(const int64_t[::1] indptr, const int32_t[::1] indices, const value
 def dcd_violation(const int64_t[::1] indptr, const int32_t[::1] indices, const value_t[::1] values,
                   int64_t n_features, double bias, const int64_t[::1] rows, const signed char[::1] y,
                   const double[::1] alpha, const double[::1] w, double Cp, double Cn, bint l1_loss):
-    """max_i |PG_i| over all variables at (alpha, w), without changing anything (the certificate)."""
+    """(max_i |PG_i|, sum_i C_i loss_i) at (alpha, w) in one pass, changing nothing (the certificate).
+
+    loss_i = max(0, 1 - y_i w.x_i) for the L1 loss, its square for the L2 loss; the primal is w.w/2 + the sum.
+    """
     cdef RowView v = make_view(indptr, indices, values, NULL, n_features, bias)
     cdef const int64_t* r = &rows[0] if rows.shape[0] > 0 else NULL
     cdef double diag[3]
     cdef double upper[3]
-    cdef double G, PG, m = 0.0
+    cdef double cost[3]
+    cdef double G, PG, m = 0.0, margin, xi, loss = 0.0
     cdef int64_t i, l = y.shape[0]
     cdef int k
+    cost[0] = Cn
+    cost[2] = Cp
     if l1_loss:
         diag[0] = diag[2] = 0.0
         upper[0] = Cn
@@ -166,7 +172,11 @@ def dcd_violation(const int64_t[::1] indptr, const int32_t[::1] indices, const v
     with nogil:
         for i in range(l):
             k = y[i] + 1
-            G = y[i] * row_dot(&v, _row(r, i), &w[0], <value_t*>NULL) - 1.0 + alpha[i] * diag[k]
+            margin = y[i] * row_dot(&v, _row(r, i), &w[0], <value_t*>NULL)
+            xi = 1.0 - margin
+            if xi > 0.0:
+                loss += cost[k] * (xi if l1_loss else xi * xi)
+            G = margin - 1.0 + alpha[i] * diag[k]
             if alpha[i] <= 0.0:
                 PG = G if G < 0.0 else 0.0
             elif alpha[i] >= upper[k]:
@@ -175,7 +185,7 @@ def dcd_violation(const int64_t[::1] indptr, const int32_t[::1] indices, const v
                 PG = G
             if fabs(PG) > m:
                 m = fabs(PG)
-    return m
+    return m, loss
 
 
 def xv(const int64_t[::1] indptr, const int32_t[::1] indices, const value_t[::1] values, int64_t n_features,

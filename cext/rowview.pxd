@@ -36,13 +36,23 @@ cdef inline RowView make_view(const int64_t[::1] indptr, const int32_t[::1] indi
 cdef inline double row_dot(const RowView* v, int64_t i, const double* w, value_t* kind) noexcept nogil:
     """w . x_i (with the bias coordinate). `kind` only selects the value type; pass <value_t*>NULL."""
     cdef const value_t* x = <const value_t*>v.values
-    cdef int64_t k
-    cdef double s = 0.0
-    for k in range(v.indptr[i], v.indptr[i + 1]):
-        s += w[v.indices[k]] * x[k]
+    cdef const int32_t* idx = v.indices
+    cdef int64_t k = v.indptr[i], end = v.indptr[i + 1]
+    # four partial sums: the additions of a long row do not wait on each other
+    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
+    while k + 4 <= end:
+        s0 += w[idx[k]] * x[k]
+        s1 += w[idx[k + 1]] * x[k + 1]
+        s2 += w[idx[k + 2]] * x[k + 2]
+        s3 += w[idx[k + 3]] * x[k + 3]
+        k += 4
+    while k < end:
+        s0 += w[idx[k]] * x[k]
+        k += 1
+    s0 = (s0 + s1) + (s2 + s3)
     if v.bias >= 0:
-        s += w[v.n_features] * v.bias
-    return s
+        s0 += w[v.n_features] * v.bias
+    return s0
 
 
 cdef inline void row_axpy(const RowView* v, int64_t i, double a, double* w, value_t* kind) noexcept nogil:

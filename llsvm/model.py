@@ -11,6 +11,7 @@
 nr_w is 1 for two classes, nr_class otherwise. Labels are integers, as LIBLINEAR stores them.
 """
 import os
+import re
 
 import numpy as np
 
@@ -26,6 +27,21 @@ SOLVER_NUMBER = {name: i for i, name in enumerate(SOLVER_TYPE_TABLE) if name}
 REGRESSION = {"L2R_L2LOSS_SVR", "L2R_L2LOSS_SVR_DUAL", "L2R_L1LOSS_SVR_DUAL"}
 PROBABILITY = {"L2R_LR", "L2R_LR_DUAL", "L1R_LR"}
 INT32_MAX = 2147483647
+# numbers as C's strtod/strtol (and so LIBLINEAR's fscanf) read them; Python-only forms like 1_5 are refused
+_FLOAT = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?|[+-]?(inf|infinity|nan)", re.IGNORECASE)
+_INT = re.compile(r"[+-]?\d+")
+
+
+def _c_float(tok):
+    if not _FLOAT.fullmatch(tok):
+        raise ValueError(tok)
+    return float(tok)
+
+
+def _c_int(tok):
+    if not _INT.fullmatch(tok):
+        raise ValueError(tok)
+    return int(tok)
 
 
 def _as_rows(X):
@@ -75,18 +91,33 @@ class Model:
         out = np.empty((rows.n_rows, self.nr_w), np.float64)
         if rows.n_rows:
             decision_values(rows.indptr, rows.indices, rows.values, self.W, self.nr_feature, self.bias, out)
+        if self.solver_type == "ONECLASS_SVM":
+            out -= self.rho or 0.0
         return out[:, 0] if self.nr_w == 1 else out
 
     def labels_from_decisions(self, dec):
         """LIBLINEAR's rule: two classes by the sign of the single value, else the first largest value."""
         dec = np.asarray(dec)
         if self.is_regression:
-            return dec.astype(np.float64)
+            return dec.reshape(-1).astype(np.float64)
         if self.solver_type == "ONECLASS_SVM":
-            return np.where(dec - (self.rho or 0.0) > 0, 1.0, -1.0)
-        if dec.ndim == 1:
-            return np.where(dec > 0, self.label[0], self.label[1]).astype(np.float64)
-        return self.label[np.argmax(dec, axis=1)].astype(np.float64)
+            return np.where(dec.reshape(-1) > 0, 1.0, -1.0)
+        if self.nr_class == 2 and self.solver_type != "MCSVM_CS":
+            return np.where(dec.reshape(-1) > 0, self.label[0], self.label[1]).astype(np.float64)
+        return self.label[np.argmax(dec.reshape(dec.shape[0], -1), axis=1)].astype(np.float64)
+
+    def predict_probability(self, X):
+        """(labels, probabilities (n_rows, nr_class)) for logistic-regression models (LIBLINEAR's -b 1)."""
+        if self.solver_type not in PROBABILITY:
+            raise ParameterError("probability output is only supported for logistic regression")
+        dec = self.decision_function(X).reshape(-1, self.nr_w)
+        labels = self.labels_from_decisions(dec)
+        p = 1.0 / (1.0 + np.exp(-dec))
+        if self.nr_class == 2:
+            p = np.column_stack([p[:, 0], 1.0 - p[:, 0]])
+        else:
+            p = p / p.sum(axis=1, keepdims=True)
+        return labels, p
 
     def predict(self, X):
         """Predicted labels (float64, as LIBLINEAR returns them)."""
@@ -156,7 +187,7 @@ class Model:
                 if len(parts) != 2:
                     raise bad(lineno, f"'{key}' takes one integer")
                 try:
-                    v = int(parts[1])
+                    v = _c_int(parts[1])
                 except ValueError:
                     raise bad(lineno, f"'{key}' is not an integer: {parts[1]!r}") from None
                 if v < (1 if key == "nr_class" else 0) or v > INT32_MAX:
@@ -166,7 +197,7 @@ class Model:
                 try:
                     if len(parts) != 2:
                         raise ValueError
-                    v = float(parts[1])
+                    v = _c_float(parts[1])
                     if v != v or v in (float("inf"), float("-inf")):
                         raise ValueError
                 except ValueError:
@@ -174,7 +205,7 @@ class Model:
                 head[key] = v
             elif key == "label":
                 try:
-                    head[key] = [int(p) for p in parts[1:]]
+                    head[key] = [_c_int(p) for p in parts[1:]]
                 except ValueError:
                     raise bad(lineno, "labels must be integers") from None
             else:
@@ -209,7 +240,7 @@ class Model:
             if len(parts) != nr_w:
                 raise bad(lineno + 1 + i, f"expected {nr_w} weights, found {len(parts)}")
             try:
-                W[i] = [float(p) for p in parts]
+                W[i] = [_c_float(p) for p in parts]
             except ValueError:
                 raise bad(lineno + 1 + i, f"a weight is not a number: {line.strip()!r}") from None
         if not np.isfinite(W).all():

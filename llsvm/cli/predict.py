@@ -55,13 +55,20 @@ def main(test_file, model_file, output_file, probability, quiet, dec_file, zero_
     err = sum_v = sum_y = sum_vv = sum_yy = sum_vy = 0.0
     ds = open_dataset(test_file, zero_based=zero_based, stream=True)
     try:
-        with atomic_output(output_file, "w") as out, \
-                (atomic_output(dec_file, "w") if dec_file else _Null()) as dout, \
-                reporter.bar(desc="predicting", unit="rows") as bar:
+        out_cm = _opening(output_file)
+        dec_cm = _opening(dec_file) if dec_file else _Null()
+        with out_cm as out, dec_cm as dout, reporter.bar(desc="predicting", unit="rows") as bar:
+            if probability:
+                out.write("labels" + "".join(f" {int(v)}" for v in model.label) + "\n")
             for block in ds.iter_blocks(max_bytes=BLOCK_BYTES):
                 dec = model.decision_function(block)
                 pred = model.labels_from_decisions(dec)
-                out.write(_format_column(pred))
+                if probability:
+                    _, prob = model.predict_probability(block)
+                    fmt = "%g" + " %g" * prob.shape[1] + "\n"
+                    out.write("".join(fmt % (lab, *p) for lab, p in zip(pred.tolist(), prob.tolist())))
+                else:
+                    out.write(_format_column(pred))
                 if dec_file:
                     dout.write(_format_rows(dec.reshape(block.n_rows, -1)))
                 y = block.y
@@ -74,11 +81,6 @@ def main(test_file, model_file, output_file, probability, quiet, dec_file, zero_
                 sum_yy += float((y * y).sum())
                 sum_vy += float((pred * y).sum())
                 bar.update(block.n_rows)
-    except OSError as exc:
-        if exc.filename in (output_file, dec_file) or exc.filename is None:
-            raise InputOpenError(f"can't open output file {output_file if exc.filename != dec_file else dec_file}") \
-                from None
-        raise
     finally:
         if hasattr(ds, "close"):
             ds.close()
@@ -101,6 +103,26 @@ def main(test_file, model_file, output_file, probability, quiet, dec_file, zero_
         with atomic_output(json_file, "w") as f:
             json.dump(result, f, indent=1)
             f.write("\n")
+
+
+class _opening:
+    """atomic_output(path) whose failure to create or write the file reads "can't open output file PATH"."""
+
+    def __init__(self, path):
+        self.path = path
+        self.cm = atomic_output(path, "w")
+
+    def __enter__(self):
+        try:
+            return self.cm.__enter__()
+        except OSError:
+            raise InputOpenError(f"can't open output file {self.path}") from None
+
+    def __exit__(self, exc_type, exc, tb):
+        try:
+            return self.cm.__exit__(exc_type, exc, tb)
+        except OSError:
+            raise InputOpenError(f"can't open output file {self.path}") from None
 
 
 class _Null:

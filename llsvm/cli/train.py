@@ -8,7 +8,7 @@ import time
 
 import click
 
-from ..errors import ParameterError
+from ..errors import LLSVMError, ParameterError
 from ..fileutil import atomic_output
 from ..io import read_dataset
 from ..linear import IMPLEMENTED, Params, cross_validation, find_parameter_C, train
@@ -89,9 +89,19 @@ def metrics(model, ds, load_s, train_s, params):
 
 
 def write_json(path, data):
-    with atomic_output(path, "w") as f:
-        json.dump(data, f, indent=1, default=float)
-        f.write("\n")
+    try:
+        with atomic_output(path, "w") as f:
+            json.dump(data, f, indent=1, default=float)
+            f.write("\n")
+    except OSError as exc:
+        raise LLSVMError(f"can't write JSON file {path}: {exc.strerror or exc}") from None
+
+
+def check_writable(path, what):
+    """Refuse early (before any work) an output path whose directory cannot take a new file."""
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory) or not os.access(directory, os.W_OK | os.X_OK) or os.path.isdir(path):
+        raise LLSVMError(f"can't write {what} {path}: no such directory or not writable")
 
 
 @click.command(cls=LiblinearCommand, context_settings={"help_option_names": ["-h", "--help"]},
@@ -159,6 +169,8 @@ def main(training_set_file, model_file, solver, cost, svr_p, nu, eps, bias, no_r
         raise ParamError(str(exc)) from None
 
     check_input(training_set_file)
+    if json_file:
+        check_writable(json_file, "JSON file")
     if model_file is None:
         base = "stdin" if training_set_file == "-" else os.path.basename(training_set_file.rstrip("/"))
         model_file = base + ".model"

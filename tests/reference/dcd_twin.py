@@ -24,8 +24,10 @@ bounded() is Lemire's unbiased multiply-and-reject draw on the high 32 bits of x
 seeded by four splitmix64 outputs (the generator llsvm's kernels use), so the twin follows the default solver
 draw for draw.
 
-Dot products are accumulated as sum over the row's non-zeros in column order, then the bias term, in plain Python
-floats (IEEE double, no fused multiply-add), so results can agree with a C kernel bit for bit.
+Dot products are accumulated over the row's non-zeros in column order, then the bias term, in plain Python floats
+(IEEE double, no fused multiply-add): by default in one running sum (LIBLINEAR's order), or with
+dot_order="unroll4" in four interleaved partial sums (a C kernel unrolled by four), so results can agree with a
+C kernel bit for bit. Squared norms and w updates are element by element in column order.
 """
 import math
 
@@ -112,14 +114,47 @@ def as_rows(X):
     return rows, X.shape[1]
 
 
-def _dot(row, w, n, bias):
+DOT_ORDERS = ("sequential", "unroll4")
+
+
+def _dot(row, w, n, bias, order="sequential"):
+    """w.x_i in a fixed summation order, then the bias term.
+
+    "sequential": one running sum over the non-zeros in column order (LIBLINEAR's sparse_operator::dot).
+    "unroll4": four partial sums s0..s3 taking non-zeros k, k+1, k+2, k+3 of each full group of four, the
+    remaining (at most three) non-zeros added to s0, combined as (s0 + s1) + (s2 + s3).
+    """
     idx, val = row
-    s = 0.0
-    for j, v in zip(idx, val):
-        s += w[j] * v
+    if order == "sequential":
+        s = 0.0
+        for j, v in zip(idx, val):
+            s += w[j] * v
+    elif order == "unroll4":
+        s0 = s1 = s2 = s3 = 0.0
+        m = len(idx)
+        k = 0
+        while k + 4 <= m:
+            s0 += w[idx[k]] * val[k]
+            s1 += w[idx[k + 1]] * val[k + 1]
+            s2 += w[idx[k + 2]] * val[k + 2]
+            s3 += w[idx[k + 3]] * val[k + 3]
+            k += 4
+        while k < m:
+            s0 += w[idx[k]] * val[k]
+            k += 1
+        s = (s0 + s1) + (s2 + s3)
+    else:
+        raise ValueError(f"unknown dot order {order!r} (known: {DOT_ORDERS})")
     if bias >= 0:
         s += w[n] * bias
     return s
+
+
+def row_dots(X, w, bias=-1.0, order="sequential"):
+    """[w.x_i for every row] in the given summation order (to probe a kernel's order)."""
+    rows, n = as_rows(X)
+    w = [float(v) for v in w]
+    return np.array([_dot(r, w, n, bias, order) for r in rows])
 
 
 def _axpy(row, a, w, n, bias):
@@ -163,10 +198,13 @@ class TwinResult:
 
 
 def solve_l2r_l1l2_svc(X, y, Cp, Cn, eps, l1_loss, max_iter=300, bias=-1.0, shuffle=True, seed=1,
-                       alpha0=None, record_w=False):
+                       alpha0=None, record_w=False, dot_order="sequential"):
     """Dual CD with shrinking on (X, y), y in {+1, -1} (anything > 0 is +1). Returns a TwinResult.
 
-    record_w: also keep w and alpha at the start of every outer iteration (epochs[k]['w_start'], ['alpha_start']).
+    dot_order: the summation order of w.x_i (see _dot), to follow a given kernel to the last bit.
+    record_w: also keep w and alpha at the start of every outer iteration (epochs[k]['w_start'], ['alpha_start'])
+    and the variables visited (not shrunk) in visiting order with their projected gradients at the visit
+    (epochs[k]['visited'], ['PG']).
     """
     rows, n = as_rows(X)
     ys = _signs(y)
@@ -197,6 +235,8 @@ def solve_l2r_l1l2_svc(X, y, Cp, Cn, eps, l1_loss, max_iter=300, bias=-1.0, shuf
         if record_w:
             rec["w_start"] = list(w)
             rec["alpha_start"] = list(alpha)
+            rec["visited"] = []
+            rec["PG"] = []
         PGmax_new, PGmin_new = -INF, INF
         if shuffle:
             for s in range(active_size):
@@ -207,7 +247,7 @@ def solve_l2r_l1l2_svc(X, y, Cp, Cn, eps, l1_loss, max_iter=300, bias=-1.0, shuf
         while s < active_size:
             i = index[s]
             yi = ys[i]
-            G = yi * _dot(rows[i], w, n, bias) - 1.0
+            G = yi * _dot(rows[i], w, n, bias, dot_order) - 1.0
             C = upper[yi]
             G += alpha[i] * diag[yi]
             PG = 0.0
@@ -229,6 +269,9 @@ def solve_l2r_l1l2_svc(X, y, Cp, Cn, eps, l1_loss, max_iter=300, bias=-1.0, shuf
                 PG = G
             PGmax_new = max(PGmax_new, PG)
             PGmin_new = min(PGmin_new, PG)
+            if record_w:
+                rec["visited"].append(i)
+                rec["PG"].append(PG)
             if abs(PG) > 1.0e-12:
                 alpha_old = alpha[i]
                 alpha[i] = min(max(alpha[i] - _ieee_div(G, QD[i]), 0.0), C)
