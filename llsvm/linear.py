@@ -156,7 +156,6 @@ def solve_binary(sub, params, seed, say, warm=None):
             res = solve_newton(sub, tol, NEWTON_MAX_ITER, w0=dual.w, say=say)
             res.extra["dual_iterations"] = dual.n_iter
             res.extra["switched_to_primal"] = True
-            res.converged = res.converged
     return res
 
 

@@ -292,6 +292,7 @@ def solve_newton(sub, eps, max_iter=NEWTON_MAX_ITER, w0=None, regularize_bias=Tr
     say(f"init f {f:5.3e} |g| {gnorm:5.3e}\n")
     search = gnorm > eps * gnorm0
     it = 1
+    done = 0                       # Newton steps taken
     converged = not search
     while it <= max_iter and search:
         fun.diag_preconditioner(M)
@@ -303,6 +304,7 @@ def solve_newton(sub, eps, max_iter=NEWTON_MAX_ITER, w0=None, regularize_bias=Tr
         if step == 0:
             say("WARNING: line search fails\n")
             break
+        done += 1
         fun.grad(w, g)
         gnorm = float(np.linalg.norm(g))
         say(f"iter {it:2d} f {f:5.3e} |g| {gnorm:5.3e} CG {cg_iter:3d} step_size {step:4.2e} \n")
@@ -329,7 +331,7 @@ def solve_newton(sub, eps, max_iter=NEWTON_MAX_ITER, w0=None, regularize_bias=Tr
     dual = sub.dual(alpha, w_alpha, False)
     fun.fun(w)
     fun.grad(w, g)
-    res = FitResult(w=w, alpha=alpha, n_iter=min(it, max_iter), primal=primal, dual=dual, gap=primal - dual,
+    res = FitResult(w=w, alpha=alpha, n_iter=done, primal=primal, dual=dual, gap=primal - dual,
                     max_violation=float(np.linalg.norm(g)), nSV=int(np.count_nonzero(alpha > 0)),
                     converged=converged, solver=L2R_L2LOSS_SVC)
     res.extra["gnorm0"] = gnorm0

@@ -164,7 +164,7 @@ def _liblinear_train(X, y, opts):
     param = L.parameter(opts)
     prob = L.problem(y, X)
     prob.set_bias(param.bias)
-    L.liblinear.set_print_string_function(L.print_null)
+    L.liblinear.set_print_string_function(L.ctypes_print_null)
     t0 = time.perf_counter()
     m = L.liblinear.train(prob, param)
     seconds = time.perf_counter() - t0

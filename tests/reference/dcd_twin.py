@@ -32,6 +32,7 @@ C kernel bit for bit. Squared norms and w updates are element by element in colu
 import math
 
 import numpy as np
+import scipy.sparse as sp
 
 MASK64 = (1 << 64) - 1
 MASK32 = (1 << 32) - 1
@@ -93,12 +94,8 @@ class Xoshiro256ss:
 
 def as_rows(X):
     """[(indices list, values list)] per row: the non-zeros in increasing column order (dense or scipy sparse)."""
-    try:
-        import scipy.sparse as sp
-    except ImportError:  # pragma: no cover
-        sp = None
     rows = []
-    if sp is not None and sp.issparse(X):
+    if sp.issparse(X):
         X = sp.csr_matrix(X)
         X = X.sorted_indices()
         for i in range(X.shape[0]):
@@ -301,8 +298,6 @@ def solve_l2r_l1l2_svc(X, y, Cp, Cn, eps, l1_loss, max_iter=300, bias=-1.0, shuf
 
 def design(X, bias=-1.0):
     """X as a scipy CSR matrix with the constant bias column appended when bias >= 0."""
-    import scipy.sparse as sp
-
     X = sp.csr_matrix(X, dtype=np.float64)
     if bias >= 0:
         X = sp.hstack([X, sp.csr_matrix(np.full((X.shape[0], 1), float(bias)))], format="csr")
