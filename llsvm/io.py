@@ -3,9 +3,10 @@ import os
 
 import numpy as np
 
+from ._ext._rowops import max_sq_norm
 from .binfmt import DEFAULT_BLOCK_BYTES, BinaryDataset, write_binary as _write_binary
 from .dataset import CSRDataset
-from .errors import DataFormatError
+from .errors import DataFormatError, LLSVMError
 from .fileutil import atomic_output
 from .sources import STDIN, TextSource, display_name, sniff_path
 from .textio import DEFAULT_CHUNK, TextStream, read_text, write_text
@@ -96,3 +97,33 @@ def to_csr(data):
     """(X, y): a scipy.sparse.csr_matrix and the label vector of a dataset or of the file at a path."""
     ds = read_dataset(data) if isinstance(data, (str, os.PathLike)) else data.as_view()
     return ds.to_csr(), ds.y
+
+
+def describe(path, zero_based=False, reporter=None):
+    """A dict describing a text or binary dataset (text is parsed streaming, in bounded memory)."""
+    kind = sniff_path(path)
+    if kind == "binary":
+        with BinaryDataset(path) as ds:
+            info = dict(format="llsvm binary v1", rows=ds.n_rows, features=ds.n_features, nnz=ds.nnz,
+                        dtype=ds.dtype.name, blocks=ds.n_blocks, row_ids=ds.has_row_ids, qid=ds.n_qid,
+                        max_sq_norm=ds.max_sq_norm, labels=ds.labels, label_counts=ds.label_counts,
+                        file_bytes=ds.file_size)
+            try:
+                ds.verify()
+                info["checksum"] = f"ok ({ds.n_blocks} blocks verified)"
+            except LLSVMError as exc:
+                info["checksum"] = f"FAILED: {exc}"
+                info["checksum_error"] = exc
+            return info
+    ds = open_dataset(path, zero_based=zero_based, stream=True)
+    src_kind = kind if kind != "stdin" else "text"
+    max_sq = 0.0
+    bar = reporter.bar(desc="reading") if reporter is not None else None
+    for block in ds.iter_blocks(progress=bar):
+        max_sq = max(max_sq, max_sq_norm(block.indptr, block.indices, block.values))
+    if bar is not None:
+        bar.close()
+    fmt = "LIBSVM text" + ("" if src_kind in ("text", "stdin") else f" ({src_kind})")
+    return dict(format=fmt, rows=ds.n_rows, features=ds.n_features, nnz=ds.nnz, dtype="float64 (text)",
+                blocks=None, row_ids=False, qid=ds.n_qid, max_sq_norm=max_sq, labels=ds.labels,
+                label_counts=ds.label_counts, checksum="none (text has no checksum)")

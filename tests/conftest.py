@@ -131,3 +131,14 @@ def _assert_same_csr(ds, y, indptr, indices, values, n_features=None):
 @pytest.fixture(scope="session")
 def assert_same_csr():
     return _assert_same_csr
+
+
+def assert_exit(result, code):
+    """Exit code `code` through a clean sys.exit (never an uncaught exception), and no traceback."""
+    info = (result.exit_code, result.stdout, result.stderr, result.exc_info)
+    assert result.exit_code == code, info
+    if code == 0:
+        assert result.exception is None, info
+    else:
+        assert isinstance(result.exception, SystemExit), info
+    assert "Traceback" not in result.stderr

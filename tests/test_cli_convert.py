@@ -16,6 +16,7 @@ import time
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from conftest import assert_exit
 
 import llsvm
 from llsvm import BinaryDataset, BinaryWriter, read_dataset
@@ -60,17 +61,6 @@ def sample(tmp_path):
 
 def run(runner, args, input=None):
     return runner.invoke(main, [str(a) for a in args], input=input)
-
-
-def assert_exit(result, code):
-    """Exit code `code` through a clean sys.exit (never an uncaught exception), and no traceback."""
-    info = (result.exit_code, result.stdout, result.stderr, result.exc_info)
-    assert result.exit_code == code, info
-    if code == 0:
-        assert result.exception is None, info
-    else:
-        assert isinstance(result.exception, SystemExit), info
-    assert "Traceback" not in result.stderr
 
 
 def assert_same(a, b, dtype=np.float64):

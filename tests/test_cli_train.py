@@ -17,6 +17,7 @@ import sys
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from conftest import assert_exit
 
 import llsvm
 from llsvm.cli.predict import main as predict_main
@@ -97,17 +98,6 @@ def train(runner, *args, input=None):
 
 def predict(runner, *args):
     return run(runner, predict_main, args)
-
-
-def assert_exit(result, code):
-    """Exit code `code` through a clean sys.exit (never an uncaught exception), and no traceback."""
-    info = (result.exit_code, result.stdout, result.stderr, result.exc_info)
-    assert result.exit_code == code, info
-    if code == 0:
-        assert result.exception is None, info
-    else:
-        assert isinstance(result.exception, SystemExit), info
-    assert "Traceback" not in result.stderr
 
 
 def library_output(path, **kw):

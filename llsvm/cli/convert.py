@@ -1,10 +1,10 @@
 """llsvm-convert: LIBSVM text <-> llsvm binary, and --info to describe a file."""
 import click
 
-from ..binfmt import BinaryDataset, BinaryWriter
+from ..binfmt import BinaryWriter
 from ..errors import LLSVMError, ParameterError
 from ..fileutil import atomic_output
-from ..io import open_dataset
+from ..io import describe, open_dataset
 from ..sources import TextSource, sniff_path
 from ..textio import write_text
 from .common import check_input, handle_errors, make_reporter
@@ -12,39 +12,6 @@ from .common import check_input, handle_errors, make_reporter
 
 def _label(x):
     return "%.17g" % x
-
-
-def describe(path, zero_based=False, reporter=None):
-    """A dict describing a text or binary dataset (text is parsed streaming, in bounded memory)."""
-    kind = sniff_path(path)
-    if kind == "binary":
-        with BinaryDataset(path) as ds:
-            info = dict(format="llsvm binary v1", rows=ds.n_rows, features=ds.n_features, nnz=ds.nnz,
-                        dtype=ds.dtype.name, blocks=ds.n_blocks, row_ids=ds.has_row_ids, qid=ds.n_qid,
-                        max_sq_norm=ds.max_sq_norm, labels=ds.labels, label_counts=ds.label_counts,
-                        file_bytes=ds.file_size)
-            try:
-                ds.verify()
-                info["checksum"] = f"ok ({ds.n_blocks} blocks verified)"
-            except LLSVMError as exc:
-                info["checksum"] = f"FAILED: {exc}"
-                info["checksum_error"] = exc
-            return info
-    ds = open_dataset(path, zero_based=zero_based, stream=True)
-    src_kind = kind if kind != "stdin" else "text"
-    max_sq = 0.0
-    from .._ext._rowops import max_sq_norm
-    bar = reporter.bar(desc="reading") if reporter is not None else None
-    n_blocks = 0
-    for block in ds.iter_blocks(progress=bar):
-        max_sq = max(max_sq, max_sq_norm(block.indptr, block.indices, block.values))
-        n_blocks += 1
-    if bar is not None:
-        bar.close()
-    fmt = "LIBSVM text" + ("" if src_kind in ("text", "stdin") else f" ({src_kind})")
-    return dict(format=fmt, rows=ds.n_rows, features=ds.n_features, nnz=ds.nnz, dtype="float64 (text)",
-                blocks=None, row_ids=False, qid=ds.n_qid, max_sq_norm=max_sq, labels=ds.labels,
-                label_counts=ds.label_counts, checksum="none (text has no checksum)")
 
 
 def print_info(path, info):

@@ -1,29 +1,13 @@
 """llsvm-predict: LIBLINEAR's `predict`, streaming the test data so memory does not grow with it."""
 import json
-import math
-import sys
-import time
 
 import click
-import numpy as np
 
 from ..errors import LLSVMError, ModelFormatError
 from ..fileutil import atomic_output
-from ..io import open_dataset
 from ..model import PROBABILITY, Model
+from ..predict import predict_file
 from .common import InputOpenError, check_input, handle_errors, make_reporter
-
-BLOCK_BYTES = 32 << 20
-
-
-def _format_column(values):
-    return "".join("%.17g\n" % v for v in values.tolist())
-
-
-def _format_rows(dec):
-    fmt = " ".join(["%.17g"] * dec.shape[1]) + "\n"
-    return "".join(fmt % tuple(r) for r in dec.tolist())
-
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("test_file")
@@ -50,55 +34,21 @@ def main(test_file, model_file, output_file, probability, quiet, dec_file, zero_
         raise
     if probability and model.solver_type not in PROBABILITY:
         raise InputOpenError("probability output is only supported for logistic regression")
-    t0 = time.perf_counter()
-    correct = total = 0
-    err = sum_v = sum_y = sum_vv = sum_yy = sum_vy = 0.0
-    ds = open_dataset(test_file, zero_based=zero_based, stream=True)
-    try:
-        out_cm = _opening(output_file)
-        dec_cm = _opening(dec_file) if dec_file else _Null()
-        with out_cm as out, dec_cm as dout, reporter.bar(desc="predicting", unit="rows") as bar:
-            if probability:
-                out.write("labels" + "".join(f" {int(v)}" for v in model.label) + "\n")
-            for block in ds.iter_blocks(max_bytes=BLOCK_BYTES):
-                dec = model.decision_function(block)
-                pred = model.labels_from_decisions(dec)
-                if probability:
-                    _, prob = model.predict_probability(block)
-                    fmt = "%g" + " %g" * prob.shape[1] + "\n"
-                    out.write("".join(fmt % (lab, *p) for lab, p in zip(pred.tolist(), prob.tolist())))
-                else:
-                    out.write(_format_column(pred))
-                if dec_file:
-                    dout.write(_format_rows(dec.reshape(block.n_rows, -1)))
-                y = block.y
-                total += block.n_rows
-                correct += int(np.count_nonzero(pred == y))
-                err += float(((pred - y) ** 2).sum())
-                sum_v += float(pred.sum())
-                sum_y += float(y.sum())
-                sum_vv += float((pred * pred).sum())
-                sum_yy += float((y * y).sum())
-                sum_vy += float((pred * y).sum())
-                bar.update(block.n_rows)
-    finally:
-        if hasattr(ds, "close"):
-            ds.close()
-    seconds = time.perf_counter() - t0
-    if total == 0:
+    out_cm = _opening(output_file)
+    dec_cm = _opening(dec_file) if dec_file else _Null()
+    with out_cm as out, dec_cm as dout, reporter.bar(desc="predicting", unit="rows") as bar:
+        m = predict_file(model, test_file, out, dec_out=dout if dec_file else None, probability=bool(probability),
+                         zero_based=zero_based, progress=bar)
+    if m["n_rows"] == 0:
         raise LLSVMError(f"{test_file}: empty input: no data rows")
-    result = {"n_rows": total, "predict_seconds": seconds}
+    result = {"n_rows": m["n_rows"], "predict_seconds": m["predict_seconds"]}
     if model.is_regression:
-        mse = err / total
-        denom = (total * sum_vv - sum_v * sum_v) * (total * sum_yy - sum_y * sum_y)
-        scc = ((total * sum_vy - sum_v * sum_y) ** 2 / denom) if denom else math.nan
-        reporter.line(f"Mean squared error = {mse:g} (regression)")
-        reporter.line(f"Squared correlation coefficient = {scc:g} (regression)")
-        result.update(mean_squared_error=mse, squared_correlation=scc)
+        reporter.line(f"Mean squared error = {m['mean_squared_error']:g} (regression)")
+        reporter.line(f"Squared correlation coefficient = {m['squared_correlation']:g} (regression)")
+        result.update(mean_squared_error=m["mean_squared_error"], squared_correlation=m["squared_correlation"])
     else:
-        acc = correct / total * 100
-        reporter.line(f"Accuracy = {acc:g}% ({correct}/{total})")
-        result.update(accuracy=acc, correct=correct)
+        reporter.line(f"Accuracy = {m['accuracy']:g}% ({m['correct']}/{m['n_rows']})")
+        result.update(accuracy=m["accuracy"], correct=m["correct"])
     if json_file:
         with atomic_output(json_file, "w") as f:
             json.dump(result, f, indent=1)

@@ -1,0 +1,64 @@
+"""Prediction over a stream of blocks: memory stays at one block whatever the size of the test data."""
+import math
+import time
+
+import numpy as np
+
+from .io import open_dataset
+
+BLOCK_BYTES = 32 << 20
+
+
+def _format_column(values):
+    return "".join("%.17g\n" % v for v in values.tolist())
+
+
+def _format_rows(dec):
+    fmt = " ".join(["%.17g"] * dec.shape[1]) + "\n"
+    return "".join(fmt % tuple(r) for r in dec.tolist())
+
+
+def predict_file(model, test_path, out, *, dec_out=None, probability=False, zero_based=False, progress=None):
+    """Predict every row of a text or binary test file, LIBLINEAR's predict style.
+
+    Writes one label per row to the text stream `out` (`%.17g`; with `probability`, LIBLINEAR's `labels ...`
+    header and `label p1 p2 ...` lines), the decision values to `dec_out` when given, and returns the metrics:
+    n_rows, correct, accuracy (%), mean_squared_error, squared_correlation, predict_seconds.
+    """
+    t0 = time.perf_counter()
+    correct = total = 0
+    err = sum_v = sum_y = sum_vv = sum_yy = sum_vy = 0.0
+    ds = open_dataset(test_path, zero_based=zero_based, stream=True)
+    try:
+        if probability:
+            out.write("labels" + "".join(f" {int(v)}" for v in model.label) + "\n")
+        for block in ds.iter_blocks(max_bytes=BLOCK_BYTES):
+            dec = model.decision_function(block)
+            pred = model.labels_from_decisions(dec)
+            if probability:
+                _, prob = model.predict_probability(block)
+                fmt = "%g" + " %g" * prob.shape[1] + "\n"
+                out.write("".join(fmt % (lab, *p) for lab, p in zip(pred.tolist(), prob.tolist())))
+            else:
+                out.write(_format_column(pred))
+            if dec_out is not None:
+                dec_out.write(_format_rows(dec.reshape(block.n_rows, -1)))
+            y = block.y
+            total += block.n_rows
+            correct += int(np.count_nonzero(pred == y))
+            err += float(((pred - y) ** 2).sum())
+            sum_v += float(pred.sum())
+            sum_y += float(y.sum())
+            sum_vv += float((pred * pred).sum())
+            sum_yy += float((y * y).sum())
+            sum_vy += float((pred * y).sum())
+            if progress is not None:
+                progress.update(block.n_rows)
+    finally:
+        if hasattr(ds, "close"):
+            ds.close()
+    denom = (total * sum_vv - sum_v * sum_v) * (total * sum_yy - sum_y * sum_y)
+    return {"n_rows": total, "correct": correct, "accuracy": 100.0 * correct / total if total else math.nan,
+            "mean_squared_error": err / total if total else math.nan,
+            "squared_correlation": ((total * sum_vy - sum_v * sum_y) ** 2 / denom) if denom else math.nan,
+            "predict_seconds": time.perf_counter() - t0}
