@@ -10,6 +10,7 @@
 #    `dcd_epoch` runs ONE outer iteration (random permutation of the active set from the project's RNG, then one
 #    pass); the Python driver (llsvm/solvers.py) applies LIBLINEAR 2.50's stopping rule
 #    PG_max - PG_min <= eps and |PG_max| <= eps and |PG_min| <= eps, with a final pass over all variables.
+#    The next row in the permutation is prefetched while the current one is processed.
 # 2. Building blocks of the trust-region-free Newton method of LIBLINEAR's -s 2 (Galli & Lin 2021, newton.cpp;
 #    Lin, Weng, Keerthi 2008): X v, X^T (restricted) v, the generalized Hessian-vector product of the squared
 #    hinge loss and its diagonal preconditioner. The Newton/PCG loop itself is in llsvm/solvers.py.
@@ -35,6 +36,24 @@ def rng_state(uint64_t seed):
 
 cdef inline int64_t _row(const int64_t* rows, int64_t i) noexcept nogil:
     return rows[i] if rows != NULL else i
+
+
+cdef extern from *:
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    #define LLSVM_PREFETCH(p) __builtin_prefetch((const void*)(p))
+    #else
+    #define LLSVM_PREFETCH(p) ((void)0)
+    #endif
+    """
+    void LLSVM_PREFETCH(const void* p) noexcept nogil
+
+
+cdef inline void _prefetch_row(const RowView* v, int64_t row, value_t* kind) noexcept nogil:
+    """Ask for the start of a row's indices and values ahead of use (rows are visited in random order)."""
+    cdef int64_t k = v.indptr[row]
+    LLSVM_PREFETCH(v.indices + k)
+    LLSVM_PREFETCH(<const value_t*>v.values + k)
 
 
 def sq_norms(const int64_t[::1] indptr, const int32_t[::1] indices, const value_t[::1] values, double bias,
@@ -63,6 +82,85 @@ def dcd_init_w(const int64_t[::1] indptr, const int32_t[::1] indices, const valu
                 row_axpy(&v, _row(r, i), y[i] * alpha[i], &w[0], <value_t*>NULL)
 
 
+cdef int64_t _dcd_pass(const RowView* v, const int64_t* r, const signed char* y, double* alpha, double* w,
+                       const double* xnorm, int32_t* index, int64_t active_size, double PGmax_old,
+                       double PGmin_old, double Cp, double Cn, bint l1_loss, Rng* g, bint shuffle,
+                       double* PGmax_out, double* PGmin_out, int64_t* n_updates_out,
+                       value_t* kind) noexcept nogil:
+    """The body of one outer iteration (see dcd_epoch); returns the new active_size."""
+    cdef double diag[3]
+    cdef double upper[3]
+    cdef double G, PG, C, d, alpha_old, QD
+    cdef double PGmax_new = -INFINITY, PGmin_new = INFINITY
+    cdef int64_t s, i, j, k, n_updates = 0
+    cdef int32_t tmp
+    cdef int yi
+    if l1_loss:
+        diag[0] = 0.0
+        diag[2] = 0.0
+        upper[0] = Cn
+        upper[2] = Cp
+    else:
+        diag[0] = 0.5 / Cn
+        diag[2] = 0.5 / Cp
+        upper[0] = INFINITY
+        upper[2] = INFINITY
+    # random permutation of the active set
+    if shuffle:
+        for s in range(active_size):
+            j = s + rng_bounded(g, <unsigned int>(active_size - s))
+            tmp = index[s]
+            index[s] = index[j]
+            index[j] = tmp
+    s = 0
+    while s < active_size:
+        i = index[s]
+        if s + 1 < active_size:
+            _prefetch_row(v, _row(r, index[s + 1]), kind)
+        yi = y[i]
+        k = yi + 1
+        G = yi * row_dot(v, _row(r, i), w, kind) - 1.0
+        C = upper[k]
+        G += alpha[i] * diag[k]
+        PG = 0.0
+        if alpha[i] == 0.0:
+            if G > PGmax_old:
+                active_size -= 1
+                tmp = index[s]
+                index[s] = index[active_size]
+                index[active_size] = tmp
+                continue
+            elif G < 0.0:
+                PG = G
+        elif alpha[i] == C:
+            if G < PGmin_old:
+                active_size -= 1
+                tmp = index[s]
+                index[s] = index[active_size]
+                index[active_size] = tmp
+                continue
+            elif G > 0.0:
+                PG = G
+        else:
+            PG = G
+        if PG > PGmax_new:
+            PGmax_new = PG
+        if PG < PGmin_new:
+            PGmin_new = PG
+        if fabs(PG) > 1.0e-12:
+            alpha_old = alpha[i]
+            QD = xnorm[i] + diag[k]
+            alpha[i] = min(max(alpha[i] - G / QD, 0.0), C)
+            d = (alpha[i] - alpha_old) * yi
+            row_axpy(v, _row(r, i), d, w, kind)
+            n_updates += 1
+        s += 1
+    PGmax_out[0] = PGmax_new
+    PGmin_out[0] = PGmin_new
+    n_updates_out[0] = n_updates
+    return active_size
+
+
 def dcd_epoch(const int64_t[::1] indptr, const int32_t[::1] indices, const value_t[::1] values, int64_t n_features,
               double bias, const int64_t[::1] rows, const signed char[::1] y, double[::1] alpha, double[::1] w,
               const double[::1] xnorm, int32_t[::1] index, int64_t active_size, double PGmax_old,
@@ -74,74 +172,84 @@ def dcd_epoch(const int64_t[::1] indptr, const int32_t[::1] indices, const value
     """
     cdef RowView v = make_view(indptr, indices, values, NULL, n_features, bias)
     cdef const int64_t* r = &rows[0] if rows.shape[0] > 0 else NULL
-    cdef Rng* g = <Rng*>&rng[0]
-    cdef double diag[3]
-    cdef double upper[3]
-    cdef double G, PG, C, d, alpha_old, QD
-    cdef double PGmax_new = -INFINITY, PGmin_new = INFINITY
-    cdef int64_t s, i, j, k, n_updates = 0
-    cdef int32_t tmp
-    cdef int yi
-    cdef double* w_ptr = &w[0]
-    if l1_loss:
-        diag[0] = 0.0
-        diag[2] = 0.0
-        upper[0] = Cn
-        upper[2] = Cp
-    else:
-        diag[0] = 0.5 / Cn
-        diag[2] = 0.5 / Cp
-        upper[0] = INFINITY
-        upper[2] = INFINITY
+    cdef double PGmax_new, PGmin_new
+    cdef int64_t n_updates
     with nogil:
-        # random permutation of the active set
-        for s in range(active_size if shuffle else 0):
-            j = s + rng_bounded(g, <unsigned int>(active_size - s))
-            tmp = index[s]
-            index[s] = index[j]
-            index[j] = tmp
-        s = 0
-        while s < active_size:
-            i = index[s]
-            yi = y[i]
-            k = yi + 1
-            G = yi * row_dot(&v, _row(r, i), w_ptr, <value_t*>NULL) - 1.0
-            C = upper[k]
-            G += alpha[i] * diag[k]
-            PG = 0.0
-            if alpha[i] == 0.0:
-                if G > PGmax_old:
-                    active_size -= 1
-                    tmp = index[s]
-                    index[s] = index[active_size]
-                    index[active_size] = tmp
-                    continue
-                elif G < 0.0:
-                    PG = G
-            elif alpha[i] == C:
-                if G < PGmin_old:
-                    active_size -= 1
-                    tmp = index[s]
-                    index[s] = index[active_size]
-                    index[active_size] = tmp
-                    continue
-                elif G > 0.0:
-                    PG = G
-            else:
-                PG = G
-            if PG > PGmax_new:
-                PGmax_new = PG
-            if PG < PGmin_new:
-                PGmin_new = PG
-            if fabs(PG) > 1.0e-12:
-                alpha_old = alpha[i]
-                QD = xnorm[i] + diag[k]
-                alpha[i] = min(max(alpha[i] - G / QD, 0.0), C)
-                d = (alpha[i] - alpha_old) * yi
-                row_axpy(&v, _row(r, i), d, w_ptr, <value_t*>NULL)
-                n_updates += 1
-            s += 1
+        active_size = _dcd_pass(&v, r, &y[0], &alpha[0], &w[0], &xnorm[0], &index[0], active_size, PGmax_old,
+                                PGmin_old, Cp, Cn, l1_loss, <Rng*>&rng[0], shuffle, &PGmax_new, &PGmin_new,
+                                &n_updates, <value_t*>NULL)
     return active_size, PGmax_new, PGmin_new, n_updates
+
+
+cdef class DCDState:
+    """The arrays of one dual CD run, held once so that each outer iteration is a cheap call (`epoch`).
+
+    Same computation as dcd_epoch; the driver calls epoch() once per outer iteration and keeps the loop.
+    """
+    cdef RowView v
+    cdef const int64_t* r
+    cdef bint f32
+    cdef object keep          # the arrays whose memory the pointers below refer to
+    cdef const signed char* y
+    cdef double* alpha
+    cdef double* w
+    cdef const double* xnorm
+    cdef int32_t* index
+    cdef Rng* g
+    cdef double Cp, Cn
+    cdef bint l1_loss
+
+    def __init__(self, indptr, indices, values, int64_t n_features, double bias, rows, y, alpha, w, xnorm,
+                 index, double Cp, double Cn, bint l1_loss, rng):
+        cdef const int64_t[::1] ip = indptr
+        cdef const int32_t[::1] ix = indices
+        cdef const float[::1] v32
+        cdef const double[::1] v64
+        cdef const int64_t[::1] rw = rows
+        cdef const signed char[::1] yy = y
+        cdef double[::1] a = alpha
+        cdef double[::1] ww = w
+        cdef const double[::1] xn = xnorm
+        cdef int32_t[::1] idx = index
+        cdef uint64_t[::1] st = rng
+        if a.shape[0] != yy.shape[0] or xn.shape[0] != yy.shape[0] or idx.shape[0] != yy.shape[0] or \
+                st.shape[0] != 4 or (rw.shape[0] and rw.shape[0] != yy.shape[0]):
+            raise ValueError("DCDState: array sizes disagree")
+        if yy.shape[0] == 0:
+            raise ValueError("DCDState: empty problem")
+        self.f32 = values.dtype == np.float32
+        if self.f32:
+            v32 = values
+            self.v = make_view(ip, ix, v32, NULL, n_features, bias)
+        else:
+            v64 = values
+            self.v = make_view(ip, ix, v64, NULL, n_features, bias)
+        self.keep = (indptr, indices, values, rows, y, alpha, w, xnorm, index, rng)
+        self.r = &rw[0] if rw.shape[0] > 0 else NULL
+        self.y = &yy[0]
+        self.alpha = &a[0]
+        self.w = &ww[0]
+        self.xnorm = &xn[0]
+        self.index = &idx[0]
+        self.g = <Rng*>&st[0]
+        self.Cp = Cp
+        self.Cn = Cn
+        self.l1_loss = l1_loss
+
+    def epoch(self, int64_t active_size, double PGmax_old, double PGmin_old, bint shuffle=True):
+        """One outer iteration: (active_size, PGmax_new, PGmin_new, n_updates)."""
+        cdef double PGmax_new, PGmin_new
+        cdef int64_t n_updates
+        with nogil:
+            if self.f32:
+                active_size = _dcd_pass(&self.v, self.r, self.y, self.alpha, self.w, self.xnorm, self.index,
+                                        active_size, PGmax_old, PGmin_old, self.Cp, self.Cn, self.l1_loss, self.g,
+                                        shuffle, &PGmax_new, &PGmin_new, &n_updates, <float*>NULL)
+            else:
+                active_size = _dcd_pass(&self.v, self.r, self.y, self.alpha, self.w, self.xnorm, self.index,
+                                        active_size, PGmax_old, PGmin_old, self.Cp, self.Cn, self.l1_loss, self.g,
+                                        shuffle, &PGmax_new, &PGmin_new, &n_updates, <double*>NULL)
+        return active_size, PGmax_new, PGmin_new, n_updates
 
 
 def dcd_violation(const int64_t[::1] indptr, const int32_t[::1] indices, const value_t[::1] values,

@@ -99,13 +99,12 @@ def solve_dcd(sub, l1_loss, eps, max_iter=DUAL_MAX_ITER, rng_seed=1, alpha0=None
         K.dcd_init_w(*sub.args, sub.y, alpha, w)
     index = np.arange(l, dtype=np.int32)
     rng = K.rng_state(rng_seed)
+    state = K.DCDState(*sub.args, sub.y, alpha, w, xnorm, index, sub.Cp, sub.Cn, l1_loss, rng)
     active_size = l
     PGmax_old, PGmin_old = INF, -INF
     it = 0
     while it < max_iter:
-        active_size, PGmax_new, PGmin_new, _ = K.dcd_epoch(
-            *sub.args, sub.y, alpha, w, xnorm, index, active_size, PGmax_old, PGmin_old, sub.Cp, sub.Cn,
-            l1_loss, rng, shuffle)
+        active_size, PGmax_new, PGmin_new, _ = state.epoch(active_size, PGmax_old, PGmin_old, shuffle)
         it += 1
         if it % 10 == 0:
             say(".")
