@@ -8,8 +8,10 @@
 #    projected gradient PG (0 at an active bound), alpha_i <- min(max(alpha_i - G/QD_i, 0), U_i), w += d y_i x_i.
 #    Shrinking: a variable at a bound whose G is beyond last epoch's PG_max / PG_min leaves the active set.
 #    `dcd_epoch` runs ONE outer iteration (random permutation of the active set from the project's RNG, then one
-#    pass); the Python driver (llsvm/solvers.py) applies LIBLINEAR 2.50's stopping rule
-#    PG_max - PG_min <= eps and |PG_max| <= eps and |PG_min| <= eps, with a final pass over all variables.
+#    pass). `DCDState.run(n, eps)` runs up to n of them with LIBLINEAR 2.50's stopping rule
+#    PG_max - PG_min <= eps and |PG_max| <= eps and |PG_min| <= eps, and a final pass over all variables;
+#    the Python driver (llsvm/solvers.py) calls it in chunks of 10 iterations and owns output, warnings and the
+#    -s 2 fallback. (On small sets, one Python call per iteration cost more than the iteration itself.)
 #    The next row in the permutation is prefetched while the current one is processed.
 # 2. Building blocks of the trust-region-free Newton method of LIBLINEAR's -s 2 (Galli & Lin 2021, newton.cpp;
 #    Lin, Weng, Keerthi 2008): X v, X^T (restricted) v, the generalized Hessian-vector product of the squared
@@ -198,6 +200,11 @@ cdef class DCDState:
     cdef Rng* g
     cdef double Cp, Cn
     cdef bint l1_loss
+    cdef int64_t l
+    # LIBLINEAR's outer-loop state, advanced by run()
+    cdef readonly int64_t n_iter
+    cdef readonly int64_t active_size
+    cdef double PGmax_old, PGmin_old
 
     def __init__(self, indptr, indices, values, int64_t n_features, double bias, rows, y, alpha, w, xnorm,
                  index, double Cp, double Cn, bint l1_loss, rng):
@@ -235,6 +242,59 @@ cdef class DCDState:
         self.Cp = Cp
         self.Cn = Cn
         self.l1_loss = l1_loss
+        self.l = yy.shape[0]
+        self.n_iter = 0
+        self.active_size = self.l
+        self.PGmax_old = INFINITY
+        self.PGmin_old = -INFINITY
+
+    def run(self, int64_t n_epochs, double eps, bint shuffle=True):
+        """Up to n_epochs outer iterations with LIBLINEAR 2.50's stopping rule; returns (converged, events).
+
+        Stop when PG_max - PG_min <= eps and |PG_max| <= eps and |PG_min| <= eps on a pass over all variables;
+        when that holds on the shrunk set, reset to all variables ('*') and go on. events is LIBLINEAR's
+        progress text for these epochs: '.' at every 10th iteration, '*' at each reset.
+        """
+        cdef double PGmax_new, PGmin_new
+        cdef int64_t n_updates, done = 0
+        cdef bint converged = False
+        events = bytearray(n_epochs + n_epochs // 10 + 2)
+        cdef char* ev = events
+        cdef int64_t n_ev = 0
+        with nogil:
+            while done < n_epochs:
+                if self.f32:
+                    self.active_size = _dcd_pass(&self.v, self.r, self.y, self.alpha, self.w, self.xnorm,
+                                                 self.index, self.active_size, self.PGmax_old, self.PGmin_old,
+                                                 self.Cp, self.Cn, self.l1_loss, self.g, shuffle, &PGmax_new,
+                                                 &PGmin_new, &n_updates, <float*>NULL)
+                else:
+                    self.active_size = _dcd_pass(&self.v, self.r, self.y, self.alpha, self.w, self.xnorm,
+                                                 self.index, self.active_size, self.PGmax_old, self.PGmin_old,
+                                                 self.Cp, self.Cn, self.l1_loss, self.g, shuffle, &PGmax_new,
+                                                 &PGmin_new, &n_updates, <double*>NULL)
+                self.n_iter += 1
+                done += 1
+                if self.n_iter % 10 == 0:
+                    ev[n_ev] = 46        # '.'
+                    n_ev += 1
+                if PGmax_new - PGmin_new <= eps and fabs(PGmax_new) <= eps and fabs(PGmin_new) <= eps:
+                    if self.active_size == self.l:
+                        converged = True
+                        break
+                    self.active_size = self.l
+                    ev[n_ev] = 42        # '*'
+                    n_ev += 1
+                    self.PGmax_old = INFINITY
+                    self.PGmin_old = -INFINITY
+                    continue
+                self.PGmax_old = PGmax_new
+                self.PGmin_old = PGmin_new
+                if self.PGmax_old <= 0:
+                    self.PGmax_old = INFINITY
+                if self.PGmin_old >= 0:
+                    self.PGmin_old = -INFINITY
+        return converged, events[:n_ev].decode("ascii")
 
     def epoch(self, int64_t active_size, double PGmax_old, double PGmin_old, bint shuffle=True):
         """One outer iteration: (active_size, PGmax_new, PGmin_new, n_updates)."""
@@ -255,17 +315,18 @@ cdef class DCDState:
 def dcd_violation(const int64_t[::1] indptr, const int32_t[::1] indices, const value_t[::1] values,
                   int64_t n_features, double bias, const int64_t[::1] rows, const signed char[::1] y,
                   const double[::1] alpha, const double[::1] w, double Cp, double Cn, bint l1_loss):
-    """(max_i |PG_i|, sum_i C_i loss_i) at (alpha, w) in one pass, changing nothing (the certificate).
+    """(max_i |PG_i|, sum_i C_i loss_i, sum_i alpha_i, sum_i D_ii alpha_i^2, nSV) at (alpha, w), in one pass.
 
-    loss_i = max(0, 1 - y_i w.x_i) for the L1 loss, its square for the L2 loss; the primal is w.w/2 + the sum.
+    loss_i = max(0, 1 - y_i w.x_i) for the L1 loss, its square for the L2 loss: the primal is w.w/2 + the sum,
+    the dual sum alpha - w.w/2 - sum D_ii alpha_i^2 / 2. Nothing is changed (this is the certificate).
     """
     cdef RowView v = make_view(indptr, indices, values, NULL, n_features, bias)
     cdef const int64_t* r = &rows[0] if rows.shape[0] > 0 else NULL
     cdef double diag[3]
     cdef double upper[3]
     cdef double cost[3]
-    cdef double G, PG, m = 0.0, margin, xi, loss = 0.0
-    cdef int64_t i, l = y.shape[0]
+    cdef double G, PG, m = 0.0, margin, xi, loss = 0.0, sum_alpha = 0.0, sum_diag = 0.0
+    cdef int64_t i, l = y.shape[0], nSV = 0
     cdef int k
     cost[0] = Cn
     cost[2] = Cp
@@ -293,7 +354,11 @@ def dcd_violation(const int64_t[::1] indptr, const int32_t[::1] indices, const v
                 PG = G
             if fabs(PG) > m:
                 m = fabs(PG)
-    return m, loss
+            if alpha[i] > 0.0:
+                nSV += 1
+                sum_alpha += alpha[i]
+                sum_diag += diag[k] * alpha[i] * alpha[i]
+    return m, loss, sum_alpha, sum_diag, nSV
 
 
 def xv(const int64_t[::1] indptr, const int32_t[::1] indices, const value_t[::1] values, int64_t n_features,

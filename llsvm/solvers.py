@@ -100,51 +100,36 @@ def solve_dcd(sub, l1_loss, eps, max_iter=DUAL_MAX_ITER, rng_seed=1, alpha0=None
     index = np.arange(l, dtype=np.int32)
     rng = K.rng_state(rng_seed)
     state = K.DCDState(*sub.args, sub.y, alpha, w, xnorm, index, sub.Cp, sub.Cn, l1_loss, rng)
-    active_size = l
-    PGmax_old, PGmin_old = INF, -INF
-    it = 0
-    while it < max_iter:
-        active_size, PGmax_new, PGmin_new, _ = state.epoch(active_size, PGmax_old, PGmin_old, shuffle)
-        it += 1
-        if it % 10 == 0:
-            say(".")
-        if PGmax_new - PGmin_new <= eps and abs(PGmax_new) <= eps and abs(PGmin_new) <= eps:
-            if active_size == l:
-                break
-            active_size = l
-            say("*")
-            PGmax_old, PGmin_old = INF, -INF
-            continue
-        PGmax_old, PGmin_old = PGmax_new, PGmin_new
-        if PGmax_old <= 0:
-            PGmax_old = INF
-        if PGmin_old >= 0:
-            PGmin_old = -INF
+    # LIBLINEAR's outer loop runs in the kernel, 10 iterations per call so the dots appear as LIBLINEAR's do
+    while state.n_iter < max_iter:
+        converged, events = state.run(min(10, max_iter - state.n_iter), eps, shuffle)
+        if events:
+            say(events)
+        if converged:
+            break
+    it = state.n_iter
     say(f"\noptimization finished, #iter = {it}\n")
-    # LIBLINEAR's "Objective value" is the dual minimization objective f(alpha)
-    diag = 0.0 if l1_loss else (alpha * alpha) @ (0.5 / sub.C())
-    v = float(w @ w) + float(diag) - 2.0 * float(alpha.sum())
-    nSV = int(np.count_nonzero(alpha > 0))
-    say(f"Objective value = {v / 2:f}\n")
-    say(f"nSV = {nSV}\n")
     res = certify(sub, w, alpha, l1_loss)
+    # LIBLINEAR's "Objective value" is the dual minimization objective f(alpha) = -dual
+    say(f"Objective value = {-res.dual:f}\n")
+    say(f"nSV = {res.nSV}\n")
     res.n_iter = it
-    res.nSV = nSV
     res.converged = it < max_iter
     res.solver = L2R_L1LOSS_SVC_DUAL if l1_loss else L2R_L2LOSS_SVC_DUAL
-    res.extra["objective_value"] = v / 2
+    res.extra["objective_value"] = -res.dual
     return res
 
 
 def certify(sub, w, alpha, l1_loss):
-    """Primal, dual, gap and max projected-gradient violation of a dual solution (w as the solver kept it).
+    """Primal, dual, gap, max projected-gradient violation and nSV of a dual solution (w as the solver kept it).
 
-    One pass over the data: the kernel returns the violation and the loss term of the primal together.
+    One pass over the data: the kernel returns the violation, the loss term of the primal and the dual's sums.
     """
-    viol, loss = K.dcd_violation(*sub.args, sub.y, alpha, w, sub.Cp, sub.Cn, l1_loss)
-    primal = 0.5 * float(w @ w) + loss
-    dual = sub.dual(alpha, w, l1_loss)
-    return FitResult(w=w, alpha=alpha, primal=primal, dual=dual, gap=primal - dual, max_violation=viol)
+    viol, loss, sum_alpha, sum_diag, nSV = K.dcd_violation(*sub.args, sub.y, alpha, w, sub.Cp, sub.Cn, l1_loss)
+    wTw = float(w @ w)
+    primal = 0.5 * wTw + loss
+    dual = sum_alpha - 0.5 * wTw - 0.5 * sum_diag
+    return FitResult(w=w, alpha=alpha, primal=primal, dual=dual, gap=primal - dual, max_violation=viol, nSV=nSV)
 
 
 class _L2SVCFun:
