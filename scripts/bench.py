@@ -177,8 +177,13 @@ def _primal(ds, labels, W, bias, l1_loss, C=1.0):
     return total
 
 
-def _liblinear_train(X, y, opts):
-    """(seconds of the C train call only, liblinear model) for a problem built beforehand."""
+def _inner_count(seconds):
+    """Calls per timing for a job taking `seconds`: short jobs are repeated to about 50 ms (timer noise)."""
+    return 1 if seconds >= 0.05 else max(1, int(0.05 / max(seconds, 1e-6)))
+
+
+def _liblinear_train(X, y, opts, repeats):
+    """(median seconds of the C train call only, liblinear model) for a problem built beforehand."""
     from liblinear import liblinear as L
     from liblinear.liblinearutil import toPyModel
 
@@ -186,16 +191,46 @@ def _liblinear_train(X, y, opts):
     prob = L.problem(y, X)
     prob.set_bias(param.bias)
     L.liblinear.set_print_string_function(L.ctypes_print_null)
+
+    def once():
+        t0 = time.perf_counter()
+        m = L.liblinear.train(prob, param)
+        return time.perf_counter() - t0, toPyModel(m)
+
+    first, model = once()
+    inner = _inner_count(first)
+    times = []
+    for _ in range(repeats):
+        total = 0.0
+        for _ in range(inner):
+            sec, model = once()
+            total += sec
+        times.append(total / inner)
+    return statistics.median(times), model
+
+
+def timed(fn, repeats):
+    """(median seconds per call, last result); calls shorter than 50 ms are repeated within each timing."""
     t0 = time.perf_counter()
-    m = L.liblinear.train(prob, param)
-    seconds = time.perf_counter() - t0
-    return seconds, toPyModel(m)
+    result = fn()
+    inner = _inner_count(time.perf_counter() - t0)
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for _ in range(inner):
+            result = fn()
+        times.append((time.perf_counter() - t0) / inner)
+    return statistics.median(times), result
 
 
 def _ll_W(m, n_features, bias):
     nr_w = 1 if m.nr_class == 2 else m.nr_class
     w_size = n_features + (1 if bias >= 0 else 0)
     return np.ctypeslib.as_array(m.w, shape=(w_size * nr_w,)).reshape(w_size, nr_w).copy()
+
+
+def _quiet(text):
+    pass
 
 
 def bench_solvers(name, path, test_path, repeats, tmp, threads_set=False):
@@ -212,13 +247,9 @@ def bench_solvers(name, path, test_path, repeats, tmp, threads_set=False):
     rows = []
     for s in (3, 1):
         l1 = s == 3
-        t_ll, llm = None, None
-        times = []
-        for _ in range(repeats):
-            sec, llm = _liblinear_train(X, ds.y, f"-s {s} -c 1 -B {bias:g} -q")
-            times.append(sec)
-        t_ll = statistics.median(times)
-        t_ours, model = median_time(lambda: train(ds, solver=s, C=1.0, bias=bias, seed=1, threads=1), repeats)
+        t_ll, llm = _liblinear_train(X, ds.y, f"-s {s} -c 1 -B {bias:g} -q", repeats)
+        t_ours, model = timed(lambda: train(ds, solver=s, C=1.0, bias=bias, seed=1, threads=1, say=_quiet),
+                              repeats)
         labels = model.label
         W_ll = _ll_W(llm, ds.n_features, bias)
         ll_labels = np.array(llm.get_labels())
@@ -251,7 +282,7 @@ def bench_solvers(name, path, test_path, repeats, tmp, threads_set=False):
         p_ref = _primal(ds, labels, ref.W, bias, l1)
         row.update(primal_ref=p_ref, primal_rel_diff_ref=(p_ours - p_ref) / abs(p_ref))
         if threads_set:
-            t2, m2 = median_time(lambda: train(ds, solver=s, C=1.0, bias=bias, seed=1, threads=2), repeats)
+            t2, m2 = timed(lambda: train(ds, solver=s, C=1.0, bias=bias, seed=1, threads=2, say=_quiet), repeats)
             row.update(llsvm_threads2_s=t2, ratio_threads2=t2 / t_ll,
                        threads2_identical=bool(np.array_equal(m2.W, model.W)))
         rows.append(row)
