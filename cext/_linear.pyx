@@ -25,7 +25,7 @@ import numpy as np
 
 from kernel_types cimport value_t
 from rowview cimport RowView, make_view, row_dot, row_axpy, row_sq_norm
-from rng cimport Rng, rng_seed, rng_bounded, rng_next
+from rng cimport Rng, rng_seed, rng_next, rng_shuffle
 
 
 def rng_state(uint64_t seed):
@@ -94,7 +94,7 @@ cdef int64_t _dcd_pass(const RowView* v, const int64_t* r, const signed char* y,
     cdef double upper[3]
     cdef double G, PG, C, d, alpha_old, QD
     cdef double PGmax_new = -INFINITY, PGmin_new = INFINITY
-    cdef int64_t s, i, j, k, n_updates = 0
+    cdef int64_t s, i, k, n_updates = 0
     cdef int32_t tmp
     cdef int yi
     if l1_loss:
@@ -109,11 +109,7 @@ cdef int64_t _dcd_pass(const RowView* v, const int64_t* r, const signed char* y,
         upper[2] = INFINITY
     # random permutation of the active set
     if shuffle:
-        for s in range(active_size):
-            j = s + rng_bounded(g, <unsigned int>(active_size - s))
-            tmp = index[s]
-            index[s] = index[j]
-            index[j] = tmp
+        rng_shuffle(g, index, active_size)
     s = 0
     while s < active_size:
         i = index[s]
@@ -452,12 +448,7 @@ def permutation(int64_t n, uint64_t[::1] rng):
     """A random permutation of 0..n-1 (Fisher-Yates with unbiased bounded draws), as LIBLINEAR's CV does."""
     perm = np.arange(n, dtype=np.int64)
     cdef int64_t[::1] p = perm
-    cdef int64_t i, j, t
-    cdef Rng* g = <Rng*>&rng[0]
-    with nogil:
-        for i in range(n):
-            j = i + rng_bounded(g, <unsigned int>(n - i))
-            t = p[i]
-            p[i] = p[j]
-            p[j] = t
+    if n > 0:
+        with nogil:
+            rng_shuffle(<Rng*>&rng[0], &p[0], n)
     return perm

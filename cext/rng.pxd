@@ -1,7 +1,11 @@
 # The project's one seeded random number generator (header-only): xoshiro256** (Blackman & Vigna 2018),
 # seeded through splitmix64. Bounded draws use Lemire's multiply-and-reject method, so they carry no modulo bias.
 # Kernels receive an Rng by pointer from their driver; nothing here touches global state.
-from libc.stdint cimport uint32_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
+
+ctypedef fused index_t:
+    int32_t
+    int64_t
 
 
 cdef struct Rng:
@@ -59,3 +63,14 @@ cdef inline uint32_t rng_bounded(Rng* r, uint32_t n) noexcept nogil:
 cdef inline double rng_uniform(Rng* r) noexcept nogil:
     """Uniform double in [0, 1) with 53 random bits."""
     return (rng_next(r) >> 11) * (1.0 / 9007199254740992.0)
+
+
+cdef inline void rng_shuffle(Rng* r, index_t* a, int64_t n) noexcept nogil:
+    """Shuffle a[0:n] in place (Fisher-Yates: a[i] swaps with a[i + uniform(n - i)]), n < 2^32."""
+    cdef int64_t i, j
+    cdef index_t t
+    for i in range(n):
+        j = i + rng_bounded(r, <uint32_t>(n - i))
+        t = a[i]
+        a[i] = a[j]
+        a[j] = t
