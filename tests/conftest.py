@@ -32,6 +32,23 @@ def shared_data():
     return path
 
 
+@pytest.fixture(scope="session")
+def shared_plain(shared_data, tmp_path_factory):
+    """plain(name) -> path of ../shared/data/NAME.xz decompressed once per session into a temp directory."""
+    import lzma
+
+    d = tmp_path_factory.mktemp("shared-plain")
+    cache = {}
+
+    def plain(name):
+        if name not in cache:
+            with lzma.open(shared_data / f"{name}.xz") as f:
+                (d / name).write_bytes(f.read())
+            cache[name] = d / name
+        return cache[name]
+    return plain
+
+
 @pytest.fixture
 def write_bytes(tmp_path):
     def write(data, name="data.txt"):

@@ -7,7 +7,6 @@ for formats, deterministic outputs (-s 2) and predictions; a few tests run the i
 """
 import gzip
 import json
-import lzma
 import math
 import os
 import re
@@ -60,15 +59,9 @@ def runner():
 
 
 @pytest.fixture(scope="module")
-def data(shared_data, tmp_path_factory):
-    """heart_scale and dna.scale decompressed into a module temp directory: {name: path}."""
-    d = tmp_path_factory.mktemp("data")
-    out = {}
-    for name in ("heart_scale", "dna.scale"):
-        with lzma.open(shared_data / f"{name}.xz") as f:
-            (d / name).write_bytes(f.read())
-        out[name] = d / name
-    return out
+def data(shared_plain):
+    """heart_scale and dna.scale decompressed: {name: path}."""
+    return {name: shared_plain(name) for name in ("heart_scale", "dna.scale")}
 
 
 @pytest.fixture

@@ -712,33 +712,22 @@ class FailingDataset(Dataset):
 
 
 @pytest.mark.parametrize("existing", [False, True])
-def test_failed_write_binary_leaves_nothing(tmp_path, text_file, existing):
+@pytest.mark.parametrize("name, old, write", [
+    ("target.bin", b"old contents", lambda ds, t: llsvm.write_binary(ds, t, block_rows=2)),
+    ("target.txt", b"1 1:1\n", lambda ds, t: llsvm.dump_text(ds, t)),
+], ids=["write_binary", "dump_text"])
+def test_failed_write_leaves_nothing(tmp_path, text_file, existing, name, old, write):
     path, ref = text_file(seed=2)
     work = tmp_path / "out"
     work.mkdir()
-    target = work / "target.bin"
+    target = work / name
     if existing:
-        target.write_bytes(b"old contents")
+        target.write_bytes(old)
     with pytest.raises(RuntimeError, match="disk on fire"):
-        llsvm.write_binary(FailingDataset(ref), target, block_rows=2)
-    assert os.listdir(work) == (["target.bin"] if existing else [])
+        write(FailingDataset(ref), target)
+    assert os.listdir(work) == ([name] if existing else [])
     if existing:
-        assert target.read_bytes() == b"old contents"
-
-
-@pytest.mark.parametrize("existing", [False, True])
-def test_failed_dump_text_leaves_nothing(tmp_path, text_file, existing):
-    path, ref = text_file(seed=2)
-    work = tmp_path / "out"
-    work.mkdir()
-    target = work / "target.txt"
-    if existing:
-        target.write_bytes(b"1 1:1\n")
-    with pytest.raises(RuntimeError, match="disk on fire"):
-        llsvm.dump_text(FailingDataset(ref), target)
-    assert os.listdir(work) == (["target.txt"] if existing else [])
-    if existing:
-        assert target.read_bytes() == b"1 1:1\n"
+        assert target.read_bytes() == old
 
 
 def test_failed_conversion_of_bad_text_leaves_nothing(tmp_path):

@@ -1,7 +1,6 @@
 """llsvm.Model: LIBLINEAR's model text format exactly (DESIGN.md section 5), atomic saves, strict loading
 (section 6), and models exchanged both ways with liblinear-official (section 7).
 """
-import lzma
 import os
 import time
 import tracemalloc
@@ -367,15 +366,13 @@ def test_ascii_control_bytes_rejected_with_line(tmp_path):
 # -- interoperability with liblinear-official ---------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def sets(shared_data, tmp_path_factory):
+def sets(shared_plain):
     """{name: (path, y, X as scipy CSR as LIBLINEAR's reader gives it)} for heart_scale and dna.scale."""
-    d = tmp_path_factory.mktemp("sets")
     out = {}
     for name in ("heart_scale", "dna.scale"):
-        with lzma.open(shared_data / f"{name}.xz") as f:
-            (d / name).write_bytes(f.read())
-        y, x = llu.svm_read_problem(str(d / name), return_scipy=True)
-        out[name] = (d / name, y, x)
+        path = shared_plain(name)
+        y, x = llu.svm_read_problem(str(path), return_scipy=True)
+        out[name] = (path, y, x)
     return out
 
 
