@@ -74,3 +74,30 @@ def check_csr(const int64_t[::1] indptr, const int32_t[::1] indices, int64_t n_f
             if status != 0:
                 break
     return status, (i if status else -1)
+
+
+def take_rows(const int64_t[::1] indptr, const int32_t[::1] indices, const value_t[::1] values,
+              const int64_t[::1] rows):
+    """(indptr, indices, values) of the given rows, in the given order (a compacted copy; rows in range)."""
+    cdef int64_t n = rows.shape[0], i, r, k, start, length, total = 0
+    new_indptr = np.empty(n + 1, dtype=np.int64)
+    cdef int64_t[::1] ip = new_indptr
+    with nogil:
+        ip[0] = 0
+        for i in range(n):
+            r = rows[i]
+            total += indptr[r + 1] - indptr[r]
+            ip[i + 1] = total
+    new_indices = np.empty(total, dtype=np.int32)
+    new_values = np.empty(total, dtype=np.float32 if value_t is float else np.float64)
+    cdef int32_t[::1] ix = new_indices
+    cdef value_t[::1] vx = new_values
+    with nogil:
+        for i in range(n):
+            r = rows[i]
+            start = indptr[r]
+            length = indptr[r + 1] - start
+            for k in range(length):
+                ix[ip[i] + k] = indices[start + k]
+                vx[ip[i] + k] = values[start + k]
+    return new_indptr, new_indices, new_values

@@ -6,11 +6,12 @@
               | zero padding | u32 CRC32 of bytes 0..123 (at offset 124)
     flags  := 1 values are float32 (else float64) | 2 rows carry int64 original row ids
               | 4 continuous labels (more than 65536 distinct: no label table)
+              | 8 rows carry a float64 dual variable alpha (the active-set files of -s llsvm)
     block  := block header(48): magic "LLSVMBLK" | u64 n_rows | u64 nnz | u64 first_row | u64 payload_size
               | u32 CRC32 of the payload | u32 0
               payload: f64 labels[n] | i64 offsets[n+1] (from 0) | i32 indices[nnz] (0-based, strictly
-              increasing per row) | f32/f64 values[nnz] | i64 row_ids[n] if flag 2; every array starts on an
-              8-byte boundary (zero padding)
+              increasing per row) | f32/f64 values[nnz] | i64 row_ids[n] if flag 2 | f64 alpha[n] if flag 8;
+              every array starts on an 8-byte boundary (zero padding)
     footer := magic "LLSVMFTR" | f64 labels[n_labels] (first-occurrence order) | u64 counts[n_labels]
               | (u64 offset, u64 n_rows, u64 nnz) per block | u32 CRC32 of all before it in the footer | u32 0
 
@@ -45,7 +46,8 @@ BLOCK_HEADER_SIZE = 48
 FLAG_FLOAT32 = 1
 FLAG_ROW_IDS = 2
 FLAG_CONTINUOUS = 4
-KNOWN_FLAGS = FLAG_FLOAT32 | FLAG_ROW_IDS | FLAG_CONTINUOUS
+FLAG_ALPHA = 8
+KNOWN_FLAGS = FLAG_FLOAT32 | FLAG_ROW_IDS | FLAG_CONTINUOUS | FLAG_ALPHA
 DEFAULT_BLOCK_BYTES = 8 << 20
 
 _HEADER = struct.Struct("<8sIIQQQQQQdQQ")     # 88 bytes, padded to 124, then the CRC
@@ -61,15 +63,16 @@ def _pad8(n):
     return (n + 7) & ~7
 
 
-def payload_layout(n_rows, nnz, float32, row_ids):
-    """Byte offsets of (labels, offsets, indices, values, row_ids, end) inside a block payload."""
+def payload_layout(n_rows, nnz, float32, row_ids, alpha=False):
+    """Byte offsets of (labels, offsets, indices, values, row_ids, end) inside a block payload; alpha, when
+    present, sits between the row ids (if any) and the end."""
     vsize = 4 if float32 else 8
     o_y = 0
     o_ptr = o_y + 8 * n_rows
     o_idx = o_ptr + 8 * (n_rows + 1)
     o_val = o_idx + _pad8(4 * nnz)
     o_ids = o_val + _pad8(vsize * nnz)
-    end = o_ids + (8 * n_rows if row_ids else 0)
+    end = o_ids + (8 * n_rows if row_ids else 0) + (8 * n_rows if alpha else 0)
     return o_y, o_ptr, o_idx, o_val, o_ids, end
 
 
@@ -84,10 +87,13 @@ class BinaryWriter:
     manager: an exception discards the temporary file and leaves the target untouched.
     """
 
-    def __init__(self, path, *, float32=False, row_ids=False, block_rows=None, block_bytes=DEFAULT_BLOCK_BYTES):
+    def __init__(self, path, *, float32=False, row_ids=False, block_rows=None, block_bytes=DEFAULT_BLOCK_BYTES,
+                 alpha=False, fsync=True):
         self.path = os.fspath(path)
+        self.fsync = bool(fsync)     # temporary files (active sets) need not reach the disk
         self.float32 = bool(float32)
         self.row_ids = bool(row_ids)
+        self.alpha = bool(alpha)
         self.block_rows = None if block_rows is None else max(1, int(block_rows))
         self.block_bytes = None if block_rows is not None and block_bytes == DEFAULT_BLOCK_BYTES else block_bytes
         self.vdtype = np.float32 if self.float32 else np.float64
@@ -138,9 +144,12 @@ class BinaryWriter:
             values = ds.values.astype(self.vdtype)
             if self.float32 and not np.isfinite(values).all():
                 raise ParameterError("a value is beyond the float32 range: write float64 values")
-            ds = CSRDataset(ds.y, ds.indptr, ds.indices, values, ds.n_features, row_ids=ds.row_ids, check=False)
+            ds = CSRDataset(ds.y, ds.indptr, ds.indices, values, ds.n_features, row_ids=ds.row_ids, check=False,
+                            alpha=ds.alpha)
         if self.row_ids and ds.row_ids is None:
             raise ValueError("this file carries row ids: give row_ids for every row")
+        if self.alpha and ds.alpha is None:
+            raise ValueError("this file carries alpha: give alpha for every row")
         if ds.n_features is not None:
             self.n_features = max(self.n_features, int(ds.n_features))
         if ds.indices.size:
@@ -157,7 +166,7 @@ class BinaryWriter:
                     self._continuous = True
         self.max_sq_norm = max(self.max_sq_norm, max_sq_norm(ds.indptr, ds.indices, ds.values))
         # cut into blocks
-        row_overhead = 16 + (8 if self.row_ids else 0)
+        row_overhead = 16 + (8 if self.row_ids else 0) + (8 if self.alpha else 0)
         vsize = 4 if self.float32 else 8
         start = 0
         n = ds.n_rows
@@ -191,7 +200,7 @@ class BinaryWriter:
         self._pending_rows = self._pending_bytes = 0
         if len(pieces) == 1:
             p = pieces[0]
-            y, indptr, indices, values, ids = p.y, p.indptr, p.indices, p.values, p.row_ids
+            y, indptr, indices, values, ids, alpha = p.y, p.indptr, p.indices, p.values, p.row_ids, p.alpha
         else:
             y = np.concatenate([p.y for p in pieces])
             indices = np.concatenate([p.indices for p in pieces])
@@ -200,14 +209,17 @@ class BinaryWriter:
             indptr = np.zeros(y.shape[0] + 1, np.int64)
             np.cumsum(lengths, out=indptr[1:])
             ids = np.concatenate([p.row_ids for p in pieces]) if self.row_ids else None
+            alpha = np.concatenate([p.alpha for p in pieces]) if self.alpha else None
         n, nnz = y.shape[0], indices.shape[0]
-        layout = payload_layout(n, nnz, self.float32, self.row_ids)
+        layout = payload_layout(n, nnz, self.float32, self.row_ids, self.alpha)
         sections = [np.ascontiguousarray(y, "<f8"), np.ascontiguousarray(indptr, "<i8"),
                     np.ascontiguousarray(indices, "<i4"), b"\0" * (layout[3] - layout[2] - 4 * nnz),
                     np.ascontiguousarray(values, "<f4" if self.float32 else "<f8"),
                     b"\0" * (layout[4] - layout[3] - values.dtype.itemsize * nnz)]
         if self.row_ids:
             sections.append(np.ascontiguousarray(ids, "<i8"))
+        if self.alpha:
+            sections.append(np.ascontiguousarray(alpha, "<f8"))
         crc = 0
         for s in sections:
             crc = zlib.crc32(s, crc)
@@ -246,7 +258,7 @@ class BinaryWriter:
             footer_offset = self._pos
             self._f.write(footer)
             flags = (FLAG_FLOAT32 if self.float32 else 0) | (FLAG_ROW_IDS if self.row_ids else 0) | \
-                (FLAG_CONTINUOUS if self._continuous else 0)
+                (FLAG_CONTINUOUS if self._continuous else 0) | (FLAG_ALPHA if self.alpha else 0)
             head = _HEADER.pack(MAGIC, VERSION, flags, self.n_rows, self.n_features, self.nnz, len(self._index),
                                 footer_offset, len(footer), self.max_sq_norm, self.n_qid, labels.shape[0])
             head = head.ljust(124, b"\0")
@@ -254,7 +266,8 @@ class BinaryWriter:
             self._f.seek(0)
             self._f.write(head)
             self._f.flush()
-            os.fsync(self._f.fileno())
+            if self.fsync:
+                os.fsync(self._f.fileno())
             self._f.close()
             os.chmod(self._tmp, 0o644)
             os.replace(self._tmp, self.path)
@@ -352,6 +365,7 @@ class BinaryDataset(Dataset):
             raise self._bad(f"unknown flags 0x{flags:x} in the header")
         self.float32 = bool(flags & FLAG_FLOAT32)
         self.has_row_ids = bool(flags & FLAG_ROW_IDS)
+        self.has_alpha = bool(flags & FLAG_ALPHA)
         self.continuous = bool(flags & FLAG_CONTINUOUS)
         self.vdtype = np.dtype("<f4" if self.float32 else "<f8")
         # sizes against the file before anything is allocated
@@ -382,7 +396,7 @@ class BinaryDataset(Dataset):
         if self.n_blocks:
             if (rows > size).any() or (nnzs > size).any():
                 raise self._bad("corrupt block index (a block is larger than the file)")
-            sizes = np.array([payload_layout(int(r), int(k), self.float32, self.has_row_ids)[5]
+            sizes = np.array([payload_layout(int(r), int(k), self.float32, self.has_row_ids, self.has_alpha)[5]
                               for r, k in zip(rows, nnzs)], dtype=np.int64) + BLOCK_HEADER_SIZE
             expect = HEADER_SIZE + np.concatenate([[0], np.cumsum(sizes)[:-1]])
             if not np.array_equal(offsets, expect) or expect[-1] + sizes[-1] != f_off:
@@ -405,19 +419,21 @@ class BinaryDataset(Dataset):
     def _block_arrays(self, b, payload):
         """Typed views into one block's payload (bytes-like of exactly payload_size bytes)."""
         n, nnz = int(self.block_rows[b]), int(self.block_nnz[b])
-        o_y, o_ptr, o_idx, o_val, o_ids, end = payload_layout(n, nnz, self.float32, self.has_row_ids)
+        o_y, o_ptr, o_idx, o_val, o_ids, end = payload_layout(n, nnz, self.float32, self.has_row_ids,
+                                                              self.has_alpha)
         y = np.frombuffer(payload, "<f8", n, o_y)
         indptr = np.frombuffer(payload, "<i8", n + 1, o_ptr)
         indices = np.frombuffer(payload, "<i4", nnz, o_idx)
         values = np.frombuffer(payload, self.vdtype, nnz, o_val)
         ids = np.frombuffer(payload, "<i8", n, o_ids) if self.has_row_ids else None
-        return y, indptr, indices, values, ids
+        alpha = np.frombuffer(payload, "<f8", n, end - 8 * n) if self.has_alpha else None
+        return y, indptr, indices, values, ids, alpha
 
     def _check_block_header(self, b, head):
         magic, n, nnz, first, psize, crc, reserved = _BLOCK.unpack(head)
         n_b, nnz_b = int(self.block_rows[b]), int(self.block_nnz[b])
         if magic != BLOCK_MAGIC or n != n_b or nnz != nnz_b or first != self.block_first_row[b] or reserved or \
-                psize != payload_layout(n_b, nnz_b, self.float32, self.has_row_ids)[5]:
+                psize != payload_layout(n_b, nnz_b, self.float32, self.has_row_ids, self.has_alpha)[5]:
             raise self._bad(f"corrupt block {b} header")
         return crc
 
@@ -430,7 +446,7 @@ class BinaryDataset(Dataset):
         """Block b as a CSRDataset in a fresh buffer (verified); `first_row` tells its first global row."""
         offset = int(self.block_offsets[b])
         psize = payload_layout(int(self.block_rows[b]), int(self.block_nnz[b]), self.float32,
-                               self.has_row_ids)[5]
+                               self.has_row_ids, self.has_alpha)[5]
         payload = np.empty(psize, np.uint8)
         head = os.pread(self._f.fileno(), BLOCK_HEADER_SIZE, offset)
         if len(head) != BLOCK_HEADER_SIZE:
@@ -441,9 +457,10 @@ class BinaryDataset(Dataset):
             raise self._bad(f"truncated block {b}")
         if zlib.crc32(payload) != crc:
             raise self._bad(f"checksum mismatch in block {b}: the file is corrupt")
-        y, indptr, indices, values, ids = self._block_arrays(b, payload)
+        y, indptr, indices, values, ids, alpha = self._block_arrays(b, payload)
         self._check_block_data(b, indptr, indices)
-        ds = CSRDataset(y, indptr, indices, values, self.n_features, row_ids=ids, source=self.path, check=False)
+        ds = CSRDataset(y, indptr, indices, values, self.n_features, row_ids=ids, source=self.path, check=False,
+                        alpha=alpha)
         ds.first_row = int(self.block_first_row[b])
         return ds
 
@@ -483,35 +500,47 @@ class BinaryDataset(Dataset):
                 self._mmap = mmap.mmap(self._f.fileno(), 0, access=mmap.ACCESS_READ)
                 offset = int(self.block_offsets[0])
                 crc = self._check_block_header(0, self._mmap[offset:offset + BLOCK_HEADER_SIZE])
-                psize = payload_layout(self.n_rows, self.nnz, self.float32, self.has_row_ids)[5]
+                psize = payload_layout(self.n_rows, self.nnz, self.float32, self.has_row_ids, self.has_alpha)[5]
                 payload = memoryview(self._mmap)[offset + BLOCK_HEADER_SIZE:offset + BLOCK_HEADER_SIZE + psize]
                 if zlib.crc32(payload) != crc:
                     raise self._bad("checksum mismatch in block 0: the file is corrupt")
-                y, indptr, indices, values, ids = self._block_arrays(0, payload)
+                y, indptr, indices, values, ids, alpha = self._block_arrays(0, payload)
                 self._check_block_data(0, indptr, indices)
             else:
-                y, indptr, indices, values, ids = self._load_blocks(threads)
+                y, indptr, indices, values, ids, alpha = self._load_blocks(threads, 0, self.n_blocks)
             self._view = CSRDataset(y, indptr, indices, values, self.n_features, row_ids=ids, n_qid=self.n_qid,
                                     source=self.path, labels=self.labels, label_counts=self.label_counts,
-                                    check=False)
+                                    check=False, alpha=alpha)
             return self._view
 
-    def _load_blocks(self, threads):
-        n, nnz = self.n_rows, self.nnz
+    def load_blocks(self, b0, b1, threads=1):
+        """Blocks b0..b1-1 as one contiguous, verified CSRDataset in fresh memory (`first_row` set)."""
+        y, indptr, indices, values, ids, alpha = self._load_blocks(threads, b0, b1)
+        ds = CSRDataset(y, indptr, indices, values, self.n_features, row_ids=ids, source=self.path, check=False,
+                        alpha=alpha)
+        ds.first_row = int(self.block_first_row[b0]) if b0 < self.n_blocks else self.n_rows
+        return ds
+
+    def _load_blocks(self, threads, b0, b1):
+        rows0 = int(self.block_first_row[b0]) if b0 < self.n_blocks else 0
+        nnz0 = int(self.block_nnz[:b0].sum())
+        n, nnz = int(self.block_rows[b0:b1].sum()), int(self.block_nnz[b0:b1].sum())
         y = np.empty(n, np.float64)
         indptr = np.empty(n + 1, np.int64)
         indptr[0] = 0
         indices = np.empty(nnz, np.int32)
         values = np.empty(nnz, self.vdtype)
         ids = np.empty(n, np.int64) if self.has_row_ids else None
-        k_first = np.concatenate([[0], np.cumsum(self.block_nnz)[:-1]]).astype(np.int64)
+        alpha = np.empty(n, np.float64) if self.has_alpha else None
+        k_first = np.concatenate([[0], np.cumsum(self.block_nnz)[:-1]]).astype(np.int64) - nnz0
         fd = self._f.fileno()
         vsize = self.vdtype.itemsize
 
         def one(b):
-            r0, k0 = int(self.block_first_row[b]), int(k_first[b])
+            r0, k0 = int(self.block_first_row[b]) - rows0, int(k_first[b])
             nb, kb = int(self.block_rows[b]), int(self.block_nnz[b])
-            o_y, o_ptr, o_idx, o_val, o_ids, end = payload_layout(nb, kb, self.float32, self.has_row_ids)
+            o_y, o_ptr, o_idx, o_val, o_ids, end = payload_layout(nb, kb, self.float32, self.has_row_ids,
+                                                                  self.has_alpha)
             offset = int(self.block_offsets[b])
             head = os.pread(fd, BLOCK_HEADER_SIZE, offset)
             if len(head) != BLOCK_HEADER_SIZE:
@@ -523,6 +552,8 @@ class BinaryDataset(Dataset):
             bufs = [y[r0:r0 + nb], ptr, indices[k0:k0 + kb], pad1, values[k0:k0 + kb], pad2]
             if ids is not None:
                 bufs.append(ids[r0:r0 + nb])
+            if alpha is not None:
+                bufs.append(alpha[r0:r0 + nb])
             bufs = [memoryview(x).cast("B") if isinstance(x, np.ndarray) else x for x in bufs]
             if os.preadv(fd, bufs, offset + BLOCK_HEADER_SIZE) != end:
                 raise self._bad(f"truncated block {b}")
@@ -534,13 +565,13 @@ class BinaryDataset(Dataset):
             self._check_block_data(b, ptr, indices[k0:k0 + kb])
             np.add(ptr[1:], k0, out=indptr[r0 + 1:r0 + nb + 1])
 
-        if threads > 1 and self.n_blocks > 1:
+        if threads > 1 and b1 - b0 > 1:
             with ThreadPoolExecutor(max_workers=threads) as pool:
-                list(pool.map(one, range(self.n_blocks)))
+                list(pool.map(one, range(b0, b1)))
         else:
-            for b in range(self.n_blocks):
+            for b in range(b0, b1):
                 one(b)
-        return y, indptr, indices, values, ids
+        return y, indptr, indices, values, ids, alpha
 
     def as_view(self):
         return self.load()

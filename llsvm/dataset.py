@@ -94,7 +94,7 @@ class CSRDataset(Dataset):
     random_access = True
 
     def __init__(self, y, indptr, indices, values, n_features=None, *, row_ids=None, n_qid=0, source=None,
-                 labels=None, label_counts=None, check=True):
+                 labels=None, label_counts=None, check=True, alpha=None):
         self.y = np.asarray(y, dtype=np.float64)
         self.indptr = np.asarray(indptr, dtype=np.int64)
         self.indices = np.asarray(indices, dtype=np.int32)
@@ -103,6 +103,7 @@ class CSRDataset(Dataset):
             values = values.astype(np.float64)
         self.values = values
         self.row_ids = None if row_ids is None else np.asarray(row_ids, dtype=np.int64)
+        self.alpha = None if alpha is None else np.asarray(alpha, dtype=np.float64)   # active-set files
         self.n_qid = int(n_qid)
         self.source = source
         if n_features is None:
@@ -123,6 +124,8 @@ class CSRDataset(Dataset):
             raise ParameterError("indices and values differ in length")
         if self.row_ids is not None and self.row_ids.shape != (n,):
             raise ParameterError("row_ids must have one entry per row")
+        if self.alpha is not None and self.alpha.shape != (n,):
+            raise ParameterError("alpha must have one entry per row")
 
     @property
     def n_rows(self):
@@ -138,7 +141,8 @@ class CSRDataset(Dataset):
 
     @property
     def nbytes(self):
-        extra = self.row_ids.nbytes if self.row_ids is not None else 0
+        extra = (self.row_ids.nbytes if self.row_ids is not None else 0) + \
+            (self.alpha.nbytes if self.alpha is not None else 0)
         return self.y.nbytes + self.indptr.nbytes + self.indices.nbytes + self.values.nbytes + extra
 
     def _table(self):
@@ -164,24 +168,25 @@ class CSRDataset(Dataset):
         return CSRDataset(self.y[start:stop], self.indptr[start:stop + 1] - k0, self.indices[k0:k1],
                           self.values[k0:k1], self.n_features,
                           row_ids=None if self.row_ids is None else self.row_ids[start:stop],
+                          alpha=None if self.alpha is None else self.alpha[start:stop],
                           source=self.source, check=False)
 
     def iter_blocks(self, max_rows=None, max_bytes=None):
         bounds = block_rows_for(self.indptr, max_rows, max_bytes, self.values.dtype.itemsize,
-                                16 + (8 if self.row_ids is not None else 0))
+                                16 + (8 if self.row_ids is not None else 0) + (8 if self.alpha is not None else 0))
         for a, b in zip(bounds[:-1], bounds[1:]):
             yield self.slice(a, b)
 
     def take_rows(self, rows):
         """A copy holding the given rows, in the given order."""
-        rows = np.asarray(rows, dtype=np.int64)
-        lengths = self.indptr[rows + 1] - self.indptr[rows]
-        indptr = np.zeros(rows.size + 1, np.int64)
-        np.cumsum(lengths, out=indptr[1:])
-        take = np.repeat(self.indptr[rows] - indptr[:-1], lengths) + np.arange(indptr[-1], dtype=np.int64)
-        return CSRDataset(self.y[rows], indptr, self.indices[take], self.values[take], self.n_features,
-                          row_ids=None if self.row_ids is None else self.row_ids[rows], source=self.source,
-                          check=False)
+        from ._ext._rowops import take_rows
+        rows = np.ascontiguousarray(rows, dtype=np.int64)
+        if rows.size and (rows.min() < 0 or rows.max() >= self.n_rows):
+            raise IndexError("row index out of range")
+        indptr, indices, values = take_rows(self.indptr, self.indices, self.values, rows)
+        return CSRDataset(self.y[rows], indptr, indices, values, self.n_features,
+                          row_ids=None if self.row_ids is None else self.row_ids[rows],
+                          alpha=None if self.alpha is None else self.alpha[rows], source=self.source, check=False)
 
     def to_csr(self):
         """A scipy.sparse.csr_matrix of shape (n_rows, n_features) sharing the value array where scipy allows."""

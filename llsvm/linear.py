@@ -19,10 +19,11 @@ from ._ext import _linear as K
 from .dataset import CSRDataset
 from .errors import ConvergenceWarning, ParameterError
 from .model import Model
+from .onepass import DEFAULT_EPS as LLSVM_EPS, DEFAULT_MAX_ITER as LLSVM_MAX_ITER, LLSVM, LLSVMOptions, OnePassSolver
 from .solvers import (DEFAULT_EPS, DUAL_MAX_ITER, L2R_L1LOSS_SVC_DUAL, L2R_L2LOSS_SVC, L2R_L2LOSS_SVC_DUAL,
                       NEWTON_MAX_ITER, SOLVER_NAMES, Subproblem, solve_dcd, solve_newton)
 
-IMPLEMENTED = (L2R_L2LOSS_SVC_DUAL, L2R_L2LOSS_SVC, L2R_L1LOSS_SVC_DUAL)
+IMPLEMENTED = (L2R_L2LOSS_SVC_DUAL, L2R_L2LOSS_SVC, L2R_L1LOSS_SVC_DUAL, LLSVM)
 WARN_DUAL_L1 = "\nWARNING: reaching max number of iterations\nUsing -s 2 may be faster (also see FAQ)\n\n"
 WARN_DUAL_L2 = "\nWARNING: reaching max number of iterations\nSwitching to use -s 2\n\n"
 
@@ -39,12 +40,13 @@ class Params:
     max_iter: int = None                              # outer iterations (dual) / Newton iterations (-s 2)
     seed: int = 1
     threads: int = 1
+    llsvm: LLSVMOptions = None                        # -s llsvm's own options
 
     def check(self):
         if self.solver not in IMPLEMENTED:
-            raise ParameterError(f"unknown solver type {self.solver} (implemented: -s 1, -s 2, -s 3)")
+            raise ParameterError(f"unknown solver type {self.solver} (implemented: -s 1, -s 2, -s 3, -s llsvm)")
         if self.eps is None:
-            self.eps = DEFAULT_EPS[self.solver]
+            self.eps = LLSVM_EPS if self.solver == LLSVM else DEFAULT_EPS[self.solver]
         if not self.eps > 0:
             raise ParameterError("eps <= 0")
         if not self.C > 0:
@@ -55,6 +57,10 @@ class Params:
             if self.solver != L2R_L2LOSS_SVC:
                 raise ParameterError("-R option supported only for solver L2R_LR, L2R_L2LOSS_SVC, L1R_L2LOSS_SVC, "
                                      "L1R_LR, and L2R_L2LOSS_SVR")
+        if self.solver == LLSVM:
+            self.llsvm = self.llsvm or LLSVMOptions()
+            if self.llsvm.inner_iter < 1:
+                raise ParameterError("--inner-iter must be at least 1")
         if self.max_iter is not None and self.max_iter < 1:
             raise ParameterError("--max-iter must be at least 1")
         if self.threads < 1:
@@ -199,17 +205,32 @@ def _model(params, labels, n_features, W, results):
     return Model(solver_name, labels.size, labels, n_features, params.bias, W, meta=meta)
 
 
+def one_pass_solver(params, say=None, progress=None, zero_based=False):
+    """The -s llsvm driver for checked Params."""
+    return OnePassSolver(C=params.C, eps=params.eps, bias=params.bias, weights=params.weights,
+                         max_iter=params.max_iter or LLSVM_MAX_ITER, seed=params.seed, threads=params.threads,
+                         options=params.llsvm, say=say, zero_based=zero_based, progress=progress)
+
+
 def train(data, y=None, *, solver=L2R_L2LOSS_SVC_DUAL, C=1.0, eps=None, bias=-1.0, weights=None,
-          regularize_bias=True, max_iter=None, seed=1, threads=1, say=None, warn=None, params=None):
+          regularize_bias=True, max_iter=None, seed=1, threads=1, say=None, warn=None, params=None, llsvm=None):
     """Train a model on a dataset, a path, or (X, y). Returns a Model (its .meta['results'] hold certificates).
 
-    `say` receives LIBLINEAR's output text (default: none); `warn` LIBLINEAR's stderr warnings.
+    `say` receives LIBLINEAR's output text (default: none); `warn` LIBLINEAR's stderr warnings. With
+    solver="llsvm" a path is streamed, never loaded whole; `llsvm` takes its LLSVMOptions (memory, ...).
     """
     if params is None:
         params = Params(solver=solver, C=C, eps=eps, bias=bias, weights=list((weights or {}).items())
                         if isinstance(weights, dict) else list(weights or []), regularize_bias=regularize_bias,
-                        max_iter=max_iter, seed=seed, threads=threads)
+                        max_iter=max_iter, seed=seed, threads=threads, llsvm=llsvm)
     params.check()
+    if params.solver == LLSVM:
+        if not isinstance(data, (str, os.PathLike)) and not hasattr(data, "iter_blocks"):
+            data = _as_dataset(data, y)
+        model = one_pass_solver(params, say).fit(data)
+        if say is None and not all(r.converged for r in model.meta["results"]):
+            warnings.warn(ConvergenceWarning("reaching max number of iterations"), stacklevel=2)
+        return model
     ds = _as_dataset(data, y)
     if ds.n_rows == 0:
         raise ParameterError("no training data")
@@ -260,6 +281,10 @@ def cross_validation(data, nr_fold, y=None, *, say=None, warn=None, params=None,
     def make(i):
         def task(s):
             tr, te = folds[i]
+            if params.solver == LLSVM:
+                p = Params(**{**params.__dict__, "threads": 1, "seed": fold_seeds[i]})
+                model = one_pass_solver(p, s).fit(ds.take_rows(tr))
+                return te, model.predict(ds.take_rows(te))
             labels, cls = group_classes(ds.y[tr])
             full_cls = np.empty(ds.n_rows, np.int64)
             full_cls[tr] = cls
@@ -292,6 +317,8 @@ def find_parameter_C(data, nr_fold, y=None, *, start_C=None, say=None, warn=None
     Returns (best_C, best_rate). Lines `log2c=...\\trate=...` go to `say`.
     """
     params = (params or Params(**kw)).check()
+    if params.solver == LLSVM:
+        raise ParameterError("the C search (-C) is available for -s 1, -s 2 and -s 3, not -s llsvm")
     say = say or (lambda s: None)
     warn = warn or (lambda s: None)
     ds = _as_dataset(data, y)

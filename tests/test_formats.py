@@ -471,8 +471,8 @@ def test_wrong_version(tmp_path, small_bin, version):
 
 def test_unknown_flags(tmp_path, small_bin):
     path, raw, _ = small_bin()
-    set_header(raw, "flags", 8, "<I")
-    rejected(write_raw(tmp_path / "f.bin", raw), "unknown flags 0x8")
+    set_header(raw, "flags", 16, "<I")
+    rejected(write_raw(tmp_path / "f.bin", raw), "unknown flags 0x10")
 
 
 def test_every_header_bit_flip(tmp_path, small_bin):

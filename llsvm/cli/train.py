@@ -12,6 +12,7 @@ from ..errors import LLSVMError, ParameterError
 from ..fileutil import atomic_output
 from ..io import read_dataset
 from ..linear import IMPLEMENTED, Params, cross_validation, find_parameter_C, train
+from ..onepass import DEFAULT_INNER_ITER, LLSVM, LLSVMOptions, parse_size
 from ..solvers import SOLVER_NAMES
 from .common import InputOpenError, ParamError, check_input, handle_errors, make_reporter
 
@@ -24,7 +25,8 @@ USAGE_SOLVERS = """\b
    1 -- L2-regularized L2-loss support vector classification (dual)
    2 -- L2-regularized L2-loss support vector classification (primal)
    3 -- L2-regularized L1-loss support vector classification (dual)
-  (LIBLINEAR's other numbers and llsvm's named solvers: not implemented yet)"""
+   llsvm -- one-pass harsh shrinking + block optimization of the -s 3 problem, out of core (default -e 0.01)
+  (LIBLINEAR's other numbers and llsvm's other named solvers: not implemented yet)"""
 
 
 class LiblinearCommand(click.Command):
@@ -59,10 +61,12 @@ def parse_solver(value):
             return n
         if n in LIBLINEAR_SOLVERS:
             raise ParamError(f"unknown solver type {n}: LIBLINEAR's -s {n} is not implemented in llsvm yet "
-                             f"(implemented: -s 1, -s 2, -s 3)")
+                             f"(implemented: -s 1, -s 2, -s 3, -s llsvm)")
         raise ParamError("unknown solver type")
+    if v == LLSVM:
+        return LLSVM
     if v in NAMED_SOLVERS:
-        raise ParamError(f"unknown solver type {v}: not implemented yet (implemented: -s 1, -s 2, -s 3)")
+        raise ParamError(f"unknown solver type {v}: not implemented yet (implemented: -s 1, -s 2, -s 3, -s llsvm)")
     raise ParamError("unknown solver type")
 
 
@@ -72,6 +76,8 @@ def peak_rss_mb():
 
 def metrics(model, ds, load_s, train_s, params):
     res = model.meta["results"]
+    if params.solver == LLSVM:
+        return llsvm_metrics(model, load_s, train_s, params)
     return {
         "solver": SOLVER_NAMES[params.solver], "solver_number": params.solver,
         "n_rows": ds.n_rows, "n_features": ds.n_features, "nnz": ds.nnz,
@@ -85,6 +91,29 @@ def metrics(model, ds, load_s, train_s, params):
         "classes": [{"label": int(model.label[k]) if len(res) > 1 else None, "n_iter": r.n_iter,
                      "primal": r.primal, "dual": r.dual, "gap": r.gap, "max_violation": r.max_violation,
                      "nSV": r.nSV, "converged": r.converged} for k, r in enumerate(res)],
+    }
+
+
+def llsvm_metrics(model, load_s, train_s, params):
+    """-s llsvm never holds the data, so the primal, gap and violation (a full pass each) are null."""
+    res = model.meta["results"]
+    info = model.meta["llsvm"]
+    per = [{"label": int(model.label[k]) if len(res) > 1 else None, "n_iter": r.n_iter, "dual": r.dual,
+            "nSV": r.nSV, "converged": r.converged, "active_first_pass": r.extra["active_first_pass"],
+            "active": r.extra["active"], "dual_trace": r.extra["dual_trace"], "blocks": r.extra["blocks"],
+            "seconds": r.extra["seconds"]} for k, r in enumerate(res)]
+    o = params.llsvm
+    return {
+        "solver": "llsvm", "model_solver_type": model.solver_type,
+        "n_rows": info["n_rows"], "n_features": info["n_features"], "nnz": info["nnz"],
+        "load_seconds": load_s, "train_seconds": train_s, "first_pass_seconds": info["first_pass_seconds"],
+        "n_iter": max(r.n_iter for r in res), "primal": None, "dual": sum(r.dual for r in res), "gap": None,
+        "max_violation": None, "nSV": sum(r.nSV for r in res), "converged": all(r.converged for r in res),
+        "peak_rss_mb": peak_rss_mb(), "C": params.C, "eps": params.eps, "bias": info["bias"], "seed": params.seed,
+        "threads": params.threads, "memory": o.memory, "inner_iter": o.inner_iter,
+        "active_first_pass": sum(r.extra["active_first_pass"] for r in res),
+        "blocks": max((max(r.extra["blocks"]) if r.extra["blocks"] else 0) for r in res),
+        "nr_class": model.nr_class, "labels": [int(v) for v in model.label], "classes": per,
     }
 
 
@@ -117,8 +146,9 @@ def check_writable(path, what):
 @click.option("-e", "eps", type=float, default=None, metavar="epsilon",
               help="Tolerance of termination criterion: -s 1 and 3 dual maximal violation (default 0.1); "
                    "-s 2 |f'(w)|_2 <= eps*min(pos,neg)/l*|f'(w0)|_2 (default 0.01).")
-@click.option("-B", "bias", type=float, default=-1.0, metavar="bias",
-              help="If bias >= 0, instance x becomes [x; bias]; if < 0, no bias term added (default -1).")
+@click.option("-B", "bias", default="-1", metavar="bias",
+              help="If bias >= 0, instance x becomes [x; bias]; if < 0, no bias term added (default -1). "
+                   "-s llsvm also takes -B R: the bias value is the data radius max ||x_i||.")
 @click.option("-R", "no_reg_bias", is_flag=True, help="Do not regularize the bias (with -B 1, for -s 2).")
 @click.option("--weight", "weights", type=(int, float), multiple=True, hidden=True)
 @click.option("-v", "nr_fold", type=int, default=None, metavar="n", help="n-fold cross validation mode.")
@@ -133,11 +163,18 @@ def check_writable(path, what):
 @click.option("--progress/--no-progress", default=None,
               help="Progress bars on stderr (default: when stderr is a terminal and not -q).")
 @click.option("--zero-based", is_flag=True, help="Text input has 0-based feature indices.")
-@click.option("--memory", default=None, metavar="SIZE", help=f"Memory budget ({OUT_OF_CORE} only).")
-@click.option("--tmp-dir", default=None, metavar="DIR", help=f"Directory for temporary files ({OUT_OF_CORE} only).")
+@click.option("--memory", default=None, metavar="SIZE",
+              help=f"Budget for training data held in RAM, e.g. 64M, 2G ({OUT_OF_CORE} only; default: no limit).")
+@click.option("--tmp-dir", default=None, metavar="DIR",
+              help=f"Directory for temporary files ({OUT_OF_CORE} only; default: the system's).")
+@click.option("--inner-iter", type=click.IntRange(min=1), default=None,
+              help="-s llsvm: passes over each loaded block per outer iteration (default 5).")
+@click.option("--keep-active-set", default=None, metavar="DIR",
+              help="-s llsvm: keep the final active-set files (binary format) in DIR.")
 @handle_errors
 def main(training_set_file, model_file, solver, cost, svr_p, nu, eps, bias, no_reg_bias, weights, nr_fold, find_C,
-         quiet, threads, seed, max_iter, json_file, progress, zero_based, memory, tmp_dir):
+         quiet, threads, seed, max_iter, json_file, progress, zero_based, memory, tmp_dir, inner_iter,
+         keep_active_set):
     """Train a linear SVM, as LIBLINEAR's train: llsvm-train [options] training_set_file [model_file]."""
     reporter = make_reporter(quiet, progress)
     say = (lambda s: None) if quiet else _stdout
@@ -150,10 +187,37 @@ def main(training_set_file, model_file, solver, cost, svr_p, nu, eps, bias, no_r
         if find_C and solver is not None:
             raise click.UsageError("Warm-start parameter search only available for -s 1, -s 2 and -s 3") from None
         raise
-    for opt, val in (("--memory", memory), ("--tmp-dir", tmp_dir)):
-        if val is not None:
-            raise click.UsageError(f"{opt} applies only to the out-of-core solvers ({OUT_OF_CORE}), "
-                                   f"not to -s {solver_no}")
+    is_llsvm = solver_no == LLSVM
+    if not is_llsvm:
+        for opt, val in (("--memory", memory), ("--tmp-dir", tmp_dir)):
+            if val is not None:
+                raise click.UsageError(f"{opt} applies only to the out-of-core solvers ({OUT_OF_CORE}), "
+                                       f"not to -s {solver_no}")
+        for opt, val in (("--inner-iter", inner_iter), ("--keep-active-set", keep_active_set)):
+            if val is not None:
+                raise click.UsageError(f"{opt} applies only to -s llsvm, not to -s {solver_no}")
+    radius_bias = bias.strip() in ("R", "r")
+    if radius_bias:
+        if not is_llsvm:
+            raise click.UsageError("-B R (bias value = data radius) applies only to -s llsvm")
+        bias = 1.0
+    else:
+        try:
+            bias = float(bias)
+        except ValueError:
+            raise click.BadParameter(f"{bias!r} is not a number (or R with -s llsvm)", param_hint="'-B'") from None
+    if find_C and is_llsvm:
+        raise click.UsageError("Warm-start parameter search only available for -s 1, -s 2 and -s 3")
+    options = None
+    if is_llsvm:
+        try:
+            budget = None if memory is None else parse_size(memory)
+        except LLSVMError as exc:
+            raise click.BadParameter(str(exc), param_hint="'--memory'") from None
+        if tmp_dir is not None and not os.path.isdir(tmp_dir):
+            raise click.BadParameter(f"{tmp_dir} is not a directory", param_hint="'--tmp-dir'")
+        options = LLSVMOptions(memory=budget, inner_iter=inner_iter or DEFAULT_INNER_ITER, tmp_dir=tmp_dir,
+                               keep_active_set=keep_active_set, radius_bias=radius_bias)
     if find_C:
         if nr_fold is None:
             nr_fold = 5
@@ -162,7 +226,7 @@ def main(training_set_file, model_file, solver, cost, svr_p, nu, eps, bias, no_r
             solver_no = 2
     params = Params(solver=solver_no, C=1.0 if cost is None else cost, eps=eps, bias=bias,
                     weights=list(weights), regularize_bias=not no_reg_bias, max_iter=max_iter, seed=seed,
-                    threads=threads)
+                    threads=threads, llsvm=options)
     try:
         params.check()
     except ParameterError as exc:
@@ -175,6 +239,23 @@ def main(training_set_file, model_file, solver, cost, svr_p, nu, eps, bias, no_r
         base = "stdin" if training_set_file == "-" else os.path.basename(training_set_file.rstrip("/"))
         model_file = base + ".model"
     t0 = time.perf_counter()
+    if is_llsvm and nr_fold is None:
+        # streamed: the input is never held in memory as a whole
+        from ..linear import one_pass_solver
+        with reporter.bar(desc="first pass") as bar:
+            solver_obj = one_pass_solver(params, say, progress=bar, zero_based=zero_based)
+            try:
+                model = solver_obj.fit(training_set_file)
+            except IsADirectoryError:
+                raise InputOpenError(f"can't open input file {training_set_file}") from None
+        train_s = time.perf_counter() - t0
+        try:
+            model.save(model_file)
+        except OSError:
+            raise InputOpenError(f"can't save model to file {model_file}") from None
+        if json_file:
+            write_json(json_file, metrics(model, None, 0.0, train_s, params))
+        return
     try:
         with reporter.bar(desc="reading") as bar:
             ds = read_dataset(training_set_file, zero_based=zero_based, progress=bar)
@@ -188,7 +269,7 @@ def main(training_set_file, model_file, solver, cost, svr_p, nu, eps, bias, no_r
         best_C, best_rate = find_parameter_C(ds, nr_fold, start_C=cost, say=say, warn=warn, params=params)
         _stdout(f"Best C = {best_C:g}  CV accuracy = {100.0 * best_rate:g}%\n")
         if json_file:
-            write_json(json_file, {"solver": SOLVER_NAMES[solver_no], "n_rows": ds.n_rows,
+            write_json(json_file, {"solver": SOLVER_NAMES.get(solver_no, str(solver_no)), "n_rows": ds.n_rows,
                                    "n_features": ds.n_features, "nnz": ds.nnz, "load_seconds": load_s,
                                    "train_seconds": time.perf_counter() - t1, "best_C": best_C,
                                    "cv_accuracy": 100.0 * best_rate, "peak_rss_mb": peak_rss_mb()})
@@ -199,7 +280,7 @@ def main(training_set_file, model_file, solver, cost, svr_p, nu, eps, bias, no_r
         acc = 100.0 * float((target == ds.y).sum()) / ds.n_rows
         _stdout(f"Cross Validation Accuracy = {acc:g}%\n")
         if json_file:
-            write_json(json_file, {"solver": SOLVER_NAMES[solver_no], "n_rows": ds.n_rows,
+            write_json(json_file, {"solver": SOLVER_NAMES.get(solver_no, str(solver_no)), "n_rows": ds.n_rows,
                                    "n_features": ds.n_features, "nnz": ds.nnz, "load_seconds": load_s,
                                    "train_seconds": time.perf_counter() - t1, "nr_fold": nr_fold,
                                    "cv_accuracy": acc, "peak_rss_mb": peak_rss_mb()})

@@ -1,0 +1,648 @@
+"""-s llsvm: the one-pass harsh-shrinking solver with a binary active-set file and block optimization.
+
+Alrajeh, Takeda, Niranjan, "Memory-efficient large-scale linear support vector machine" (Algorithm 2; the paper
+is ../shared/papers/llsvm-memory-efficient-linear-svm.txt). The hinge-loss dual of LIBLINEAR's -s 3 is solved in
+two phases; the kernels are in cext/_llsvm.pyx.
+
+1. First pass (lines 1-8). The input streams by once, block by block (text is parsed on a second thread while
+   the kernel works on the previous block). Every row gets one dual coordinate step from alpha = 0 and w is
+   updated in place. Rows left with 0 < alpha < C are appended, with their row id and alpha, to the problem's
+   active-set file (the project's binary format, flags "row ids" and "alpha"); the others are gone for good
+   (alpha stays 0 or C; a row at C stays in w). One byte per row and problem records which of the three it was.
+2. Block optimization (lines 9-21). As many rows of the active-set file as the memory budget allows are loaded
+   (so the number of blocks follows the active set's size), `inner_iter` shuffled passes of the step are run over
+   them, then the next rows; rows that reached 0 or C are dropped and the file is rewritten without them. When
+   the whole active set fits the budget it stays in memory and is compacted in place instead. Stop when the
+   dual objective D = sum(alpha) - |w|^2/2 changed by at most eps relatively over one outer iteration (the
+   paper's criterion), or after max_iter outer iterations.
+
+Classes are one-vs-rest (two classes: one problem, LIBLINEAR's label order and {-1,+1} swap), all fed by the same
+single pass. The class set is discovered while streaming: when a new class first appears, its problem (and any
+problem whose costs change) is brought up to date by replaying the rows before it, from memory when they were
+kept (a bounded prefix), else by re-reading the input (impossible for stdin: a clear error). Every problem thus
+sees the rows in stream order, so text, stdin and binary input give the same model.
+"""
+import os
+import queue
+import re
+import shutil
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ._ext import _linear as KL
+from ._ext import _llsvm as K
+from .binfmt import BinaryDataset, BinaryWriter
+from .dataset import CSRDataset
+from .errors import DataFormatError, LLSVMError, ParameterError
+from .model import Model
+from .solvers import EMPTY_ROWS, FitResult
+
+LLSVM = "llsvm"
+SOLVER_TYPE = "L2R_L1LOSS_SVC_DUAL"
+DEFAULT_EPS = 0.01
+DEFAULT_INNER_ITER = 5
+DEFAULT_MAX_ITER = 100
+ROW_BYTES = 48            # a loaded active row: label, offset, row id, alpha, QD, order, sign
+MIN_BUDGET = 1 << 20
+
+# per-row outcome of the first pass, per problem
+ZERO, AT_CP, ACTIVE, AT_CN = 0, 1, 2, 3
+
+_SIZE = re.compile(r"\s*(\d+(?:\.\d*)?)\s*([kKmMgGtT]?)(i?[bB])?\s*")
+_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+
+
+def parse_size(text):
+    """Bytes of a size such as 64M, 1.5G, 512k, 1000 (binary units; a trailing B or iB is allowed)."""
+    m = _SIZE.fullmatch(str(text))
+    if not m:
+        raise ParameterError(f"invalid size {text!r} (examples: 64M, 2G, 512K)")
+    n = int(float(m.group(1)) * _UNITS[m.group(2).lower()])
+    if n < MIN_BUDGET:
+        raise ParameterError(f"memory budget {text} is too small (at least 1M)")
+    return n
+
+
+@dataclass
+class LLSVMOptions:
+    memory: int = None            # bytes of training data held in RAM (None: no limit)
+    inner_iter: int = DEFAULT_INNER_ITER
+    tmp_dir: str = None
+    keep_active_set: str = None   # directory to copy the final active-set files into
+    radius_bias: bool = False     # -B R: the bias value is the data radius max ||x_i||
+    return_alpha: bool = False    # FitResult.alpha over all rows (for experiments)
+
+
+@dataclass
+class _Trace:
+    active_first: int = 0
+    active: list = field(default_factory=list)      # after each outer iteration
+    dual: list = field(default_factory=list)        # D after the first pass, then after each outer iteration
+    blocks: list = field(default_factory=list)      # blocks used in each outer iteration
+    block_dual: list = field(default_factory=list)  # D after every block optimization (non-decreasing)
+    seconds: list = field(default_factory=list)     # wall time at each record (from the start of training)
+
+
+class _Bytes:
+    """A growable uint8 array (one status byte per row)."""
+
+    def __init__(self):
+        self.a = np.zeros(1 << 16, np.uint8)
+        self.n = 0
+
+    def put(self, start, values):
+        end = start + values.shape[0]
+        if end > self.a.shape[0]:
+            b = np.zeros(max(end, 2 * self.a.shape[0]), np.uint8)
+            b[:self.n] = self.a[:self.n]
+            self.a = b
+        self.a[start:end] = values
+        self.n = max(self.n, end)
+
+    def view(self):
+        return self.a[:self.n]
+
+
+class _Problem:
+    """One binary problem: rows with class `pos` are +1, the others -1; costs Cp, Cn."""
+
+    def __init__(self, k, pos, Cp, Cn, cap, seed, directory, write_block_bytes, float32):
+        self.k, self.pos, self.Cp, self.Cn = k, pos, float(Cp), float(Cn)
+        self.w = np.zeros(cap + 1)            # w[cap] is the bias weight
+        self.rng = KL.rng_state((int(seed) * 0x9E3779B97F4A7C15 + k + 1) & 0xFFFFFFFFFFFFFFFF)
+        self.status = _Bytes()
+        self.sum_alpha = 0.0
+        self.path = os.path.join(directory, f"active-{k}.bin")
+        self.float32 = float32
+        self.writer = BinaryWriter(self.path, row_ids=True, alpha=True, float32=float32,
+                                   block_bytes=write_block_bytes, fsync=False)
+        self.trace = _Trace()
+        self.memory_set = None                # the active set when it is held in memory
+        self.n_iter = 0
+        self.converged = False
+        self.output = []
+
+    def definition(self):
+        return (self.pos, self.Cp, self.Cn)
+
+    def grow(self, cap):
+        old = self.w.shape[0] - 1
+        w = np.zeros(cap + 1)
+        w[:old] = self.w[:old]
+        w[cap] = self.w[old]
+        self.w = w
+
+    def dual(self):
+        return self.sum_alpha - 0.5 * float(self.w @ self.w)
+
+    def step_block(self, block, cls, QD, row0, cap, bias):
+        """The first pass over one block: one step per row, active rows to the file, outcome per row."""
+        n = block.n_rows
+        alpha = np.empty(n)
+        self.sum_alpha += K.first_pass(block.indptr, block.indices, block.values, cap, bias, cls, self.pos, QD,
+                                       self.w, self.Cp, self.Cn, alpha)
+        pos = cls == self.pos
+        C = np.where(pos, self.Cp, self.Cn)
+        active = (alpha > 0.0) & (alpha < C)
+        st = np.where(alpha == 0.0, ZERO, np.where(active, ACTIVE, np.where(pos, AT_CP, AT_CN))).astype(np.uint8)
+        self.status.put(row0, st)
+        rows = np.flatnonzero(active)
+        if rows.size:
+            sub = block.take_rows(rows)
+            act = CSRDataset(np.where(pos[rows], 1.0, -1.0), sub.indptr, sub.indices, sub.values, cap,
+                             row_ids=rows + row0, alpha=alpha[rows], check=False)
+            self.writer.write_dataset(act)
+
+    def abort(self):
+        self.writer.abort()
+
+
+def _prefetched(iterator, depth=1):
+    """Iterate on a helper thread, `depth` items ahead (parsing overlaps the kernels: both release the GIL)."""
+    q = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+    DONE = object()
+
+    def run():
+        try:
+            for item in iterator:
+                while not stop.is_set():
+                    try:
+                        q.put((True, item), timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
+                    return
+            q.put((True, DONE))
+        except BaseException as exc:          # handed to the consumer
+            q.put((False, exc))
+
+    t = threading.Thread(target=run, name="llsvm-reader", daemon=True)
+    t.start()
+    try:
+        while True:
+            ok, item = q.get()
+            if not ok:
+                raise item
+            if item is DONE:
+                return
+            yield item
+    finally:
+        stop.set()
+        while t.is_alive():
+            try:
+                q.get(timeout=0.05)
+            except queue.Empty:
+                pass
+        t.join()
+
+
+class _Classes:
+    """Integer labels (LIBLINEAR truncates) in order of first occurrence, discovered block by block."""
+
+    def __init__(self):
+        self.labels = []
+        self._sorted = np.empty(0, np.int64)
+        self._cls = np.empty(0, np.int32)
+
+    def add(self, y):
+        """Class index per row (int32); new labels are appended. Returns (cls, number of new labels)."""
+        yt = np.trunc(y)
+        if yt.size and (np.abs(yt) > 2147483647).any():
+            raise ParameterError("a class label is beyond the int range")
+        yi = yt.astype(np.int64)
+        uniq, first = np.unique(yi, return_index=True)
+        new = 0
+        if self._sorted.size:
+            pos = np.searchsorted(self._sorted, uniq)
+            known = (pos < self._sorted.size) & (self._sorted[np.minimum(pos, self._sorted.size - 1)] == uniq)
+        else:
+            known = np.zeros(uniq.size, bool)
+        if not known.all():
+            fresh = uniq[~known][np.argsort(first[~known], kind="stable")]
+            for lab in fresh.tolist():
+                self.labels.append(lab)
+            new = fresh.size
+            labs = np.array(self.labels, np.int64)
+            order = np.argsort(labs, kind="stable")
+            self._sorted = labs[order]
+            self._cls = order.astype(np.int32)
+        return self._cls[np.searchsorted(self._sorted, yi)], new
+
+
+def _weighted_C(C, weights, labels):
+    wC = [float(C)] * len(labels)
+    for lab, weight in weights:
+        for k, l in enumerate(labels):
+            if l == int(lab):
+                wC[k] *= float(weight)
+                break
+    return wC
+
+
+def _definitions(C, weights, labels):
+    """(pos, Cp, Cn) of every problem for the classes seen so far (LIBLINEAR: one problem for two classes)."""
+    wC = _weighted_C(C, weights, labels)
+    if len(labels) <= 2:
+        return [(0, wC[0], wC[1] if len(labels) == 2 else float(C))]
+    return [(k, wC[k], float(C)) for k in range(len(labels))]
+
+
+class _Source:
+    """Where the rows come from: blocks in order, each with `first_row`, and how to read them again."""
+
+    def __init__(self, data, chunk_size, zero_based, progress):
+        from .io import open_dataset
+        self.data = data
+        self.progress = progress
+        self.stdin = False
+        if isinstance(data, (str, os.PathLike)):
+            self.ds = open_dataset(data, zero_based=zero_based, stream=True, chunk_size=chunk_size)
+            self.stdin = os.fspath(data) == "-"
+        else:
+            self.ds = data
+        self.binary = isinstance(self.ds, BinaryDataset)
+        self.block_bytes = chunk_size
+
+    def blocks(self, first=False):
+        if self.binary:
+            it = self.ds.iter_blocks(max_bytes=self.block_bytes)
+        elif isinstance(self.ds, CSRDataset):
+            it = self._memory_blocks()
+        else:
+            it = self.ds.iter_blocks(progress=self.progress if first else None)
+        return _prefetched(it) if first else it
+
+    def _memory_blocks(self):
+        base = 0
+        for b in self.ds.iter_blocks(max_bytes=self.block_bytes):
+            b.first_row = base
+            base += b.n_rows
+            yield b
+
+    def radius_sq(self):
+        if self.binary:
+            return float(self.ds.max_sq_norm)
+        from ._ext._rowops import max_sq_norm
+        return float(max_sq_norm(self.ds.indptr, self.ds.indices, self.ds.values))
+
+    def close(self):
+        if self.binary and self.data is not self.ds:
+            self.ds.close()
+
+
+def _budget_split(memory, n_parallel):
+    if memory is None:
+        return None
+    return max(MIN_BUDGET // 2, memory // max(1, n_parallel))
+
+
+class OnePassSolver:
+    """Drives the two phases for all problems of one training run."""
+
+    def __init__(self, C=1.0, eps=DEFAULT_EPS, bias=-1.0, weights=(), max_iter=DEFAULT_MAX_ITER, seed=1,
+                 threads=1, options=None, say=None, zero_based=False, progress=None):
+        self.C = float(C)
+        self.eps = float(eps)
+        self.bias = float(bias)
+        self.weights = list(weights)
+        self.max_iter = int(max_iter)
+        self.seed = int(seed)
+        self.threads = max(1, int(threads))
+        self.opt = options or LLSVMOptions()
+        self.say = say or (lambda s: None)
+        self.zero_based = zero_based
+        self.progress = progress
+        m = self.opt.memory
+        # the first pass holds about 3 parser blocks (one parsing, one queued, one in the kernel) and the writers'
+        # pending blocks; together about half the budget
+        self.chunk = 16 << 20 if m is None else int(min(16 << 20, max(256 << 10, m // 8)))
+
+    # -- phase 1 ------------------------------------------------------------------------------------------------
+    def _first_pass(self, src, directory, pool):
+        classes = _Classes()
+        problems = []
+        cap = 0
+        n_rows = nnz = 0
+        n_features = 0
+        kept = []                      # the prefix of blocks held for replay, while it is small
+        kept_bytes = 0
+        keep_limit = (32 << 20) if self.opt.memory is None else self.opt.memory // 8
+        replay_from_memory = True
+        writer_bytes = 8 << 20 if self.opt.memory is None else None
+        float32 = None
+
+        def QD_of(block):
+            q = np.empty(block.n_rows)
+            KL.sq_norms(block.indptr, block.indices, block.values, self.bias, EMPTY_ROWS, q)
+            return q
+
+        def replay(new_problems, upto):
+            """Bring new problems up to row `upto` by running their first pass over the rows before it."""
+            if upto == 0:
+                return
+            if replay_from_memory:
+                blocks = iter(kept)
+            elif src.stdin:
+                raise LLSVMError(f"class {classes.labels[-1]} first appears after row {upto} of standard input, "
+                                 "beyond the rows -s llsvm keeps for late classes: train from a file (text or "
+                                 "binary) or raise --memory")
+            else:
+                blocks = src.blocks()
+            done = 0
+            for b in blocks:
+                if done >= upto:
+                    break
+                if b.n_rows > upto - done:
+                    b = b.slice(0, upto - done)
+                c, _ = classes.add(b.y)
+                q = QD_of(b)
+                for p in new_problems:
+                    p.step_block(b, c, q, done, cap, self.bias)
+                done += b.n_rows
+
+        for block in src.blocks(first=True):
+            if block.n_rows == 0:
+                continue
+            if float32 is None:
+                float32 = block.values.dtype == np.float32
+                wb = writer_bytes or max(64 << 10, min(8 << 20, self.opt.memory // 16))
+            row0 = n_rows
+            nf = max(int(block.n_features or 0), int(block.indices.max()) + 1 if block.indices.size else 0)
+            n_features = max(n_features, nf)
+            if n_features > cap:
+                cap = max(n_features, 2 * cap, 1024)
+                for p in problems:
+                    p.grow(cap)
+            cls, new = classes.add(block.y)
+            if new:
+                defs = _definitions(self.C, self.weights, classes.labels)
+                fresh = []
+                for k, d in enumerate(defs):
+                    if k < len(problems) and problems[k].definition() == d:
+                        continue
+                    p = _Problem(k, d[0], d[1], d[2], cap, self.seed, directory, wb, float32)
+                    if k < len(problems):
+                        problems[k].abort()
+                        problems[k] = p
+                    else:
+                        problems.append(p)
+                    fresh.append(p)
+                replay(fresh, row0)
+            QD = QD_of(block)
+            if len(problems) > 1 and pool is not None:
+                list(pool.map(lambda p: p.step_block(block, cls, QD, row0, cap, self.bias), problems))
+            else:
+                for p in problems:
+                    p.step_block(block, cls, QD, row0, cap, self.bias)
+            n_rows += block.n_rows
+            nnz += block.nnz
+            if replay_from_memory:
+                kept.append(block)
+                kept_bytes += block.nbytes
+                if kept_bytes > keep_limit:
+                    kept = []
+                    replay_from_memory = False
+        if n_rows == 0:
+            raise DataFormatError(getattr(src.ds, "source", None) or str(src.data), 0, 0, "empty input: no rows")
+        for p in problems:
+            p.writer.close(n_features=cap)
+            p.trace.active_first = int(np.count_nonzero(p.status.view() == ACTIVE))
+            p.trace.dual.append(p.dual())
+        return problems, classes.labels, n_rows, nnz, n_features, cap
+
+    # -- phase 2 ------------------------------------------------------------------------------------------------
+    def _optimize_block(self, p, ds, cap):
+        """inner_iter passes over a loaded block; returns the block's alpha (updated) and sign."""
+        y = getattr(ds, "ysign", None)
+        if y is None:
+            ds.ysign = y = np.where(ds.y > 0, 1, -1).astype(np.int8)
+            ds.QD = np.empty(ds.n_rows)
+            KL.sq_norms(ds.indptr, ds.indices, ds.values, self.bias, EMPTY_ROWS, ds.QD)
+        alpha = np.array(ds.alpha, dtype=np.float64)
+        index = np.arange(ds.n_rows, dtype=np.int32)
+        d_sum, _ = K.block_pass(ds.indptr, ds.indices, ds.values, cap, self.bias, y, ds.QD, alpha, p.w, p.Cp,
+                                p.Cn, self.opt.inner_iter, p.rng, index)
+        p.sum_alpha += d_sum
+        p.trace.block_dual.append(p.dual())
+        return alpha, y
+
+    def _settle(self, p, ds, alpha, y):
+        """Rows of a block that reached 0 or C leave the active set for good: record them; return the rest."""
+        C = np.where(y > 0, p.Cp, p.Cn)
+        stay = (alpha > 0.0) & (alpha < C)
+        gone = np.flatnonzero(~stay)
+        if gone.size:
+            st = np.where(alpha[gone] == 0.0, ZERO, np.where(y[gone] > 0, AT_CP, AT_CN)).astype(np.uint8)
+            p.status.a[ds.row_ids[gone]] = st
+        keep = np.flatnonzero(stay)
+        if keep.size == ds.n_rows:
+            ds.alpha = alpha
+            return ds
+        out = ds.take_rows(keep)
+        out.alpha = alpha[keep]
+        out.ysign, out.QD = ds.ysign[keep], ds.QD[keep]
+        return out
+
+    def _outer(self, p, budget, cap, t0):
+        """Outer iterations of block optimization for one problem."""
+        f = BinaryDataset(p.path)
+        try:
+            for it in range(1, self.max_iter + 1):
+                n_active = p.memory_set.n_rows if p.memory_set is not None else f.n_rows
+                if n_active == 0:
+                    p.converged = True
+                    break
+                D_prev = p.trace.dual[-1]
+                if p.memory_set is None:
+                    load_bytes = ROW_BYTES * f.n_rows + (4 if f.float32 else 8) * f.nnz + 4 * f.nnz
+                    if budget is None or load_bytes <= budget:
+                        p.memory_set = f.load_blocks(0, f.n_blocks)
+                        f.close()
+                        f = None
+                        os.unlink(p.path)
+                if p.memory_set is not None:
+                    alpha, y = self._optimize_block(p, p.memory_set, cap)
+                    p.memory_set = self._settle(p, p.memory_set, alpha, y)
+                    blocks, n_after = 1, p.memory_set.n_rows
+                else:
+                    blocks, n_after, f = self._stream_iteration(p, f, budget, cap)
+                p.n_iter = it
+                D = p.dual()
+                p.trace.active.append(n_after)
+                p.trace.dual.append(D)
+                p.trace.blocks.append(blocks)
+                p.trace.seconds.append(time.perf_counter() - t0)
+                p.output.append(".")
+                if D != 0.0 and (D - D_prev) / abs(D) <= self.eps:
+                    p.converged = True
+                    break
+                if n_after == 0:
+                    p.converged = True
+                    break
+        finally:
+            if f is not None:
+                f.close()
+
+    def _stream_iteration(self, p, f, budget, cap):
+        """One outer iteration over an active-set file larger than the budget: blocks of it in turn."""
+        new_path = p.path + ".next"
+        row_cost = ROW_BYTES
+        nnz_cost = (4 if f.float32 else 8) + 4
+        wb = max(64 << 10, min(8 << 20, budget // 8))
+        load_budget = max(budget - wb, budget // 2)
+        blocks = 0
+        with BinaryWriter(new_path, row_ids=True, alpha=True, float32=f.float32, block_bytes=wb,
+                          fsync=False) as out:
+            b = 0
+            while b < f.n_blocks:
+                e, used = b, 0
+                while e < f.n_blocks:
+                    more = row_cost * int(f.block_rows[e]) + nnz_cost * int(f.block_nnz[e])
+                    if e > b and used + more > load_budget:
+                        break
+                    used += more
+                    e += 1
+                ds = f.load_blocks(b, e)
+                alpha, y = self._optimize_block(p, ds, cap)
+                rest = self._settle(p, ds, alpha, y)
+                if rest.n_rows:
+                    out.write_dataset(rest)
+                blocks += 1
+                b = e
+            out.close(n_features=cap)
+            n_after = out.n_rows
+        f.close()
+        os.replace(new_path, p.path)
+        return blocks, n_after, BinaryDataset(p.path)
+
+    # -- the run ------------------------------------------------------------------------------------------------
+    def fit(self, data):
+        """Train on a path ('-' for stdin), a BinaryDataset or a CSRDataset. Returns a Model."""
+        t0 = time.perf_counter()
+        base = self.opt.tmp_dir or tempfile.gettempdir()
+        if not os.path.isdir(base):
+            raise LLSVMError(f"temporary directory {base} does not exist")
+        directory = tempfile.mkdtemp(prefix="llsvm-", dir=base)
+        pool = ThreadPoolExecutor(max_workers=self.threads) if self.threads > 1 else None
+        problems = []
+        src = None
+        try:
+            src = _Source(data, self.chunk, self.zero_based, self.progress)
+            if self.opt.radius_bias:
+                src, self.bias = self._radius_source(src, directory)
+            problems, labels, n_rows, nnz, n_features, cap = self._first_pass(src, directory, pool)
+            t_first = time.perf_counter() - t0
+            budget = _budget_split(self.opt.memory, min(self.threads, len(problems)))
+
+            def outer(p):
+                self._outer(p, budget, cap, t0)
+                return p
+            if pool is not None and len(problems) > 1:
+                list(pool.map(outer, problems))
+            else:
+                for p in problems:
+                    outer(p)
+            model = self._model(problems, labels, n_rows, n_features, cap)
+            model.meta["llsvm"] = {"n_rows": n_rows, "nnz": nnz, "n_features": n_features,
+                                   "first_pass_seconds": t_first, "bias": self.bias}
+            if self.opt.keep_active_set:
+                self._keep(problems, labels, cap)
+            for p in problems:
+                self.say("".join(p.output) + "\n" if p.output else "")
+                r = p.result
+                self.say(f"optimization finished, #iter = {r.n_iter}\n")
+                self.say(f"active set: {p.trace.active_first} of {n_rows} rows after the first pass, "
+                         f"{p.trace.active[-1] if p.trace.active else p.trace.active_first} at the end\n")
+                self.say(f"Objective value = {-r.dual:f}\n")
+                self.say(f"nSV = {r.nSV}\n")
+            return model
+        finally:
+            if pool is not None:
+                pool.shutdown(wait=True)
+            for p in problems:
+                p.abort()
+                p.memory_set = None
+            if src is not None:
+                src.close()
+            shutil.rmtree(directory, ignore_errors=True)
+
+    def _radius_source(self, src, directory):
+        """-B R: the data radius must be known before the first step. Binary input records it in its header;
+        in-memory data is scanned; text is first written to a binary copy in the temporary directory."""
+        if src.binary or isinstance(src.ds, CSRDataset):
+            return src, float(np.sqrt(src.radius_sq()))
+        copy = os.path.join(directory, "input.bin")
+        with BinaryWriter(copy) as w:
+            for b in src.blocks(first=True):
+                w.write_dataset(b)
+            w.close()
+        src.close()
+        new = _Source(copy, self.chunk, False, None)
+        return new, float(np.sqrt(new.radius_sq()))
+
+    def _final_alpha(self, p, n_rows):
+        st = p.status.view()[:n_rows]
+        alpha = np.zeros(n_rows)
+        alpha[st == AT_CP] = p.Cp
+        alpha[st == AT_CN] = p.Cn
+        rest = self._active_set(p)
+        if rest is not None and rest.n_rows:
+            alpha[rest.row_ids] = rest.alpha
+        return alpha
+
+    def _active_set(self, p):
+        if p.memory_set is not None:
+            return p.memory_set
+        if os.path.exists(p.path):
+            with BinaryDataset(p.path) as f:
+                return f.load_blocks(0, f.n_blocks)
+        return None
+
+    def _keep(self, problems, labels, cap):
+        os.makedirs(self.opt.keep_active_set, exist_ok=True)
+        for p in problems:
+            name = "active-set.bin" if len(problems) == 1 else f"active-set.{labels[p.pos]}.bin"
+            target = os.path.join(self.opt.keep_active_set, name)
+            if p.memory_set is not None:
+                with BinaryWriter(target, row_ids=True, alpha=True, float32=p.float32) as w:
+                    w.write_dataset(p.memory_set)
+                    w.close(n_features=cap)
+            elif os.path.exists(p.path):
+                shutil.copyfile(p.path, target + ".tmp")
+                os.replace(target + ".tmp", target)
+
+    def _model(self, problems, labels, n_rows, n_features, cap):
+        results = []
+        for p in problems:
+            w = p.w[:n_features]
+            if self.bias >= 0:
+                w = np.append(w, p.w[cap])
+            st = p.status.view()[:n_rows]
+            n_active_end = p.trace.active[-1] if p.trace.active else p.trace.active_first
+            nSV = int(np.count_nonzero((st == AT_CP) | (st == AT_CN))) + n_active_end
+            r = FitResult(w=np.ascontiguousarray(w), n_iter=p.n_iter, dual=p.dual(), nSV=nSV,
+                          converged=p.converged, solver=3)
+            r.extra = {"active_first_pass": p.trace.active_first, "active": p.trace.active, "dual_trace":
+                       p.trace.dual, "blocks": p.trace.blocks, "seconds": p.trace.seconds,
+                       "n_zero": int(np.count_nonzero(st == ZERO))}
+            if self.opt.return_alpha:
+                r.alpha = self._final_alpha(p, n_rows)
+            p.result = r
+            results.append(r)
+        labs = np.array(labels, dtype=np.int64)
+        W = np.stack([r.w for r in results], axis=1)
+        if labs.size == 2 and labs[0] == -1 and labs[1] == 1:
+            # LIBLINEAR's {-1,+1} rule: label[0] = +1; the problem with -1 positive is its mirror image
+            labs = labs[::-1].copy()
+            W = -W
+            for r in results:
+                r.w = -r.w
+        return Model(SOLVER_TYPE, labs.size, labs, n_features, self.bias, W,
+                     meta={"results": results, "solver": LLSVM})
