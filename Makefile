@@ -6,7 +6,7 @@ PIP    := $(PY) -m pip --disable-pip-version-check
 BIN    := $(VENV)/bin
 KERNELS := $(wildcard cext/*.pyx cext/*.pxd)
 
-.PHONY: all demo test bench build annotate clean distclean
+.PHONY: all demo test bench reproduce-llsvm build annotate clean distclean
 
 all: build
 
@@ -46,6 +46,16 @@ test: build
 # parser / binary-load (and later solver) figures; results under bench-results/
 bench: build
 	$(PY) scripts/bench.py $(BENCH_ARGS)
+
+# the "reproduce" extra (matplotlib) for the experiment-reproduction scripts, installed once when missing
+$(VENV)/.reproduce: $(VENV)/.installed pyproject.toml
+	$(PY) -c "import matplotlib" 2>/dev/null || $(PIP) install -q --no-build-isolation -e ".[test,reproduce]"
+	touch $@
+
+# Alrajeh et al.'s Figure 1 and Table 2 (-s llsvm vs -s 3) on the generated sets and ../shared/data;
+# results under reproduce-results/ (REPRODUCE_ARGS="--quick" for a smoke run on the small sets)
+reproduce-llsvm: build $(VENV)/.reproduce data/demo data/sparse data/dense data/multiclass
+	$(PY) scripts/reproduce_llsvm.py $(REPRODUCE_ARGS)
 
 clean:
 	rm -rf build cext/*.c cext/*.html llsvm/_ext/*.so $(VENV)/.built

@@ -1,0 +1,525 @@
+#!/usr/bin/env python3
+"""Reproduce Figure 1 and Table 2 of Alrajeh, Takeda, Niranjan, "Memory-efficient large-scale linear SVM"
+(../shared/papers/llsvm-memory-efficient-linear-svm.txt, Section 4): `-s llsvm` against LIBLINEAR's `-s 3`.
+
+`make reproduce-llsvm` (REPRODUCE_ARGS="--quick" for a smoke run). For every data set (loaded once, both solvers
+train on the same in-memory CSRDataset), C=1, -B 1, seed 1, one thread:
+
+  - `-s llsvm` (llsvm.train(solver="llsvm", llsvm=LLSVMOptions(return_alpha=True))): its traces in
+    FitResult.extra give the active set after the first pass and after each outer iteration, and the dual
+    objective D = sum(alpha) - |w|^2/2 at the same points;
+  - `-s 3` at its default eps 0.1 (llsvm.train(solver=3)): model, alpha, wall time;
+  - the same `-s 3` run again, driven here one outer iteration at a time: a `DCDState` (cext/_linear.pyx) built as
+    solvers.solve_dcd builds it, with the sub-seed llsvm.train draws for each binary problem, advanced by
+    `state.run(1, eps)`, which is the kernel's LIBLINEAR outer loop for one iteration (solve_dcd calls the same
+    loop 10 iterations at a time; the RNG and the shrinking state live in the DCDState, so the sequence is the
+    same). After each iteration: `state.active_size` (LIBLINEAR's active_size; l again after a '*' reset) and
+    D = sum(alpha) - |w|^2/2. The final alpha is checked to be bit-identical to llsvm.train's (column
+    "trace = train" in results.json);
+  - `-s 3` with a tight eps (1e-3, at most 1000 iterations; --tight-eps 0 skips it): the reference optimum D*.
+
+Figure 1: active set (% of rows; for K > 2 classes, % of K x rows summed over the one-vs-rest problems) and D per
+iteration for the first --fig-iter iterations; llsvm's iteration 0 is its first pass, -s 3's iteration k is its
+k-th outer iteration. Table 2: alpha_i = 0 counts of both, and the fraction of rows whose zero/non-zero status
+differs, mean((alpha_llsvm > 0) != (alpha_s3 > 0)), per binary problem (mean and max over the classes for K > 2);
+plus duals, primals, test accuracy (when a test file exists) and wall times.
+
+Output in --out (default reproduce-results/llsvm-<timestamp>): table2.md, figure1.md, results.json,
+figure1-<set>.png, figure1-generated.png. table2.md is printed at the end.
+"""
+import argparse
+import datetime
+import gc
+import json
+import os
+import platform
+import sys
+import time
+import warnings
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+import numpy as np  # noqa: E402
+
+import llsvm  # noqa: E402
+from llsvm._ext import _linear as KL  # noqa: E402
+from llsvm.linear import group_classes  # noqa: E402
+from llsvm.onepass import DEFAULT_EPS as LLSVM_DEFAULT_EPS, LLSVMOptions  # noqa: E402
+from llsvm.solvers import DUAL_MAX_ITER, Subproblem  # noqa: E402
+
+GENERATED = ("demo", "sparse", "dense", "multiclass")     # data/<name> and data/<name>.t (data/Makefile.mk)
+QUICK_MAX_BYTES = 10 << 20                                # --quick: training files up to 10 MB (on disk)
+
+
+# -- data sets ----------------------------------------------------------------------------------------------------
+def shared_training_sets(shared_dir):
+    if not os.path.isdir(shared_dir):
+        return []
+    return sorted(fn[:-3] for fn in os.listdir(shared_dir) if fn.endswith(".xz") and not fn.endswith(".t.xz"))
+
+
+def resolve(name, data_dir, shared_dir):
+    """(kind, train path, test path or None) of a set name, or None when its file is absent."""
+    if name in GENERATED or os.path.exists(os.path.join(data_dir, name)):
+        path = os.path.join(data_dir, name)
+        if not os.path.exists(path):
+            return None
+        test = path + ".t"
+        return "generated", path, test if os.path.exists(test) else None
+    path = os.path.join(shared_dir, name + ".xz")
+    if os.path.exists(path):
+        test = os.path.join(shared_dir, name + ".t.xz")
+        return "shared", path, test if os.path.exists(test) else None
+    if os.path.exists(name):
+        return "file", name, name + ".t" if os.path.exists(name + ".t") else None
+    return None
+
+
+# -- -s 3 one outer iteration at a time ---------------------------------------------------------------------------
+def problem_seeds(seed, n_problems):
+    """The sub-seeds llsvm.train draws, in order, for its binary problems (linear._Seeds)."""
+    state = KL.rng_state(int(seed) & 0xFFFFFFFFFFFFFFFF)
+    return [int(KL.rng_draw(state)) for _ in range(n_problems)]
+
+
+def trace_s3(ds, y_sign, C, bias, eps, seed, max_iter=DUAL_MAX_ITER):
+    """LIBLINEAR's -s 3 on one binary problem, exactly as solvers.solve_dcd runs it (alpha0 = 0, shuffled), with
+    active_size and D = sum(alpha) - |w|^2/2 recorded after every outer iteration."""
+    sub = Subproblem(ds, y_sign, C, C, bias=bias)
+    alpha = np.zeros(sub.l)
+    w = np.zeros(sub.w_size)
+    xnorm = np.empty(sub.l)
+    KL.sq_norms(ds.indptr, ds.indices, ds.values, sub.bias, sub.rows, xnorm)
+    index = np.arange(sub.l, dtype=np.int32)
+    state = KL.DCDState(*sub.args, sub.y, alpha, w, xnorm, index, sub.Cp, sub.Cn, True, KL.rng_state(seed))
+    active, dual, resets, seconds = [], [], [], []
+    converged = False
+    t0 = time.perf_counter()
+    while state.n_iter < max_iter:
+        converged, events = state.run(1, eps, True)
+        seconds.append(time.perf_counter() - t0)
+        active.append(int(state.active_size))
+        dual.append(float(alpha.sum()) - 0.5 * float(w @ w))
+        resets.append("*" in events)
+        if converged:
+            break
+    return {"alpha": alpha, "w": w, "active": active, "dual": dual, "resets": resets, "seconds": seconds,
+            "n_iter": int(state.n_iter), "converged": bool(converged)}
+
+
+# -- one data set -------------------------------------------------------------------------------------------------
+def timed_train(ds, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")          # ConvergenceWarning: recorded per problem instead
+        t0 = time.perf_counter()
+        model = llsvm.train(ds, **kw)
+        return time.perf_counter() - t0, model
+
+
+def accuracy(model, te):
+    return 100.0 * float(np.mean(model.predict(te) == te.y))
+
+
+def _f(x):
+    return None if x is None else float(x)
+
+
+def run_set(name, kind, path, test_path, args, say):
+    t0 = time.perf_counter()
+    ds = llsvm.read_dataset(path)
+    load_s = time.perf_counter() - t0
+    labels, cls = group_classes(ds.y)
+    K = 1 if labels.size <= 2 else labels.size
+    l = ds.n_rows
+    say(f"# {name}: {l} rows, {ds.n_features} features, {ds.nnz} nnz, {labels.size} classes "
+        f"(loaded in {load_s:.2f} s)")
+    C, bias, seed = args.C, args.bias, args.seed
+    opts = LLSVMOptions(return_alpha=True)
+    if args.inner_iter is not None:
+        opts.inner_iter = args.inner_iter
+
+    # -s llsvm
+    t_ll, m_ll = timed_train(ds, solver="llsvm", C=C, bias=bias, seed=seed, eps=args.llsvm_eps, llsvm=opts)
+    say(f"#   -s llsvm {t_ll:.3f} s")
+    # -s 3 (default eps) as llsvm.train runs it, then the same run traced iteration by iteration
+    t_s3, m_s3 = timed_train(ds, solver=3, C=C, bias=bias, seed=seed, eps=args.eps)
+    say(f"#   -s 3 {t_s3:.3f} s")
+    seeds = problem_seeds(seed, K)
+    ys_all = [np.where(cls == (0 if K == 1 else k), 1, -1).astype(np.int8) for k in range(K)]
+    traces = [trace_s3(ds, ys_all[k], C, bias, args.eps, seeds[k]) for k in range(K)]
+    # -s 3 tight: the reference optimum
+    m_t, t_t = None, None
+    if args.tight_eps > 0:
+        t_t, m_t = timed_train(ds, solver=3, C=C, bias=bias, seed=seed, eps=args.tight_eps,
+                               max_iter=args.tight_max_iter)
+        say(f"#   -s 3 eps {args.tight_eps:g} {t_t:.3f} s")
+
+    if not np.array_equal(m_ll.label, m_s3.label) and K > 1:
+        say(f"#   note: label orders differ (llsvm {m_ll.label.tolist()}, -s 3 {m_s3.label.tolist()}); "
+            "problems matched by label")
+    problems = []
+    for k in range(K):
+        lab = int(m_s3.label[k]) if K > 1 else int(m_s3.label[0])
+        j = int(np.flatnonzero(m_ll.label == lab)[0]) if K > 1 else 0
+        r_ll, r_s3, tr = m_ll.meta["results"][j], m_s3.meta["results"][k], traces[k]
+        r_t = m_t.meta["results"][k] if m_t is not None else None
+        sub = Subproblem(ds, ys_all[k], C, C, bias=bias)
+        w_ll = r_ll.w if (K > 1 or m_ll.label[0] == m_s3.label[0]) else -r_ll.w
+        a_ll, a_s3 = r_ll.alpha, r_s3.alpha
+        nz_ll, nz_s3 = a_ll > 0, a_s3 > 0
+        p = {"label": lab if K > 1 else None, "rows": l,
+             "n_zero_llsvm": int(l - nz_ll.sum()), "n_zero_s3": int(l - nz_s3.sum()),
+             "n_at_C_llsvm": int(np.count_nonzero(a_ll >= C)), "n_at_C_s3": int(np.count_nonzero(a_s3 >= C)),
+             "mismatch": float(np.mean(nz_ll != nz_s3)),
+             "dual_llsvm": float(r_ll.dual), "dual_s3": float(r_s3.dual),
+             "primal_llsvm": float(sub.primal(np.ascontiguousarray(w_ll), True)), "primal_s3": float(r_s3.primal),
+             "n_iter_llsvm": int(r_ll.n_iter), "n_iter_s3": int(r_s3.n_iter),
+             "converged_llsvm": bool(r_ll.converged), "converged_s3": bool(r_s3.converged),
+             "active_first_pass": int(r_ll.extra["active_first_pass"]),
+             "llsvm_n_zero_extra": int(r_ll.extra["n_zero"]),
+             "trace_equals_train": bool(np.array_equal(tr["alpha"], a_s3) and tr["n_iter"] == r_s3.n_iter),
+             "llsvm_trace": {"active": [int(r_ll.extra["active_first_pass"])] + [int(a) for a in r_ll.extra["active"]],
+                             "dual": [float(d) for d in r_ll.extra["dual_trace"]],
+                             "blocks": [int(b) for b in r_ll.extra["blocks"]],
+                             "seconds": [float(s) for s in r_ll.extra["seconds"]]},
+             "s3_trace": {k2: tr[k2] for k2 in ("active", "dual", "resets", "seconds")}}
+        if r_t is not None:
+            nz_t = r_t.alpha > 0
+            p.update(n_zero_tight=int(l - nz_t.sum()), mismatch_tight=float(np.mean(nz_ll != nz_t)),
+                     mismatch_s3_vs_tight=float(np.mean(nz_s3 != nz_t)), dual_tight=float(r_t.dual),
+                     primal_tight=float(r_t.primal), n_iter_tight=int(r_t.n_iter),
+                     converged_tight=bool(r_t.converged))
+        problems.append(p)
+    if not all(p["trace_equals_train"] for p in problems):
+        say(f"#   WARNING: the traced -s 3 run differs from llsvm.train's on {name}")
+
+    out = {"set": name, "kind": kind, "path": path, "test_path": test_path, "rows": l,
+           "features": int(ds.n_features), "nnz": int(ds.nnz), "classes": int(labels.size), "problems_n": K,
+           "load_seconds": load_s, "llsvm_seconds": t_ll,
+           "llsvm_first_pass_seconds": _f(m_ll.meta.get("llsvm", {}).get("first_pass_seconds")),
+           "s3_seconds": t_s3, "tight_seconds": t_t, "problems": problems}
+    del ds, traces
+    gc.collect()
+    if test_path:
+        te = llsvm.read_dataset(test_path)
+        out.update(test_rows=te.n_rows, acc_llsvm=accuracy(m_ll, te), acc_s3=accuracy(m_s3, te),
+                   acc_tight=accuracy(m_t, te) if m_t is not None else None)
+        del te
+    gc.collect()
+    out["figure1"] = figure_series(out, args.fig_iter)
+    return out
+
+
+# -- Figure 1 -----------------------------------------------------------------------------------------------------
+def _summed(series, t):
+    """Sum over problems of series[k][t], a finished problem contributing its last value; None when all ended."""
+    if all(len(s) <= t for s in series):
+        return None
+    return sum(s[min(t, len(s) - 1)] for s in series)
+
+
+def figure_series(res, n_iter):
+    """Active set (% of rows x problems) and D summed over the problems: llsvm at iterations 0..n_iter (0 = first
+    pass), -s 3 at iterations 1..n_iter."""
+    ps = res["problems"]
+    total = res["rows"] * len(ps)
+    la = [p["llsvm_trace"]["active"] for p in ps]
+    ld = [p["llsvm_trace"]["dual"] for p in ps]
+    sa = [p["s3_trace"]["active"] for p in ps]
+    sd = [p["s3_trace"]["dual"] for p in ps]
+    sr = [p["s3_trace"]["resets"] for p in ps]
+    fig = {"total": total, "llsvm": [], "s3": []}
+    for t in range(n_iter + 1):
+        a, d = _summed(la, t), _summed(ld, t)
+        if a is not None:
+            fig["llsvm"].append({"iter": t, "active": a, "active_pct": 100.0 * a / total, "dual": d})
+    for t in range(1, n_iter + 1):
+        a, d = _summed(sa, t - 1), _summed(sd, t - 1)
+        if a is not None:
+            reset = any(len(r) >= t and r[t - 1] for r in sr)
+            fig["s3"].append({"iter": t, "active": a, "active_pct": 100.0 * a / total, "dual": d, "reset": reset})
+    tight = [p.get("dual_tight") for p in ps]
+    fig["dual_tight"] = sum(tight) if all(x is not None for x in tight) else None
+    return fig
+
+
+def _panel(ax_a, ax_d, res, legend=True):
+    f = res["figure1"]
+    xl = [e["iter"] for e in f["llsvm"]]
+    xs = [e["iter"] for e in f["s3"]]
+    ax_a.plot(xl, [e["active_pct"] for e in f["llsvm"]], "o-", color="tab:red", label="-s llsvm")
+    ax_a.plot(xs, [e["active_pct"] for e in f["s3"]], "s-", color="tab:blue", label="-s 3 (LIBLINEAR)")
+    ax_d.plot(xl, [e["dual"] for e in f["llsvm"]], "o-", color="tab:red", label="-s llsvm")
+    ax_d.plot(xs, [e["dual"] for e in f["s3"]], "s-", color="tab:blue", label="-s 3 (LIBLINEAR)")
+    if f["dual_tight"] is not None:
+        ax_d.axhline(f["dual_tight"], color="gray", ls="--", lw=1, label="D* (-s 3, tight eps)")
+    k = len(res["problems"])
+    ax_a.set_title(f"{res['set']} ({res['rows']:,} x {res['features']:,}"
+                   + (f", {k} one-vs-rest problems" if k > 1 else "") + ")", fontsize=9)
+    ax_a.set_ylabel("active set (% of rows" + (" x problems" if k > 1 else "") + ")", fontsize=8)
+    ax_a.set_ylim(0, 105)
+    ax_d.set_ylabel("dual objective D" + (" (sum over problems)" if k > 1 else ""), fontsize=8)
+    ax_d.set_xlabel("iteration (llsvm: 0 = first pass)", fontsize=8)
+    for ax in (ax_a, ax_d):
+        ax.grid(alpha=0.3)
+        ax.tick_params(labelsize=7)
+        ax.set_xticks(range(0, max(xl + xs + [1]) + 1))
+    if legend:
+        ax_a.legend(fontsize=7)
+        ax_d.legend(fontsize=7, loc="lower right")
+
+
+def plot_all(results, out_dir):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    pngs = []
+    for res in results:
+        fig, (a, d) = plt.subplots(2, 1, figsize=(6, 6.5), sharex=True)
+        _panel(a, d, res)
+        fig.tight_layout()
+        path = os.path.join(out_dir, f"figure1-{res['set']}.png")
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        pngs.append(path)
+    gen = [r for r in results if r["kind"] == "generated"]
+    if gen:
+        n = len(gen)
+        fig, axes = plt.subplots(2, n, figsize=(4.6 * n, 6.5), squeeze=False)
+        for i, res in enumerate(gen):
+            _panel(axes[0][i], axes[1][i], res, legend=(i == 0))
+        fig.suptitle("Figure 1: active set (above) and dual objective (below), -s llsvm vs -s 3", fontsize=10)
+        fig.tight_layout()
+        path = os.path.join(out_dir, "figure1-generated.png")
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        pngs.append(path)
+    return pngs
+
+
+# -- Markdown -----------------------------------------------------------------------------------------------------
+def _n(x):
+    return "–" if x is None else f"{x:,}"
+
+
+def _g(x, fmt=".4f"):
+    return "–" if x is None else format(x, fmt)
+
+
+def _mis(values):
+    """One problem: the value; several: mean (max)."""
+    if any(v is None for v in values):
+        return "–"
+    if len(values) == 1:
+        return f"{values[0]:.4f}"
+    return f"{np.mean(values):.4f} (max {max(values):.4f})"
+
+
+def _sum(ps, key):
+    v = [p.get(key) for p in ps]
+    return None if any(x is None for x in v) else sum(v)
+
+
+def table2_md(results, args, meta):
+    tight = f"eps {args.tight_eps:g}" if args.tight_eps > 0 else None
+    lines = ["# Table 2: non-active dual variables of -s llsvm vs -s 3 (LIBLINEAR)\n",
+             f"{meta['when']}, python {meta['python']}, {meta['cpus']} cpus. C={args.C:g}, -B {args.bias:g}, "
+             f"seed {args.seed}, one thread; -s llsvm eps {meta['llsvm_eps']:g}, inner_iter {meta['inner_iter']}; "
+             f"-s 3 eps {args.eps:g}" + (f"; reference -s 3 {tight} (max {args.tight_max_iter} iterations)"
+                                         if tight else "") + ".\n",
+             "Non-active: alpha_i = 0. Mismatch: fraction of rows whose alpha_i = 0 / alpha_i > 0 status differs. "
+             "Sets with K > 2 classes have K one-vs-rest problems: counts are summed over them (out of K x rows), "
+             "mismatch is the mean over the problems (max in brackets).\n"]
+    cols = ["set", "rows", "problems", "alpha=0 llsvm", "alpha=0 -s 3"]
+    if tight:
+        cols += [f"alpha=0 -s 3 {tight}"]
+    cols += ["mismatch llsvm vs -s 3"]
+    if tight:
+        cols += [f"mismatch llsvm vs -s 3 {tight}", f"mismatch -s 3 vs -s 3 {tight}"]
+    lines += ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    for r in results:
+        ps = r["problems"]
+        row = [r["set"], f"{r['rows']:,}", str(len(ps)), _n(_sum(ps, "n_zero_llsvm")), _n(_sum(ps, "n_zero_s3"))]
+        if tight:
+            row += [_n(_sum(ps, "n_zero_tight"))]
+        row += [_mis([p["mismatch"] for p in ps])]
+        if tight:
+            row += [_mis([p.get("mismatch_tight") for p in ps]), _mis([p.get("mismatch_s3_vs_tight") for p in ps])]
+        lines.append("| " + " | ".join(row) + " |")
+
+    lines += ["\n## Objectives, accuracy, time\n",
+              "D: dual objective sum(alpha) - |w|^2/2 (summed over the problems); P: primal |w|^2/2 + C sum hinge; "
+              "gap to D*: (D* - D) / |D*| with D* the tight -s 3 dual. Accuracy on the test file (– when there is "
+              "none). Seconds: one training run on the loaded set (llsvm: first pass in brackets). Iterations: "
+              "outer iterations (max over the problems); a '!' marks a run that hit its iteration limit.\n"]
+    cols = ["set", "D llsvm", "D -s 3", "D*", "gap llsvm", "gap -s 3", "P llsvm", "P -s 3", "acc llsvm",
+            "acc -s 3", "acc -s 3 tight", "s llsvm", "s -s 3", "s -s 3 tight", "iter llsvm", "iter -s 3",
+            "iter tight", "active after 1st pass"]
+    lines += ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    for r in results:
+        ps = r["problems"]
+        d_ll, d_s3, d_t = _sum(ps, "dual_llsvm"), _sum(ps, "dual_s3"), _sum(ps, "dual_tight")
+
+        def gap(d):
+            return None if d_t is None or d_t == 0 else (d_t - d) / abs(d_t)
+
+        def iters(key, conv):
+            v = [p.get(key) for p in ps]
+            if any(x is None for x in v):
+                return "–"
+            return f"{max(v)}" + ("" if all(p.get(conv) for p in ps) else "!")
+
+        first = r["llsvm_first_pass_seconds"]
+        act = _sum(ps, "active_first_pass")
+        row = [r["set"], _g(d_ll, ".6g"), _g(d_s3, ".6g"), _g(d_t, ".6g"), _g(gap(d_ll), ".2e"),
+               _g(gap(d_s3), ".2e"), _g(_sum(ps, "primal_llsvm"), ".6g"), _g(_sum(ps, "primal_s3"), ".6g"),
+               _g(r.get("acc_llsvm"), ".2f"), _g(r.get("acc_s3"), ".2f"), _g(r.get("acc_tight"), ".2f"),
+               f"{r['llsvm_seconds']:.3f}" + (f" ({first:.3f})" if first is not None else ""),
+               f"{r['s3_seconds']:.3f}", _g(r["tight_seconds"], ".3f"),
+               iters("n_iter_llsvm", "converged_llsvm"), iters("n_iter_s3", "converged_s3"),
+               iters("n_iter_tight", "converged_tight"),
+               f"{100.0 * act / (r['rows'] * len(ps)):.1f}%"]
+        lines.append("| " + " | ".join(row) + " |")
+
+    multi = [r for r in results if len(r["problems"]) > 1]
+    if multi:
+        lines += ["\n## Per class (one-vs-rest problems)\n"]
+        cols = ["set", "class", "alpha=0 llsvm", "alpha=0 -s 3"] + ([f"alpha=0 -s 3 {tight}"] if tight else []) \
+            + ["mismatch"] + ([f"mismatch vs {tight}"] if tight else []) + ["D llsvm", "D -s 3"] \
+            + (["D*"] if tight else []) + ["iter llsvm", "iter -s 3"]
+        lines += ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+        for r in multi:
+            for p in r["problems"]:
+                row = [r["set"], str(p["label"]), _n(p["n_zero_llsvm"]), _n(p["n_zero_s3"])]
+                if tight:
+                    row += [_n(p.get("n_zero_tight"))]
+                row += [f"{p['mismatch']:.4f}"]
+                if tight:
+                    row += [_g(p.get("mismatch_tight"))]
+                row += [f"{p['dual_llsvm']:.6g}", f"{p['dual_s3']:.6g}"]
+                if tight:
+                    row += [_g(p.get("dual_tight"), ".6g")]
+                row += [str(p["n_iter_llsvm"]), str(p["n_iter_s3"])]
+                lines.append("| " + " | ".join(row) + " |")
+    same = all(p["trace_equals_train"] for r in results for p in r["problems"])
+    lines.append(f"\n-s 3's per-iteration trace (figure1.md) comes from a run driven one outer iteration at a time; "
+                 f"its final alpha is {'bit-identical to' if same else 'NOT identical to'} llsvm.train's -s 3 alpha "
+                 f"on every problem above.")
+    return "\n".join(lines) + "\n"
+
+
+def figure1_md(results, args):
+    lines = ["# Figure 1: active set and dual objective per iteration, -s llsvm vs -s 3\n",
+             "llsvm: iteration 0 is the state after its first pass over the data, iteration k after its k-th outer "
+             "iteration of block optimization (each runs inner_iter passes over the active set); its rows stop "
+             "where it met its stopping rule. -s 3: state after LIBLINEAR's k-th outer iteration (active_size as "
+             "LIBLINEAR keeps it: a '*' marks an iteration after which shrinking was undone, so active_size is "
+             "all rows again). For K > 2 classes the numbers are summed over the K one-vs-rest problems (a "
+             "problem that has stopped keeps its last value) and the active set is a percentage of K x rows. "
+             "D = sum(alpha) - |w|^2/2; D* is the tight -s 3 optimum.\n"]
+    for r in results:
+        f = r["figure1"]
+        lines.append(f"## {r['set']} ({r['rows']:,} rows" + (f", {len(r['problems'])} problems" if
+                                                             len(r["problems"]) > 1 else "") +
+                     (f"; D* = {f['dual_tight']:.6g}" if f["dual_tight"] is not None else "") + ")\n")
+        lines += ["| iter | llsvm active | llsvm active % | llsvm D | -s 3 active | -s 3 active % | -s 3 D |",
+                  "|---|---|---|---|---|---|---|"]
+        ll = {e["iter"]: e for e in f["llsvm"]}
+        s3 = {e["iter"]: e for e in f["s3"]}
+        for t in range(args.fig_iter + 1):
+            a, b = ll.get(t), s3.get(t)
+            if a is None and b is None and t > 0:
+                continue
+            row = [str(t)]
+            row += ["", "", ""] if a is None else [f"{a['active']:,}", f"{a['active_pct']:.2f}", f"{a['dual']:.6g}"]
+            row += ["", "", ""] if b is None else [f"{b['active']:,}" + ("*" if b["reset"] else ""),
+                                                   f"{b['active_pct']:.2f}", f"{b['dual']:.6g}"]
+            lines.append("| " + " | ".join(row) + " |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+# -- main ---------------------------------------------------------------------------------------------------------
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sets", default=None,
+                    help="comma list of set names (generated: demo, sparse, dense, multiclass under --data-dir; "
+                         "shared: file stems in --shared-dir, e.g. a9a) or paths; default: the generated sets "
+                         "present plus every training set in the shared directory")
+    ap.add_argument("--out", default=None, help="output directory (default reproduce-results/llsvm-<timestamp>)")
+    ap.add_argument("--quick", action="store_true",
+                    help=f"only small sets (training file up to {QUICK_MAX_BYTES >> 20} MB): a smoke run")
+    ap.add_argument("--inner-iter", type=int, default=None, help="-s llsvm's passes per loaded block (default 5)")
+    ap.add_argument("--C", type=float, default=1.0)
+    ap.add_argument("--bias", type=float, default=1.0, help="-B (default 1)")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--eps", type=float, default=0.1, help="-s 3's eps (LIBLINEAR's default 0.1)")
+    ap.add_argument("--llsvm-eps", type=float, default=None, help="-s llsvm's eps (default 0.01, the paper's)")
+    ap.add_argument("--tight-eps", type=float, default=1e-3, help="reference -s 3 eps (0: no reference run)")
+    ap.add_argument("--tight-max-iter", type=int, default=1000)
+    ap.add_argument("--fig-iter", type=int, default=10, help="iterations shown in Figure 1")
+    ap.add_argument("--data-dir", default=os.path.join(ROOT, "data"))
+    ap.add_argument("--shared-dir", default=os.path.join(ROOT, "..", "shared", "data"))
+    args = ap.parse_args()
+
+    def say(text):
+        print(text, file=sys.stderr, flush=True)
+
+    shared_dir = os.path.normpath(args.shared_dir)
+    if args.sets is None:
+        names = list(GENERATED)
+        if os.path.isdir(shared_dir):
+            names += shared_training_sets(shared_dir)
+        else:
+            say(f"# skipping the shared sets: {shared_dir} is absent")
+    else:
+        names = [s for s in args.sets.split(",") if s]
+    plan = []
+    for name in names:
+        found = resolve(name, args.data_dir, shared_dir)
+        if found is None:
+            hint = " (make data/%s)" % name if name in GENERATED else ""
+            say(f"# skipping {name}: no such file{hint}")
+            continue
+        kind, path, test = found
+        if args.quick and os.path.getsize(path) > QUICK_MAX_BYTES:
+            say(f"# --quick: skipping {name} ({os.path.getsize(path) / 1e6:.0f} MB)")
+            continue
+        plan.append((os.path.basename(name) if kind == "file" else name, kind, path, test))
+    if not plan:
+        say("no data set to run")
+        return 1
+
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    out_dir = args.out or os.path.join(ROOT, "reproduce-results", f"llsvm-{stamp}")
+    os.makedirs(out_dir, exist_ok=True)
+    defaults = LLSVMOptions()
+    meta = {"when": stamp, "python": platform.python_version(), "machine": platform.machine(),
+            "cpus": os.cpu_count(), "llsvm": llsvm.__version__, "C": args.C, "bias": args.bias, "seed": args.seed,
+            "eps_s3": args.eps, "llsvm_eps": LLSVM_DEFAULT_EPS if args.llsvm_eps is None else args.llsvm_eps,
+            "inner_iter": args.inner_iter if args.inner_iter is not None else defaults.inner_iter,
+            "tight_eps": args.tight_eps, "tight_max_iter": args.tight_max_iter, "fig_iter": args.fig_iter,
+            "quick": args.quick}
+    results = []
+    t_all = time.perf_counter()
+    for name, kind, path, test in plan:
+        results.append(run_set(name, kind, path, test, args, say))
+    pngs = plot_all(results, out_dir)
+    table = table2_md(results, args, meta)
+    with open(os.path.join(out_dir, "table2.md"), "w") as f:
+        f.write(table)
+    with open(os.path.join(out_dir, "figure1.md"), "w") as f:
+        f.write(figure1_md(results, args))
+    meta["seconds"] = time.perf_counter() - t_all
+    with open(os.path.join(out_dir, "results.json"), "w") as f:
+        json.dump({"meta": meta, "sets": results, "pngs": [os.path.basename(p) for p in pngs]}, f, indent=1)
+    say(f"# wrote {out_dir}: table2.md, figure1.md, results.json, {len(pngs)} PNGs "
+        f"({meta['seconds']:.1f} s)")
+    print(table)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
