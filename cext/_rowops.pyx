@@ -101,3 +101,25 @@ def take_rows(const int64_t[::1] indptr, const int32_t[::1] indices, const value
                 ix[ip[i] + k] = indices[start + k]
                 vx[ip[i] + k] = values[start + k]
     return new_indptr, new_indices, new_values
+
+
+def compact_rows(int64_t[::1] indptr, int32_t[::1] indices, value_t[::1] values, const int64_t[::1] keep):
+    """Keep the given rows (strictly increasing row numbers) in place, moving them to the front.
+
+    Afterwards indptr[0:len(keep)+1], indices[0:nnz] and values[0:nnz] hold the kept rows; returns nnz.
+    Rows only move towards the front, so no row is overwritten before it is moved.
+    """
+    cdef int64_t n = keep.shape[0], i, r, k, start, length, pos = 0
+    with nogil:
+        for i in range(n):
+            r = keep[i]
+            start = indptr[r]
+            length = indptr[r + 1] - start
+            if start != pos:
+                for k in range(length):
+                    indices[pos + k] = indices[start + k]
+                    values[pos + k] = values[start + k]
+            indptr[i] = pos
+            pos += length
+        indptr[n] = pos
+    return pos

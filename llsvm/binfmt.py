@@ -236,6 +236,10 @@ class BinaryWriter:
     def n_blocks(self):
         return len(self._index)
 
+    def flush(self):
+        """End the current block now (it goes to the file; the writer holds no rows afterwards)."""
+        self._flush()
+
     def close(self, n_features=None, n_qid=None):
         """Finish the file: last block, footer, header; then rename it into place. Returns the path."""
         if self._closed:

@@ -36,6 +36,7 @@ import numpy as np
 
 from ._ext import _linear as KL
 from ._ext import _llsvm as K
+from ._ext._rowops import compact_rows
 from .binfmt import BinaryDataset, BinaryWriter
 from .dataset import CSRDataset
 from .errors import DataFormatError, LLSVMError, ParameterError
@@ -445,8 +446,10 @@ class OnePassSolver:
         if keep.size == ds.n_rows:
             ds.alpha = alpha
             return ds
-        out = ds.take_rows(keep)
-        out.alpha = alpha[keep]
+        # in place: the budget holds the block once, not twice
+        nnz = compact_rows(ds.indptr, ds.indices, ds.values, keep)
+        out = CSRDataset(ds.y[keep], ds.indptr[:keep.size + 1], ds.indices[:nnz], ds.values[:nnz], ds.n_features,
+                         row_ids=ds.row_ids[keep], alpha=alpha[keep], check=False)
         out.ysign, out.QD = ds.ysign[keep], ds.QD[keep]
         return out
 
@@ -514,6 +517,8 @@ class OnePassSolver:
                 rest = self._settle(p, ds, alpha, y)
                 if rest.n_rows:
                     out.write_dataset(rest)
+                    out.flush()           # the block's memory is free before the next one is loaded
+                del ds, rest
                 blocks += 1
                 b = e
             out.close(n_features=cap)

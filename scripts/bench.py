@@ -301,6 +301,74 @@ def bench_end_to_end(name, path, tmp, liblinear_train_s):
             "e2e_ratio": seconds / (ll_parse + liblinear_train_s), "llsvm_e2e_peak_rss_mb": rss}
 
 
+def _accuracy(model_path, test_ds):
+    m = llsvm.load_model(model_path)
+    return 100.0 * float(np.mean(m.predict(test_ds) == test_ds.y))
+
+
+def table2_row(name, ds, inner_iter=None):
+    """The paper's Table 2 on one set: alpha_i = 0 counts of -s llsvm and -s 3, and their status mismatch."""
+    from llsvm.onepass import DEFAULT_INNER_ITER, LLSVMOptions
+    m = llsvm.train(ds, solver="llsvm", bias=1.0, llsvm=LLSVMOptions(return_alpha=True,
+                                                                     inner_iter=inner_iter or DEFAULT_INNER_ITER))
+    m3 = llsvm.train(ds, solver=3, bias=1.0, say=_quiet)
+    mism, zl, z3 = [], 0, 0
+    for r, r3 in zip(m.meta["results"], m3.meta["results"]):
+        mism.append(float(np.mean((r.alpha > 0) != (r3.alpha > 0))))
+        zl += int(np.count_nonzero(r.alpha == 0))
+        z3 += int(np.count_nonzero(r3.alpha == 0))
+    return {"dataset": name, "rows": ds.n_rows, "zero_llsvm": zl, "zero_s3": z3, "mismatch": max(mism),
+            "mismatch_mean": float(np.mean(mism)), "problems": len(mism)}
+
+
+def bench_llsvm(name, path, test_path, repeats, tmp):
+    """-s llsvm vs -s 3 from text, as a user runs them (subprocesses): wall time, accuracy, and --memory 64M."""
+    exe = os.path.join(os.path.dirname(sys.executable), "llsvm-train")
+    m3, ml, mm = (os.path.join(tmp, f"{name}.{k}.model") for k in ("s3", "llsvm", "m64"))
+    jl, jm = os.path.join(tmp, name + ".llsvm.json"), os.path.join(tmp, name + ".m64.json")
+    t3, tl, tm, r3, rl, rm = [], [], [], [], [], []
+    for _ in range(repeats):
+        s, r = run_measured([exe, "-s", "3", "-B", "1", "-q", path, m3])
+        t3.append(s), r3.append(r)
+        s, r = run_measured([exe, "-s", "llsvm", "-B", "1", "-q", "--json", jl, path, ml])
+        tl.append(s), rl.append(r)
+    s, r = run_measured([exe, "-s", "llsvm", "-B", "1", "-q", "--memory", "64M", "--json", jm, path, mm])
+    tm.append(s), rm.append(r)
+    test = llsvm.read_dataset(test_path)
+    jl_d, jm_d = json.load(open(jl)), json.load(open(jm))
+    acc3, accl, accm = _accuracy(m3, test), _accuracy(ml, test), _accuracy(mm, test)
+    row = {"dataset": name, "s3_s": statistics.median(t3), "llsvm_s": statistics.median(tl),
+           "ratio": statistics.median(tl) / statistics.median(t3), "acc_s3": acc3, "acc_llsvm": accl,
+           "acc_diff_pp": accl - acc3, "s3_peak_rss_mb": max(r3), "llsvm_peak_rss_mb": max(rl),
+           "m64_s": tm[0], "m64_peak_rss_mb": rm[0], "acc_m64": accm, "m64_blocks": jm_d["blocks"],
+           "active_first_pass": jl_d["active_first_pass"], "n_iter": jl_d["n_iter"],
+           "dual_llsvm": jl_d["dual"], "dual_m64": jm_d["dual"],
+           "m64_dual_rel_diff": (jm_d["dual"] - jl_d["dual"]) / abs(jl_d["dual"])}
+    return row
+
+
+def llsvm_markdown(rows, t2rows):
+    cols = [("dataset", "set"), ("s3_s", "-s 3 s"), ("llsvm_s", "llsvm s"), ("ratio", "ratio"),
+            ("acc_s3", "acc -s 3"), ("acc_llsvm", "acc llsvm"), ("acc_diff_pp", "diff pp"),
+            ("active_first_pass", "active after pass 1"), ("n_iter", "outer its"),
+            ("s3_peak_rss_mb", "-s 3 RSS MB"), ("llsvm_peak_rss_mb", "llsvm RSS MB"),
+            ("m64_peak_rss_mb", "64M RSS MB"), ("m64_s", "64M s"), ("m64_blocks", "64M blocks"),
+            ("m64_dual_rel_diff", "64M dual rel diff"), ("acc_m64", "acc 64M")]
+    lines = ["| " + " | ".join(c[1] for c in cols) + " |", "|" + "---|" * len(cols)]
+    for r in rows:
+        lines.append("| " + " | ".join(f"{r[c]:+.1e}" if c == "m64_dual_rel_diff" else fmt(r.get(c, ""))
+                                       for c, _ in cols) + " |")
+    out = "\n".join(lines)
+    if t2rows:
+        cols = [("dataset", "set"), ("rows", "rows"), ("problems", "problems"), ("zero_llsvm", "alpha=0 llsvm"),
+                ("zero_s3", "alpha=0 -s 3"), ("mismatch", "mismatch (max)"), ("mismatch_mean", "mismatch (mean)")]
+        lines = ["| " + " | ".join(c[1] for c in cols) + " |", "|" + "---|" * len(cols)]
+        for r in t2rows:
+            lines.append("| " + " | ".join(fmt(r[c], 4) for c, _ in cols) + " |")
+        out += "\n\nTable 2 (-s llsvm vs -s 3, C=1, -B 1):\n\n" + "\n".join(lines)
+    return out
+
+
 def solver_markdown(rows):
     cols = [("dataset", "set"), ("solver", "-s"), ("llsvm_train_s", "llsvm s"), ("liblinear_train_s", "LIBLINEAR s"),
             ("ratio", "ratio"), ("ratio_threads2", "ratio 2 thr"), ("primal_rel_diff", "primal vs LL"),
@@ -358,7 +426,8 @@ def shared_sets(tmp):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sets", default="sparse,dense,multiclass", help="generated sets (comma list; '' for none)")
-    ap.add_argument("--parts", default="parse,solvers", help="what to run: parse, solvers (comma list)")
+    ap.add_argument("--parts", default="parse,solvers,llsvm",
+                    help="what to run: parse, solvers, llsvm (comma list)")
     ap.add_argument("--scale", type=float, default=1.0, help="fraction of the default rows (quick runs)")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--sklearn-repeats", type=int, default=None, help="default: --repeats")
@@ -373,7 +442,7 @@ def main():
 
     os.makedirs(args.out_dir, exist_ok=True)
     tmp = tempfile.mkdtemp(prefix="llsvm-bench-")
-    rows, solver_rows, e2e_rows = [], [], []
+    rows, solver_rows, e2e_rows, llsvm_rows, t2_rows = [], [], [], [], []
     try:
         generated = [(name, *ensure_set(name, args.data_dir, args.scale, args.quiet))
                      for name in [x for x in args.sets.split(",") if x]]
@@ -408,6 +477,16 @@ def main():
             for name, path, test in shared:
                 solver_rows.extend(bench_solvers(name, path, test, max(args.repeats, 3), tmp,
                                                  threads_set=False))
+        if "llsvm" in parts:
+            for name, path, test in generated:
+                r = bench_llsvm(name, path, test, args.repeats, tmp)
+                llsvm_rows.append(r)
+                if not args.quiet:
+                    print(json.dumps(r), file=sys.stderr)
+            for name, path, test in generated + shared:
+                ds = llsvm.read_dataset(path)
+                t2_rows.append(table2_row(name, ds))
+                del ds
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -431,10 +510,13 @@ def main():
         text.append(f"{e['dataset']} end to end (llsvm-train -s 3 -B 1, text): {e['llsvm_e2e_s']:.2f} s vs LIBLINEAR "
                     f"estimated {e['liblinear_e2e_est_s']:.2f} s (ratio {e['e2e_ratio']:.3f}); peak RSS "
                     f"{e['llsvm_e2e_peak_rss_mb']:.0f} MB (budget 14 B/nnz + 100 MB = {e['rss_budget_mb']:.0f} MB)")
+    if llsvm_rows or t2_rows:
+        text.append("## -s llsvm vs -s 3 (from text, C=1, -B 1, default eps; subprocess wall time)\n\n"
+                    + llsvm_markdown(llsvm_rows, t2_rows))
     report = "\n\n".join(text)
     with open(os.path.join(args.out_dir, f"bench-{stamp}.json"), "w") as f:
-        json.dump({"meta": meta, "parse": rows, "solvers": solver_rows, "end_to_end": e2e_rows}, f, indent=1,
-                  default=float)
+        json.dump({"meta": meta, "parse": rows, "solvers": solver_rows, "end_to_end": e2e_rows,
+                   "llsvm": llsvm_rows, "table2": t2_rows}, f, indent=1, default=float)
     with open(os.path.join(args.out_dir, f"bench-{stamp}.md"), "w") as f:
         f.write(f"llsvm bench {stamp} ({meta['python']}, {meta['cpus']} cpus)\n\n{report}\n")
     print(report)
