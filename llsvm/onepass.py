@@ -49,7 +49,7 @@ DEFAULT_EPS = 0.01
 DEFAULT_INNER_ITER = 5
 DEFAULT_MAX_ITER = 100
 ROW_BYTES = 48            # a loaded active row: label, offset, row id, alpha, QD, order, sign
-MIN_BUDGET = 1 << 20
+MIN_BUDGET = 256 << 10
 
 # per-row outcome of the first pass, per problem
 ZERO, AT_CP, ACTIVE, AT_CN = 0, 1, 2, 3
@@ -65,7 +65,7 @@ def parse_size(text):
         raise ParameterError(f"invalid size {text!r} (examples: 64M, 2G, 512K)")
     n = int(float(m.group(1)) * _UNITS[m.group(2).lower()])
     if n < MIN_BUDGET:
-        raise ParameterError(f"memory budget {text} is too small (at least 1M)")
+        raise ParameterError(f"memory budget {text} is too small (at least 256K)")
     return n
 
 
@@ -196,12 +196,13 @@ def _prefetched(iterator, depth=1):
             yield item
     finally:
         stop.set()
-        while t.is_alive():
+        # the reader may be blocked on an open pipe (stdin): give it a moment, then leave it (a daemon thread)
+        deadline = time.monotonic() + 1.0
+        while t.is_alive() and time.monotonic() < deadline:
             try:
                 q.get(timeout=0.05)
             except queue.Empty:
                 pass
-        t.join()
 
 
 class _Classes:
@@ -544,10 +545,20 @@ class OnePassSolver:
                 src, self.bias = self._radius_source(src, directory)
             problems, labels, n_rows, nnz, n_features, cap = self._first_pass(src, directory, pool)
             t_first = time.perf_counter() - t0
-            budget = _budget_split(self.opt.memory, min(self.threads, len(problems)))
+            # split by classes, not threads: the model must not depend on --threads
+            budget = _budget_split(self.opt.memory, len(problems))
+            swapped = len(labels) == 2 and labels[0] == -1 and labels[1] == 1
+            if self.opt.keep_active_set:
+                os.makedirs(self.opt.keep_active_set, exist_ok=True)
 
             def outer(p):
                 self._outer(p, budget, cap, t0)
+                if self.opt.return_alpha:
+                    p.final_alpha = self._final_alpha(p, n_rows)
+                if self.opt.keep_active_set:
+                    name = "active-set.bin" if len(problems) == 1 else f"active-set.{labels[p.pos]}.bin"
+                    self._keep(p, os.path.join(self.opt.keep_active_set, name), n_features, swapped)
+                p.memory_set = None       # a finished class holds no rows while the others run
                 return p
             if pool is not None and len(problems) > 1:
                 list(pool.map(outer, problems))
@@ -557,14 +568,12 @@ class OnePassSolver:
             model = self._model(problems, labels, n_rows, n_features, cap)
             model.meta["llsvm"] = {"n_rows": n_rows, "nnz": nnz, "n_features": n_features,
                                    "first_pass_seconds": t_first, "bias": self.bias}
-            if self.opt.keep_active_set:
-                self._keep(problems, labels, cap)
             for p in problems:
                 self.say("".join(p.output) + "\n" if p.output else "")
                 r = p.result
-                self.say(f"optimization finished, #iter = {r.n_iter}\n")
                 self.say(f"active set: {p.trace.active_first} of {n_rows} rows after the first pass, "
                          f"{p.trace.active[-1] if p.trace.active else p.trace.active_first} at the end\n")
+                self.say(f"optimization finished, #iter = {r.n_iter}\n")
                 self.say(f"Objective value = {-r.dual:f}\n")
                 self.say(f"nSV = {r.nSV}\n")
             return model
@@ -610,18 +619,22 @@ class OnePassSolver:
                 return f.load_blocks(0, f.n_blocks)
         return None
 
-    def _keep(self, problems, labels, cap):
-        os.makedirs(self.opt.keep_active_set, exist_ok=True)
-        for p in problems:
-            name = "active-set.bin" if len(problems) == 1 else f"active-set.{labels[p.pos]}.bin"
-            target = os.path.join(self.opt.keep_active_set, name)
-            if p.memory_set is not None:
-                with BinaryWriter(target, row_ids=True, alpha=True, float32=p.float32) as w:
-                    w.write_dataset(p.memory_set)
-                    w.close(n_features=cap)
-            elif os.path.exists(p.path):
-                shutil.copyfile(p.path, target + ".tmp")
-                os.replace(target + ".tmp", target)
+    def _keep(self, p, target, n_features, swapped):
+        """Write a problem's final active set to `target` (labels in the model's orientation)."""
+        blocks = [p.memory_set] if p.memory_set is not None else []
+        f = None
+        if p.memory_set is None and os.path.exists(p.path):
+            f = BinaryDataset(p.path)
+            blocks = f.iter_blocks()
+        try:
+            with BinaryWriter(target, row_ids=True, alpha=True, float32=p.float32) as w:
+                for b in blocks:
+                    w.write_dataset(CSRDataset(-b.y if swapped else b.y, b.indptr, b.indices, b.values, n_features,
+                                               row_ids=b.row_ids, alpha=b.alpha, check=False))
+                w.close(n_features=n_features)
+        finally:
+            if f is not None:
+                f.close()
 
     def _model(self, problems, labels, n_rows, n_features, cap):
         results = []
@@ -636,9 +649,10 @@ class OnePassSolver:
                           converged=p.converged, solver=3)
             r.extra = {"active_first_pass": p.trace.active_first, "active": p.trace.active, "dual_trace":
                        p.trace.dual, "blocks": p.trace.blocks, "seconds": p.trace.seconds,
+                       "block_dual": p.trace.block_dual,
                        "n_zero": int(np.count_nonzero(st == ZERO))}
             if self.opt.return_alpha:
-                r.alpha = self._final_alpha(p, n_rows)
+                r.alpha = p.final_alpha
             p.result = r
             results.append(r)
         labs = np.array(labels, dtype=np.int64)

@@ -1,0 +1,182 @@
+"""A slow, plain NumPy/Python twin of the one-pass harsh-shrinking solver's kernels (-s llsvm).
+
+Written from the paper, not from llsvm's code: Alrajeh, Takeda, Niranjan, "Memory-efficient large-scale linear
+support vector machine" (../shared/papers/llsvm-memory-efficient-linear-svm.txt), Algorithm 1 (dual coordinate
+ascent for the 1-norm soft margin SVM, the kernel-Adatron step eta = 1 / x_i.x_i) and Algorithm 2 (one pass with
+harsh shrinking, then N passes over loaded blocks of the active set):
+
+    max_alpha  D(alpha) = sum_i alpha_i - 1/2 ||w||^2,   w = sum_i alpha_i y_i x_i,   0 <= alpha_i <= C_i,
+    C_i = Cp for y_i = +1, Cn for y_i = -1.
+
+With bias >= 0 every row has one more coordinate, index n_features, value bias (w then has n_features + 1
+entries, the last one the bias weight); QD_i = ||x_i||^2 (+ bias^2).
+
+- `first_pass`: ONE step per row, rows in stream order, from alpha = 0 (Algorithm 2, lines 2-8):
+      G = y_i w.x_i - 1,   alpha_i = min(max(-G / QD_i, 0), C_i),   w += alpha_i y_i x_i.
+- `block_pass`: n_inner passes of Algorithm 1 over rows index[0:l] of a block (Algorithm 2, line 17):
+      alpha_old = alpha_i,   alpha_i <- min(max(alpha_i - G / QD_i, 0), C_i),   w += (alpha_i - alpha_old) y_i x_i,
+  in the order of `index` (shuffle off), or with `rng` given, after a Fisher-Yates shuffle of index before each
+  pass (index[s] swaps with index[s + rng.bounded(l - s)], s = 0..l-1), the RNG being the project's
+  xoshiro256** of the dual CD twin (tests/reference/dcd_twin.py).
+- `fit_in_memory`: Algorithm 2 end to end for one binary problem whose active set fits in memory: the first
+  pass, then outer iterations of one block_pass over the whole active set (rows in their original order, then
+  shuffled by the problem's RNG), rows at 0 or C dropped after each outer iteration, stop when the dual changed
+  by at most eps relatively (the paper's criterion, section 3) or the active set is empty.
+
+Dot products: the non-zeros of a row in column order, then the bias term, in plain Python floats (IEEE double,
+no fused multiply-add), either in one running sum ("sequential") or in four interleaved partial sums combined
+as (s0 + s1) + (s2 + s3) ("unroll4", a C loop unrolled by four), so results can agree with a C kernel bit for
+bit. float32 values are widened to double exactly before any arithmetic. Squared norms and w updates go
+element by element in column order.
+"""
+import numpy as np
+
+from .dcd_twin import DOT_ORDERS, Xoshiro256ss, _dot
+
+__all__ = ["DOT_ORDERS", "rows_of", "sq_norms", "first_pass", "block_pass", "dual", "fit_in_memory",
+           "problem_seed"]
+
+MASK64 = (1 << 64) - 1
+
+
+def rows_of(indptr, indices, values):
+    """[(indices list, values list as Python floats)] per CSR row."""
+    indptr = np.asarray(indptr)
+    rows = []
+    for i in range(indptr.shape[0] - 1):
+        a, b = int(indptr[i]), int(indptr[i + 1])
+        rows.append(([int(j) for j in indices[a:b]], [float(v) for v in values[a:b]]))
+    return rows
+
+
+def _sq_norm(row, bias):
+    s = 0.0
+    for v in row[1]:
+        s += v * v
+    if bias >= 0:
+        s += bias * bias
+    return s
+
+
+def sq_norms(rows, bias):
+    """QD_i = ||x_i||^2 (+ bias^2) for every row."""
+    return np.array([_sq_norm(r, bias) for r in rows], dtype=np.float64)
+
+
+def _axpy(row, a, w, n_features, bias):
+    idx, val = row
+    for j, v in zip(idx, val):
+        w[j] += a * v
+    if bias >= 0:
+        w[n_features] += a * bias
+
+
+def _div(a, b):
+    """a / b with IEEE semantics (an empty row without bias has QD = 0: 1/0 = inf sends alpha to C)."""
+    if b == 0.0:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return float(np.float64(a) / np.float64(b))
+    return a / b
+
+
+def _clip(a, C):
+    return min(max(a, 0.0), C)
+
+
+def first_pass(rows, ys, Cp, Cn, n_features, bias=-1.0, w=None, QD=None, dot_order="unroll4"):
+    """One step per row from alpha = 0, rows in order. ys: +1/-1 per row.
+
+    w: the weights to start from (n_features + 1 entries; the last is the bias weight), default zeros; it is
+    not modified. Returns (alpha, w, sum of alpha).
+    """
+    w = [0.0] * (n_features + 1) if w is None else [float(v) for v in w]
+    QD = sq_norms(rows, bias) if QD is None else QD
+    alpha = np.zeros(len(rows))
+    s = 0.0
+    for i, row in enumerate(rows):
+        yi = 1 if ys[i] > 0 else -1
+        C = float(Cp) if yi > 0 else float(Cn)
+        G = yi * _dot(row, w, n_features, bias, dot_order) - 1.0
+        a = _clip(-_div(G, float(QD[i])), C)
+        alpha[i] = a
+        if a != 0.0:
+            _axpy(row, a * yi, w, n_features, bias)
+            s += a
+    return alpha, np.array(w), s
+
+
+def block_pass(rows, ys, QD, alpha, w, Cp, Cn, n_inner, index, n_features, bias=-1.0, rng=None,
+               dot_order="unroll4"):
+    """n_inner passes over rows index[0:l] (l = len(rows)); shuffled before each pass when `rng` is given.
+
+    alpha, w and index are not modified. Returns (alpha, w, index after the last shuffle, change of sum(alpha),
+    number of updates).
+    """
+    alpha = [float(a) for a in alpha]
+    w = [float(v) for v in w]
+    index = [int(i) for i in index]
+    l = len(rows)
+    d_sum = 0.0
+    n_updates = 0
+    for _ in range(n_inner):
+        if rng is not None:
+            for s in range(l):
+                j = s + rng.bounded(l - s)
+                index[s], index[j] = index[j], index[s]
+        for s in range(l):
+            i = index[s]
+            yi = 1 if ys[i] > 0 else -1
+            C = float(Cp) if yi > 0 else float(Cn)
+            G = yi * _dot(rows[i], w, n_features, bias, dot_order) - 1.0
+            a_old = alpha[i]
+            a = _clip(a_old - _div(G, float(QD[i])), C)
+            if a != a_old:
+                alpha[i] = a
+                _axpy(rows[i], (a - a_old) * yi, w, n_features, bias)
+                d_sum += a - a_old
+                n_updates += 1
+    return np.array(alpha), np.array(w), np.array(index), d_sum, n_updates
+
+
+def dual(alpha, w):
+    """D = sum(alpha) - 1/2 |w|^2 for a w = sum alpha_i y_i x_i."""
+    w = np.asarray(w, dtype=np.float64)
+    return float(np.sum(alpha)) - 0.5 * float(w @ w)
+
+
+def problem_seed(seed, k):
+    """The RNG seed of binary problem k under a run seed: the driver's convention (golden-ratio mixing)."""
+    return (int(seed) * 0x9E3779B97F4A7C15 + k + 1) & MASK64
+
+
+def fit_in_memory(rows, ys, Cp, Cn, n_features, bias=-1.0, eps=0.01, n_inner=5, max_iter=100, seed=1, k=0,
+                  dot_order="unroll4"):
+    """Algorithm 2 for one binary problem whose active set stays in memory. Returns a dict with w (n_features
+    + 1 entries), alpha (all rows), the dual trace (after the first pass, then after each outer iteration), the
+    active set sizes (after the first pass, then after each outer iteration) and n_iter."""
+    QD = sq_norms(rows, bias)
+    alpha, w, sum_alpha = first_pass(rows, ys, Cp, Cn, n_features, bias, QD=QD, dot_order=dot_order)
+    C = np.where(np.asarray(ys) > 0, float(Cp), float(Cn))
+    active = [i for i in range(len(rows)) if 0.0 < alpha[i] < C[i]]
+    trace = [sum_alpha - 0.5 * float(w @ w)]
+    sizes = [len(active)]
+    rng = Xoshiro256ss(problem_seed(seed, k))
+    n_iter = 0
+    for it in range(1, max_iter + 1):
+        if not active:
+            break
+        D_prev = trace[-1]
+        sub = [rows[i] for i in active]
+        a, w, _, d_sum, _ = block_pass(sub, [ys[i] for i in active], QD[active], alpha[active], w, Cp, Cn, n_inner,
+                                       range(len(active)), n_features, bias, rng=rng, dot_order=dot_order)
+        sum_alpha += d_sum
+        alpha[active] = a
+        active = [i for i, ai in zip(active, a) if 0.0 < ai < C[i]]
+        n_iter = it
+        D = sum_alpha - 0.5 * float(w @ w)
+        trace.append(D)
+        sizes.append(len(active))
+        if D != 0.0 and (D - D_prev) / abs(D) <= eps:
+            break
+    return {"w": w, "alpha": alpha, "dual_trace": trace, "active": sizes, "n_iter": n_iter,
+            "sum_alpha": sum_alpha}
