@@ -248,13 +248,7 @@ def main(training_set_file, model_file, solver, cost, svr_p, nu, eps, bias, no_r
                 model = solver_obj.fit(training_set_file)
             except IsADirectoryError:
                 raise InputOpenError(f"can't open input file {training_set_file}") from None
-        train_s = time.perf_counter() - t0
-        try:
-            model.save(model_file)
-        except OSError:
-            raise InputOpenError(f"can't save model to file {model_file}") from None
-        if json_file:
-            write_json(json_file, metrics(model, None, 0.0, train_s, params))
+        _finish(model, model_file, json_file, None, 0.0, time.perf_counter() - t0, params)
         return
     try:
         with reporter.bar(desc="reading") as bar:
@@ -287,7 +281,11 @@ def main(training_set_file, model_file, solver, cost, svr_p, nu, eps, bias, no_r
         return
     t1 = time.perf_counter()
     model = train(ds, say=say, warn=warn, params=params)
-    train_s = time.perf_counter() - t1
+    _finish(model, model_file, json_file, ds, load_s, time.perf_counter() - t1, params)
+
+
+def _finish(model, model_file, json_file, ds, load_s, train_s, params):
+    """Save the model (atomically) and the metrics."""
     try:
         model.save(model_file)
     except OSError:

@@ -31,7 +31,7 @@ element by element in column order.
 """
 import numpy as np
 
-from .dcd_twin import DOT_ORDERS, Xoshiro256ss, _dot
+from .dcd_twin import DOT_ORDERS, Xoshiro256ss, _dot, _sq_norm
 
 __all__ = ["DOT_ORDERS", "rows_of", "sq_norms", "first_pass", "block_pass", "dual", "fit_in_memory",
            "problem_seed"]
@@ -47,15 +47,6 @@ def rows_of(indptr, indices, values):
         a, b = int(indptr[i]), int(indptr[i + 1])
         rows.append(([int(j) for j in indices[a:b]], [float(v) for v in values[a:b]]))
     return rows
-
-
-def _sq_norm(row, bias):
-    s = 0.0
-    for v in row[1]:
-        s += v * v
-    if bias >= 0:
-        s += bias * bias
-    return s
 
 
 def sq_norms(rows, bias):
