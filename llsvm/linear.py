@@ -21,7 +21,8 @@ from .errors import ConvergenceWarning, ParameterError
 from .model import Model
 from .onepass import DEFAULT_EPS as LLSVM_EPS, DEFAULT_MAX_ITER as LLSVM_MAX_ITER, LLSVM, LLSVMOptions, OnePassSolver
 from .solvers import (DEFAULT_EPS, DUAL_MAX_ITER, L2R_L1LOSS_SVC_DUAL, L2R_L2LOSS_SVC, L2R_L2LOSS_SVC_DUAL,
-                      NEWTON_MAX_ITER, SOLVER_NAMES, Subproblem, solve_dcd, solve_newton)
+                      NEWTON_MAX_ITER, SOLVER_NAMES, Subproblem, solve_dcd, solve_newton, warn_missing_weights,
+                      weighted_C)
 
 IMPLEMENTED = (L2R_L2LOSS_SVC_DUAL, L2R_L2LOSS_SVC, L2R_L1LOSS_SVC_DUAL, LLSVM)
 WARN_DUAL_L1 = "\nWARNING: reaching max number of iterations\nUsing -s 2 may be faster (also see FAQ)\n\n"
@@ -117,13 +118,8 @@ class _Seeds:
 
 
 def _weighted_C(params, labels, warn):
-    wC = np.full(labels.size, float(params.C))
-    for lab, weight in params.weights:
-        hit = np.flatnonzero(labels == int(lab))
-        if hit.size == 0:
-            warn(f"WARNING: class label {int(lab)} specified in weight is not found\n")
-        else:
-            wC[hit[0]] *= float(weight)
+    wC, missing = weighted_C(params.C, params.weights, labels)
+    warn_missing_weights(missing, warn)
     return wC
 
 
@@ -205,11 +201,11 @@ def _model(params, labels, n_features, W, results):
     return Model(solver_name, labels.size, labels, n_features, params.bias, W, meta=meta)
 
 
-def one_pass_solver(params, say=None, progress=None, zero_based=False):
+def one_pass_solver(params, say=None, progress=None, zero_based=False, warn=None):
     """The -s llsvm driver for checked Params."""
     return OnePassSolver(C=params.C, eps=params.eps, bias=params.bias, weights=params.weights,
                          max_iter=params.max_iter or LLSVM_MAX_ITER, seed=params.seed, threads=params.threads,
-                         options=params.llsvm, say=say, zero_based=zero_based, progress=progress)
+                         options=params.llsvm, say=say, zero_based=zero_based, progress=progress, warn=warn)
 
 
 def train(data, y=None, *, solver=L2R_L2LOSS_SVC_DUAL, C=1.0, eps=None, bias=-1.0, weights=None,
@@ -227,7 +223,7 @@ def train(data, y=None, *, solver=L2R_L2LOSS_SVC_DUAL, C=1.0, eps=None, bias=-1.
     if params.solver == LLSVM:
         if not isinstance(data, (str, os.PathLike)) and not hasattr(data, "iter_blocks"):
             data = _as_dataset(data, y)
-        model = one_pass_solver(params, say).fit(data)
+        model = one_pass_solver(params, say, warn=warn).fit(data)
         if say is None and not all(r.converged for r in model.meta["results"]):
             warnings.warn(ConvergenceWarning("reaching max number of iterations"), stacklevel=2)
         return model
@@ -283,7 +279,7 @@ def cross_validation(data, nr_fold, y=None, *, say=None, warn=None, params=None,
             tr, te = folds[i]
             if params.solver == LLSVM:
                 p = Params(**{**params.__dict__, "threads": 1, "seed": fold_seeds[i]})
-                model = one_pass_solver(p, s).fit(ds.take_rows(tr))
+                model = one_pass_solver(p, s, warn=warn).fit(ds.take_rows(tr))
                 return te, model.predict(ds.take_rows(te))
             labels, cls = group_classes(ds.y[tr])
             full_cls = np.empty(ds.n_rows, np.int64)

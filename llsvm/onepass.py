@@ -41,7 +41,7 @@ from .binfmt import BinaryDataset, BinaryWriter
 from .dataset import CSRDataset
 from .errors import DataFormatError, LLSVMError, ParameterError
 from .model import Model
-from .solvers import EMPTY_ROWS, FitResult
+from .solvers import EMPTY_ROWS, FitResult, warn_missing_weights, weighted_C
 
 LLSVM = "llsvm"
 SOLVER_TYPE = "L2R_L1LOSS_SVC_DUAL"
@@ -238,19 +238,9 @@ class _Classes:
         return self._cls[np.searchsorted(self._sorted, yi)], new
 
 
-def _weighted_C(C, weights, labels):
-    wC = [float(C)] * len(labels)
-    for lab, weight in weights:
-        for k, l in enumerate(labels):
-            if l == int(lab):
-                wC[k] *= float(weight)
-                break
-    return wC
-
-
 def _definitions(C, weights, labels):
     """(pos, Cp, Cn) of every problem for the classes seen so far (LIBLINEAR: one problem for two classes)."""
-    wC = _weighted_C(C, weights, labels)
+    wC = weighted_C(C, weights, labels)[0].tolist()
     if len(labels) <= 2:
         return [(0, wC[0], wC[1] if len(labels) == 2 else float(C))]
     return [(k, wC[k], float(C)) for k in range(len(labels))]
@@ -309,7 +299,7 @@ class OnePassSolver:
     """Drives the two phases for all problems of one training run."""
 
     def __init__(self, C=1.0, eps=DEFAULT_EPS, bias=-1.0, weights=(), max_iter=DEFAULT_MAX_ITER, seed=1,
-                 threads=1, options=None, say=None, zero_based=False, progress=None):
+                 threads=1, options=None, say=None, zero_based=False, progress=None, warn=None):
         self.C = float(C)
         self.eps = float(eps)
         self.bias = float(bias)
@@ -319,6 +309,7 @@ class OnePassSolver:
         self.threads = max(1, int(threads))
         self.opt = options or LLSVMOptions()
         self.say = say or (lambda s: None)
+        self.warn = warn or (lambda s: None)
         self.zero_based = zero_based
         self.progress = progress
         m = self.opt.memory
@@ -427,7 +418,7 @@ class OnePassSolver:
             ds.ysign = y = np.where(ds.y > 0, 1, -1).astype(np.int8)
             ds.QD = np.empty(ds.n_rows)
             KL.sq_norms(ds.indptr, ds.indices, ds.values, self.bias, EMPTY_ROWS, ds.QD)
-        alpha = np.array(ds.alpha, dtype=np.float64)
+        alpha = ds.alpha                  # fresh, writable float64: updated in place
         index = np.arange(ds.n_rows, dtype=np.int32)
         d_sum, _ = K.block_pass(ds.indptr, ds.indices, ds.values, cap, self.bias, y, ds.QD, alpha, p.w, p.Cp,
                                 p.Cn, self.opt.inner_iter, p.rng, index)
@@ -445,7 +436,6 @@ class OnePassSolver:
             p.status.a[ds.row_ids[gone]] = st
         keep = np.flatnonzero(stay)
         if keep.size == ds.n_rows:
-            ds.alpha = alpha
             return ds
         # in place: the budget holds the block once, not twice
         nnz = compact_rows(ds.indptr, ds.indices, ds.values, keep)
@@ -545,6 +535,8 @@ class OnePassSolver:
                 src, self.bias = self._radius_source(src, directory)
             problems, labels, n_rows, nnz, n_features, cap = self._first_pass(src, directory, pool)
             t_first = time.perf_counter() - t0
+            # LIBLINEAR's warning, once every class is known
+            warn_missing_weights(weighted_C(self.C, self.weights, labels)[1], self.warn)
             # split by classes, not threads: the model must not depend on --threads
             budget = _budget_split(self.opt.memory, len(problems))
             swapped = len(labels) == 2 and labels[0] == -1 and labels[1] == 1

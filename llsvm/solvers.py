@@ -40,6 +40,25 @@ class FitResult:
     extra: dict = field(default_factory=dict)
 
 
+def weighted_C(C, weights, labels):
+    """C of every class (labels in class order) after LIBLINEAR's -wi weights, and the weighted labels not
+    found among them."""
+    wC = np.full(len(labels), float(C))
+    missing = []
+    for lab, weight in weights:
+        hit = np.flatnonzero(np.asarray(labels) == int(lab))
+        if hit.size == 0:
+            missing.append(int(lab))
+        else:
+            wC[hit[0]] *= float(weight)
+    return wC, missing
+
+
+def warn_missing_weights(missing, warn):
+    for lab in missing:
+        warn(f"WARNING: class label {lab} specified in weight is not found\n")
+
+
 class Subproblem:
     """A binary problem over a dataset's view: rows (None: all), y_sign (+1/-1 int8), C per class."""
 

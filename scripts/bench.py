@@ -309,12 +309,14 @@ def _accuracy(model_path, test_ds):
 def table2_row(name, ds, inner_iter=None):
     """The paper's Table 2 on one set: alpha_i = 0 counts of -s llsvm and -s 3, and their status mismatch."""
     from llsvm.onepass import DEFAULT_INNER_ITER, LLSVMOptions
+    from reproduce_llsvm import match_problems, mismatch
     m = llsvm.train(ds, solver="llsvm", bias=1.0, llsvm=LLSVMOptions(return_alpha=True,
                                                                      inner_iter=inner_iter or DEFAULT_INNER_ITER))
     m3 = llsvm.train(ds, solver=3, bias=1.0, say=_quiet)
     mism, zl, z3 = [], 0, 0
-    for r, r3 in zip(m.meta["results"], m3.meta["results"]):
-        mism.append(float(np.mean((r.alpha > 0) != (r3.alpha > 0))))
+    for k, j, _ in match_problems(m, m3):
+        r, r3 = m.meta["results"][j], m3.meta["results"][k]
+        mism.append(mismatch(r.alpha, r3.alpha))
         zl += int(np.count_nonzero(r.alpha == 0))
         z3 += int(np.count_nonzero(r3.alpha == 0))
     return {"dataset": name, "rows": ds.n_rows, "zero_llsvm": zl, "zero_s3": z3, "mismatch": max(mism),

@@ -125,6 +125,19 @@ def _f(x):
     return None if x is None else float(x)
 
 
+def match_problems(m_ll, m_s3):
+    """(k, j, label) pairing -s 3's k-th binary problem with -s llsvm's j-th, matched by class label (one problem
+    for two classes; labels may come in different orders)."""
+    if m_s3.nr_w == 1:
+        return [(0, 0, int(m_s3.label[0]))]
+    return [(k, int(np.flatnonzero(m_ll.label == lab)[0]), int(lab)) for k, lab in enumerate(m_s3.label)]
+
+
+def mismatch(a_ll, a_s3):
+    """Table 2's fraction of variables whose zero/non-zero status differs."""
+    return float(np.mean((a_ll > 0) != (a_s3 > 0)))
+
+
 def run_set(name, kind, path, test_path, args, say):
     t0 = time.perf_counter()
     ds = llsvm.read_dataset(path)
@@ -159,9 +172,7 @@ def run_set(name, kind, path, test_path, args, say):
         say(f"#   note: label orders differ (llsvm {m_ll.label.tolist()}, -s 3 {m_s3.label.tolist()}); "
             "problems matched by label")
     problems = []
-    for k in range(K):
-        lab = int(m_s3.label[k]) if K > 1 else int(m_s3.label[0])
-        j = int(np.flatnonzero(m_ll.label == lab)[0]) if K > 1 else 0
+    for k, j, lab in match_problems(m_ll, m_s3):
         r_ll, r_s3, tr = m_ll.meta["results"][j], m_s3.meta["results"][k], traces[k]
         r_t = m_t.meta["results"][k] if m_t is not None else None
         sub = Subproblem(ds, ys_all[k], C, C, bias=bias)
@@ -171,7 +182,7 @@ def run_set(name, kind, path, test_path, args, say):
         p = {"label": lab if K > 1 else None, "rows": l,
              "n_zero_llsvm": int(l - nz_ll.sum()), "n_zero_s3": int(l - nz_s3.sum()),
              "n_at_C_llsvm": int(np.count_nonzero(a_ll >= C)), "n_at_C_s3": int(np.count_nonzero(a_s3 >= C)),
-             "mismatch": float(np.mean(nz_ll != nz_s3)),
+             "mismatch": mismatch(a_ll, a_s3),
              "dual_llsvm": float(r_ll.dual), "dual_s3": float(r_s3.dual),
              "primal_llsvm": float(sub.primal(np.ascontiguousarray(w_ll), True)), "primal_s3": float(r_s3.primal),
              "n_iter_llsvm": int(r_ll.n_iter), "n_iter_s3": int(r_s3.n_iter),
@@ -186,8 +197,8 @@ def run_set(name, kind, path, test_path, args, say):
              "s3_trace": {k2: tr[k2] for k2 in ("active", "dual", "resets", "seconds")}}
         if r_t is not None:
             nz_t = r_t.alpha > 0
-            p.update(n_zero_tight=int(l - nz_t.sum()), mismatch_tight=float(np.mean(nz_ll != nz_t)),
-                     mismatch_s3_vs_tight=float(np.mean(nz_s3 != nz_t)), dual_tight=float(r_t.dual),
+            p.update(n_zero_tight=int(l - nz_t.sum()), mismatch_tight=mismatch(a_ll, r_t.alpha),
+                     mismatch_s3_vs_tight=mismatch(a_s3, r_t.alpha), dual_tight=float(r_t.dual),
                      primal_tight=float(r_t.primal), n_iter_tight=int(r_t.n_iter),
                      converged_tight=bool(r_t.converged))
         problems.append(p)

@@ -243,7 +243,7 @@ def main(training_set_file, model_file, solver, cost, svr_p, nu, eps, bias, no_r
         # streamed: the input is never held in memory as a whole
         from ..linear import one_pass_solver
         with reporter.bar(desc="first pass") as bar:
-            solver_obj = one_pass_solver(params, say, progress=bar, zero_based=zero_based)
+            solver_obj = one_pass_solver(params, say, progress=bar, zero_based=zero_based, warn=warn)
             try:
                 model = solver_obj.fit(training_set_file)
             except IsADirectoryError:

@@ -31,7 +31,8 @@ element by element in column order.
 """
 import numpy as np
 
-from .dcd_twin import DOT_ORDERS, Xoshiro256ss, _dot, _sq_norm
+from .dcd_twin import DOT_ORDERS, Xoshiro256ss, _axpy, _dot, _sq_norm
+from .dcd_twin import _ieee_div as _div
 
 __all__ = ["DOT_ORDERS", "rows_of", "sq_norms", "first_pass", "block_pass", "dual", "fit_in_memory",
            "problem_seed"]
@@ -52,22 +53,6 @@ def rows_of(indptr, indices, values):
 def sq_norms(rows, bias):
     """QD_i = ||x_i||^2 (+ bias^2) for every row."""
     return np.array([_sq_norm(r, bias) for r in rows], dtype=np.float64)
-
-
-def _axpy(row, a, w, n_features, bias):
-    idx, val = row
-    for j, v in zip(idx, val):
-        w[j] += a * v
-    if bias >= 0:
-        w[n_features] += a * bias
-
-
-def _div(a, b):
-    """a / b with IEEE semantics (an empty row without bias has QD = 0: 1/0 = inf sends alpha to C)."""
-    if b == 0.0:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return float(np.float64(a) / np.float64(b))
-    return a / b
 
 
 def _clip(a, C):
