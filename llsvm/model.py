@@ -9,6 +9,14 @@
     0.123 (one line per feature, then one for the bias if bias >= 0; nr_w values each, "%.17g " each)
 
 nr_w is 1 for two classes, nr_class otherwise. Labels are integers, as LIBLINEAR stores them.
+
+A hashed model (`hash_bits` set; llsvm.hashing, README "Hashed models") is the same text after two lines of our own,
+over the 2^B hashed features (nr_feature = 2^B); LIBLINEAR cannot read it:
+
+    llsvm_hashed_model 1
+    hash fmix32-signed 18
+    solver_type L2R_L1LOSS_SVC_DUAL
+    ...
 """
 import os
 import re
@@ -19,6 +27,7 @@ from ._ext._linear import decision_values
 from .dataset import CSRDataset
 from .errors import ModelFormatError, ParameterError
 from .fileutil import atomic_output
+from .hashing import HASH_FUNCTION, MAX_BITS, MIN_BITS, check_bits, hash_dataset
 
 SOLVER_TYPE_TABLE = ["L2R_LR", "L2R_L2LOSS_SVC_DUAL", "L2R_L2LOSS_SVC", "L2R_L1LOSS_SVC_DUAL", "MCSVM_CS",
                      "L1R_L2LOSS_SVC", "L1R_LR", "L2R_LR_DUAL", "", "", "", "L2R_L2LOSS_SVR", "L2R_L2LOSS_SVR_DUAL",
@@ -27,6 +36,8 @@ SOLVER_NUMBER = {name: i for i, name in enumerate(SOLVER_TYPE_TABLE) if name}
 REGRESSION = {"L2R_L2LOSS_SVR", "L2R_L2LOSS_SVR_DUAL", "L2R_L1LOSS_SVR_DUAL"}
 PROBABILITY = {"L2R_LR", "L2R_LR_DUAL", "L1R_LR"}
 INT32_MAX = 2147483647
+HASHED_MAGIC = "llsvm_hashed_model"
+HASHED_VERSION = 1
 # numbers as C's strtod/strtol (and so LIBLINEAR's fscanf) read them; Python-only forms like 1_5 are refused
 _FLOAT = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?|[+-]?(inf|infinity|nan)", re.IGNORECASE)
 _INT = re.compile(r"[+-]?\d+")
@@ -54,11 +65,19 @@ def _as_rows(X):
 
 
 class Model:
-    """A linear model: W has shape (nr_feature + (bias >= 0), nr_w)."""
+    """A linear model: W has shape (nr_feature + (bias >= 0), nr_w).
 
-    def __init__(self, solver_type, nr_class, label, nr_feature, bias, W, rho=None, meta=None):
+    hash_bits: None for an ordinary model; B for a model over hashed features (nr_feature must be 2^B), whose
+    prediction hashes its input first (llsvm.hashing.hash_dataset).
+    """
+
+    def __init__(self, solver_type, nr_class, label, nr_feature, bias, W, rho=None, meta=None, hash_bits=None):
         if solver_type not in SOLVER_NUMBER:
             raise ParameterError(f"unknown solver_type {solver_type}")
+        self.hash_bits = None if hash_bits is None else check_bits(hash_bits)
+        if self.hash_bits is not None and int(nr_feature) != 1 << self.hash_bits:
+            raise ParameterError(f"a hashed model with {self.hash_bits} bits has nr_feature {1 << self.hash_bits}, "
+                                 f"not {nr_feature}")
         self.solver_type = solver_type
         self.nr_class = int(nr_class)
         self.label = None if label is None else np.asarray(label, dtype=np.int64)
@@ -85,9 +104,17 @@ class Model:
         return self.W.ravel()
 
     # -- prediction ---------------------------------------------------------------------------------------------
-    def decision_function(self, X):
-        """Decision values, shape (n_rows,) when nr_w == 1, else (n_rows, nr_w). X: dataset, scipy or dense."""
+    def hash_input(self, X):
+        """X as rows over the model's features: hashed for a hashed model (else X's rows as they are)."""
         rows = _as_rows(X)
+        return rows if self.hash_bits is None else hash_dataset(rows, self.hash_bits)
+
+    def decision_function(self, X, *, hashed=False):
+        """Decision values, shape (n_rows,) when nr_w == 1, else (n_rows, nr_w). X: dataset, scipy or dense.
+
+        A hashed model hashes X first, unless `hashed` says X already went through hash_input.
+        """
+        rows = _as_rows(X) if hashed else self.hash_input(X)
         out = np.empty((rows.n_rows, self.nr_w), np.float64)
         if rows.n_rows:
             decision_values(rows.indptr, rows.indices, rows.values, self.W, self.nr_feature, self.bias, out)
@@ -106,18 +133,24 @@ class Model:
             return np.where(dec.reshape(-1) > 0, self.label[0], self.label[1]).astype(np.float64)
         return self.label[np.argmax(dec.reshape(dec.shape[0], -1), axis=1)].astype(np.float64)
 
-    def predict_probability(self, X):
-        """(labels, probabilities (n_rows, nr_class)) for logistic-regression models (LIBLINEAR's -b 1)."""
+    def probabilities_from_decisions(self, dec):
+        """Probabilities (n_rows, nr_class) from decision values, for logistic-regression models."""
         if self.solver_type not in PROBABILITY:
             raise ParameterError("probability output is only supported for logistic regression")
-        dec = self.decision_function(X).reshape(-1, self.nr_w)
-        labels = self.labels_from_decisions(dec)
+        dec = np.asarray(dec).reshape(-1, self.nr_w)
         p = 1.0 / (1.0 + np.exp(-dec))
         if self.nr_class == 2:
             p = np.column_stack([p[:, 0], 1.0 - p[:, 0]])
         else:
             p = p / p.sum(axis=1, keepdims=True)
-        return labels, p
+        return p
+
+    def predict_probability(self, X):
+        """(labels, probabilities (n_rows, nr_class)) for logistic-regression models (LIBLINEAR's -b 1)."""
+        if self.solver_type not in PROBABILITY:
+            raise ParameterError("probability output is only supported for logistic regression")
+        dec = self.decision_function(X).reshape(-1, self.nr_w)
+        return self.labels_from_decisions(dec), self.probabilities_from_decisions(dec)
 
     def predict(self, X):
         """Predicted labels (float64, as LIBLINEAR returns them)."""
@@ -125,7 +158,10 @@ class Model:
 
     # -- files --------------------------------------------------------------------------------------------------
     def to_text(self):
-        lines = [f"solver_type {self.solver_type}", f"nr_class {self.nr_class}"]
+        lines = []
+        if self.hash_bits is not None:
+            lines += [f"{HASHED_MAGIC} {HASHED_VERSION}", f"hash {HASH_FUNCTION} {self.hash_bits}"]
+        lines += [f"solver_type {self.solver_type}", f"nr_class {self.nr_class}"]
         if self.label is not None:
             lines.append("label" + "".join(f" {int(v)}" for v in self.label))
         lines.append(f"nr_feature {self.nr_feature}")
@@ -139,14 +175,15 @@ class Model:
         return head + body
 
     def save(self, path):
-        """Write the model atomically in LIBLINEAR's format."""
+        """Write the model atomically in LIBLINEAR's format (after the two hashed-model lines if hashed)."""
         text = self.to_text()
         with atomic_output(os.fspath(path), "w") as f:
             f.write(text)
 
     @classmethod
     def load(cls, path):
-        """Read a LIBLINEAR-format model strictly: anything malformed raises ModelFormatError with its line."""
+        """Read a LIBLINEAR-format or hashed model strictly: anything malformed raises ModelFormatError with its
+        line."""
         path = os.fspath(path)
         try:
             size = os.path.getsize(path)
@@ -162,8 +199,41 @@ class Model:
 
     @classmethod
     def _parse(cls, path, text, size):
+        first = text.split("\n", 1)[0].split()
+        if first and first[0] == HASHED_MAGIC:
+            return cls._parse_hashed(path, text, size)
+        return cls._parse_liblinear(path, text, size)
+
+    @classmethod
+    def _parse_hashed(cls, path, text, size):
+        """The two hashed-model lines, then LIBLINEAR's format over 2^bits features (file line numbers kept)."""
         def bad(lineno, msg):
             return ModelFormatError(f"{path}:{lineno}: {msg}")
+
+        lines = text.split("\n", 2)
+        parts = lines[0].split()
+        if len(parts) != 2 or not _INT.fullmatch(parts[1]):
+            raise bad(1, f"expected '{HASHED_MAGIC} {HASHED_VERSION}', found {lines[0].strip()!r}")
+        if int(parts[1]) != HASHED_VERSION:
+            raise bad(1, f"unsupported hashed model version {parts[1]} (this llsvm reads version {HASHED_VERSION})")
+        parts = lines[1].split() if len(lines) > 1 else []
+        if len(parts) != 3 or parts[0] != "hash":
+            raise bad(2, f"expected 'hash {HASH_FUNCTION} BITS', found {lines[1].strip() if len(lines) > 1 else ''!r}")
+        if parts[1] != HASH_FUNCTION:
+            raise bad(2, f"unknown hash function {parts[1]!r} (this llsvm knows {HASH_FUNCTION!r})")
+        if not _INT.fullmatch(parts[2]) or not MIN_BITS <= int(parts[2]) <= MAX_BITS:
+            raise bad(2, f"hash bits must be an integer in {MIN_BITS}..{MAX_BITS}, found {parts[2]!r}")
+        bits = int(parts[2])
+        rest = lines[2] if len(lines) > 2 else ""
+        model = cls._parse_liblinear(path, rest, size, line_offset=2, nr_feature=1 << bits)
+        model.hash_bits = bits
+        return model
+
+    @classmethod
+    def _parse_liblinear(cls, path, text, size, line_offset=0, nr_feature=None):
+        """LIBLINEAR's format; errors name line `line_offset` + the line in `text`. nr_feature: the value required."""
+        def bad(lineno, msg):
+            return ModelFormatError(f"{path}:{lineno + line_offset}: {msg}")
 
         lines = text.split("\n")
         head = {}
@@ -192,6 +262,8 @@ class Model:
                     raise bad(lineno, f"'{key}' is not an integer: {parts[1]!r}") from None
                 if v < (1 if key == "nr_class" else 0) or v > INT32_MAX:
                     raise bad(lineno, f"'{key}' out of range: {v}")
+                if key == "nr_feature" and nr_feature is not None and v != nr_feature:
+                    raise bad(lineno, f"a hashed model has nr_feature 2^bits = {nr_feature}, not {v}")
                 head[key] = v
             elif key in ("bias", "rho"):
                 try:
@@ -248,8 +320,9 @@ class Model:
         return cls(solver, nr_class, label, nr_feature, bias, W, rho=head.get("rho"))
 
     def __repr__(self):
+        hashed = "" if self.hash_bits is None else f", hash_bits={self.hash_bits}"
         return (f"Model({self.solver_type}, nr_class={self.nr_class}, nr_feature={self.nr_feature}, "
-                f"bias={self.bias:g})")
+                f"bias={self.bias:g}{hashed})")
 
 
 def load_model(path):
