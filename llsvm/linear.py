@@ -20,11 +20,15 @@ from .dataset import CSRDataset
 from .errors import ConvergenceWarning, ParameterError
 from .model import Model
 from .onepass import DEFAULT_EPS as LLSVM_EPS, DEFAULT_MAX_ITER as LLSVM_MAX_ITER, LLSVM, LLSVMOptions, OnePassSolver
+from .streaming import (BM, DEFAULT_EPS as STREAM_EPS, DEFAULT_MAX_ITER as STREAM_MAX_ITER, STREAMSVM,
+                        BlockMinimizationSolver, StreamOptions, StreamSVMSolver)
 from .solvers import (DEFAULT_EPS, DUAL_MAX_ITER, L2R_L1LOSS_SVC_DUAL, L2R_L2LOSS_SVC, L2R_L2LOSS_SVC_DUAL,
                       NEWTON_MAX_ITER, SOLVER_NAMES, Subproblem, solve_dcd, solve_newton, warn_missing_weights,
                       weighted_C)
 
-IMPLEMENTED = (L2R_L2LOSS_SVC_DUAL, L2R_L2LOSS_SVC, L2R_L1LOSS_SVC_DUAL, LLSVM)
+IMPLEMENTED = (L2R_L2LOSS_SVC_DUAL, L2R_L2LOSS_SVC, L2R_L1LOSS_SVC_DUAL, LLSVM, STREAMSVM, BM)
+OUT_OF_CORE = (LLSVM, STREAMSVM, BM)
+IMPLEMENTED_TEXT = "-s 1, -s 2, -s 3, -s llsvm, -s streamsvm, -s bm"
 WARN_DUAL_L1 = "\nWARNING: reaching max number of iterations\nUsing -s 2 may be faster (also see FAQ)\n\n"
 WARN_DUAL_L2 = "\nWARNING: reaching max number of iterations\nSwitching to use -s 2\n\n"
 
@@ -42,12 +46,14 @@ class Params:
     seed: int = 1
     threads: int = 1
     llsvm: LLSVMOptions = None                        # -s llsvm's own options
+    stream: StreamOptions = None                      # -s streamsvm's and -s bm's own options
 
     def check(self):
         if self.solver not in IMPLEMENTED:
-            raise ParameterError(f"unknown solver type {self.solver} (implemented: -s 1, -s 2, -s 3, -s llsvm)")
+            raise ParameterError(f"unknown solver type {self.solver} (implemented: {IMPLEMENTED_TEXT})")
         if self.eps is None:
-            self.eps = LLSVM_EPS if self.solver == LLSVM else DEFAULT_EPS[self.solver]
+            self.eps = LLSVM_EPS if self.solver == LLSVM else STREAM_EPS[self.solver] \
+                if self.solver in (STREAMSVM, BM) else DEFAULT_EPS[self.solver]
         if not self.eps > 0:
             raise ParameterError("eps <= 0")
         if not self.C > 0:
@@ -62,6 +68,10 @@ class Params:
             self.llsvm = self.llsvm or LLSVMOptions()
             if self.llsvm.inner_iter < 1:
                 raise ParameterError("--inner-iter must be at least 1")
+        if self.solver in (STREAMSVM, BM):
+            self.stream = self.stream or StreamOptions()
+            if not self.stream.inner_eps > 0:
+                raise ParameterError("--inner-eps must be positive")
         if self.max_iter is not None and self.max_iter < 1:
             raise ParameterError("--max-iter must be at least 1")
         if self.threads < 1:
@@ -202,25 +212,32 @@ def _model(params, labels, n_features, W, results):
 
 
 def one_pass_solver(params, say=None, progress=None, zero_based=False, warn=None):
-    """The -s llsvm driver for checked Params."""
+    """The driver of an out-of-core solver (-s llsvm, streamsvm, bm) for checked Params."""
+    if params.solver in (STREAMSVM, BM):
+        cls = StreamSVMSolver if params.solver == STREAMSVM else BlockMinimizationSolver
+        return cls(C=params.C, eps=params.eps, bias=params.bias, weights=params.weights,
+                   max_iter=params.max_iter or STREAM_MAX_ITER, seed=params.seed, threads=params.threads,
+                   options=params.stream, say=say, zero_based=zero_based, progress=progress, warn=warn)
     return OnePassSolver(C=params.C, eps=params.eps, bias=params.bias, weights=params.weights,
                          max_iter=params.max_iter or LLSVM_MAX_ITER, seed=params.seed, threads=params.threads,
                          options=params.llsvm, say=say, zero_based=zero_based, progress=progress, warn=warn)
 
 
 def train(data, y=None, *, solver=L2R_L2LOSS_SVC_DUAL, C=1.0, eps=None, bias=-1.0, weights=None,
-          regularize_bias=True, max_iter=None, seed=1, threads=1, say=None, warn=None, params=None, llsvm=None):
+          regularize_bias=True, max_iter=None, seed=1, threads=1, say=None, warn=None, params=None, llsvm=None,
+          stream=None):
     """Train a model on a dataset, a path, or (X, y). Returns a Model (its .meta['results'] hold certificates).
 
     `say` receives LIBLINEAR's output text (default: none); `warn` LIBLINEAR's stderr warnings. With
-    solver="llsvm" a path is streamed, never loaded whole; `llsvm` takes its LLSVMOptions (memory, ...).
+    solver="llsvm", "streamsvm" or "bm" a path is streamed, never loaded whole; `llsvm` takes -s llsvm's
+    LLSVMOptions (memory, ...), `stream` the StreamOptions of -s streamsvm and -s bm (memory, hash_bits, ...).
     """
     if params is None:
         params = Params(solver=solver, C=C, eps=eps, bias=bias, weights=list((weights or {}).items())
                         if isinstance(weights, dict) else list(weights or []), regularize_bias=regularize_bias,
-                        max_iter=max_iter, seed=seed, threads=threads, llsvm=llsvm)
+                        max_iter=max_iter, seed=seed, threads=threads, llsvm=llsvm, stream=stream)
     params.check()
-    if params.solver == LLSVM:
+    if params.solver in OUT_OF_CORE:
         if not isinstance(data, (str, os.PathLike)) and not hasattr(data, "iter_blocks"):
             data = _as_dataset(data, y)
         model = one_pass_solver(params, say, warn=warn).fit(data)
@@ -277,7 +294,7 @@ def cross_validation(data, nr_fold, y=None, *, say=None, warn=None, params=None,
     def make(i):
         def task(s):
             tr, te = folds[i]
-            if params.solver == LLSVM:
+            if params.solver in OUT_OF_CORE:
                 p = Params(**{**params.__dict__, "threads": 1, "seed": fold_seeds[i]})
                 model = one_pass_solver(p, s, warn=warn).fit(ds.take_rows(tr))
                 return te, model.predict(ds.take_rows(te))
@@ -313,8 +330,8 @@ def find_parameter_C(data, nr_fold, y=None, *, start_C=None, say=None, warn=None
     Returns (best_C, best_rate). Lines `log2c=...\\trate=...` go to `say`.
     """
     params = (params or Params(**kw)).check()
-    if params.solver == LLSVM:
-        raise ParameterError("the C search (-C) is available for -s 1, -s 2 and -s 3, not -s llsvm")
+    if params.solver in OUT_OF_CORE:
+        raise ParameterError(f"the C search (-C) is available for -s 1, -s 2 and -s 3, not -s {params.solver}")
     say = say or (lambda s: None)
     warn = warn or (lambda s: None)
     ds = _as_dataset(data, y)

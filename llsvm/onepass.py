@@ -163,6 +163,20 @@ class _Problem:
         self.writer.abort()
 
 
+def stacked_weights(labels, results):
+    """(labels, W) of a one-vs-rest run whose problems were trained with classes in first-occurrence order,
+    after LIBLINEAR's {-1,+1} rule (label[0] = +1: the problem with -1 positive is its mirror image; the results'
+    w are negated along)."""
+    labs = np.array(labels, dtype=np.int64)
+    W = np.stack([r.w for r in results], axis=1)
+    if labs.size == 2 and labs[0] == -1 and labs[1] == 1:
+        labs = labs[::-1].copy()
+        W = -W
+        for r in results:
+            r.w = -r.w
+    return labs, W
+
+
 def _prefetched(iterator, depth=1):
     """Iterate on a helper thread, `depth` items ahead (parsing overlaps the kernels: both release the GIL)."""
     q = queue.Queue(maxsize=depth)
@@ -647,13 +661,6 @@ class OnePassSolver:
                 r.alpha = p.final_alpha
             p.result = r
             results.append(r)
-        labs = np.array(labels, dtype=np.int64)
-        W = np.stack([r.w for r in results], axis=1)
-        if labs.size == 2 and labs[0] == -1 and labs[1] == 1:
-            # LIBLINEAR's {-1,+1} rule: label[0] = +1; the problem with -1 positive is its mirror image
-            labs = labs[::-1].copy()
-            W = -W
-            for r in results:
-                r.w = -r.w
+        labs, W = stacked_weights(labels, results)
         return Model(SOLVER_TYPE, labs.size, labs, n_features, self.bias, W,
                      meta={"results": results, "solver": LLSVM})

@@ -11,8 +11,10 @@ import click
 from ..errors import LLSVMError, ParameterError
 from ..fileutil import atomic_output
 from ..io import read_dataset
-from ..linear import IMPLEMENTED, Params, cross_validation, find_parameter_C, train
+from ..linear import IMPLEMENTED, IMPLEMENTED_TEXT, OUT_OF_CORE as OUT_OF_CORE_SOLVERS, Params, cross_validation, \
+    find_parameter_C, train
 from ..onepass import DEFAULT_INNER_ITER, LLSVM, LLSVMOptions, parse_size
+from ..streaming import BM, DEFAULT_INNER_EPS, STREAMSVM, StreamOptions
 from ..solvers import SOLVER_NAMES
 from .common import InputOpenError, ParamError, check_input, handle_errors, make_reporter
 
@@ -26,6 +28,8 @@ USAGE_SOLVERS = """\b
    2 -- L2-regularized L2-loss support vector classification (primal)
    3 -- L2-regularized L1-loss support vector classification (dual)
    llsvm -- one-pass harsh shrinking + block optimization of the -s 3 problem, out of core (default -e 0.01)
+   streamsvm -- reader/trainer dual cached loops for the -s 3 problem, out of core (default -e 0.001)
+   bm -- block minimization for the -s 3 problem, out of core (default -e 0.001, relative dual change)
   (LIBLINEAR's other numbers and llsvm's other named solvers: not implemented yet)"""
 
 
@@ -61,12 +65,12 @@ def parse_solver(value):
             return n
         if n in LIBLINEAR_SOLVERS:
             raise ParamError(f"unknown solver type {n}: LIBLINEAR's -s {n} is not implemented in llsvm yet "
-                             f"(implemented: -s 1, -s 2, -s 3, -s llsvm)")
+                             f"(implemented: {IMPLEMENTED_TEXT})")
         raise ParamError("unknown solver type")
-    if v == LLSVM:
-        return LLSVM
+    if v in (LLSVM, STREAMSVM, BM):
+        return v
     if v in NAMED_SOLVERS:
-        raise ParamError(f"unknown solver type {v}: not implemented yet (implemented: -s 1, -s 2, -s 3, -s llsvm)")
+        raise ParamError(f"unknown solver type {v}: not implemented yet (implemented: {IMPLEMENTED_TEXT})")
     raise ParamError("unknown solver type")
 
 
@@ -78,6 +82,8 @@ def metrics(model, ds, load_s, train_s, params):
     res = model.meta["results"]
     if params.solver == LLSVM:
         return llsvm_metrics(model, load_s, train_s, params)
+    if params.solver in (STREAMSVM, BM):
+        return stream_metrics(model, load_s, train_s, params)
     return {
         "solver": SOLVER_NAMES[params.solver], "solver_number": params.solver,
         "n_rows": ds.n_rows, "n_features": ds.n_features, "nnz": ds.nnz,
@@ -114,6 +120,43 @@ def llsvm_metrics(model, load_s, train_s, params):
         "active_first_pass": sum(r.extra["active_first_pass"] for r in res),
         "blocks": max((max(r.extra["blocks"]) if r.extra["blocks"] else 0) for r in res),
         "nr_class": model.nr_class, "labels": [int(v) for v in model.label], "classes": per,
+    }
+
+
+def stream_metrics(model, load_s, train_s, params):
+    """-s streamsvm: per-pass records (dual, streamed primal, gap, cache fill, evictions, rates); -s bm: the dual
+    after every block. Neither holds the data, so the primal and gap are those streamed in the last pass
+    (-s streamsvm, w moving under it) or null (-s bm)."""
+    res = model.meta["results"]
+    info = model.meta["stream"]
+    o = params.stream
+    streamsvm = params.solver == STREAMSVM
+    per = []
+    for k, r in enumerate(res):
+        d = {"label": int(model.label[k]) if len(res) > 1 else None, "n_iter": r.n_iter, "dual": r.dual,
+             "nSV": r.nSV, "converged": r.converged}
+        if streamsvm:
+            d.update({"primal": r.primal, "gap": r.gap, "max_violation": r.max_violation, **r.extra})
+        else:
+            d.update(r.extra)
+        per.append(d)
+
+    def total(key):
+        vals = [getattr(r, key) for r in res]
+        return None if any(v is None or v != v for v in vals) else sum(vals)
+    return {
+        "solver": params.solver, "model_solver_type": model.solver_type,
+        "n_rows": info["n_rows"], "n_features": info["n_features"], "nnz": info["nnz"],
+        "load_seconds": load_s, "train_seconds": train_s,
+        "n_iter": max(r.n_iter for r in res), "primal": total("primal"), "dual": sum(r.dual for r in res),
+        "gap": total("gap"), "max_violation": max(r.max_violation for r in res) if streamsvm else None,
+        "nSV": sum(r.nSV for r in res), "converged": all(r.converged for r in res), "peak_rss_mb": peak_rss_mb(),
+        "C": params.C, "eps": params.eps, "bias": params.bias, "seed": params.seed, "threads": params.threads,
+        "memory": o.memory, "hash_bits": o.hash_bits, "inner_eps": None if streamsvm else o.inner_eps,
+        "nr_class": model.nr_class, "labels": [int(v) for v in model.label],
+        # the per-pass (streamsvm) or per-block (bm) records of a two-class problem, also under "classes"
+        ("passes" if streamsvm else "trace"): per[0]["passes" if streamsvm else "trace"] if len(per) == 1 else None,
+        "classes": per,
     }
 
 
@@ -154,8 +197,10 @@ def check_writable(path, what):
 @click.option("-v", "nr_fold", type=int, default=None, metavar="n", help="n-fold cross validation mode.")
 @click.option("-C", "find_C", is_flag=True, help="Find the parameter C (-s 1, 2 and 3) by cross validation.")
 @click.option("-q", "quiet", is_flag=True, help="Quiet mode (no outputs).")
-@click.option("--threads", type=click.IntRange(min=1), default=1,
-              help="Threads for one-vs-rest classes and cross-validation folds (same model for any N).")
+@click.option("--threads", type=click.IntRange(min=1), default=None,
+              help="Threads for one-vs-rest classes and cross-validation folds (same model for any N; default 1). "
+                   "-s streamsvm: 2 (default) runs the reader and the trainer concurrently, 1 alternates them "
+                   "(deterministic for a seed).")
 @click.option("--seed", type=click.IntRange(min=0), default=1, help="Seed of the random number generator.")
 @click.option("--max-iter", type=click.IntRange(min=1), default=None,
               help="Outer iterations of the dual solvers (default 300) / Newton iterations of -s 2 (1000).")
@@ -171,10 +216,14 @@ def check_writable(path, what):
               help="-s llsvm: passes over each loaded block per outer iteration (default 5).")
 @click.option("--keep-active-set", default=None, metavar="DIR",
               help="-s llsvm: keep the final active-set files (binary format) in DIR.")
+@click.option("--hash-bits", type=click.IntRange(min=1, max=28), default=None, metavar="B",
+              help="-s streamsvm, -s bm: hash features into 2^B signed buckets on the fly (a hashed model file).")
+@click.option("--inner-eps", type=float, default=None, metavar="EPS",
+              help=f"-s bm: stopping tolerance of the DCD run on each block (default {DEFAULT_INNER_EPS:g}).")
 @handle_errors
 def main(training_set_file, model_file, solver, cost, svr_p, nu, eps, bias, no_reg_bias, weights, nr_fold, find_C,
          quiet, threads, seed, max_iter, json_file, progress, zero_based, memory, tmp_dir, inner_iter,
-         keep_active_set):
+         keep_active_set, hash_bits, inner_eps):
     """Train a linear SVM, as LIBLINEAR's train: llsvm-train [options] training_set_file [model_file]."""
     reporter = make_reporter(quiet, progress)
     say = (lambda s: None) if quiet else _stdout
@@ -188,14 +237,25 @@ def main(training_set_file, model_file, solver, cost, svr_p, nu, eps, bias, no_r
             raise click.UsageError("Warm-start parameter search only available for -s 1, -s 2 and -s 3") from None
         raise
     is_llsvm = solver_no == LLSVM
-    if not is_llsvm:
+    out_of_core = solver_no in OUT_OF_CORE_SOLVERS
+    if not out_of_core:
         for opt, val in (("--memory", memory), ("--tmp-dir", tmp_dir)):
             if val is not None:
                 raise click.UsageError(f"{opt} applies only to the out-of-core solvers ({OUT_OF_CORE}), "
                                        f"not to -s {solver_no}")
+    if not is_llsvm:
         for opt, val in (("--inner-iter", inner_iter), ("--keep-active-set", keep_active_set)):
             if val is not None:
                 raise click.UsageError(f"{opt} applies only to -s llsvm, not to -s {solver_no}")
+    if hash_bits is not None and solver_no not in (STREAMSVM, BM):
+        raise click.UsageError(f"--hash-bits applies only to -s streamsvm and -s bm, not to -s {solver_no}")
+    if inner_eps is not None:
+        if solver_no != BM:
+            raise click.UsageError(f"--inner-eps applies only to -s bm, not to -s {solver_no}")
+        if not inner_eps > 0:
+            raise click.BadParameter("must be positive", param_hint="'--inner-eps'")
+    if threads is None:
+        threads = 2 if solver_no == STREAMSVM else 1
     radius_bias = bias.strip() in ("R", "r")
     if radius_bias:
         if not is_llsvm:
@@ -206,18 +266,22 @@ def main(training_set_file, model_file, solver, cost, svr_p, nu, eps, bias, no_r
             bias = float(bias)
         except ValueError:
             raise click.BadParameter(f"{bias!r} is not a number (or R with -s llsvm)", param_hint="'-B'") from None
-    if find_C and is_llsvm:
+    if find_C and out_of_core:
         raise click.UsageError("Warm-start parameter search only available for -s 1, -s 2 and -s 3")
-    options = None
-    if is_llsvm:
+    options = stream_options = None
+    if out_of_core:
         try:
             budget = None if memory is None else parse_size(memory)
         except LLSVMError as exc:
             raise click.BadParameter(str(exc), param_hint="'--memory'") from None
         if tmp_dir is not None and not os.path.isdir(tmp_dir):
             raise click.BadParameter(f"{tmp_dir} is not a directory", param_hint="'--tmp-dir'")
-        options = LLSVMOptions(memory=budget, inner_iter=inner_iter or DEFAULT_INNER_ITER, tmp_dir=tmp_dir,
-                               keep_active_set=keep_active_set, radius_bias=radius_bias)
+        if is_llsvm:
+            options = LLSVMOptions(memory=budget, inner_iter=inner_iter or DEFAULT_INNER_ITER, tmp_dir=tmp_dir,
+                                   keep_active_set=keep_active_set, radius_bias=radius_bias)
+        else:
+            stream_options = StreamOptions(memory=budget, tmp_dir=tmp_dir, hash_bits=hash_bits,
+                                           inner_eps=DEFAULT_INNER_EPS if inner_eps is None else inner_eps)
     if find_C:
         if nr_fold is None:
             nr_fold = 5
@@ -226,7 +290,7 @@ def main(training_set_file, model_file, solver, cost, svr_p, nu, eps, bias, no_r
             solver_no = 2
     params = Params(solver=solver_no, C=1.0 if cost is None else cost, eps=eps, bias=bias,
                     weights=list(weights), regularize_bias=not no_reg_bias, max_iter=max_iter, seed=seed,
-                    threads=threads, llsvm=options)
+                    threads=threads, llsvm=options, stream=stream_options)
     try:
         params.check()
     except ParameterError as exc:
@@ -239,10 +303,11 @@ def main(training_set_file, model_file, solver, cost, svr_p, nu, eps, bias, no_r
         base = "stdin" if training_set_file == "-" else os.path.basename(training_set_file.rstrip("/"))
         model_file = base + ".model"
     t0 = time.perf_counter()
-    if is_llsvm and nr_fold is None:
+    if out_of_core and nr_fold is None:
         # streamed: the input is never held in memory as a whole
         from ..linear import one_pass_solver
-        with reporter.bar(desc="first pass") as bar:
+        with reporter.bar(desc="first pass" if is_llsvm else "reading", unit="rows" if solver_no == STREAMSVM
+                          else "B") as bar:
             solver_obj = one_pass_solver(params, say, progress=bar, zero_based=zero_based, warn=warn)
             try:
                 model = solver_obj.fit(training_set_file)

@@ -1,0 +1,732 @@
+# The cache of StreamSVM's dual cached loops (Matsushima, Vishwanathan, Smola, "Linear support vector machines
+# via dual cached loops", KDD 2012; ../shared/papers/streamsvm-dual-cached-loops.txt, Algorithms 1 and 2).
+#
+# Problem: the hinge-loss SVM dual of LIBLINEAR's -s 3, labels y_i in {-1,+1}, the bias as one more coordinate:
+#     min_alpha  f(alpha) = 1/2 ||w||^2 - sum_i alpha_i,   w = sum_i alpha_i y_i x_i,   0 <= alpha_i <= C_i,
+# over data that does not fit in memory. A RAM cache A holds at most Omega rows (the "slots"); alpha (one double
+# per row of the data) and w are dense.
+#
+# Reader (Algorithm 1; `insert`): every row read from the stream is stored in a free slot, or, when A is full, in
+# the slot of a cached row chosen uniformly at random (an eviction); Q_ii = ||x_i||^2 (+ bias^2) is computed on
+# load. A row that is already cached is skipped (A is a set). The reader also accumulates the hinge loss of every
+# row against the current w (the primal of the pass, w moving under it).
+# Trainer (Algorithm 2; `train`): repeatedly picks a cached row i uniformly at random, G = y_i w.x_i - 1, and
+#     evicts it if (alpha_i = 0 and G > eps) or (alpha_i = C_i and G < -eps),
+#     else alpha_i <- min(max(alpha_i - G / Q_ii, 0), C_i) and w += (alpha_i - alpha_old) y_i x_i.
+# eps schedule (eq. 9 and Algorithm 2): eps starts at 9 (the paper's value); before each pick eps *= beta
+# (0.9) when |A| > 0.9 Omega (never without a memory budget: `unbounded`, the RAM is then never full); every n picks (n = rows of the data) eps becomes the largest |PG_i| seen over those
+# n picks (PG the projected gradient of eq. 8; evictions record none). The driver stops when M+ - M- (largest
+# minus smallest PG over the picks made during one reader pass, eq. 10) is below its eps, or after max_iter passes.
+#
+# Synchronization: the two loops run on two threads without the GIL and share only the membership of A, under one
+# pthread mutex (no Python lock). The trainer takes the mutex once per batch of `batch` picks: it draws the batch
+# (with replacement), pins those slots so the reader will not evict them, releases the mutex, does the updates,
+# and retakes it to apply its evictions (at the end of the batch, not at the pick: the only departure from the
+# paper, and an invisible one) and publish its statistics. The reader takes it twice per group of up to 32 rows
+# (claim slots; add them to A). Growing arrays and reading a consistent snapshot park the trainer between
+# batches. alpha and w are written only by the trainer; the reader's loss reads w unsynchronized (approximate by
+# design). At the end of a pass the reader waits until the trainer has made n picks in it (`wait_picks`): a flow
+# control the paper leaves implicit (its trainer is assumed at most kappa times faster than the reader, and T >> n),
+# without which a fast reader on small data can finish passes before the trainer runs at all. With one thread the driver alternates `insert` and `train(n_picks)`: the run is then deterministic.
+from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
+from libc.stdlib cimport malloc, realloc, free
+from libc.string cimport memcpy
+from libc.math cimport fabs, INFINITY
+
+import numpy as np
+
+from kernel_types cimport value_t
+from rng cimport Rng, rng_seed, rng_bounded
+
+
+cdef extern from *:
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    #define LLSVM_PREFETCH3(p) __builtin_prefetch((const void*)(p))
+    #else
+    #define LLSVM_PREFETCH3(p) ((void)0)
+    #endif
+    """
+    void LLSVM_PREFETCH3(const void* p) noexcept nogil
+
+
+cdef extern from "<pthread.h>" nogil:
+    ctypedef struct pthread_mutex_t:
+        pass
+    ctypedef struct pthread_cond_t:
+        pass
+    int pthread_mutex_init(pthread_mutex_t* m, const void* attr)
+    int pthread_mutex_destroy(pthread_mutex_t* m)
+    int pthread_mutex_lock(pthread_mutex_t* m)
+    int pthread_mutex_unlock(pthread_mutex_t* m)
+    int pthread_cond_init(pthread_cond_t* c, const void* attr)
+    int pthread_cond_destroy(pthread_cond_t* c)
+    int pthread_cond_wait(pthread_cond_t* c, pthread_mutex_t* m)
+    int pthread_cond_broadcast(pthread_cond_t* c)
+
+
+cdef enum:
+    MAX_BATCH = 64
+    READ_GROUP = 32
+    EVICT_TRIES = 16
+    _SLOT_BYTES = 64         # per-slot bookkeeping, besides the row's 12 bytes per non-zero
+
+DEFAULT_EPS0 = 9.0
+DEFAULT_BETA = 0.9
+SLOT_BYTES = _SLOT_BYTES
+
+
+cdef struct Slot:
+    char* buf                 # cap int32 indices, then (8-aligned) cap doubles
+    int64_t row               # row id in the data, -1 when empty
+    double QD
+    double C
+    int32_t nnz
+    int32_t cap
+    signed char y
+    unsigned char pinned      # in the trainer's current batch: the reader must not evict it
+
+
+cdef inline double _clip(double a, double C) noexcept nogil:
+    if a < 0.0:
+        return 0.0
+    if a > C:
+        return C
+    return a
+
+
+cdef inline double _dot(const int32_t* idx, const double* val, int32_t nnz, const double* w) noexcept nogil:
+    cdef double s0 = 0.0, s1 = 0.0
+    cdef int32_t k = 0
+    while k + 2 <= nnz:
+        s0 += w[idx[k]] * val[k]
+        s1 += w[idx[k + 1]] * val[k + 1]
+        k += 2
+    if k < nnz:
+        s0 += w[idx[k]] * val[k]
+    return s0 + s1
+
+
+cdef inline double _src_dot(const int32_t* idx, const value_t* val, int64_t k0, int64_t k1,
+                            const double* w) noexcept nogil:
+    cdef double s = 0.0
+    cdef int64_t k
+    for k in range(k0, k1):
+        s += w[idx[k]] * val[k]
+    return s
+
+
+cdef class StreamCache:
+    """Omega cached rows, alpha over all rows, w; the reader's `insert` and the trainer's `train`.
+
+    StreamCache(omega, n_rows, n_features, bias, seed, batch=8, eps0=9.0, beta=0.9, n_sched=n_rows).
+    Capacities grow with `grow` (the trainer is parked meanwhile).
+    """
+    cdef pthread_mutex_t mtx
+    cdef pthread_cond_t cond
+    cdef bint sync_ready
+    # slots and the membership of A
+    cdef readonly int64_t omega
+    cdef readonly int64_t size
+    cdef int32_t* members          # slots of A, [0, size)
+    cdef int32_t* where            # position of a slot in members, -1 when not in A
+    cdef int32_t* free_slots
+    cdef int64_t n_free
+    cdef Slot* slots
+    cdef readonly int64_t row_bytes
+    cdef readonly int64_t peak_row_bytes
+    # per row of the data
+    cdef int64_t n_rows_cap
+    cdef double* alpha
+    cdef int32_t* slot_of
+    # the model: w[0:n_features_cap], the bias weight at w[n_features_cap]
+    cdef int64_t n_features_cap
+    cdef double* w
+    cdef readonly double bias
+    # trainer state (touched by the trainer only)
+    cdef Rng rng_trainer
+    cdef Rng rng_reader
+    cdef readonly double eps
+    cdef double eps_new, beta
+    cdef int64_t t
+    cdef int64_t n_sched
+    cdef int batch
+    # shared flags and statistics (under mtx)
+    cdef bint stop_flag
+    cdef bint in_batch
+    cdef bint reader_waiting
+    cdef readonly bint unbounded    # no memory budget: the cache is never "full" (no eps *= beta)
+    cdef int pause_req
+    cdef double sum_alpha
+    cdef double pass_PGmax, pass_PGmin
+    cdef int64_t pass_picks, pass_updates, pass_evicted
+    cdef readonly int64_t total_picks, total_updates, total_evicted_trainer, total_evicted_reader
+    cdef readonly int64_t total_inserted, total_skipped
+
+    def __cinit__(self, int64_t omega, int64_t n_rows, int64_t n_features, double bias, uint64_t seed,
+                  int batch=8, double eps0=DEFAULT_EPS0, double beta=DEFAULT_BETA, int64_t n_sched=0,
+                  bint unbounded=False):
+        if omega < 1 or omega > 2147483647:
+            raise ValueError("omega must be in [1, 2^31)")
+        if n_rows < 0 or n_features < 0:
+            raise ValueError("negative capacity")
+        self.sync_ready = False
+        self.unbounded = unbounded
+        self.bias = bias
+        self.batch = max(1, min(batch, MAX_BATCH))
+        self.eps = eps0
+        self.eps_new = 0.0
+        self.beta = beta
+        self.t = 0
+        self.n_sched = n_sched if n_sched > 0 else max(n_rows, 1)
+        rng_seed(&self.rng_reader, seed * <uint64_t>2 + 1)
+        rng_seed(&self.rng_trainer, seed * <uint64_t>2 + 2)
+        self.pass_PGmax = -INFINITY
+        self.pass_PGmin = INFINITY
+        if (self._grow_slots(omega) or self._grow_rows(max(n_rows, 1)) or
+                self._grow_features(n_features)):
+            raise MemoryError()
+        pthread_mutex_init(&self.mtx, NULL)
+        pthread_cond_init(&self.cond, NULL)
+        self.sync_ready = True
+
+    def __dealloc__(self):
+        cdef int64_t s
+        if self.slots != NULL:
+            for s in range(self.omega):
+                free(self.slots[s].buf)
+        free(self.slots)
+        free(self.members)
+        free(self.where)
+        free(self.free_slots)
+        free(self.alpha)
+        free(self.slot_of)
+        free(self.w)
+        if self.sync_ready:
+            pthread_cond_destroy(&self.cond)
+            pthread_mutex_destroy(&self.mtx)
+
+    # -- capacities (called with the trainer parked, or before it starts) --------------------------------------
+    cdef int _grow_slots(self, int64_t omega) noexcept nogil:
+        cdef int64_t s, old = self.omega
+        if omega <= old:
+            return 0
+        cdef void* p
+        p = realloc(self.members, omega * sizeof(int32_t))
+        if p == NULL: return 1
+        self.members = <int32_t*>p
+        p = realloc(self.where, omega * sizeof(int32_t))
+        if p == NULL: return 1
+        self.where = <int32_t*>p
+        p = realloc(self.free_slots, omega * sizeof(int32_t))
+        if p == NULL: return 1
+        self.free_slots = <int32_t*>p
+        p = realloc(self.slots, omega * sizeof(Slot))
+        if p == NULL: return 1
+        self.slots = <Slot*>p
+        # new slots are free; pushed so that slot `old` is handed out first
+        for s in range(omega - 1, old - 1, -1):
+            self.where[s] = -1
+            self.slots[s].row = -1
+            self.slots[s].nnz = 0
+            self.slots[s].cap = 0
+            self.slots[s].buf = NULL
+            self.slots[s].pinned = 0
+            self.free_slots[self.n_free] = <int32_t>s
+            self.n_free += 1
+        self.row_bytes += (omega - old) * _SLOT_BYTES
+        if self.row_bytes > self.peak_row_bytes:
+            self.peak_row_bytes = self.row_bytes
+        self.omega = omega
+        return 0
+
+    cdef int _grow_rows(self, int64_t n_rows) noexcept nogil:
+        cdef int64_t i, old = self.n_rows_cap
+        if n_rows <= old:
+            return 0
+        cdef void* p = realloc(self.alpha, n_rows * sizeof(double))
+        if p == NULL: return 1
+        self.alpha = <double*>p
+        p = realloc(self.slot_of, n_rows * sizeof(int32_t))
+        if p == NULL: return 1
+        self.slot_of = <int32_t*>p
+        for i in range(old, n_rows):
+            self.alpha[i] = 0.0
+            self.slot_of[i] = -1
+        self.n_rows_cap = n_rows
+        return 0
+
+    cdef int _grow_features(self, int64_t n_features) noexcept nogil:
+        cdef int64_t j, old = self.n_features_cap
+        if self.w != NULL and n_features <= old:
+            return 0
+        cdef double wb = self.w[old] if self.w != NULL else 0.0
+        cdef void* p = realloc(self.w, (n_features + 1) * sizeof(double))
+        if p == NULL: return 1
+        self.w = <double*>p
+        for j in range(old, n_features):
+            self.w[j] = 0.0
+        self.w[n_features] = wb
+        self.n_features_cap = n_features
+        return 0
+
+    cdef void _pause(self) noexcept nogil:
+        """Take the mutex with the trainer parked between batches (it stays parked until _resume)."""
+        pthread_mutex_lock(&self.mtx)
+        self.pause_req += 1
+        while self.in_batch:
+            pthread_cond_wait(&self.cond, &self.mtx)
+
+    cdef void _resume(self) noexcept nogil:
+        self.pause_req -= 1
+        pthread_cond_broadcast(&self.cond)
+        pthread_mutex_unlock(&self.mtx)
+
+    def grow(self, int64_t n_rows=0, int64_t n_features=0, int64_t omega=0):
+        """Raise the capacities (rows of the data, features, slots); the trainer may be running."""
+        cdef int bad = 0
+        if omega > 2147483647:
+            raise ValueError("omega must be below 2^31")
+        with nogil:
+            self._pause()
+            if omega > self.omega:
+                bad = self._grow_slots(omega)
+            if not bad and n_rows > self.n_rows_cap:
+                bad = self._grow_rows(n_rows)
+            if not bad and n_features > self.n_features_cap:
+                bad = self._grow_features(n_features)
+            self._resume()
+        if bad:
+            raise MemoryError()
+
+    def set_n(self, int64_t n):
+        """n of the eps schedule (the number of rows of the data, once known)."""
+        with nogil:
+            pthread_mutex_lock(&self.mtx)
+            self.n_sched = n if n > 0 else 1
+            pthread_mutex_unlock(&self.mtx)
+
+    # -- the reader ----------------------------------------------------------------------------------------------
+    cdef void _remove(self, int32_t s) noexcept nogil:
+        """Take slot s out of A (mutex held)."""
+        cdef int32_t p = self.where[s], last
+        if p < 0:
+            return
+        last = self.members[self.size - 1]
+        self.members[p] = last
+        self.where[last] = p
+        self.size -= 1
+        self.where[s] = -1
+
+    cdef int _store(self, int32_t s, const int32_t* idx, const value_t* val, int64_t k0, int64_t k1) noexcept nogil:
+        """Copy a row into slot s (the slot is the reader's: not in A). Returns 1 when out of memory."""
+        cdef int64_t nnz = k1 - k0, k, cap = self.slots[s].cap, new_cap, off
+        cdef char* buf = self.slots[s].buf
+        cdef int32_t* di
+        cdef double* dv
+        if nnz > cap or 2 * nnz + 16 < cap:
+            # the buffer follows the row (at most about twice its size), so the cache's bytes stay near Omega
+            # average rows whatever the spread of row lengths, without a reallocation for every row
+            new_cap = (nnz + 7) & ~(<int64_t>7)
+            buf = <char*>realloc(buf, new_cap * 12 + 8)
+            if buf == NULL:
+                return 1
+            self.slots[s].buf = buf
+            self.row_bytes += (new_cap - cap) * 12
+            if self.row_bytes > self.peak_row_bytes:
+                self.peak_row_bytes = self.row_bytes
+            self.slots[s].cap = <int32_t>new_cap
+            cap = new_cap
+        off = (cap * 4 + 7) & ~(<int64_t>7)
+        di = <int32_t*>buf
+        dv = <double*>(buf + off)
+        cdef double q = 0.0
+        for k in range(nnz):
+            di[k] = idx[k0 + k]
+            dv[k] = val[k0 + k]
+            q += dv[k] * dv[k]
+        if self.bias >= 0:
+            q += self.bias * self.bias
+        self.slots[s].nnz = <int32_t>nnz
+        self.slots[s].QD = q
+        return 0
+
+    def insert(self, const signed char[::1] y, const int64_t[::1] indptr, const int32_t[::1] indices,
+               const value_t[::1] values, int64_t row0, double Cp, double Cn, int64_t begin=0, int64_t end=-1):
+        """Algorithm 1 for the block's rows begin..end-1 (end -1: all), whose global ids start at row0 + begin
+        (labels y in {-1,+1}; costs Cp, Cn).
+
+        Returns (inserted, skipped (already cached), evicted, hinge loss sum_i C_i max(0, 1 - y_i w.x_i) of the
+        block's rows against the current w). Capacities must already cover the block (see `grow`).
+        """
+        cdef int64_t n = y.shape[0], r, c0, c1, i, row, tries
+        cdef int64_t inserted = 0, skipped = 0, evicted = 0
+        cdef int32_t s
+        cdef int32_t claim[READ_GROUP]
+        cdef int group
+        cdef int oom = 0
+        cdef double loss = 0.0, margin, Ci
+        cdef const int32_t* ix = &indices[0] if indices.shape[0] > 0 else NULL
+        cdef const value_t* vx = &values[0] if values.shape[0] > 0 else NULL
+        cdef const int64_t* ip = &indptr[0]
+        if indptr.shape[0] != n + 1:
+            raise ValueError("indptr and y disagree")
+        if end < 0:
+            end = n
+        if begin < 0 or begin > end or end > n:
+            raise ValueError("bad row range")
+        if row0 < 0 or row0 + end > self.n_rows_cap:
+            raise ValueError("rows beyond the capacity: grow first")
+        n = end
+        cdef int64_t k
+        cdef int bad_index = 0
+        with nogil:
+            # never index w out of bounds: every index must be below the feature capacity
+            for k in range(indptr[begin], indptr[end]):
+                if ix[k] < 0 or ix[k] >= self.n_features_cap:
+                    bad_index = 1
+                    break
+        if bad_index:
+            raise ValueError("a feature index is beyond the capacity: grow first")
+        with nogil:
+            group = READ_GROUP if READ_GROUP < self.omega else <int>self.omega
+            c0 = begin
+            while c0 < n and not oom:
+                # groups aligned on global row numbers, so the claims do not depend on how rows come in blocks
+                c1 = c0 + group - (row0 + c0) % group
+                if c1 > n:
+                    c1 = n
+                # claim a slot for every row of the group that is not cached yet
+                pthread_mutex_lock(&self.mtx)
+                for r in range(c0, c1):
+                    row = row0 + r
+                    if self.slot_of[row] >= 0:
+                        claim[r - c0] = -1
+                        skipped += 1
+                        continue
+                    tries = 0
+                    while True:
+                        if self.n_free > 0:
+                            self.n_free -= 1
+                            s = self.free_slots[self.n_free]
+                            break
+                        if self.size > 0:
+                            s = self.members[rng_bounded(&self.rng_reader, <uint32_t>self.size)]
+                            if not self.slots[s].pinned:
+                                self._remove(s)
+                                self.slot_of[self.slots[s].row] = -1
+                                evicted += 1
+                                break
+                        tries += 1
+                        if tries >= EVICT_TRIES:
+                            # every draw was pinned by the trainer's batch: hold the trainer after its batch
+                            # (it would otherwise pin the next one in the same critical section), then retry
+                            self.reader_waiting = True
+                            pthread_cond_wait(&self.cond, &self.mtx)
+                            self.reader_waiting = False
+                            tries = 0
+                    self.slot_of[row] = s
+                    self.slots[s].row = row
+                    claim[r - c0] = s
+                pthread_mutex_unlock(&self.mtx)
+                # copy the claimed rows (slots that are no one else's)
+                for r in range(c0, c1):
+                    s = claim[r - c0]
+                    if s >= 0:
+                        if self._store(s, ix, vx, ip[r], ip[r + 1]):
+                            oom = 1
+                        self.slots[s].y = y[r]
+                        self.slots[s].C = Cp if y[r] > 0 else Cn
+                # add them to A
+                pthread_mutex_lock(&self.mtx)
+                for r in range(c0, c1):
+                    s = claim[r - c0]
+                    if s >= 0:
+                        self.where[s] = <int32_t>self.size
+                        self.members[self.size] = s
+                        self.size += 1
+                        inserted += 1
+                self.total_inserted += inserted
+                pthread_cond_broadcast(&self.cond)
+                pthread_mutex_unlock(&self.mtx)
+                inserted = 0
+                # the primal's loss term against the current w (unsynchronized read of a moving w)
+                for r in range(c0, c1):
+                    margin = _src_dot(ix, vx, ip[r], ip[r + 1], self.w)
+                    if self.bias >= 0:
+                        margin += self.w[self.n_features_cap] * self.bias
+                    margin *= y[r]
+                    if margin < 1.0:
+                        Ci = Cp if y[r] > 0 else Cn
+                        loss += Ci * (1.0 - margin)
+                c0 = c1
+            pthread_mutex_lock(&self.mtx)
+            self.total_skipped += skipped
+            self.total_evicted_reader += evicted
+            pthread_mutex_unlock(&self.mtx)
+        if oom:
+            raise MemoryError()
+        return n - begin - skipped, skipped, evicted, loss
+
+    # -- the trainer ---------------------------------------------------------------------------------------------
+    def train(self, int64_t max_picks=-1, bint blocking=True):
+        """Algorithm 2: pick, evict or update, in batches. Runs until `stop()` (blocking: waits while A is empty)
+        or, with max_picks >= 0, until that many picks (returns early when A is empty and not blocking).
+
+        Returns the number of picks made.
+        """
+        cdef int64_t done
+        with nogil:
+            done = self._train(max_picks, blocking)
+        return done
+
+    cdef int64_t _train(self, int64_t max_picks, bint blocking) noexcept nogil:
+        cdef int32_t batch_slot[MAX_BATCH]
+        cdef unsigned char evict[MAX_BATCH]
+        cdef int nb = 0, k, k2, want
+        cdef int64_t done = 0, i, size_now = 0
+        cdef int64_t picks = 0, updates = 0, evicted = 0
+        cdef double PGmax = -INFINITY, PGmin = INFINITY, d_sum = 0.0
+        cdef double G, PG, a, a_new, C, d, full
+        cdef int32_t s, nnz, q
+        cdef int32_t* idx
+        cdef double* val
+        cdef double* w
+        cdef double* alpha
+        cdef int64_t wbias, off
+        cdef double bias = self.bias
+        cdef int yi
+        cdef bint skip
+        pthread_mutex_lock(&self.mtx)
+        while True:
+            # close the previous batch: unpin, apply evictions, publish statistics
+            for k in range(nb):
+                self.slots[batch_slot[k]].pinned = 0
+            for k in range(nb):
+                if evict[k]:
+                    s = batch_slot[k]
+                    self._remove(s)
+                    self.slot_of[self.slots[s].row] = -1
+                    self.free_slots[self.n_free] = s
+                    self.n_free += 1
+            if nb > 0:
+                if PGmax > self.pass_PGmax:
+                    self.pass_PGmax = PGmax
+                if PGmin < self.pass_PGmin:
+                    self.pass_PGmin = PGmin
+                self.pass_picks += picks
+                self.pass_updates += updates
+                self.pass_evicted += evicted
+                self.total_picks += picks
+                self.total_updates += updates
+                self.total_evicted_trainer += evicted
+                self.sum_alpha += d_sum
+                PGmax = -INFINITY
+                PGmin = INFINITY
+                picks = updates = evicted = 0
+                d_sum = 0.0
+            self.in_batch = False
+            pthread_cond_broadcast(&self.cond)
+            nb = 0
+            if self.stop_flag or (max_picks >= 0 and done >= max_picks):
+                break
+            while (self.size == 0 or self.pause_req > 0 or self.reader_waiting) and not self.stop_flag:
+                if self.pause_req == 0 and not self.reader_waiting and not blocking:
+                    break
+                pthread_cond_wait(&self.cond, &self.mtx)
+            if self.stop_flag or self.size == 0:
+                break
+            # draw a batch (with replacement) and pin it
+            want = self.batch
+            if max_picks >= 0 and max_picks - done < want:
+                want = <int>(max_picks - done)
+            size_now = self.size
+            for k in range(want):
+                s = self.members[rng_bounded(&self.rng_trainer, <uint32_t>size_now)]
+                batch_slot[k] = s
+                evict[k] = 0
+                self.slots[s].pinned = 1
+            nb = want
+            self.in_batch = True
+            w = self.w
+            alpha = self.alpha
+            wbias = self.n_features_cap
+            full = INFINITY if self.unbounded else 0.9 * self.omega
+            pthread_mutex_unlock(&self.mtx)
+
+            # the first rows of the batch on their way into the cache
+            for k in range(nb if nb < 4 else 4):
+                LLSVM_PREFETCH3(&self.slots[batch_slot[k]])
+            for k in range(nb if nb < 2 else 2):
+                self._prefetch_slot(batch_slot[k], alpha)
+            for k in range(nb):
+                s = batch_slot[k]
+                if k + 4 < nb:
+                    LLSVM_PREFETCH3(&self.slots[batch_slot[k + 4]])
+                if k + 2 < nb:
+                    self._prefetch_slot(batch_slot[k + 2], alpha)
+                skip = False
+                for k2 in range(k):
+                    if evict[k2] and batch_slot[k2] == s:
+                        skip = True       # drawn twice, evicted the first time
+                if skip:
+                    continue
+                if size_now > full:
+                    self.eps *= self.beta
+                i = self.slots[s].row
+                yi = self.slots[s].y
+                C = self.slots[s].C
+                nnz = self.slots[s].nnz
+                idx = <int32_t*>self.slots[s].buf
+                off = (<int64_t>self.slots[s].cap * 4 + 7) & ~(<int64_t>7)
+                val = <double*>(self.slots[s].buf + off)
+                G = _dot(idx, val, nnz, w)
+                if bias >= 0:
+                    G += w[wbias] * bias
+                G = yi * G - 1.0
+                a = alpha[i]
+                picks += 1
+                if (a == 0.0 and G > self.eps) or (a == C and G < -self.eps):
+                    evict[k] = 1
+                    evicted += 1
+                else:
+                    PG = G
+                    if a == 0.0:
+                        if PG > 0.0:
+                            PG = 0.0
+                    elif a == C:
+                        if PG < 0.0:
+                            PG = 0.0
+                    if fabs(PG) > self.eps_new:
+                        self.eps_new = fabs(PG)
+                    if PG > PGmax:
+                        PGmax = PG
+                    if PG < PGmin:
+                        PGmin = PG
+                    if PG != 0.0:
+                        a_new = _clip(a - G / self.slots[s].QD, C)
+                        d = (a_new - a) * yi
+                        if d != 0.0:
+                            alpha[i] = a_new
+                            for q in range(nnz):
+                                w[idx[q]] += d * val[q]
+                            if bias >= 0:
+                                w[wbias] += d * bias
+                            d_sum += a_new - a
+                            updates += 1
+                self.t += 1
+                if self.t >= self.n_sched:
+                    self.eps = self.eps_new
+                    self.eps_new = 0.0
+                    self.t = 0
+            done += nb
+            pthread_mutex_lock(&self.mtx)
+        pthread_mutex_unlock(&self.mtx)
+        return done
+
+    cdef inline void _prefetch_slot(self, int32_t s, const double* alpha) noexcept nogil:
+        cdef char* buf = self.slots[s].buf
+        cdef int64_t off = (<int64_t>self.slots[s].cap * 4 + 7) & ~(<int64_t>7)
+        LLSVM_PREFETCH3(buf)
+        LLSVM_PREFETCH3(buf + 64)
+        LLSVM_PREFETCH3(buf + off)
+        LLSVM_PREFETCH3(buf + off + 64)
+        LLSVM_PREFETCH3(buf + off + 128)
+        LLSVM_PREFETCH3(&alpha[self.slots[s].row])
+
+    def stop(self):
+        """Make `train` return at the end of its batch (and wake it if it waits)."""
+        with nogil:
+            pthread_mutex_lock(&self.mtx)
+            self.stop_flag = True
+            pthread_cond_broadcast(&self.cond)
+            pthread_mutex_unlock(&self.mtx)
+
+    def wait_picks(self, int64_t target):
+        """Block until the trainer has made `target` picks since the last end_pass (or stopped, or A is empty):
+        the reader's flow control, so that a pass never ends before the trainer had its share of it."""
+        with nogil:
+            pthread_mutex_lock(&self.mtx)
+            while self.pass_picks < target and not self.stop_flag and self.size > 0:
+                pthread_cond_wait(&self.cond, &self.mtx)
+            pthread_mutex_unlock(&self.mtx)
+
+    # -- what the driver reads -----------------------------------------------------------------------------------
+    def end_pass(self):
+        """Statistics of the trainer since the last call, then reset: dict with PGmax, PGmin, picks, updates,
+        evicted (by the trainer)."""
+        cdef double PGmax, PGmin
+        cdef int64_t picks, updates, evicted
+        with nogil:
+            pthread_mutex_lock(&self.mtx)
+            PGmax, PGmin = self.pass_PGmax, self.pass_PGmin
+            picks, updates, evicted = self.pass_picks, self.pass_updates, self.pass_evicted
+            self.pass_PGmax = -INFINITY
+            self.pass_PGmin = INFINITY
+            self.pass_picks = self.pass_updates = self.pass_evicted = 0
+            pthread_mutex_unlock(&self.mtx)
+        return {"PGmax": PGmax, "PGmin": PGmin, "picks": picks, "updates": updates, "evicted": evicted}
+
+    def snapshot(self, int64_t n_rows, int64_t n_features):
+        """(sum(alpha[:n_rows]), ||w||^2 with the bias weight, |A|, eps) with the trainer parked."""
+        cdef double sa = 0.0, ww = 0.0
+        cdef int64_t i, size
+        cdef double eps
+        if n_rows > self.n_rows_cap or n_features > self.n_features_cap:
+            raise ValueError("beyond the capacity")
+        with nogil:
+            self._pause()
+            for i in range(n_rows):
+                sa += self.alpha[i]
+            for i in range(n_features):
+                ww += self.w[i] * self.w[i]
+            if self.bias >= 0:
+                ww += self.w[self.n_features_cap] * self.w[self.n_features_cap]
+            size = self.size
+            eps = self.eps
+            self._resume()
+        return sa, ww, size, eps
+
+    def alpha_array(self, int64_t n_rows):
+        """A copy of alpha[:n_rows] (trainer parked)."""
+        if n_rows > self.n_rows_cap:
+            raise ValueError("beyond the capacity")
+        out = np.empty(n_rows, np.float64)
+        cdef double[::1] o = out
+        with nogil:
+            self._pause()
+            if n_rows > 0:
+                memcpy(&o[0], self.alpha, n_rows * sizeof(double))
+            self._resume()
+        return out
+
+    def w_array(self, int64_t n_features):
+        """A copy of w[:n_features], with the bias weight appended when bias >= 0 (trainer parked)."""
+        if n_features > self.n_features_cap:
+            raise ValueError("beyond the capacity")
+        out = np.empty(n_features + (1 if self.bias >= 0 else 0), np.float64)
+        cdef double[::1] o = out
+        with nogil:
+            self._pause()
+            if n_features > 0:
+                memcpy(&o[0], self.w, n_features * sizeof(double))
+            if self.bias >= 0:
+                o[n_features] = self.w[self.n_features_cap]
+            self._resume()
+        return out
+
+    def cached_rows(self):
+        """Row ids in A, in membership order (for tests)."""
+        out = np.empty(self.size, np.int64)
+        cdef int64_t p
+        for p in range(self.size):
+            out[p] = self.slots[self.members[p]].row
+        return out
+
+    @property
+    def n_rows_capacity(self):
+        return self.n_rows_cap
+
+    @property
+    def n_features_capacity(self):
+        return self.n_features_cap
