@@ -6,7 +6,7 @@ PIP    := $(PY) -m pip --disable-pip-version-check
 BIN    := $(VENV)/bin
 KERNELS := $(wildcard cext/*.pyx cext/*.pxd)
 
-.PHONY: all demo test bench reproduce-llsvm build annotate clean distclean
+.PHONY: all demo test bench reproduce-llsvm reproduce-streamsvm build annotate clean distclean
 
 all: build
 
@@ -43,7 +43,8 @@ demo: build data/demo data/demo.t
 test: build
 	$(PY) -m pytest tests -q
 
-# parser / binary-load (and later solver) figures; results under bench-results/
+# parser / binary-load, solver, -s llsvm and -s streamsvm figures (BENCH_ARGS="--parts stream" for one part);
+# results under bench-results/
 bench: build
 	$(PY) scripts/bench.py $(BENCH_ARGS)
 
@@ -56,6 +57,13 @@ $(VENV)/.reproduce: $(VENV)/.installed pyproject.toml
 # results under reproduce-results/ (REPRODUCE_ARGS="--quick" for a smoke run on the small sets)
 reproduce-llsvm: build $(VENV)/.reproduce data/demo data/sparse data/dense data/multiclass
 	$(PY) scripts/reproduce_llsvm.py $(REPRODUCE_ARGS)
+
+# Matsushima et al.'s Figures 3 and 4: (D* - D_t)/D* against wall-clock time for -s streamsvm, -s bm, -s llsvm and
+# -s 3, and -s streamsvm for several --memory values, on the generated two-class sets (binary copies written to
+# data/<set>.bin when missing); results under reproduce-results/streamsvm/ (REPRODUCE_ARGS="--quick": the demo set
+# only, in reproduce-results/streamsvm/quick/; REPRODUCE_ARGS="--sets sparse": one set)
+reproduce-streamsvm: build $(VENV)/.reproduce data/demo data/sparse data/dense
+	$(PY) scripts/reproduce_streamsvm.py $(REPRODUCE_ARGS)
 
 clean:
 	rm -rf build cext/*.c cext/*.html llsvm/_ext/*.so $(VENV)/.built

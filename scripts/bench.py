@@ -16,6 +16,17 @@ Solvers (issue "Foundation II"), against liblinear-official's C library in the s
   - test accuracy of both, and whether llsvm predicts exactly what LIBLINEAR predicts for LIBLINEAR's own model;
   - end-to-end `llsvm-train` (parse + train, a subprocess: wall time and peak RSS) against LIBLINEAR's
     end-to-end time estimated as its C reader's rate (60 MB/s on this machine class) plus its train call.
+-s llsvm (part `llsvm`): wall time, accuracy and peak RSS of `llsvm-train -s llsvm` against `-s 3`, and Table 2.
+-s streamsvm (part `stream`, issue "StreamSVM"), on the generated sparse set as a binary file (data/sparse.bin,
+written with llsvm.write_binary when missing), --memory 64M, every job a subprocess of the installed commands:
+  - `-s 3` with unlimited memory: wall time (median), test accuracy (llsvm-predict); D* = the dual of `-s 3 -e 1e-4`;
+  - `-s streamsvm --memory 64M`: wall, peak RSS, accuracy, and t_reach, the time to a dual within 1e-3 relative of
+    D*: (wall - train_seconds) + `seconds` of the first per-pass record that is close enough (process start,
+    imports and model writing count); the trainer's update rate and the reader's MB/s (medians over the passes)
+    against sequential block reading of the same file in this process (BinaryDataset.iter_blocks, page cache warm);
+    `--threads 1` (lockstep) for information;
+  - `-s bm --memory 64M`: wall and t_reach from its per-block trace; when its own stopping rule (-e 1e-3, relative
+    dual change) ends it before it reaches D*'s neighbourhood, a run at `-e` --bm-eps gives the time it needs.
 Timings are medians of --repeats runs. Results: a Markdown table on stdout and Markdown + JSON in bench-results/.
 
 Datasets: the generated `sparse` (500k x 100k, ~75 nnz/row) and `dense` (400k x 200) sets, made under data/ by
@@ -25,6 +36,7 @@ import argparse
 import datetime
 import json
 import lzma
+import math
 import os
 import platform
 import shutil
@@ -349,6 +361,265 @@ def bench_llsvm(name, path, test_path, repeats, tmp):
     return row
 
 
+# -- part "stream": -s streamsvm and -s bm against -s 3 on the binary sparse set -------------------------------------
+STREAM_MEMORY = "64M"
+STREAM_REL = 1e-3                 # "within 1e-3 relative of D*"
+STREAM_TARGETS = {"t_reach_vs_s3": 0.5, "peak_rss_mb": 160.0, "acc_diff_pp": 0.1, "reader_vs_sequential": 0.8}
+
+
+def ensure_binary(path, binpath, quiet=False):
+    """The binary copy of a text set (llsvm.write_binary, atomic), made when missing or older than the text."""
+    if not os.path.exists(binpath) or os.path.getmtime(binpath) < os.path.getmtime(path):
+        t0 = time.perf_counter()
+        llsvm.write_binary(path, binpath)
+        if not quiet:
+            print(f"# wrote {binpath} in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+    return binpath
+
+
+def warm_page_cache(path):
+    """Read a file once so that every timed reader finds it in the page cache."""
+    with open(path, "rb", buffering=0) as f:
+        buf = bytearray(8 << 20)
+        while f.readinto(buf):
+            pass
+
+
+def sequential_read(binpath, repeats):
+    """Median seconds of reading every block of a binary file in order (llsvm-convert --info-style), and the sum
+    of the blocks' in-memory bytes (the unit of -s streamsvm's reader_mb_per_second)."""
+    def once():
+        ds = llsvm.BinaryDataset(binpath)
+        try:
+            return sum(b.nbytes for b in ds.iter_blocks())
+        finally:
+            ds.close()
+    times = []
+    nbytes = 0
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        nbytes = once()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times), nbytes
+
+
+def predict_accuracy(model_path, test_path, tmp):
+    """Test accuracy (%) through llsvm-predict (its --json metrics)."""
+    exe = os.path.join(os.path.dirname(sys.executable), "llsvm-predict")
+    jp, out = os.path.join(tmp, "predict.json"), os.path.join(tmp, "predict.out")
+    subprocess.run([exe, "-q", "--json", jp, test_path, model_path, out], check=True, capture_output=True)
+    acc = float(json.load(open(jp))["accuracy"])
+    os.unlink(out)
+    return acc
+
+
+def _stream_records(d):
+    """The per-pass (streamsvm) or per-block (bm) records of a one-problem --json; None for several problems."""
+    classes = d.get("classes") or []
+    if len(classes) != 1:
+        return None
+    c = classes[0]
+    return c.get("passes") if "passes" in c else c.get("trace")
+
+
+def t_reach(d, wall, d_star, rel=None):
+    """(Seconds from process start to the first record with (D* - dual)/|D*| <= rel, or None; the record)."""
+    rel = STREAM_REL if rel is None else rel
+    recs = _stream_records(d) or []
+    for r in recs:
+        if (d_star - r["dual"]) / abs(d_star) <= rel:
+            return (wall - d["train_seconds"]) + r["seconds"], r
+    return None, None
+
+
+def _median_or_none(values):
+    """Median, counting None (not reached) as infinitely late; None when the median itself is not reached."""
+    vals = sorted(math.inf if v is None else v for v in values)
+    if not vals:
+        return None
+    m = statistics.median(vals)
+    return None if math.isinf(m) else m
+
+
+def _run_stream(exe, args, binpath, tmp, tag, d_star, test_path):
+    """One llsvm-train run with --json: wall, RSS, metrics, t_reach, accuracy (when test_path)."""
+    model, jpath = os.path.join(tmp, tag + ".model"), os.path.join(tmp, tag + ".json")
+    wall, rss = run_measured([exe, *args, "-q", "--json", jpath, binpath, model])
+    d = json.load(open(jpath))
+    t, rec = t_reach(d, wall, d_star)
+    recs = _stream_records(d) or []
+    run = {"wall_s": wall, "peak_rss_mb": rss, "train_s": d["train_seconds"], "t_reach_s": t,
+           "reach_at": (rec.get("pass") if "pass" in rec else [rec.get("outer"), rec.get("block")]) if rec else None,
+           "n_iter": d["n_iter"], "converged": d["converged"], "dual": d["dual"],
+           "final_rel_diff": (d_star - d["dual"]) / abs(d_star), "records": len(recs),
+           "self_peak_rss_mb": d.get("peak_rss_mb"),
+           "trace": [{k: r.get(k) for k in ("pass", "outer", "block", "seconds", "dual", "updates_per_second",
+                                            "reader_mb_per_second", "cache_fill", "picks", "updates") if k in r}
+                     for r in recs]}
+    if recs and "updates_per_second" in recs[0]:
+        ups = [r["updates_per_second"] for r in recs if r.get("updates_per_second") is not None]
+        mbs = [r["reader_mb_per_second"] for r in recs if r.get("reader_mb_per_second") is not None]
+        run.update(updates_per_second=statistics.median(ups) if ups else None,
+                   reader_mb_per_second=statistics.median(mbs) if mbs else None,
+                   cache_fill=statistics.median(r["cache_fill"] for r in recs),
+                   omega=recs[-1].get("omega"), passes=len(recs))
+    if test_path:
+        run["acc"] = predict_accuracy(model, test_path, tmp)
+    os.unlink(model)
+    return run, d
+
+
+def bench_stream(name, path, test_path, binpath, repeats, tmp, memory=STREAM_MEMORY, bm_eps=1e-5, quiet=False):
+    """-s streamsvm and -s bm (--memory) against -s 3 (unlimited) on one binary file; returns one row."""
+    exe = os.path.join(os.path.dirname(sys.executable), "llsvm-train")
+
+    def say(msg):
+        if not quiet:
+            print(f"# stream {name}: {msg}", file=sys.stderr, flush=True)
+
+    warm_page_cache(binpath)
+    bin_mb = os.path.getsize(binpath) / 1e6
+    seq_s, seq_nbytes = sequential_read(binpath, max(repeats, 3))
+    row = {"dataset": name, "binary": binpath, "binary_mb": bin_mb, "memory": memory, "rel": STREAM_REL,
+           "sequential_s": seq_s, "sequential_mb_s": bin_mb / seq_s, "blocks_mb": seq_nbytes / 1e6,
+           "sequential_blocks_mb_s": seq_nbytes / 1e6 / seq_s}
+    say(f"sequential read {row['sequential_mb_s']:.0f} MB/s")
+    # -s 3 unlimited: wall (median), accuracy; D* from -s 3 -e 1e-4
+    m3 = os.path.join(tmp, name + ".s3.model")
+    t3, r3 = [], []
+    for _ in range(repeats):
+        warm_page_cache(binpath)
+        s, r = run_measured([exe, "-s", "3", "-c", "1", "-q", binpath, m3])
+        t3.append(s), r3.append(r)
+    row.update(s3_s=statistics.median(t3), s3_peak_rss_mb=max(r3), s3_runs=t3)
+    if test_path:
+        row["acc_s3"] = predict_accuracy(m3, test_path, tmp)
+    js = os.path.join(tmp, name + ".star.json")
+    s, _ = run_measured([exe, "-s", "3", "-c", "1", "-e", "1e-4", "-q", "--json", js, binpath, m3])
+    dstar = json.load(open(js))
+    d_star = float(dstar["dual"])
+    row.update(d_star=d_star, d_star_s=s, d_star_n_iter=dstar["n_iter"], d_star_converged=dstar["converged"])
+    say(f"-s 3 {row['s3_s']:.2f} s, D* = {d_star:.10g} ({s:.1f} s)")
+    # -s streamsvm --memory (two threads, the CLI's default)
+    runs = []
+    for i in range(repeats):
+        warm_page_cache(binpath)
+        run, _ = _run_stream(exe, ["-s", "streamsvm", "-c", "1", "--memory", memory], binpath, tmp,
+                             f"{name}.streamsvm{i}", d_star, test_path)
+        runs.append(run)
+        say(f"-s streamsvm run {i + 1}: wall {run['wall_s']:.2f} s, t_reach {_s(run['t_reach_s'])}, "
+            f"RSS {run['peak_rss_mb']:.0f} MB")
+    row["streamsvm_runs"] = runs
+    row.update(streamsvm_s=statistics.median(r["wall_s"] for r in runs),
+               streamsvm_t_reach_s=_median_or_none([r["t_reach_s"] for r in runs]),
+               streamsvm_reached=sum(r["t_reach_s"] is not None for r in runs),
+               streamsvm_peak_rss_mb=max(r["peak_rss_mb"] for r in runs),
+               streamsvm_updates_per_s=statistics.median(r["updates_per_second"] for r in runs),
+               streamsvm_reader_mb_s=statistics.median(r["reader_mb_per_second"] for r in runs),
+               streamsvm_passes=statistics.median(r["passes"] for r in runs),
+               streamsvm_omega=runs[0]["omega"],
+               streamsvm_final_rel_diff=statistics.median(r["final_rel_diff"] for r in runs))
+    if test_path:
+        row["acc_streamsvm"] = statistics.median(r["acc"] for r in runs)
+        row["acc_diff_pp"] = row["acc_streamsvm"] - row["acc_s3"]
+    # lockstep (--threads 1), for information
+    warm_page_cache(binpath)
+    run1, _ = _run_stream(exe, ["-s", "streamsvm", "-c", "1", "--memory", memory, "--threads", "1"], binpath, tmp,
+                          name + ".streamsvm-t1", d_star, None)
+    row.update(streamsvm_t1=run1, streamsvm_t1_s=run1["wall_s"], streamsvm_t1_t_reach_s=run1["t_reach_s"])
+    say(f"-s streamsvm --threads 1: wall {run1['wall_s']:.2f} s, t_reach {_s(run1['t_reach_s'])}")
+    # -s bm --memory, its default stopping rule; then, when that stops it short of the 1e-3 neighbourhood, tighter
+    bruns = []
+    for i in range(repeats):
+        warm_page_cache(binpath)
+        run, _ = _run_stream(exe, ["-s", "bm", "-c", "1", "--memory", memory], binpath, tmp, f"{name}.bm{i}",
+                             d_star, test_path if i == 0 else None)
+        bruns.append(run)
+        say(f"-s bm run {i + 1}: wall {run['wall_s']:.2f} s, t_reach {_s(run['t_reach_s'])}")
+    row["bm_runs"] = bruns
+    row.update(bm_s=statistics.median(r["wall_s"] for r in bruns),
+               bm_t_reach_s=_median_or_none([r["t_reach_s"] for r in bruns]),
+               bm_peak_rss_mb=max(r["peak_rss_mb"] for r in bruns), bm_n_iter=bruns[0]["n_iter"],
+               bm_final_rel_diff=bruns[0]["final_rel_diff"], acc_bm=bruns[0].get("acc"))
+    row["bm_needs_s"], row["bm_needs_from"] = row["bm_t_reach_s"], "default -e"
+    if row["bm_t_reach_s"] is None and bm_eps:
+        warm_page_cache(binpath)
+        run, _ = _run_stream(exe, ["-s", "bm", "-c", "1", "--memory", memory, "-e", f"{bm_eps:g}"], binpath, tmp,
+                             name + ".bm-tight", d_star, None)
+        row.update(bm_tight=run, bm_tight_eps=bm_eps, bm_tight_s=run["wall_s"], bm_tight_t_reach_s=run["t_reach_s"])
+        row["bm_needs_s"], row["bm_needs_from"] = run["t_reach_s"], f"-e {bm_eps:g}"
+        say(f"-s bm -e {bm_eps:g}: wall {run['wall_s']:.2f} s, t_reach {_s(run['t_reach_s'])}")
+    # the issue's figures
+    tr, T = row["streamsvm_t_reach_s"], STREAM_TARGETS
+    checks = {
+        "t_reach_le_half_s3": tr is not None and tr <= T["t_reach_vs_s3"] * row["s3_s"],
+        "t_reach_lt_bm": tr is not None and (row["bm_needs_s"] is None or tr < row["bm_needs_s"]),
+        "peak_rss_le_160mb": row["streamsvm_peak_rss_mb"] <= T["peak_rss_mb"],
+        "acc_within_0_1pp": abs(row["acc_diff_pp"]) <= T["acc_diff_pp"] if test_path else None,
+        "reader_ge_0_8_sequential": row["streamsvm_reader_mb_s"] >= T["reader_vs_sequential"] * row["sequential_mb_s"],
+    }
+    row["targets"] = checks
+    row["reader_vs_sequential"] = row["streamsvm_reader_mb_s"] / row["sequential_mb_s"]
+    row["t_reach_vs_s3"] = None if tr is None else tr / row["s3_s"]
+    return row
+
+
+def _s(v, nd=2):
+    return "not reached" if v is None else f"{v:.{nd}f}"
+
+
+def _ok(b):
+    return "–" if b is None else ("✓" if b else "✗")
+
+
+def stream_markdown(rows):
+    out = []
+    for r in rows:
+        m = r["memory"]
+        cols = ["solver", "wall s", f"t_reach s ({STREAM_REL:g} of D*)", "peak RSS MB", "accuracy %",
+                "passes / outer its",
+                "final (D*-D)/D*"]
+        lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+        lines.append(f"| -s 3 (unlimited) | {r['s3_s']:.2f} | – | {r['s3_peak_rss_mb']:.0f} | "
+                     f"{fmt(r.get('acc_s3', ''))} | – | – |")
+        lines.append(f"| -s streamsvm --memory {m} | {r['streamsvm_s']:.2f} | {_s(r['streamsvm_t_reach_s'])} | "
+                     f"{r['streamsvm_peak_rss_mb']:.0f} | {fmt(r.get('acc_streamsvm', ''))} | "
+                     f"{r['streamsvm_passes']:g} | {r['streamsvm_final_rel_diff']:+.1e} |")
+        t1 = r["streamsvm_t1"]
+        lines.append(f"| -s streamsvm --memory {m} --threads 1 | {t1['wall_s']:.2f} | {_s(t1['t_reach_s'])} | "
+                     f"{t1['peak_rss_mb']:.0f} | – | {t1['passes']} | {t1['final_rel_diff']:+.1e} |")
+        lines.append(f"| -s bm --memory {m} | {r['bm_s']:.2f} | {_s(r['bm_t_reach_s'])} | {r['bm_peak_rss_mb']:.0f} | "
+                     f"{fmt(r.get('acc_bm') if r.get('acc_bm') is not None else '')} | {r['bm_n_iter']} | "
+                     f"{r['bm_final_rel_diff']:+.1e} |")
+        if "bm_tight" in r:
+            b = r["bm_tight"]
+            lines.append(f"| -s bm --memory {m} -e {r['bm_tight_eps']:g} | {b['wall_s']:.2f} | {_s(b['t_reach_s'])} | "
+                         f"{b['peak_rss_mb']:.0f} | – | {b['n_iter']} | {b['final_rel_diff']:+.1e} |")
+        text = (f"### {r['dataset']} ({r['binary_mb']:.3g} MB binary file, --memory {m}, C=1; D* = {r['d_star']:.10g} "
+                f"from -s 3 -e 1e-4 in {r['d_star_s']:.1f} s)\n\n" + "\n".join(lines))
+        tr = r["streamsvm_t_reach_s"]
+        T = STREAM_TARGETS
+        c = r["targets"]
+        bm_txt = (_s(r["bm_needs_s"]) + f" s ({r['bm_needs_from']})") if r["bm_needs_s"] is not None else \
+            "not reached"
+        checks = [
+            f"- {_ok(c['t_reach_le_half_s3'])} -s streamsvm t_reach {_s(tr)} s <= {T['t_reach_vs_s3']} x -s 3 wall "
+            f"({T['t_reach_vs_s3'] * r['s3_s']:.2f} s)" + ("" if tr is None else f": {r['t_reach_vs_s3']:.2f} x"),
+            f"- {_ok(c['t_reach_lt_bm'])} -s streamsvm t_reach {_s(tr)} s < -s bm's {bm_txt}",
+            f"- {_ok(c['peak_rss_le_160mb'])} -s streamsvm peak RSS {r['streamsvm_peak_rss_mb']:.0f} MB <= "
+            f"{T['peak_rss_mb']:.0f} MB (cache Omega = {r['streamsvm_omega']} rows)",
+            f"- {_ok(c['acc_within_0_1pp'])} |accuracy(streamsvm) - accuracy(-s 3)| = "
+            + (f"{abs(r['acc_diff_pp']):.2f}" if "acc_diff_pp" in r else "–") + f" <= {T['acc_diff_pp']} points",
+            f"- {_ok(c['reader_ge_0_8_sequential'])} reader {r['streamsvm_reader_mb_s']:.0f} MB/s >= "
+            f"{T['reader_vs_sequential']} x sequential block reading {r['sequential_mb_s']:.0f} MB/s: "
+            f"{r['reader_vs_sequential']:.2f} x",
+            f"- trainer update rate (median over passes): {r['streamsvm_updates_per_s']:,.0f} updates/s; "
+            f"--threads 1 (lockstep) t_reach {_s(r['streamsvm_t1_t_reach_s'])} s",
+        ]
+        out.append(text + "\n\n" + "\n".join(checks))
+    return "\n\n".join(out)
+
+
 def llsvm_markdown(rows, t2rows):
     cols = [("dataset", "set"), ("s3_s", "-s 3 s"), ("llsvm_s", "llsvm s"), ("ratio", "ratio"),
             ("acc_s3", "acc -s 3"), ("acc_llsvm", "acc llsvm"), ("acc_diff_pp", "diff pp"),
@@ -428,8 +699,15 @@ def shared_sets(tmp):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sets", default="sparse,dense,multiclass", help="generated sets (comma list; '' for none)")
-    ap.add_argument("--parts", default="parse,solvers,llsvm",
-                    help="what to run: parse, solvers, llsvm (comma list)")
+    ap.add_argument("--parts", default="parse,solvers,llsvm,stream",
+                    help="what to run: parse, solvers, llsvm, stream (comma list)")
+    ap.add_argument("--stream-sets", default="sparse",
+                    help="part stream: generated set names or paths of text training files (test file: PATH.t); "
+                         "each is written as PATH.bin when missing")
+    ap.add_argument("--stream-memory", default=STREAM_MEMORY, help="part stream: --memory of the out-of-core runs")
+    ap.add_argument("--bm-eps", type=float, default=1e-5,
+                    help="part stream: -e of the extra -s bm run made when its default stopping rule ends it before "
+                         "it reaches 1e-3 of D* (0: no extra run)")
     ap.add_argument("--scale", type=float, default=1.0, help="fraction of the default rows (quick runs)")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--sklearn-repeats", type=int, default=None, help="default: --repeats")
@@ -444,7 +722,7 @@ def main():
 
     os.makedirs(args.out_dir, exist_ok=True)
     tmp = tempfile.mkdtemp(prefix="llsvm-bench-")
-    rows, solver_rows, e2e_rows, llsvm_rows, t2_rows = [], [], [], [], []
+    rows, solver_rows, e2e_rows, llsvm_rows, t2_rows, stream_rows = [], [], [], [], [], []
     try:
         generated = [(name, *ensure_set(name, args.data_dir, args.scale, args.quiet))
                      for name in [x for x in args.sets.split(",") if x]]
@@ -489,6 +767,20 @@ def main():
                 ds = llsvm.read_dataset(path)
                 t2_rows.append(table2_row(name, ds))
                 del ds
+        if "stream" in parts:
+            for name in [x for x in args.stream_sets.split(",") if x]:
+                if name in SETS:
+                    path, test = ensure_set(name, args.data_dir, args.scale, args.quiet)
+                else:
+                    path, test = name, name + ".t"
+                    name = os.path.basename(name)
+                test = test if os.path.exists(test) else None
+                binpath = ensure_binary(path, path + ".bin", args.quiet)
+                r = bench_stream(name, path, test, binpath, args.repeats, tmp, memory=args.stream_memory,
+                                 bm_eps=args.bm_eps, quiet=args.quiet)
+                stream_rows.append(r)
+                if not args.quiet:
+                    print(json.dumps(r, default=float), file=sys.stderr)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -515,10 +807,15 @@ def main():
     if llsvm_rows or t2_rows:
         text.append("## -s llsvm vs -s 3 (from text, C=1, -B 1, default eps; subprocess wall time)\n\n"
                     + llsvm_markdown(llsvm_rows, t2_rows))
+    if stream_rows:
+        text.append("## -s streamsvm and -s bm vs -s 3 (binary file, C=1, no bias, default eps; subprocess wall "
+                    "time, medians)\n\nt_reach: from process start to the first per-pass (streamsvm) / per-block (bm) "
+                    "record with (D* - D)/|D*| <= 1e-3, i.e. (wall - train_seconds) + the record's seconds.\n\n"
+                    + stream_markdown(stream_rows))
     report = "\n\n".join(text)
     with open(os.path.join(args.out_dir, f"bench-{stamp}.json"), "w") as f:
         json.dump({"meta": meta, "parse": rows, "solvers": solver_rows, "end_to_end": e2e_rows,
-                   "llsvm": llsvm_rows, "table2": t2_rows}, f, indent=1, default=float)
+                   "llsvm": llsvm_rows, "table2": t2_rows, "stream": stream_rows}, f, indent=1, default=float)
     with open(os.path.join(args.out_dir, f"bench-{stamp}.md"), "w") as f:
         f.write(f"llsvm bench {stamp} ({meta['python']}, {meta['cpus']} cpus)\n\n{report}\n")
     print(report)
