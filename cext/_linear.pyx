@@ -23,6 +23,7 @@ from libc.stdint cimport int32_t, int64_t, uint64_t
 
 import numpy as np
 
+from kernel_util cimport LLSVM_PREFETCH
 from kernel_types cimport value_t
 from rowview cimport RowView, make_view, row_dot, row_axpy, row_sq_norm
 from rng cimport Rng, rng_seed, rng_next, rng_shuffle
@@ -38,17 +39,6 @@ def rng_state(uint64_t seed):
 
 cdef inline int64_t _row(const int64_t* rows, int64_t i) noexcept nogil:
     return rows[i] if rows != NULL else i
-
-
-cdef extern from *:
-    """
-    #if defined(__GNUC__) || defined(__clang__)
-    #define LLSVM_PREFETCH(p) __builtin_prefetch((const void*)(p))
-    #else
-    #define LLSVM_PREFETCH(p) ((void)0)
-    #endif
-    """
-    void LLSVM_PREFETCH(const void* p) noexcept nogil
 
 
 cdef inline void _prefetch_row(const RowView* v, int64_t row, value_t* kind) noexcept nogil:

@@ -17,28 +17,10 @@
 # Both run without the GIL and return the change of sum(alpha), from which the driver keeps D up to date.
 from libc.stdint cimport int32_t, int64_t, uint64_t
 
+from kernel_util cimport LLSVM_PREFETCH, clip_box
 from kernel_types cimport value_t
 from rowview cimport RowView, make_view, row_dot, row_axpy
 from rng cimport Rng, rng_shuffle
-
-
-cdef extern from *:
-    """
-    #if defined(__GNUC__) || defined(__clang__)
-    #define LLSVM_PREFETCH2(p) __builtin_prefetch((const void*)(p))
-    #else
-    #define LLSVM_PREFETCH2(p) ((void)0)
-    #endif
-    """
-    void LLSVM_PREFETCH2(const void* p) noexcept nogil
-
-
-cdef inline double _clip(double a, double C) noexcept nogil:
-    if a < 0.0:
-        return 0.0
-    if a > C:
-        return C
-    return a
 
 
 def first_pass(const int64_t[::1] indptr, const int32_t[::1] indices, const value_t[::1] values,
@@ -61,7 +43,7 @@ def first_pass(const int64_t[::1] indptr, const int32_t[::1] indices, const valu
                 yi = -1
                 C = Cn
             G = yi * row_dot(&v, i, &w[0], <value_t*>NULL) - 1.0
-            a = _clip(-G / QD[i], C)
+            a = clip_box(-G / QD[i], C)
             alpha[i] = a
             if a != 0.0:
                 row_axpy(&v, i, a * yi, &w[0], <value_t*>NULL)
@@ -93,13 +75,13 @@ def block_pass(const int64_t[::1] indptr, const int32_t[::1] indices, const valu
                 i = idx[s]
                 if s + 1 < l and ix != NULL:
                     nxt = indptr[idx[s + 1]]
-                    LLSVM_PREFETCH2(ix + nxt)
-                    LLSVM_PREFETCH2(x + nxt)
+                    LLSVM_PREFETCH(ix + nxt)
+                    LLSVM_PREFETCH(x + nxt)
                 yi = y[i]
                 C = Cp if yi > 0 else Cn
                 G = yi * row_dot(&v, i, &w[0], <value_t*>NULL) - 1.0
                 a_old = alpha[i]
-                a = _clip(a_old - G / QD[i], C)
+                a = clip_box(a_old - G / QD[i], C)
                 if a != a_old:
                     alpha[i] = a
                     row_axpy(&v, i, (a - a_old) * yi, &w[0], <value_t*>NULL)

@@ -35,19 +35,9 @@ from libc.math cimport fabs, INFINITY
 
 import numpy as np
 
+from kernel_util cimport LLSVM_PREFETCH, clip_box
 from kernel_types cimport value_t
 from rng cimport Rng, rng_seed, rng_bounded
-
-
-cdef extern from *:
-    """
-    #if defined(__GNUC__) || defined(__clang__)
-    #define LLSVM_PREFETCH3(p) __builtin_prefetch((const void*)(p))
-    #else
-    #define LLSVM_PREFETCH3(p) ((void)0)
-    #endif
-    """
-    void LLSVM_PREFETCH3(const void* p) noexcept nogil
 
 
 cdef extern from "<pthread.h>" nogil:
@@ -85,14 +75,6 @@ cdef struct Slot:
     int32_t cap
     signed char y
     unsigned char pinned      # in the trainer's current batch: the reader must not evict it
-
-
-cdef inline double _clip(double a, double C) noexcept nogil:
-    if a < 0.0:
-        return 0.0
-    if a > C:
-        return C
-    return a
 
 
 cdef inline double _dot(const int32_t* idx, const double* val, int32_t nnz, const double* w) noexcept nogil:
@@ -556,13 +538,13 @@ cdef class StreamCache:
 
             # the first rows of the batch on their way into the cache
             for k in range(nb if nb < 4 else 4):
-                LLSVM_PREFETCH3(&self.slots[batch_slot[k]])
+                LLSVM_PREFETCH(&self.slots[batch_slot[k]])
             for k in range(nb if nb < 2 else 2):
                 self._prefetch_slot(batch_slot[k], alpha)
             for k in range(nb):
                 s = batch_slot[k]
                 if k + 4 < nb:
-                    LLSVM_PREFETCH3(&self.slots[batch_slot[k + 4]])
+                    LLSVM_PREFETCH(&self.slots[batch_slot[k + 4]])
                 if k + 2 < nb:
                     self._prefetch_slot(batch_slot[k + 2], alpha)
                 skip = False
@@ -604,7 +586,7 @@ cdef class StreamCache:
                     if PG < PGmin:
                         PGmin = PG
                     if PG != 0.0:
-                        a_new = _clip(a - G / self.slots[s].QD, C)
+                        a_new = clip_box(a - G / self.slots[s].QD, C)
                         d = (a_new - a) * yi
                         if d != 0.0:
                             alpha[i] = a_new
@@ -627,12 +609,12 @@ cdef class StreamCache:
     cdef inline void _prefetch_slot(self, int32_t s, const double* alpha) noexcept nogil:
         cdef char* buf = self.slots[s].buf
         cdef int64_t off = (<int64_t>self.slots[s].cap * 4 + 7) & ~(<int64_t>7)
-        LLSVM_PREFETCH3(buf)
-        LLSVM_PREFETCH3(buf + 64)
-        LLSVM_PREFETCH3(buf + off)
-        LLSVM_PREFETCH3(buf + off + 64)
-        LLSVM_PREFETCH3(buf + off + 128)
-        LLSVM_PREFETCH3(&alpha[self.slots[s].row])
+        LLSVM_PREFETCH(buf)
+        LLSVM_PREFETCH(buf + 64)
+        LLSVM_PREFETCH(buf + off)
+        LLSVM_PREFETCH(buf + off + 64)
+        LLSVM_PREFETCH(buf + off + 128)
+        LLSVM_PREFETCH(&alpha[self.slots[s].row])
 
     def stop(self):
         """Make `train` return at the end of its batch (and wake it if it waits)."""

@@ -115,7 +115,7 @@ class _Problem:
     def __init__(self, k, pos, Cp, Cn, cap, seed, directory, write_block_bytes, float32):
         self.k, self.pos, self.Cp, self.Cn = k, pos, float(Cp), float(Cn)
         self.w = np.zeros(cap + 1)            # w[cap] is the bias weight
-        self.rng = KL.rng_state((int(seed) * 0x9E3779B97F4A7C15 + k + 1) & 0xFFFFFFFFFFFFFFFF)
+        self.rng = KL.rng_state(problem_seed(seed, k))
         self.status = _Bytes()
         self.sum_alpha = 0.0
         self.path = os.path.join(directory, f"active-{k}.bin")
@@ -161,6 +161,11 @@ class _Problem:
 
     def abort(self):
         self.writer.abort()
+
+
+def problem_seed(seed, k):
+    """The seed of binary problem k of a run seeded with `seed` (every out-of-core driver)."""
+    return (int(seed) * 0x9E3779B97F4A7C15 + k + 1) & 0xFFFFFFFFFFFFFFFF
 
 
 def stacked_weights(labels, results):

@@ -34,7 +34,7 @@ from .binfmt import BinaryDataset, BinaryWriter
 from .dataset import CSRDataset
 from .errors import LLSVMError, ParameterError
 from .model import Model
-from .onepass import MIN_BUDGET, _Classes, _definitions, _prefetched, stacked_weights
+from .onepass import MIN_BUDGET, _Classes, _definitions, _prefetched, problem_seed, stacked_weights
 from .solvers import EMPTY_ROWS, DUAL_MAX_ITER, FitResult, warn_missing_weights, weighted_C
 
 STREAMSVM = "streamsvm"
@@ -113,11 +113,7 @@ class _Input:
     def blocks(self):
         """One pass, blocks in order, each with first_row and nbytes."""
         if self.memory:
-            base = 0
-            for b in self.ds.iter_blocks(max_bytes=self.block_bytes):
-                b.first_row = base
-                base += b.n_rows
-                yield b
+            yield from self.blocks_of(self.block_bytes)
         elif self.binary:
             # read on this thread: with the trainer on a second core, a third thread would only take from it
             yield from self.ds.iter_blocks(max_bytes=self.block_bytes)
@@ -214,7 +210,7 @@ class _OutOfCore:
         self._hash = _hasher(self.opt.hash_bits)
 
     def _seed(self, k):
-        return (self.seed * 0x9E3779B97F4A7C15 + k + 1) & 0xFFFFFFFFFFFFFFFF
+        return problem_seed(self.seed, k)
 
     def _n_features(self, src):
         return (1 << self.opt.hash_bits) if self.opt.hash_bits else int(src.n_features)

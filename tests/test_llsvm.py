@@ -39,6 +39,7 @@ from llsvm.cli.train import main as train_main
 from llsvm.dataset import CSRDataset
 from llsvm.errors import ConvergenceWarning
 from llsvm.onepass import LLSVMOptions, OnePassSolver
+from reference.files import write_text
 from reference import dcd_twin as T
 from reference import llsvm_twin as LT
 
@@ -80,22 +81,6 @@ def big_problem():
 def first_label(y, label):
     """y with its rows' labels flipped (binary +-1) so that the first row has `label`."""
     return y if y[0] == label else -y
-
-
-def libsvm_text(X, y):
-    """LIBSVM text for (X, y), 1-based indices, values as repr (exact round trip)."""
-    X = sp.csr_matrix(X)
-    out = []
-    for i in range(X.shape[0]):
-        a, b = X.indptr[i], X.indptr[i + 1]
-        feats = " ".join(f"{j + 1}:{v!r}" for j, v in zip(X.indices[a:b].tolist(), X.data[a:b].tolist()))
-        out.append(("%.17g %s" % (y[i], feats)).rstrip() + "\n")
-    return "".join(out)
-
-
-def write_text(path, X, y):
-    path.write_text(libsvm_text(X, y))
-    return path
 
 
 def dataset(X, y):

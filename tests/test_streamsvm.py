@@ -43,6 +43,7 @@ from llsvm.cli.train import main as train_main
 from llsvm.dataset import CSRDataset
 from llsvm.hashing import hash_dataset
 from llsvm.streaming import CACHE_SLACK, SLOT_BYTES, StreamOptions, StreamSVMSolver
+from reference.files import write_text
 from reference import stream_twin as ST
 
 BIN = os.path.dirname(sys.executable)
@@ -78,22 +79,6 @@ def make_problem(seed, l=400, n=30, density=0.2, noise=0.3, classes=None, float3
 
 def dataset(X, y):
     return CSRDataset.from_csr(sp.csr_matrix(X), np.asarray(y, dtype=np.float64))
-
-
-def libsvm_text(X, y):
-    """LIBSVM text, 1-based indices, values as repr (an exact round trip)."""
-    X = sp.csr_matrix(X)
-    out = []
-    for i in range(X.shape[0]):
-        a, b = X.indptr[i], X.indptr[i + 1]
-        feats = " ".join(f"{j + 1}:{float(v)!r}" for j, v in zip(X.indices[a:b].tolist(), X.data[a:b].tolist()))
-        out.append(("%.17g %s" % (y[i], feats)).rstrip() + "\n")
-    return "".join(out)
-
-
-def write_text(path, X, y):
-    path.write_text(libsvm_text(X, y))
-    return path
 
 
 def write_binary(path, X, y):

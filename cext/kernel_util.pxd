@@ -1,0 +1,19 @@
+# Small inline helpers shared by the kernels (header-only: no .pyx of this stem).
+cdef extern from *:
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    #define LLSVM_PREFETCH(p) __builtin_prefetch((const void*)(p))
+    #else
+    #define LLSVM_PREFETCH(p) ((void)0)
+    #endif
+    """
+    void LLSVM_PREFETCH(const void* p) noexcept nogil
+
+
+cdef inline double clip_box(double a, double C) noexcept nogil:
+    """a clipped to [0, C] (the box of the hinge-loss dual)."""
+    if a < 0.0:
+        return 0.0
+    if a > C:
+        return C
+    return a
