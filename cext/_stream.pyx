@@ -8,15 +8,22 @@
 #
 # Reader (Algorithm 1; `insert`): every row read from the stream is stored in a free slot, or, when A is full, in
 # the slot of a cached row chosen uniformly at random (an eviction); Q_ii = ||x_i||^2 (+ bias^2) is computed on
-# load. A row that is already cached is skipped (A is a set). The reader also accumulates the hinge loss of every
-# row against the current w (the primal of the pass, w moving under it).
+# load. A row that is already cached is skipped (A is a set). The reader also computes, for every row it reads, the
+# hinge loss and the projected gradient PG_i (eq. 8) at the reader's view: alpha and w frozen by the driver's
+# `snapshot` at the end of the previous pass. Over one pass that gives the exact primal P(w_snap) and the exact
+# largest and smallest PG_i of the snapshot (every row, not only those the trainer picked), in the same loop that
+# copies the row, and the reader never touches the w the trainer writes.
 # Trainer (Algorithm 2; `train`): repeatedly picks a cached row i uniformly at random, G = y_i w.x_i - 1, and
 #     evicts it if (alpha_i = 0 and G > eps) or (alpha_i = C_i and G < -eps),
 #     else alpha_i <- min(max(alpha_i - G / Q_ii, 0), C_i) and w += (alpha_i - alpha_old) y_i x_i.
 # eps schedule (eq. 9 and Algorithm 2): eps starts at 9 (the paper's value); before each pick eps *= beta
-# (0.9) when |A| > 0.9 Omega (never without a memory budget: `unbounded`, the RAM is then never full); every n picks (n = rows of the data) eps becomes the largest |PG_i| seen over those
-# n picks (PG the projected gradient of eq. 8; evictions record none). The driver stops when M+ - M- (largest
-# minus smallest PG over the picks made during one reader pass, eq. 10) is below its eps, or after max_iter passes.
+# (0.9) when |A| > 0.9 Omega and the reader has read more than Omega rows (never without a memory budget:
+# `unbounded`; nor while the cache could hold every row read so far, so that a budget larger than the data acts
+# the same whether the number of rows is known up front or not); every n
+# picks (n = rows of the data) eps becomes the largest |PG_i| seen over those n picks (PG the projected gradient of
+# eq. 8; evictions record none). The driver stops when M+ - M- (largest minus smallest PG over the picks made during
+# one reader pass, eq. 10) and the reader's spread of PG over every row of the pass are both below its eps, or
+# after max_iter passes.
 #
 # Synchronization: the two loops run on two threads without the GIL and share only the membership of A, under one
 # pthread mutex (no Python lock). The trainer takes the mutex once per batch of `batch` picks: it draws the batch
@@ -24,10 +31,11 @@
 # and retakes it to apply its evictions (at the end of the batch, not at the pick: the only departure from the
 # paper, and an invisible one) and publish its statistics. The reader takes it twice per group of up to 32 rows
 # (claim slots; add them to A). Growing arrays and reading a consistent snapshot park the trainer between
-# batches. alpha and w are written only by the trainer; the reader's loss reads w unsynchronized (approximate by
-# design). At the end of a pass the reader waits until the trainer has made n picks in it (`wait_picks`): a flow
-# control the paper leaves implicit (its trainer is assumed at most kappa times faster than the reader, and T >> n),
-# without which a fast reader on small data can finish passes before the trainer runs at all. With one thread the driver alternates `insert` and `train(n_picks)`: the run is then deterministic.
+# batches. alpha and w are written only by the trainer; the reader reads only its frozen copies. At the end of a
+# pass the reader waits until the trainer has made n picks in it (`wait_picks`): a flow control the paper leaves
+# implicit (its trainer is assumed at most kappa times faster than the reader, and T >> n), without which a fast
+# reader on small data can finish passes before the trainer runs at all. With one thread the driver alternates
+# `insert` and `train(n_picks)`: the run is then deterministic.
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from libc.stdlib cimport malloc, realloc, free
 from libc.string cimport memcpy
@@ -60,6 +68,8 @@ cdef enum:
     READ_GROUP = 32
     EVICT_TRIES = 16
     _SLOT_BYTES = 64         # per-slot bookkeeping, besides the row's 12 bytes per non-zero
+    N_CLASSES = 100          # size classes of the row buffers
+    NO_CLASS = 255
 
 DEFAULT_EPS0 = 9.0
 DEFAULT_BETA = 0.9
@@ -75,6 +85,43 @@ cdef struct Slot:
     int32_t cap
     signed char y
     unsigned char pinned      # in the trainer's current batch: the reader must not evict it
+    unsigned char cls         # size class of buf (NO_CLASS: no buffer)
+
+
+# Row buffers come in size classes of geometric capacity (8, then x1.25 rounded up to 8 non-zeros). A slot keeps
+# its buffer while the next row fits it without wasting more than half of it; otherwise it trades the buffer for
+# one of the right class from a per-class free list (the reader's own: no lock), and malloc/free are left to the
+# warm-up and to the free lists' bound. realloc of a buffer per row was a quarter of the reader's time.
+cdef int64_t CLASS_CAP[N_CLASSES]
+
+
+cdef void _init_classes():
+    cdef int k
+    cdef int64_t c = 8
+    for k in range(N_CLASSES):
+        CLASS_CAP[k] = c
+        c = ((c + c // 4) + 7) & ~(<int64_t>7)
+        if c > 2147483640:
+            c = 2147483640
+
+
+_init_classes()
+
+
+cdef inline int _class_of(int64_t nnz) noexcept nogil:
+    """The smallest size class holding nnz non-zeros (binary search)."""
+    cdef int lo = 0, hi = N_CLASSES - 1, mid
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if CLASS_CAP[mid] >= nnz:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+cdef inline int64_t _buf_bytes(int64_t cap) noexcept nogil:
+    return ((cap * 4 + 7) & ~(<int64_t>7)) + cap * 8
 
 
 cdef inline double _dot(const int32_t* idx, const double* val, int32_t nnz, const double* w) noexcept nogil:
@@ -90,11 +137,15 @@ cdef inline double _dot(const int32_t* idx, const double* val, int32_t nnz, cons
 
 
 cdef inline double _src_dot(const int32_t* idx, const value_t* val, int64_t k0, int64_t k1,
-                            const double* w) noexcept nogil:
+                            const double* w, int64_t ncap, int* bad) noexcept nogil:
+    """w.x of a row of the input (an index beyond the capacity sets *bad and counts as 0)."""
     cdef double s = 0.0
     cdef int64_t k
     for k in range(k0, k1):
-        s += w[idx[k]] * val[k]
+        if <uint32_t>idx[k] >= <uint64_t>ncap:
+            bad[0] = 1
+        else:
+            s += w[idx[k]] * val[k]
     return s
 
 
@@ -115,16 +166,20 @@ cdef class StreamCache:
     cdef int32_t* free_slots
     cdef int64_t n_free
     cdef Slot* slots
-    cdef readonly int64_t row_bytes
+    cdef readonly int64_t row_bytes       # slot bookkeeping plus every row buffer held (in slots or free lists)
     cdef readonly int64_t peak_row_bytes
+    cdef char* free_head[N_CLASSES]       # per-class free lists of row buffers (reader only), linked through
+    cdef int64_t free_bytes               # their first 8 bytes
     # per row of the data
     cdef int64_t n_rows_cap
     cdef double* alpha
     cdef int32_t* slot_of
+    cdef double* alpha_read         # the reader's view: alpha and w as of the last `snapshot` (the start of the
     # the model: w[0:n_features_cap], the bias weight at w[n_features_cap]
     cdef int64_t n_features_cap
     cdef double* w
-    cdef readonly double bias
+    cdef double* w_read             # pass), which its loss and projected gradients use: exact, and no cache line
+    cdef readonly double bias       # of w moves between the two threads' cores
     # trainer state (touched by the trainer only)
     cdef Rng rng_trainer
     cdef Rng rng_reader
@@ -138,9 +193,11 @@ cdef class StreamCache:
     cdef bint in_batch
     cdef bint reader_waiting
     cdef readonly bint unbounded    # no memory budget: the cache is never "full" (no eps *= beta)
+    cdef readonly int64_t rows_seen # 1 + the largest row id inserted (under mtx)
     cdef int pause_req
     cdef double sum_alpha
     cdef double pass_PGmax, pass_PGmin
+    cdef double read_PGmax, read_PGmin    # the reader's: PG of every row read since the last end_pass
     cdef int64_t pass_picks, pass_updates, pass_evicted
     cdef readonly int64_t total_picks, total_updates, total_evicted_trainer, total_evicted_reader
     cdef readonly int64_t total_inserted, total_skipped
@@ -165,6 +222,8 @@ cdef class StreamCache:
         rng_seed(&self.rng_trainer, seed * <uint64_t>2 + 2)
         self.pass_PGmax = -INFINITY
         self.pass_PGmin = INFINITY
+        self.read_PGmax = -INFINITY
+        self.read_PGmin = INFINITY
         if (self._grow_slots(omega) or self._grow_rows(max(n_rows, 1)) or
                 self._grow_features(n_features)):
             raise MemoryError()
@@ -174,16 +233,25 @@ cdef class StreamCache:
 
     def __dealloc__(self):
         cdef int64_t s
+        cdef int k
+        cdef char* b
         if self.slots != NULL:
             for s in range(self.omega):
                 free(self.slots[s].buf)
+        for k in range(N_CLASSES):
+            while self.free_head[k] != NULL:
+                b = self.free_head[k]
+                self.free_head[k] = (<char**>b)[0]
+                free(b)
         free(self.slots)
         free(self.members)
         free(self.where)
         free(self.free_slots)
         free(self.alpha)
+        free(self.alpha_read)
         free(self.slot_of)
         free(self.w)
+        free(self.w_read)
         if self.sync_ready:
             pthread_cond_destroy(&self.cond)
             pthread_mutex_destroy(&self.mtx)
@@ -213,6 +281,7 @@ cdef class StreamCache:
             self.slots[s].nnz = 0
             self.slots[s].cap = 0
             self.slots[s].buf = NULL
+            self.slots[s].cls = NO_CLASS
             self.slots[s].pinned = 0
             self.free_slots[self.n_free] = <int32_t>s
             self.n_free += 1
@@ -229,11 +298,15 @@ cdef class StreamCache:
         cdef void* p = realloc(self.alpha, n_rows * sizeof(double))
         if p == NULL: return 1
         self.alpha = <double*>p
+        p = realloc(self.alpha_read, n_rows * sizeof(double))
+        if p == NULL: return 1
+        self.alpha_read = <double*>p
         p = realloc(self.slot_of, n_rows * sizeof(int32_t))
         if p == NULL: return 1
         self.slot_of = <int32_t*>p
         for i in range(old, n_rows):
             self.alpha[i] = 0.0
+            self.alpha_read[i] = 0.0
             self.slot_of[i] = -1
         self.n_rows_cap = n_rows
         return 0
@@ -243,12 +316,18 @@ cdef class StreamCache:
         if self.w != NULL and n_features <= old:
             return 0
         cdef double wb = self.w[old] if self.w != NULL else 0.0
+        cdef double wbr = self.w_read[old] if self.w_read != NULL else 0.0
         cdef void* p = realloc(self.w, (n_features + 1) * sizeof(double))
         if p == NULL: return 1
         self.w = <double*>p
+        p = realloc(self.w_read, (n_features + 1) * sizeof(double))
+        if p == NULL: return 1
+        self.w_read = <double*>p
         for j in range(old, n_features):
             self.w[j] = 0.0
+            self.w_read[j] = 0.0
         self.w[n_features] = wb
+        self.w_read[n_features] = wbr
         self.n_features_cap = n_features
         return 0
 
@@ -300,37 +379,96 @@ cdef class StreamCache:
         self.size -= 1
         self.where[s] = -1
 
-    cdef int _store(self, int32_t s, const int32_t* idx, const value_t* val, int64_t k0, int64_t k1) noexcept nogil:
-        """Copy a row into slot s (the slot is the reader's: not in A). Returns 1 when out of memory."""
-        cdef int64_t nnz = k1 - k0, k, cap = self.slots[s].cap, new_cap, off
+    cdef inline void _release(self, char* buf, int cls) noexcept nogil:
+        """Return a row buffer to its class's free list, or to the system once the free lists hold more than
+        1/8 of the buffers in use (so the cache's bytes stay near Omega average rows)."""
+        cdef int64_t nb = _buf_bytes(CLASS_CAP[cls])
+        if 8 * (self.free_bytes + nb) <= self.row_bytes - self.free_bytes:
+            (<char**>buf)[0] = self.free_head[cls]
+            self.free_head[cls] = buf
+            self.free_bytes += nb
+        else:
+            free(buf)
+            self.row_bytes -= nb
+
+    cdef int _store(self, int32_t s, const int32_t* idx, const value_t* val, int64_t k0, int64_t k1,
+                    double* margin, int* bad) noexcept nogil:
+        """Copy a row into slot s (the slot is the reader's: not in A), computing Q_ii and the margin w.x (w read
+        unsynchronized) in the same loop. An index beyond the feature capacity sets *bad (and is stored as 0, so
+        nothing reads out of bounds; the caller raises). Returns 1 when out of memory."""
+        cdef int64_t nnz = k1 - k0, k, cap = self.slots[s].cap, ncap = self.n_features_cap
         cdef char* buf = self.slots[s].buf
+        cdef int c
         cdef int32_t* di
         cdef double* dv
-        if nnz > cap or 2 * nnz + 16 < cap:
-            # the buffer follows the row (at most about twice its size), so the cache's bytes stay near Omega
-            # average rows whatever the spread of row lengths, without a reallocation for every row
-            new_cap = (nnz + 7) & ~(<int64_t>7)
-            buf = <char*>realloc(buf, new_cap * 12 + 8)
-            if buf == NULL:
-                return 1
+        cdef double q0 = 0.0, q1 = 0.0, m0 = 0.0, m1 = 0.0, v
+        cdef int32_t j
+        cdef const double* w = self.w_read
+        if buf == NULL or nnz > cap or 2 * nnz + 16 < cap:
+            c = _class_of(nnz)
+            if buf != NULL:
+                self._release(buf, self.slots[s].cls)
+            buf = self.free_head[c]
+            if buf != NULL:
+                self.free_head[c] = (<char**>buf)[0]
+                self.free_bytes -= _buf_bytes(CLASS_CAP[c])
+            else:
+                buf = <char*>malloc(_buf_bytes(CLASS_CAP[c]))
+                if buf == NULL:
+                    self.slots[s].buf = NULL
+                    self.slots[s].cap = 0
+                    self.slots[s].cls = NO_CLASS
+                    self.slots[s].nnz = 0
+                    return 1
+                self.row_bytes += _buf_bytes(CLASS_CAP[c])
+                if self.row_bytes > self.peak_row_bytes:
+                    self.peak_row_bytes = self.row_bytes
             self.slots[s].buf = buf
-            self.row_bytes += (new_cap - cap) * 12
-            if self.row_bytes > self.peak_row_bytes:
-                self.peak_row_bytes = self.row_bytes
-            self.slots[s].cap = <int32_t>new_cap
-            cap = new_cap
-        off = (cap * 4 + 7) & ~(<int64_t>7)
+            self.slots[s].cls = <unsigned char>c
+            self.slots[s].cap = <int32_t>CLASS_CAP[c]
+            cap = CLASS_CAP[c]
         di = <int32_t*>buf
-        dv = <double*>(buf + off)
-        cdef double q = 0.0
-        for k in range(nnz):
-            di[k] = idx[k0 + k]
-            dv[k] = val[k0 + k]
-            q += dv[k] * dv[k]
+        dv = <double*>(buf + ((cap * 4 + 7) & ~(<int64_t>7)))
+        idx += k0
+        val += k0
+        k = 0
+        while k + 2 <= nnz:
+            j = idx[k]
+            if <uint32_t>j >= <uint64_t>ncap:
+                bad[0] = 1
+                j = 0
+            v = val[k]
+            di[k] = j
+            dv[k] = v
+            q0 += v * v
+            m0 += w[j] * v
+            j = idx[k + 1]
+            if <uint32_t>j >= <uint64_t>ncap:
+                bad[0] = 1
+                j = 0
+            v = val[k + 1]
+            di[k + 1] = j
+            dv[k + 1] = v
+            q1 += v * v
+            m1 += w[j] * v
+            k += 2
+        if k < nnz:
+            j = idx[k]
+            if <uint32_t>j >= <uint64_t>ncap:
+                bad[0] = 1
+                j = 0
+            v = val[k]
+            di[k] = j
+            dv[k] = v
+            q0 += v * v
+            m0 += w[j] * v
+        q0 += q1
         if self.bias >= 0:
-            q += self.bias * self.bias
+            q0 += self.bias * self.bias
+            m0 += w[ncap] * self.bias
         self.slots[s].nnz = <int32_t>nnz
-        self.slots[s].QD = q
+        self.slots[s].QD = q0
+        margin[0] = m0 + m1
         return 0
 
     def insert(self, const signed char[::1] y, const int64_t[::1] indptr, const int32_t[::1] indices,
@@ -347,7 +485,8 @@ cdef class StreamCache:
         cdef int32_t claim[READ_GROUP]
         cdef int group
         cdef int oom = 0
-        cdef double loss = 0.0, margin, Ci
+        cdef double loss = 0.0, margin, Ci, PG, a
+        cdef double rPGmax = -INFINITY, rPGmin = INFINITY
         cdef const int32_t* ix = &indices[0] if indices.shape[0] > 0 else NULL
         cdef const value_t* vx = &values[0] if values.shape[0] > 0 else NULL
         cdef const int64_t* ip = &indptr[0]
@@ -360,26 +499,20 @@ cdef class StreamCache:
         if row0 < 0 or row0 + end > self.n_rows_cap:
             raise ValueError("rows beyond the capacity: grow first")
         n = end
-        cdef int64_t k
         cdef int bad_index = 0
-        with nogil:
-            # never index w out of bounds: every index must be below the feature capacity
-            for k in range(indptr[begin], indptr[end]):
-                if ix[k] < 0 or ix[k] >= self.n_features_cap:
-                    bad_index = 1
-                    break
-        if bad_index:
-            raise ValueError("a feature index is beyond the capacity: grow first")
+        cdef double marg[READ_GROUP]
         with nogil:
             group = READ_GROUP if READ_GROUP < self.omega else <int>self.omega
             c0 = begin
-            while c0 < n and not oom:
+            while c0 < n and not oom and not bad_index:
                 # groups aligned on global row numbers, so the claims do not depend on how rows come in blocks
                 c1 = c0 + group - (row0 + c0) % group
                 if c1 > n:
                     c1 = n
                 # claim a slot for every row of the group that is not cached yet
                 pthread_mutex_lock(&self.mtx)
+                if row0 + c1 > self.rows_seen:
+                    self.rows_seen = row0 + c1
                 for r in range(c0, c1):
                     row = row0 + r
                     if self.slot_of[row] >= 0:
@@ -415,15 +548,26 @@ cdef class StreamCache:
                 for r in range(c0, c1):
                     s = claim[r - c0]
                     if s >= 0:
-                        if self._store(s, ix, vx, ip[r], ip[r + 1]):
+                        if self._store(s, ix, vx, ip[r], ip[r + 1], &marg[r - c0], &bad_index):
                             oom = 1
                         self.slots[s].y = y[r]
                         self.slots[s].C = Cp if y[r] > 0 else Cn
+                    else:
+                        marg[r - c0] = _src_dot(ix, vx, ip[r], ip[r + 1], self.w_read, self.n_features_cap,
+                                                &bad_index)
+                        if self.bias >= 0:
+                            marg[r - c0] += self.w_read[self.n_features_cap] * self.bias
                 # add them to A
                 pthread_mutex_lock(&self.mtx)
                 for r in range(c0, c1):
                     s = claim[r - c0]
-                    if s >= 0:
+                    if s >= 0 and (bad_index or oom):
+                        # a bad group is never trained on: its slots go back to the free stack
+                        self.slot_of[row0 + r] = -1
+                        self.slots[s].row = -1
+                        self.free_slots[self.n_free] = s
+                        self.n_free += 1
+                    elif s >= 0:
                         self.where[s] = <int32_t>self.size
                         self.members[self.size] = s
                         self.size += 1
@@ -432,22 +576,38 @@ cdef class StreamCache:
                 pthread_cond_broadcast(&self.cond)
                 pthread_mutex_unlock(&self.mtx)
                 inserted = 0
-                # the primal's loss term against the current w (unsynchronized read of a moving w)
+                # the primal's loss term, and every row's projected gradient (eq. 8), at the reader's view (the
+                # model at the last snapshot): the stopping rule's check of the rows the trainer did not pick
                 for r in range(c0, c1):
-                    margin = _src_dot(ix, vx, ip[r], ip[r + 1], self.w)
-                    if self.bias >= 0:
-                        margin += self.w[self.n_features_cap] * self.bias
-                    margin *= y[r]
+                    margin = marg[r - c0] * y[r]
+                    Ci = Cp if y[r] > 0 else Cn
                     if margin < 1.0:
-                        Ci = Cp if y[r] > 0 else Cn
                         loss += Ci * (1.0 - margin)
+                    PG = margin - 1.0
+                    a = self.alpha_read[row0 + r]
+                    if a == 0.0:
+                        if PG > 0.0:
+                            PG = 0.0
+                    elif a == Ci:
+                        if PG < 0.0:
+                            PG = 0.0
+                    if PG > rPGmax:
+                        rPGmax = PG
+                    if PG < rPGmin:
+                        rPGmin = PG
                 c0 = c1
             pthread_mutex_lock(&self.mtx)
             self.total_skipped += skipped
             self.total_evicted_reader += evicted
+            if rPGmax > self.read_PGmax:
+                self.read_PGmax = rPGmax
+            if rPGmin < self.read_PGmin:
+                self.read_PGmin = rPGmin
             pthread_mutex_unlock(&self.mtx)
         if oom:
             raise MemoryError()
+        if bad_index:
+            raise ValueError("a feature index is beyond the capacity: grow first")
         return n - begin - skipped, skipped, evicted, loss
 
     # -- the trainer ---------------------------------------------------------------------------------------------
@@ -533,7 +693,10 @@ cdef class StreamCache:
             w = self.w
             alpha = self.alpha
             wbias = self.n_features_cap
-            full = INFINITY if self.unbounded else 0.9 * self.omega
+            # the RAM is full when |A| > 0.9 Omega, and only once the reader has read more rows than Omega: a
+            # cache as large as the data read so far is never full (so a budget larger than the data acts as
+            # no budget, whether n was known up front, binary, or not, text)
+            full = INFINITY if (self.unbounded or self.rows_seen <= self.omega) else 0.9 * self.omega
             pthread_mutex_unlock(&self.mtx)
 
             # the first rows of the batch on their way into the cache
@@ -635,22 +798,27 @@ cdef class StreamCache:
 
     # -- what the driver reads -----------------------------------------------------------------------------------
     def end_pass(self):
-        """Statistics of the trainer since the last call, then reset: dict with PGmax, PGmin, picks, updates,
-        evicted (by the trainer)."""
-        cdef double PGmax, PGmin
+        """Statistics since the last call, then reset: dict with the trainer's PGmax, PGmin (over its picks),
+        picks, updates, evicted (by the trainer), and the reader's read_PGmax, read_PGmin (over every row read)."""
+        cdef double PGmax, PGmin, rmax, rmin
         cdef int64_t picks, updates, evicted
         with nogil:
             pthread_mutex_lock(&self.mtx)
             PGmax, PGmin = self.pass_PGmax, self.pass_PGmin
+            rmax, rmin = self.read_PGmax, self.read_PGmin
             picks, updates, evicted = self.pass_picks, self.pass_updates, self.pass_evicted
             self.pass_PGmax = -INFINITY
             self.pass_PGmin = INFINITY
+            self.read_PGmax = -INFINITY
+            self.read_PGmin = INFINITY
             self.pass_picks = self.pass_updates = self.pass_evicted = 0
             pthread_mutex_unlock(&self.mtx)
-        return {"PGmax": PGmax, "PGmin": PGmin, "picks": picks, "updates": updates, "evicted": evicted}
+        return {"PGmax": PGmax, "PGmin": PGmin, "picks": picks, "updates": updates, "evicted": evicted,
+                "read_PGmax": rmax, "read_PGmin": rmin}
 
-    def snapshot(self, int64_t n_rows, int64_t n_features):
-        """(sum(alpha[:n_rows]), ||w||^2 with the bias weight, |A|, eps) with the trainer parked."""
+    def snapshot(self, int64_t n_rows, int64_t n_features, bint freeze=True):
+        """(sum(alpha[:n_rows]), ||w||^2 with the bias weight, |A|, eps) with the trainer parked; with `freeze`,
+        alpha and w also become the reader's view (what its loss and projected gradients use until the next)."""
         cdef double sa = 0.0, ww = 0.0
         cdef int64_t i, size
         cdef double eps
@@ -666,34 +834,40 @@ cdef class StreamCache:
                 ww += self.w[self.n_features_cap] * self.w[self.n_features_cap]
             size = self.size
             eps = self.eps
+            if freeze:
+                memcpy(self.w_read, self.w, (self.n_features_cap + 1) * sizeof(double))
+                memcpy(self.alpha_read, self.alpha, self.n_rows_cap * sizeof(double))
             self._resume()
         return sa, ww, size, eps
 
-    def alpha_array(self, int64_t n_rows):
-        """A copy of alpha[:n_rows] (trainer parked)."""
+    def alpha_array(self, int64_t n_rows, bint frozen=False):
+        """A copy of alpha[:n_rows] (trainer parked); `frozen`: of the reader's view (the last snapshot)."""
         if n_rows > self.n_rows_cap:
             raise ValueError("beyond the capacity")
         out = np.empty(n_rows, np.float64)
         cdef double[::1] o = out
+        cdef const double* src = self.alpha_read if frozen else self.alpha
         with nogil:
             self._pause()
             if n_rows > 0:
-                memcpy(&o[0], self.alpha, n_rows * sizeof(double))
+                memcpy(&o[0], src, n_rows * sizeof(double))
             self._resume()
         return out
 
-    def w_array(self, int64_t n_features):
-        """A copy of w[:n_features], with the bias weight appended when bias >= 0 (trainer parked)."""
+    def w_array(self, int64_t n_features, bint frozen=False):
+        """A copy of w[:n_features], with the bias weight appended when bias >= 0 (trainer parked); `frozen`: of
+        the reader's view (the last snapshot)."""
         if n_features > self.n_features_cap:
             raise ValueError("beyond the capacity")
         out = np.empty(n_features + (1 if self.bias >= 0 else 0), np.float64)
         cdef double[::1] o = out
+        cdef const double* src = self.w_read if frozen else self.w
         with nogil:
             self._pause()
             if n_features > 0:
-                memcpy(&o[0], self.w, n_features * sizeof(double))
+                memcpy(&o[0], src, n_features * sizeof(double))
             if self.bias >= 0:
-                o[n_features] = self.w[self.n_features_cap]
+                o[n_features] = src[self.n_features_cap]
             self._resume()
         return out
 

@@ -308,6 +308,7 @@ class StreamSVMSolver(_OutOfCore):
         converged = False
         n_iter = 0
         total_read = 0.0
+        start = (0.0, 0.0, None)      # dual, ||w||^2 of the model frozen at the start of the pass (alpha = 0)
         try:
             for it in range(self.max_iter):
                 tp = time.perf_counter()
@@ -401,57 +402,78 @@ class StreamSVMSolver(_OutOfCore):
                     writer = None
                     cache.set_n(n_rows)
                 n_iter = it + 1
+                read_secs = time.perf_counter() - tp
                 if not lockstep:
                     cache.wait_picks(n_rows)
                 stats = cache.end_pass()
-                sa, ww, size, eps_now = cache.snapshot(n_rows, n_feat)
-                secs = time.perf_counter() - tp
-                total_read += secs
                 for key in ("picks", "updates", "evicted"):
                     window[key] += stats[key]
                 window["PGmax"] = max(window["PGmax"], stats["PGmax"])
                 window["PGmin"] = min(window["PGmin"], stats["PGmin"])
-                D = sa - 0.5 * ww
-                P = 0.5 * ww + loss
                 spread = window["PGmax"] - window["PGmin"]
+                # over every row the reader read, 0 included (at alpha = 0 every PG is -1: no spread, yet not
+                # optimal); and max |PG_i|, the certificate's violation as for the in-memory solvers
+                read_spread = max(stats["read_PGmax"], 0.0) - min(stats["read_PGmin"], 0.0)
+                read_violation = max(stats["read_PGmax"], -stats["read_PGmin"], 0.0)
+                # eq. (10) over at least n picks (a pass with fewer picks extends the window), and the same
+                # spread over every row the reader read in this pass, at the model frozen when the pass began
+                # (the picks alone miss about e^-2 of the rows): that frozen model is then the one returned
+                converged = (window["picks"] >= n_rows and spread < self.eps and read_spread < self.eps
+                             and window["updates"] + window["picks"] - window["evicted"] > 0)
+                # the model now becomes the reader's view for the next pass (kept when converged)
+                sa, ww, size, eps_now = cache.snapshot(n_rows, n_feat, freeze=not converged)
+                secs = time.perf_counter() - tp
+                total_read += secs
+                # the rows the cache may hold, at most n (from text the slots were sized before n was known)
+                om = int(min(cache.omega, max(n_rows, 1)))
+                D = sa - 0.5 * ww
+                # the primal and the gap of the model frozen at the start of this pass (exact: the reader summed
+                # the loss of every row at that model)
+                P = 0.5 * start[1] + loss
                 rec = {"pass": n_iter, "seconds": time.perf_counter() - t0, "pass_seconds": secs, "dual": D,
-                       "primal": P, "gap": P - D, "cache_rows": int(size), "cache_fill": size / cache.omega,
-                       "omega": int(cache.omega), "cache_bytes": int(cache.row_bytes), "cache_peak_bytes": int(cache.peak_row_bytes), "inserted": inserted,
+                       "start_dual": start[0], "primal": P, "gap": P - start[0],
+                       "max_violation": read_violation, "cache_rows": int(size), "cache_fill": size / om,
+                       "omega": om, "cache_bytes": int(cache.row_bytes),
+                       "cache_peak_bytes": int(cache.peak_row_bytes), "inserted": inserted,
                        "skipped": skipped, "evicted_reader": evicted, "evicted_trainer": stats["evicted"],
                        "picks": stats["picks"], "updates": stats["updates"],
                        "updates_per_second": stats["updates"] / secs if secs > 0 else None,
                        "picks_per_second": stats["picks"] / secs if secs > 0 else None,
-                       "reader_mb_per_second": nbytes / secs / 1e6 if secs > 0 else None,
-                       "eps": eps_now, "M_plus": window["PGmax"], "M_minus": window["PGmin"]}
+                       "reader_seconds": read_secs,
+                       "reader_mb_per_second": nbytes / read_secs / 1e6 if read_secs > 0 else None,
+                       "eps": eps_now, "M_plus": window["PGmax"], "M_minus": window["PGmin"],
+                       "read_PG_max": stats["read_PGmax"], "read_PG_min": stats["read_PGmin"]}
                 p.trace.seconds.append(rec["seconds"])
                 p.trace.dual.append(D)
                 p.trace.primal.append(P)
                 p.trace.records.append(rec)
                 self.say(".")
                 if self.progress is not None and hasattr(self.progress, "set_postfix_str"):
-                    self.progress.set_postfix_str(f"pass {n_iter} dual {D:.6g} gap {P - D:.3g} "
-                                                  f"cache {100 * size / cache.omega:.0f}%")
-                # eq. (10) over at least n picks (a pass with fewer picks extends the window)
+                    self.progress.set_postfix_str(f"pass {n_iter} dual {D:.6g} gap {rec['gap']:.3g} "
+                                                  f"cache {100 * size / om:.0f}%")
+                if converged:
+                    break
+                start = (D, ww, P)
                 if window["picks"] >= n_rows:
-                    if window["updates"] + window["picks"] - window["evicted"] > 0 and spread < self.eps:
-                        converged = True
-                        break
                     window = {"PGmax": -math.inf, "PGmin": math.inf, "picks": 0, "updates": 0, "evicted": 0}
         finally:
             if cache is not None:
                 cache.stop()
             if trainer is not None:
                 trainer.join()
-        alpha = cache.alpha_array(n_rows)
-        w = cache.w_array(n_feat)
+        # converged: the model frozen at the start of the last pass, which that pass certified (its primal, gap
+        # and largest violation over every row are exact); otherwise the latest model, whose primal is unknown
+        alpha = cache.alpha_array(n_rows, frozen=converged)
+        w = cache.w_array(n_feat, frozen=converged)
         last = p.trace.records[-1]
-        r = FitResult(w=w, n_iter=n_iter, dual=float(alpha.sum()) - 0.5 * float(w @ w), primal=last["primal"],
+        r = FitResult(w=w, n_iter=n_iter, dual=float(alpha.sum()) - 0.5 * float(w @ w),
+                      primal=last["primal"] if converged else None,
                       nSV=int(np.count_nonzero(alpha)), converged=converged, solver=3)
-        r.gap = r.primal - r.dual
-        r.max_violation = last["M_plus"] - last["M_minus"]
+        r.gap = r.primal - r.dual if converged else None
+        r.max_violation = last["max_violation"] if converged else None
         if self.opt.return_alpha:
             r.alpha = alpha
-        r.extra = {"passes": p.trace.records, "reader_seconds": total_read, "omega": int(cache.omega),
+        r.extra = {"passes": p.trace.records, "reader_seconds": total_read, "omega": om,
                    "cache_bytes": int(cache.row_bytes), "cache_peak_bytes": int(cache.peak_row_bytes), "picks": int(cache.total_picks),
                    "updates": int(cache.total_updates), "evicted_trainer": int(cache.total_evicted_trainer),
                    "evicted_reader": int(cache.total_evicted_reader), "inserted": int(cache.total_inserted)}

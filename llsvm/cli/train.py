@@ -125,8 +125,8 @@ def llsvm_metrics(model, load_s, train_s, params):
 
 def stream_metrics(model, load_s, train_s, params):
     """-s streamsvm: per-pass records (dual, streamed primal, gap, cache fill, evictions, rates); -s bm: the dual
-    after every block. Neither holds the data, so the primal and gap are those streamed in the last pass
-    (-s streamsvm, w moving under it) or null (-s bm)."""
+    after every block. Neither holds the data: -s streamsvm's primal, gap and max_violation are those its last
+    pass streamed for the model it returns (null when it stopped at --max-iter); -s bm's are null."""
     res = model.meta["results"]
     info = model.meta["stream"]
     o = params.stream
@@ -149,7 +149,8 @@ def stream_metrics(model, load_s, train_s, params):
         "n_rows": info["n_rows"], "n_features": info["n_features"], "nnz": info["nnz"],
         "load_seconds": load_s, "train_seconds": train_s,
         "n_iter": max(r.n_iter for r in res), "primal": total("primal"), "dual": sum(r.dual for r in res),
-        "gap": total("gap"), "max_violation": max(r.max_violation for r in res) if streamsvm else None,
+        "gap": total("gap"), "max_violation": (None if any(r.max_violation is None for r in res)
+                                               else max(r.max_violation for r in res)) if streamsvm else None,
         "nSV": sum(r.nSV for r in res), "converged": all(r.converged for r in res), "peak_rss_mb": peak_rss_mb(),
         "C": params.C, "eps": params.eps, "bias": params.bias, "seed": params.seed, "threads": params.threads,
         "memory": o.memory, "hash_bits": o.hash_bits, "inner_eps": None if streamsvm else o.inner_eps,

@@ -21,14 +21,18 @@ global row numbers (a group ends where the global row number reaches a multiple 
     1. claim: for each row of the group: skip it if it is cached; else take a free slot (pop), else evict the
        member at position bounded(|A|) of A (reader's RNG; in lockstep no slot is pinned);
     2. the claimed rows join A in row order;
-    3. the hinge loss of every row of the group (skipped ones too) against the current w: the sequential dot
-       product (one running sum in column order, values widened to double), plus the bias term, times y; rows
-       with margin < 1 add C_i (1 - margin) to a running sum.
+    2a. (before 2) each claimed row is copied into its slot, and the same loop sums QD and the margin w.x in two
+       partial sums each (`_copy_sums`); a skipped row's margin is the sequential dot product (one running sum
+       in column order, values widened to double) plus the bias term; w here is the reader's view (w_read);
+    3. the hinge loss of every row of the group: margin times y; rows with margin < 1 add C_i (1 - margin) to a
+       running sum; and PG = margin y - 1 projected at the bounds of alpha_read[row] (eq. 8), whose largest and
+       smallest over the pass are read_PGmax / read_PGmin.
 Trainer (`train(max_picks, blocking=False)`, Algorithm 2), in batches of `batch` picks (fewer for the last one):
     - draw the batch: `batch` members at positions bounded(|A|) of A (trainer's RNG, with replacement, |A| taken
       at the draw: size_now); stop early when A is empty;
     - for each pick in order: a slot that an earlier pick of the same batch evicted is skipped entirely (no count,
-      no eps change); else: eps *= beta when size_now > 0.9 Omega (never for an `unbounded` cache, the driver's
+      no eps change); else: eps *= beta when size_now > 0.9 Omega and rows_seen (1 + the largest row id
+      inserted) > Omega (never for an `unbounded` cache, the driver's
       choice without a memory budget); G = y_i (w.x_i) - 1 with w.x_i summed in two partial sums over the even
       and the odd positions of the row (the last odd element to the even sum), s0 + s1, then the bias term; if (alpha_i == 0 and G > eps) or (alpha_i == C_i and G < -eps) the pick
       evicts the row (at the batch's end); else PG is G projected at the bounds, eps_new = max(eps_new, |PG|),
@@ -42,9 +46,13 @@ The lockstep driver (`fit_lockstep`, llsvm.streaming.StreamSVMSolver._fit with o
 blocks in order in steps of 256 rows on global row numbers (a step may span blocks): each block's rows are
 inserted in pieces cut where the global row number reaches a multiple of 256, and when it does, train(int(2.0 *
 rows read since the last train)); the rest of the pass is trained at its end. After the pass, the trainer's
-statistics (picks, updates, evictions, M+ and M- of the pass), D = sum(alpha) - 1/2 ||w||^2
-(sequential sums), the streamed primal 1/2 ||w||^2 + loss; stop when the window of passes holding at least n
-picks has M+ - M- < eps, or after max_iter passes.
+statistics (picks, updates, evictions, M+ and M- of the pass); converged when the window of passes holding at
+least n picks has M+ - M- < eps and the reader's max(read_PGmax, 0) - min(read_PGmin, 0) of this pass is < eps
+(the pass's max_violation is max |PG| over its rows: max(read_PGmax, -read_PGmin, 0)); then the
+snapshot: D = sum(alpha) - 1/2 ||w||^2 (sequential sums), and unless converged alpha and w become the reader's
+view (alpha_read, w_read). The pass's primal is 1/2 ||w_read||^2 + loss and its gap that minus the dual, both
+of the view the pass began with. Stop when converged (returning the view: the model the pass certified), or
+after max_iter passes (returning the current model).
 
 Certificates (`projected_gradients`, `max_violation`, `dual_objective`, `w_from_alpha`) are dcd_twin's, vectorized
 NumPy, independent of the above.
@@ -53,7 +61,7 @@ import math
 
 import numpy as np
 
-from .dcd_twin import (Xoshiro256ss, _ieee_div, _sq_norm, design, dual_objective, max_violation, primal_objective,
+from .dcd_twin import (Xoshiro256ss, _ieee_div, design, dual_objective, max_violation, primal_objective,
                        projected_gradients, w_from_alpha)
 
 __all__ = ["StreamTwin", "fit_lockstep", "problem_seed", "blocks_of", "Xoshiro256ss", "design", "dual_objective",
@@ -88,6 +96,22 @@ def _dot_pairs(idx, val, w):
     if k < m:
         s0 += w[idx[k]] * val[k]
     return s0 + s1
+
+
+def _copy_sums(idx, val, w, bias, wb):
+    """The reader's copy loop: QD and the margin w.x in two partial sums each (even positions in the first, odd
+    in the second, a trailing element in the first). QD = (q0 + q1) + bias^2; margin = (m0 + wb bias) + m1."""
+    q = [0.0, 0.0]
+    m = [0.0, 0.0]
+    for k, (j, v) in enumerate(zip(idx, val)):
+        q[k & 1] += v * v
+        m[k & 1] += w[j] * v
+    QD = q[0] + q[1]
+    m0 = m[0]
+    if bias >= 0:
+        QD += bias * bias
+        m0 += wb * bias
+    return QD, m0 + m[1]
 
 
 def _dot_seq(idx, val, w):
@@ -134,6 +158,10 @@ class StreamTwin:
         self.alpha = [0.0] * self.n_rows
         self.slot_of = [-1] * self.n_rows
         self.w = [0.0] * (self.n_features + 1)
+        self.rows_seen = 0          # 1 + the largest row id inserted
+        # the reader's view: alpha and w as of the last snapshot(freeze=True)
+        self.alpha_read = [0.0] * self.n_rows
+        self.w_read = [0.0] * (self.n_features + 1)
         # statistics
         self._reset_pass()
         self.total_picks = self.total_updates = self.total_evicted_trainer = 0
@@ -146,6 +174,7 @@ class StreamTwin:
 
     def _reset_pass(self):
         self.pass_PGmax, self.pass_PGmin = -INF, INF
+        self.read_PGmax, self.read_PGmin = -INF, INF
         self.pass_picks = self.pass_updates = self.pass_evicted = 0
 
     def _remove(self, s):
@@ -174,6 +203,7 @@ class StreamTwin:
         c0 = begin
         while c0 < end:
             c1 = min(c0 + group - (row0 + c0) % group, end)
+            self.rows_seen = max(self.rows_seen, row0 + c1)
             claim = []
             for r in range(c0, c1):
                 row = row0 + r
@@ -193,33 +223,44 @@ class StreamTwin:
                 self.slot_of[row] = s
                 self.slot_row[s] = row
                 claim.append(s)
+            w = self.w_read
+            margins = []
             for r in range(c0, c1):
                 s = claim[r - c0]
+                a, b = indptr[r], indptr[r + 1]
+                idx = [int(j) for j in indices[a:b]]
+                val = [float(v) for v in values[a:b]]
                 if s >= 0:
-                    a, b = indptr[r], indptr[r + 1]
-                    idx = [int(j) for j in indices[a:b]]
-                    val = [float(v) for v in values[a:b]]
                     self.slot_idx[s], self.slot_val[s] = idx, val
-                    self.slot_QD[s] = _sq_norm((idx, val), self.bias)
+                    self.slot_QD[s], margin = _copy_sums(idx, val, w, self.bias, w[nb])
                     yi = 1 if int(y[r]) > 0 else -1
                     self.slot_y[s] = yi
                     self.slot_C[s] = Cp if yi > 0 else Cn
+                else:
+                    margin = _dot_seq(idx, val, w)
+                    if self.bias >= 0:
+                        margin += w[nb] * self.bias
+                margins.append(margin)
             for r in range(c0, c1):
                 s = claim[r - c0]
                 if s >= 0:
                     self.where[s] = len(self.members)
                     self.members.append(s)
                     self.total_inserted += 1
-            w = self.w
             for r in range(c0, c1):
-                a, b = indptr[r], indptr[r + 1]
-                margin = _dot_seq([int(j) for j in indices[a:b]], [float(v) for v in values[a:b]], w)
-                if self.bias >= 0:
-                    margin += w[nb] * self.bias
                 yi = 1 if int(y[r]) > 0 else -1
-                margin *= yi
+                margin = margins[r - c0] * yi
+                Ci = Cp if yi > 0 else Cn
                 if margin < 1.0:
-                    loss += (Cp if yi > 0 else Cn) * (1.0 - margin)
+                    loss += Ci * (1.0 - margin)
+                PG = margin - 1.0
+                a = self.alpha_read[row0 + r]
+                if a == 0.0:
+                    PG = min(PG, 0.0)
+                elif a == Ci:
+                    PG = max(PG, 0.0)
+                self.read_PGmax = max(self.read_PGmax, PG)
+                self.read_PGmin = min(self.read_PGmin, PG)
             c0 = c1
         self.total_skipped += skipped
         self.total_evicted_reader += evicted
@@ -232,7 +273,7 @@ class StreamTwin:
             raise ValueError("the twin runs only bounded, non-blocking trains (lockstep)")
         done = 0
         w, alpha, bias, nb = self.w, self.alpha, self.bias, self.n_features
-        full = INF if self.unbounded else 0.9 * self.omega
+        full = INF if (self.unbounded or self.rows_seen <= self.omega) else 0.9 * self.omega
         while done < max_picks and self.members:
             want = min(self.batch, max_picks - done)
             size_now = len(self.members)
@@ -308,11 +349,15 @@ class StreamTwin:
     # -- what the driver reads ----------------------------------------------------------------------------------
     def end_pass(self):
         out = {"PGmax": self.pass_PGmax, "PGmin": self.pass_PGmin, "picks": self.pass_picks,
-               "updates": self.pass_updates, "evicted": self.pass_evicted}
+               "updates": self.pass_updates, "evicted": self.pass_evicted,
+               "read_PGmax": self.read_PGmax, "read_PGmin": self.read_PGmin}
         self._reset_pass()
         return out
 
-    def snapshot(self, n_rows, n_features):
+    def snapshot(self, n_rows, n_features, freeze=True):
+        if freeze:
+            self.alpha_read = list(self.alpha)
+            self.w_read = list(self.w)
         sa = 0.0
         for a in self.alpha[:n_rows]:
             sa += a
@@ -323,13 +368,14 @@ class StreamTwin:
             ww += self.w[self.n_features] * self.w[self.n_features]
         return sa, ww, len(self.members), self.eps
 
-    def alpha_array(self, n_rows):
-        return np.array(self.alpha[:n_rows], dtype=np.float64)
+    def alpha_array(self, n_rows, frozen=False):
+        return np.array((self.alpha_read if frozen else self.alpha)[:n_rows], dtype=np.float64)
 
-    def w_array(self, n_features):
-        out = list(self.w[:n_features])
+    def w_array(self, n_features, frozen=False):
+        w = self.w_read if frozen else self.w
+        out = list(w[:n_features])
         if self.bias >= 0:
-            out.append(self.w[self.n_features])
+            out.append(w[self.n_features])
         return np.array(out, dtype=np.float64)
 
     def cached_rows(self):
@@ -355,7 +401,8 @@ def fit_lockstep(blocks, ys, n_rows, n_features, bias, Cp, Cn, seed, omega, eps=
 
     Returns a dict: alpha, w (n_features entries, then the bias weight when bias >= 0), n_iter, converged, passes (per pass: inserted,
     skipped, evicted_reader, evicted_trainer, picks, updates, PGmax, PGmin, M_plus, M_minus, eps, cache_rows,
-    dual, primal), cached (row ids in A, membership order), and the twin itself (`cache`)."""
+    dual, start_dual, primal, gap, max_violation), cached (row ids in A, membership order), and the twin itself
+    (`cache`)."""
     cache = cache or StreamTwin(omega, n_rows, n_features, bias, seed, batch=batch, n_sched=max(n_rows, 1),
                                 unbounded=unbounded)
     ys = np.asarray(ys)
@@ -363,6 +410,7 @@ def fit_lockstep(blocks, ys, n_rows, n_features, bias, Cp, Cn, seed, omega, eps=
     passes = []
     converged = False
     n_iter = 0
+    start_dual = start_ww = 0.0     # the model frozen at the start of the pass (alpha = 0, w = 0 at first)
     for it in range(max_iter):
         loss = 0.0
         inserted = skipped = evicted = 0
@@ -387,21 +435,27 @@ def fit_lockstep(blocks, ys, n_rows, n_features, bias, Cp, Cn, seed, omega, eps=
             cache.train(int(ratio * pending), False)
         n_iter = it + 1
         stats = cache.end_pass()
-        sa, ww, size, eps_now = cache.snapshot(n_rows, n_features)
         for key in ("picks", "updates", "evicted"):
             window[key] += stats[key]
         window["PGmax"] = max(window["PGmax"], stats["PGmax"])
         window["PGmin"] = min(window["PGmin"], stats["PGmin"])
         spread = window["PGmax"] - window["PGmin"]
-        passes.append({"inserted": inserted, "skipped": skipped, "evicted_reader": evicted,
-                       "evicted_trainer": stats["evicted"], "picks": stats["picks"], "updates": stats["updates"],
-                       "PGmax": stats["PGmax"], "PGmin": stats["PGmin"], "M_plus": window["PGmax"],
-                       "M_minus": window["PGmin"], "eps": eps_now, "cache_rows": size,
-                       "dual": sa - 0.5 * ww, "primal": 0.5 * ww + loss})
+        read_spread = max(stats["read_PGmax"], 0.0) - min(stats["read_PGmin"], 0.0)
+        converged = (window["picks"] >= n_rows and spread < eps and read_spread < eps
+                     and window["updates"] + window["picks"] - window["evicted"] > 0)
+        sa, ww, size, eps_now = cache.snapshot(n_rows, n_features, freeze=not converged)
+        passes.append({"max_violation": max(stats["read_PGmax"], -stats["read_PGmin"], 0.0), "inserted": inserted, "skipped": skipped,
+                       "evicted_reader": evicted, "evicted_trainer": stats["evicted"], "picks": stats["picks"],
+                       "updates": stats["updates"], "PGmax": stats["PGmax"], "PGmin": stats["PGmin"],
+                       "M_plus": window["PGmax"], "M_minus": window["PGmin"], "eps": eps_now, "cache_rows": size,
+                       "dual": sa - 0.5 * ww, "start_dual": start_dual, "primal": 0.5 * start_ww + loss,
+                       "gap": 0.5 * start_ww + loss - start_dual})
+        if converged:
+            break
+        start_dual, start_ww = sa - 0.5 * ww, ww
         if window["picks"] >= n_rows:
-            if window["updates"] + window["picks"] - window["evicted"] > 0 and spread < eps:
-                converged = True
-                break
             window = {"PGmax": -INF, "PGmin": INF, "picks": 0, "updates": 0, "evicted": 0}
-    return {"alpha": cache.alpha_array(n_rows), "w": cache.w_array(n_features), "n_iter": n_iter,
-            "converged": converged, "passes": passes, "cached": cache.cached_rows(), "cache": cache}
+    # converged: the model frozen at the start of the last pass (the one that pass certified)
+    return {"alpha": cache.alpha_array(n_rows, converged), "w": cache.w_array(n_features, converged),
+            "n_iter": n_iter, "converged": converged, "passes": passes, "cached": cache.cached_rows(),
+            "cache": cache}
