@@ -149,6 +149,21 @@ cdef inline double _src_dot(const int32_t* idx, const value_t* val, int64_t k0, 
     return s
 
 
+cdef inline void _copy_one(const int32_t* idx, const value_t* val, int64_t k, int32_t* di, double* dv,
+                           const double* w, int64_t ncap, double* q, double* m, int* bad) noexcept nogil:
+    """The reader's copy of element k of a row, adding v^2 to *q and w_j v to *m (an index beyond the feature
+    capacity sets *bad and is stored as 0)."""
+    cdef int32_t j = idx[k]
+    cdef double v = val[k]
+    if <uint32_t>j >= <uint64_t>ncap:
+        bad[0] = 1
+        j = 0
+    di[k] = j
+    dv[k] = v
+    q[0] += v * v
+    m[0] += w[j] * v
+
+
 cdef class StreamCache:
     """Omega cached rows, alpha over all rows, w; the reader's `insert` and the trainer's `train`.
 
@@ -401,8 +416,7 @@ cdef class StreamCache:
         cdef int c
         cdef int32_t* di
         cdef double* dv
-        cdef double q0 = 0.0, q1 = 0.0, m0 = 0.0, m1 = 0.0, v
-        cdef int32_t j
+        cdef double q0 = 0.0, q1 = 0.0, m0 = 0.0, m1 = 0.0
         cdef const double* w = self.w_read
         if buf == NULL or nnz > cap or 2 * nnz + 16 < cap:
             c = _class_of(nnz)
@@ -433,35 +447,11 @@ cdef class StreamCache:
         val += k0
         k = 0
         while k + 2 <= nnz:
-            j = idx[k]
-            if <uint32_t>j >= <uint64_t>ncap:
-                bad[0] = 1
-                j = 0
-            v = val[k]
-            di[k] = j
-            dv[k] = v
-            q0 += v * v
-            m0 += w[j] * v
-            j = idx[k + 1]
-            if <uint32_t>j >= <uint64_t>ncap:
-                bad[0] = 1
-                j = 0
-            v = val[k + 1]
-            di[k + 1] = j
-            dv[k + 1] = v
-            q1 += v * v
-            m1 += w[j] * v
+            _copy_one(idx, val, k, di, dv, w, ncap, &q0, &m0, bad)
+            _copy_one(idx, val, k + 1, di, dv, w, ncap, &q1, &m1, bad)
             k += 2
         if k < nnz:
-            j = idx[k]
-            if <uint32_t>j >= <uint64_t>ncap:
-                bad[0] = 1
-                j = 0
-            v = val[k]
-            di[k] = j
-            dv[k] = v
-            q0 += v * v
-            m0 += w[j] * v
+            _copy_one(idx, val, k, di, dv, w, ncap, &q0, &m0, bad)
         q0 += q1
         if self.bias >= 0:
             q0 += self.bias * self.bias
