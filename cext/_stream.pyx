@@ -408,8 +408,8 @@ cdef class StreamCache:
 
     cdef int _store(self, int32_t s, const int32_t* idx, const value_t* val, int64_t k0, int64_t k1,
                     double* margin, int* bad) noexcept nogil:
-        """Copy a row into slot s (the slot is the reader's: not in A), computing Q_ii and the margin w.x (w read
-        unsynchronized) in the same loop. An index beyond the feature capacity sets *bad (and is stored as 0, so
+        """Copy a row into slot s (the slot is the reader's: not in A), computing Q_ii and the margin w.x at the
+        reader's view (w_read) in the same loop. An index beyond the feature capacity sets *bad (and is stored as 0, so
         nothing reads out of bounds; the caller raises). Returns 1 when out of memory."""
         cdef int64_t nnz = k1 - k0, k, cap = self.slots[s].cap, ncap = self.n_features_cap
         cdef char* buf = self.slots[s].buf

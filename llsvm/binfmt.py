@@ -34,13 +34,13 @@ import numpy as np
 from ._ext._rowops import CSR_OFFSETS, CSR_ORDER, CSR_RANGE, check_csr, max_sq_norm
 from .dataset import MAX_LABELS, CSRDataset, Dataset, block_rows_for, label_table
 from .errors import DataFormatError, ParameterError
+from .fileutil import _temp_beside
 
 try:
     # ISA-L's CRC-32 (the same polynomial and values as zlib's: only faster, ~34 GB/s here against ~6.5)
     from isal.isal_zlib import crc32
 except ImportError:                                     # pragma: no cover - isal is a dependency
     from zlib import crc32
-from .fileutil import _temp_beside
 
 MAGIC = b"LLSVMBIN"
 BLOCK_MAGIC = b"LLSVMBLK"

@@ -308,7 +308,7 @@ class StreamSVMSolver(_OutOfCore):
         converged = False
         n_iter = 0
         total_read = 0.0
-        start = (0.0, 0.0, None)      # dual, ||w||^2 of the model frozen at the start of the pass (alpha = 0)
+        start_dual = start_ww = 0.0   # dual and ||w||^2 of the model frozen at the start of the pass (alpha = 0)
         try:
             for it in range(self.max_iter):
                 tp = time.perf_counter()
@@ -429,9 +429,9 @@ class StreamSVMSolver(_OutOfCore):
                 D = sa - 0.5 * ww
                 # the primal and the gap of the model frozen at the start of this pass (exact: the reader summed
                 # the loss of every row at that model)
-                P = 0.5 * start[1] + loss
+                P = 0.5 * start_ww + loss
                 rec = {"pass": n_iter, "seconds": time.perf_counter() - t0, "pass_seconds": secs, "dual": D,
-                       "start_dual": start[0], "primal": P, "gap": P - start[0],
+                       "start_dual": start_dual, "primal": P, "gap": P - start_dual,
                        "max_violation": read_violation, "cache_rows": int(size), "cache_fill": size / om,
                        "omega": om, "cache_bytes": int(cache.row_bytes),
                        "cache_peak_bytes": int(cache.peak_row_bytes), "inserted": inserted,
@@ -453,7 +453,7 @@ class StreamSVMSolver(_OutOfCore):
                                                   f"cache {100 * size / om:.0f}%")
                 if converged:
                     break
-                start = (D, ww, P)
+                start_dual, start_ww = D, ww
                 if window["picks"] >= n_rows:
                     window = {"PGmax": -math.inf, "PGmin": math.inf, "picks": 0, "updates": 0, "evicted": 0}
         finally:

@@ -282,6 +282,19 @@ def test_reader_uses_the_frozen_view():
                                                                                 "read_PGmin": 0.0}
 
 
+def test_bad_index_group_never_joins_the_cache():
+    """A feature index beyond the capacity: insert raises ValueError naming it, and no row of that group is
+    cached (its claimed slots go back to the free stack); the cache then works as before."""
+    c = StreamCache(4, 4, 2, -1.0, 5, batch=1)
+    ip = np.array([0, 1, 2], np.int64)
+    with pytest.raises(ValueError, match="feature index is beyond the capacity"):
+        c.insert(np.array([1, -1], np.int8), ip, np.array([0, 2], np.int32), np.array([1.0, 1.0]), 0, 1.0, 1.0)
+    assert c.size == 0 and c.cached_rows().tolist() == [] and c.total_inserted == 0
+    assert c.insert(np.array([1, -1], np.int8), ip, np.array([0, 1], np.int32), np.array([1.0, 1.0]), 0, 1.0,
+                    1.0) == (2, 0, 0, 2.0)
+    assert sorted(c.cached_rows().tolist()) == [0, 1]
+
+
 def test_eviction_rule_by_hand():
     """Algorithm 2: a row at alpha = 0 with G > eps leaves A (trainer eviction), a row at alpha = C with
     G < -eps too; eps shrinks by beta = 0.9 before every pick while |A| > 0.9 Omega and more than Omega rows have
