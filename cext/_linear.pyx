@@ -18,6 +18,8 @@
 #    hinge loss and its diagonal preconditioner. The Newton/PCG loop itself is in llsvm/solvers.py.
 # 3. Decision values for prediction (features beyond the model's nr_feature ignored, bias appended).
 # Subproblems (one-vs-rest classes, cross-validation folds) are the full view plus `rows`, the rows they use.
+# Every kernel also takes `segs`: None for contiguous arrays, or the segment table of a memory-mapped binary file
+# read in place (rowview.pxd), so a loaded binary file is trained on and predicted without a copy.
 from libc.math cimport fabs, INFINITY
 from libc.stdint cimport int32_t, int64_t, uint64_t
 
@@ -25,7 +27,7 @@ import numpy as np
 
 from kernel_util cimport LLSVM_PREFETCH
 from kernel_types cimport value_t
-from rowview cimport RowView, make_view, row_dot, row_axpy, row_sq_norm
+from rowview cimport RowView, make_view, view_segments, row_dot, row_axpy, row_sq_norm, row_indices, row_values
 from rng cimport Rng, rng_seed, rng_next, rng_shuffle
 
 
@@ -44,14 +46,15 @@ cdef inline int64_t _row(const int64_t* rows, int64_t i) noexcept nogil:
 cdef inline void _prefetch_row(const RowView* v, int64_t row, value_t* kind) noexcept nogil:
     """Ask for the start of a row's indices and values ahead of use (rows are visited in random order)."""
     cdef int64_t k = v.indptr[row]
-    LLSVM_PREFETCH(v.indices + k)
-    LLSVM_PREFETCH(<const value_t*>v.values + k)
+    LLSVM_PREFETCH(row_indices(v, row) + k)
+    LLSVM_PREFETCH(row_values(v, row, kind) + k)
 
 
 def sq_norms(const int64_t[::1] indptr, const int32_t[::1] indices, const value_t[::1] values, double bias,
-             const int64_t[::1] rows, double[::1] out):
+             const int64_t[::1] rows, double[::1] out, segs=None):
     """out[i] = ||x_rows[i]||^2 including the bias coordinate (QD without the loss's diagonal term)."""
     cdef RowView v = make_view(indptr, indices, values, NULL, 0, bias)
+    view_segments(&v, segs)
     cdef const int64_t* r = &rows[0] if rows.shape[0] > 0 else NULL
     cdef int64_t i, l = out.shape[0]
     with nogil:
@@ -61,9 +64,10 @@ def sq_norms(const int64_t[::1] indptr, const int32_t[::1] indices, const value_
 
 def dcd_init_w(const int64_t[::1] indptr, const int32_t[::1] indices, const value_t[::1] values, int64_t n_features,
                double bias, const int64_t[::1] rows, const signed char[::1] y, const double[::1] alpha,
-               double[::1] w):
+               double[::1] w, segs=None):
     """w = sum_i alpha_i y_i x_i (w is zeroed first)."""
     cdef RowView v = make_view(indptr, indices, values, NULL, n_features, bias)
+    view_segments(&v, segs)
     cdef const int64_t* r = &rows[0] if rows.shape[0] > 0 else NULL
     cdef int64_t i, l = y.shape[0]
     with nogil:
@@ -152,13 +156,15 @@ cdef int64_t _dcd_pass(const RowView* v, const int64_t* r, const signed char* y,
 def dcd_epoch(const int64_t[::1] indptr, const int32_t[::1] indices, const value_t[::1] values, int64_t n_features,
               double bias, const int64_t[::1] rows, const signed char[::1] y, double[::1] alpha, double[::1] w,
               const double[::1] xnorm, int32_t[::1] index, int64_t active_size, double PGmax_old,
-              double PGmin_old, double Cp, double Cn, bint l1_loss, uint64_t[::1] rng, bint shuffle=True):
+              double PGmin_old, double Cp, double Cn, bint l1_loss, uint64_t[::1] rng, bint shuffle=True,
+              segs=None):
     """One outer iteration of dual CD with shrinking. Returns (active_size, PGmax_new, PGmin_new, n_updates).
 
     xnorm[i] = ||x_i||^2 (with bias); QD_i = xnorm[i] + D_ii. `index` holds the active variables first.
     shuffle=False visits index[0:active_size] in its current order (for tests against a reference).
     """
     cdef RowView v = make_view(indptr, indices, values, NULL, n_features, bias)
+    view_segments(&v, segs)
     cdef const int64_t* r = &rows[0] if rows.shape[0] > 0 else NULL
     cdef double PGmax_new, PGmin_new
     cdef int64_t n_updates
@@ -193,7 +199,7 @@ cdef class DCDState:
     cdef double PGmax_old, PGmin_old
 
     def __init__(self, indptr, indices, values, int64_t n_features, double bias, rows, y, alpha, w, xnorm,
-                 index, double Cp, double Cn, bint l1_loss, rng):
+                 index, double Cp, double Cn, bint l1_loss, rng, segs=None):
         cdef const int64_t[::1] ip = indptr
         cdef const int32_t[::1] ix = indices
         cdef const float[::1] v32
@@ -217,7 +223,8 @@ cdef class DCDState:
         else:
             v64 = values
             self.v = make_view(ip, ix, v64, NULL, n_features, bias)
-        self.keep = (indptr, indices, values, rows, y, alpha, w, xnorm, index, rng)
+        view_segments(&self.v, segs)
+        self.keep = (indptr, indices, values, rows, y, alpha, w, xnorm, index, rng, segs)
         self.r = &rw[0] if rw.shape[0] > 0 else NULL
         self.y = &yy[0]
         self.alpha = &a[0]
@@ -300,13 +307,14 @@ cdef class DCDState:
 
 def dcd_violation(const int64_t[::1] indptr, const int32_t[::1] indices, const value_t[::1] values,
                   int64_t n_features, double bias, const int64_t[::1] rows, const signed char[::1] y,
-                  const double[::1] alpha, const double[::1] w, double Cp, double Cn, bint l1_loss):
+                  const double[::1] alpha, const double[::1] w, double Cp, double Cn, bint l1_loss, segs=None):
     """(max_i |PG_i|, sum_i C_i loss_i, sum_i alpha_i, sum_i D_ii alpha_i^2, nSV) at (alpha, w), in one pass.
 
     loss_i = max(0, 1 - y_i w.x_i) for the L1 loss, its square for the L2 loss: the primal is w.w/2 + the sum,
     the dual sum alpha - w.w/2 - sum D_ii alpha_i^2 / 2. Nothing is changed (this is the certificate).
     """
     cdef RowView v = make_view(indptr, indices, values, NULL, n_features, bias)
+    view_segments(&v, segs)
     cdef const int64_t* r = &rows[0] if rows.shape[0] > 0 else NULL
     cdef double diag[3]
     cdef double upper[3]
@@ -348,9 +356,10 @@ def dcd_violation(const int64_t[::1] indptr, const int32_t[::1] indices, const v
 
 
 def xv(const int64_t[::1] indptr, const int32_t[::1] indices, const value_t[::1] values, int64_t n_features,
-       double bias, const int64_t[::1] rows, const double[::1] v_in, double[::1] out):
+       double bias, const int64_t[::1] rows, const double[::1] v_in, double[::1] out, segs=None):
     """out[i] = x_rows[i] . v (with the bias coordinate)."""
     cdef RowView v = make_view(indptr, indices, values, NULL, n_features, bias)
+    view_segments(&v, segs)
     cdef const int64_t* r = &rows[0] if rows.shape[0] > 0 else NULL
     cdef int64_t i, l = out.shape[0]
     with nogil:
@@ -359,9 +368,11 @@ def xv(const int64_t[::1] indptr, const int32_t[::1] indices, const value_t[::1]
 
 
 def sub_xtv(const int64_t[::1] indptr, const int32_t[::1] indices, const value_t[::1] values, int64_t n_features,
-            double bias, const int64_t[::1] rows, const int32_t[::1] I, const double[::1] coef, double[::1] out):
+            double bias, const int64_t[::1] rows, const int32_t[::1] I, const double[::1] coef, double[::1] out,
+            segs=None):
     """out = sum_k coef[k] x_rows[I[k]] (out zeroed first): X_I^T coef."""
     cdef RowView v = make_view(indptr, indices, values, NULL, n_features, bias)
+    view_segments(&v, segs)
     cdef const int64_t* r = &rows[0] if rows.shape[0] > 0 else NULL
     cdef int64_t k
     with nogil:
@@ -373,9 +384,10 @@ def sub_xtv(const int64_t[::1] indptr, const int32_t[::1] indices, const value_t
 
 def l2svc_hv(const int64_t[::1] indptr, const int32_t[::1] indices, const value_t[::1] values, int64_t n_features,
              double bias, const int64_t[::1] rows, const int32_t[::1] I, const double[::1] C, const double[::1] s,
-             double[::1] out):
+             double[::1] out, segs=None):
     """out = sum_{i in I} C_i (x_i . s) x_i (the data part of the squared hinge's generalized Hessian times s)."""
     cdef RowView v = make_view(indptr, indices, values, NULL, n_features, bias)
+    view_segments(&v, segs)
     cdef const int64_t* r = &rows[0] if rows.shape[0] > 0 else NULL
     cdef int64_t k, i
     cdef double xs
@@ -390,37 +402,49 @@ def l2svc_hv(const int64_t[::1] indptr, const int32_t[::1] indices, const value_
 
 def l2svc_diag(const int64_t[::1] indptr, const int32_t[::1] indices, const value_t[::1] values,
                int64_t n_features, double bias, const int64_t[::1] rows, const int32_t[::1] I,
-               const double[::1] C, double[::1] out):
+               const double[::1] C, double[::1] out, segs=None):
     """out[j] += 2 sum_{i in I} C_i x_ij^2 (the preconditioner's data part; out holds its initial value)."""
+    cdef RowView v = make_view(indptr, indices, values, NULL, n_features, bias)
+    view_segments(&v, segs)
     cdef int64_t k, i, p
     cdef const int64_t* r = &rows[0] if rows.shape[0] > 0 else NULL
+    cdef const int32_t* ix
+    cdef const value_t* x
     cdef double c
     with nogil:
         for k in range(I.shape[0]):
             i = _row(r, I[k])
             c = 2.0 * C[I[k]]
+            ix = row_indices(&v, i)
+            x = row_values(&v, i, <value_t*>NULL)
             for p in range(indptr[i], indptr[i + 1]):
-                out[indices[p]] += c * values[p] * values[p]
+                out[ix[p]] += c * x[p] * x[p]
             if bias >= 0:
                 out[n_features] += c * bias * bias
 
 
 def decision_values(const int64_t[::1] indptr, const int32_t[::1] indices, const value_t[::1] values,
-                    const double[:, ::1] W, int64_t nr_feature, double bias, double[:, ::1] out):
+                    const double[:, ::1] W, int64_t nr_feature, double bias, double[:, ::1] out, segs=None):
     """out[i, j] = sum over features < nr_feature of x_ik W[k, j] (+ bias * W[nr_feature, j] when bias >= 0).
 
     LIBLINEAR's predict: test features beyond the training dimension are ignored.
     """
+    cdef RowView v = make_view(indptr, indices, values, NULL, nr_feature, -1.0)
+    view_segments(&v, segs)
     cdef int64_t n = indptr.shape[0] - 1, nr_w = W.shape[1], i, p, j, f
+    cdef const int32_t* ix
+    cdef const value_t* xv
     cdef double x
     with nogil:
         for i in range(n):
+            ix = row_indices(&v, i)
+            xv = row_values(&v, i, <value_t*>NULL)
             for j in range(nr_w):
                 out[i, j] = 0.0
             for p in range(indptr[i], indptr[i + 1]):
-                f = indices[p]
+                f = ix[p]
                 if f < nr_feature:
-                    x = values[p]
+                    x = xv[p]
                     for j in range(nr_w):
                         out[i, j] += W[f, j] * x
             if bias >= 0:

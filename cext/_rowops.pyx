@@ -9,13 +9,14 @@ from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 import numpy as np
 
 from kernel_types cimport value_t
-from rowview cimport RowView, make_view, row_sq_norm
+from rowview cimport RowView, make_view, view_segments, row_sq_norm, row_indices, row_values
 
 
 def row_sq_norms(const int64_t[::1] indptr, const int32_t[::1] indices, const value_t[::1] values,
-                 double bias=-1.0):
+                 double bias=-1.0, segs=None):
     """||x_i||^2 for every row (with the bias coordinate when bias >= 0), as float64."""
     cdef RowView v = make_view(indptr, indices, values, NULL, 0, bias)
+    view_segments(&v, segs)
     out = np.empty(v.n_rows, dtype=np.float64)
     cdef double[::1] o = out
     cdef int64_t i
@@ -25,9 +26,10 @@ def row_sq_norms(const int64_t[::1] indptr, const int32_t[::1] indices, const va
     return out
 
 
-def max_sq_norm(const int64_t[::1] indptr, const int32_t[::1] indices, const value_t[::1] values):
+def max_sq_norm(const int64_t[::1] indptr, const int32_t[::1] indices, const value_t[::1] values, segs=None):
     """max_i ||x_i||^2 (0.0 for no rows)."""
     cdef RowView v = make_view(indptr, indices, values, NULL, 0, -1.0)
+    view_segments(&v, segs)
     cdef int64_t i
     cdef double m = 0.0, s
     with nogil:
@@ -48,38 +50,98 @@ cdef enum:
 CSR_OK, CSR_OFFSETS, CSR_RANGE, CSR_ORDER = _CSR_OK, _CSR_OFFSETS, _CSR_RANGE, _CSR_ORDER
 
 
+cdef inline int _check_row(const int32_t* ix, int64_t start, int64_t stop, int64_t n_features) noexcept nogil:
+    """The first problem of one row, scanning its entries in order (the slow path of check_csr)."""
+    cdef int64_t k
+    cdef int32_t prev = -1
+    for k in range(start, stop):
+        if <uint64_t><uint32_t>ix[k] >= <uint64_t>n_features:   # negative or too large
+            return _CSR_RANGE
+        if ix[k] <= prev:
+            return _CSR_ORDER
+        prev = ix[k]
+    return _CSR_OK
+
+
+cdef uint32_t _descents(const int32_t* ix, int64_t k0, int64_t k1) noexcept nogil:
+    """How many k in k0..k1-1 have ix[k] <= ix[k-1] (k0 >= 1, k1 - k0 < 2^32; a loop the compiler vectorizes)."""
+    cdef uint32_t c = 0
+    cdef int64_t k
+    for k in range(k0, k1):
+        c += ix[k] <= ix[k - 1]
+    return c
+
+
 def check_csr(const int64_t[::1] indptr, const int32_t[::1] indices, int64_t n_features):
-    """(status, row): CSR_OK, or the first problem and the row it is in."""
-    cdef int64_t n = indptr.shape[0] - 1, nnz = indices.shape[0], i, k, start, stop
+    """(status, row): CSR_OK, or the first problem and the row it is in.
+
+    Fast path, for valid data, over groups of rows spanning about 64K non-zeros (so the group stays in L2):
+    offsets checked row by row; indices strictly increasing within every row exactly when the descents
+    (ix[k] <= ix[k-1]) over the group's span all sit at the starts of its non-empty rows, counted by one
+    vectorized loop; strictly increasing rows lie in [0, n_features) when their first and last index do.
+    A group that fails (or a row with bad offsets) has its rows scanned again in order, to name the first problem.
+    """
+    cdef int64_t n = indptr.shape[0] - 1, nnz = indices.shape[0], i = 0, j, r, start, stop, k0, boundary
     cdef int status = 0
-    cdef int32_t prev
+    cdef bint bad
+    cdef uint32_t descents
+    cdef const int32_t* ix = &indices[0] if nnz > 0 else NULL
     if n < 0 or indptr[0] != 0 or indptr[n] != nnz:
         return _CSR_OFFSETS, 0
+    cdef const int64_t* ip = &indptr[0]
     with nogil:
-        for i in range(n):
-            start = indptr[i]
-            stop = indptr[i + 1]
-            if stop < start or stop > nnz:
-                status = _CSR_OFFSETS
-                break
-            prev = -1
-            for k in range(start, stop):
-                if <uint64_t><uint32_t>indices[k] >= <uint64_t>n_features:   # negative or too large
-                    status = _CSR_RANGE
+        while i < n:
+            k0 = ip[i]
+            j = i
+            while j < n:
+                start = ip[j]
+                stop = ip[j + 1]
+                if stop < start or stop > nnz:
+                    status = _CSR_OFFSETS
                     break
-                if indices[k] <= prev:
-                    status = _CSR_ORDER
+                if stop - k0 > 65536 and j > i:
                     break
-                prev = indices[k]
+                j += 1
             if status != 0:
+                # row j's offsets are bad: a problem in rows i..j-1 (whose offsets are fine) comes first
+                for r in range(i, j):
+                    if _check_row(ix, ip[r], ip[r + 1], n_features) != 0:
+                        status = _check_row(ix, ip[r], ip[r + 1], n_features)
+                        j = r
+                        break
+                i = j
                 break
+            # rows i..j-1: non-zeros k0..ip[j]-1, streamed into cache by the descents loop first
+            descents = _descents(ix, max(k0, 1), ip[j]) if ip[j] > k0 else 0
+            bad = False
+            boundary = 0
+            for r in range(i, j):
+                start = ip[r]
+                stop = ip[r + 1]
+                if stop > start:
+                    bad |= (<uint64_t><uint32_t>ix[start] >= <uint64_t>n_features) | \
+                        (<uint64_t><uint32_t>ix[stop - 1] >= <uint64_t>n_features)
+                    if start > 0:
+                        boundary += ix[start] <= ix[start - 1]
+            if bad or descents != boundary:
+                for r in range(i, j):
+                    status = _check_row(ix, ip[r], ip[r + 1], n_features)
+                    if status != 0:
+                        i = r
+                        break
+                break
+            i = j
     return status, (i if status else -1)
 
 
 def take_rows(const int64_t[::1] indptr, const int32_t[::1] indices, const value_t[::1] values,
-              const int64_t[::1] rows):
+              const int64_t[::1] rows, segs=None):
     """(indptr, indices, values) of the given rows, in the given order (a compacted copy; rows in range)."""
+    cdef RowView v = make_view(indptr, indices, values, NULL, 0, -1.0)
+    view_segments(&v, segs)
     cdef int64_t n = rows.shape[0], i, r, k, start, length, total = 0
+    cdef const int32_t* src_ix
+    cdef const value_t* src_x
     new_indptr = np.empty(n + 1, dtype=np.int64)
     cdef int64_t[::1] ip = new_indptr
     with nogil:
@@ -97,9 +159,11 @@ def take_rows(const int64_t[::1] indptr, const int32_t[::1] indices, const value
             r = rows[i]
             start = indptr[r]
             length = indptr[r + 1] - start
+            src_ix = row_indices(&v, r) + start
+            src_x = row_values(&v, r, <value_t*>NULL) + start
             for k in range(length):
-                ix[ip[i] + k] = indices[start + k]
-                vx[ip[i] + k] = values[start + k]
+                ix[ip[i] + k] = src_ix[k]
+                vx[ip[i] + k] = src_x[k]
     return new_indptr, new_indices, new_values
 
 

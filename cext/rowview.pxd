@@ -4,6 +4,13 @@
 # implicit bias: with bias >= 0 every row carries one more coordinate, index n_features, value bias, which is not
 # stored. An in-memory dataset, a memory-mapped binary block, an active set or a tree node are all views; a subset
 # is a view plus an index array held by the caller. The helpers are inline, nogil and never allocate.
+#
+# Segmented views (a memory-mapped binary file of several blocks, read in place): the rows' non-zeros lie in
+# several pieces of one array (the mapped file, seen once as int32 and once as the value type). indptr still
+# numbers the non-zeros contiguously (row i is non-zeros indptr[i] .. indptr[i+1]-1), and row i's segment
+# s = seg[i] says where they are: indices at indices[seg_shift[2s] + k], values at values[seg_shift[2s+1] + k].
+# seg == NULL is the plain contiguous view (both shifts 0). Kernels get a row's two base pointers with
+# row_indices / row_values and index them with k as before.
 from libc.stdint cimport int32_t, int64_t
 
 from kernel_types cimport value_t
@@ -17,6 +24,8 @@ cdef struct RowView:
     const void* values      # float or double, as the kernel's fused type says
     const double* y         # labels (may be NULL for kernels that do not need them)
     double bias             # < 0: no bias coordinate
+    const int32_t* seg      # NULL: contiguous; else the segment of each row
+    const int64_t* seg_shift  # 2 per segment: element shifts of its indices and of its values
 
 
 cdef inline RowView make_view(const int64_t[::1] indptr, const int32_t[::1] indices, const value_t[::1] values,
@@ -30,13 +39,46 @@ cdef inline RowView make_view(const int64_t[::1] indptr, const int32_t[::1] indi
     v.values = <const void*>&values[0] if values.shape[0] > 0 else NULL
     v.y = y
     v.bias = bias
+    v.seg = NULL
+    v.seg_shift = NULL
     return v
+
+
+cdef inline int view_segments(RowView* v, object segs) except -1:
+    """Make v segmented: segs is None (contiguous) or (seg int32[n_rows], seg_shift int64[2 * n_segments]).
+
+    The caller keeps segs alive as long as v is used. Shifts must keep every row inside the arrays the view was
+    made from (the binary reader guarantees it: it builds them from a verified file)."""
+    cdef const int32_t[::1] s
+    cdef const int64_t[::1] sh
+    if segs is None:
+        return 0
+    s, sh = segs
+    if s.shape[0] != v.n_rows or sh.shape[0] % 2:
+        raise ValueError("segment table does not match the view")
+    v.seg = &s[0] if s.shape[0] > 0 else NULL
+    v.seg_shift = &sh[0] if sh.shape[0] > 0 else NULL
+    return 0
+
+
+cdef inline const int32_t* row_indices(const RowView* v, int64_t i) noexcept nogil:
+    """Base of row i's indices: the row's entries are row_indices(v, i)[k], k in indptr[i] .. indptr[i+1]-1."""
+    if v.seg == NULL:
+        return v.indices
+    return v.indices + v.seg_shift[2 * v.seg[i]]
+
+
+cdef inline const value_t* row_values(const RowView* v, int64_t i, value_t* kind) noexcept nogil:
+    """Base of row i's values, indexed like row_indices."""
+    if v.seg == NULL:
+        return <const value_t*>v.values
+    return <const value_t*>v.values + v.seg_shift[2 * v.seg[i] + 1]
 
 
 cdef inline double row_dot(const RowView* v, int64_t i, const double* w, value_t* kind) noexcept nogil:
     """w . x_i (with the bias coordinate). `kind` only selects the value type; pass <value_t*>NULL."""
-    cdef const value_t* x = <const value_t*>v.values
-    cdef const int32_t* idx = v.indices
+    cdef const value_t* x = row_values(v, i, kind)
+    cdef const int32_t* idx = row_indices(v, i)
     cdef int64_t k = v.indptr[i], end = v.indptr[i + 1]
     # four partial sums: the additions of a long row do not wait on each other
     cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
@@ -57,17 +99,18 @@ cdef inline double row_dot(const RowView* v, int64_t i, const double* w, value_t
 
 cdef inline void row_axpy(const RowView* v, int64_t i, double a, double* w, value_t* kind) noexcept nogil:
     """w += a * x_i (with the bias coordinate)."""
-    cdef const value_t* x = <const value_t*>v.values
+    cdef const value_t* x = row_values(v, i, kind)
+    cdef const int32_t* idx = row_indices(v, i)
     cdef int64_t k
     for k in range(v.indptr[i], v.indptr[i + 1]):
-        w[v.indices[k]] += a * x[k]
+        w[idx[k]] += a * x[k]
     if v.bias >= 0:
         w[v.n_features] += a * v.bias
 
 
 cdef inline double row_sq_norm(const RowView* v, int64_t i, value_t* kind) noexcept nogil:
     """||x_i||^2 (with the bias coordinate)."""
-    cdef const value_t* x = <const value_t*>v.values
+    cdef const value_t* x = row_values(v, i, kind)
     cdef int64_t k
     cdef double s = 0.0
     for k in range(v.indptr[i], v.indptr[i + 1]):
@@ -79,16 +122,19 @@ cdef inline double row_sq_norm(const RowView* v, int64_t i, value_t* kind) noexc
 
 cdef inline double row_row_dot(const RowView* v, int64_t i, int64_t j, value_t* kind) noexcept nogil:
     """x_i . x_j by merging the two sorted index lists (with the bias coordinate)."""
-    cdef const value_t* x = <const value_t*>v.values
+    cdef const value_t* xa = row_values(v, i, kind)
+    cdef const value_t* xb = row_values(v, j, kind)
+    cdef const int32_t* ia = row_indices(v, i)
+    cdef const int32_t* ib = row_indices(v, j)
     cdef int64_t a = v.indptr[i], a_end = v.indptr[i + 1]
     cdef int64_t b = v.indptr[j], b_end = v.indptr[j + 1]
     cdef double s = 0.0
     while a < a_end and b < b_end:
-        if v.indices[a] == v.indices[b]:
-            s += <double>x[a] * x[b]
+        if ia[a] == ib[b]:
+            s += <double>xa[a] * xb[b]
             a += 1
             b += 1
-        elif v.indices[a] < v.indices[b]:
+        elif ia[a] < ib[b]:
             a += 1
         else:
             b += 1

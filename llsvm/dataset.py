@@ -7,7 +7,9 @@ LIBLINEAR's order) with ``label_counts``, ``random_access``, ``as_view()`` (rand
 - ``CSRDataset``: CSR arrays in memory (or memory-mapped): int64 row offsets, int32 0-based indices, float64 or
   float32 values, float64 labels, optional int64 original row ids. Costs 12 bytes per non-zero (float64) plus
   16 bytes per row (offset and label).
-- ``BinaryDataset`` (llsvm.binfmt): a binary file; random access by loading it, or streamed block by block.
+- ``BinaryDataset`` (llsvm.binfmt): a binary file; random access by loading it (mapped, read in place: a
+  ``MappedDataset`` when it has several blocks), or streamed block by block.
+- Kernels take ``kernel_arrays()`` plus ``segs`` (None for contiguous arrays; cext/rowview.pxd).
 - ``TextStream`` (llsvm.textio): LIBSVM text parsed chunk by chunk; streaming only.
 """
 import numpy as np
@@ -92,6 +94,7 @@ class CSRDataset(Dataset):
     """Rows in memory as CSR arrays; the random-access dataset every in-memory solver reads through its view."""
 
     random_access = True
+    segs = None          # the segment table of a segmented view (llsvm.binfmt.MappedDataset); None: contiguous
 
     def __init__(self, y, indptr, indices, values, n_features=None, *, row_ids=None, n_qid=0, source=None,
                  labels=None, label_counts=None, check=True, alpha=None):
@@ -160,6 +163,14 @@ class CSRDataset(Dataset):
         return self._table()[1]
 
     def as_view(self):
+        return self
+
+    def kernel_arrays(self):
+        """(indptr, indices, values) as the kernels take them, with `segs` (cext/rowview.pxd)."""
+        return self.indptr, self.indices, self.values
+
+    def contiguous(self):
+        """This dataset with contiguous CSR arrays (itself; a segmented one copies)."""
         return self
 
     def slice(self, start, stop):

@@ -47,9 +47,10 @@ def read_dataset(path, *, zero_based=False, float32=False, chunk_size=DEFAULT_CH
     ds = open_dataset(path, zero_based=zero_based, float32=float32, chunk_size=chunk_size, progress=progress)
     if isinstance(ds, BinaryDataset):
         view = ds.load()
-        if float32 and view.values.dtype != np.float32:
+        if float32 and view.dtype != np.float32:
+            view = view.contiguous()
             view = CSRDataset(view.y, view.indptr, view.indices, view.values.astype(np.float32), view.n_features,
-                              row_ids=view.row_ids, n_qid=view.n_qid, source=view.source, check=False)
+                              row_ids=view.row_ids, n_qid=ds.n_qid, source=view.source, check=False)
         return view
     return ds
 

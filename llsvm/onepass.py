@@ -301,7 +301,7 @@ class _Source:
         if self.binary:
             return float(self.ds.max_sq_norm)
         from ._ext._rowops import max_sq_norm
-        return float(max_sq_norm(self.ds.indptr, self.ds.indices, self.ds.values))
+        return float(max_sq_norm(*self.ds.kernel_arrays(), segs=self.ds.segs))
 
     def close(self):
         if self.binary and self.data is not self.ds:
