@@ -83,9 +83,8 @@ def payload_layout(n_rows, nnz, float32, row_ids, alpha=False):
 
 
 def _owned_copy(ds):
-    c = CSRDataset(ds.y.copy(), ds.indptr.copy(), ds.indices.copy(), ds.values.copy(), ds.n_features,
-                   row_ids=None if ds.row_ids is None else ds.row_ids.copy(),
-                   alpha=None if ds.alpha is None else ds.alpha.copy(), check=False)
+    """A copy of a piece the writer keeps for its next block (marked, so it is copied once)."""
+    c = ds.take_rows(np.arange(ds.n_rows, dtype=np.int64))
     c._owned = True
     return c
 
@@ -605,7 +604,7 @@ class BinaryDataset(Dataset):
             indptr = np.empty(n + 1, np.int64)
             indptr[0] = 0
             seg = np.empty(n, np.int32)
-        shift = np.empty(2 * nb, np.int64)
+        shift = np.empty(0 if single else 2 * nb, np.int64)
         ids = np.empty(n, np.int64) if self.has_row_ids and not single else None
         alpha = np.empty(n, np.float64) if self.has_alpha and not single else None
         k_first = np.concatenate([[0], np.cumsum(self.block_nnz)[:-1]]).astype(np.int64)
@@ -653,7 +652,7 @@ class BinaryDataset(Dataset):
                              check=False) for p in pieces]
         return MappedDataset(y, indptr, file_indices, file_values, seg, shift, blocks, self.block_first_row,
                              self.n_features, row_ids=ids, alpha=alpha, n_qid=self.n_qid, source=self.path,
-                             labels=self.labels, label_counts=self.label_counts, max_sq_norm=self.max_sq_norm)
+                             labels=self.labels, label_counts=self.label_counts)
 
     def load_blocks(self, b0, b1, threads=1):
         """Blocks b0..b1-1 as one contiguous, verified CSRDataset in fresh memory (`first_row` set)."""
@@ -763,7 +762,7 @@ class MappedDataset(CSRDataset):
     """
 
     def __init__(self, y, indptr, file_indices, file_values, seg, shift, blocks, block_first_row, n_features, *,
-                 row_ids=None, alpha=None, n_qid=0, source=None, labels=None, label_counts=None, max_sq_norm=None):
+                 row_ids=None, alpha=None, n_qid=0, source=None, labels=None, label_counts=None):
         self.y = y
         self.indptr = indptr
         self._file_indices = file_indices
@@ -776,7 +775,6 @@ class MappedDataset(CSRDataset):
         self.alpha = alpha
         self.n_qid = int(n_qid)
         self.source = source
-        self.max_sq_norm = max_sq_norm
         self._labels = labels
         self._label_counts = label_counts
         self._contig = None
@@ -841,17 +839,6 @@ class MappedDataset(CSRDataset):
                 piece.first_row = base
                 base += piece.n_rows
                 yield piece
-
-    def take_rows(self, rows):
-        """A contiguous copy holding the given rows, in the given order."""
-        from ._ext._rowops import take_rows
-        rows = np.ascontiguousarray(rows, dtype=np.int64)
-        if rows.size and (rows.min() < 0 or rows.max() >= self.n_rows):
-            raise IndexError("row index out of range")
-        indptr, indices, values = take_rows(*self.kernel_arrays(), rows, segs=self.segs)
-        return CSRDataset(self.y[rows], indptr, indices, values, self.n_features,
-                          row_ids=None if self.row_ids is None else self.row_ids[rows],
-                          alpha=None if self.alpha is None else self.alpha[rows], source=self.source, check=False)
 
     def to_csr(self):
         return self.contiguous().to_csr()

@@ -189,12 +189,12 @@ class CSRDataset(Dataset):
             yield self.slice(a, b)
 
     def take_rows(self, rows):
-        """A copy holding the given rows, in the given order."""
+        """A contiguous copy holding the given rows, in the given order (segmented views included)."""
         from ._ext._rowops import take_rows
         rows = np.ascontiguousarray(rows, dtype=np.int64)
         if rows.size and (rows.min() < 0 or rows.max() >= self.n_rows):
             raise IndexError("row index out of range")
-        indptr, indices, values = take_rows(self.indptr, self.indices, self.values, rows)
+        indptr, indices, values = take_rows(*self.kernel_arrays(), rows, segs=self.segs)
         return CSRDataset(self.y[rows], indptr, indices, values, self.n_features,
                           row_ids=None if self.row_ids is None else self.row_ids[rows],
                           alpha=None if self.alpha is None else self.alpha[rows], source=self.source, check=False)

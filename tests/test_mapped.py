@@ -101,7 +101,9 @@ def test_kernels_agree_on_segmented_and_contiguous_views(mapped):
     rows = rng.permutation(n)[:180].astype(np.int64)
     for bias in (-1.0, 1.5):
         w = rng.standard_normal(d + 1)
-        args = lambda v: (*v.kernel_arrays(), d, bias, rows)    # noqa: E731
+
+        def args(v):
+            return (*v.kernel_arrays(), d, bias, rows)
         out_a, out_b = np.empty(rows.size), np.empty(rows.size)
         K.sq_norms(*ds.kernel_arrays(), bias, rows, out_a, segs=ds.segs)
         K.sq_norms(*ref.kernel_arrays(), bias, rows, out_b)
@@ -200,9 +202,11 @@ def test_a_corrupt_block_fails_the_mapped_load_and_leaves_no_view(tmp_path, mapp
     ds, ref = mapped(seed=7, block_rows=20)
     path = tmp_path / "d7.bin"
     raw = bytearray(path.read_bytes())
-    # flip one bit of an index in the last block (its CRC no longer matches)
+    # flip one bit of the first index in the last block (20 rows: after 20 labels and 21 offsets), whose CRC
+    # then no longer matches
     with BinaryDataset(path) as b:
         off = int(b.block_offsets[-1])
+        assert int(b.block_rows[-1]) == 20
     raw[off + 48 + 8 * 20 + 8 * 21 + 1] ^= 0x10
     bad = tmp_path / "bad.bin"
     bad.write_bytes(bytes(raw))
@@ -213,7 +217,6 @@ def test_a_corrupt_block_fails_the_mapped_load_and_leaves_no_view(tmp_path, mapp
         with pytest.raises(llsvm.DataFormatError):
             b.load(threads=1)
     # the same flip with a matching CRC is caught by the structure check, before any kernel reads the rows
-    n_b, k_b = struct.unpack_from("<QQ", raw, off + 8)
     payload = off + 48
     psize = struct.unpack_from("<Q", raw, off + 32)[0]
     struct.pack_into("<I", raw, off + 40, zlib.crc32(bytes(raw[payload:payload + psize])))
