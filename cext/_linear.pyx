@@ -28,15 +28,7 @@ import numpy as np
 from kernel_util cimport LLSVM_PREFETCH
 from kernel_types cimport value_t
 from rowview cimport RowView, make_view, view_segments, row_dot, row_axpy, row_sq_norm, row_indices, row_values
-from rng cimport Rng, rng_seed, rng_next, rng_shuffle
-
-
-def rng_state(uint64_t seed):
-    """A fresh RNG state (4 x uint64) seeded from `seed`; kernels advance it in place."""
-    state = np.empty(4, dtype=np.uint64)
-    cdef uint64_t[::1] s = state
-    rng_seed(<Rng*>&s[0], seed)
-    return state
+from rng cimport Rng, rng_shuffle
 
 
 cdef inline int64_t _row(const int64_t* rows, int64_t i) noexcept nogil:
@@ -452,17 +444,3 @@ def decision_values(const int64_t[::1] indptr, const int32_t[::1] indices, const
                     out[i, j] += W[nr_feature, j] * bias
     return out
 
-
-def rng_draw(uint64_t[::1] rng):
-    """The next 64-bit draw of an RNG state (for deriving sub-seeds)."""
-    return rng_next(<Rng*>&rng[0])
-
-
-def permutation(int64_t n, uint64_t[::1] rng):
-    """A random permutation of 0..n-1 (Fisher-Yates with unbiased bounded draws), as LIBLINEAR's CV does."""
-    perm = np.arange(n, dtype=np.int64)
-    cdef int64_t[::1] p = perm
-    if n > 0:
-        with nogil:
-            rng_shuffle(<Rng*>&rng[0], &p[0], n)
-    return perm

@@ -12,10 +12,9 @@ from .binfmt import BinaryDataset, BinaryWriter
 from .dataset import CSRDataset, Dataset
 from .errors import ConvergenceWarning, DataFormatError, LLSVMError, ModelFormatError, ParameterError
 from .io import dump_text, file_kind, iter_blocks, open_dataset, read_dataset, to_csr, write_binary
-from .linear import cross_validation, find_parameter_C, train
 from .model import Model, load_model
-from .onepass import LLSVMOptions
-from .streaming import StreamOptions
+from .solvers import LLSVMOptions, Params, StreamOptions
+from .trainer import cross_validation, find_parameter_C, train
 from .textio import TextStream
 
 __version__ = "0.1.0"
@@ -24,5 +23,6 @@ __all__ = [
     "BinaryDataset", "BinaryWriter", "CSRDataset", "Dataset", "TextStream",
     "LLSVMError", "DataFormatError", "ModelFormatError", "ParameterError", "ConvergenceWarning",
     "read_dataset", "open_dataset", "iter_blocks", "write_binary", "dump_text", "to_csr", "file_kind",
-    "train", "cross_validation", "find_parameter_C", "Model", "load_model", "LLSVMOptions", "StreamOptions",
+    "train", "cross_validation", "find_parameter_C", "Params", "Model", "load_model", "LLSVMOptions",
+    "StreamOptions",
 ]

@@ -1,4 +1,12 @@
-"""Linear models in LIBLINEAR's exact text format (DESIGN.md section 5), prediction, and strict loading.
+"""Models: the interface every model kind offers (BaseModel), loading by the file's first line, and the linear model
+in LIBLINEAR's exact text format (docs/formats.md), with prediction and strict loading.
+
+Model files are told apart by their first line: LIBLINEAR's `solver_type ...` (a linear model), `llsvm_hashed_model`
+(a linear model over hashed features), and, reserved for the kernel and tree solvers, LIBSVM's `svm_type ...` (a
+kernel model: `svm_type`, `kernel_type`, ..., `SV`) and `llsvm_tree_model` (our own tree format). `Model.load` /
+`load_model` read any of them; llsvm-predict uses only the BaseModel interface.
+
+The linear format:
 
     solver_type L2R_L1LOSS_SVC_DUAL
     nr_class 2
@@ -64,7 +72,68 @@ def _as_rows(X):
     return CSRDataset.from_csr(sp.csr_matrix(X), np.zeros(X.shape[0]))
 
 
-class Model:
+class BaseModel:
+    """What llsvm-predict and the library need of any model, linear, kernel or tree.
+
+    `label` (int64 array, None for regression), `nr_class`, `is_regression`, `supports_probability`;
+    `prepare(X)`: the rows as the model reads them (a hashed model hashes them), once per block;
+    `decision_function(X, prepared=False)`: (n_rows,) or (n_rows, nr_w) values;
+    `labels_from_decisions(dec)`, `probabilities_from_decisions(dec)`, `predict(X)`, `predict_probability(X)`;
+    `save(path)` (atomic) and `to_text()`.
+    """
+
+    label = None
+    nr_class = 0
+    supports_probability = False
+    is_regression = False
+
+    def prepare(self, X):
+        return _as_rows(X)
+
+    def predict(self, X):
+        """Predicted labels (float64, as LIBLINEAR and LIBSVM return them)."""
+        return self.labels_from_decisions(self.decision_function(X))
+
+    def probabilities_from_decisions(self, dec):
+        raise ParameterError("probability output is only supported for logistic regression")
+
+    def predict_probability(self, X):
+        """(labels, probabilities (n_rows, nr_class)) where the model has them (LIBLINEAR's -b 1)."""
+        dec = self.decision_function(X)
+        return self.labels_from_decisions(dec), self.probabilities_from_decisions(dec)
+
+    def save(self, path):
+        """Write the model atomically in its format."""
+        text = self.to_text()
+        with atomic_output(os.fspath(path), "w") as f:
+            f.write(text)
+
+    @classmethod
+    def load(cls, path):
+        """Read any model file, the kind chosen by its first line; anything malformed raises ModelFormatError."""
+        path = os.fspath(path)
+        try:
+            size = os.path.getsize(path)
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError as exc:
+            raise ModelFormatError(f"can't open model file {path}: {exc.strerror}") from None
+        try:
+            text = data.decode("ascii")
+        except UnicodeDecodeError as exc:
+            raise ModelFormatError(f"{path}: not a model file (non-ASCII byte at offset {exc.start})") from None
+        first = text.split("\n", 1)[0].split()
+        reader = MODEL_FORMATS.get(first[0] if first else None, Model._parse_liblinear)
+        return reader(path, text, size)
+
+
+def _not_yet(kind):
+    def reader(path, text, size):
+        raise ModelFormatError(f"{path}: a {kind} model file: this llsvm does not read {kind} models yet")
+    return reader
+
+
+class Model(BaseModel):
     """A linear model: W has shape (nr_feature + (bias >= 0), nr_w).
 
     hash_bits: None for an ordinary model; B for a model over hashed features (nr_feature must be 2^B), whose
@@ -99,22 +168,26 @@ class Model:
         return self.solver_type in REGRESSION
 
     @property
+    def supports_probability(self):
+        return self.solver_type in PROBABILITY
+
+    @property
     def w(self):
         """The weights as LIBLINEAR's flat array w[feature * nr_w + class]."""
         return self.W.ravel()
 
     # -- prediction ---------------------------------------------------------------------------------------------
-    def hash_input(self, X):
+    def prepare(self, X):
         """X as rows over the model's features: hashed for a hashed model (else X's rows as they are)."""
         rows = _as_rows(X)
         return rows if self.hash_bits is None else hash_dataset(rows, self.hash_bits)
 
-    def decision_function(self, X, *, hashed=False):
+    def decision_function(self, X, *, prepared=False):
         """Decision values, shape (n_rows,) when nr_w == 1, else (n_rows, nr_w). X: dataset, scipy or dense.
 
-        A hashed model hashes X first, unless `hashed` says X already went through hash_input.
+        A hashed model hashes X first, unless `prepared` says X already went through prepare().
         """
-        rows = _as_rows(X) if hashed else self.hash_input(X)
+        rows = _as_rows(X) if prepared else self.prepare(X)
         out = np.empty((rows.n_rows, self.nr_w), np.float64)
         if rows.n_rows:
             decision_values(*rows.kernel_arrays(), self.W, self.nr_feature, self.bias, out, segs=rows.segs)
@@ -145,17 +218,6 @@ class Model:
             p = p / p.sum(axis=1, keepdims=True)
         return p
 
-    def predict_probability(self, X):
-        """(labels, probabilities (n_rows, nr_class)) for logistic-regression models (LIBLINEAR's -b 1)."""
-        if self.solver_type not in PROBABILITY:
-            raise ParameterError("probability output is only supported for logistic regression")
-        dec = self.decision_function(X).reshape(-1, self.nr_w)
-        return self.labels_from_decisions(dec), self.probabilities_from_decisions(dec)
-
-    def predict(self, X):
-        """Predicted labels (float64, as LIBLINEAR returns them)."""
-        return self.labels_from_decisions(self.decision_function(X))
-
     # -- files --------------------------------------------------------------------------------------------------
     def to_text(self):
         lines = []
@@ -173,36 +235,6 @@ class Model:
         fmt = "%.17g " * self.nr_w + "\n"
         body = "".join(fmt % tuple(row) for row in self.W.tolist())
         return head + body
-
-    def save(self, path):
-        """Write the model atomically in LIBLINEAR's format (after the two hashed-model lines if hashed)."""
-        text = self.to_text()
-        with atomic_output(os.fspath(path), "w") as f:
-            f.write(text)
-
-    @classmethod
-    def load(cls, path):
-        """Read a LIBLINEAR-format or hashed model strictly: anything malformed raises ModelFormatError with its
-        line."""
-        path = os.fspath(path)
-        try:
-            size = os.path.getsize(path)
-            with open(path, "rb") as f:
-                data = f.read()
-        except OSError as exc:
-            raise ModelFormatError(f"can't open model file {path}: {exc.strerror}") from None
-        try:
-            text = data.decode("ascii")
-        except UnicodeDecodeError as exc:
-            raise ModelFormatError(f"{path}: not a model file (non-ASCII byte at offset {exc.start})") from None
-        return cls._parse(path, text, size)
-
-    @classmethod
-    def _parse(cls, path, text, size):
-        first = text.split("\n", 1)[0].split()
-        if first and first[0] == HASHED_MAGIC:
-            return cls._parse_hashed(path, text, size)
-        return cls._parse_liblinear(path, text, size)
 
     @classmethod
     def _parse_hashed(cls, path, text, size):
@@ -325,5 +357,14 @@ class Model:
                 f"bias={self.bias:g}{hashed})")
 
 
+# first word of a model file -> its reader (LIBLINEAR's format when none matches)
+MODEL_FORMATS = {
+    HASHED_MAGIC: Model._parse_hashed,
+    "svm_type": _not_yet("LIBSVM kernel"),
+    "llsvm_tree_model": _not_yet("tree"),
+}
+
+
 def load_model(path):
-    return Model.load(path)
+    """A model of any kind from its file (BaseModel.load)."""
+    return BaseModel.load(path)

@@ -19,7 +19,8 @@ def _format_rows(dec):
 
 
 def predict_file(model, test_path, out, *, dec_out=None, probability=False, zero_based=False, progress=None):
-    """Predict every row of a text or binary test file, LIBLINEAR's predict style (hashed models hash each block).
+    """Predict every row of a text or binary test file with any model (the BaseModel interface), LIBLINEAR's
+    predict style.
 
     Writes one label per row to the text stream `out` (`%.17g`; with `probability`, LIBLINEAR's `labels ...`
     header and `label p1 p2 ...` lines), the decision values to `dec_out` when given, and returns the metrics:
@@ -33,9 +34,9 @@ def predict_file(model, test_path, out, *, dec_out=None, probability=False, zero
         if probability:
             out.write("labels" + "".join(f" {int(v)}" for v in model.label) + "\n")
         for block in ds.iter_blocks(max_bytes=BLOCK_BYTES):
-            # a hashed model: the block mapped to the 2^B hashed features, once (the bias stays after them)
-            rows = model.hash_input(block)
-            dec = model.decision_function(rows, hashed=True)
+            # the block as the model reads it (a hashed model: mapped to its 2^B hashed features), once
+            rows = model.prepare(block)
+            dec = model.decision_function(rows, prepared=True)
             pred = model.labels_from_decisions(dec)
             if probability:
                 prob = model.probabilities_from_decisions(dec)

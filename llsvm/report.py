@@ -1,8 +1,22 @@
-"""The reporter: the one way library code talks to people (DESIGN.md section 3).
+"""The reporter: the one way library code talks to people (docs/architecture.md, "Reporter").
 
-Library code never prints. It calls ``reporter.line(text)`` for LIBLINEAR's output lines, ``reporter.warning``
-for warnings, and ``reporter.bar(...)`` for a progress bar. The CLI picks the reporter: LIBLINEAR-like lines on
-stdout, quiet (``-q``), and tqdm bars on stderr when asked for or when stderr is a terminal.
+Library code never prints. Every solver, the trainer and the CLI write through one Reporter:
+
+- ``info(text)``: LIBLINEAR's ``info()`` text: the solvers' progress dots and lines, ``optimization finished``,
+  ``Objective value``, ``nSV``, and the iteration-limit warning, which LIBLINEAR prints through ``info()`` too.
+  Standard output; nothing with ``-q``.
+- ``warning(text)``: the notices LIBLINEAR writes to standard error with fprintf, about the command itself (a
+  weighted label that is absent, more folds than rows, no solver given with ``-C``). Standard error, with or
+  without ``-q``, as LIBLINEAR.
+
+So every solver's own warnings (the iteration limit above all) are on standard output and ``-q`` silences them,
+for every solver alike; a quiet run that is given a sound command prints nothing at all.
+- ``bar(...)``: a tqdm progress bar on standard error, when asked for or when standard error is a terminal (never
+  with ``-q``).
+
+Both text methods take text as LIBLINEAR prints it (newlines included). Their targets are text streams or plain
+callables (the library API's ``say=`` and ``warn=``). ``buffered()`` gives a child that keeps its text in order
+until ``replay()``: parallel one-vs-rest classes and folds print whole and in task order.
 """
 import sys
 
@@ -24,37 +38,80 @@ class _NoBar:
         self.close()
 
 
+def _writer(target, default):
+    """A function writing text to `target`: a callable, a stream, or None (the standard stream at write time)."""
+    if target is None:
+        def write(text):
+            stream = getattr(sys, default)
+            stream.write(text)
+            stream.flush()
+        return write
+    if callable(target):
+        return target
+
+    def write(text):
+        target.write(text)
+        target.flush()
+    return write
+
+
 class Reporter:
-    """Prints lines to `out` (stdout) unless quiet; shows tqdm bars on stderr when `progress` is true."""
+    """Text to `out` (info) and `err` (warnings) unless quiet; tqdm bars on stderr when `progress` is true."""
 
     def __init__(self, quiet=False, progress=None, out=None, err=None):
-        self.quiet = quiet
-        self.out = out
-        self.err = err
+        self.quiet = bool(quiet)
+        self._err_target = err
+        self._out = _writer(out, "stdout")
+        self._err = _writer(err, "stderr")
         if progress is None:
-            stream = err if err is not None else sys.stderr
-            progress = (not quiet) and hasattr(stream, "isatty") and stream.isatty()
-        self.progress = bool(progress)
+            stream = err if err is not None and hasattr(err, "isatty") else sys.stderr
+            progress = (not self.quiet) and hasattr(stream, "isatty") and stream.isatty()
+        self.progress = bool(progress) and not self.quiet
 
-    def line(self, text="", end="\n"):
-        if not self.quiet:
-            out = self.out if self.out is not None else sys.stdout
-            out.write(text + end)
-            out.flush()
+    def info(self, text):
+        if not self.quiet and text:
+            self._out(text)
+
+    def line(self, text=""):
+        self.info(text + "\n")
 
     def warning(self, text):
-        if not self.quiet:
-            err = self.err if self.err is not None else sys.stderr
-            err.write(text + "\n")
-            err.flush()
+        if text:
+            self._err(text)
 
     def bar(self, total=None, desc=None, unit="B"):
         if not self.progress:
             return _NoBar()
         from tqdm import tqdm
 
+        err = self._err_target if hasattr(self._err_target, "write") else sys.stderr
         return tqdm(total=total, desc=desc, unit=unit, unit_scale=True, unit_divisor=1024 if unit == "B" else 1000,
-                    file=self.err if self.err is not None else sys.stderr, leave=False, dynamic_ncols=True)
+                    file=err, leave=False, dynamic_ncols=True)
+
+    def buffered(self):
+        return _Buffered(self)
 
 
-QUIET = Reporter(quiet=True, progress=False)
+class _Buffered(Reporter):
+    """Keeps info and warning text in order; `replay()` hands it to the parent reporter."""
+
+    def __init__(self, parent):
+        self.quiet = parent.quiet
+        self.progress = False
+        self._items = []
+        self._out = lambda text: self._items.append((True, text))
+        self._err = lambda text: self._items.append((False, text))
+        self._err_target = None
+
+    def replay(self, parent):
+        for is_info, text in self._items:
+            (parent.info if is_info else parent.warning)(text)
+        self._items = []
+
+
+def as_reporter(reporter=None, say=None, warn=None):
+    """The reporter of a library call: `reporter` as given, else one writing to the callables `say` (info) and
+    `warn` (warnings), each silent when None."""
+    if reporter is not None:
+        return reporter
+    return Reporter(progress=False, out=say or (lambda text: None), err=warn or (lambda text: None))

@@ -249,7 +249,7 @@ def bench_solvers(name, path, test_path, repeats, tmp, threads_set=False):
     """llsvm vs LIBLINEAR for -s 3 and -s 1 on one train/test pair; returns a list of rows."""
     from liblinear.liblinearutil import save_model
 
-    from llsvm.linear import train
+    from llsvm.trainer import train
     from llsvm.model import Model
 
     ds = llsvm.read_dataset(path)
@@ -320,9 +320,9 @@ def _accuracy(model_path, test_ds):
 
 def table2_row(name, ds, inner_iter=None):
     """The paper's Table 2 on one set: alpha_i = 0 counts of -s llsvm and -s 3, and their status mismatch."""
-    from llsvm.onepass import DEFAULT_INNER_ITER, LLSVMOptions
+    from llsvm.solvers.onepass import DEFAULT_INNER_ITER, LLSVMOptions
     from reproduce_llsvm import match_problems, mismatch
-    m = llsvm.train(ds, solver="llsvm", bias=1.0, llsvm=LLSVMOptions(return_alpha=True,
+    m = llsvm.train(ds, solver="llsvm", bias=1.0, options=LLSVMOptions(return_alpha=True,
                                                                      inner_iter=inner_iter or DEFAULT_INNER_ITER))
     m3 = llsvm.train(ds, solver=3, bias=1.0, say=_quiet)
     mism, zl, z3 = [], 0, 0

@@ -5,7 +5,7 @@
 `make reproduce-llsvm` (REPRODUCE_ARGS="--quick" for a smoke run). For every data set (loaded once, both solvers
 train on the same in-memory CSRDataset), C=1, -B 1, seed 1, one thread:
 
-  - `-s llsvm` (llsvm.train(solver="llsvm", llsvm=LLSVMOptions(return_alpha=True))): its traces in
+  - `-s llsvm` (llsvm.train(solver="llsvm", options=LLSVMOptions(return_alpha=True))): its traces in
     FitResult.extra give the active set after the first pass and after each outer iteration, and the dual
     objective D = sum(alpha) - |w|^2/2 at the same points;
   - `-s 3` at its default eps 0.1 (llsvm.train(solver=3)): model, alpha, wall time;
@@ -44,9 +44,9 @@ import numpy as np  # noqa: E402
 
 import llsvm  # noqa: E402
 from llsvm._ext import _linear as KL  # noqa: E402
-from llsvm.linear import group_classes  # noqa: E402
-from llsvm.onepass import DEFAULT_EPS as LLSVM_DEFAULT_EPS, LLSVMOptions  # noqa: E402
-from llsvm.solvers import DUAL_MAX_ITER, Subproblem  # noqa: E402
+from llsvm._ext import _random as RNG  # noqa: E402
+from llsvm.solvers import DUAL_MAX_ITER, LLSVMOptions, Subproblem, group_classes  # noqa: E402
+from llsvm.solvers.onepass import DEFAULT_EPS as LLSVM_DEFAULT_EPS  # noqa: E402
 
 GENERATED = ("demo", "sparse", "dense", "multiclass")     # data/<name> and data/<name>.t (data/Makefile.mk)
 QUICK_MAX_BYTES = 10 << 20                                # --quick: training files up to 10 MB (on disk)
@@ -79,8 +79,8 @@ def resolve(name, data_dir, shared_dir):
 # -- -s 3 one outer iteration at a time ---------------------------------------------------------------------------
 def problem_seeds(seed, n_problems):
     """The sub-seeds llsvm.train draws, in order, for its binary problems (linear._Seeds)."""
-    state = KL.rng_state(int(seed) & 0xFFFFFFFFFFFFFFFF)
-    return [int(KL.rng_draw(state)) for _ in range(n_problems)]
+    state = RNG.rng_state(int(seed) & 0xFFFFFFFFFFFFFFFF)
+    return [int(RNG.rng_draw(state)) for _ in range(n_problems)]
 
 
 def trace_s3(ds, y_sign, C, bias, eps, seed, max_iter=DUAL_MAX_ITER):
@@ -92,7 +92,7 @@ def trace_s3(ds, y_sign, C, bias, eps, seed, max_iter=DUAL_MAX_ITER):
     xnorm = np.empty(sub.l)
     KL.sq_norms(ds.indptr, ds.indices, ds.values, sub.bias, sub.rows, xnorm)
     index = np.arange(sub.l, dtype=np.int32)
-    state = KL.DCDState(*sub.args, sub.y, alpha, w, xnorm, index, sub.Cp, sub.Cn, True, KL.rng_state(seed))
+    state = KL.DCDState(*sub.args, sub.y, alpha, w, xnorm, index, sub.Cp, sub.Cn, True, RNG.rng_state(seed))
     active, dual, resets, seconds = [], [], [], []
     converged = False
     t0 = time.perf_counter()
@@ -153,7 +153,7 @@ def run_set(name, kind, path, test_path, args, say):
         opts.inner_iter = args.inner_iter
 
     # -s llsvm
-    t_ll, m_ll = timed_train(ds, solver="llsvm", C=C, bias=bias, seed=seed, eps=args.llsvm_eps, llsvm=opts)
+    t_ll, m_ll = timed_train(ds, solver="llsvm", C=C, bias=bias, seed=seed, eps=args.llsvm_eps, options=opts)
     say(f"#   -s llsvm {t_ll:.3f} s")
     # -s 3 (default eps) as llsvm.train runs it, then the same run traced iteration by iteration
     t_s3, m_s3 = timed_train(ds, solver=3, C=C, bias=bias, seed=seed, eps=args.eps)

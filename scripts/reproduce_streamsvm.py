@@ -9,12 +9,12 @@ from the text file with llsvm.write_binary when missing), C = 1, no bias (the CL
 
   - D*: the dual of -s 3 at eps 1e-4 (llsvm.train on the set loaded in memory);
   - Figure 3: the four solvers of the -s 3 problem, each in this process, the data file in the page cache:
-      -s streamsvm  llsvm.train(path, solver="streamsvm", threads=2, stream=StreamOptions(memory=M)): the reader and
+      -s streamsvm  llsvm.train(path, solver="streamsvm", threads=2, options=StreamOptions(memory=M)): the reader and
                     the trainer on two threads (the CLI's default); D and the time after every reader pass, from
                     FitResult.extra["passes"];
-      -s bm         llsvm.train(path, solver="bm", stream=StreamOptions(memory=M)): D after every block,
+      -s bm         llsvm.train(path, solver="bm", options=StreamOptions(memory=M)): D after every block,
                     FitResult.extra["trace"];
-      -s llsvm      llsvm.train(path, solver="llsvm", llsvm=LLSVMOptions(memory=M)): D after its first pass and
+      -s llsvm      llsvm.train(path, solver="llsvm", options=LLSVMOptions(memory=M)): D after its first pass and
                     after every outer iteration, FitResult.extra["dual_trace"] / ["seconds"] (first pass:
                     model.meta["llsvm"]["first_pass_seconds"]);
       -s 3          in memory, driven one outer iteration at a time (a DCDState from cext/_linear.pyx built as
@@ -50,10 +50,8 @@ import numpy as np  # noqa: E402
 
 import llsvm  # noqa: E402
 from llsvm._ext import _linear as KL  # noqa: E402
-from llsvm.linear import group_classes  # noqa: E402
-from llsvm.onepass import LLSVMOptions, parse_size  # noqa: E402
-from llsvm.solvers import DUAL_MAX_ITER, Subproblem  # noqa: E402
-from llsvm.streaming import StreamOptions  # noqa: E402
+from llsvm._ext import _random as RNG  # noqa: E402
+from llsvm.solvers import DUAL_MAX_ITER, LLSVMOptions, StreamOptions, Subproblem, group_classes, parse_size  # noqa: E402
 from reproduce_llsvm import problem_seeds  # noqa: E402
 
 GENERATED = ("demo", "sparse", "dense")       # two-class generated sets (data/Makefile.mk)
@@ -135,7 +133,7 @@ def trace_s3(ds, y_sign, C, bias, eps, seed, offset, max_iter=DUAL_MAX_ITER):
     xnorm = np.empty(sub.l)
     KL.sq_norms(ds.indptr, ds.indices, ds.values, sub.bias, sub.rows, xnorm)
     state = KL.DCDState(*sub.args, sub.y, alpha, w, xnorm, np.arange(sub.l, dtype=np.int32), sub.Cp, sub.Cn, True,
-                        KL.rng_state(seed))
+                        RNG.rng_state(seed))
     seconds, dual = [], []
     converged = False
     while state.n_iter < max_iter:
@@ -160,7 +158,7 @@ def one_problem(model, what):
 def run_streamsvm(path, args, memory):
     warm(path)
     wall, m = quiet_train(path, solver="streamsvm", C=args.C, bias=args.bias, seed=args.seed,
-                          threads=args.stream_threads, stream=StreamOptions(memory=memory))
+                          threads=args.stream_threads, options=StreamOptions(memory=memory))
     r = one_problem(m, "-s streamsvm")
     passes = r.extra["passes"]
     return {"solver": "streamsvm", "memory": memory, "wall": wall, "n_iter": int(r.n_iter),
@@ -175,7 +173,7 @@ def run_streamsvm(path, args, memory):
 def run_bm(path, args, memory):
     warm(path)
     wall, m = quiet_train(path, solver="bm", C=args.C, bias=args.bias, seed=args.seed,
-                          stream=StreamOptions(memory=memory))
+                          options=StreamOptions(memory=memory))
     r = one_problem(m, "-s bm")
     tr = r.extra["trace"]
     return {"solver": "bm", "memory": memory, "wall": wall, "n_iter": int(r.n_iter), "converged": bool(r.converged),
@@ -186,7 +184,7 @@ def run_bm(path, args, memory):
 def run_llsvm(path, args, memory):
     warm(path)
     wall, m = quiet_train(path, solver="llsvm", C=args.C, bias=args.bias, seed=args.seed,
-                          llsvm=LLSVMOptions(memory=memory))
+                          options=LLSVMOptions(memory=memory))
     r = one_problem(m, "-s llsvm")
     dual = [float(d) for d in r.extra["dual_trace"]]
     seconds = [float(s) for s in r.extra["seconds"]]

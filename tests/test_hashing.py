@@ -16,7 +16,7 @@ from llsvm._ext._hashing import fmix32_array, hash_rows
 from llsvm.cli.predict import main as predict_main
 from llsvm.hashing import (HASH_FUNCTION, check_bits, fmix32_reference, hash_dataset,
                            hash_rows_reference)
-from llsvm.linear import train as llsvm_fit
+from llsvm.trainer import train as llsvm_fit
 from llsvm.model import Model
 from llsvm.predict import predict_file
 

@@ -33,12 +33,13 @@ from conftest import assert_exit
 import llsvm
 from llsvm import BinaryDataset, BinaryWriter
 from llsvm._ext import _linear as KL
+from llsvm._ext import _random as RNG
 from llsvm._ext import _llsvm as K
 from llsvm.cli.predict import main as predict_main
 from llsvm.cli.train import main as train_main
 from llsvm.dataset import CSRDataset
 from llsvm.errors import ConvergenceWarning
-from llsvm.onepass import LLSVMOptions, OnePassSolver
+from llsvm.solvers import LLSVMOptions, OnePassSolver
 from reference.files import write_text
 from reference import dcd_twin as T
 from reference import llsvm_twin as LT
@@ -88,9 +89,9 @@ def dataset(X, y):
 
 
 def fit(data, **kw):
-    """llsvm.train(data, solver='llsvm', ...), options given as llsvm=LLSVMOptions(...)."""
-    opt = kw.pop("llsvm", None) or LLSVMOptions()
-    return llsvm.train(data, solver="llsvm", llsvm=opt, **kw)
+    """llsvm.train(data, solver='llsvm', ...), options given as options=LLSVMOptions(...)."""
+    opt = kw.pop("options", None) or LLSVMOptions()
+    return llsvm.train(data, solver="llsvm", options=opt, **kw)
 
 
 def signs_for(y, label):
@@ -223,7 +224,7 @@ def test_block_pass_fixed_order_matches_twin(case, n_inner):
     ys = y.astype(np.int8)
     index0 = np.random.default_rng(seed + 100).permutation(l).astype(np.int32)
     alpha, w, index = alpha0.copy(), w0.copy(), index0.copy()
-    rng = KL.rng_state(9)
+    rng = RNG.rng_state(9)
     rng0 = rng.copy()
     d_sum, n_updates = K.block_pass(indptr, indices, values, n, bias, ys, QD, alpha, w, Cp, Cn, n_inner, rng, index,
                                     shuffle=False)
@@ -258,7 +259,7 @@ def test_block_pass_subset_and_shuffle_match_twin(case):
     alpha, w = alpha0.copy(), w0.copy()
     ip = indptr[:half + 1]
     d, u = K.block_pass(ip, indices[:ip[-1]], values[:ip[-1]], n, bias, ys[:half], QD[:half], alpha, w, Cp, Cn, 2,
-                        KL.rng_state(1), sub.copy(), shuffle=False)
+                        RNG.rng_state(1), sub.copy(), shuffle=False)
     at, wt, _, dt, ut = LT.block_pass(rows[:half], ys[:half], QD[:half], alpha0[:half], w0, Cp, Cn, 2, sub, n, bias,
                                       dot_order=DOT_ORDER)
     np.testing.assert_array_equal(alpha[:half], at)
@@ -269,7 +270,7 @@ def test_block_pass_subset_and_shuffle_match_twin(case):
     for seed_rng in (1, 77):
         alpha, w = alpha0.copy(), w0.copy()
         index = np.arange(l, dtype=np.int32)
-        rng = KL.rng_state(seed_rng)
+        rng = RNG.rng_state(seed_rng)
         d, u = K.block_pass(indptr, indices, values, n, bias, ys, QD, alpha, w, Cp, Cn, 3, rng, index)
         twin_rng = LT.Xoshiro256ss(seed_rng)
         at, wt, it, dt, ut = LT.block_pass(rows, ys, QD, alpha0, w0, Cp, Cn, 3, range(l), n, bias, rng=twin_rng,
@@ -286,7 +287,7 @@ def test_block_pass_empty_block_and_fixed_point():
     """An empty block changes nothing; a block at the optimum of its coordinates makes no update."""
     w = np.array([0.5, -0.25, 0.0])
     d, u = K.block_pass(np.zeros(1, np.int64), np.empty(0, np.int32), np.empty(0), 2, -1.0, np.empty(0, np.int8),
-                        np.empty(0), np.empty(0), w, 1.0, 1.0, 5, KL.rng_state(1), np.empty(0, np.int32))
+                        np.empty(0), np.empty(0), w, 1.0, 1.0, 5, RNG.rng_state(1), np.empty(0, np.int32))
     assert (d, u) == (0.0, 0)
     np.testing.assert_array_equal(w, [0.5, -0.25, 0.0])
     # one row x = (1, 0), y = +1, alpha = 0.5 and w = 0.5 x + ...: margin exactly 1 -> G = 0, no update
@@ -294,7 +295,7 @@ def test_block_pass_empty_block_and_fixed_point():
     alpha = np.array([0.5])
     w = np.array([1.0, 0.0, 0.0])
     d, u = K.block_pass(indptr, np.array([0], np.int32), np.array([1.0]), 2, -1.0, np.array([1], np.int8),
-                        np.array([1.0]), alpha, w, 1.0, 1.0, 4, KL.rng_state(1), np.zeros(1, np.int32))
+                        np.array([1.0]), alpha, w, 1.0, 1.0, 4, RNG.rng_state(1), np.zeros(1, np.int32))
     assert (d, u) == (0.0, 0)
     assert alpha[0] == 0.5
 
@@ -329,7 +330,7 @@ def test_driver_matches_twin_in_memory(case):
         X, y = make_problem(data, l=300, n=30)
         y = first_label(y, 1.0)
     m = fit(dataset(X, y), C=C, eps=eps, bias=bias, seed=seed, weights=list(weights),
-            llsvm=LLSVMOptions(return_alpha=True))
+            options=LLSVMOptions(return_alpha=True))
     r = m.meta["results"][0]
     wd = dict(weights)
     Cp, Cn = C * wd.get(1, 1.0), C * wd.get(-1, 1.0)
@@ -389,7 +390,7 @@ def check_dual_trace(r, eps=0.01):
 @pytest.mark.parametrize("memory", [None, 1 << 20], ids=["in-memory", "1M-budget"])
 def test_dual_trace_non_decreasing(memory):
     X, y = big_problem()
-    m = fit(dataset(X, y), bias=1.0, llsvm=LLSVMOptions(memory=memory))
+    m = fit(dataset(X, y), bias=1.0, options=LLSVMOptions(memory=memory))
     r = m.meta["results"][0]
     check_dual_trace(r)
     assert r.n_iter >= 3
@@ -427,7 +428,7 @@ def test_block_level_dual_non_decreasing(monkeypatch):
 
     monkeypatch.setattr(OnePassSolver, "_optimize_block", spy)
     X, y = big_problem()
-    m = fit(dataset(X, y), bias=1.0, llsvm=LLSVMOptions(memory=1 << 20))
+    m = fit(dataset(X, y), bias=1.0, options=LLSVMOptions(memory=1 << 20))
     r = m.meta["results"][0]
     (p,) = seen.values()
     bd = list(p.trace.block_dual)
@@ -492,7 +493,7 @@ def test_certificates(case):
         y = first_label(y, first)
     eps = 1e-6 if seed == "separable" else 0.01
     m = fit(dataset(X, y), C=C, eps=eps, bias=bias, weights=weights,
-            llsvm=LLSVMOptions(return_alpha=True, memory=memory))
+            options=LLSVMOptions(return_alpha=True, memory=memory))
     check_certificates(m, X, y, C, weights, bias)
     if memory is not None:
         assert max(m.meta["results"][0].extra["blocks"]) > 1
@@ -593,7 +594,7 @@ def test_keep_active_set_binary(tmp_path, memory, max_iter):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)      # max_iter=1 on purpose
         m = fit(dataset(X, y), bias=1.0, max_iter=max_iter,
-                llsvm=LLSVMOptions(keep_active_set=str(keep), return_alpha=True, memory=memory))
+                options=LLSVMOptions(keep_active_set=str(keep), return_alpha=True, memory=memory))
     r = m.meta["results"][0]
     if memory:
         assert r.extra["blocks"][-1] > 1          # still streamed at the end: the file itself is kept
@@ -620,7 +621,7 @@ def test_keep_active_set_multiclass_cli(tmp_path):
 def test_kept_active_set_has_the_data_n_features(tmp_path):
     X, y = make_problem(53, l=400, n=30)
     keep = tmp_path / "kept"
-    fit(dataset(X, first_label(y, 1.0)), llsvm=LLSVMOptions(keep_active_set=str(keep)))
+    fit(dataset(X, first_label(y, 1.0)), options=LLSVMOptions(keep_active_set=str(keep)))
     with BinaryDataset(keep / "active-set.bin") as f:
         assert f.n_features == X.shape[1]
 
@@ -629,7 +630,7 @@ def test_kept_active_set_labels_follow_the_model_after_swap(tmp_path):
     X, y = make_problem(54, l=400, n=30)
     y = first_label(y, -1.0)
     keep = tmp_path / "kept"
-    m = fit(dataset(X, y), llsvm=LLSVMOptions(keep_active_set=str(keep), return_alpha=True))
+    m = fit(dataset(X, y), options=LLSVMOptions(keep_active_set=str(keep), return_alpha=True))
     assert list(m.label) == [1, -1]
     with BinaryDataset(keep / "active-set.bin") as f:
         b = f.load_blocks(0, f.n_blocks)
@@ -702,7 +703,7 @@ def test_memory_budget_forces_blocks_and_converges(big_binary):
     r0 = ref.meta["results"][0]
     assert set(r0.extra["blocks"]) == {1}
     for memory in (MB, 600_000):
-        m = fit(ds, bias=1.0, llsvm=LLSVMOptions(memory=memory))
+        m = fit(ds, bias=1.0, options=LLSVMOptions(memory=memory))
         r = m.meta["results"][0]
         assert r.converged
         assert r.extra["blocks"][0] > 1
@@ -729,7 +730,7 @@ def test_memory_budget_cli_streams_blocks(big_binary, tmp_path):
     (cls,) = js["classes"]
     assert js["blocks"] == max(cls["blocks"]) > 1
     assert js["converged"] is True and js["memory"] == MB
-    m = fit(dataset(X, y), bias=1.0, llsvm=LLSVMOptions(memory=MB))
+    m = fit(dataset(X, y), bias=1.0, options=LLSVMOptions(memory=MB))
     np.testing.assert_array_equal(llsvm.load_model(str(tmp_path / "big.model")).W, m.W)
     assert cls["blocks"] == m.meta["results"][0].extra["blocks"]
 
@@ -739,7 +740,7 @@ def test_memory_budget_that_holds_the_active_set_gives_the_same_model(big_binary
     first pass reads the input in smaller chunks, which changes nothing but the summation order of sum(alpha)."""
     X, y = big_binary
     ref = fit(dataset(X, y), bias=1.0)
-    m = fit(dataset(X, y), bias=1.0, llsvm=LLSVMOptions(memory=8 << 20))
+    m = fit(dataset(X, y), bias=1.0, options=LLSVMOptions(memory=8 << 20))
     r, r0 = m.meta["results"][0], ref.meta["results"][0]
     assert set(r.extra["blocks"]) == {1}
     np.testing.assert_array_equal(m.W, ref.W)
@@ -896,7 +897,7 @@ def test_late_class_same_model_from_text_stdin_binary(late_class, tmp_path):
     m = llsvm.load_model(str(tmp_path / "text.model"))
     full = fit(dataset(X, y))
     np.testing.assert_array_equal(full.W, m.W)
-    np.testing.assert_array_equal(fit(dataset(X, y), llsvm=LLSVMOptions(memory=MB)).W,
+    np.testing.assert_array_equal(fit(dataset(X, y), options=LLSVMOptions(memory=MB)).W,
                                   llsvm.load_model(str(tmp_path / "text-1M.model")).W)
     # the late class's problem saw every row in stream order: its first pass is the twin's
     k = [int(v) for v in m.label].index(2)
@@ -1134,7 +1135,8 @@ def test_cli_radius_bias(tmp_path):
     assert (tmp_path / "b.model").read_text() == texts[0]
     # -B R only for -s llsvm
     res = runner_train("-s", "3", "-B", "R", data, tmp_path / "x.model")
-    assert_exit(res, 2)
+    assert_exit(res, 1)
+    assert res.stderr == "ERROR: -B R applies only to -s llsvm, not to -s 3\n"
 
 
 def test_cli_cross_validation(tmp_path):
@@ -1152,18 +1154,19 @@ def test_cli_cross_validation(tmp_path):
     assert float(m.group(1)) > 75.0
 
 
-@pytest.mark.parametrize("args,needle", [
-    (["-s", "llsvm", "-C"], "Warm-start parameter search"),
-    (["-s", "3", "--inner-iter", "3"], "--inner-iter"),
-    (["-s", "3", "--keep-active-set", "KEEP"], "--keep-active-set"),
-    (["-s", "1", "--memory", "64M"], "--memory"),
-    (["-s", "2", "--tmp-dir", "TMP"], "--tmp-dir"),
-    (["-s", "llsvm", "--inner-iter", "0"], "--inner-iter"),
+# an option the solver does not take: exit 1 (the registry refuses it, naming it); a bad value: Click's exit 2
+@pytest.mark.parametrize("args,needle,code", [
+    (["-s", "llsvm", "-C"], "Warm-start parameter search only available for -s 1, -s 2 and -s 3", 1),
+    (["-s", "3", "--inner-iter", "3"], "--inner-iter applies only to -s llsvm, not to -s 3", 1),
+    (["-s", "3", "--keep-active-set", "KEEP"], "--keep-active-set applies only to -s llsvm, not to -s 3", 1),
+    (["-s", "1", "--memory", "64M"], "--memory applies only to -s llsvm, -s streamsvm and -s bm, not to -s 1", 1),
+    (["-s", "2", "--tmp-dir", "TMP"], "--tmp-dir applies only to -s llsvm, -s streamsvm and -s bm, not to -s 2", 1),
+    (["-s", "llsvm", "--inner-iter", "0"], "--inner-iter", 2),
 ])
-def test_cli_usage_errors(small_file, tmp_path, args, needle):
+def test_cli_usage_errors(small_file, tmp_path, args, needle, code):
     args = [str(tmp_path) if a in ("KEEP", "TMP") else a for a in args]
     res = runner_train(*args, small_file, tmp_path / "u.model")
-    assert_exit(res, 2)
+    assert_exit(res, code)
     assert needle in res.stderr
     assert not (tmp_path / "u.model").exists()
 

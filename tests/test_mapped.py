@@ -14,6 +14,7 @@ import pytest
 
 import llsvm
 from llsvm._ext import _linear as K
+from llsvm._ext import _random as RNG
 from llsvm._ext import _rowops as R
 from llsvm.binfmt import BinaryDataset, MappedDataset
 from llsvm.dataset import CSRDataset
@@ -139,7 +140,7 @@ def test_kernels_agree_on_segmented_and_contiguous_views(mapped):
             xn = np.empty(rows.size)
             K.sq_norms(*v.kernel_arrays(), bias, rows, xn, segs=segs)
             out = K.dcd_epoch(*args(v), y, a, ww, xn, idx, rows.size, 0.5, -0.5, 1.0, 2.0, True,
-                              K.rng_state(7), segs=segs)
+                              RNG.rng_state(7), segs=segs)
             res.append((out, a, ww, idx))
         assert res[0][0] == res[1][0]
         for x, z in zip(res[0][1:], res[1][1:]):

@@ -10,7 +10,7 @@ import pytest
 
 import llsvm
 from llsvm import ModelFormatError
-from llsvm.linear import train as llsvm_fit
+from llsvm.trainer import train as llsvm_fit
 from llsvm.model import Model
 
 liblinear = pytest.importorskip("liblinear.liblinear")

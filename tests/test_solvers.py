@@ -21,10 +21,12 @@ import pytest
 import scipy.sparse as sp
 
 import llsvm
-from llsvm import linear as linear_mod
+from llsvm.solvers import dcd as dcd_mod, newton as newton_mod
 from llsvm.dataset import CSRDataset
 from llsvm.errors import ConvergenceWarning
-from llsvm.linear import Params, cross_validation, find_parameter_C, group_classes, solve_binary, train
+from llsvm.report import as_reporter
+from llsvm.solvers import Params, group_classes
+from llsvm.trainer import cross_validation, find_parameter_C, solve_binary, train
 from llsvm.model import Model
 from llsvm.solvers import Subproblem, solve_dcd
 from reference import dcd_twin as T
@@ -171,12 +173,12 @@ def last_pass_drift_bound(Xb, alpha_prev, alpha):
 # the twin: the RNG, the summation order, exact agreement on tiny problems
 
 def test_twin_rng_is_the_kernels_rng():
-    from llsvm._ext import _linear as K
+    from llsvm._ext import _random as RNG
 
     for seed in (0, 1, 12345, 2 ** 63 + 17):
-        state = K.rng_state(seed)
+        state = RNG.rng_state(seed)
         twin = T.Xoshiro256ss(seed)
-        assert [int(K.rng_draw(state)) for _ in range(200)] == [twin.next() for _ in range(200)]
+        assert [int(RNG.rng_draw(state)) for _ in range(200)] == [twin.next() for _ in range(200)]
     # bounded draws: the kernel's permutation (Fisher-Yates, j = i + bounded(n - i)) drawn by the twin
     for seed, n in ((1, 1), (2, 37), (3, 1000), (4, 2 ** 16 + 3)):
         twin = T.Xoshiro256ss(seed)
@@ -184,7 +186,7 @@ def test_twin_rng_is_the_kernels_rng():
         for i in range(n):
             j = i + twin.bounded(n - i)
             perm[i], perm[j] = perm[j], perm[i]
-        np.testing.assert_array_equal(K.permutation(n, K.rng_state(seed)), perm)
+        np.testing.assert_array_equal(RNG.permutation(n, RNG.rng_state(seed)), perm)
 
 
 def test_twin_splitmix_and_xoshiro_known_values():
@@ -499,12 +501,12 @@ def test_solve_binary_with_class_costs(load, LL):
     assert ll_labels(ref)[0] == 1
     P_ref = T.primal_objective(ll_W(ref)[:, 0], X, ys, 2.0, 0.5, False, 1.0)
     for solver in (1, 2):
-        r = solve_binary(sub, Params(solver=solver, bias=1.0).check(), 99, quiet)
+        r = solve_binary(sub, Params(solver=solver, bias=1.0).check(), 99, as_reporter(say=quiet))
         P = T.primal_objective(r.w, X, ys, 2.0, 0.5, False, 1.0)
         assert abs(P - P_ref) <= 1e-3 * P_ref
         assert r.primal == pytest.approx(P, rel=1e-10)
         assert r.dual <= P_ref
-    r = solve_binary(sub, Params(solver=3, bias=1.0).check(), 99, quiet)
+    r = solve_binary(sub, Params(solver=3, bias=1.0).check(), 99, as_reporter(say=quiet))
     assert r.converged and r.max_violation <= 2 * 0.1
     C = T.costs(ys, 2.0, 0.5)
     assert (r.alpha <= C).all() and np.count_nonzero(r.alpha == 2.0) > 0 and np.count_nonzero(r.alpha == 0.5) > 0
@@ -864,8 +866,9 @@ def test_find_parameter_C(load, solver, monkeypatch):
             return r
         return wrapped
 
-    monkeypatch.setattr(linear_mod, "solve_dcd", counting(linear_mod.solve_dcd))
-    monkeypatch.setattr(linear_mod, "solve_newton", counting(linear_mod.solve_newton))
+    monkeypatch.setattr(dcd_mod, "solve_dcd", counting(dcd_mod.solve_dcd))
+    monkeypatch.setattr(dcd_mod, "solve_newton", counting(dcd_mod.solve_newton))
+    monkeypatch.setattr(newton_mod, "solve_newton", counting(newton_mod.solve_newton))
     say = Capture()
     best_C, best_rate = find_parameter_C(ds, 5, solver=solver, say=say)
     warm_iters = iters["n"]
@@ -940,7 +943,7 @@ def test_same_model_from_text_xz_stdin_binary_and_arrays(shared_data, tmp_path):
     ds = llsvm.read_dataset(txt)
     models["arrays"] = train(ds.to_csr(), ds.y, **kw)
     out = tmp_path / "stdin.model"
-    code = ("import sys\nfrom llsvm.linear import train\n"
+    code = ("import sys\nfrom llsvm.trainer import train\n"
             "train('-', solver=1, bias=1.0, C=0.5, seed=3).save(sys.argv[1])\n")
     proc = subprocess.run([sys.executable, "-c", code, str(out)], input=text, capture_output=True, timeout=120)
     assert proc.returncode == 0, proc.stderr

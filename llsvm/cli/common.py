@@ -55,15 +55,33 @@ def handle_errors(fn):
     return wrapper
 
 
+class os_errors:
+    """Turn an OSError (of `types`) raised inside the block into a message for the user: `error(message)`, with the
+    system's reason appended when `detail` is true. The one place where the commands map OSErrors."""
+
+    def __init__(self, message, detail=False, error=None, types=(OSError,)):
+        self.message = message
+        self.detail = detail
+        self.error = error or InputOpenError
+        self.types = types
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is not None and issubclass(exc_type, self.types) and not isinstance(exc, LLSVMError):
+            text = f"{self.message}: {exc.strerror or exc}" if self.detail else self.message
+            raise self.error(text) from None
+        return False
+
+
 def check_input(path):
     """Raise InputOpenError with LIBLINEAR's message unless path ('-' is stdin) can be opened for reading."""
     if path == "-":
         return
-    try:
+    with os_errors(f"can't open input file {path}"):
         with open(path, "rb"):
             pass
-    except OSError:
-        raise InputOpenError(f"can't open input file {path}") from None
 
 
 def make_reporter(quiet, progress):

@@ -7,7 +7,7 @@ from ..fileutil import atomic_output
 from ..io import describe, open_dataset
 from ..sources import TextSource, sniff_path
 from ..textio import write_text
-from .common import check_input, handle_errors, make_reporter
+from .common import check_input, handle_errors, make_reporter, os_errors
 
 
 def _label(x):
@@ -39,19 +39,9 @@ def print_info(path, info):
     click.echo(f"checksum: {info['checksum']}")
 
 
-class _writing:
-    """Map an OSError raised while creating or writing the output to LIBLINEAR-style "can't write" errors."""
-
-    def __init__(self, path):
-        self.path = path
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, exc_type, exc, tb):
-        if exc_type is not None and issubclass(exc_type, OSError) and not isinstance(exc, LLSVMError):
-            raise LLSVMError(f"can't write output file {self.path}: {exc.strerror or exc}") from None
-        return False
+def _writing(path):
+    """OSErrors while creating or writing the output read "can't write output file PATH: reason"."""
+    return os_errors(f"can't write output file {path}", detail=True, error=LLSVMError)
 
 
 def _to_binary(ds, in_kind, output_file, float32, block_rows, total, reporter):

@@ -5,9 +5,9 @@ import click
 
 from ..errors import LLSVMError, ModelFormatError
 from ..fileutil import atomic_output
-from ..model import PROBABILITY, Model
+from ..model import load_model
 from ..predict import predict_file
-from .common import InputOpenError, check_input, handle_errors, make_reporter
+from .common import InputOpenError, check_input, handle_errors, make_reporter, os_errors
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("test_file")
@@ -23,16 +23,17 @@ from .common import InputOpenError, check_input, handle_errors, make_reporter
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr.")
 @handle_errors
 def main(test_file, model_file, output_file, probability, quiet, dec_file, zero_based, json_file, progress):
-    """Predict with a LIBLINEAR-format model: llsvm-predict [options] test_file model_file output_file."""
+    """Predict with a model file (LIBLINEAR's format, or llsvm's hashed models): llsvm-predict [options] test_file
+    model_file output_file."""
     reporter = make_reporter(quiet, progress)
     check_input(test_file)
     try:
-        model = Model.load(model_file)
+        model = load_model(model_file)
     except ModelFormatError as exc:
         if str(exc).startswith("can't open model file"):
             raise InputOpenError(f"can't open model file {model_file}") from None
         raise
-    if probability and model.solver_type not in PROBABILITY:
+    if probability and not model.supports_probability:
         raise InputOpenError("probability output is only supported for logistic regression")
     out_cm = _opening(output_file)
     dec_cm = _opening(dec_file) if dec_file else _Null()
@@ -59,20 +60,16 @@ class _opening:
     """atomic_output(path) whose failure to create or write the file reads "can't open output file PATH"."""
 
     def __init__(self, path):
-        self.path = path
         self.cm = atomic_output(path, "w")
+        self.errors = os_errors(f"can't open output file {path}")
 
     def __enter__(self):
-        try:
+        with self.errors:
             return self.cm.__enter__()
-        except OSError:
-            raise InputOpenError(f"can't open output file {self.path}") from None
 
     def __exit__(self, exc_type, exc, tb):
-        try:
+        with self.errors:
             return self.cm.__exit__(exc_type, exc, tb)
-        except OSError:
-            raise InputOpenError(f"can't open output file {self.path}") from None
 
 
 class _Null:

@@ -1,159 +1,25 @@
-"""Drivers of the L2-regularized SVC solvers (LIBLINEAR 2.50 semantics) around the kernels of cext/_linear.pyx.
-
-A driver owns the outer loop, the stopping rule, LIBLINEAR's output lines (through a `say` callable, so
-parallel runs can buffer them) and the certificate of the result. Kernels see a binary subproblem: the dataset's
-row view, `rows` (the rows it uses, empty for all), labels y in {-1,+1} (int8) and per-class costs Cp, Cn.
+"""-s 2: the L2-regularized L2-loss SVC in the primal, LIBLINEAR 2.50's Newton method with preconditioned conjugate
+gradient and backtracking line search (Galli & Lin, "A study on truncated Newton methods for linear
+classification", IEEE TNNLS 2021; newton.cpp), around the X v, X^T v and Hessian-vector kernels of cext/_linear.pyx.
 """
 import math
-from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._ext import _linear as K
+from .._ext import _linear as K
+from .common import FitResult
 
-INF = math.inf
-EMPTY_ROWS = np.empty(0, np.int64)
-
-L2R_L2LOSS_SVC_DUAL = 1
 L2R_L2LOSS_SVC = 2
-L2R_L1LOSS_SVC_DUAL = 3
-SOLVER_NAMES = {L2R_L2LOSS_SVC_DUAL: "L2R_L2LOSS_SVC_DUAL", L2R_L2LOSS_SVC: "L2R_L2LOSS_SVC",
-                L2R_L1LOSS_SVC_DUAL: "L2R_L1LOSS_SVC_DUAL"}
-DEFAULT_EPS = {L2R_L2LOSS_SVC_DUAL: 0.1, L2R_L2LOSS_SVC: 0.01, L2R_L1LOSS_SVC_DUAL: 0.1}
-DUAL_MAX_ITER = 300
 NEWTON_MAX_ITER = 1000
 
 
-@dataclass
-class FitResult:
-    """A binary fit and its certificate."""
-    w: np.ndarray
-    alpha: np.ndarray = None
-    n_iter: int = 0
-    primal: float = float("nan")
-    dual: float = float("nan")
-    gap: float = float("nan")
-    max_violation: float = float("nan")
-    nSV: int = 0
-    converged: bool = True
-    solver: int = L2R_L1LOSS_SVC_DUAL
-    extra: dict = field(default_factory=dict)
-
-
-def weighted_C(C, weights, labels):
-    """C of every class (labels in class order) after LIBLINEAR's -wi weights, and the weighted labels not
-    found among them."""
-    wC = np.full(len(labels), float(C))
-    missing = []
-    for lab, weight in weights:
-        hit = np.flatnonzero(np.asarray(labels) == int(lab))
-        if hit.size == 0:
-            missing.append(int(lab))
-        else:
-            wC[hit[0]] *= float(weight)
-    return wC, missing
-
-
-def warn_missing_weights(missing, warn):
-    for lab in missing:
-        warn(f"WARNING: class label {lab} specified in weight is not found\n")
-
-
-class Subproblem:
-    """A binary problem over a dataset's view: rows (None: all), y_sign (+1/-1 int8), C per class."""
-
-    def __init__(self, view, y_sign, Cp, Cn, rows=None, bias=-1.0):
-        self.view = view
-        self.rows = EMPTY_ROWS if rows is None else np.ascontiguousarray(rows, dtype=np.int64)
-        self.y = np.ascontiguousarray(y_sign, dtype=np.int8)
-        self.l = self.y.shape[0]
-        self.Cp = float(Cp)
-        self.Cn = float(Cn)
-        self.bias = float(bias)
-        self.n_features = view.n_features
-        self.w_size = view.n_features + (1 if bias >= 0 else 0)
-
-    @property
-    def args(self):
-        """The view's arrays as the kernels take them; pass `segs=self.segs` along."""
-        return (*self.view.kernel_arrays(), self.n_features, self.bias, self.rows)
-
-    @property
-    def segs(self):
-        return self.view.segs
-
-    def C(self):
-        return np.where(self.y > 0, self.Cp, self.Cn)
-
-    def margins(self, w):
-        out = np.empty(self.l, np.float64)
-        K.xv(*self.args, w, out, segs=self.segs)
-        return out
-
-    def primal(self, w, l1_loss):
-        """1/2 w.w + sum_i C_i loss_i (hinge for L1 loss, squared hinge otherwise)."""
-        xi = np.maximum(0.0, 1.0 - self.y * self.margins(w))
-        loss = xi if l1_loss else xi * xi
-        return 0.5 * float(w @ w) + float(self.C() @ loss)
-
-    def dual(self, alpha, w, l1_loss):
-        """sum alpha - 1/2 w.w - 1/2 sum D_ii alpha_i^2 with w = sum alpha_i y_i x_i (maximization form)."""
-        d = 0.0 if l1_loss else float((alpha * alpha) @ (0.5 / self.C()))
-        return float(alpha.sum()) - 0.5 * float(w @ w) - 0.5 * d
-
-
-def solve_dcd(sub, l1_loss, eps, max_iter=DUAL_MAX_ITER, rng_seed=1, alpha0=None, say=None, shuffle=True):
-    """Dual coordinate descent with shrinking: LIBLINEAR 2.50's solve_l2r_l1l2_svc, outer loop here.
-
-    Returns a FitResult; `n_iter >= max_iter` means the iteration limit was hit (converged False).
-    shuffle=False keeps the visiting order fixed (index order, as shrinking leaves it): for reference tests.
-    """
-    say = say or (lambda s: None)
+def train_one(sub, params, seed, reporter, warm=None):
+    """One binary problem with LIBLINEAR's train_one logic for -s 2: the tolerance scaled by the smaller class."""
     l = sub.l
-    w = np.zeros(sub.w_size, np.float64)
-    xnorm = np.empty(l, np.float64)
-    K.sq_norms(*sub.view.kernel_arrays(), sub.bias, sub.rows, xnorm, segs=sub.segs)
-    if alpha0 is None:
-        alpha = np.zeros(l, np.float64)
-    else:
-        alpha = np.array(alpha0, dtype=np.float64)
-        if l1_loss:
-            np.minimum(alpha, sub.C(), out=alpha)
-        K.dcd_init_w(*sub.args, sub.y, alpha, w, segs=sub.segs)
-    index = np.arange(l, dtype=np.int32)
-    rng = K.rng_state(rng_seed)
-    state = K.DCDState(*sub.args, sub.y, alpha, w, xnorm, index, sub.Cp, sub.Cn, l1_loss, rng, segs=sub.segs)
-    # LIBLINEAR's outer loop runs in the kernel, 10 iterations per call so the dots appear as LIBLINEAR's do
-    while state.n_iter < max_iter:
-        converged, events = state.run(min(10, max_iter - state.n_iter), eps, shuffle)
-        if events:
-            say(events)
-        if converged:
-            break
-    it = state.n_iter
-    say(f"\noptimization finished, #iter = {it}\n")
-    res = certify(sub, w, alpha, l1_loss)
-    # LIBLINEAR's "Objective value" is the dual minimization objective f(alpha) = -dual
-    say(f"Objective value = {-res.dual:f}\n")
-    say(f"nSV = {res.nSV}\n")
-    res.n_iter = it
-    res.converged = it < max_iter
-    res.solver = L2R_L1LOSS_SVC_DUAL if l1_loss else L2R_L2LOSS_SVC_DUAL
-    res.extra["objective_value"] = -res.dual
-    return res
-
-
-def certify(sub, w, alpha, l1_loss):
-    """Primal, dual, gap, max projected-gradient violation and nSV of a dual solution (w as the solver kept it).
-
-    One pass over the data: the kernel returns the violation, the loss term of the primal and the dual's sums.
-    """
-    viol, loss, sum_alpha, sum_diag, nSV = K.dcd_violation(*sub.args, sub.y, alpha, w, sub.Cp, sub.Cn, l1_loss,
-                                                           segs=sub.segs)
-    wTw = float(w @ w)
-    primal = 0.5 * wTw + loss
-    dual = sum_alpha - 0.5 * wTw - 0.5 * sum_diag
-    return FitResult(w=w, alpha=alpha, primal=primal, dual=dual, gap=primal - dual, max_violation=viol, nSV=nSV)
+    pos = int(np.count_nonzero(sub.y > 0))
+    tol = params.eps * max(min(pos, l - pos), 1) / l
+    return solve_newton(sub, tol, params.max_iter or NEWTON_MAX_ITER, w0=None if warm is None else warm.get("w"),
+                        regularize_bias=params.regularize_bias, reporter=reporter)
 
 
 class _L2SVCFun:
@@ -274,13 +140,13 @@ def _pcg(fun, g, M, s, r, eps_cg, say):
     return cg_iter
 
 
-def solve_newton(sub, eps, max_iter=NEWTON_MAX_ITER, w0=None, regularize_bias=True, say=None, eps_cg=0.5):
+def solve_newton(sub, eps, max_iter=NEWTON_MAX_ITER, w0=None, regularize_bias=True, reporter=None, eps_cg=0.5):
     """-s 2: Newton with preconditioned CG and backtracking line search (LIBLINEAR 2.50's NEWTON::newton).
 
     `eps` is the tolerance after LIBLINEAR's scaling (eps * max(min(pos, neg), 1) / l): stop when
     |grad f(w)| <= eps |grad f(0)|.
     """
-    say = say or (lambda s: None)
+    say = reporter.info if reporter is not None else (lambda s: None)
     fun = _L2SVCFun(sub, regularize_bias)
     n = sub.w_size
     w = np.zeros(n, np.float64) if w0 is None else np.array(w0, dtype=np.float64)

@@ -1,8 +1,7 @@
 """-s llsvm: the one-pass harsh-shrinking solver with a binary active-set file and block optimization.
 
-Alrajeh, Takeda, Niranjan, "Memory-efficient large-scale linear support vector machine" (Algorithm 2; the paper
-is ../shared/papers/llsvm-memory-efficient-linear-svm.txt). The hinge-loss dual of LIBLINEAR's -s 3 is solved in
-two phases; the kernels are in cext/_llsvm.pyx.
+Alrajeh, Takeda, Niranjan, "Memory-efficient large-scale linear support vector machine", ICMV 2014 (Algorithm 2).
+The hinge-loss dual of LIBLINEAR's -s 3 is solved in two phases; the kernels are in cext/_llsvm.pyx.
 
 1. First pass (lines 1-8). The input streams by once, block by block (text is parsed on a second thread while
    the kernel works on the previous block). Every row gets one dual coordinate step from alpha = 0 and w is
@@ -23,25 +22,22 @@ kept (a bounded prefix), else by re-reading the input (impossible for stdin: a c
 sees the rows in stream order, so text, stdin and binary input give the same model.
 """
 import os
-import queue
-import re
-import shutil
-import tempfile
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._ext import _linear as KL
-from ._ext import _llsvm as K
-from ._ext._rowops import compact_rows
-from .binfmt import BinaryDataset, BinaryWriter
-from .dataset import CSRDataset
-from .errors import DataFormatError, LLSVMError, ParameterError
-from .model import Model
-from .solvers import EMPTY_ROWS, FitResult, warn_missing_weights, weighted_C
+from .._ext import _linear as KL
+from .._ext import _llsvm as K
+from .._ext._rowops import compact_rows
+from ..binfmt import BinaryDataset, BinaryWriter
+from ..dataset import CSRDataset
+from ..errors import DataFormatError, LLSVMError, ParameterError
+from ..model import Model
+from .common import (EMPTY_ROWS, MIN_BUDGET, Classes, FitResult, class_costs, problem_seed, report_finished,
+                     rng_state, stacked_weights, warn_max_iter)
+from .outofcore import Input, OutOfCoreSolver
 
 LLSVM = "llsvm"
 SOLVER_TYPE = "L2R_L1LOSS_SVC_DUAL"
@@ -49,25 +45,8 @@ DEFAULT_EPS = 0.01
 DEFAULT_INNER_ITER = 5
 DEFAULT_MAX_ITER = 100
 ROW_BYTES = 48            # a loaded active row: label, offset, row id, alpha, QD, order, sign
-MIN_BUDGET = 256 << 10
-
 # per-row outcome of the first pass, per problem
 ZERO, AT_CP, ACTIVE, AT_CN = 0, 1, 2, 3
-
-_SIZE = re.compile(r"\s*(\d+(?:\.\d*)?)\s*([kKmMgGtT]?)(i?[bB])?\s*")
-_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
-
-
-def parse_size(text):
-    """Bytes of a size such as 64M, 1.5G, 512k, 1000 (binary units; a trailing B or iB is allowed)."""
-    m = _SIZE.fullmatch(str(text))
-    if not m:
-        raise ParameterError(f"invalid size {text!r} (examples: 64M, 2G, 512K)")
-    n = int(float(m.group(1)) * _UNITS[m.group(2).lower()])
-    if n < MIN_BUDGET:
-        raise ParameterError(f"memory budget {text} is too small (at least 256K)")
-    return n
-
 
 @dataclass
 class LLSVMOptions:
@@ -77,6 +56,10 @@ class LLSVMOptions:
     keep_active_set: str = None   # directory to copy the final active-set files into
     radius_bias: bool = False     # -B R: the bias value is the data radius max ||x_i||
     return_alpha: bool = False    # FitResult.alpha over all rows (for experiments)
+
+    def check(self):
+        if self.inner_iter < 1:
+            raise ParameterError("--inner-iter must be at least 1")
 
 
 @dataclass
@@ -115,7 +98,7 @@ class _Problem:
     def __init__(self, k, pos, Cp, Cn, cap, seed, directory, write_block_bytes, float32):
         self.k, self.pos, self.Cp, self.Cn = k, pos, float(Cp), float(Cn)
         self.w = np.zeros(cap + 1)            # w[cap] is the bias weight
-        self.rng = KL.rng_state(problem_seed(seed, k))
+        self.rng = rng_state(problem_seed(seed, k))
         self.status = _Bytes()
         self.sum_alpha = 0.0
         self.path = os.path.join(directory, f"active-{k}.bin")
@@ -163,182 +146,28 @@ class _Problem:
         self.writer.abort()
 
 
-def problem_seed(seed, k):
-    """The seed of binary problem k of a run seeded with `seed` (every out-of-core driver)."""
-    return (int(seed) * 0x9E3779B97F4A7C15 + k + 1) & 0xFFFFFFFFFFFFFFFF
-
-
-def stacked_weights(labels, results):
-    """(labels, W) of a one-vs-rest run whose problems were trained with classes in first-occurrence order,
-    after LIBLINEAR's {-1,+1} rule (label[0] = +1: the problem with -1 positive is its mirror image; the results'
-    w are negated along)."""
-    labs = np.array(labels, dtype=np.int64)
-    W = np.stack([r.w for r in results], axis=1)
-    if labs.size == 2 and labs[0] == -1 and labs[1] == 1:
-        labs = labs[::-1].copy()
-        W = -W
-        for r in results:
-            r.w = -r.w
-    return labs, W
-
-
-def _prefetched(iterator, depth=1):
-    """Iterate on a helper thread, `depth` items ahead (parsing overlaps the kernels: both release the GIL)."""
-    q = queue.Queue(maxsize=depth)
-    stop = threading.Event()
-    DONE = object()
-
-    def run():
-        try:
-            for item in iterator:
-                while not stop.is_set():
-                    try:
-                        q.put((True, item), timeout=0.1)
-                        break
-                    except queue.Full:
-                        continue
-                if stop.is_set():
-                    return
-            q.put((True, DONE))
-        except BaseException as exc:          # handed to the consumer
-            q.put((False, exc))
-
-    t = threading.Thread(target=run, name="llsvm-reader", daemon=True)
-    t.start()
-    try:
-        while True:
-            ok, item = q.get()
-            if not ok:
-                raise item
-            if item is DONE:
-                return
-            yield item
-    finally:
-        stop.set()
-        # the reader may be blocked on an open pipe (stdin): give it a moment, then leave it (a daemon thread)
-        deadline = time.monotonic() + 1.0
-        while t.is_alive() and time.monotonic() < deadline:
-            try:
-                q.get(timeout=0.05)
-            except queue.Empty:
-                pass
-
-
-class _Classes:
-    """Integer labels (LIBLINEAR truncates) in order of first occurrence, discovered block by block."""
-
-    def __init__(self):
-        self.labels = []
-        self._sorted = np.empty(0, np.int64)
-        self._cls = np.empty(0, np.int32)
-
-    def add(self, y):
-        """Class index per row (int32); new labels are appended. Returns (cls, number of new labels)."""
-        yt = np.trunc(y)
-        if yt.size and (np.abs(yt) > 2147483647).any():
-            raise ParameterError("a class label is beyond the int range")
-        yi = yt.astype(np.int64)
-        uniq, first = np.unique(yi, return_index=True)
-        new = 0
-        if self._sorted.size:
-            pos = np.searchsorted(self._sorted, uniq)
-            known = (pos < self._sorted.size) & (self._sorted[np.minimum(pos, self._sorted.size - 1)] == uniq)
-        else:
-            known = np.zeros(uniq.size, bool)
-        if not known.all():
-            fresh = uniq[~known][np.argsort(first[~known], kind="stable")]
-            for lab in fresh.tolist():
-                self.labels.append(lab)
-            new = fresh.size
-            labs = np.array(self.labels, np.int64)
-            order = np.argsort(labs, kind="stable")
-            self._sorted = labs[order]
-            self._cls = order.astype(np.int32)
-        return self._cls[np.searchsorted(self._sorted, yi)], new
-
-
-def _definitions(C, weights, labels):
-    """(pos, Cp, Cn) of every problem for the classes seen so far (LIBLINEAR: one problem for two classes)."""
-    wC = weighted_C(C, weights, labels)[0].tolist()
-    if len(labels) <= 2:
-        return [(0, wC[0], wC[1] if len(labels) == 2 else float(C))]
-    return [(k, wC[k], float(C)) for k in range(len(labels))]
-
-
-class _Source:
-    """Where the rows come from: blocks in order, each with `first_row`, and how to read them again."""
-
-    def __init__(self, data, chunk_size, zero_based, progress):
-        from .io import open_dataset
-        self.data = data
-        self.progress = progress
-        self.stdin = False
-        if isinstance(data, (str, os.PathLike)):
-            self.ds = open_dataset(data, zero_based=zero_based, stream=True, chunk_size=chunk_size)
-            self.stdin = os.fspath(data) == "-"
-        else:
-            self.ds = data
-        self.binary = isinstance(self.ds, BinaryDataset)
-        self.block_bytes = chunk_size
-
-    def blocks(self, first=False):
-        if self.binary:
-            it = self.ds.iter_blocks(max_bytes=self.block_bytes)
-        elif isinstance(self.ds, CSRDataset):
-            it = self._memory_blocks()
-        else:
-            it = self.ds.iter_blocks(progress=self.progress if first else None)
-        return _prefetched(it) if first else it
-
-    def _memory_blocks(self):
-        base = 0
-        for b in self.ds.iter_blocks(max_bytes=self.block_bytes):
-            b.first_row = base
-            base += b.n_rows
-            yield b
-
-    def radius_sq(self):
-        if self.binary:
-            return float(self.ds.max_sq_norm)
-        from ._ext._rowops import max_sq_norm
-        return float(max_sq_norm(*self.ds.kernel_arrays(), segs=self.ds.segs))
-
-    def close(self):
-        if self.binary and self.data is not self.ds:
-            self.ds.close()
-
-
 def _budget_split(memory, n_parallel):
     if memory is None:
         return None
     return max(MIN_BUDGET // 2, memory // max(1, n_parallel))
 
 
-class OnePassSolver:
+class OnePassSolver(OutOfCoreSolver):
     """Drives the two phases for all problems of one training run."""
 
-    def __init__(self, C=1.0, eps=DEFAULT_EPS, bias=-1.0, weights=(), max_iter=DEFAULT_MAX_ITER, seed=1,
-                 threads=1, options=None, say=None, zero_based=False, progress=None, warn=None):
-        self.C = float(C)
-        self.eps = float(eps)
-        self.bias = float(bias)
-        self.weights = list(weights)
-        self.max_iter = int(max_iter)
-        self.seed = int(seed)
-        self.threads = max(1, int(threads))
-        self.opt = options or LLSVMOptions()
-        self.say = say or (lambda s: None)
-        self.warn = warn or (lambda s: None)
-        self.zero_based = zero_based
-        self.progress = progress
+    name = LLSVM
+
+    def __init__(self, params=None, reporter=None, **kw):
+        super().__init__(params, reporter, **kw)
         m = self.opt.memory
         # the first pass holds about 3 parser blocks (one parsing, one queued, one in the kernel) and the writers'
         # pending blocks; together about half the budget
         self.chunk = 16 << 20 if m is None else int(min(16 << 20, max(256 << 10, m // 8)))
+        self.block_bytes = self.chunk_size = self.chunk
 
     # -- phase 1 ------------------------------------------------------------------------------------------------
     def _first_pass(self, src, directory, pool):
-        classes = _Classes()
+        classes = Classes()
         problems = []
         cap = 0
         n_rows = nnz = 0
@@ -379,7 +208,7 @@ class OnePassSolver:
                     p.step_block(b, c, q, done, cap, self.bias)
                 done += b.n_rows
 
-        for block in src.blocks(first=True):
+        for block in src.blocks(prefetch=True, progress=True):
             if block.n_rows == 0:
                 continue
             if float32 is None:
@@ -394,7 +223,7 @@ class OnePassSolver:
                     p.grow(cap)
             cls, new = classes.add(block.y)
             if new:
-                defs = _definitions(self.C, self.weights, classes.labels)
+                defs = classes.problems(self.C, self.weights)
                 fresh = []
                 for k, d in enumerate(defs):
                     if k < len(problems) and problems[k].definition() == d:
@@ -538,27 +367,20 @@ class OnePassSolver:
         return blocks, n_after, BinaryDataset(p.path)
 
     # -- the run ------------------------------------------------------------------------------------------------
-    def fit(self, data):
-        """Train on a path ('-' for stdin), a BinaryDataset or a CSRDataset. Returns a Model."""
-        t0 = time.perf_counter()
-        base = self.opt.tmp_dir or tempfile.gettempdir()
-        if not os.path.isdir(base):
-            raise LLSVMError(f"temporary directory {base} does not exist")
-        directory = tempfile.mkdtemp(prefix="llsvm-", dir=base)
+    def _fit(self, src, directory, t0):
         pool = ThreadPoolExecutor(max_workers=self.threads) if self.threads > 1 else None
         problems = []
-        src = None
+        given = src
         try:
-            src = _Source(data, self.chunk, self.zero_based, self.progress)
             if self.opt.radius_bias:
                 src, self.bias = self._radius_source(src, directory)
             problems, labels, n_rows, nnz, n_features, cap = self._first_pass(src, directory, pool)
             t_first = time.perf_counter() - t0
             # LIBLINEAR's warning, once every class is known
-            warn_missing_weights(weighted_C(self.C, self.weights, labels)[1], self.warn)
+            class_costs(self.C, self.weights, labels, self.reporter)
             # split by classes, not threads: the model must not depend on --threads
             budget = _budget_split(self.opt.memory, len(problems))
-            swapped = len(labels) == 2 and labels[0] == -1 and labels[1] == 1
+            swapped = Classes(labels).swapped
             if self.opt.keep_active_set:
                 os.makedirs(self.opt.keep_active_set, exist_ok=True)
 
@@ -580,13 +402,13 @@ class OnePassSolver:
             model.meta["llsvm"] = {"n_rows": n_rows, "nnz": nnz, "n_features": n_features,
                                    "first_pass_seconds": t_first, "bias": self.bias}
             for p in problems:
-                self.say("".join(p.output) + "\n" if p.output else "")
+                self.reporter.info("".join(p.output) + "\n" if p.output else "")
                 r = p.result
-                self.say(f"active set: {p.trace.active_first} of {n_rows} rows after the first pass, "
-                         f"{p.trace.active[-1] if p.trace.active else p.trace.active_first} at the end\n")
-                self.say(f"optimization finished, #iter = {r.n_iter}\n")
-                self.say(f"Objective value = {-r.dual:f}\n")
-                self.say(f"nSV = {r.nSV}\n")
+                self.reporter.info(f"active set: {p.trace.active_first} of {n_rows} rows after the first pass, "
+                                   f"{p.trace.active[-1] if p.trace.active else p.trace.active_first} at the end\n")
+                report_finished(self.reporter, r.n_iter, -r.dual, r.nSV, blank_line=False)
+                if not r.converged:
+                    warn_max_iter(self.reporter)
             return model
         finally:
             if pool is not None:
@@ -594,9 +416,8 @@ class OnePassSolver:
             for p in problems:
                 p.abort()
                 p.memory_set = None
-            if src is not None:
+            if src is not given:          # the binary copy of -B R
                 src.close()
-            shutil.rmtree(directory, ignore_errors=True)
 
     def _radius_source(self, src, directory):
         """-B R: the data radius must be known before the first step. Binary input records it in its header;
@@ -605,11 +426,11 @@ class OnePassSolver:
             return src, float(np.sqrt(src.radius_sq()))
         copy = os.path.join(directory, "input.bin")
         with BinaryWriter(copy) as w:
-            for b in src.blocks(first=True):
+            for b in src.blocks(prefetch=True, progress=True):
                 w.write_dataset(b)
             w.close()
         src.close()
-        new = _Source(copy, self.chunk, False, None)
+        new = Input(copy, False, None, self.chunk, self.chunk)
         return new, float(np.sqrt(new.radius_sq()))
 
     def _final_alpha(self, p, n_rows):
@@ -669,3 +490,30 @@ class OnePassSolver:
         labs, W = stacked_weights(labels, results)
         return Model(SOLVER_TYPE, labs.size, labs, n_features, self.bias, W,
                      meta={"results": results, "solver": LLSVM})
+
+
+JSON_FIELDS = ("model_solver_type", "first_pass_seconds", "C", "eps", "bias", "seed", "threads", "memory",
+               "inner_iter", "active_first_pass", "blocks", "nr_class", "labels", "classes")
+
+
+def metrics(model, params, ds=None):
+    """--json of -s llsvm. It never holds the data, so the primal, gap and violation (a full pass each) are null."""
+    res = model.meta["results"]
+    info = model.meta["llsvm"]
+    per = [{"label": int(model.label[k]) if len(res) > 1 else None, "n_iter": r.n_iter, "dual": r.dual,
+            "nSV": r.nSV, "converged": r.converged, "active_first_pass": r.extra["active_first_pass"],
+            "active": r.extra["active"], "dual_trace": r.extra["dual_trace"], "blocks": r.extra["blocks"],
+            "seconds": r.extra["seconds"]} for k, r in enumerate(res)]
+    o = params.options
+    return {
+        "solver": "llsvm", "model_solver_type": model.solver_type,
+        "n_rows": info["n_rows"], "n_features": info["n_features"], "nnz": info["nnz"],
+        "first_pass_seconds": info["first_pass_seconds"],
+        "n_iter": max(r.n_iter for r in res), "primal": None, "dual": sum(r.dual for r in res), "gap": None,
+        "max_violation": None, "nSV": sum(r.nSV for r in res), "converged": all(r.converged for r in res),
+        "C": params.C, "eps": params.eps, "bias": info["bias"], "seed": params.seed,
+        "threads": params.threads, "memory": o.memory, "inner_iter": o.inner_iter,
+        "active_first_pass": sum(r.extra["active_first_pass"] for r in res),
+        "blocks": max((max(r.extra["blocks"]) if r.extra["blocks"] else 0) for r in res),
+        "nr_class": model.nr_class, "labels": [int(v) for v in model.label], "classes": per,
+    }

@@ -1,0 +1,33 @@
+# Python's handle on the project's one seeded RNG (rng.pxd: xoshiro256** seeded through splitmix64).
+#
+# Drivers create a state (4 x uint64 in a NumPy array) from --seed, draw the sub-seeds of their binary problems
+# and folds from it in a fixed order, and hand states to kernels, which advance them in place without the GIL.
+# Nothing here is a solver; the DCD, LLSVM and StreamSVM kernels only take states made here.
+from libc.stdint cimport int64_t, uint64_t
+
+import numpy as np
+
+from rng cimport Rng, rng_seed, rng_next, rng_shuffle
+
+
+def rng_state(uint64_t seed):
+    """A fresh RNG state (4 x uint64) seeded from `seed`; kernels advance it in place."""
+    state = np.empty(4, dtype=np.uint64)
+    cdef uint64_t[::1] s = state
+    rng_seed(<Rng*>&s[0], seed)
+    return state
+
+
+def rng_draw(uint64_t[::1] rng):
+    """The next 64-bit draw of an RNG state (for deriving sub-seeds)."""
+    return rng_next(<Rng*>&rng[0])
+
+
+def permutation(int64_t n, uint64_t[::1] rng):
+    """A random permutation of 0..n-1 (Fisher-Yates with unbiased bounded draws), as LIBLINEAR's CV does."""
+    perm = np.arange(n, dtype=np.int64)
+    cdef int64_t[::1] p = perm
+    if n > 0:
+        with nogil:
+            rng_shuffle(<Rng*>&rng[0], &p[0], n)
+    return perm

@@ -1,0 +1,257 @@
+"""What every solver driver shares, each in one copy: the fit result and its certificate fields, the binary
+subproblem over a row view, classes and the one-vs-rest split (LIBLINEAR's label order and {-1,+1} swap), class
+costs after -wi weights, seeds, sizes (--memory), and the closing lines and warnings every solver prints."""
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .._ext import _linear as K
+from .._ext import _random
+from ..errors import ParameterError
+
+EMPTY_ROWS = np.empty(0, np.int64)
+INT_MAX = 2147483647
+
+
+@dataclass
+class FitResult:
+    """A binary fit and its certificate (None or NaN where the solver cannot know a figure)."""
+    w: np.ndarray
+    alpha: np.ndarray = None
+    n_iter: int = 0
+    primal: float = float("nan")
+    dual: float = float("nan")
+    gap: float = float("nan")
+    max_violation: float = float("nan")
+    nSV: int = 0
+    converged: bool = True
+    solver: int = 3
+    extra: dict = field(default_factory=dict)
+
+
+class Subproblem:
+    """A binary problem over a dataset's view: rows (None: all), y_sign (+1/-1 int8), C per class."""
+
+    def __init__(self, view, y_sign, Cp, Cn, rows=None, bias=-1.0):
+        self.view = view
+        self.rows = EMPTY_ROWS if rows is None else np.ascontiguousarray(rows, dtype=np.int64)
+        self.y = np.ascontiguousarray(y_sign, dtype=np.int8)
+        self.l = self.y.shape[0]
+        self.Cp = float(Cp)
+        self.Cn = float(Cn)
+        self.bias = float(bias)
+        self.n_features = view.n_features
+        self.w_size = view.n_features + (1 if bias >= 0 else 0)
+
+    @property
+    def args(self):
+        """The view's arrays as the kernels take them; pass `segs=self.segs` along."""
+        return (*self.view.kernel_arrays(), self.n_features, self.bias, self.rows)
+
+    @property
+    def segs(self):
+        return self.view.segs
+
+    def C(self):
+        return np.where(self.y > 0, self.Cp, self.Cn)
+
+    def margins(self, w):
+        out = np.empty(self.l, np.float64)
+        K.xv(*self.args, w, out, segs=self.segs)
+        return out
+
+    def primal(self, w, l1_loss):
+        """1/2 w.w + sum_i C_i loss_i (hinge for L1 loss, squared hinge otherwise)."""
+        xi = np.maximum(0.0, 1.0 - self.y * self.margins(w))
+        loss = xi if l1_loss else xi * xi
+        return 0.5 * float(w @ w) + float(self.C() @ loss)
+
+    def dual(self, alpha, w, l1_loss):
+        """sum alpha - 1/2 w.w - 1/2 sum D_ii alpha_i^2 with w = sum alpha_i y_i x_i (maximization form)."""
+        d = 0.0 if l1_loss else float((alpha * alpha) @ (0.5 / self.C()))
+        return float(alpha.sum()) - 0.5 * float(w @ w) - 0.5 * d
+
+
+# -- classes ----------------------------------------------------------------------------------------------------
+class Classes:
+    """Integer labels (LIBLINEAR truncates) in order of first occurrence, discovered block by block."""
+
+    def __init__(self, labels=()):
+        self.labels = []
+        self._sorted = np.empty(0, np.int64)
+        self._cls = np.empty(0, np.int32)
+        if len(labels):
+            self.add(np.asarray(labels, np.float64))
+
+    def add(self, y):
+        """Class index per row (int32); new labels are appended. Returns (cls, number of new labels)."""
+        yt = np.trunc(np.asarray(y, dtype=np.float64))
+        if yt.size and (np.abs(yt) > INT_MAX).any():
+            raise ParameterError("a class label is beyond the int range")
+        yi = yt.astype(np.int64)
+        uniq, first = np.unique(yi, return_index=True)
+        new = 0
+        if self._sorted.size:
+            pos = np.searchsorted(self._sorted, uniq)
+            known = (pos < self._sorted.size) & (self._sorted[np.minimum(pos, self._sorted.size - 1)] == uniq)
+        else:
+            known = np.zeros(uniq.size, bool)
+        if not known.all():
+            fresh = uniq[~known][np.argsort(first[~known], kind="stable")]
+            self.labels.extend(fresh.tolist())
+            new = fresh.size
+            labs = np.array(self.labels, np.int64)
+            order = np.argsort(labs, kind="stable")
+            self._sorted = labs[order]
+            self._cls = order.astype(np.int32)
+        return self._cls[np.searchsorted(self._sorted, yi)], new
+
+    @property
+    def swapped(self):
+        """LIBLINEAR's one reordering: a two-class {-1, +1} set seen -1 first is stored as label 1 -1."""
+        return swapped(self.labels)
+
+    def problems(self, C, weights, reporter=None):
+        """(pos, Cp, Cn) of every binary problem for the classes seen so far: one for one or two classes (class 0
+        positive), one per class otherwise (one-vs-rest, the class against C of the rest). With a reporter,
+        weights of absent labels are warned about (LIBLINEAR's words)."""
+        wC = class_costs(C, weights, self.labels, reporter).tolist()
+        if len(self.labels) <= 2:
+            return [(0, wC[0], wC[1] if len(self.labels) == 2 else float(C))]
+        return [(k, wC[k], float(C)) for k in range(len(self.labels))]
+
+
+def swapped(labels):
+    return len(labels) == 2 and labels[0] == -1 and labels[1] == 1
+
+
+def group_classes(y):
+    """(labels, class index of every row): LIBLINEAR's group_classes, in the model's label order.
+
+    Labels are the integer parts of y in order of first occurrence, except that a two-class {-1, +1} set whose
+    first label is -1 is swapped so that label[0] = +1.
+    """
+    classes = Classes()
+    cls, _ = classes.add(y)
+    labels = np.array(classes.labels, dtype=np.int64)
+    cls = cls.astype(np.int64)
+    if classes.swapped:
+        labels = labels[::-1].copy()
+        cls = 1 - cls
+    return labels, cls
+
+
+def stacked_weights(labels, results):
+    """(labels, W) of a run whose problems were trained with classes in first-occurrence order, in the model's
+    label order: with LIBLINEAR's {-1,+1} swap the single problem is its mirror image (its w is negated)."""
+    labs = np.array(labels, dtype=np.int64)
+    W = np.stack([r.w for r in results], axis=1)
+    if swapped(labels):
+        labs = labs[::-1].copy()
+        W = -W
+        for r in results:
+            r.w = -r.w
+    return labs, W
+
+
+def class_costs(C, weights, labels, reporter=None):
+    """C of every class (labels in class order) after LIBLINEAR's -wi weights; weighted labels that are not among
+    `labels` are warned about through the reporter, in LIBLINEAR's words."""
+    wC = np.full(len(labels), float(C))
+    for lab, weight in weights:
+        hit = np.flatnonzero(np.asarray(labels) == int(lab))
+        if hit.size == 0:
+            if reporter is not None:
+                reporter.warning(f"WARNING: class label {int(lab)} specified in weight is not found\n")
+        else:
+            wC[hit[0]] *= float(weight)
+    return wC
+
+
+# -- seeds ------------------------------------------------------------------------------------------------------
+class Seeds:
+    """Sub-seeds drawn in a fixed order from the one seeded RNG (the in-memory trainer: problems and folds)."""
+
+    def __init__(self, seed):
+        self.state = _random.rng_state(int(seed) & 0xFFFFFFFFFFFFFFFF)
+
+    def next(self):
+        return int(_random.rng_draw(self.state))
+
+    def permutation(self, n):
+        return _random.permutation(n, self.state)
+
+
+def problem_seed(seed, k):
+    """The seed of binary problem k of a run seeded with `seed` (the out-of-core drivers)."""
+    return (int(seed) * 0x9E3779B97F4A7C15 + k + 1) & 0xFFFFFFFFFFFFFFFF
+
+
+def rng_state(seed):
+    return _random.rng_state(seed)
+
+
+# -- sizes ------------------------------------------------------------------------------------------------------
+MIN_BUDGET = 256 << 10
+_SIZE = re.compile(r"\s*(\d+(?:\.\d*)?)\s*([kKmMgGtT]?)(i?[bB])?\s*")
+_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+
+
+def parse_size(text):
+    """Bytes of a size such as 64M, 1.5G, 512k, 1000 (binary units; a trailing B or iB is allowed)."""
+    m = _SIZE.fullmatch(str(text))
+    if not m:
+        raise ParameterError(f"invalid size {text!r} (examples: 64M, 2G, 512K)")
+    n = int(float(m.group(1)) * _UNITS[m.group(2).lower()])
+    if n < MIN_BUDGET:
+        raise ParameterError(f"memory budget {text} is too small (at least 256K)")
+    return n
+
+
+# -- what every solver prints -----------------------------------------------------------------------------------
+WARN_MAX_ITER = "\nWARNING: reaching max number of iterations\n"
+
+
+def report_finished(reporter, n_iter, objective, nSV, iter_name="#iter", blank_line=True):
+    """LIBLINEAR's closing lines of one binary problem: `optimization finished` (after a blank line, as LIBLINEAR's
+    dots end), `Objective value` (the minimization objective) and `nSV`."""
+    reporter.info(f"{chr(10) if blank_line else ''}optimization finished, {iter_name} = {n_iter}\n")
+    reporter.info(f"Objective value = {objective:f}\n")
+    reporter.info(f"nSV = {nSV}\n")
+
+
+def warn_max_iter(reporter, hint=""):
+    """LIBLINEAR's iteration-limit warning, for every solver: on the info stream (LIBLINEAR prints it with info(),
+    so -q silences it), after the problem's closing lines; `hint` is LIBLINEAR's advice that follows it."""
+    reporter.info(WARN_MAX_ITER + hint)
+
+
+# -- --json metrics ---------------------------------------------------------------------------------------------
+def _labels(model):
+    return [int(v) for v in model.label]
+
+
+def _class_label(model, results, k):
+    return int(model.label[k]) if len(results) > 1 else None
+
+
+LIBLINEAR_JSON_FIELDS = ("solver_number", "C", "eps", "bias", "seed", "threads", "nr_class", "labels", "classes")
+
+
+def liblinear_metrics(model, params, ds):
+    """--json of the in-memory solvers: the certificate summed over the binary problems, and one per problem."""
+    res = model.meta["results"]
+    return {
+        "solver": params.spec.solver_type, "solver_number": params.solver,
+        "n_rows": ds.n_rows, "n_features": ds.n_features, "nnz": ds.nnz,
+        "n_iter": max(r.n_iter for r in res), "primal": sum(r.primal for r in res),
+        "dual": sum(r.dual for r in res), "gap": sum(r.gap for r in res),
+        "max_violation": max(r.max_violation for r in res), "nSV": sum(r.nSV for r in res),
+        "converged": all(r.converged for r in res),
+        "C": params.C, "eps": params.eps, "bias": params.bias, "seed": params.seed, "threads": params.threads,
+        "nr_class": model.nr_class, "labels": _labels(model),
+        "classes": [{"label": _class_label(model, res, k), "n_iter": r.n_iter,
+                     "primal": r.primal, "dual": r.dual, "gap": r.gap, "max_violation": r.max_violation,
+                     "nSV": r.nSV, "converged": r.converged} for k, r in enumerate(res)],
+    }

@@ -1,0 +1,91 @@
+"""-s 1 and -s 3: dual coordinate descent with shrinking for the L2-regularized L2-loss / L1-loss SVC, LIBLINEAR
+2.50's solve_l2r_l1l2_svc (Hsieh, Chang, Lin, Keerthi, Sundararajan, "A dual coordinate descent method for
+large-scale linear SVM", ICML 2008, Algorithm 3), around the kernel of cext/_linear.pyx.
+
+The driver owns the outer loop (the kernel runs 10 iterations a call), LIBLINEAR's output lines and warnings, the
+certificate of the result and, for -s 1, LIBLINEAR's switch to -s 2 at the iteration limit. Kernels see a binary
+subproblem: the dataset's row view, `rows` (the rows it uses, empty for all), labels y in {-1,+1} (int8) and
+per-class costs Cp, Cn.
+"""
+import numpy as np
+
+from .._ext import _linear as K
+from .common import FitResult, report_finished, rng_state, warn_max_iter
+from .newton import NEWTON_MAX_ITER, solve_newton
+
+L2R_L2LOSS_SVC_DUAL = 1
+L2R_L1LOSS_SVC_DUAL = 3
+DUAL_MAX_ITER = 300
+
+
+def train_one(sub, params, seed, reporter, warm=None):
+    """One binary problem with LIBLINEAR's train_one logic for -s 1 and -s 3 (the -s 1 -> -s 2 switch included)."""
+    l1 = params.solver == L2R_L1LOSS_SVC_DUAL
+    max_iter = params.max_iter or DUAL_MAX_ITER
+    res = solve_dcd(sub, l1, params.eps, max_iter, rng_seed=seed,
+                    alpha0=None if warm is None else warm.get("alpha"), reporter=reporter)
+    if res.n_iter >= max_iter:
+        if l1:
+            warn_max_iter(reporter, "Using -s 2 may be faster (also see FAQ)\n\n")
+        else:
+            warn_max_iter(reporter, "Switching to use -s 2\n\n")
+            l = sub.l
+            pos = int(np.count_nonzero(sub.y > 0))
+            tol = params.eps * max(min(pos, l - pos), 1) / l * 0.1
+            dual = res
+            res = solve_newton(sub, tol, NEWTON_MAX_ITER, w0=dual.w, reporter=reporter)
+            res.extra["dual_iterations"] = dual.n_iter
+            res.extra["switched_to_primal"] = True
+    return res
+
+
+def solve_dcd(sub, l1_loss, eps, max_iter=DUAL_MAX_ITER, rng_seed=1, alpha0=None, reporter=None, shuffle=True):
+    """Dual coordinate descent with shrinking: LIBLINEAR 2.50's solve_l2r_l1l2_svc, outer loop here.
+
+    Returns a FitResult; `n_iter >= max_iter` means the iteration limit was hit (converged False).
+    shuffle=False keeps the visiting order fixed (index order, as shrinking leaves it): for reference tests.
+    """
+    l = sub.l
+    w = np.zeros(sub.w_size, np.float64)
+    xnorm = np.empty(l, np.float64)
+    K.sq_norms(*sub.view.kernel_arrays(), sub.bias, sub.rows, xnorm, segs=sub.segs)
+    if alpha0 is None:
+        alpha = np.zeros(l, np.float64)
+    else:
+        alpha = np.array(alpha0, dtype=np.float64)
+        if l1_loss:
+            np.minimum(alpha, sub.C(), out=alpha)
+        K.dcd_init_w(*sub.args, sub.y, alpha, w, segs=sub.segs)
+    index = np.arange(l, dtype=np.int32)
+    rng = rng_state(rng_seed)
+    state = K.DCDState(*sub.args, sub.y, alpha, w, xnorm, index, sub.Cp, sub.Cn, l1_loss, rng, segs=sub.segs)
+    # LIBLINEAR's outer loop runs in the kernel, 10 iterations per call so the dots appear as LIBLINEAR's do
+    while state.n_iter < max_iter:
+        converged, events = state.run(min(10, max_iter - state.n_iter), eps, shuffle)
+        if events and reporter is not None:
+            reporter.info(events)
+        if converged:
+            break
+    it = state.n_iter
+    res = certify(sub, w, alpha, l1_loss)
+    if reporter is not None:
+        # LIBLINEAR's "Objective value" is the dual minimization objective f(alpha) = -dual
+        report_finished(reporter, it, -res.dual, res.nSV)
+    res.n_iter = it
+    res.converged = it < max_iter
+    res.solver = L2R_L1LOSS_SVC_DUAL if l1_loss else L2R_L2LOSS_SVC_DUAL
+    res.extra["objective_value"] = -res.dual
+    return res
+
+
+def certify(sub, w, alpha, l1_loss):
+    """Primal, dual, gap, max projected-gradient violation and nSV of a dual solution (w as the solver kept it).
+
+    One pass over the data: the kernel returns the violation, the loss term of the primal and the dual's sums.
+    """
+    viol, loss, sum_alpha, sum_diag, nSV = K.dcd_violation(*sub.args, sub.y, alpha, w, sub.Cp, sub.Cn, l1_loss,
+                                                           segs=sub.segs)
+    wTw = float(w @ w)
+    primal = 0.5 * wTw + loss
+    dual = sum_alpha - 0.5 * wTw - 0.5 * sum_diag
+    return FitResult(w=w, alpha=alpha, primal=primal, dual=dual, gap=primal - dual, max_violation=viol, nSV=nSV)

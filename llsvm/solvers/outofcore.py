@@ -1,0 +1,341 @@
+"""What the out-of-core drivers (-s llsvm, -s streamsvm, -s bm) share: the input adapter over a path, stdin, a
+binary file or in-memory rows; a read-ahead thread; and the driver base class that owns the parameters, the
+reporter and the temporary directory of one run."""
+import os
+import queue
+import shutil
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..binfmt import BinaryDataset
+from ..dataset import CSRDataset
+from ..errors import LLSVMError, ParameterError
+from ..model import Model
+from ..report import as_reporter
+from .common import MIN_BUDGET, Classes, problem_seed, report_finished, stacked_weights, warn_max_iter
+
+SOLVER_TYPE = "L2R_L1LOSS_SVC_DUAL"     # every out-of-core solver optimizes the -s 3 problem
+DEFAULT_MAX_ITER = 100
+DEFAULT_INNER_EPS = 0.1
+DEFAULT_BATCH = 16
+LOCKSTEP_RATIO = 2.0
+READ_BLOCK_BYTES = 8 << 20
+
+
+def prefetched(iterator, depth=1):
+    """Iterate on a helper thread, `depth` items ahead (parsing overlaps the kernels: both release the GIL)."""
+    q = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+    DONE = object()
+
+    def run():
+        try:
+            for item in iterator:
+                while not stop.is_set():
+                    try:
+                        q.put((True, item), timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
+                    return
+            q.put((True, DONE))
+        except BaseException as exc:          # handed to the consumer
+            q.put((False, exc))
+
+    t = threading.Thread(target=run, name="llsvm-reader", daemon=True)
+    t.start()
+    try:
+        while True:
+            ok, item = q.get()
+            if not ok:
+                raise item
+            if item is DONE:
+                return
+            yield item
+    finally:
+        stop.set()
+        # the reader may be blocked on an open pipe (stdin): give it a moment, then leave it (a daemon thread)
+        deadline = time.monotonic() + 1.0
+        while t.is_alive() and time.monotonic() < deadline:
+            try:
+                q.get(timeout=0.05)
+            except queue.Empty:
+                pass
+
+
+class Input:
+    """The rows of an out-of-core run: a path ('-' for stdin; text is parsed block by block, a binary file is
+    read in its blocks), a BinaryDataset, or in-memory rows (a CSRDataset, cut into blocks). Blocks come in order,
+    each with `first_row`. Text can be copied to a binary file during its first pass (`text_pass`), which the later
+    passes then read (`switch_to_copy`)."""
+
+    def __init__(self, data, zero_based=False, progress=None, block_bytes=8 << 20, chunk_size=None):
+        from ..io import open_dataset
+        self.data = data
+        self.progress = progress
+        self.block_bytes = block_bytes
+        self.stdin = False
+        self._own = False
+        if isinstance(data, (str, os.PathLike)):
+            self.name = os.fspath(data)
+            kw = {} if chunk_size is None else {"chunk_size": chunk_size}
+            self.ds = open_dataset(data, zero_based=zero_based, stream=True, **kw)
+            self.stdin = self.name == "-"
+            self._own = True
+        else:
+            self.ds = data
+            self.name = getattr(data, "source", None) or "<data>"
+        self.binary = isinstance(self.ds, BinaryDataset)
+        self.memory = isinstance(self.ds, CSRDataset)
+
+    @property
+    def known(self):
+        """Whether the size and labels are known before a pass (binary or in-memory rows)."""
+        return self.binary or self.memory
+
+    def require_rows(self):
+        if self.known and self.ds.n_rows == 0:
+            raise ParameterError("no training data")
+
+    @property
+    def n_rows(self):
+        return self.ds.n_rows
+
+    @property
+    def n_features(self):
+        return self.ds.n_features
+
+    @property
+    def nnz(self):
+        return self.ds.nnz
+
+    def labels(self):
+        if self.memory:
+            from ..dataset import label_table
+            return label_table(self.ds.y)[0]
+        return self.ds.labels
+
+    def blocks(self, prefetch=False, progress=False):
+        """One pass, blocks in order, each with first_row. `prefetch`: text is parsed on a helper thread, one block
+        ahead; `progress`: text blocks advance the progress bar."""
+        if self.memory:
+            it = self.blocks_of(self.block_bytes)
+        elif self.binary:
+            it = self.ds.iter_blocks(max_bytes=self.block_bytes)
+        else:
+            it = self.ds.iter_blocks(progress=self.progress if progress else None)
+        return prefetched(it) if prefetch else it
+
+    def blocks_of(self, max_bytes):
+        """In-memory rows cut into blocks of at most max_bytes (all rows in one without a limit)."""
+        base = 0
+        for b in self.ds.iter_blocks(max_bytes=max_bytes):
+            b.first_row = base
+            base += b.n_rows
+            yield b
+
+    def text_pass(self, writer):
+        """The first pass over text: blocks in order (parsed on a helper thread), each also written to `writer`."""
+        for b in prefetched(self.ds.iter_blocks()):
+            writer.write_dataset(b)
+            yield b
+
+    def switch_to_copy(self, path):
+        """After a text pass: read the binary copy from now on."""
+        self.close()
+        self.ds = BinaryDataset(path)
+        self._own = True
+        self.binary = True
+        self.require_rows()
+
+    def radius_sq(self):
+        """max ||x_i||^2 over the rows (binary input records it in its header)."""
+        if self.binary:
+            return float(self.ds.max_sq_norm)
+        from .._ext._rowops import max_sq_norm
+        return float(max_sq_norm(*self.ds.kernel_arrays(), segs=self.ds.segs))
+
+    def close(self):
+        if self._own and hasattr(self.ds, "close"):
+            self.ds.close()
+
+
+class OutOfCoreSolver:
+    """The driver of one out-of-core run: the checked Params (solver, C, eps, bias, -wi weights, max_iter, seed,
+    threads and the solver's own options), the reporter, and a temporary directory that lives as long as `fit`.
+
+    Subclasses set `name` (their -s value) and implement `_fit(src, directory, t0)` -> Model; `block_bytes` and
+    `chunk_size` say how the input is cut."""
+
+    name = None
+
+    def __init__(self, params=None, reporter=None, *, zero_based=False, progress=None, **fields):
+        from .registry import Params
+        if params is None:
+            params = Params(solver=self.name, **fields)
+        elif fields:
+            raise TypeError("give either params or its fields")
+        params.check()
+        self.params = params
+        self.C = float(params.C)
+        self.eps = float(params.eps)
+        self.bias = float(params.bias)
+        self.weights = list(params.weights)
+        self.max_iter = int(params.max_iter or params.spec.default_max_iter)
+        self.seed = int(params.seed)
+        self.threads = max(1, int(params.threads))
+        self.opt = params.options
+        self.reporter = as_reporter(reporter)
+        self.zero_based = zero_based
+        self.progress = progress
+
+    block_bytes = 8 << 20
+    chunk_size = None
+
+    def fit(self, data):
+        """Train on a path ('-' for stdin), a BinaryDataset or a CSRDataset. Returns a Model."""
+        t0 = time.perf_counter()
+        base = self.opt.tmp_dir or tempfile.gettempdir()
+        if not os.path.isdir(base):
+            raise LLSVMError(f"temporary directory {base} does not exist")
+        directory = tempfile.mkdtemp(prefix="llsvm-", dir=base)
+        src = None
+        try:
+            src = Input(data, self.zero_based, self.progress, self.block_bytes, self.chunk_size)
+            return self._fit(src, directory, t0)
+        finally:
+            if src is not None:
+                src.close()
+            shutil.rmtree(directory, ignore_errors=True)
+
+
+@dataclass
+class StreamOptions:
+    memory: int = None             # bytes of training rows held in RAM (None: no limit)
+    tmp_dir: str = None
+    hash_bits: int = None          # -s streamsvm: map features into 2^hash_bits signed buckets on the fly
+    inner_eps: float = DEFAULT_INNER_EPS   # -s bm: stopping tolerance of the DCD run on each block
+    batch: int = DEFAULT_BATCH     # -s streamsvm: trainer picks per lock
+    lockstep_ratio: float = LOCKSTEP_RATIO  # -s streamsvm with one thread: picks per row read
+    return_alpha: bool = False     # FitResult.alpha over all rows
+
+    def check(self):
+        if not self.inner_eps > 0:
+            raise ParameterError("--inner-eps must be positive")
+
+
+@dataclass
+class Trace:
+    seconds: list = field(default_factory=list)   # from the start of training
+    dual: list = field(default_factory=list)      # D = sum(alpha) - |w|^2/2 (maximization form)
+    primal: list = field(default_factory=list)
+    records: list = field(default_factory=list)   # per pass / block dicts for --json
+
+
+def hasher(bits):
+    if bits is None:
+        return None
+    from ..hashing import check_bits, hash_dataset
+    check_bits(bits)
+    return lambda block: hash_dataset(block, bits)
+
+
+class BinaryProblem:
+    """One binary problem of one-vs-rest: class `pos` is +1, the others -1."""
+
+    def __init__(self, k, pos, Cp, Cn):
+        self.k, self.pos, self.Cp, self.Cn = k, pos, float(Cp), float(Cn)
+        self.trace = Trace()
+        self.result = None
+
+    def signs(self, cls):
+        return np.where(cls == self.pos, 1, -1).astype(np.int8)
+
+
+class StreamedSolver(OutOfCoreSolver):
+    """What -s streamsvm and -s bm share: the memory floor, hashing on the fly, their binary problems and the
+    model (LIBLINEAR's label order and {-1,+1} swap)."""
+
+    def __init__(self, params=None, reporter=None, **kw):
+        super().__init__(params, reporter, **kw)
+        if self.opt.memory is not None and self.opt.memory < MIN_BUDGET:
+            raise ParameterError("memory budget is too small (at least 256K)")
+        self.block_bytes = READ_BLOCK_BYTES if self.opt.memory is None else \
+            int(min(READ_BLOCK_BYTES, max(64 << 10, self.opt.memory // 8)))
+        self._hash = hasher(self.opt.hash_bits)
+
+    def _seed(self, k):
+        return problem_seed(self.seed, k)
+
+    def _n_features(self, src):
+        return (1 << self.opt.hash_bits) if self.opt.hash_bits else int(src.n_features)
+
+    def _fit(self, src, directory, t0):
+        src.require_rows()
+        problems, labels = self._run(src, directory, t0)
+        return self._model(problems, labels, self._n_features(src), src)
+
+    def _problems(self, labels, reporter=None):
+        return [BinaryProblem(k, pos, Cp, Cn)
+                for k, (pos, Cp, Cn) in enumerate(Classes(labels).problems(self.C, self.weights, reporter))]
+
+    def _model(self, problems, labels, n_features, src):
+        results = [p.result for p in problems]
+        labs, W = stacked_weights(labels, results)
+        kw = {"hash_bits": self.opt.hash_bits} if self.opt.hash_bits else {}
+        model = Model(SOLVER_TYPE, labs.size, labs, n_features, self.bias, W,
+                      meta={"results": results, "solver": self.name}, **kw)
+        model.meta["stream"] = {"n_rows": int(src.n_rows), "n_features": int(src.n_features), "nnz": int(src.nnz),
+                                "bias": self.bias, "hash_bits": self.opt.hash_bits}
+        return model
+
+    def _report(self, p):
+        r = p.result
+        report_finished(self.reporter, r.n_iter, -r.dual, r.nSV)
+        if not r.converged:
+            warn_max_iter(self.reporter)
+
+
+STREAM_JSON_FIELDS = ("model_solver_type", "C", "eps", "bias", "seed", "threads", "memory", "hash_bits", "inner_eps",
+                      "nr_class", "labels", "classes")
+
+
+def stream_metrics(model, params, certified, trace_key):
+    """--json of -s streamsvm and -s bm: per-pass (streamsvm) or per-block (bm) records under `trace_key`, also
+    under "classes". Neither holds the data: with `certified` (streamsvm) the primal, gap and max_violation are
+    those its last pass streamed for the model it returns (null when it stopped at --max-iter); otherwise null."""
+    res = model.meta["results"]
+    info = model.meta["stream"]
+    o = params.options
+    per = []
+    for k, r in enumerate(res):
+        d = {"label": int(model.label[k]) if len(res) > 1 else None, "n_iter": r.n_iter, "dual": r.dual,
+             "nSV": r.nSV, "converged": r.converged}
+        if certified:
+            d.update({"primal": r.primal, "gap": r.gap, "max_violation": r.max_violation, **r.extra})
+        else:
+            d.update(r.extra)
+        per.append(d)
+
+    def total(key):
+        vals = [getattr(r, key) for r in res]
+        return None if any(v is None or v != v for v in vals) else sum(vals)
+    return {
+        "solver": params.solver, "model_solver_type": model.solver_type,
+        "n_rows": info["n_rows"], "n_features": info["n_features"], "nnz": info["nnz"],
+        "n_iter": max(r.n_iter for r in res), "primal": total("primal"), "dual": sum(r.dual for r in res),
+        "gap": total("gap"), "max_violation": (None if any(r.max_violation is None for r in res)
+                                               else max(r.max_violation for r in res)) if certified else None,
+        "nSV": sum(r.nSV for r in res), "converged": all(r.converged for r in res),
+        "C": params.C, "eps": params.eps, "bias": params.bias, "seed": params.seed, "threads": params.threads,
+        "memory": o.memory, "hash_bits": o.hash_bits, "inner_eps": None if certified else o.inner_eps,
+        "nr_class": model.nr_class, "labels": [int(v) for v in model.label],
+        # the records of a two-class problem, also under "classes"
+        trace_key: per[0][trace_key] if len(per) == 1 else None,
+        "classes": per,
+    }

@@ -1,0 +1,242 @@
+"""The solver registry: every `-s` value, LIBLINEAR's numbers and llsvm's names, maps to one SolverSpec.
+
+The CLI builds `-s` parsing, its help text, which options apply, and the --json metrics from these entries; the
+trainer dispatches on them. A new solver is one kernel in cext/, one driver module here, and one entry below
+(docs/solvers.md has the recipe).
+
+Two kinds of driver:
+- access "random": the data is loaded (in memory or memory-mapped) and the trainer runs LIBLINEAR's machinery
+  around the driver: classes and one-vs-rest, -wi weights, sub-seeds, threads over classes, -v folds and the -C
+  search. The driver is `train_one(sub, params, seed, reporter, warm) -> FitResult` for one binary Subproblem.
+- access "stream": the driver is a class `Driver(params, reporter, zero_based=, progress=)` whose `fit(data)`
+  takes a path ('-' for stdin), a BinaryDataset or in-memory rows, streams them within its memory budget, and
+  returns the Model.
+"""
+from dataclasses import dataclass, field, fields, replace
+
+from ..errors import ParameterError
+from ..model import SOLVER_TYPE_TABLE
+from . import bm, dcd, newton, onepass, streamsvm
+from .common import LIBLINEAR_JSON_FIELDS, liblinear_metrics
+from .outofcore import StreamOptions
+from .onepass import LLSVMOptions
+
+# the keys every --json file of llsvm-train has (docs/cli.md); a spec's json_fields come on top
+DESIGN_KEYS = ("solver", "n_rows", "n_features", "nnz", "load_seconds", "train_seconds", "n_iter", "primal", "dual",
+               "gap", "max_violation", "nSV", "converged", "peak_rss_mb")
+
+# llsvm-train's options that only some solvers take, with the Params field or options field each one sets; a
+# solver accepts those its spec lists in `accepts`, every other solver refuses them
+SOLVER_OPTIONS = {
+    "-R": "regularize_bias",
+    "-p": "svr_p",
+    "-n": "nu",
+    "-v": "nr_fold",
+    "-C": "find_C",
+    "--memory": "memory",
+    "--tmp-dir": "tmp_dir",
+    "--inner-iter": "inner_iter",
+    "--keep-active-set": "keep_active_set",
+    "--hash-bits": "hash_bits",
+    "--inner-eps": "inner_eps",
+    "-B R": "radius_bias",
+}
+
+# names reserved for the solvers of the next issues (DESIGN: the seed papers' solvers)
+PLANNED = ("h1tree", "project1d", "local1d", "olsvm", "norma", "pegaz", "pegasos")
+
+
+@dataclass(frozen=True)
+class SolverSpec:
+    """What the CLI, the trainer and the tests need to know of one solver."""
+    name: str                      # the -s value as users type it: LIBLINEAR's number ("3") or a name ("llsvm")
+    number: int                    # LIBLINEAR's solver number; None for llsvm's own solvers
+    title: str                     # one line of llsvm-train --help
+    driver: object                 # see the module docstring
+    access: str                    # "random" or "stream"
+    solver_type: str               # the model file's solver_type: the problem it solves, in LIBLINEAR's names
+    default_eps: float
+    eps_meaning: str               # what -e measures
+    default_max_iter: int
+    options: type = None           # its own options (a dataclass: fields and defaults), None when it has none
+    accepts: tuple = ()            # keys of SOLVER_OPTIONS it takes
+    json_fields: tuple = ()        # its --json keys beyond DESIGN_KEYS
+    metrics: object = None         # metrics(model, params, ds) -> the --json dict (ds: the loaded data or None)
+    model_kind: str = "linear"     # "linear" (a hashed linear model with --hash-bits); "kernel" and "tree" later
+    default_threads: int = 1
+    threads_change_model: bool = False    # whether --threads changes the model (for a seed)
+    progress_desc: str = "reading"  # the progress bar of its first pass over a streamed input
+    progress_unit: str = "B"
+
+    @property
+    def key(self):
+        """The Params.solver value: LIBLINEAR's number, or the name."""
+        return self.number if self.number is not None else self.name
+
+    @property
+    def cross_validation(self):
+        return "-v" in self.accepts
+
+    @property
+    def find_C(self):
+        return "-C" in self.accepts
+
+    @property
+    def streams(self):
+        return self.access == "stream"
+
+    def accepts_option(self, flag):
+        return flag in self.accepts
+
+
+_LIBLINEAR_COMMON = ("-v",)
+_OUT_OF_CORE = ("-v", "--memory", "--tmp-dir")
+
+REGISTRY = {}
+
+
+def register(spec):
+    if spec.key in REGISTRY:
+        raise ValueError(f"solver {spec.name} registered twice")
+    REGISTRY[spec.key] = spec
+    return spec
+
+
+register(SolverSpec(
+    name="1", number=1, title="L2-regularized L2-loss support vector classification (dual)",
+    driver=dcd.train_one, access="random", solver_type="L2R_L2LOSS_SVC_DUAL", default_eps=0.1,
+    eps_meaning="dual maximal violation (default 0.1)", default_max_iter=dcd.DUAL_MAX_ITER,
+    accepts=_LIBLINEAR_COMMON + ("-C",), metrics=liblinear_metrics, json_fields=LIBLINEAR_JSON_FIELDS))
+register(SolverSpec(
+    name="2", number=2, title="L2-regularized L2-loss support vector classification (primal)",
+    driver=newton.train_one, access="random", solver_type="L2R_L2LOSS_SVC", default_eps=0.01,
+    eps_meaning="|f'(w)|_2 <= eps*min(pos,neg)/l*|f'(w0)|_2 (default 0.01)", default_max_iter=newton.NEWTON_MAX_ITER,
+    accepts=_LIBLINEAR_COMMON + ("-C", "-R"), metrics=liblinear_metrics, json_fields=LIBLINEAR_JSON_FIELDS))
+register(SolverSpec(
+    name="3", number=3, title="L2-regularized L1-loss support vector classification (dual)",
+    driver=dcd.train_one, access="random", solver_type="L2R_L1LOSS_SVC_DUAL", default_eps=0.1,
+    eps_meaning="dual maximal violation (default 0.1)", default_max_iter=dcd.DUAL_MAX_ITER,
+    accepts=_LIBLINEAR_COMMON + ("-C",), metrics=liblinear_metrics, json_fields=LIBLINEAR_JSON_FIELDS))
+register(SolverSpec(
+    name="llsvm", number=None,
+    title="one-pass harsh shrinking + block optimization of the -s 3 problem, out of core",
+    driver=onepass.OnePassSolver, access="stream", solver_type="L2R_L1LOSS_SVC_DUAL",
+    default_eps=onepass.DEFAULT_EPS, eps_meaning="relative change of the dual objective per outer iteration "
+    f"(default {onepass.DEFAULT_EPS:g})", default_max_iter=onepass.DEFAULT_MAX_ITER, options=LLSVMOptions,
+    accepts=_OUT_OF_CORE + ("--inner-iter", "--keep-active-set", "-B R"), metrics=onepass.metrics,
+    json_fields=onepass.JSON_FIELDS, progress_desc="first pass"))
+register(SolverSpec(
+    name="streamsvm", number=None,
+    title="reader/trainer dual cached loops for the -s 3 problem, out of core",
+    driver=streamsvm.StreamSVMSolver, access="stream", solver_type="L2R_L1LOSS_SVC_DUAL",
+    default_eps=streamsvm.DEFAULT_EPS, eps_meaning="spread M+ - M- of the projected gradients over a pass "
+    f"(default {streamsvm.DEFAULT_EPS:g})", default_max_iter=streamsvm.DEFAULT_MAX_ITER, options=StreamOptions,
+    accepts=_OUT_OF_CORE + ("--hash-bits",), metrics=streamsvm.metrics, json_fields=streamsvm.JSON_FIELDS,
+    default_threads=2, threads_change_model=True, progress_unit="rows"))
+register(SolverSpec(
+    name="bm", number=None, title="block minimization for the -s 3 problem, out of core",
+    driver=bm.BlockMinimizationSolver, access="stream", solver_type="L2R_L1LOSS_SVC_DUAL",
+    default_eps=bm.DEFAULT_EPS, eps_meaning="relative change of the dual objective per outer iteration "
+    f"(default {bm.DEFAULT_EPS:g})", default_max_iter=bm.DEFAULT_MAX_ITER, options=StreamOptions,
+    accepts=_OUT_OF_CORE + ("--hash-bits", "--inner-eps"), metrics=bm.metrics, json_fields=bm.JSON_FIELDS))
+
+
+def specs():
+    """Every registered solver, LIBLINEAR's numbers first, in the order of the help text."""
+    return list(REGISTRY.values())
+
+
+def implemented_text():
+    return ", ".join(f"-s {s.name}" for s in specs())
+
+
+LIBLINEAR_NUMBERS = tuple(i for i, name in enumerate(SOLVER_TYPE_TABLE) if name)
+
+
+def get(value):
+    """The spec of an -s value (LIBLINEAR's number as int or text, or a name); ParameterError otherwise."""
+    if isinstance(value, SolverSpec):
+        return value
+    v = str(value).strip()
+    if v.lstrip("-").isdigit():
+        n = int(v)
+        if n in REGISTRY:
+            return REGISTRY[n]
+        if n in LIBLINEAR_NUMBERS:
+            raise ParameterError(f"unknown solver type {n}: LIBLINEAR's -s {n} is not implemented in llsvm yet "
+                                 f"(implemented: {implemented_text()})")
+        raise ParameterError("unknown solver type")
+    if v in REGISTRY:
+        return REGISTRY[v]
+    if v in PLANNED:
+        raise ParameterError(f"unknown solver type {v}: not implemented yet (implemented: {implemented_text()})")
+    raise ParameterError("unknown solver type")
+
+
+def accepting(flag):
+    """The -s values of the solvers that take an option, as text for messages ("-s llsvm, -s streamsvm")."""
+    names = [f"-s {s.name}" for s in specs() if flag in s.accepts]
+    if len(names) > 1:
+        return ", ".join(names[:-1]) + " and " + names[-1]
+    return names[0] if names else "no solver implemented yet"
+
+
+@dataclass
+class Params:
+    """Training parameters, LIBLINEAR's names and defaults (eps None: the solver's default), and the solver's own
+    options (`options`: an instance of its spec's options class; None: the defaults)."""
+    solver: object = 1
+    C: float = 1.0
+    eps: float = None
+    bias: float = -1.0
+    weights: list = field(default_factory=list)      # [(label, weight)], as -wi gives them
+    regularize_bias: bool = True
+    max_iter: int = None                              # None: the solver's default
+    seed: int = 1
+    threads: int = 1
+    options: object = None
+
+    @property
+    def spec(self):
+        return get(self.solver)
+
+    def check(self):
+        """Validate in LIBLINEAR's order and words; fill in the solver's defaults. Returns self."""
+        spec = get(self.solver)
+        self.solver = spec.key
+        if self.eps is None:
+            self.eps = spec.default_eps
+        if not self.eps > 0:
+            raise ParameterError("eps <= 0")
+        if not self.C > 0:
+            raise ParameterError("C <= 0")
+        if not self.regularize_bias:
+            if self.bias != 1.0:
+                raise ParameterError("To not regularize bias, must specify -B 1 along with -R")
+            if "-R" not in spec.accepts:
+                raise ParameterError("-R option supported only for solver L2R_LR, L2R_L2LOSS_SVC, L1R_L2LOSS_SVC, "
+                                     "L1R_LR, and L2R_L2LOSS_SVR")
+        if spec.options is None:
+            if self.options is not None:
+                raise ParameterError(f"-s {spec.name} takes no solver options")
+        else:
+            if self.options is None:
+                self.options = spec.options()
+            elif not isinstance(self.options, spec.options):
+                raise ParameterError(f"-s {spec.name} takes {spec.options.__name__}, not "
+                                     f"{type(self.options).__name__}")
+            self.options.check()
+        if self.max_iter is not None and self.max_iter < 1:
+            raise ParameterError("--max-iter must be at least 1")
+        if self.threads < 1:
+            raise ParameterError("--threads must be at least 1")
+        return self
+
+    def but(self, **changes):
+        """A copy with some fields changed (the options object is shared)."""
+        return replace(self, **changes)
+
+
+def option_fields(spec):
+    """The names of the fields of a spec's options class ({} when it has none)."""
+    return {f.name for f in fields(spec.options)} if spec.options is not None else set()

@@ -1,0 +1,277 @@
+"""Training the LIBLINEAR way, for every solver in the registry: labels, class weights, one-vs-rest, threads,
+cross-validation and the C search.
+
+    model = llsvm.train("train.txt", solver=3, C=1.0, bias=1.0)      # or a CSRDataset, or (X, y) with scipy
+    model.predict(X); model.save("train.model")
+
+A solver with random access (spec.access "random") gets the loaded data: the trainer groups the classes, splits
+them one-vs-rest, and calls the spec's driver on each binary subproblem (in threads, output kept in order). A
+streaming solver gets the data as it is (a path is streamed, never loaded whole) and does all of it itself.
+
+Everything random comes from one seeded RNG (`seed`): sub-seeds for every binary problem and the CV permutation
+are drawn from it before any work starts, so results do not depend on `threads`.
+"""
+import math
+import os
+import warnings
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from ._ext import _linear as K
+from .dataset import CSRDataset
+from .errors import ConvergenceWarning, ParameterError
+from .model import Model
+from .report import as_reporter
+from .solvers.common import Seeds, Subproblem, class_costs, group_classes
+from .solvers.registry import Params, accepting
+
+
+def _as_dataset(data, y=None):
+    if isinstance(data, (str, os.PathLike)):
+        from .io import read_dataset
+        return read_dataset(data)
+    if hasattr(data, "as_view"):
+        return data.as_view()
+    if y is None:
+        raise ParameterError("give labels y with a matrix X")
+    import scipy.sparse as sp
+    X = data if sp.issparse(data) else sp.csr_matrix(np.asarray(data, dtype=np.float64))
+    return CSRDataset.from_csr(X, y)
+
+
+def _binary_tasks(cls, labels, rows, params, reporter):
+    """(y_sign, Cp, Cn) per binary problem: one for two classes, one per class otherwise (one-vs-rest)."""
+    wC = class_costs(params.C, params.weights, labels, reporter)
+    c = cls if rows is None else cls[rows]
+    if labels.size == 2:
+        return [(np.where(c == 0, 1, -1).astype(np.int8), wC[0], wC[1])]
+    return [(np.where(c == k, 1, -1).astype(np.int8), wC[k], params.C) for k in range(labels.size)]
+
+
+def _run(tasks, threads, reporter):
+    """Run callables task(reporter) -> result; the text of each task reaches `reporter` whole and in task order."""
+    if threads <= 1 or len(tasks) <= 1:
+        return [t(reporter) for t in tasks]
+
+    def buffered(t):
+        child = reporter.buffered()
+        return t(child), child
+
+    results = []
+    with ThreadPoolExecutor(max_workers=threads) as pool:
+        for fut in [pool.submit(buffered, t) for t in tasks]:
+            r, child = fut.result()
+            child.replay(reporter)
+            results.append(r)
+    return results
+
+
+def solve_binary(sub, params, seed, reporter, warm=None):
+    """One binary subproblem with the driver of a random-access solver (LIBLINEAR's train_one)."""
+    return params.spec.driver(sub, params, seed, reporter, warm)
+
+
+def _fit(view, cls, labels, rows, params, seeds, reporter, warms=None, threads=None):
+    """Train all binary problems of (view, rows) with the spec's driver; returns (W, results)."""
+    tasks_def = _binary_tasks(cls, labels, rows, params, reporter)
+    subs = [Subproblem(view, ys, Cp, Cn, rows=rows, bias=params.bias) for ys, Cp, Cn in tasks_def]
+    task_seeds = [seeds.next() for _ in subs]
+
+    def make(k):
+        return lambda r: solve_binary(subs[k], params, task_seeds[k], r, None if warms is None else warms[k])
+
+    results = _run([make(k) for k in range(len(subs))], params.threads if threads is None else threads, reporter)
+    W = np.stack([r.w for r in results], axis=1)
+    return W, results
+
+
+def _model(params, labels, n_features, W, results):
+    meta = {"results": results, "params": params}
+    return Model(params.spec.solver_type, labels.size, labels, n_features, params.bias, W, meta=meta)
+
+
+def _params(params, kw):
+    if params is None:
+        weights = kw.pop("weights", None)
+        params = Params(**kw, weights=list(weights.items()) if isinstance(weights, dict) else list(weights or []))
+    return params.check()
+
+
+def make_driver(params, reporter, zero_based=False, progress=None):
+    """The driver object of a streaming solver for checked Params."""
+    return params.spec.driver(params, reporter, zero_based=zero_based, progress=progress)
+
+
+def _warn_unconverged(silent, results):
+    """A library call that prints nothing says through Python's warnings that the iteration limit was hit."""
+    if silent and not all(r.converged for r in results):
+        warnings.warn(ConvergenceWarning("reaching max number of iterations"), stacklevel=3)
+
+
+def train(data, y=None, *, params=None, reporter=None, say=None, warn=None, **kw):
+    """Train a model on a dataset, a path, or (X, y). Returns a Model (its .meta['results'] hold certificates).
+
+    Parameters are Params' fields as keywords (solver=3, C=1.0, eps, bias, weights as {label: weight} or
+    [(label, weight)], regularize_bias, max_iter, seed, threads, options: the solver's own options, e.g.
+    LLSVMOptions(memory=64 << 20)), or `params`. `say` receives LIBLINEAR's output text and `warn` its
+    warnings (default: neither), or give a `reporter`. A streaming solver (-s llsvm, streamsvm, bm) streams a
+    path, never loading it whole.
+    """
+    params = _params(params, kw)
+    rep = as_reporter(reporter, say, warn)
+    if params.spec.streams:
+        if not isinstance(data, (str, os.PathLike)) and not hasattr(data, "iter_blocks"):
+            data = _as_dataset(data, y)
+        model = make_driver(params, rep).fit(data)
+        _warn_unconverged(reporter is None and say is None, model.meta["results"])
+        return model
+    ds = _as_dataset(data, y)
+    if ds.n_rows == 0:
+        raise ParameterError("no training data")
+    labels, cls = group_classes(ds.y)
+    W, results = _fit(ds, cls, labels, None, params, Seeds(params.seed), rep)
+    _warn_unconverged(reporter is None and say is None, results)
+    return _model(params, labels, ds.n_features, W, results)
+
+
+def _fold_plan(l, nr_fold, seeds, reporter):
+    if nr_fold > l:
+        nr_fold = l
+        reporter.warning("WARNING: # folds > # data. Will use # folds = # data instead (i.e., leave-one-out cross "
+                         "validation)\n")
+    perm = seeds.permutation(l)
+    fold_start = [i * l // nr_fold for i in range(nr_fold + 1)]
+    folds = []
+    for i in range(nr_fold):
+        b, e = fold_start[i], fold_start[i + 1]
+        folds.append((np.concatenate([perm[:b], perm[e:]]), perm[b:e]))
+    return folds
+
+
+def _predict_rows(view, model, rows, bias):
+    """Labels of the given rows under a model trained on the same view."""
+    dec = np.empty((rows.size, model.nr_w), np.float64)
+    col = np.empty(rows.size, np.float64)
+    rows = np.ascontiguousarray(rows, dtype=np.int64)
+    for j in range(model.nr_w):
+        K.xv(*view.kernel_arrays(), view.n_features, bias, rows, np.ascontiguousarray(model.W[:, j]), col,
+             segs=view.segs)
+        dec[:, j] = col
+    return model.labels_from_decisions(dec[:, 0] if model.nr_w == 1 else dec)
+
+
+def cross_validation(data, nr_fold, y=None, *, params=None, reporter=None, say=None, warn=None, **kw):
+    """LIBLINEAR's n-fold cross-validation: the predicted label of every row (from the fold leaving it out)."""
+    params = _params(params, kw)
+    spec = params.spec
+    if not spec.cross_validation:
+        raise ParameterError(f"cross validation (-v) is available for {accepting('-v')}, not -s {spec.name}")
+    reporter = as_reporter(reporter, say, warn)
+    ds = _as_dataset(data, y)
+    seeds = Seeds(params.seed)
+    folds = _fold_plan(ds.n_rows, nr_fold, seeds, reporter)
+    target = np.empty(ds.n_rows, np.float64)
+    fold_seeds = [seeds.next() for _ in folds]
+
+    def make(i):
+        def task(s):
+            tr, te = folds[i]
+            if spec.streams:
+                model = make_driver(params.but(threads=1, seed=fold_seeds[i]), s).fit(ds.take_rows(tr))
+                return te, model.predict(ds.take_rows(te))
+            labels, cls = group_classes(ds.y[tr])
+            full_cls = np.empty(ds.n_rows, np.int64)
+            full_cls[tr] = cls
+            W, results = _fit(ds, full_cls, labels, tr, params, Seeds(fold_seeds[i]), s, threads=1)
+            return te, _predict_rows(ds, _model(params, labels, ds.n_features, W, results), te, params.bias)
+        return task
+
+    for te, pred in _run([make(i) for i in range(len(folds))], params.threads, reporter):
+        target[te] = pred
+    return target
+
+
+def calc_start_C(view, l, params):
+    """The smallest C worth trying, a power of two (LIBLINEAR's calc_start_C; -s 3 uses 1/(l max x.x))."""
+    norms = np.empty(view.n_rows, np.float64)
+    K.sq_norms(*view.kernel_arrays(), params.bias, np.empty(0, np.int64), norms, segs=view.segs)
+    max_xTx = float(norms.max()) if norms.size else 0.0
+    if max_xTx <= 0:
+        return 1.0
+    if params.spec.solver_type in ("L2R_L2LOSS_SVC", "L2R_L2LOSS_SVC_DUAL"):
+        min_C = 1.0 / (2 * l * max_xTx)
+    else:
+        min_C = 1.0 / (l * max_xTx)
+    return math.pow(2, math.floor(math.log(min_C) / math.log(2.0)))
+
+
+def find_parameter_C(data, nr_fold, y=None, *, start_C=None, params=None, reporter=None, say=None, warn=None, **kw):
+    """LIBLINEAR's warm-started search for C by cross-validation (also for -s 1 and -s 3, warm-started in the dual).
+
+    Returns (best_C, best_rate). Lines `log2c=...\\trate=...` go to the reporter (or `say`).
+    """
+    params = _params(params, kw)
+    if not params.spec.find_C:
+        raise ParameterError(f"the C search (-C) is available for {accepting('-C')}, not -s {params.spec.name}")
+    reporter = as_reporter(reporter, say, warn)
+    silent = as_reporter()
+    ds = _as_dataset(data, y)
+    l = ds.n_rows
+    seeds = Seeds(params.seed)
+    folds = _fold_plan(l, nr_fold, seeds, reporter)
+    fold_seeds = [seeds.next() for _ in folds]
+    if start_C is None or start_C <= 0:
+        start_C = calc_start_C(ds, l, params)
+    max_C = 1024.0
+    start_C = min(start_C, max_C)
+    ratio = 2.0
+    fold_classes = []
+    for tr, _ in folds:
+        labels, cls = group_classes(ds.y[tr])
+        full_cls = np.empty(l, np.int64)
+        full_cls[tr] = cls
+        fold_classes.append((labels, full_cls))
+    prev = [None] * len(folds)          # per fold: (W, [result per class])
+    num_unchanged_w = 0
+    best_C, best_score = start_C, 0.0
+    C = start_C
+    target = np.empty(l, np.float64)
+    while C <= max_C:
+        p = params.but(C=C)
+
+        def make(i, p=p):
+            def task(s):
+                tr, te = folds[i]
+                labels, full_cls = fold_classes[i]
+                warms = None
+                if prev[i] is not None:
+                    warms = [{"w": r.w, "alpha": None if r.alpha is None else r.alpha * ratio} for r in prev[i][1]]
+                W, results = _fit(ds, full_cls, labels, tr, p, Seeds(fold_seeds[i]), silent, warms=warms, threads=1)
+                pred = _predict_rows(ds, _model(p, labels, ds.n_features, W, results), te, p.bias)
+                return W, results, pred
+            return task
+
+        outcomes = _run([make(i) for i in range(len(folds))], params.threads, silent)
+        for i, (W, results, pred) in enumerate(outcomes):
+            if prev[i] is not None and num_unchanged_w >= 0:
+                if float(np.sqrt(((W - prev[i][0]) ** 2).sum())) > 1e-15:
+                    num_unchanged_w = -1
+            prev[i] = (W, results)
+            target[folds[i][1]] = pred
+        rate = float(np.count_nonzero(target == ds.y)) / l
+        if rate > best_score:
+            best_C, best_score = C, rate
+        reporter.info(f"log2c={math.log(C) / math.log(2.0):7.2f}\trate={_g(100.0 * rate)}\n")
+        num_unchanged_w += 1
+        if num_unchanged_w == 5:
+            break
+        C *= ratio
+    if C > max_C:
+        reporter.info("WARNING: maximum C reached.\n")
+    return best_C, best_score
+
+
+def _g(x):
+    """C's %g."""
+    return "%g" % x
