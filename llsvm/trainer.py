@@ -23,7 +23,7 @@ from .dataset import CSRDataset
 from .errors import ConvergenceWarning, ParameterError
 from .model import Model
 from .report import as_reporter
-from .solvers.common import Seeds, Subproblem, class_costs, group_classes
+from .solvers.common import Seeds, group_classes, one_vs_rest
 from .solvers.registry import Params, accepting
 
 
@@ -38,15 +38,6 @@ def _as_dataset(data, y=None):
     import scipy.sparse as sp
     X = data if sp.issparse(data) else sp.csr_matrix(np.asarray(data, dtype=np.float64))
     return CSRDataset.from_csr(X, y)
-
-
-def _binary_tasks(cls, labels, rows, params, reporter):
-    """(y_sign, Cp, Cn) per binary problem: one for two classes, one per class otherwise (one-vs-rest)."""
-    wC = class_costs(params.C, params.weights, labels, reporter)
-    c = cls if rows is None else cls[rows]
-    if labels.size == 2:
-        return [(np.where(c == 0, 1, -1).astype(np.int8), wC[0], wC[1])]
-    return [(np.where(c == k, 1, -1).astype(np.int8), wC[k], params.C) for k in range(labels.size)]
 
 
 def _run(tasks, threads, reporter):
@@ -74,8 +65,7 @@ def solve_binary(sub, params, seed, reporter, warm=None):
 
 def _fit(view, cls, labels, rows, params, seeds, reporter, warms=None, threads=None):
     """Train all binary problems of (view, rows) with the spec's driver; returns (W, results)."""
-    tasks_def = _binary_tasks(cls, labels, rows, params, reporter)
-    subs = [Subproblem(view, ys, Cp, Cn, rows=rows, bias=params.bias) for ys, Cp, Cn in tasks_def]
+    subs = one_vs_rest(view, cls, labels, rows, params, reporter)
     task_seeds = [seeds.next() for _ in subs]
 
     def make(k):

@@ -122,6 +122,14 @@ class Classes:
         return [(k, wC[k], float(C)) for k in range(len(self.labels))]
 
 
+def one_vs_rest(view, cls, labels, rows, params, reporter):
+    """The binary subproblems of a random-access run over (view, rows): Classes.problems' split and costs, with
+    labels (model order) and the class index of every row of the view; rows None: all of them."""
+    c = cls if rows is None else cls[rows]
+    return [Subproblem(view, np.where(c == pos, 1, -1).astype(np.int8), Cp, Cn, rows=rows, bias=params.bias)
+            for pos, Cp, Cn in Classes(labels).problems(params.C, params.weights, reporter)]
+
+
 def swapped(labels):
     return len(labels) == 2 and labels[0] == -1 and labels[1] == 1
 

@@ -65,6 +65,7 @@ class SolverSpec:
     model_kind: str = "linear"     # "linear" (a hashed linear model with --hash-bits); "kernel" and "tree" later
     default_threads: int = 1
     threads_change_model: bool = False    # whether --threads changes the model (for a seed)
+    same_model_any_input: bool = True     # text, binary and stdin input of the same rows give the same model
     progress_desc: str = "reading"  # the progress bar of its first pass over a streamed input
     progress_unit: str = "B"
 

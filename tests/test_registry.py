@@ -1,0 +1,239 @@
+"""The registry's contract, checked for every registered solver: a solver added later is picked up here with no new
+test code (docs/solvers.md, "Adding a solver").
+
+For each spec: the same seed gives the same model; text, binary and stdin input give the same model (where the spec
+says so); -q silences every line and warning; the iteration-limit warning is printed once, on stdout, in
+LIBLINEAR's words; every option the spec does not take is refused with exit 1 and a message naming it, and every
+option it takes is accepted; --json holds the DESIGN keys and the spec's own; the model file round-trips through
+Model.load and predicts as the trained model does. Also: llsvm-train --help lists every solver, one line each.
+"""
+import json
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from conftest import assert_exit
+
+import llsvm
+from llsvm.cli.predict import main as predict_main
+from llsvm.cli.train import main as train_main
+from llsvm.model import BaseModel, Model, load_model
+from llsvm.solvers import registry
+from llsvm.solvers.registry import DESIGN_KEYS, SOLVER_OPTIONS
+
+SPECS = registry.specs()
+IDS = [s.name for s in SPECS]
+
+# an example value of every solver option (keys of SOLVER_OPTIONS); a new option must add one here
+OPTION_ARGS = {
+    "-R": ["-R", "-B", "1"],
+    "-p": ["-p", "0.2"],
+    "-n": ["-n", "0.3"],
+    "-v": ["-v", "3"],
+    "-C": ["-C"],
+    "--memory": ["--memory", "64M"],
+    "--tmp-dir": ["--tmp-dir", "TMP"],
+    "--inner-iter": ["--inner-iter", "2"],
+    "--keep-active-set": ["--keep-active-set", "TMP"],
+    "--hash-bits": ["--hash-bits", "8"],
+    "--inner-eps": ["--inner-eps", "0.2"],
+    "-B R": ["-B", "R"],
+}
+# LIBLINEAR's own words where it has them; otherwise the registry's message, which names the option
+REFUSAL = {"-R": "ERROR: -R option supported only for solver ",
+           "-C": "ERROR: Warm-start parameter search only available for -s 1, -s 2 and -s 3\n"}
+
+
+def _rows(seed, l, n, n_classes):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(l, n)) * (rng.random((l, n)) < 0.4)
+    centers = rng.normal(size=(n_classes, n)) * 1.5
+    cls = rng.integers(0, n_classes, l)
+    X[X != 0] += centers[cls].repeat(1, 0)[X != 0]
+    labels = np.array([-1, 1]) if n_classes == 2 else np.array([3, 1, 2])
+    return X, labels[cls]
+
+
+def _write(path, X, y):
+    lines = []
+    for xi, yi in zip(X, y):
+        nz = np.flatnonzero(xi)
+        lines.append(f"{int(yi)}" + "".join(f" {j + 1}:{xi[j]:.17g}" for j in nz))
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.fixture(scope="module")
+def sets(tmp_path_factory):
+    """{'two', 'three'}: (text path, binary path). The two-class set starts with -1 (LIBLINEAR's label swap)."""
+    d = tmp_path_factory.mktemp("registry")
+    out = {}
+    for name, k, seed in (("two", 2, 11), ("three", 3, 12)):
+        X, y = _rows(seed, 240, 12, k)
+        if k == 2 and y[0] != -1:
+            y[0] = -1
+        text = _write(d / f"{name}.txt", X, y)
+        binary = d / f"{name}.bin"
+        llsvm.write_binary(str(text), str(binary))
+        out[name] = (text, binary)
+    return out
+
+
+def train(*args, input=None):
+    return CliRunner().invoke(train_main, [str(a) for a in args], input=input)
+
+
+def base_args(spec):
+    """Options that make every run of the spec deterministic."""
+    return ["-s", spec.name] + (["--threads", "1"] if spec.threads_change_model else [])
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=IDS)
+@pytest.mark.parametrize("which", ["two", "three"])
+def test_same_seed_same_model_and_inputs(spec, which, sets, tmp_path):
+    text, binary = sets[which]
+    models = {}
+    for kind, args, stdin in (("text", [text], None), ("again", [text], None), ("binary", [binary], None),
+                              ("stdin", ["-"], text.read_bytes())):
+        out = tmp_path / f"{kind}.model"
+        r = train(*base_args(spec), "-q", "--seed", "7", *args, out, input=stdin)
+        assert_exit(r, 0)
+        models[kind] = out.read_bytes()
+    assert models["again"] == models["text"]
+    if spec.same_model_any_input:
+        assert models["binary"] == models["text"]
+        assert models["stdin"] == models["text"]
+    # another seed is another run: it still gives a model of the same shape
+    r = train(*base_args(spec), "-q", "--seed", "8", text, tmp_path / "s8.model")
+    assert_exit(r, 0)
+    assert load_model(tmp_path / "s8.model").W.shape == load_model(tmp_path / "text.model").W.shape
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=IDS)
+def test_quiet_silences_everything(spec, sets, tmp_path):
+    text, _ = sets["three"]
+    for extra in ([], ["--max-iter", "1", "-e", "1e-12"]):
+        r = train(*base_args(spec), "-q", *extra, text, tmp_path / "q.model")
+        assert_exit(r, 0)
+        assert (r.stdout, r.stderr) == ("", "")
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=IDS)
+def test_iteration_limit_warning_on_stdout(spec, sets, tmp_path):
+    """Every binary problem that stops at --max-iter says so once, on stdout (LIBLINEAR's info()), nothing on
+    stderr."""
+    text, _ = sets["two"]
+    r = train(*base_args(spec), "--max-iter", "1", "-e", "1e-12", text, tmp_path / "w.model")
+    assert_exit(r, 0)
+    assert r.stderr == ""
+    if spec.name == "2":          # LIBLINEAR's Newton method has its own words, and no closing lines
+        assert r.stdout.count("\nWARNING: reaching max number of Newton iterations\n") == 1
+    else:
+        assert r.stdout.count("\nWARNING: reaching max number of iterations\n") == 1
+        # after the problem's closing lines, as LIBLINEAR's train_one prints it
+        assert r.stdout.index("nSV = ") < r.stdout.index("WARNING: reaching max number of iterations")
+    with pytest.warns(llsvm.ConvergenceWarning):       # the library, printing nothing, warns through Python
+        llsvm.train(str(text), params=registry.Params(solver=spec.key, max_iter=1, eps=1e-12, threads=1))
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=IDS)
+@pytest.mark.parametrize("flag", sorted(SOLVER_OPTIONS))
+def test_options_refused_or_accepted(spec, flag, sets, tmp_path):
+    text, _ = sets["two"]
+    args = [str(tmp_path) if a == "TMP" else a for a in OPTION_ARGS[flag]]
+    r = train(*base_args(spec), "-q", *args, text, tmp_path / "o.model")
+    if flag in spec.accepts:
+        assert_exit(r, 0)
+    else:
+        assert_exit(r, 1)
+        if flag in REFUSAL:
+            assert r.stderr.startswith(REFUSAL[flag]), r.stderr
+        else:
+            assert r.stderr == f"ERROR: {flag} applies only to {registry.accepting(flag)}, not to -s {spec.name}\n"
+        assert r.stdout == ""
+        assert not (tmp_path / "o.model").exists()
+
+
+def test_every_option_has_an_example():
+    assert set(OPTION_ARGS) == set(SOLVER_OPTIONS)
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=IDS)
+def test_json_holds_design_keys(spec, sets, tmp_path):
+    text, _ = sets["three"]
+    r = train(*base_args(spec), "-q", "--json", tmp_path / "m.json", text, tmp_path / "m.model")
+    assert_exit(r, 0)
+    m = json.loads((tmp_path / "m.json").read_text())
+    missing = [k for k in DESIGN_KEYS + spec.json_fields if k not in m]
+    assert not missing, missing
+    assert m["n_rows"] == 240 and m["n_features"] == 12 and m["nr_class"] == 3
+    first_seen = list(dict.fromkeys(int(v) for v in llsvm.read_dataset(str(text)).y))
+    assert m["labels"] == first_seen and sorted(first_seen) == [1, 2, 3] and len(m["classes"]) == 3
+    assert isinstance(m["converged"], bool) and m["nSV"] > 0 and m["n_iter"] >= 1
+    assert m["train_seconds"] >= 0 and m["peak_rss_mb"] > 0
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=IDS)
+def test_model_round_trips_and_predicts(spec, sets, tmp_path):
+    text, binary = sets["three"]
+    model_path = tmp_path / "m.model"
+    assert_exit(train(*base_args(spec), "-q", text, model_path), 0)
+    model = Model.load(model_path)
+    assert isinstance(model, BaseModel)
+    assert model.to_text() == model_path.read_text()
+    assert model.solver_type == spec.solver_type
+    ds = llsvm.read_dataset(str(text))
+    r = CliRunner().invoke(predict_main, [str(binary), str(model_path), str(tmp_path / "pred")])
+    assert_exit(r, 0)
+    pred = np.array([float(v) for v in (tmp_path / "pred").read_text().split()])
+    np.testing.assert_array_equal(pred, model.predict(ds))
+    acc = 100.0 * float(np.count_nonzero(pred == ds.y)) / ds.n_rows
+    assert r.stdout == f"Accuracy = {acc:g}% ({int(np.count_nonzero(pred == ds.y))}/{ds.n_rows})\n"
+    assert acc > 60.0
+
+
+def test_train_help_lists_every_solver():
+    r = CliRunner().invoke(train_main, ["--help"], prog_name="llsvm-train")
+    assert_exit(r, 0)
+    lines = r.stdout.splitlines()
+    assert lines[0] == "Usage: llsvm-train [OPTIONS] TRAINING_SET_FILE [MODEL_FILE]"
+    listing = [ln.strip() for ln in lines[lines.index("  Solvers (-s type):") + 1:]]
+    for spec in SPECS:
+        assert sum(ln.startswith(f"{spec.name} -- ") for ln in listing) == 1, spec.name
+        assert f"{spec.name} -- {spec.title}" in listing
+    # the options a solver alone takes say which solvers take them
+    text = " ".join(r.stdout.split())
+    assert "e.g. 64M, 2G (-s llsvm, -s streamsvm and -s bm)" in text
+    assert "(default 5) (-s llsvm)" in text
+    assert "(-s streamsvm and -s bm)" in text
+    assert "Find the parameter C by cross validation (-s 1, -s 2 and -s 3)" in text
+
+
+def test_predict_help():
+    r = CliRunner().invoke(predict_main, ["--help"], prog_name="llsvm-predict")
+    assert_exit(r, 0)
+    text = " ".join(r.stdout.split())
+    assert r.stdout.startswith("Usage: llsvm-predict [OPTIONS] TEST_FILE MODEL_FILE OUTPUT_FILE\n")
+    for opt in ("-b probability_estimates", "-q", "--decision-values FILE", "--zero-based", "--json FILE",
+                "--progress / --no-progress"):
+        assert opt in text, opt
+
+
+def test_unknown_and_planned_solvers():
+    with pytest.raises(llsvm.ParameterError, match=r"^unknown solver type$"):
+        registry.get("nope")
+    with pytest.raises(llsvm.ParameterError, match=r"LIBLINEAR's -s 0 is not implemented in llsvm yet"):
+        registry.get(0)
+    for name in registry.PLANNED:
+        with pytest.raises(llsvm.ParameterError, match="not implemented yet"):
+            registry.get(name)
+    for spec in SPECS:
+        assert registry.get(spec.name) is spec and registry.get(spec.key) is spec
+
+
+@pytest.mark.parametrize("first,kind", [("svm_type c_svc\n", "LIBSVM kernel"), ("llsvm_tree_model 1\n", "tree")])
+def test_model_kinds_by_first_line(tmp_path, first, kind):
+    p = tmp_path / "m.model"
+    p.write_text(first)
+    with pytest.raises(llsvm.ModelFormatError, match=f"a {kind} model file: this llsvm does not read"):
+        load_model(p)
