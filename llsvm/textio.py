@@ -7,16 +7,14 @@ writes straight into the final arrays (no second copy of the data).
 """
 import numpy as np
 
-from ._ext._libsvm import CSRBuilder, format_text, last_newline
+from ._ext._libsvm import (CSRBuilder, format_text, last_newline, ST_AFTER_LABEL, ST_COLON, ST_INDEX,
+                          ST_INDEX_ORDER, ST_INDEX_RANGE, ST_INDEX_ZERO, ST_LABEL, ST_LABEL_NONFINITE, ST_OK,
+                          ST_QID, ST_VALUE, ST_VALUE_FLOAT32, ST_VALUE_NONFINITE)
 from .dataset import CSRDataset, Dataset, label_table
 from .errors import DataFormatError
 from .sources import TextSource
 
 DEFAULT_CHUNK = 16 << 20
-
-# scanner status codes (cext/_libsvm.pyx)
-ST_OK, ST_LABEL, ST_LABEL_NONFINITE, ST_COLON, ST_INDEX, ST_INDEX_ZERO, ST_INDEX_ORDER, ST_INDEX_RANGE, \
-    ST_VALUE, ST_VALUE_NONFINITE, ST_QID, ST_AFTER_LABEL, ST_VALUE_FLOAT32 = range(13)
 
 INT32_MAX = 2147483647
 
