@@ -142,13 +142,11 @@ def read_text(path, *, zero_based=False, float32=False, chunk_size=DEFAULT_CHUNK
 
 
 class TextStream(Dataset):
-    """LIBSVM text read block by block in bounded memory (streaming only: `random_access` is False).
+    """LIBSVM text read block by block in bounded memory (streaming only: as_view() refuses).
 
     n_rows, n_features, nnz and the label table are known once a full pass has been made (None before).
     Blocks are as the parser's chunks fall (about chunk_size bytes of text each), re-cut to max_rows/max_bytes.
     """
-
-    random_access = False
 
     def __init__(self, path, *, zero_based=False, float32=False, chunk_size=DEFAULT_CHUNK):
         self.path = path

@@ -568,7 +568,6 @@ def test_text_stream_blocks(write_bytes, random_libsvm, assert_same_csr, chunk_s
     ref = llsvm.read_dataset(path)
     st = llsvm.open_dataset(path, stream=True, chunk_size=chunk_size)
     assert isinstance(st, llsvm.TextStream)
-    assert st.random_access is False
     assert st.n_rows is None and st.nnz is None and st.labels is None and st.n_features is None
     with pytest.raises(llsvm.ParameterError):
         st.as_view()
