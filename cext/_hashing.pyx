@@ -11,7 +11,7 @@
 #   so the keys are distinct and any sort puts equal buckets in storage order); the keys are sorted (insertion sort
 #   up to SMALL_ROW entries; beyond, insertion-sorted runs merged bottom-up: O(k log k)); one pass writes the
 #   entries in bucket order, adding the values of equal buckets left to right in storage order (exactly as
-#   llsvm.hashing.hash_rows_reference does). A sum that is exactly 0.0 stays an entry. Values become float64.
+#   tests/reference/hashing_twin.py does). A sum that is exactly 0.0 stays an entry. Values become float64.
 # Memory: the output arrays are sized for nnz (a hashed row is never longer than its original), written compacted
 #   and shrunk in place at the end; the only other memory is 2 keys per entry of the longest row (keys and the
 #   merge buffer), allocated once per call. No stopping rule: one pass over the non-zeros, nogil.

@@ -29,8 +29,9 @@ from kernel_types cimport value_t
 
 cnp.import_array()
 
-# status codes (kept in sync with llsvm/textio.py)
-cdef enum:
+# status codes: C constants for the kernel, and (cpdef) module-level Python ints that llsvm/textio.py
+# imports by name to turn them into messages
+cpdef enum:
     ST_OK = 0
     ST_LABEL = 1
     ST_LABEL_NONFINITE = 2

@@ -168,9 +168,9 @@ def dcd_epoch(const int64_t[::1] indptr, const int32_t[::1] indices, const value
 
 
 cdef class DCDState:
-    """The arrays of one dual CD run, held once so that each outer iteration is a cheap call (`epoch`).
+    """The arrays of one dual CD run, held once so that outer iterations are a cheap call (`run`).
 
-    Same computation as dcd_epoch; the driver calls epoch() once per outer iteration and keeps the loop.
+    Same computation as dcd_epoch; the driver calls run() for a few outer iterations at a time.
     """
     cdef RowView v
     cdef const int64_t* r
@@ -280,21 +280,6 @@ cdef class DCDState:
                 if self.PGmin_old >= 0:
                     self.PGmin_old = -INFINITY
         return converged, events[:n_ev].decode("ascii")
-
-    def epoch(self, int64_t active_size, double PGmax_old, double PGmin_old, bint shuffle=True):
-        """One outer iteration: (active_size, PGmax_new, PGmin_new, n_updates)."""
-        cdef double PGmax_new, PGmin_new
-        cdef int64_t n_updates
-        with nogil:
-            if self.f32:
-                active_size = _dcd_pass(&self.v, self.r, self.y, self.alpha, self.w, self.xnorm, self.index,
-                                        active_size, PGmax_old, PGmin_old, self.Cp, self.Cn, self.l1_loss, self.g,
-                                        shuffle, &PGmax_new, &PGmin_new, &n_updates, <float*>NULL)
-            else:
-                active_size = _dcd_pass(&self.v, self.r, self.y, self.alpha, self.w, self.xnorm, self.index,
-                                        active_size, PGmax_old, PGmin_old, self.Cp, self.Cn, self.l1_loss, self.g,
-                                        shuffle, &PGmax_new, &PGmin_new, &n_updates, <double*>NULL)
-        return active_size, PGmax_new, PGmin_new, n_updates
 
 
 def dcd_violation(const int64_t[::1] indptr, const int32_t[::1] indices, const value_t[::1] values,

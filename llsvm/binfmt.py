@@ -398,8 +398,6 @@ class BinaryDataset(Dataset):
     a MappedDataset (segmented) for several blocks; ``load_blocks()`` copies blocks into contiguous memory.
     """
 
-    random_access = True
-
     def __init__(self, path):
         self.path = os.fspath(path)
         self.source = self.path

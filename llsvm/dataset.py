@@ -1,7 +1,7 @@
 """Datasets (DESIGN.md section 3): what solvers read rows from.
 
 Every dataset has ``n_rows``, ``n_features``, ``nnz``, ``labels`` (distinct labels in order of first occurrence,
-LIBLINEAR's order) with ``label_counts``, ``random_access``, ``as_view()`` (random access only) and
+LIBLINEAR's order) with ``label_counts``, ``as_view()`` (random access only) and
 ``iter_blocks(max_rows=None, max_bytes=None)``.
 
 - ``CSRDataset``: CSR arrays in memory (or memory-mapped): int64 row offsets, int32 0-based indices, float64 or
@@ -30,16 +30,6 @@ def label_table(y):
         return None, None
     order = np.argsort(first, kind="stable")
     return uniq[order], counts[order].astype(np.int64)
-
-
-def merge_label_counts(table, y):
-    """Add the labels of y to `table` (a dict label -> count in first-occurrence order); False if it overflows."""
-    labels, counts = label_table(y)
-    if labels is None:
-        return False
-    for lab, cnt in zip(labels.tolist(), counts.tolist()):
-        table[lab] = table.get(lab, 0) + cnt
-    return len(table) <= MAX_LABELS
 
 
 def block_rows_for(indptr, max_rows=None, max_bytes=None, value_size=8, row_overhead=16):
@@ -75,13 +65,7 @@ def block_rows_for(indptr, max_rows=None, max_bytes=None, value_size=8, row_over
 class Dataset:
     """Base of the dataset protocol."""
 
-    random_access = False
     source = None
-
-    @property
-    def density(self):
-        cells = self.n_rows * self.n_features
-        return self.nnz / cells if cells else 0.0
 
     def as_view(self):
         raise ParameterError(f"{self.source or 'this dataset'} can only be streamed; load it into memory first")
@@ -93,7 +77,6 @@ class Dataset:
 class CSRDataset(Dataset):
     """Rows in memory as CSR arrays; the random-access dataset every in-memory solver reads through its view."""
 
-    random_access = True
     segs = None          # the segment table of a segmented view (llsvm.binfmt.MappedDataset); None: contiguous
 
     def __init__(self, y, indptr, indices, values, n_features=None, *, row_ids=None, n_qid=0, source=None,

@@ -14,7 +14,6 @@ from .errors import ParameterError
 
 HASH_FUNCTION = "fmix32-signed"
 MIN_BITS, MAX_BITS = HASH_BITS_RANGE     # 1, 28
-SIGN_SEED = 0x9E3779B9
 
 
 def check_bits(bits):
@@ -49,44 +48,3 @@ def hash_dataset(ds, bits):
     if hasattr(ds, "first_row"):
         out.first_row = ds.first_row
     return out
-
-
-# -- the NumPy reference (tests) ----------------------------------------------------------------------------------
-
-def fmix32_reference(h):
-    """MurmurHash3's fmix32 over a uint32 array, in NumPy."""
-    h = np.asarray(h, dtype=np.uint32).copy()
-    h ^= h >> np.uint32(16)
-    h *= np.uint32(0x85EBCA6B)
-    h ^= h >> np.uint32(13)
-    h *= np.uint32(0xC2B2AE35)
-    h ^= h >> np.uint32(16)
-    return h
-
-
-def hash_rows_reference(indptr, indices, values, bits):
-    """hash_rows in NumPy (vectorized): the same arrays, bit for bit."""
-    indptr = np.asarray(indptr, dtype=np.int64)
-    j = np.asarray(indices, dtype=np.int64).astype(np.uint32) + np.uint32(1)
-    x = np.asarray(values).astype(np.float64)
-    n_rows = indptr.size - 1
-    bucket = (fmix32_reference(j) & np.uint32((1 << bits) - 1)).astype(np.int64)
-    negative = (fmix32_reference(j ^ np.uint32(SIGN_SEED)) & np.uint32(0x80000000)) != 0
-    signed = np.where(negative, -x, x)
-    row = np.repeat(np.arange(n_rows, dtype=np.int64), np.diff(indptr))
-    # stable sort by (row, bucket): equal buckets keep storage order
-    order = np.argsort(row * (1 << bits) + bucket, kind="stable")
-    row, bucket, signed = row[order], bucket[order], signed[order]
-    first = np.ones(row.size, dtype=bool)
-    first[1:] = (row[1:] != row[:-1]) | (bucket[1:] != bucket[:-1])
-    group = np.cumsum(first) - 1                       # output entry of every input entry
-    starts = np.flatnonzero(first)
-    out_values = signed[starts].copy()
-    # add the r-th member of each group for r = 1, 2, ...: left to right, as the kernel does
-    rank = np.arange(row.size) - starts[group]
-    for r in range(1, int(rank.max()) + 1 if rank.size else 1):
-        sel = rank == r
-        out_values[group[sel]] += signed[sel]        # one member per group: no repeated targets
-    out_indptr = np.zeros(n_rows + 1, dtype=np.int64)
-    np.cumsum(np.bincount(row[starts], minlength=n_rows), out=out_indptr[1:])
-    return out_indptr, bucket[starts].astype(np.int32), out_values

@@ -7,16 +7,14 @@ writes straight into the final arrays (no second copy of the data).
 """
 import numpy as np
 
-from ._ext._libsvm import CSRBuilder, format_text, last_newline
+from ._ext._libsvm import (CSRBuilder, format_text, last_newline, ST_AFTER_LABEL, ST_COLON, ST_INDEX,
+                          ST_INDEX_ORDER, ST_INDEX_RANGE, ST_INDEX_ZERO, ST_LABEL, ST_LABEL_NONFINITE, ST_OK,
+                          ST_QID, ST_VALUE, ST_VALUE_FLOAT32, ST_VALUE_NONFINITE)
 from .dataset import CSRDataset, Dataset, label_table
 from .errors import DataFormatError
 from .sources import TextSource
 
 DEFAULT_CHUNK = 16 << 20
-
-# scanner status codes (cext/_libsvm.pyx)
-ST_OK, ST_LABEL, ST_LABEL_NONFINITE, ST_COLON, ST_INDEX, ST_INDEX_ZERO, ST_INDEX_ORDER, ST_INDEX_RANGE, \
-    ST_VALUE, ST_VALUE_NONFINITE, ST_QID, ST_AFTER_LABEL, ST_VALUE_FLOAT32 = range(13)
 
 INT32_MAX = 2147483647
 
@@ -144,13 +142,11 @@ def read_text(path, *, zero_based=False, float32=False, chunk_size=DEFAULT_CHUNK
 
 
 class TextStream(Dataset):
-    """LIBSVM text read block by block in bounded memory (streaming only: `random_access` is False).
+    """LIBSVM text read block by block in bounded memory (streaming only: as_view() refuses).
 
     n_rows, n_features, nnz and the label table are known once a full pass has been made (None before).
     Blocks are as the parser's chunks fall (about chunk_size bytes of text each), re-cut to max_rows/max_bytes.
     """
-
-    random_access = False
 
     def __init__(self, path, *, zero_based=False, float32=False, chunk_size=DEFAULT_CHUNK):
         self.path = path

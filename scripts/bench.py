@@ -33,12 +33,10 @@ Datasets: the generated `sparse` (500k x 100k, ~75 nnz/row) and `dense` (400k x 
 scripts/gen_data.py when missing, plus every file in ../shared/data (xz, decompressed to a temporary directory).
 """
 import argparse
-import datetime
 import json
 import lzma
 import math
 import os
-import platform
 import shutil
 import statistics
 import subprocess
@@ -53,6 +51,8 @@ sys.path.insert(0, HERE)
 import numpy as np  # noqa: E402
 
 import llsvm  # noqa: E402
+from benchutil import (accuracy, ensure_binary, match_problems, md_header, md_row, mismatch,  # noqa: E402
+                       run_meta, say, shared_training_sets, timestamp, warm_page_cache)
 
 SETS = {
     # name: (kind, seed, default rows, test rows, options for gen_data.generate)
@@ -313,15 +313,9 @@ def bench_end_to_end(name, path, tmp, liblinear_train_s):
             "e2e_ratio": seconds / (ll_parse + liblinear_train_s), "llsvm_e2e_peak_rss_mb": rss}
 
 
-def _accuracy(model_path, test_ds):
-    m = llsvm.load_model(model_path)
-    return 100.0 * float(np.mean(m.predict(test_ds) == test_ds.y))
-
-
 def table2_row(name, ds, inner_iter=None):
     """The paper's Table 2 on one set: alpha_i = 0 counts of -s llsvm and -s 3, and their status mismatch."""
     from llsvm.solvers.onepass import DEFAULT_INNER_ITER, LLSVMOptions
-    from reproduce_llsvm import match_problems, mismatch
     m = llsvm.train(ds, solver="llsvm", bias=1.0, options=LLSVMOptions(return_alpha=True,
                                                                      inner_iter=inner_iter or DEFAULT_INNER_ITER))
     m3 = llsvm.train(ds, solver=3, bias=1.0, say=_quiet)
@@ -350,7 +344,7 @@ def bench_llsvm(name, path, test_path, repeats, tmp):
     tm.append(s), rm.append(r)
     test = llsvm.read_dataset(test_path)
     jl_d, jm_d = json.load(open(jl)), json.load(open(jm))
-    acc3, accl, accm = _accuracy(m3, test), _accuracy(ml, test), _accuracy(mm, test)
+    acc3, accl, accm = (accuracy(llsvm.load_model(m), test) for m in (m3, ml, mm))
     row = {"dataset": name, "s3_s": statistics.median(t3), "llsvm_s": statistics.median(tl),
            "ratio": statistics.median(tl) / statistics.median(t3), "acc_s3": acc3, "acc_llsvm": accl,
            "acc_diff_pp": accl - acc3, "s3_peak_rss_mb": max(r3), "llsvm_peak_rss_mb": max(rl),
@@ -367,24 +361,6 @@ STREAM_REL = 1e-3                 # "within 1e-3 relative of D*"
 STREAM_TARGETS = {"t_reach_vs_s3": 0.5, "peak_rss_mb": 160.0, "acc_diff_pp": 0.1, "reader_vs_sequential": 0.8}
 
 
-def ensure_binary(path, binpath, quiet=False):
-    """The binary copy of a text set (llsvm.write_binary, atomic), made when missing or older than the text."""
-    if not os.path.exists(binpath) or os.path.getmtime(binpath) < os.path.getmtime(path):
-        t0 = time.perf_counter()
-        llsvm.write_binary(path, binpath)
-        if not quiet:
-            print(f"# wrote {binpath} in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
-    return binpath
-
-
-def warm_page_cache(path):
-    """Read a file once so that every timed reader finds it in the page cache."""
-    with open(path, "rb", buffering=0) as f:
-        buf = bytearray(8 << 20)
-        while f.readinto(buf):
-            pass
-
-
 def sequential_read(binpath, repeats):
     """Median seconds of reading every block of a binary file in order (llsvm-convert --info-style), and the sum
     of the blocks' in-memory bytes (the unit of -s streamsvm's reader_mb_per_second)."""
@@ -394,13 +370,7 @@ def sequential_read(binpath, repeats):
             return sum(b.nbytes for b in ds.iter_blocks())
         finally:
             ds.close()
-    times = []
-    nbytes = 0
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        nbytes = once()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times), nbytes
+    return median_time(once, repeats)
 
 
 def predict_accuracy(model_path, test_path, tmp):
@@ -579,7 +549,7 @@ def stream_markdown(rows):
         cols = ["solver", "wall s", f"t_reach s ({STREAM_REL:g} of D*)", "peak RSS MB", "accuracy %",
                 "passes / outer its",
                 "final (D*-D)/D*"]
-        lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+        lines = md_header(cols)
         lines.append(f"| -s 3 (unlimited) | {r['s3_s']:.2f} | – | {r['s3_peak_rss_mb']:.0f} | "
                      f"{fmt(r.get('acc_s3', ''))} | – | – |")
         lines.append(f"| -s streamsvm --memory {m} | {r['streamsvm_s']:.2f} | {_s(r['streamsvm_t_reach_s'])} | "
@@ -627,17 +597,16 @@ def llsvm_markdown(rows, t2rows):
             ("s3_peak_rss_mb", "-s 3 RSS MB"), ("llsvm_peak_rss_mb", "llsvm RSS MB"),
             ("m64_peak_rss_mb", "64M RSS MB"), ("m64_s", "64M s"), ("m64_blocks", "64M blocks"),
             ("m64_dual_rel_diff", "64M dual rel diff"), ("acc_m64", "acc 64M")]
-    lines = ["| " + " | ".join(c[1] for c in cols) + " |", "|" + "---|" * len(cols)]
+    lines = md_header([c[1] for c in cols])
     for r in rows:
-        lines.append("| " + " | ".join(f"{r[c]:+.1e}" if c == "m64_dual_rel_diff" else fmt(r.get(c, ""))
-                                       for c, _ in cols) + " |")
+        lines.append(md_row(f"{r[c]:+.1e}" if c == "m64_dual_rel_diff" else fmt(r.get(c, "")) for c, _ in cols))
     out = "\n".join(lines)
     if t2rows:
         cols = [("dataset", "set"), ("rows", "rows"), ("problems", "problems"), ("zero_llsvm", "alpha=0 llsvm"),
                 ("zero_s3", "alpha=0 -s 3"), ("mismatch", "mismatch (max)"), ("mismatch_mean", "mismatch (mean)")]
-        lines = ["| " + " | ".join(c[1] for c in cols) + " |", "|" + "---|" * len(cols)]
+        lines = md_header([c[1] for c in cols])
         for r in t2rows:
-            lines.append("| " + " | ".join(fmt(r[c], 4) for c, _ in cols) + " |")
+            lines.append(md_row(fmt(r[c], 4) for c, _ in cols))
         out += "\n\nTable 2 (-s llsvm vs -s 3, C=1, -B 1):\n\n" + "\n".join(lines)
     return out
 
@@ -647,7 +616,7 @@ def solver_markdown(rows):
             ("ratio", "ratio"), ("ratio_threads2", "ratio 2 thr"), ("primal_rel_diff", "primal vs LL"),
             ("primal_rel_diff_ref", "primal vs ref"), ("acc_llsvm", "acc llsvm"), ("acc_liblinear", "acc LL"),
             ("same_predictions_for_liblinear_model", "LL model same preds")]
-    lines = ["| " + " | ".join(c[1] for c in cols) + " |", "|" + "---|" * len(cols)]
+    lines = md_header([c[1] for c in cols])
     for r in rows:
         cells = []
         for c, _ in cols:
@@ -658,7 +627,7 @@ def solver_markdown(rows):
                 cells.append(f"{v:.3f}" if c.endswith("_s") or c.startswith("ratio") else f"{v:.2f}")
             else:
                 cells.append(str(v))
-        lines.append("| " + " | ".join(cells) + " |")
+        lines.append(md_row(cells))
     return "\n".join(lines)
 
 
@@ -674,26 +643,23 @@ def markdown(rows):
             ("binary_load_s", "bin load s"), ("load_speedup_vs_parse", "load x parse"),
             ("convert_s", "convert s"), ("convert_peak_rss_mb", "convert RSS MB"),
             ("bytes_per_nnz", "B/nnz"), ("bytes_per_row", "B/row"), ("text_load_peak_rss_mb", "load RSS MB")]
-    lines = ["| " + " | ".join(c[1] for c in cols) + " |", "|" + "---|" * len(cols)]
+    lines = md_header([c[1] for c in cols])
     for r in rows:
-        lines.append("| " + " | ".join(fmt(r.get(c[0], "")) for c in cols) + " |")
+        lines.append(md_row(fmt(r.get(c[0], "")) for c in cols))
     return "\n".join(lines)
 
 
 def shared_sets(tmp):
     """(name, train path, test path or None) for every set in ../shared/data, decompressed into tmp."""
     shared = os.path.join(ROOT, "..", "shared", "data")
-    if not os.path.isdir(shared):
-        return []
-    names = sorted(fn[:-3] for fn in os.listdir(shared) if fn.endswith(".xz"))
     out = []
-    for name in names:
-        plain = os.path.join(tmp, name)
-        with lzma.open(os.path.join(shared, name + ".xz")) as f, open(plain, "wb") as g:
-            shutil.copyfileobj(f, g)
-        out.append(name)
-    return [(n, os.path.join(tmp, n), os.path.join(tmp, n + ".t") if n + ".t" in names else None)
-            for n in out if not n.endswith(".t")]
+    for name in shared_training_sets(shared):
+        test = name + ".t" if os.path.exists(os.path.join(shared, name + ".t.xz")) else None
+        for n in (name, test) if test else (name,):
+            with lzma.open(os.path.join(shared, n + ".xz")) as f, open(os.path.join(tmp, n), "wb") as g:
+                shutil.copyfileobj(f, g)
+        out.append((name, os.path.join(tmp, name), os.path.join(tmp, test) if test else None))
+    return out
 
 
 def main():
@@ -775,7 +741,7 @@ def main():
                     path, test = name, name + ".t"
                     name = os.path.basename(name)
                 test = test if os.path.exists(test) else None
-                binpath = ensure_binary(path, path + ".bin", args.quiet)
+                binpath = ensure_binary(path, path + ".bin", None if args.quiet else say)
                 r = bench_stream(name, path, test, binpath, args.repeats, tmp, memory=args.stream_memory,
                                  bm_eps=args.bm_eps, quiet=args.quiet)
                 stream_rows.append(r)
@@ -784,9 +750,8 @@ def main():
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
-    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-    meta = {"when": stamp, "python": platform.python_version(), "machine": platform.machine(),
-            "cpus": os.cpu_count(), "llsvm": llsvm.__version__, "repeats": args.repeats, "scale": args.scale}
+    stamp = timestamp()
+    meta = run_meta(stamp, repeats=args.repeats, scale=args.scale)
     text = []
     if rows:
         text.append("## Parsing and binary loading\n\n" + markdown(rows))

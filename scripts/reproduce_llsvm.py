@@ -28,17 +28,15 @@ Output in --out (default reproduce-results/llsvm-<timestamp>): table2.md, figure
 figure1-<set>.png, figure1-generated.png. table2.md is printed at the end.
 """
 import argparse
-import datetime
 import gc
 import json
 import os
-import platform
 import sys
 import time
-import warnings
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
 
 import numpy as np  # noqa: E402
 
@@ -47,33 +45,11 @@ from llsvm._ext import _linear as KL  # noqa: E402
 from llsvm._ext import _random as RNG  # noqa: E402
 from llsvm.solvers import DUAL_MAX_ITER, LLSVMOptions, Subproblem, group_classes  # noqa: E402
 from llsvm.solvers.onepass import DEFAULT_EPS as LLSVM_DEFAULT_EPS  # noqa: E402
+from benchutil import (accuracy, match_problems, md_header, md_row, mismatch, pyplot, resolve,  # noqa: E402
+                       run_meta, save_png, say, shared_training_sets, timed_train, timestamp)
 
 GENERATED = ("demo", "sparse", "dense", "multiclass")     # data/<name> and data/<name>.t (data/Makefile.mk)
 QUICK_MAX_BYTES = 10 << 20                                # --quick: training files up to 10 MB (on disk)
-
-
-# -- data sets ----------------------------------------------------------------------------------------------------
-def shared_training_sets(shared_dir):
-    if not os.path.isdir(shared_dir):
-        return []
-    return sorted(fn[:-3] for fn in os.listdir(shared_dir) if fn.endswith(".xz") and not fn.endswith(".t.xz"))
-
-
-def resolve(name, data_dir, shared_dir):
-    """(kind, train path, test path or None) of a set name, or None when its file is absent."""
-    if name in GENERATED or os.path.exists(os.path.join(data_dir, name)):
-        path = os.path.join(data_dir, name)
-        if not os.path.exists(path):
-            return None
-        test = path + ".t"
-        return "generated", path, test if os.path.exists(test) else None
-    path = os.path.join(shared_dir, name + ".xz")
-    if os.path.exists(path):
-        test = os.path.join(shared_dir, name + ".t.xz")
-        return "shared", path, test if os.path.exists(test) else None
-    if os.path.exists(name):
-        return "file", name, name + ".t" if os.path.exists(name + ".t") else None
-    return None
 
 
 # -- -s 3 one outer iteration at a time ---------------------------------------------------------------------------
@@ -109,33 +85,8 @@ def trace_s3(ds, y_sign, C, bias, eps, seed, max_iter=DUAL_MAX_ITER):
 
 
 # -- one data set -------------------------------------------------------------------------------------------------
-def timed_train(ds, **kw):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")          # ConvergenceWarning: recorded per problem instead
-        t0 = time.perf_counter()
-        model = llsvm.train(ds, **kw)
-        return time.perf_counter() - t0, model
-
-
-def accuracy(model, te):
-    return 100.0 * float(np.mean(model.predict(te) == te.y))
-
-
 def _f(x):
     return None if x is None else float(x)
-
-
-def match_problems(m_ll, m_s3):
-    """(k, j, label) pairing -s 3's k-th binary problem with -s llsvm's j-th, matched by class label (one problem
-    for two classes; labels may come in different orders)."""
-    if m_s3.nr_w == 1:
-        return [(0, 0, int(m_s3.label[0]))]
-    return [(k, int(np.flatnonzero(m_ll.label == lab)[0]), int(lab)) for k, lab in enumerate(m_s3.label)]
-
-
-def mismatch(a_ll, a_s3):
-    """Table 2's fraction of variables whose zero/non-zero status differs."""
-    return float(np.mean((a_ll > 0) != (a_s3 > 0)))
 
 
 def run_set(name, kind, path, test_path, args, say):
@@ -282,19 +233,12 @@ def _panel(ax_a, ax_d, res, legend=True):
 
 
 def plot_all(results, out_dir):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     pngs = []
     for res in results:
         fig, (a, d) = plt.subplots(2, 1, figsize=(6, 6.5), sharex=True)
         _panel(a, d, res)
-        fig.tight_layout()
-        path = os.path.join(out_dir, f"figure1-{res['set']}.png")
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        pngs.append(path)
+        pngs.append(save_png(fig, os.path.join(out_dir, f"figure1-{res['set']}.png")))
     gen = [r for r in results if r["kind"] == "generated"]
     if gen:
         n = len(gen)
@@ -302,11 +246,7 @@ def plot_all(results, out_dir):
         for i, res in enumerate(gen):
             _panel(axes[0][i], axes[1][i], res, legend=(i == 0))
         fig.suptitle("Figure 1: active set (above) and dual objective (below), -s llsvm vs -s 3", fontsize=10)
-        fig.tight_layout()
-        path = os.path.join(out_dir, "figure1-generated.png")
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        pngs.append(path)
+        pngs.append(save_png(fig, os.path.join(out_dir, "figure1-generated.png")))
     return pngs
 
 
@@ -349,7 +289,7 @@ def table2_md(results, args, meta):
     cols += ["mismatch llsvm vs -s 3"]
     if tight:
         cols += [f"mismatch llsvm vs -s 3 {tight}", f"mismatch -s 3 vs -s 3 {tight}"]
-    lines += ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    lines += md_header(cols)
     for r in results:
         ps = r["problems"]
         row = [r["set"], f"{r['rows']:,}", str(len(ps)), _n(_sum(ps, "n_zero_llsvm")), _n(_sum(ps, "n_zero_s3"))]
@@ -358,7 +298,7 @@ def table2_md(results, args, meta):
         row += [_mis([p["mismatch"] for p in ps])]
         if tight:
             row += [_mis([p.get("mismatch_tight") for p in ps]), _mis([p.get("mismatch_s3_vs_tight") for p in ps])]
-        lines.append("| " + " | ".join(row) + " |")
+        lines.append(md_row(row))
 
     lines += ["\n## Objectives, accuracy, time\n",
               "D: dual objective sum(alpha) - |w|^2/2 (summed over the problems); P: primal |w|^2/2 + C sum hinge; "
@@ -368,7 +308,7 @@ def table2_md(results, args, meta):
     cols = ["set", "D llsvm", "D -s 3", "D*", "gap llsvm", "gap -s 3", "P llsvm", "P -s 3", "acc llsvm",
             "acc -s 3", "acc -s 3 tight", "s llsvm", "s -s 3", "s -s 3 tight", "iter llsvm", "iter -s 3",
             "iter tight", "active after 1st pass"]
-    lines += ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    lines += md_header(cols)
     for r in results:
         ps = r["problems"]
         d_ll, d_s3, d_t = _sum(ps, "dual_llsvm"), _sum(ps, "dual_s3"), _sum(ps, "dual_tight")
@@ -392,7 +332,7 @@ def table2_md(results, args, meta):
                iters("n_iter_llsvm", "converged_llsvm"), iters("n_iter_s3", "converged_s3"),
                iters("n_iter_tight", "converged_tight"),
                f"{100.0 * act / (r['rows'] * len(ps)):.1f}%"]
-        lines.append("| " + " | ".join(row) + " |")
+        lines.append(md_row(row))
 
     multi = [r for r in results if len(r["problems"]) > 1]
     if multi:
@@ -400,7 +340,7 @@ def table2_md(results, args, meta):
         cols = ["set", "class", "alpha=0 llsvm", "alpha=0 -s 3"] + ([f"alpha=0 -s 3 {tight}"] if tight else []) \
             + ["mismatch"] + ([f"mismatch vs {tight}"] if tight else []) + ["D llsvm", "D -s 3"] \
             + (["D*"] if tight else []) + ["iter llsvm", "iter -s 3"]
-        lines += ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+        lines += md_header(cols)
         for r in multi:
             for p in r["problems"]:
                 row = [r["set"], str(p["label"]), _n(p["n_zero_llsvm"]), _n(p["n_zero_s3"])]
@@ -413,7 +353,7 @@ def table2_md(results, args, meta):
                 if tight:
                     row += [_g(p.get("dual_tight"), ".6g")]
                 row += [str(p["n_iter_llsvm"]), str(p["n_iter_s3"])]
-                lines.append("| " + " | ".join(row) + " |")
+                lines.append(md_row(row))
     same = all(p["trace_equals_train"] for r in results for p in r["problems"])
     lines.append(f"\n-s 3's per-iteration trace (figure1.md) comes from a run driven one outer iteration at a time; "
                  f"its final alpha is {'bit-identical to' if same else 'NOT identical to'} llsvm.train's -s 3 alpha "
@@ -435,8 +375,8 @@ def figure1_md(results, args):
         lines.append(f"## {r['set']} ({r['rows']:,} rows" + (f", {len(r['problems'])} problems" if
                                                              len(r["problems"]) > 1 else "") +
                      (f"; D* = {f['dual_tight']:.6g}" if f["dual_tight"] is not None else "") + ")\n")
-        lines += ["| iter | llsvm active | llsvm active % | llsvm D | -s 3 active | -s 3 active % | -s 3 D |",
-                  "|---|---|---|---|---|---|---|"]
+        lines += md_header(["iter", "llsvm active", "llsvm active %", "llsvm D", "-s 3 active", "-s 3 active %",
+                            "-s 3 D"])
         ll = {e["iter"]: e for e in f["llsvm"]}
         s3 = {e["iter"]: e for e in f["s3"]}
         for t in range(args.fig_iter + 1):
@@ -447,7 +387,7 @@ def figure1_md(results, args):
             row += ["", "", ""] if a is None else [f"{a['active']:,}", f"{a['active_pct']:.2f}", f"{a['dual']:.6g}"]
             row += ["", "", ""] if b is None else [f"{b['active']:,}" + ("*" if b["reset"] else ""),
                                                    f"{b['active_pct']:.2f}", f"{b['dual']:.6g}"]
-            lines.append("| " + " | ".join(row) + " |")
+            lines.append(md_row(row))
         lines.append("")
     return "\n".join(lines)
 
@@ -475,9 +415,6 @@ def main():
     ap.add_argument("--shared-dir", default=os.path.join(ROOT, "..", "shared", "data"))
     args = ap.parse_args()
 
-    def say(text):
-        print(text, file=sys.stderr, flush=True)
-
     shared_dir = os.path.normpath(args.shared_dir)
     if args.sets is None:
         names = list(GENERATED)
@@ -489,7 +426,7 @@ def main():
         names = [s for s in args.sets.split(",") if s]
     plan = []
     for name in names:
-        found = resolve(name, args.data_dir, shared_dir)
+        found = resolve(name, args.data_dir, GENERATED, shared_dir)
         if found is None:
             hint = " (make data/%s)" % name if name in GENERATED else ""
             say(f"# skipping {name}: no such file{hint}")
@@ -503,16 +440,15 @@ def main():
         say("no data set to run")
         return 1
 
-    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    stamp = timestamp()
     out_dir = args.out or os.path.join(ROOT, "reproduce-results", f"llsvm-{stamp}")
     os.makedirs(out_dir, exist_ok=True)
     defaults = LLSVMOptions()
-    meta = {"when": stamp, "python": platform.python_version(), "machine": platform.machine(),
-            "cpus": os.cpu_count(), "llsvm": llsvm.__version__, "C": args.C, "bias": args.bias, "seed": args.seed,
-            "eps_s3": args.eps, "llsvm_eps": LLSVM_DEFAULT_EPS if args.llsvm_eps is None else args.llsvm_eps,
-            "inner_iter": args.inner_iter if args.inner_iter is not None else defaults.inner_iter,
-            "tight_eps": args.tight_eps, "tight_max_iter": args.tight_max_iter, "fig_iter": args.fig_iter,
-            "quick": args.quick}
+    meta = run_meta(stamp, C=args.C, bias=args.bias, seed=args.seed, eps_s3=args.eps,
+                    llsvm_eps=LLSVM_DEFAULT_EPS if args.llsvm_eps is None else args.llsvm_eps,
+                    inner_iter=args.inner_iter if args.inner_iter is not None else defaults.inner_iter,
+                    tight_eps=args.tight_eps, tight_max_iter=args.tight_max_iter, fig_iter=args.fig_iter,
+                    quick=args.quick)
     results = []
     t_all = time.perf_counter()
     for name, kind, path, test in plan:

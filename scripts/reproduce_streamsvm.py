@@ -32,15 +32,12 @@ figure4-<set>.png, table.md (per set and solver: time to reach 1e-2, 1e-3 and 1e
 difference, passes / iterations) and results.json with every trace. table.md is printed at the end.
 """
 import argparse
-import datetime
 import gc
 import json
 import math
 import os
-import platform
 import sys
 import time
-import warnings
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -51,7 +48,10 @@ import numpy as np  # noqa: E402
 import llsvm  # noqa: E402
 from llsvm._ext import _linear as KL  # noqa: E402
 from llsvm._ext import _random as RNG  # noqa: E402
-from llsvm.solvers import DUAL_MAX_ITER, LLSVMOptions, StreamOptions, Subproblem, group_classes, parse_size  # noqa: E402
+from llsvm.solvers import (DUAL_MAX_ITER, LLSVMOptions, StreamOptions, Subproblem, group_classes,  # noqa: E402
+                           parse_size)
+from benchutil import (accuracy, ensure_binary, md_header, md_row, pyplot, resolve, run_meta,  # noqa: E402
+                       save_png, say, timed_train, timestamp, warm_page_cache)
 from reproduce_llsvm import problem_seeds  # noqa: E402
 
 GENERATED = ("demo", "sparse", "dense")       # two-class generated sets (data/Makefile.mk)
@@ -62,40 +62,7 @@ LABELS = {"streamsvm": "-s streamsvm", "bm": "-s bm", "llsvm": "-s llsvm", "s3":
 COLORS = {"streamsvm": "tab:red", "bm": "tab:green", "llsvm": "tab:purple", "s3": "tab:blue"}
 
 
-def say(text):
-    print(text, file=sys.stderr, flush=True)
-
-
 # -- data ---------------------------------------------------------------------------------------------------------
-def resolve(name, data_dir):
-    """(text path, test path or None) of a set name or path, or None when absent."""
-    path = os.path.join(data_dir, name) if name in GENERATED or os.path.exists(os.path.join(data_dir, name)) \
-        else name
-    if not os.path.exists(path):
-        return None
-    return path, (path + ".t" if os.path.exists(path + ".t") else None)
-
-
-def ensure_binary(text_path, bin_path):
-    """The binary copy of a set (llsvm.write_binary, atomic), written when missing or older than the text; a
-    binary input file is used as it is."""
-    if llsvm.file_kind(text_path) == "binary":
-        return text_path
-    if not os.path.exists(bin_path) or os.path.getmtime(bin_path) < os.path.getmtime(text_path):
-        t0 = time.perf_counter()
-        llsvm.write_binary(text_path, bin_path)
-        say(f"#   wrote {bin_path} in {time.perf_counter() - t0:.1f} s")
-    return bin_path
-
-
-def warm(path):
-    """Read a file once so that every solver finds it in the page cache."""
-    with open(path, "rb", buffering=0) as f:
-        buf = bytearray(8 << 20)
-        while f.readinto(buf):
-            pass
-
-
 def size_text(n):
     if n is None:
         return "unlimited"
@@ -115,14 +82,6 @@ def parse_memories(text):
 
 
 # -- runs -----------------------------------------------------------------------------------------------------------
-def quiet_train(data, **kw):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")          # ConvergenceWarning: recorded as `converged`
-        t0 = time.perf_counter()
-        model = llsvm.train(data, **kw)
-        return time.perf_counter() - t0, model
-
-
 def trace_s3(ds, y_sign, C, bias, eps, seed, offset, max_iter=DUAL_MAX_ITER):
     """-s 3 on one binary problem exactly as solvers.solve_dcd runs it, D and the time after every outer iteration
     (the clock starts `offset` seconds in: the load time; setup counted)."""
@@ -156,8 +115,8 @@ def one_problem(model, what):
 
 
 def run_streamsvm(path, args, memory):
-    warm(path)
-    wall, m = quiet_train(path, solver="streamsvm", C=args.C, bias=args.bias, seed=args.seed,
+    warm_page_cache(path)
+    wall, m = timed_train(path, solver="streamsvm", C=args.C, bias=args.bias, seed=args.seed,
                           threads=args.stream_threads, options=StreamOptions(memory=memory))
     r = one_problem(m, "-s streamsvm")
     passes = r.extra["passes"]
@@ -171,8 +130,8 @@ def run_streamsvm(path, args, memory):
 
 
 def run_bm(path, args, memory):
-    warm(path)
-    wall, m = quiet_train(path, solver="bm", C=args.C, bias=args.bias, seed=args.seed,
+    warm_page_cache(path)
+    wall, m = timed_train(path, solver="bm", C=args.C, bias=args.bias, seed=args.seed,
                           options=StreamOptions(memory=memory))
     r = one_problem(m, "-s bm")
     tr = r.extra["trace"]
@@ -182,8 +141,8 @@ def run_bm(path, args, memory):
 
 
 def run_llsvm(path, args, memory):
-    warm(path)
-    wall, m = quiet_train(path, solver="llsvm", C=args.C, bias=args.bias, seed=args.seed,
+    warm_page_cache(path)
+    wall, m = timed_train(path, solver="llsvm", C=args.C, bias=args.bias, seed=args.seed,
                           options=LLSVMOptions(memory=memory))
     r = one_problem(m, "-s llsvm")
     dual = [float(d) for d in r.extra["dual_trace"]]
@@ -200,10 +159,6 @@ def run_llsvm(path, args, memory):
     return {"solver": "llsvm", "memory": memory, "wall": wall, "n_iter": int(r.n_iter),
             "converged": bool(r.converged), "dual_final": float(r.dual), "seconds": seconds, "dual": dual,
             "blocks": [int(b) for b in r.extra["blocks"]], "trace_note": note, "model": m}
-
-
-def accuracy(model, te):
-    return None if te is None else 100.0 * float(np.mean(model.predict(te) == te.y))
 
 
 def accuracy_w(w, bias, labels, te):
@@ -232,12 +187,14 @@ def summarize(run, d_star):
 
 
 def run_set(name, text_path, test_path, args):
-    bin_path = ensure_binary(text_path, os.path.join(args.bin_dir, os.path.basename(text_path) + ".bin"))
+    # a binary input file is used as it is; a text file through its binary copy (written when missing or stale)
+    bin_path = text_path if llsvm.file_kind(text_path) == "binary" else \
+        ensure_binary(text_path, os.path.join(args.bin_dir, os.path.basename(text_path) + ".bin"), say, "#   ")
     size = os.path.getsize(bin_path)
     small = size < 4 * args.memory
     mem3 = args.small_memory if small else args.memory
     mems4 = args.small_memories if small else args.memories
-    warm(bin_path)
+    warm_page_cache(bin_path)
     t0 = time.perf_counter()
     ds = llsvm.read_dataset(bin_path)
     load_s = time.perf_counter() - t0
@@ -249,7 +206,7 @@ def run_set(name, text_path, test_path, args):
         f"(loaded in {load_s:.2f} s); --memory {size_text(mem3)}, Figure 4: "
         + ", ".join(size_text(m) for m in mems4))
     # D*
-    t_star, m_star = quiet_train(ds, solver=3, C=args.C, bias=args.bias, seed=args.seed, eps=args.star_eps)
+    t_star, m_star = timed_train(ds, solver=3, C=args.C, bias=args.bias, seed=args.seed, eps=args.star_eps)
     r_star = one_problem(m_star, "-s 3")
     d_star = float(r_star.dual)
     say(f"#   D* = {d_star:.12g} (-s 3 eps {args.star_eps:g}: {t_star:.2f} s, {r_star.n_iter} iterations"
@@ -320,10 +277,7 @@ def _axes(ax, title):
 
 
 def plot_all(results, out_dir):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     pngs = []
     for res in results:
         fig, ax = plt.subplots(figsize=(6.4, 4.4))
@@ -332,11 +286,7 @@ def plot_all(results, out_dir):
             mem = "" if s == "s3" else f" --memory {res['memory_text']}"
             _curve(ax, run, LABELS[s] + mem, COLORS[s])
         _axes(ax, f"Figure 3: {res['set']} ({res['binary_mb']:.3g} MB binary), C=1")
-        fig.tight_layout()
-        path = os.path.join(out_dir, f"figure3-{res['set']}.png")
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        pngs.append(path)
+        pngs.append(save_png(fig, os.path.join(out_dir, f"figure3-{res['set']}.png")))
 
         fig, ax = plt.subplots(figsize=(6.4, 4.4))
         cmap = plt.get_cmap("viridis")
@@ -345,11 +295,7 @@ def plot_all(results, out_dir):
             _curve(ax, run, f"-s streamsvm --memory {size_text(run['memory'])} (Omega {run['omega']:,} rows)",
                    cmap(i / max(1, n - 1) * 0.9))
         _axes(ax, f"Figure 4: {res['set']}, -s streamsvm by memory budget")
-        fig.tight_layout()
-        path = os.path.join(out_dir, f"figure4-{res['set']}.png")
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        pngs.append(path)
+        pngs.append(save_png(fig, os.path.join(out_dir, f"figure4-{res['set']}.png")))
     return pngs
 
 
@@ -378,29 +324,29 @@ def table_md(results, meta):
              "## Figure 3\n"]
     cols = ["set", "solver", "memory", "t 1e-2", "t 1e-3", "t 1e-4", "final", "passes / iterations", "wall s",
             "acc %"]
-    lines += ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    lines += md_header(cols)
     for res in results:
         for s in SOLVERS:
             r = res["runs"][s]
-            lines.append("| " + " | ".join([
+            lines.append(md_row([
                 res["set"], LABELS[s], "–" if s == "s3" else res["memory_text"],
                 *(_t(r["reach"][f"{t:g}"]) for t in THRESHOLDS), _rel(r["rel_final"]),
                 _its(r) + ("" if r["converged"] else " !"), _t(r["wall"]),
-                "–" if r.get("acc") is None else f"{r['acc']:.2f}"]) + " |")
+                "–" if r.get("acc") is None else f"{r['acc']:.2f}"]))
     lines += ["\n## Figure 4: -s streamsvm by memory budget\n"]
     cols = ["set", "memory", "Omega (cache rows)", "t 1e-2", "t 1e-3", "t 1e-4", "final", "passes", "wall s",
             "median updates/s", "median reader MB/s", "acc %"]
-    lines += ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    lines += md_header(cols)
     for res in results:
         for r in res["figure4"]:
             ups = [u for u in r["updates_per_second"] if u is not None]
             mbs = [u for u in r["reader_mb_per_second"] if u is not None]
-            lines.append("| " + " | ".join([
+            lines.append(md_row([
                 res["set"], size_text(r["memory"]), f"{r['omega']:,}",
                 *(_t(r["reach"][f"{t:g}"]) for t in THRESHOLDS), _rel(r["rel_final"]),
                 f"{r['n_iter']}" + ("" if r["converged"] else " !"), _t(r["wall"]),
                 f"{np.median(ups):,.0f}" if ups else "–", f"{np.median(mbs):.0f}" if mbs else "–",
-                "–" if r.get("acc") is None else f"{r['acc']:.2f}"]) + " |")
+                "–" if r.get("acc") is None else f"{r['acc']:.2f}"]))
     lines.append("\nD* per set: " + "; ".join(f"{r['set']} {r['d_star']:.12g} ({r['d_star_n_iter']} iterations"
                                             f"{'' if r['d_star_converged'] else ', not converged'})"
                                             for r in results))
@@ -447,23 +393,21 @@ def main():
         say("# --quick: the demo set only (--sets ignored)")
     plan = []
     for name in names:
-        found = resolve(name, args.data_dir)
+        found = resolve(name, args.data_dir, GENERATED)
         if found is None:
             say(f"# skipping {name}: no such file" + (f" (make data/{name})" if name in GENERATED else ""))
             continue
-        plan.append((os.path.basename(name), *found))
+        plan.append((os.path.basename(name), *found[1:]))
     if not plan:
         say("no data set to run")
         return 1
-    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    stamp = timestamp()
     out_dir = args.out or os.path.join(ROOT, "reproduce-results", "streamsvm", *(["quick"] if args.quick else []))
     os.makedirs(out_dir, exist_ok=True)
     os.makedirs(args.bin_dir, exist_ok=True)
-    meta = {"when": stamp, "python": platform.python_version(), "machine": platform.machine(),
-            "cpus": os.cpu_count(), "llsvm": llsvm.__version__, "C": args.C, "bias": args.bias, "seed": args.seed,
-            "star_eps": args.star_eps, "s3_eps": args.s3_eps, "stream_threads": args.stream_threads,
-            "memory": args.memory, "memories": args.memories, "small_memory": args.small_memory,
-            "small_memories": args.small_memories, "quick": args.quick}
+    meta = run_meta(stamp, C=args.C, bias=args.bias, seed=args.seed, star_eps=args.star_eps, s3_eps=args.s3_eps,
+                    stream_threads=args.stream_threads, memory=args.memory, memories=args.memories,
+                    small_memory=args.small_memory, small_memories=args.small_memories, quick=args.quick)
     t_all = time.perf_counter()
     results = []
     for name, path, test in plan:

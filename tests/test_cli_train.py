@@ -94,7 +94,7 @@ def predict(runner, *args):
 
 
 def library_output(path, **kw):
-    """(model, the exact text the library says) for llsvm.linear.train on a file."""
+    """(model, the exact text the library says) for llsvm.trainer.train on a file."""
     chunks = []
     model = llsvm_fit(str(path), say=chunks.append, **kw)
     return model, "".join(chunks)

@@ -694,8 +694,6 @@ def test_row_offsets_corrupt_with_valid_crc(tmp_path, small_bin, block_rows):
 class FailingDataset(Dataset):
     """Yields a few blocks of a real dataset, then raises."""
 
-    random_access = False
-
     def __init__(self, ds, fail_after=3):
         self.ds = ds
         self.fail_after = fail_after

@@ -1,7 +1,7 @@
 """Feature hashing (`--hash-bits`, README "Hashed models"): the hash itself pinned to fixed values, the Cython kernel
-against the NumPy reference and a naive per-row implementation of the definition, hash_dataset, the hashed model
-file format (byte-exact round trip, strict loading with line numbers), and hashed models predicting through
-Model.predict, predict_file and the llsvm-predict command.
+against the NumPy twin (reference/hashing_twin.py) and a naive per-row implementation of the definition,
+hash_dataset, the hashed model file format (byte-exact round trip, strict loading with line numbers), and hashed
+models predicting through Model.predict, predict_file and the llsvm-predict command.
 """
 import io
 
@@ -14,11 +14,11 @@ import llsvm
 from llsvm import ModelFormatError, ParameterError
 from llsvm._ext._hashing import fmix32_array, hash_rows
 from llsvm.cli.predict import main as predict_main
-from llsvm.hashing import (HASH_FUNCTION, check_bits, fmix32_reference, hash_dataset,
-                           hash_rows_reference)
+from llsvm.hashing import HASH_FUNCTION, check_bits, hash_dataset
 from llsvm.trainer import train as llsvm_fit
 from llsvm.model import Model
 from llsvm.predict import predict_file
+from reference.hashing_twin import fmix32_reference, hash_rows_reference
 
 BITS = [1, 2, 3, 5, 8, 12, 18, 28]
 

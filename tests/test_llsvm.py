@@ -1,4 +1,4 @@
-"""-s llsvm: the one-pass harsh-shrinking solver (cext/_llsvm.pyx, llsvm/onepass.py, the CLI wiring).
+"""-s llsvm: the one-pass harsh-shrinking solver (cext/_llsvm.pyx, llsvm/solvers/onepass.py, the CLI wiring).
 
 - the kernels `first_pass` and `block_pass` agree bit for bit with the NumPy twin (tests/reference/llsvm_twin.py),
   and so does the whole driver on the in-memory path;

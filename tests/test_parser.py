@@ -274,6 +274,24 @@ def test_rejections(write_bytes, data, zero_based, line, column, fragment):
         assert str(e) == f"{path}:{line}:{column}: {e.message}"
 
 
+def test_every_scanner_status_has_its_own_message():
+    """The status codes are defined once, in the kernel; textio imports them by name. Each one the kernel can
+    report (all but ST_OK) is distinct and turned into its own message, never the 'malformed input' fallback."""
+    from llsvm import textio
+    from llsvm._ext import _libsvm
+    codes = {name: getattr(_libsvm, name) for name in dir(_libsvm) if name.startswith("ST_")}
+    assert codes["ST_OK"] == 0 and len(set(codes.values())) == len(codes)
+
+    class Builder:
+        error = (1, 1, 0, 0, 0)   # line, column, offset, a, b
+
+    buf = np.frombuffer(b"tok\n", dtype=np.uint8)
+    messages = {name: textio._error("f", code, Builder(), buf, 4, False).message
+                for name, code in codes.items() if name != "ST_OK"}
+    assert not [name for name, msg in messages.items() if msg.startswith("malformed input")]
+    assert len(set(messages.values())) == len(messages)
+
+
 def test_index_beyond_int32_reports_the_index_as_written(write_bytes):
     """The message must name the index found in the file, not a truncated copy of it."""
     path = write_bytes(b"1 2:1 99999999999999999999:1\n")
@@ -550,7 +568,6 @@ def test_text_stream_blocks(write_bytes, random_libsvm, assert_same_csr, chunk_s
     ref = llsvm.read_dataset(path)
     st = llsvm.open_dataset(path, stream=True, chunk_size=chunk_size)
     assert isinstance(st, llsvm.TextStream)
-    assert st.random_access is False
     assert st.n_rows is None and st.nnz is None and st.labels is None and st.n_features is None
     with pytest.raises(llsvm.ParameterError):
         st.as_view()

@@ -1,0 +1,136 @@
+"""Helpers shared by scripts/bench.py, scripts/reproduce_llsvm.py and scripts/reproduce_streamsvm.py: finding data
+sets, binary copies and a warm page cache, timed training and accuracy, Table 2's comparison of two solvers'
+alpha, Markdown tables, PNG figures, and the machine fields of a results file.
+"""
+import datetime
+import os
+import platform
+import sys
+import time
+import warnings
+
+import numpy as np
+
+import llsvm
+
+
+def say(text):
+    """A progress line on stderr (flushed: the scripts' results go to stdout)."""
+    print(text, file=sys.stderr, flush=True)
+
+
+# -- data sets ----------------------------------------------------------------------------------------------------
+def shared_training_sets(shared_dir):
+    """The training sets in a shared data directory: stems of its .xz files, test files (.t.xz) left out."""
+    if not os.path.isdir(shared_dir):
+        return []
+    return sorted(fn[:-3] for fn in os.listdir(shared_dir) if fn.endswith(".xz") and not fn.endswith(".t.xz"))
+
+
+def resolve(name, data_dir, generated, shared_dir=None):
+    """(kind, train path, test path or None) of a set name, or None when its file is absent.
+
+    kind "generated": data_dir/name (a name in `generated`, or any file there); "shared": shared_dir/name.xz;
+    "file": name taken as a path. The test file is the training file's path + ".t" (shared: name.t.xz).
+    """
+    if name in generated or os.path.exists(os.path.join(data_dir, name)):
+        path = os.path.join(data_dir, name)
+        if not os.path.exists(path):
+            return None
+        test = path + ".t"
+        return "generated", path, test if os.path.exists(test) else None
+    if shared_dir is not None:
+        path = os.path.join(shared_dir, name + ".xz")
+        if os.path.exists(path):
+            test = os.path.join(shared_dir, name + ".t.xz")
+            return "shared", path, test if os.path.exists(test) else None
+    if os.path.exists(name):
+        return "file", name, name + ".t" if os.path.exists(name + ".t") else None
+    return None
+
+
+def ensure_binary(text_path, bin_path, say=None, prefix="# "):
+    """The binary copy of a text set (llsvm.write_binary, atomic), written when missing or older than the text;
+    `say`, when given, is told `{prefix}wrote ...`."""
+    if not os.path.exists(bin_path) or os.path.getmtime(bin_path) < os.path.getmtime(text_path):
+        t0 = time.perf_counter()
+        llsvm.write_binary(text_path, bin_path)
+        if say is not None:
+            say(f"{prefix}wrote {bin_path} in {time.perf_counter() - t0:.1f} s")
+    return bin_path
+
+
+def warm_page_cache(path):
+    """Read a file once so that every timed reader finds it in the page cache."""
+    with open(path, "rb", buffering=0) as f:
+        buf = bytearray(8 << 20)
+        while f.readinto(buf):
+            pass
+
+
+# -- training and its results ---------------------------------------------------------------------------------------
+def timed_train(data, **kw):
+    """(seconds, model) of llsvm.train(data, **kw), its ConvergenceWarnings silenced (the results record them)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t0 = time.perf_counter()
+        model = llsvm.train(data, **kw)
+        return time.perf_counter() - t0, model
+
+
+def accuracy(model, te):
+    """Test accuracy (%) of a model on a loaded test set; None without one."""
+    return None if te is None else 100.0 * float(np.mean(model.predict(te) == te.y))
+
+
+def match_problems(m_ll, m_s3):
+    """(k, j, label) pairing -s 3's k-th binary problem with -s llsvm's j-th, matched by class label (one problem
+    for two classes; labels may come in different orders)."""
+    if m_s3.nr_w == 1:
+        return [(0, 0, int(m_s3.label[0]))]
+    return [(k, int(np.flatnonzero(m_ll.label == lab)[0]), int(lab)) for k, lab in enumerate(m_s3.label)]
+
+
+def mismatch(a_ll, a_s3):
+    """Table 2's fraction of variables whose zero/non-zero status differs."""
+    return float(np.mean((a_ll > 0) != (a_s3 > 0)))
+
+
+# -- output ---------------------------------------------------------------------------------------------------------
+def md_row(cells):
+    """One row of a Markdown table."""
+    return "| " + " | ".join(cells) + " |"
+
+
+def md_header(cols):
+    """A Markdown table's header row and the separator under it."""
+    return [md_row(cols), "|" + "---|" * len(cols)]
+
+
+def pyplot():
+    """matplotlib.pyplot drawing to files only (the Agg backend)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def save_png(fig, path):
+    """Lay out a figure, write it as a PNG (110 dpi) and close it; returns path."""
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def timestamp():
+    """The local time as results are named by it: YYYYmmdd-HHMMSS."""
+    return datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+
+
+def run_meta(when, **extra):
+    """A results file's meta: when, python, machine, cpus and llsvm's version, then `extra` in its order."""
+    return {"when": when, "python": platform.python_version(), "machine": platform.machine(),
+            "cpus": os.cpu_count(), "llsvm": llsvm.__version__, **extra}

@@ -1,0 +1,49 @@
+"""A NumPy twin of feature hashing (llsvm._ext._hashing.hash_rows; definition in llsvm/hashing.py and
+cext/hashing.pxd): vectorized and slow, for the tests to check the Cython kernel against, bit for bit.
+
+The original feature with 1-based index j (0-based CSR index + 1, as uint32) goes to bucket fmix32(j) & (2^B - 1)
+with the sign -1 if fmix32(j ^ 0x9E3779B9) has bit 31 set, else +1; values of one row in the same bucket are added
+in storage order.
+"""
+import numpy as np
+
+SIGN_SEED = 0x9E3779B9
+
+
+def fmix32_reference(h):
+    """MurmurHash3's fmix32 over a uint32 array, in NumPy."""
+    h = np.asarray(h, dtype=np.uint32).copy()
+    h ^= h >> np.uint32(16)
+    h *= np.uint32(0x85EBCA6B)
+    h ^= h >> np.uint32(13)
+    h *= np.uint32(0xC2B2AE35)
+    h ^= h >> np.uint32(16)
+    return h
+
+
+def hash_rows_reference(indptr, indices, values, bits):
+    """hash_rows in NumPy (vectorized): the same arrays, bit for bit."""
+    indptr = np.asarray(indptr, dtype=np.int64)
+    j = np.asarray(indices, dtype=np.int64).astype(np.uint32) + np.uint32(1)
+    x = np.asarray(values).astype(np.float64)
+    n_rows = indptr.size - 1
+    bucket = (fmix32_reference(j) & np.uint32((1 << bits) - 1)).astype(np.int64)
+    negative = (fmix32_reference(j ^ np.uint32(SIGN_SEED)) & np.uint32(0x80000000)) != 0
+    signed = np.where(negative, -x, x)
+    row = np.repeat(np.arange(n_rows, dtype=np.int64), np.diff(indptr))
+    # stable sort by (row, bucket): equal buckets keep storage order
+    order = np.argsort(row * (1 << bits) + bucket, kind="stable")
+    row, bucket, signed = row[order], bucket[order], signed[order]
+    first = np.ones(row.size, dtype=bool)
+    first[1:] = (row[1:] != row[:-1]) | (bucket[1:] != bucket[:-1])
+    group = np.cumsum(first) - 1                       # output entry of every input entry
+    starts = np.flatnonzero(first)
+    out_values = signed[starts].copy()
+    # add the r-th member of each group for r = 1, 2, ...: left to right, as the kernel does
+    rank = np.arange(row.size) - starts[group]
+    for r in range(1, int(rank.max()) + 1 if rank.size else 1):
+        sel = rank == r
+        out_values[group[sel]] += signed[sel]        # one member per group: no repeated targets
+    out_indptr = np.zeros(n_rows + 1, dtype=np.int64)
+    np.cumsum(np.bincount(row[starts], minlength=n_rows), out=out_indptr[1:])
+    return out_indptr, bucket[starts].astype(np.int32), out_values
