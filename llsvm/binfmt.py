@@ -1,4 +1,4 @@
-"""The llsvm binary data format, version 1 (DESIGN.md section 5). Little-endian, memory-mappable.
+"""The llsvm binary data format, version 1 (docs/formats.md, section 2). Little-endian, memory-mappable.
 
     file   := header(128) block* footer
     header := magic "LLSVMBIN" | u32 version (1) | u32 flags | u64 n_rows | u64 n_features | u64 nnz

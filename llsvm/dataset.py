@@ -1,4 +1,4 @@
-"""Datasets (DESIGN.md section 3): what solvers read rows from.
+"""Datasets (docs/architecture.md, "Dataset protocol"): what solvers read rows from.
 
 Every dataset has ``n_rows``, ``n_features``, ``nnz``, ``labels`` (distinct labels in order of first occurrence,
 LIBLINEAR's order) with ``label_counts``, ``as_view()`` (random access only) and

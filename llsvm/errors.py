@@ -1,4 +1,4 @@
-"""The exception hierarchy (DESIGN.md section 6)."""
+"""The exception hierarchy (docs/architecture.md, "Errors and exit codes")."""
 
 
 class LLSVMError(Exception):

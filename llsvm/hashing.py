@@ -1,4 +1,5 @@
-"""Feature hashing for `--hash-bits B` and hashed models (README "Hashed models"; Weinberger et al. 2009).
+"""Feature hashing for `--hash-bits B` and hashed models (docs/formats.md, section 1.2; Weinberger, Dasgupta,
+Langford, Smola, Attenberg, "Feature hashing for large scale multitask learning", ICML 2009).
 
 The original feature with 1-based index j (j = 0-based CSR index + 1, as uint32) goes to the 0-based hashed index
 fmix32(j) & (2^B - 1) with the sign -1 if fmix32(j ^ 0x9E3779B9) has bit 31 set, else +1; fmix32 is MurmurHash3's

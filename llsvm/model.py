@@ -18,8 +18,8 @@ The linear format:
 
 nr_w is 1 for two classes, nr_class otherwise. Labels are integers, as LIBLINEAR stores them.
 
-A hashed model (`hash_bits` set; llsvm.hashing, README "Hashed models") is the same text after two lines of our own,
-over the 2^B hashed features (nr_feature = 2^B); LIBLINEAR cannot read it:
+A hashed model (`hash_bits` set; llsvm.hashing, docs/formats.md section 1.2) is the same text after two lines of our
+own, over the 2^B hashed features (nr_feature = 2^B); LIBLINEAR cannot read it:
 
     llsvm_hashed_model 1
     hash fmix32-signed 18

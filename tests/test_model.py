@@ -13,7 +13,6 @@ from llsvm import ModelFormatError
 from llsvm.trainer import train as llsvm_fit
 from llsvm.model import Model
 
-import liblinear.liblinear as liblinear  # noqa: E402  (a test dependency: missing is a failure)
 from liblinear import liblinearutil as llu  # noqa: E402
 
 

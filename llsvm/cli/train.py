@@ -87,7 +87,8 @@ def check_writable(path, what):
 def _check_applicable(spec, given):
     """Refuse every solver option the spec does not take (exit 1, naming the option and the solvers that take it).
     -R is left to Params.check, which refuses it in LIBLINEAR's words."""
-    for flag, value in given.items():
+    for flag in SOLVER_OPTIONS:           # every solver option of the registry has its value here
+        value = given[flag]
         if value is None or value is False or flag == "-R":
             continue
         if not spec.accepts_option(flag):
@@ -164,7 +165,7 @@ def main(training_set_file, model_file, solver, cost, svr_p, nu, eps, bias, no_r
             raise ParamError(f"Warm-start parameter search only available for {accepting('-C')}") from None
         raise ParamError(str(exc)) from None
     radius_bias = bias.strip() in ("R", "r")
-    _check_applicable(spec, {"-p": svr_p, "-n": nu, "-v": nr_fold, "-C": find_C, "--memory": memory,
+    _check_applicable(spec, {"-R": no_reg_bias, "-p": svr_p, "-n": nu, "-v": nr_fold, "-C": find_C, "--memory": memory,
                              "--tmp-dir": tmp_dir, "--inner-iter": inner_iter, "--keep-active-set": keep_active_set,
                              "--hash-bits": hash_bits, "--inner-eps": inner_eps, "-B R": radius_bias})
     if inner_eps is not None and not inner_eps > 0:

@@ -16,16 +16,15 @@ from .._ext import _linear as KL
 from ..binfmt import BinaryWriter
 from .common import EMPTY_ROWS, Classes, FitResult, rng_state
 from .dcd import DUAL_MAX_ITER
-from .outofcore import DEFAULT_MAX_ITER, STREAM_JSON_FIELDS, StreamedSolver, stream_metrics
+from .outofcore import STREAM_JSON_FIELDS, StreamedSolver, stream_metrics
 
-BM = "bm"
 DEFAULT_EPS = 1e-3
 
 
 class BlockMinimizationSolver(StreamedSolver):
     """-s bm: every outer iteration loads the blocks in turn and runs DCD (inner eps) on each."""
 
-    name = BM
+    name = "bm"
 
     def _units(self, src):
         """One outer iteration's blocks, in file order, each at most the budget (with first_row)."""

@@ -39,11 +39,8 @@ from .common import (EMPTY_ROWS, MIN_BUDGET, Classes, FitResult, class_costs, pr
                      rng_state, stacked_weights, warn_max_iter)
 from .outofcore import Input, OutOfCoreSolver
 
-LLSVM = "llsvm"
-SOLVER_TYPE = "L2R_L1LOSS_SVC_DUAL"
 DEFAULT_EPS = 0.01
 DEFAULT_INNER_ITER = 5
-DEFAULT_MAX_ITER = 100
 ROW_BYTES = 48            # a loaded active row: label, offset, row id, alpha, QD, order, sign
 # per-row outcome of the first pass, per problem
 ZERO, AT_CP, ACTIVE, AT_CN = 0, 1, 2, 3
@@ -155,7 +152,7 @@ def _budget_split(memory, n_parallel):
 class OnePassSolver(OutOfCoreSolver):
     """Drives the two phases for all problems of one training run."""
 
-    name = LLSVM
+    name = "llsvm"
 
     def __init__(self, params=None, reporter=None, **kw):
         super().__init__(params, reporter, **kw)
@@ -488,8 +485,8 @@ class OnePassSolver(OutOfCoreSolver):
             p.result = r
             results.append(r)
         labs, W = stacked_weights(labels, results)
-        return Model(SOLVER_TYPE, labs.size, labs, n_features, self.bias, W,
-                     meta={"results": results, "solver": LLSVM})
+        return Model(self.params.spec.solver_type, labs.size, labs, n_features, self.bias, W,
+                     meta={"results": results, "solver": self.name})
 
 
 JSON_FIELDS = ("model_solver_type", "first_pass_seconds", "C", "eps", "bias", "seed", "threads", "memory",

@@ -18,7 +18,6 @@ from ..model import Model
 from ..report import as_reporter
 from .common import MIN_BUDGET, Classes, problem_seed, report_finished, stacked_weights, warn_max_iter
 
-SOLVER_TYPE = "L2R_L1LOSS_SVC_DUAL"     # every out-of-core solver optimizes the -s 3 problem
 DEFAULT_MAX_ITER = 100
 DEFAULT_INNER_EPS = 0.1
 DEFAULT_BATCH = 16
@@ -288,7 +287,7 @@ class StreamedSolver(OutOfCoreSolver):
         results = [p.result for p in problems]
         labs, W = stacked_weights(labels, results)
         kw = {"hash_bits": self.opt.hash_bits} if self.opt.hash_bits else {}
-        model = Model(SOLVER_TYPE, labs.size, labs, n_features, self.bias, W,
+        model = Model(self.params.spec.solver_type, labs.size, labs, n_features, self.bias, W,
                       meta={"results": results, "solver": self.name}, **kw)
         model.meta["stream"] = {"n_rows": int(src.n_rows), "n_features": int(src.n_features), "nnz": int(src.nnz),
                                 "bias": self.bias, "hash_bits": self.opt.hash_bits}

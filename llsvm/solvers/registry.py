@@ -16,12 +16,12 @@ from dataclasses import dataclass, field, fields, replace
 
 from ..errors import ParameterError
 from ..model import SOLVER_TYPE_TABLE
-from . import bm, dcd, newton, onepass, streamsvm
+from . import bm, dcd, newton, onepass, outofcore, streamsvm
 from .common import LIBLINEAR_JSON_FIELDS, liblinear_metrics
 from .outofcore import StreamOptions
 from .onepass import LLSVMOptions
 
-# the keys every --json file of llsvm-train has (docs/cli.md); a spec's json_fields come on top
+# the keys every --json file of llsvm-train has (docs/formats.md, section 4); a spec's json_fields come on top
 DESIGN_KEYS = ("solver", "n_rows", "n_features", "nnz", "load_seconds", "train_seconds", "n_iter", "primal", "dual",
                "gap", "max_violation", "nSV", "converged", "peak_rss_mb")
 
@@ -42,7 +42,7 @@ SOLVER_OPTIONS = {
     "-B R": "radius_bias",
 }
 
-# names reserved for the solvers of the next issues (DESIGN: the seed papers' solvers)
+# names reserved for the solvers of the next issues (docs/solvers.md, "Planned solvers")
 PLANNED = ("h1tree", "project1d", "local1d", "olsvm", "norma", "pegaz", "pegasos")
 
 
@@ -123,7 +123,7 @@ register(SolverSpec(
     title="one-pass harsh shrinking + block optimization of the -s 3 problem, out of core",
     driver=onepass.OnePassSolver, access="stream", solver_type="L2R_L1LOSS_SVC_DUAL",
     default_eps=onepass.DEFAULT_EPS, eps_meaning="relative change of the dual objective per outer iteration "
-    f"(default {onepass.DEFAULT_EPS:g})", default_max_iter=onepass.DEFAULT_MAX_ITER, options=LLSVMOptions,
+    f"(default {onepass.DEFAULT_EPS:g})", default_max_iter=outofcore.DEFAULT_MAX_ITER, options=LLSVMOptions,
     accepts=_OUT_OF_CORE + ("--inner-iter", "--keep-active-set", "-B R"), metrics=onepass.metrics,
     json_fields=onepass.JSON_FIELDS, progress_desc="first pass"))
 register(SolverSpec(
@@ -131,14 +131,14 @@ register(SolverSpec(
     title="reader/trainer dual cached loops for the -s 3 problem, out of core",
     driver=streamsvm.StreamSVMSolver, access="stream", solver_type="L2R_L1LOSS_SVC_DUAL",
     default_eps=streamsvm.DEFAULT_EPS, eps_meaning="spread M+ - M- of the projected gradients over a pass "
-    f"(default {streamsvm.DEFAULT_EPS:g})", default_max_iter=streamsvm.DEFAULT_MAX_ITER, options=StreamOptions,
+    f"(default {streamsvm.DEFAULT_EPS:g})", default_max_iter=outofcore.DEFAULT_MAX_ITER, options=StreamOptions,
     accepts=_OUT_OF_CORE + ("--hash-bits",), metrics=streamsvm.metrics, json_fields=streamsvm.JSON_FIELDS,
     default_threads=2, threads_change_model=True, progress_unit="rows"))
 register(SolverSpec(
     name="bm", number=None, title="block minimization for the -s 3 problem, out of core",
     driver=bm.BlockMinimizationSolver, access="stream", solver_type="L2R_L1LOSS_SVC_DUAL",
     default_eps=bm.DEFAULT_EPS, eps_meaning="relative change of the dual objective per outer iteration "
-    f"(default {bm.DEFAULT_EPS:g})", default_max_iter=bm.DEFAULT_MAX_ITER, options=StreamOptions,
+    f"(default {bm.DEFAULT_EPS:g})", default_max_iter=outofcore.DEFAULT_MAX_ITER, options=StreamOptions,
     accepts=_OUT_OF_CORE + ("--hash-bits", "--inner-eps"), metrics=bm.metrics, json_fields=bm.JSON_FIELDS))
 
 

@@ -23,10 +23,8 @@ from .._ext._stream import SLOT_BYTES, StreamCache
 from ..binfmt import BinaryWriter
 from ..errors import ParameterError
 from .common import Classes, FitResult
-from .outofcore import (DEFAULT_MAX_ITER, STREAM_JSON_FIELDS, BinaryProblem, StreamedSolver,  # noqa: F401
-                        StreamOptions, stream_metrics)
+from .outofcore import STREAM_JSON_FIELDS, BinaryProblem, StreamedSolver, stream_metrics
 
-STREAMSVM = "streamsvm"
 DEFAULT_EPS = 1e-3
 LOCKSTEP_ROWS = 256
 CACHE_SLACK = 1.5           # a slot's buffer holds its row with up to about 2x room (see _stream.pyx)
@@ -47,7 +45,7 @@ def _omega(memory, avg_row_bytes, n_rows):
 class StreamSVMSolver(StreamedSolver):
     """-s streamsvm: the reader (this thread) and the trainer (a second thread, or alternating with one)."""
 
-    name = STREAMSVM
+    name = "streamsvm"
 
     def _run(self, src, directory, t0):
         if src.known:
@@ -256,7 +254,8 @@ class StreamSVMSolver(StreamedSolver):
         if self.opt.return_alpha:
             r.alpha = alpha
         r.extra = {"passes": p.trace.records, "reader_seconds": total_read, "omega": om,
-                   "cache_bytes": int(cache.row_bytes), "cache_peak_bytes": int(cache.peak_row_bytes), "picks": int(cache.total_picks),
+                   "cache_bytes": int(cache.row_bytes), "cache_peak_bytes": int(cache.peak_row_bytes),
+                   "picks": int(cache.total_picks),
                    "updates": int(cache.total_updates), "evicted_trainer": int(cache.total_evicted_trainer),
                    "evicted_reader": int(cache.total_evicted_reader), "inserted": int(cache.total_inserted)}
         p.result = r
