@@ -21,7 +21,7 @@ DUAL_MAX_ITER = 300
 def train_one(sub, params, seed, reporter, warm=None):
     """One binary problem with LIBLINEAR's train_one logic for -s 1 and -s 3 (the -s 1 -> -s 2 switch included)."""
     l1 = params.solver == L2R_L1LOSS_SVC_DUAL
-    max_iter = params.max_iter or DUAL_MAX_ITER
+    max_iter = params.max_iter or params.spec.default_max_iter
     res = solve_dcd(sub, l1, params.eps, max_iter, rng_seed=seed,
                     alpha0=None if warm is None else warm.get("alpha"), reporter=reporter)
     if res.n_iter >= max_iter:

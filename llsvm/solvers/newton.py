@@ -18,8 +18,9 @@ def train_one(sub, params, seed, reporter, warm=None):
     l = sub.l
     pos = int(np.count_nonzero(sub.y > 0))
     tol = params.eps * max(min(pos, l - pos), 1) / l
-    return solve_newton(sub, tol, params.max_iter or NEWTON_MAX_ITER, w0=None if warm is None else warm.get("w"),
-                        regularize_bias=params.regularize_bias, reporter=reporter)
+    return solve_newton(sub, tol, params.max_iter or params.spec.default_max_iter,
+                        w0=None if warm is None else warm.get("w"), regularize_bias=params.regularize_bias,
+                        reporter=reporter)
 
 
 class _L2SVCFun:
