@@ -95,6 +95,7 @@ class CSRDataset(Dataset):
 
     random_access = True
     segs = None          # the segment table of a segmented view (llsvm.binfmt.MappedDataset); None: contiguous
+    _rows = None         # the row view, made on first use (row_view)
 
     def __init__(self, y, indptr, indices, values, n_features=None, *, row_ids=None, n_qid=0, source=None,
                  labels=None, label_counts=None, check=True, alpha=None):
@@ -168,6 +169,16 @@ class CSRDataset(Dataset):
     def kernel_arrays(self):
         """(indptr, indices, values) as the kernels take them, with `segs` (cext/rowview.pxd)."""
         return self.indptr, self.indices, self.values
+
+    def row_view(self, bias=-1.0, n_features=None):
+        """The rows as the kernels take them: a ``Rows`` (cext/_view.pyx) over kernel_arrays() and segs, made
+        once, seen with the bias coordinate `bias` (< 0: none) and, if given, a wider row (n_features >= the
+        dataset's: the index of the bias weight in the caller's w). Never copies the rows."""
+        if self._rows is None:
+            from ._ext._view import Rows
+            self._rows = Rows(*self.kernel_arrays(), self.n_features, -1.0, self.segs,
+                              np.ascontiguousarray(self.y, dtype=np.float64))
+        return self._rows.with_bias(bias, n_features)
 
     def contiguous(self):
         """This dataset with contiguous CSR arrays (itself; a segmented one copies)."""
