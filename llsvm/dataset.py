@@ -9,7 +9,8 @@ LIBLINEAR's order) with ``label_counts``, ``random_access``, ``as_view()`` (rand
   16 bytes per row (offset and label).
 - ``BinaryDataset`` (llsvm.binfmt): a binary file; random access by loading it (mapped, read in place: a
   ``MappedDataset`` when it has several blocks), or streamed block by block.
-- Kernels take ``kernel_arrays()`` plus ``segs`` (None for contiguous arrays; cext/rowview.pxd).
+- Kernels take ``row_view(bias)``: a ``Rows`` (cext/_view.pyx) over ``kernel_arrays()`` and ``segs`` (None for
+  contiguous arrays; cext/rowview.pxd).
 - ``TextStream`` (llsvm.textio): LIBSVM text parsed chunk by chunk; streaming only.
 """
 import numpy as np
@@ -167,7 +168,7 @@ class CSRDataset(Dataset):
         return self
 
     def kernel_arrays(self):
-        """(indptr, indices, values) as the kernels take them, with `segs` (cext/rowview.pxd)."""
+        """(indptr, indices, values): the arrays row_view() wraps, with `segs` (cext/rowview.pxd)."""
         return self.indptr, self.indices, self.values
 
     def row_view(self, bias=-1.0, n_features=None):
@@ -205,7 +206,7 @@ class CSRDataset(Dataset):
         rows = np.ascontiguousarray(rows, dtype=np.int64)
         if rows.size and (rows.min() < 0 or rows.max() >= self.n_rows):
             raise IndexError("row index out of range")
-        indptr, indices, values = take_rows(*self.kernel_arrays(), rows, segs=self.segs)
+        indptr, indices, values = take_rows(self.row_view(), rows)
         return CSRDataset(self.y[rows], indptr, indices, values, self.n_features,
                           row_ids=None if self.row_ids is None else self.row_ids[rows],
                           alpha=None if self.alpha is None else self.alpha[rows], source=self.source, check=False)

@@ -75,19 +75,15 @@ class Subproblem:
 
     @property
     def args(self):
-        """The view's arrays as the kernels take them; pass `segs=self.segs` along."""
-        return (*self.view.kernel_arrays(), self.n_features, self.bias, self.rows)
-
-    @property
-    def segs(self):
-        return self.view.segs
+        """The rows as the kernels take them: the view's row view with this problem's bias, and `rows`."""
+        return (self.view.row_view(self.bias), self.rows)
 
     def C(self):
         return np.where(self.y > 0, self.Cp, self.Cn)
 
     def margins(self, w):
         out = np.empty(self.l, np.float64)
-        K.xv(*self.args, w, out, segs=self.segs)
+        K.xv(*self.args, w, out)
         return out
 
     def primal(self, w, l1_loss):
@@ -112,17 +108,17 @@ def solve_dcd(sub, l1_loss, eps, max_iter=DUAL_MAX_ITER, rng_seed=1, alpha0=None
     l = sub.l
     w = np.zeros(sub.w_size, np.float64)
     xnorm = np.empty(l, np.float64)
-    K.sq_norms(*sub.view.kernel_arrays(), sub.bias, sub.rows, xnorm, segs=sub.segs)
+    K.sq_norms(*sub.args, xnorm)
     if alpha0 is None:
         alpha = np.zeros(l, np.float64)
     else:
         alpha = np.array(alpha0, dtype=np.float64)
         if l1_loss:
             np.minimum(alpha, sub.C(), out=alpha)
-        K.dcd_init_w(*sub.args, sub.y, alpha, w, segs=sub.segs)
+        K.dcd_init_w(*sub.args, sub.y, alpha, w)
     index = np.arange(l, dtype=np.int32)
     rng = K.rng_state(rng_seed)
-    state = K.DCDState(*sub.args, sub.y, alpha, w, xnorm, index, sub.Cp, sub.Cn, l1_loss, rng, segs=sub.segs)
+    state = K.DCDState(*sub.args, sub.y, alpha, w, xnorm, index, sub.Cp, sub.Cn, l1_loss, rng)
     # LIBLINEAR's outer loop runs in the kernel, 10 iterations per call so the dots appear as LIBLINEAR's do
     while state.n_iter < max_iter:
         converged, events = state.run(min(10, max_iter - state.n_iter), eps, shuffle)
@@ -148,8 +144,7 @@ def certify(sub, w, alpha, l1_loss):
 
     One pass over the data: the kernel returns the violation, the loss term of the primal and the dual's sums.
     """
-    viol, loss, sum_alpha, sum_diag, nSV = K.dcd_violation(*sub.args, sub.y, alpha, w, sub.Cp, sub.Cn, l1_loss,
-                                                           segs=sub.segs)
+    viol, loss, sum_alpha, sum_diag, nSV = K.dcd_violation(*sub.args, sub.y, alpha, w, sub.Cp, sub.Cn, l1_loss)
     wTw = float(w @ w)
     primal = 0.5 * wTw + loss
     dual = sum_alpha - 0.5 * wTw - 0.5 * sum_diag
@@ -181,7 +176,7 @@ class _L2SVCFun:
         return float(self.C @ (d * d))
 
     def fun(self, w):
-        K.xv(*self.sub.args, w, self.wx, segs=self.sub.segs)
+        K.xv(*self.sub.args, w, self.wx)
         self.wTw = self._wTw(w)
         return self.loss(self.wx) + 0.5 * self.wTw
 
@@ -189,14 +184,14 @@ class _L2SVCFun:
         t = self.wx * self.yf
         self.I = np.flatnonzero(t < 1).astype(np.int32)
         coef = self.C[self.I] * self.yf[self.I] * (t[self.I] - 1.0)
-        K.sub_xtv(*self.sub.args, self.I, coef, g, segs=self.sub.segs)
+        K.sub_xtv(*self.sub.args, self.I, coef, g)
         g *= 2.0
         g += w
         if not self.regularize_bias:
             g[-1] -= w[-1]
 
     def Hv(self, s, Hs):
-        K.l2svc_hv(*self.sub.args, self.I, self.C, s, Hs, segs=self.sub.segs)
+        K.l2svc_hv(*self.sub.args, self.I, self.C, s, Hs)
         Hs *= 2.0
         Hs += s
         if not self.regularize_bias:
@@ -206,13 +201,13 @@ class _L2SVCFun:
         M.fill(1.0)
         if not self.regularize_bias:
             M[-1] = 0.0
-        K.l2svc_diag(*self.sub.args, self.I, self.C, M, segs=self.sub.segs)
+        K.l2svc_diag(*self.sub.args, self.I, self.C, M)
 
     def linesearch_and_update(self, w, s, f, g, alpha):
         """Backtracking line search on f(w + alpha s) using X s (l2r_erm_fun::linesearch_and_update)."""
         eta = 0.01
         fold = f
-        K.xv(*self.sub.args, s, self.tmp, segs=self.sub.segs)
+        K.xv(*self.sub.args, s, self.tmp)
         sTs = float(s @ s)
         wTs = float(s @ w)
         gTs = float(s @ g)
@@ -333,7 +328,7 @@ def solve_newton(sub, eps, max_iter=NEWTON_MAX_ITER, w0=None, regularize_bias=Tr
     xi = np.maximum(0.0, 1.0 - fun.yf * sub.margins(w))
     alpha = 2.0 * C * xi
     w_alpha = np.zeros(n, np.float64)
-    K.dcd_init_w(*sub.args, sub.y, alpha, w_alpha, segs=sub.segs)
+    K.dcd_init_w(*sub.args, sub.y, alpha, w_alpha)
     primal = 0.5 * fun._wTw(w) + float(C @ (xi * xi))
     dual = sub.dual(alpha, w_alpha, False)
     fun.fun(w)

@@ -90,7 +90,7 @@ def trace_s3(ds, y_sign, C, bias, eps, seed, max_iter=DUAL_MAX_ITER):
     alpha = np.zeros(sub.l)
     w = np.zeros(sub.w_size)
     xnorm = np.empty(sub.l)
-    KL.sq_norms(ds.indptr, ds.indices, ds.values, sub.bias, sub.rows, xnorm)
+    KL.sq_norms(*sub.args, xnorm)
     index = np.arange(sub.l, dtype=np.int32)
     state = KL.DCDState(*sub.args, sub.y, alpha, w, xnorm, index, sub.Cp, sub.Cn, True, KL.rng_state(seed))
     active, dual, resets, seconds = [], [], [], []
