@@ -371,8 +371,7 @@ class StreamSVMSolver(_OutOfCore):
                         b0 = 0
                         while b0 < block.n_rows:
                             b1 = min(block.n_rows, b0 + LOCKSTEP_ROWS - (first + b0) % LOCKSTEP_ROWS)
-                            r = cache.insert(ys, block.indptr, block.indices, block.values, first, p.Cp, p.Cn,
-                                             b0, b1)
+                            r = cache.insert(ys, block.row_view(), first, p.Cp, p.Cn, b0, b1)
                             inserted += r[0]
                             skipped += r[1]
                             evicted += r[2]
@@ -383,7 +382,7 @@ class StreamSVMSolver(_OutOfCore):
                                 pending = 0
                             b0 = b1
                     else:
-                        r = cache.insert(ys, block.indptr, block.indices, block.values, first, p.Cp, p.Cn)
+                        r = cache.insert(ys, block.row_view(), first, p.Cp, p.Cn)
                         inserted += r[0]
                         skipped += r[1]
                         evicted += r[2]
