@@ -1,5 +1,5 @@
 # Kernels of the one-pass harsh-shrinking solver LLSVM (Alrajeh, Takeda, Niranjan, "Memory-efficient
-# large-scale linear support vector machine"; ../shared/papers/llsvm-memory-efficient-linear-svm.txt).
+# large-scale linear support vector machine", ICMV 2014, Proc. SPIE 9445).
 #
 # Problem: the L1-loss (hinge) SVM dual, as LIBLINEAR's -s 3, for labels y_i in {-1,+1} and the bias as one
 # more coordinate (the row view's implicit bias, value tau):
@@ -14,77 +14,116 @@
 # 2. `block_pass`: Algorithm 2, line 17: N passes of Algorithm 1 over a loaded block of the active set, each pass
 #    in a fresh random order from the project's RNG. The driver stops the outer iterations when the relative
 #    change of D is at most eps (the paper's criterion, section 3) and drops rows at 0 or C between them.
-# Both run without the GIL and return the change of sum(alpha), from which the driver keeps D up to date.
+# Both take the block as a row view X (a `Rows`, cext/_view.pyx: its n_features is the width of w, the bias weight
+# at w[X.n_features]), dispatch on X.f32, run without the GIL and return the change of sum(alpha), from which the
+# driver keeps D up to date. The step is dual_step.pxd's (shared with _linear and _stream), with D_ii = 0.
 from libc.stdint cimport int32_t, int64_t, uint64_t
 
-from kernel_util cimport LLSVM_PREFETCH, clip_box
+from kernel_util cimport LLSVM_PREFETCH
 from kernel_types cimport value_t
-from rowview cimport RowView, make_view, row_dot, row_axpy
+from rowview cimport RowView, row_dot, row_axpy, row_indices, row_values
+from dual_step cimport dual_gradient, dual_step
 from rng cimport Rng, rng_shuffle
+from llsvm._ext._view cimport Rows
 
 
-def first_pass(const int64_t[::1] indptr, const int32_t[::1] indices, const value_t[::1] values,
-               int64_t n_features, double bias, const int32_t[::1] cls, int32_t pos, const double[::1] QD,
-               double[::1] w, double Cp, double Cn, double[::1] alpha):
-    """One step per row from alpha = 0, rows in order; y_i = +1 if cls[i] == pos else -1.
+cdef int _check_w(Rows X, int64_t size) except -1:
+    if size < X.v.n_features + (1 if X.v.bias >= 0 else 0):
+        raise ValueError(f"w has {size} entries; the view's features and bias need more")
+    return 0
 
-    Writes each row's alpha into `alpha` and updates w in place. Returns sum(alpha) of the block.
-    """
-    cdef RowView v = make_view(indptr, indices, values, NULL, n_features, bias)
-    cdef int64_t i, l = cls.shape[0]
+
+cdef double _first_pass(const RowView* v, int64_t l, const int32_t* cls, int32_t pos, const double* QD, double* w,
+                        double Cp, double Cn, double* alpha, value_t* kind) noexcept nogil:
+    cdef int64_t i
     cdef double G, a, C, s = 0.0
     cdef int yi
-    with nogil:
-        for i in range(l):
-            if cls[i] == pos:
-                yi = 1
-                C = Cp
-            else:
-                yi = -1
-                C = Cn
-            G = yi * row_dot(&v, i, &w[0], <value_t*>NULL) - 1.0
-            a = clip_box(-G / QD[i], C)
-            alpha[i] = a
-            if a != 0.0:
-                row_axpy(&v, i, a * yi, &w[0], <value_t*>NULL)
-                s += a
+    for i in range(l):
+        if cls[i] == pos:
+            yi = 1
+            C = Cp
+        else:
+            yi = -1
+            C = Cn
+        G = dual_gradient(yi * row_dot(v, i, w, kind), 0.0, 0.0)
+        a = dual_step(G, 0.0, QD[i], 0.0, C)
+        alpha[i] = a
+        if a != 0.0:
+            row_axpy(v, i, a * yi, w, kind)
+            s += a
     return s
 
 
-def block_pass(const int64_t[::1] indptr, const int32_t[::1] indices, const value_t[::1] values,
-               int64_t n_features, double bias, const signed char[::1] y, const double[::1] QD, double[::1] alpha,
-               double[::1] w, double Cp, double Cn, int n_inner, uint64_t[::1] rng, int32_t[::1] index,
-               bint shuffle=True):
-    """n_inner passes of Algorithm 1 over the block's rows index[0:l] (reshuffled before each pass).
+def first_pass(Rows X not None, const int32_t[::1] cls, int32_t pos, const double[::1] QD, double[::1] w,
+               double Cp, double Cn, double[::1] alpha):
+    """One step per row from alpha = 0, rows 0..l-1 in order, l = len(cls); y_i = +1 if cls[i] == pos else -1.
+
+    Writes each row's alpha into `alpha` and updates w in place. Returns sum(alpha) of the block.
+    """
+    cdef int64_t l = cls.shape[0]
+    if X.v.n_rows < l or QD.shape[0] < l or alpha.shape[0] < l:
+        raise ValueError("first_pass: cls, QD, alpha and the rows disagree")
+    _check_w(X, w.shape[0])
+    cdef double s = 0.0
+    if l == 0:
+        return s
+    with nogil:
+        if X.f32:
+            s = _first_pass(&X.v, l, &cls[0], pos, &QD[0], &w[0], Cp, Cn, &alpha[0], <float*>NULL)
+        else:
+            s = _first_pass(&X.v, l, &cls[0], pos, &QD[0], &w[0], Cp, Cn, &alpha[0], <double*>NULL)
+    return s
+
+
+cdef double _block_pass(const RowView* v, int64_t l, const signed char* y, const double* QD, double* alpha,
+                        double* w, double Cp, double Cn, int n_inner, Rng* g, int32_t* idx, bint shuffle,
+                        int64_t* n_updates_out, value_t* kind) noexcept nogil:
+    cdef int64_t s, i, nxt, n_updates = 0
+    cdef int it, yi
+    cdef double G, a, a_old, C, d_sum = 0.0
+    for it in range(n_inner):
+        if shuffle:
+            rng_shuffle(g, idx, l)
+        for s in range(l):
+            i = idx[s]
+            if s + 1 < l and v.indices != NULL:
+                # the next row's start, ahead of use (rows come in random order)
+                nxt = idx[s + 1]
+                LLSVM_PREFETCH(row_indices(v, nxt) + v.indptr[nxt])
+                LLSVM_PREFETCH(row_values(v, nxt, kind) + v.indptr[nxt])
+            yi = y[i]
+            C = Cp if yi > 0 else Cn
+            a_old = alpha[i]
+            G = dual_gradient(yi * row_dot(v, i, w, kind), a_old, 0.0)
+            a = dual_step(G, a_old, QD[i], 0.0, C)
+            if a != a_old:
+                alpha[i] = a
+                row_axpy(v, i, (a - a_old) * yi, w, kind)
+                d_sum += a - a_old
+                n_updates += 1
+    n_updates_out[0] = n_updates
+    return d_sum
+
+
+def block_pass(Rows X not None, const signed char[::1] y, const double[::1] QD, double[::1] alpha, double[::1] w,
+               double Cp, double Cn, int n_inner, uint64_t[::1] rng, int32_t[::1] index, bint shuffle=True):
+    """n_inner passes of Algorithm 1 over the block's rows index[0:l], l = len(y) (reshuffled before each pass;
+    the rows, QD, alpha and index have at least l entries).
 
     Returns (change of sum(alpha), number of coordinate updates). shuffle=False keeps index's order.
     """
-    cdef RowView v = make_view(indptr, indices, values, NULL, n_features, bias)
-    cdef int64_t s, i, nxt, l = y.shape[0], n_updates = 0
-    cdef int it, yi
-    cdef double G, a, a_old, C, d_sum = 0.0
-    cdef Rng* g = <Rng*>&rng[0]
-    cdef int32_t* idx = &index[0] if l > 0 else NULL
-    cdef const value_t* x = &values[0] if values.shape[0] > 0 else NULL
-    cdef const int32_t* ix = &indices[0] if indices.shape[0] > 0 else NULL
+    cdef int64_t l = y.shape[0], n_updates = 0
+    if X.v.n_rows < l or QD.shape[0] < l or alpha.shape[0] < l or index.shape[0] < l or rng.shape[0] != 4:
+        raise ValueError("block_pass: y, QD, alpha, index and the rows disagree")
+    _check_w(X, w.shape[0])
+    cdef double d_sum = 0.0
+    if l == 0:
+        return d_sum, n_updates
     with nogil:
-        for it in range(n_inner):
-            if shuffle:
-                rng_shuffle(g, idx, l)
-            for s in range(l):
-                i = idx[s]
-                if s + 1 < l and ix != NULL:
-                    nxt = indptr[idx[s + 1]]
-                    LLSVM_PREFETCH(ix + nxt)
-                    LLSVM_PREFETCH(x + nxt)
-                yi = y[i]
-                C = Cp if yi > 0 else Cn
-                G = yi * row_dot(&v, i, &w[0], <value_t*>NULL) - 1.0
-                a_old = alpha[i]
-                a = clip_box(a_old - G / QD[i], C)
-                if a != a_old:
-                    alpha[i] = a
-                    row_axpy(&v, i, (a - a_old) * yi, &w[0], <value_t*>NULL)
-                    d_sum += a - a_old
-                    n_updates += 1
+        if X.f32:
+            d_sum = _block_pass(&X.v, l, &y[0], &QD[0], &alpha[0], &w[0], Cp, Cn, n_inner, <Rng*>&rng[0],
+                                &index[0], shuffle, &n_updates, <float*>NULL)
+        else:
+            d_sum = _block_pass(&X.v, l, &y[0], &QD[0], &alpha[0], &w[0], Cp, Cn, n_inner, <Rng*>&rng[0],
+                                &index[0], shuffle, &n_updates, <double*>NULL)
     return d_sum, n_updates

@@ -1,42 +1,62 @@
-# Row statistics and checks over CSR arrays (DESIGN.md section 3).
+# Row statistics, checks and copies over CSR rows (docs/architecture.md, "The seams").
 #
-# Problems: per-row squared norms ||x_i||^2 (Q_ii of the dual without the label and bias terms) and their maximum,
-# which the binary format records (the LLSVM solver's data radius R^2); and the structural check every reader and
-# writer of the binary format applies (offsets monotone within bounds, indices in [0, n_features) and strictly
-# increasing within each row), so a kernel can never index out of bounds. One pass over the non-zeros, nogil.
+# Problems: per-row squared norms ||x_i||^2 (Q_ii of the dual without the label term) and their maximum, which the
+# binary format records (the LLSVM solver's data radius R^2); copies of chosen rows (take_rows); and the
+# structural check every reader and writer of the binary format applies (offsets monotone within bounds, indices
+# in [0, n_features) and strictly increasing within each row), so a kernel can never index out of bounds. One
+# pass over the non-zeros, nogil; no stopping rule.
+# The row kernels (row_sq_norms, max_sq_norm, take_rows) read a row view X (a `Rows`, cext/_view.pyx; segmented
+# views of memory-mapped files included) and dispatch on X.f32. check_csr and compact_rows stay on raw arrays:
+# check_csr validates the arrays a view may only be built on once they pass (it scans the contiguous index array
+# of a block, not rows through a view), and compact_rows edits a CSR's own writable arrays in place, which a
+# read-only view does not give.
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 
 import numpy as np
 
 from kernel_types cimport value_t
-from rowview cimport RowView, make_view, view_segments, row_sq_norm, row_indices, row_values
+from rowview cimport RowView, row_sq_norm, row_indices, row_values
+from llsvm._ext._view cimport Rows
 
 
-def row_sq_norms(const int64_t[::1] indptr, const int32_t[::1] indices, const value_t[::1] values,
-                 double bias=-1.0, segs=None):
-    """||x_i||^2 for every row (with the bias coordinate when bias >= 0), as float64."""
-    cdef RowView v = make_view(indptr, indices, values, NULL, 0, bias)
-    view_segments(&v, segs)
-    out = np.empty(v.n_rows, dtype=np.float64)
-    cdef double[::1] o = out
+cdef void _sq_norms(const RowView* v, double* out, value_t* kind) noexcept nogil:
     cdef int64_t i
+    for i in range(v.n_rows):
+        out[i] = row_sq_norm(v, i, kind)
+
+
+def row_sq_norms(Rows X not None):
+    """||x_i||^2 for every row (with X's bias coordinate when it has one), as float64."""
+    out = np.empty(X.v.n_rows, dtype=np.float64)
+    cdef double[::1] o = out
+    if X.v.n_rows == 0:
+        return out
     with nogil:
-        for i in range(v.n_rows):
-            o[i] = row_sq_norm(&v, i, <value_t*>NULL)
+        if X.f32:
+            _sq_norms(&X.v, &o[0], <float*>NULL)
+        else:
+            _sq_norms(&X.v, &o[0], <double*>NULL)
     return out
 
 
-def max_sq_norm(const int64_t[::1] indptr, const int32_t[::1] indices, const value_t[::1] values, segs=None):
-    """max_i ||x_i||^2 (0.0 for no rows)."""
-    cdef RowView v = make_view(indptr, indices, values, NULL, 0, -1.0)
-    view_segments(&v, segs)
+cdef double _max_sq_norm(const RowView* v, value_t* kind) noexcept nogil:
     cdef int64_t i
     cdef double m = 0.0, s
+    for i in range(v.n_rows):
+        s = row_sq_norm(v, i, kind)
+        if s > m:
+            m = s
+    return m
+
+
+def max_sq_norm(Rows X not None):
+    """max_i ||x_i||^2 (with X's bias coordinate when it has one; 0.0 for no rows)."""
+    cdef double m
     with nogil:
-        for i in range(v.n_rows):
-            s = row_sq_norm(&v, i, <value_t*>NULL)
-            if s > m:
-                m = s
+        if X.f32:
+            m = _max_sq_norm(&X.v, <float*>NULL)
+        else:
+            m = _max_sq_norm(&X.v, <double*>NULL)
     return m
 
 
@@ -134,36 +154,49 @@ def check_csr(const int64_t[::1] indptr, const int32_t[::1] indices, int64_t n_f
     return status, (i if status else -1)
 
 
-def take_rows(const int64_t[::1] indptr, const int32_t[::1] indices, const value_t[::1] values,
-              const int64_t[::1] rows, segs=None):
-    """(indptr, indices, values) of the given rows, in the given order (a compacted copy; rows in range)."""
-    cdef RowView v = make_view(indptr, indices, values, NULL, 0, -1.0)
-    view_segments(&v, segs)
-    cdef int64_t n = rows.shape[0], i, r, k, start, length, total = 0
+cdef void _take_rows(const RowView* v, const int64_t* rows, int64_t n, const int64_t* ip, int32_t* ix,
+                     value_t* vx) noexcept nogil:
+    cdef int64_t i, r, k, start, length
     cdef const int32_t* src_ix
     cdef const value_t* src_x
+    for i in range(n):
+        r = rows[i]
+        start = v.indptr[r]
+        length = v.indptr[r + 1] - start
+        src_ix = row_indices(v, r) + start
+        src_x = row_values(v, r, vx) + start
+        for k in range(length):
+            ix[ip[i] + k] = src_ix[k]
+            vx[ip[i] + k] = src_x[k]
+
+
+def take_rows(Rows X not None, const int64_t[::1] rows):
+    """(indptr, indices, values) of the given rows, in the given order (a compacted copy; rows in range)."""
+    cdef int64_t n = rows.shape[0], i, r, total = 0
+    cdef const int64_t* src_ip = X.v.indptr
     new_indptr = np.empty(n + 1, dtype=np.int64)
     cdef int64_t[::1] ip = new_indptr
     with nogil:
         ip[0] = 0
         for i in range(n):
             r = rows[i]
-            total += indptr[r + 1] - indptr[r]
+            total += src_ip[r + 1] - src_ip[r]
             ip[i + 1] = total
     new_indices = np.empty(total, dtype=np.int32)
-    new_values = np.empty(total, dtype=np.float32 if value_t is float else np.float64)
+    new_values = np.empty(total, dtype=X.dtype)
     cdef int32_t[::1] ix = new_indices
-    cdef value_t[::1] vx = new_values
-    with nogil:
-        for i in range(n):
-            r = rows[i]
-            start = indptr[r]
-            length = indptr[r + 1] - start
-            src_ix = row_indices(&v, r) + start
-            src_x = row_values(&v, r, <value_t*>NULL) + start
-            for k in range(length):
-                ix[ip[i] + k] = src_ix[k]
-                vx[ip[i] + k] = src_x[k]
+    cdef float[::1] v32
+    cdef double[::1] v64
+    if total == 0:
+        return new_indptr, new_indices, new_values
+    if X.f32:
+        v32 = new_values
+        with nogil:
+            _take_rows(&X.v, &rows[0], n, &ip[0], &ix[0], &v32[0])
+    else:
+        v64 = new_values
+        with nogil:
+            _take_rows(&X.v, &rows[0], n, &ip[0], &ix[0], &v64[0])
     return new_indptr, new_indices, new_values
 
 

@@ -1,5 +1,5 @@
 # The cache of StreamSVM's dual cached loops (Matsushima, Vishwanathan, Smola, "Linear support vector machines
-# via dual cached loops", KDD 2012; ../shared/papers/streamsvm-dual-cached-loops.txt, Algorithms 1 and 2).
+# via dual cached loops", KDD 2012, Algorithms 1 and 2).
 #
 # Problem: the hinge-loss SVM dual of LIBLINEAR's -s 3, labels y_i in {-1,+1}, the bias as one more coordinate:
 #     min_alpha  f(alpha) = 1/2 ||w||^2 - sum_i alpha_i,   w = sum_i alpha_i y_i x_i,   0 <= alpha_i <= C_i,
@@ -11,11 +11,16 @@
 # load. A row that is already cached is skipped (A is a set). The reader also computes, for every row it reads, the
 # hinge loss and the projected gradient PG_i (eq. 8) at the reader's view: alpha and w frozen by the driver's
 # `snapshot` at the end of the previous pass. Over one pass that gives the exact primal P(w_snap) and the exact
-# largest and smallest PG_i of the snapshot (every row, not only those the trainer picked), in the same loop that
-# copies the row, and the reader never touches the w the trainer writes.
+# largest and smallest PG_i of the snapshot (every row, not only those the trainer picked), and the reader never
+# touches the w the trainer writes. The reader reads the block through its row view (a `Rows`, cext/_view.pyx,
+# seen with the cache's feature capacity and bias): Q_ii by row_sq_norm and w.x by row_dot (rowview.pxd), once the
+# row's indices are known to be within the capacity (the copy checks them).
 # Trainer (Algorithm 2; `train`): repeatedly picks a cached row i uniformly at random, G = y_i w.x_i - 1, and
 #     evicts it if (alpha_i = 0 and G > eps) or (alpha_i = C_i and G < -eps),
 #     else alpha_i <- min(max(alpha_i - G / Q_ii, 0), C_i) and w += (alpha_i - alpha_old) y_i x_i.
+# It reads a cached row as a one-row view of its slot (w.x in its own two-partial-sum order, _slot_dot says why;
+# the update by row_axpy), and G, PG and the step are those of dual_step.pxd (with D_ii = 0), shared with _linear
+# and _llsvm.
 # eps schedule (eq. 9 and Algorithm 2): eps starts at 9 (the paper's value); before each pick eps *= beta
 # (0.9) when |A| > 0.9 Omega and the reader has read more than Omega rows (never without a memory budget:
 # `unbounded`; nor while the cache could hold every row read so far, so that a budget larger than the data acts
@@ -43,9 +48,12 @@ from libc.math cimport fabs, INFINITY
 
 import numpy as np
 
-from kernel_util cimport LLSVM_PREFETCH, clip_box
+from kernel_util cimport LLSVM_PREFETCH
 from kernel_types cimport value_t
+from rowview cimport RowView, row_dot, row_axpy, row_sq_norm, row_indices, row_values
+from dual_step cimport dual_gradient, projected_gradient, dual_step
 from rng cimport Rng, rng_seed, rng_bounded
+from llsvm._ext._view cimport Rows
 
 
 cdef extern from "<pthread.h>" nogil:
@@ -124,44 +132,45 @@ cdef inline int64_t _buf_bytes(int64_t cap) noexcept nogil:
     return ((cap * 4 + 7) & ~(<int64_t>7)) + cap * 8
 
 
-cdef inline double _dot(const int32_t* idx, const double* val, int32_t nnz, const double* w) noexcept nogil:
+cdef inline bint _in_range(const RowView* x, int64_t r, int64_t ncap) noexcept nogil:
+    """Every index of row r of x in [0, ncap) (the reader checks a row before it reads w through it)."""
+    cdef const int32_t* idx = row_indices(x, r)
+    cdef int64_t k
+    cdef int bad = 0
+    for k in range(x.indptr[r], x.indptr[r + 1]):
+        bad |= <uint64_t><uint32_t>idx[k] >= <uint64_t>ncap
+    return not bad
+
+
+cdef inline double _slot_dot(const RowView* sv, const double* w) noexcept nogil:
+    """w.x of the trainer's one-row view of a slot, with the bias coordinate: two partial sums (even and odd
+    positions, a last odd element to the first), s0 + s1, then the bias term. The trainer's own summation order,
+    kept rather than row_dot's four partial sums: with row_dot's order the trainer's discrete choices (evict,
+    update or not) come out differently on binary data with a memory budget and the run changes by more than
+    rounding (measured: -s streamsvm --threads 1 --memory 1M on a9a, 67 passes instead of 70, dual 2.6e-10
+    apart), while the reader's order changes (Q_ii, margins) stay at rounding level."""
+    cdef const int32_t* idx = sv.indices
+    cdef const double* val = <const double*>sv.values
+    cdef int64_t nnz = sv.indptr[1], k = 0
     cdef double s0 = 0.0, s1 = 0.0
-    cdef int32_t k = 0
     while k + 2 <= nnz:
         s0 += w[idx[k]] * val[k]
         s1 += w[idx[k + 1]] * val[k + 1]
         k += 2
     if k < nnz:
         s0 += w[idx[k]] * val[k]
-    return s0 + s1
+    s0 = s0 + s1
+    if sv.bias >= 0:
+        s0 += w[sv.n_features] * sv.bias
+    return s0
 
 
-cdef inline double _src_dot(const int32_t* idx, const value_t* val, int64_t k0, int64_t k1,
-                            const double* w, int64_t ncap, int* bad) noexcept nogil:
-    """w.x of a row of the input (an index beyond the capacity sets *bad and counts as 0)."""
-    cdef double s = 0.0
-    cdef int64_t k
-    for k in range(k0, k1):
-        if <uint32_t>idx[k] >= <uint64_t>ncap:
-            bad[0] = 1
-        else:
-            s += w[idx[k]] * val[k]
-    return s
-
-
-cdef inline void _copy_one(const int32_t* idx, const value_t* val, int64_t k, int32_t* di, double* dv,
-                           const double* w, int64_t ncap, double* q, double* m, int* bad) noexcept nogil:
-    """The reader's copy of element k of a row, adding v^2 to *q and w_j v to *m (an index beyond the feature
-    capacity sets *bad and is stored as 0)."""
-    cdef int32_t j = idx[k]
-    cdef double v = val[k]
-    if <uint32_t>j >= <uint64_t>ncap:
-        bad[0] = 1
-        j = 0
-    di[k] = j
-    dv[k] = v
-    q[0] += v * v
-    m[0] += w[j] * v
+cdef inline void _slot_row(RowView* sv, int64_t* sv_ptr, const Slot* slot) noexcept nogil:
+    """Point the one-row view sv (indptr sv_ptr = {0, nnz}) at a cached row (its values are doubles): the trainer
+    updates w through row_axpy and sums w.x by _slot_dot."""
+    sv_ptr[1] = slot.nnz
+    sv.indices = <const int32_t*>slot.buf
+    sv.values = <const void*>(slot.buf + ((<int64_t>slot.cap * 4 + 7) & ~(<int64_t>7)))
 
 
 cdef class StreamCache:
@@ -406,18 +415,19 @@ cdef class StreamCache:
             free(buf)
             self.row_bytes -= nb
 
-    cdef int _store(self, int32_t s, const int32_t* idx, const value_t* val, int64_t k0, int64_t k1,
-                    double* margin, int* bad) noexcept nogil:
-        """Copy a row into slot s (the slot is the reader's: not in A), computing Q_ii and the margin w.x at the
-        reader's view (w_read) in the same loop. An index beyond the feature capacity sets *bad (and is stored as 0, so
-        nothing reads out of bounds; the caller raises). Returns 1 when out of memory."""
-        cdef int64_t nnz = k1 - k0, k, cap = self.slots[s].cap, ncap = self.n_features_cap
+    cdef int _store(self, int32_t s, const RowView* x, int64_t r, int* bad, value_t* kind) noexcept nogil:
+        """Copy row r of x into slot s (the slot is the reader's: not in A). An index beyond the feature capacity
+        sets *bad (and is stored as 0, so nothing reads out of bounds; the caller raises). Returns 1 when out of
+        memory."""
+        cdef int64_t k0 = x.indptr[r], nnz = x.indptr[r + 1] - k0, k, cap = self.slots[s].cap
+        cdef uint64_t ncap = <uint64_t>self.n_features_cap
         cdef char* buf = self.slots[s].buf
-        cdef int c
+        cdef int c, out_of_range = 0, b
+        cdef int32_t j
         cdef int32_t* di
         cdef double* dv
-        cdef double q0 = 0.0, q1 = 0.0, m0 = 0.0, m1 = 0.0
-        cdef const double* w = self.w_read
+        cdef const int32_t* idx = row_indices(x, r) + k0
+        cdef const value_t* val = row_values(x, r, kind) + k0
         if buf == NULL or nnz > cap or 2 * nnz + 16 < cap:
             c = _class_of(nnz)
             if buf != NULL:
@@ -443,162 +453,174 @@ cdef class StreamCache:
             cap = CLASS_CAP[c]
         di = <int32_t*>buf
         dv = <double*>(buf + ((cap * 4 + 7) & ~(<int64_t>7)))
-        idx += k0
-        val += k0
-        k = 0
-        while k + 2 <= nnz:
-            _copy_one(idx, val, k, di, dv, w, ncap, &q0, &m0, bad)
-            _copy_one(idx, val, k + 1, di, dv, w, ncap, &q1, &m1, bad)
-            k += 2
-        if k < nnz:
-            _copy_one(idx, val, k, di, dv, w, ncap, &q0, &m0, bad)
-        q0 += q1
-        if self.bias >= 0:
-            q0 += self.bias * self.bias
-            m0 += w[ncap] * self.bias
+        for k in range(nnz):
+            j = idx[k]
+            b = <uint64_t><uint32_t>j >= ncap         # negative or too large
+            out_of_range |= b
+            di[k] = 0 if b else j
+            dv[k] = val[k]
+        if out_of_range:
+            bad[0] = 1
         self.slots[s].nnz = <int32_t>nnz
-        self.slots[s].QD = q0
-        margin[0] = m0 + m1
         return 0
 
-    def insert(self, const signed char[::1] y, const int64_t[::1] indptr, const int32_t[::1] indices,
-               const value_t[::1] values, int64_t row0, double Cp, double Cn, int64_t begin=0, int64_t end=-1):
-        """Algorithm 1 for the block's rows begin..end-1 (end -1: all), whose global ids start at row0 + begin
-        (labels y in {-1,+1}; costs Cp, Cn).
-
-        Returns (inserted, skipped (already cached), evicted, hinge loss sum_i C_i max(0, 1 - y_i w.x_i) of the
-        block's rows against the current w). Capacities must already cover the block (see `grow`).
-        """
-        cdef int64_t n = y.shape[0], r, c0, c1, i, row, tries
+    cdef void _read(self, const signed char* y, const RowView* x, int64_t row0, double Cp, double Cn,
+                    int64_t begin, int64_t n, int64_t* counts, double* loss_out, int* bad_index, int* oom,
+                    value_t* kind) noexcept nogil:
+        """The body of insert: rows begin..n-1 of x, in groups; counts = (skipped, evicted)."""
+        cdef int64_t r, c0, c1, row, tries
         cdef int64_t inserted = 0, skipped = 0, evicted = 0
         cdef int32_t s
         cdef int32_t claim[READ_GROUP]
-        cdef int group
-        cdef int oom = 0
+        cdef double marg[READ_GROUP]
+        cdef int group, bad_row
         cdef double loss = 0.0, margin, Ci, PG, a
         cdef double rPGmax = -INFINITY, rPGmin = INFINITY
-        cdef const int32_t* ix = &indices[0] if indices.shape[0] > 0 else NULL
-        cdef const value_t* vx = &values[0] if values.shape[0] > 0 else NULL
-        cdef const int64_t* ip = &indptr[0]
-        if indptr.shape[0] != n + 1:
-            raise ValueError("indptr and y disagree")
+        group = READ_GROUP if READ_GROUP < self.omega else <int>self.omega
+        c0 = begin
+        while c0 < n and not oom[0] and not bad_index[0]:
+            # groups aligned on global row numbers, so the claims do not depend on how rows come in blocks
+            c1 = c0 + group - (row0 + c0) % group
+            if c1 > n:
+                c1 = n
+            # claim a slot for every row of the group that is not cached yet
+            pthread_mutex_lock(&self.mtx)
+            if row0 + c1 > self.rows_seen:
+                self.rows_seen = row0 + c1
+            for r in range(c0, c1):
+                row = row0 + r
+                if self.slot_of[row] >= 0:
+                    claim[r - c0] = -1
+                    skipped += 1
+                    continue
+                tries = 0
+                while True:
+                    if self.n_free > 0:
+                        self.n_free -= 1
+                        s = self.free_slots[self.n_free]
+                        break
+                    if self.size > 0:
+                        s = self.members[rng_bounded(&self.rng_reader, <uint32_t>self.size)]
+                        if not self.slots[s].pinned:
+                            self._remove(s)
+                            self.slot_of[self.slots[s].row] = -1
+                            evicted += 1
+                            break
+                    tries += 1
+                    if tries >= EVICT_TRIES:
+                        # every draw was pinned by the trainer's batch: hold the trainer after its batch
+                        # (it would otherwise pin the next one in the same critical section), then retry
+                        self.reader_waiting = True
+                        pthread_cond_wait(&self.cond, &self.mtx)
+                        self.reader_waiting = False
+                        tries = 0
+                self.slot_of[row] = s
+                self.slots[s].row = row
+                claim[r - c0] = s
+            pthread_mutex_unlock(&self.mtx)
+            # copy the claimed rows (slots that are no one else's); Q_ii of each, and every row's margin w.x at
+            # the reader's view (w_read), through the row view, once its indices are known to be in range
+            for r in range(c0, c1):
+                s = claim[r - c0]
+                bad_row = 0
+                if s >= 0:
+                    if self._store(s, x, r, &bad_row, kind):
+                        oom[0] = 1
+                    self.slots[s].y = y[r]
+                    self.slots[s].C = Cp if y[r] > 0 else Cn
+                else:
+                    bad_row = not _in_range(x, r, self.n_features_cap)
+                if bad_row:
+                    bad_index[0] = 1
+                    marg[r - c0] = 0.0
+                    continue
+                if s >= 0:
+                    self.slots[s].QD = row_sq_norm(x, r, kind)
+                marg[r - c0] = row_dot(x, r, self.w_read, kind)
+            # add them to A
+            pthread_mutex_lock(&self.mtx)
+            for r in range(c0, c1):
+                s = claim[r - c0]
+                if s >= 0 and (bad_index[0] or oom[0]):
+                    # a bad group is never trained on: its slots go back to the free stack
+                    self.slot_of[row0 + r] = -1
+                    self.slots[s].row = -1
+                    self.free_slots[self.n_free] = s
+                    self.n_free += 1
+                elif s >= 0:
+                    self.where[s] = <int32_t>self.size
+                    self.members[self.size] = s
+                    self.size += 1
+                    inserted += 1
+            self.total_inserted += inserted
+            pthread_cond_broadcast(&self.cond)
+            pthread_mutex_unlock(&self.mtx)
+            inserted = 0
+            # the primal's loss term, and every row's projected gradient (eq. 8), at the reader's view (the
+            # model at the last snapshot): the stopping rule's check of the rows the trainer did not pick
+            for r in range(c0, c1):
+                margin = marg[r - c0] * y[r]
+                Ci = Cp if y[r] > 0 else Cn
+                if margin < 1.0:
+                    loss += Ci * (1.0 - margin)
+                a = self.alpha_read[row0 + r]
+                PG = projected_gradient(dual_gradient(margin, a, 0.0), a, Ci)
+                if PG > rPGmax:
+                    rPGmax = PG
+                if PG < rPGmin:
+                    rPGmin = PG
+            c0 = c1
+        pthread_mutex_lock(&self.mtx)
+        self.total_skipped += skipped
+        self.total_evicted_reader += evicted
+        if rPGmax > self.read_PGmax:
+            self.read_PGmax = rPGmax
+        if rPGmin < self.read_PGmin:
+            self.read_PGmin = rPGmin
+        pthread_mutex_unlock(&self.mtx)
+        counts[0] = skipped
+        counts[1] = evicted
+        loss_out[0] = loss
+
+    def insert(self, const signed char[::1] y, Rows X not None, int64_t row0, double Cp, double Cn,
+               int64_t begin=0, int64_t end=-1):
+        """Algorithm 1 for the rows begin..end-1 of the view X (end -1: all), whose global ids start at
+        row0 + begin (labels y in {-1,+1}, one per row of X; costs Cp, Cn). X's own n_features and bias are not
+        used: the cache's feature capacity and bias are (the bias weight at w[n_features_capacity]).
+
+        Returns (inserted, skipped (already cached), evicted, hinge loss sum_i C_i max(0, 1 - y_i w.x_i) of the
+        block's rows against the reader's view). Capacities must already cover the block (see `grow`).
+        """
+        cdef int64_t n = y.shape[0]
+        cdef int64_t counts[2]
+        cdef double loss = 0.0
+        cdef int bad_index = 0, oom = 0
+        cdef RowView x
+        if X.v.n_rows != n:
+            raise ValueError("the rows and y disagree")
         if end < 0:
             end = n
         if begin < 0 or begin > end or end > n:
             raise ValueError("bad row range")
         if row0 < 0 or row0 + end > self.n_rows_cap:
             raise ValueError("rows beyond the capacity: grow first")
-        n = end
-        cdef int bad_index = 0
-        cdef double marg[READ_GROUP]
+        counts[0] = counts[1] = 0
         with nogil:
-            group = READ_GROUP if READ_GROUP < self.omega else <int>self.omega
-            c0 = begin
-            while c0 < n and not oom and not bad_index:
-                # groups aligned on global row numbers, so the claims do not depend on how rows come in blocks
-                c1 = c0 + group - (row0 + c0) % group
-                if c1 > n:
-                    c1 = n
-                # claim a slot for every row of the group that is not cached yet
-                pthread_mutex_lock(&self.mtx)
-                if row0 + c1 > self.rows_seen:
-                    self.rows_seen = row0 + c1
-                for r in range(c0, c1):
-                    row = row0 + r
-                    if self.slot_of[row] >= 0:
-                        claim[r - c0] = -1
-                        skipped += 1
-                        continue
-                    tries = 0
-                    while True:
-                        if self.n_free > 0:
-                            self.n_free -= 1
-                            s = self.free_slots[self.n_free]
-                            break
-                        if self.size > 0:
-                            s = self.members[rng_bounded(&self.rng_reader, <uint32_t>self.size)]
-                            if not self.slots[s].pinned:
-                                self._remove(s)
-                                self.slot_of[self.slots[s].row] = -1
-                                evicted += 1
-                                break
-                        tries += 1
-                        if tries >= EVICT_TRIES:
-                            # every draw was pinned by the trainer's batch: hold the trainer after its batch
-                            # (it would otherwise pin the next one in the same critical section), then retry
-                            self.reader_waiting = True
-                            pthread_cond_wait(&self.cond, &self.mtx)
-                            self.reader_waiting = False
-                            tries = 0
-                    self.slot_of[row] = s
-                    self.slots[s].row = row
-                    claim[r - c0] = s
-                pthread_mutex_unlock(&self.mtx)
-                # copy the claimed rows (slots that are no one else's)
-                for r in range(c0, c1):
-                    s = claim[r - c0]
-                    if s >= 0:
-                        if self._store(s, ix, vx, ip[r], ip[r + 1], &marg[r - c0], &bad_index):
-                            oom = 1
-                        self.slots[s].y = y[r]
-                        self.slots[s].C = Cp if y[r] > 0 else Cn
-                    else:
-                        marg[r - c0] = _src_dot(ix, vx, ip[r], ip[r + 1], self.w_read, self.n_features_cap,
-                                                &bad_index)
-                        if self.bias >= 0:
-                            marg[r - c0] += self.w_read[self.n_features_cap] * self.bias
-                # add them to A
-                pthread_mutex_lock(&self.mtx)
-                for r in range(c0, c1):
-                    s = claim[r - c0]
-                    if s >= 0 and (bad_index or oom):
-                        # a bad group is never trained on: its slots go back to the free stack
-                        self.slot_of[row0 + r] = -1
-                        self.slots[s].row = -1
-                        self.free_slots[self.n_free] = s
-                        self.n_free += 1
-                    elif s >= 0:
-                        self.where[s] = <int32_t>self.size
-                        self.members[self.size] = s
-                        self.size += 1
-                        inserted += 1
-                self.total_inserted += inserted
-                pthread_cond_broadcast(&self.cond)
-                pthread_mutex_unlock(&self.mtx)
-                inserted = 0
-                # the primal's loss term, and every row's projected gradient (eq. 8), at the reader's view (the
-                # model at the last snapshot): the stopping rule's check of the rows the trainer did not pick
-                for r in range(c0, c1):
-                    margin = marg[r - c0] * y[r]
-                    Ci = Cp if y[r] > 0 else Cn
-                    if margin < 1.0:
-                        loss += Ci * (1.0 - margin)
-                    PG = margin - 1.0
-                    a = self.alpha_read[row0 + r]
-                    if a == 0.0:
-                        if PG > 0.0:
-                            PG = 0.0
-                    elif a == Ci:
-                        if PG < 0.0:
-                            PG = 0.0
-                    if PG > rPGmax:
-                        rPGmax = PG
-                    if PG < rPGmin:
-                        rPGmin = PG
-                c0 = c1
-            pthread_mutex_lock(&self.mtx)
-            self.total_skipped += skipped
-            self.total_evicted_reader += evicted
-            if rPGmax > self.read_PGmax:
-                self.read_PGmax = rPGmax
-            if rPGmin < self.read_PGmin:
-                self.read_PGmin = rPGmin
-            pthread_mutex_unlock(&self.mtx)
+            # the block seen by the cache: its rows, the cache's width and bias
+            x = X.v
+            x.n_features = self.n_features_cap
+            x.bias = self.bias
+            if X.f32:
+                self._read(&y[0] if n else NULL, &x, row0, Cp, Cn, begin, end, counts, &loss, &bad_index, &oom,
+                           <float*>NULL)
+            else:
+                self._read(&y[0] if n else NULL, &x, row0, Cp, Cn, begin, end, counts, &loss, &bad_index, &oom,
+                           <double*>NULL)
         if oom:
             raise MemoryError()
         if bad_index:
             raise ValueError("a feature index is beyond the capacity: grow first")
-        return n - begin - skipped, skipped, evicted, loss
+        return end - begin - counts[0], counts[0], counts[1], loss
 
     # -- the trainer ---------------------------------------------------------------------------------------------
     def train(self, int64_t max_picks=-1, bint blocking=True):
@@ -620,15 +642,21 @@ cdef class StreamCache:
         cdef int64_t picks = 0, updates = 0, evicted = 0
         cdef double PGmax = -INFINITY, PGmin = INFINITY, d_sum = 0.0
         cdef double G, PG, a, a_new, C, d, full
-        cdef int32_t s, nnz, q
-        cdef int32_t* idx
-        cdef double* val
+        cdef int32_t s
         cdef double* w
         cdef double* alpha
-        cdef int64_t wbias, off
-        cdef double bias = self.bias
         cdef int yi
         cdef bint skip
+        # the picked row as a one-row view (its indices and values point into the slot's buffer)
+        cdef RowView sv
+        cdef int64_t sv_ptr[2]
+        sv.n_rows = 1
+        sv.indptr = sv_ptr
+        sv_ptr[0] = 0
+        sv.y = NULL
+        sv.bias = self.bias
+        sv.seg = NULL
+        sv.seg_shift = NULL
         pthread_mutex_lock(&self.mtx)
         while True:
             # close the previous batch: unpin, apply evictions, publish statistics
@@ -682,7 +710,7 @@ cdef class StreamCache:
             self.in_batch = True
             w = self.w
             alpha = self.alpha
-            wbias = self.n_features_cap
+            sv.n_features = self.n_features_cap     # the bias weight's index
             # the RAM is full when |A| > 0.9 Omega, and only once the reader has read more rows than Omega: a
             # cache as large as the data read so far is never full (so a budget larger than the data acts as
             # no budget, whether n was known up front, binary, or not, text)
@@ -711,27 +739,15 @@ cdef class StreamCache:
                 i = self.slots[s].row
                 yi = self.slots[s].y
                 C = self.slots[s].C
-                nnz = self.slots[s].nnz
-                idx = <int32_t*>self.slots[s].buf
-                off = (<int64_t>self.slots[s].cap * 4 + 7) & ~(<int64_t>7)
-                val = <double*>(self.slots[s].buf + off)
-                G = _dot(idx, val, nnz, w)
-                if bias >= 0:
-                    G += w[wbias] * bias
-                G = yi * G - 1.0
+                _slot_row(&sv, sv_ptr, &self.slots[s])
                 a = alpha[i]
+                G = dual_gradient(yi * _slot_dot(&sv, w), a, 0.0)
                 picks += 1
                 if (a == 0.0 and G > self.eps) or (a == C and G < -self.eps):
                     evict[k] = 1
                     evicted += 1
                 else:
-                    PG = G
-                    if a == 0.0:
-                        if PG > 0.0:
-                            PG = 0.0
-                    elif a == C:
-                        if PG < 0.0:
-                            PG = 0.0
+                    PG = projected_gradient(G, a, C)
                     if fabs(PG) > self.eps_new:
                         self.eps_new = fabs(PG)
                     if PG > PGmax:
@@ -739,14 +755,11 @@ cdef class StreamCache:
                     if PG < PGmin:
                         PGmin = PG
                     if PG != 0.0:
-                        a_new = clip_box(a - G / self.slots[s].QD, C)
+                        a_new = dual_step(G, a, self.slots[s].QD, 0.0, C)
                         d = (a_new - a) * yi
                         if d != 0.0:
                             alpha[i] = a_new
-                            for q in range(nnz):
-                                w[idx[q]] += d * val[q]
-                            if bias >= 0:
-                                w[wbias] += d * bias
+                            row_axpy(&sv, 0, d, w, <double*>NULL)
                             d_sum += a_new - a
                             updates += 1
                 self.t += 1

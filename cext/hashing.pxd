@@ -3,7 +3,7 @@
 # Weinberger et al. 2009 ("Feature hashing for large scale multitask learning"), as the StreamSVM paper uses it to
 # expand features on the fly: an original feature with 1-based index j (j = 0-based CSR index + 1, as uint32) goes
 # to the 0-based hashed index fmix32(j) & (2^B - 1) with the sign -1 when bit 31 of fmix32(j ^ 0x9E3779B9) is set,
-# +1 otherwise. fmix32 is MurmurHash3's 32-bit finalizer. Fixed and documented (README "Hashed models"): a hashed
+# +1 otherwise. fmix32 is MurmurHash3's 32-bit finalizer. Fixed and documented (docs/formats.md section 1.2): a hashed
 # model file is only meaningful with exactly this mapping, so it must never change.
 from libc.stdint cimport uint32_t
 

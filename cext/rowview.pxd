@@ -1,4 +1,4 @@
-# The row view: the one way every kernel reads rows (DESIGN.md section 3). Header-only.
+# The row view: the one way every kernel reads rows (docs/architecture.md, "Row view"). Header-only.
 #
 # A view is a CSR matrix (int64 row offsets, int32 0-based column indices, float32 or float64 values) plus an
 # implicit bias: with bias >= 0 every row carries one more coordinate, index n_features, value bias, which is not
@@ -11,6 +11,9 @@
 # s = seg[i] says where they are: indices at indices[seg_shift[2s] + k], values at values[seg_shift[2s+1] + k].
 # seg == NULL is the plain contiguous view (both shifts 0). Kernels get a row's two base pointers with
 # row_indices / row_values and index them with k as before.
+#
+# Kernels receive a view as a `Rows` (cext/_view.pyx: this struct plus the arrays and segment table it points
+# into, kept alive by the object) and read its `v` through the helpers below.
 from libc.stdint cimport int32_t, int64_t
 
 from kernel_types cimport value_t
@@ -42,23 +45,6 @@ cdef inline RowView make_view(const int64_t[::1] indptr, const int32_t[::1] indi
     v.seg = NULL
     v.seg_shift = NULL
     return v
-
-
-cdef inline int view_segments(RowView* v, object segs) except -1:
-    """Make v segmented: segs is None (contiguous) or (seg int32[n_rows], seg_shift int64[2 * n_segments]).
-
-    The caller keeps segs alive as long as v is used. Shifts must keep every row inside the arrays the view was
-    made from (the binary reader guarantees it: it builds them from a verified file)."""
-    cdef const int32_t[::1] s
-    cdef const int64_t[::1] sh
-    if segs is None:
-        return 0
-    s, sh = segs
-    if s.shape[0] != v.n_rows or sh.shape[0] % 2:
-        raise ValueError("segment table does not match the view")
-    v.seg = &s[0] if s.shape[0] > 0 else NULL
-    v.seg_shift = &sh[0] if sh.shape[0] > 0 else NULL
-    return 0
 
 
 cdef inline const int32_t* row_indices(const RowView* v, int64_t i) noexcept nogil:

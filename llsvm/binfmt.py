@@ -193,7 +193,7 @@ class BinaryWriter:
                     self._labels[lab] = self._labels.get(lab, 0) + cnt
                 if len(self._labels) > MAX_LABELS:
                     self._continuous = True
-        self.max_sq_norm = max(self.max_sq_norm, max_sq_norm(ds.indptr, ds.indices, ds.values))
+        self.max_sq_norm = max(self.max_sq_norm, max_sq_norm(ds.row_view()))
         # cut into blocks
         row_overhead = 16 + (8 if self.row_ids else 0) + (8 if self.alpha else 0)
         vsize = 4 if self.float32 else 8
@@ -751,10 +751,10 @@ class MappedDataset(CSRDataset):
 
     Labels, row offsets (numbering the non-zeros contiguously), row ids and alpha are in memory (copied from the
     blocks: 16 bytes per row, plus 4 for the segment of each row); the indices and values stay in the mapped
-    file. Kernels read it through ``kernel_arrays()`` (the whole file seen as int32 and as the value type) and
-    ``segs`` (each row's block and the blocks' element shifts; cext/rowview.pxd). ``iter_blocks``, ``slice``
-    within a block and the blocks themselves are views without a copy; ``take_rows``, ``to_csr`` and
-    ``contiguous()`` copy. ``indices`` and ``values`` (contiguous arrays matching ``indptr``, as for any
+    file. Kernels read it through ``row_view()``, a row view over ``kernel_arrays()`` (the whole file seen as int32
+    and as the value type) and ``segs`` (each row's block and the blocks' element shifts; cext/rowview.pxd).
+    ``iter_blocks``, ``slice`` within a block and the blocks themselves are views without a copy; ``take_rows``,
+    ``to_csr`` and ``contiguous()`` copy. ``indices`` and ``values`` (contiguous arrays matching ``indptr``, as for any
     CSRDataset) are made on first use, by one copy kept from then on (``materialized`` tells whether it was);
     the kernels never need them.
     """

@@ -9,7 +9,8 @@ LIBLINEAR's order) with ``label_counts``, ``as_view()`` (random access only) and
   16 bytes per row (offset and label).
 - ``BinaryDataset`` (llsvm.binfmt): a binary file; random access by loading it (mapped, read in place: a
   ``MappedDataset`` when it has several blocks), or streamed block by block.
-- Kernels take ``kernel_arrays()`` plus ``segs`` (None for contiguous arrays; cext/rowview.pxd).
+- Kernels take ``row_view(bias)``: a ``Rows`` (cext/_view.pyx) over ``kernel_arrays()`` and ``segs`` (None for
+  contiguous arrays; cext/rowview.pxd).
 - ``TextStream`` (llsvm.textio): LIBSVM text parsed chunk by chunk; streaming only.
 """
 import numpy as np
@@ -78,6 +79,7 @@ class CSRDataset(Dataset):
     """Rows in memory as CSR arrays; the random-access dataset every in-memory solver reads through its view."""
 
     segs = None          # the segment table of a segmented view (llsvm.binfmt.MappedDataset); None: contiguous
+    _rows = None         # the row view, made on first use (row_view)
 
     def __init__(self, y, indptr, indices, values, n_features=None, *, row_ids=None, n_qid=0, source=None,
                  labels=None, label_counts=None, check=True, alpha=None):
@@ -149,8 +151,18 @@ class CSRDataset(Dataset):
         return self
 
     def kernel_arrays(self):
-        """(indptr, indices, values) as the kernels take them, with `segs` (cext/rowview.pxd)."""
+        """(indptr, indices, values): the arrays row_view() wraps, with `segs` (cext/rowview.pxd)."""
         return self.indptr, self.indices, self.values
+
+    def row_view(self, bias=-1.0, n_features=None):
+        """The rows as the kernels take them: a ``Rows`` (cext/_view.pyx) over kernel_arrays() and segs, made
+        once, seen with the bias coordinate `bias` (< 0: none) and, if given, a wider row (n_features >= the
+        dataset's: the index of the bias weight in the caller's w). Never copies the rows."""
+        if self._rows is None:
+            from ._ext._view import Rows
+            self._rows = Rows(*self.kernel_arrays(), self.n_features, -1.0, self.segs,
+                              np.ascontiguousarray(self.y, dtype=np.float64))
+        return self._rows.with_bias(bias, n_features)
 
     def contiguous(self):
         """This dataset with contiguous CSR arrays (itself; a segmented one copies)."""
@@ -177,7 +189,7 @@ class CSRDataset(Dataset):
         rows = np.ascontiguousarray(rows, dtype=np.int64)
         if rows.size and (rows.min() < 0 or rows.max() >= self.n_rows):
             raise IndexError("row index out of range")
-        indptr, indices, values = take_rows(*self.kernel_arrays(), rows, segs=self.segs)
+        indptr, indices, values = take_rows(self.row_view(), rows)
         return CSRDataset(self.y[rows], indptr, indices, values, self.n_features,
                           row_ids=None if self.row_ids is None else self.row_ids[rows],
                           alpha=None if self.alpha is None else self.alpha[rows], source=self.source, check=False)

@@ -30,18 +30,8 @@ def hash_dataset(ds, bits):
     """A CSRDataset of ds's rows hashed to 2^bits features: same labels (and row_ids, alpha, first_row, source)."""
     bits = check_bits(bits)
     ds = ds.as_view() if hasattr(ds, "as_view") else ds
-    if getattr(ds, "segs", None) is not None:
-        # a memory-mapped file of several blocks: hash block by block (each a view) and join the results
-        parts = [hash_dataset(b, bits) for b in ds.iter_blocks()]
-        lengths = np.concatenate([np.diff(p.indptr) for p in parts])
-        indptr = np.zeros(ds.n_rows + 1, np.int64)
-        np.cumsum(lengths, out=indptr[1:])
-        return CSRDataset(ds.y, indptr, np.concatenate([p.indices for p in parts]),
-                          np.concatenate([p.values for p in parts]), 1 << bits, row_ids=ds.row_ids, alpha=ds.alpha,
-                          source=ds.source, labels=ds._labels, label_counts=ds._label_counts, check=False)
-    indptr, indices, values = hash_rows(np.ascontiguousarray(ds.indptr, dtype=np.int64),
-                                        np.ascontiguousarray(ds.indices, dtype=np.int32),
-                                        np.ascontiguousarray(ds.values), bits)
+    # through the row view: a memory-mapped file of several blocks is hashed in place
+    indptr, indices, values = hash_rows(ds.row_view(), bits)
     out = CSRDataset(ds.y, indptr, indices, values, 1 << bits, row_ids=getattr(ds, "row_ids", None),
                      alpha=getattr(ds, "alpha", None), source=getattr(ds, "source", None),
                      labels=getattr(ds, "_labels", None), label_counts=getattr(ds, "_label_counts", None),

@@ -121,7 +121,7 @@ def describe(path, zero_based=False, reporter=None):
     max_sq = 0.0
     bar = reporter.bar(desc="reading") if reporter is not None else None
     for block in ds.iter_blocks(progress=bar):
-        max_sq = max(max_sq, max_sq_norm(block.indptr, block.indices, block.values))
+        max_sq = max(max_sq, max_sq_norm(block.row_view()))
     if bar is not None:
         bar.close()
     fmt = "LIBSVM text" + ("" if src_kind in ("text", "stdin") else f" ({src_kind})")

@@ -190,7 +190,7 @@ class Model(BaseModel):
         rows = _as_rows(X) if prepared else self.prepare(X)
         out = np.empty((rows.n_rows, self.nr_w), np.float64)
         if rows.n_rows:
-            decision_values(*rows.kernel_arrays(), self.W, self.nr_feature, self.bias, out, segs=rows.segs)
+            decision_values(rows.row_view(), self.W, self.nr_feature, self.bias, out)
         if self.solver_type == "ONECLASS_SVM":
             out -= self.rho or 0.0
         return out[:, 0] if self.nr_w == 1 else out

@@ -145,8 +145,7 @@ def _predict_rows(view, model, rows, bias):
     col = np.empty(rows.size, np.float64)
     rows = np.ascontiguousarray(rows, dtype=np.int64)
     for j in range(model.nr_w):
-        K.xv(*view.kernel_arrays(), view.n_features, bias, rows, np.ascontiguousarray(model.W[:, j]), col,
-             segs=view.segs)
+        K.xv(view.row_view(bias), rows, np.ascontiguousarray(model.W[:, j]), col)
         dec[:, j] = col
     return model.labels_from_decisions(dec[:, 0] if model.nr_w == 1 else dec)
 
@@ -185,7 +184,7 @@ def cross_validation(data, nr_fold, y=None, *, params=None, reporter=None, say=N
 def calc_start_C(view, l, params):
     """The smallest C worth trying, a power of two (LIBLINEAR's calc_start_C; -s 3 uses 1/(l max x.x))."""
     norms = np.empty(view.n_rows, np.float64)
-    K.sq_norms(*view.kernel_arrays(), params.bias, np.empty(0, np.int64), norms, segs=view.segs)
+    K.sq_norms(view.row_view(params.bias), np.empty(0, np.int64), norms)
     max_xTx = float(norms.max()) if norms.size else 0.0
     if max_xTx <= 0:
         return 1.0

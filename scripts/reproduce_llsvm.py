@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Reproduce Figure 1 and Table 2 of Alrajeh, Takeda, Niranjan, "Memory-efficient large-scale linear SVM"
-(../shared/papers/llsvm-memory-efficient-linear-svm.txt, Section 4): `-s llsvm` against LIBLINEAR's `-s 3`.
+"""Reproduce Figure 1 and Table 2 of Alrajeh, Takeda, Niranjan, "Memory-efficient large-scale linear
+support vector machine" (ICMV 2014, Proc. SPIE 9445; Section 4): `-s llsvm` against LIBLINEAR's `-s 3`.
 
 `make reproduce-llsvm` (REPRODUCE_ARGS="--quick" for a smoke run). For every data set (loaded once, both solvers
 train on the same in-memory CSRDataset), C=1, -B 1, seed 1, one thread:
@@ -66,7 +66,7 @@ def trace_s3(ds, y_sign, C, bias, eps, seed, max_iter=DUAL_MAX_ITER):
     alpha = np.zeros(sub.l)
     w = np.zeros(sub.w_size)
     xnorm = np.empty(sub.l)
-    KL.sq_norms(ds.indptr, ds.indices, ds.values, sub.bias, sub.rows, xnorm)
+    KL.sq_norms(*sub.args, xnorm)
     index = np.arange(sub.l, dtype=np.int32)
     state = KL.DCDState(*sub.args, sub.y, alpha, w, xnorm, index, sub.Cp, sub.Cn, True, RNG.rng_state(seed))
     active, dual, resets, seconds = [], [], [], []

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Reproduce Figures 3 and 4 of Matsushima, Vishwanathan, Smola, "Linear support vector machines via dual cached
-loops" (KDD 2012; ../shared/papers/streamsvm-dual-cached-loops.txt): the relative dual objective difference
+loops" (KDD 2012): the relative dual objective difference
 (D* - D_t) / D* against wall-clock time.
 
 `make reproduce-streamsvm` (REPRODUCE_ARGS="--quick" for a smoke run on the demo set, REPRODUCE_ARGS="--sets sparse"
@@ -90,7 +90,7 @@ def trace_s3(ds, y_sign, C, bias, eps, seed, offset, max_iter=DUAL_MAX_ITER):
     alpha = np.zeros(sub.l)
     w = np.zeros(sub.w_size)
     xnorm = np.empty(sub.l)
-    KL.sq_norms(ds.indptr, ds.indices, ds.values, sub.bias, sub.rows, xnorm)
+    KL.sq_norms(*sub.args, xnorm)
     state = KL.DCDState(*sub.args, sub.y, alpha, w, xnorm, np.arange(sub.l, dtype=np.int32), sub.Cp, sub.Cn, True,
                         RNG.rng_state(seed))
     seconds, dual = [], []

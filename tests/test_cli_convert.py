@@ -1,4 +1,4 @@
-"""llsvm-convert end to end (DESIGN.md sections 4, 6, 7).
+"""llsvm-convert end to end (docs/architecture.md sections 7 and 9).
 
 CliRunner runs the Click command in-process with exact stdout/stderr lines and exit codes; a few tests run the
 installed console script in a real subprocess (pipes, gzip input, SIGINT/SIGTERM during a conversion).

@@ -1,4 +1,4 @@
-"""llsvm-train and llsvm-predict end to end (DESIGN.md sections 4, 5, 6, 7).
+"""llsvm-train and llsvm-predict end to end (docs/architecture.md sections 7 and 9, docs/formats.md).
 
 The contract: a script that runs LIBLINEAR's `train`/`predict` keeps working with `llsvm-train`/`llsvm-predict`:
 same option meanings, same output lines, same model file format, same exit codes. CliRunner runs the commands

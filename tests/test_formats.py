@@ -15,7 +15,7 @@ import pytest
 import llsvm
 from llsvm.dataset import CSRDataset, Dataset
 
-# the documented layout (binfmt.py docstring, DESIGN.md section 5), spelled out here independently of the code
+# the documented layout (binfmt.py docstring, docs/formats.md section 2), spelled out here independently of the code
 HEADER = struct.Struct("<8sIIQQQQQQdQQ")
 FIELDS = ["magic", "version", "flags", "n_rows", "n_features", "nnz", "n_blocks", "footer_offset", "footer_size",
           "max_sq_norm", "n_qid", "n_labels"]
@@ -321,7 +321,7 @@ def test_empty_dataset_binary(tmp_path):
 
 @pytest.mark.parametrize("indices", [[-1], [3, 1], [2, 2], [0, 5, 5], [2 ** 31 - 1, 0]])
 def test_writer_refuses_indices_that_break_the_format(tmp_path, indices):
-    """Writers guarantee 0-based, strictly increasing indices within a row (DESIGN.md 5): BinaryWriter.write must
+    """Writers guarantee 0-based, strictly increasing indices within a row (docs/formats.md section 2): BinaryWriter.write must
     refuse rows that would make a file violating it, and leave nothing behind."""
     out = tmp_path / "bad.bin"
     with pytest.raises((ValueError, llsvm.LLSVMError)):

@@ -1,4 +1,4 @@
-"""Feature hashing (`--hash-bits`, README "Hashed models"): the hash itself pinned to fixed values, the Cython kernel
+"""Feature hashing (`--hash-bits`, docs/formats.md section 1.2): the hash itself pinned to fixed values, the Cython kernel
 against the NumPy twin (reference/hashing_twin.py) and a naive per-row implementation of the definition,
 hash_dataset, the hashed model file format (byte-exact round trip, strict loading with line numbers), and hashed
 models predicting through Model.predict, predict_file and the llsvm-predict command.
@@ -12,7 +12,9 @@ from conftest import assert_exit
 
 import llsvm
 from llsvm import ModelFormatError, ParameterError
-from llsvm._ext._hashing import fmix32_array, hash_rows
+from llsvm._ext._hashing import fmix32_array
+from llsvm._ext._hashing import hash_rows as hash_view
+from llsvm._ext._view import Rows
 from llsvm.cli.predict import main as predict_main
 from llsvm.hashing import HASH_FUNCTION, check_bits, hash_dataset
 from llsvm.trainer import train as llsvm_fit
@@ -24,6 +26,11 @@ BITS = [1, 2, 3, 5, 8, 12, 18, 28]
 
 
 # -- the hash, from its definition ----------------------------------------------------------------------------------
+
+def hash_rows(indptr, indices, values, bits):
+    """The kernel on the row view of these CSR arrays."""
+    return hash_view(Rows(indptr, indices, values, int(np.max(indices, initial=-1)) + 1), bits)
+
 
 def fmix32_py(h):
     """MurmurHash3's fmix32 straight from the definition, in Python integers."""

@@ -35,6 +35,7 @@ from llsvm import BinaryDataset, BinaryWriter
 from llsvm._ext import _linear as KL
 from llsvm._ext import _random as RNG
 from llsvm._ext import _llsvm as K
+from llsvm._ext._view import Rows
 from llsvm.cli.predict import main as predict_main
 from llsvm.cli.train import main as train_main
 from llsvm.dataset import CSRDataset
@@ -48,7 +49,7 @@ BIN = os.path.dirname(sys.executable)
 TRAIN_EXE = os.path.join(BIN, "llsvm-train")
 EMPTY = np.empty(0, np.int64)
 MB = 1 << 20
-# the keys DESIGN.md section 4 fixes for the metrics JSON
+# the keys docs/formats.md section 4 fixes for the metrics JSON
 DESIGN_KEYS = {"solver", "n_rows", "n_features", "nnz", "load_seconds", "train_seconds", "n_iter", "primal", "dual",
                "gap", "max_violation", "nSV", "converged", "peak_rss_mb"}
 
@@ -129,7 +130,7 @@ def kernel_dot_order():
     values = np.array([1e16, 1.0, -1e16, 1.0, 1.0])
     w = np.ones(6)
     alpha = np.empty(1)
-    K.first_pass(indptr, indices, values, 5, -1.0, np.zeros(1, np.int32), 0, np.ones(1), w, 100.0, 100.0, alpha)
+    K.first_pass(Rows(indptr, indices, values, 5), np.zeros(1, np.int32), 0, np.ones(1), w, 100.0, 100.0, alpha)
     return {1.0: "unroll4", 0.0: "sequential"}.get(float(alpha[0]))
 
 
@@ -177,7 +178,7 @@ def test_first_pass_matches_twin(case):
     rows = LT.rows_of(indptr, indices, values)
     # QD = ||x_i||^2 + bias^2: the driver's sq_norms equals the twin's, bit for bit
     QD = np.empty(l)
-    KL.sq_norms(indptr, indices, values, bias, EMPTY, QD)
+    KL.sq_norms(Rows(indptr, indices, values, n, bias), EMPTY, QD)
     QDt = LT.sq_norms(rows, bias)
     np.testing.assert_array_equal(QD, QDt)
     # classes: 0 is the positive class of the problem; rows of class 2 are negatives too
@@ -192,8 +193,8 @@ def test_first_pass_matches_twin(case):
             if a == b:
                 continue
             ip = indptr[a:b + 1] - indptr[a]
-            s += K.first_pass(ip, indices[indptr[a]:indptr[b]], values[indptr[a]:indptr[b]], n, bias, cls[a:b], 0,
-                              QD[a:b], w, Cp, Cn, alpha[a:b])
+            s += K.first_pass(Rows(ip, indices[indptr[a]:indptr[b]], values[indptr[a]:indptr[b]], n, bias), cls[a:b],
+                              0, QD[a:b], w, Cp, Cn, alpha[a:b])
         np.testing.assert_array_equal(alpha, at)
         np.testing.assert_array_equal(w, wt)
         if cut == l:
@@ -226,8 +227,8 @@ def test_block_pass_fixed_order_matches_twin(case, n_inner):
     alpha, w, index = alpha0.copy(), w0.copy(), index0.copy()
     rng = RNG.rng_state(9)
     rng0 = rng.copy()
-    d_sum, n_updates = K.block_pass(indptr, indices, values, n, bias, ys, QD, alpha, w, Cp, Cn, n_inner, rng, index,
-                                    shuffle=False)
+    d_sum, n_updates = K.block_pass(Rows(indptr, indices, values, n, bias), ys, QD, alpha, w, Cp, Cn, n_inner, rng,
+                                    index, shuffle=False)
     at, wt, it, dt, nt = LT.block_pass(rows, ys, QD, alpha0, w0, Cp, Cn, n_inner, index0, n, bias,
                                        dot_order=DOT_ORDER)
     np.testing.assert_array_equal(alpha, at)
@@ -258,8 +259,8 @@ def test_block_pass_subset_and_shuffle_match_twin(case):
     sub = np.arange(half, dtype=np.int32)[::-1].copy()
     alpha, w = alpha0.copy(), w0.copy()
     ip = indptr[:half + 1]
-    d, u = K.block_pass(ip, indices[:ip[-1]], values[:ip[-1]], n, bias, ys[:half], QD[:half], alpha, w, Cp, Cn, 2,
-                        RNG.rng_state(1), sub.copy(), shuffle=False)
+    d, u = K.block_pass(Rows(ip, indices[:ip[-1]], values[:ip[-1]], n, bias), ys[:half], QD[:half], alpha, w, Cp, Cn,
+                        2, RNG.rng_state(1), sub.copy(), shuffle=False)
     at, wt, _, dt, ut = LT.block_pass(rows[:half], ys[:half], QD[:half], alpha0[:half], w0, Cp, Cn, 2, sub, n, bias,
                                       dot_order=DOT_ORDER)
     np.testing.assert_array_equal(alpha[:half], at)
@@ -271,7 +272,7 @@ def test_block_pass_subset_and_shuffle_match_twin(case):
         alpha, w = alpha0.copy(), w0.copy()
         index = np.arange(l, dtype=np.int32)
         rng = RNG.rng_state(seed_rng)
-        d, u = K.block_pass(indptr, indices, values, n, bias, ys, QD, alpha, w, Cp, Cn, 3, rng, index)
+        d, u = K.block_pass(Rows(indptr, indices, values, n, bias), ys, QD, alpha, w, Cp, Cn, 3, rng, index)
         twin_rng = LT.Xoshiro256ss(seed_rng)
         at, wt, it, dt, ut = LT.block_pass(rows, ys, QD, alpha0, w0, Cp, Cn, 3, range(l), n, bias, rng=twin_rng,
                                            dot_order=DOT_ORDER)
@@ -286,7 +287,7 @@ def test_block_pass_subset_and_shuffle_match_twin(case):
 def test_block_pass_empty_block_and_fixed_point():
     """An empty block changes nothing; a block at the optimum of its coordinates makes no update."""
     w = np.array([0.5, -0.25, 0.0])
-    d, u = K.block_pass(np.zeros(1, np.int64), np.empty(0, np.int32), np.empty(0), 2, -1.0, np.empty(0, np.int8),
+    d, u = K.block_pass(Rows(np.zeros(1, np.int64), np.empty(0, np.int32), np.empty(0), 2), np.empty(0, np.int8),
                         np.empty(0), np.empty(0), w, 1.0, 1.0, 5, RNG.rng_state(1), np.empty(0, np.int32))
     assert (d, u) == (0.0, 0)
     np.testing.assert_array_equal(w, [0.5, -0.25, 0.0])
@@ -294,7 +295,7 @@ def test_block_pass_empty_block_and_fixed_point():
     indptr = np.array([0, 1], np.int64)
     alpha = np.array([0.5])
     w = np.array([1.0, 0.0, 0.0])
-    d, u = K.block_pass(indptr, np.array([0], np.int32), np.array([1.0]), 2, -1.0, np.array([1], np.int8),
+    d, u = K.block_pass(Rows(indptr, np.array([0], np.int32), np.array([1.0]), 2), np.array([1], np.int8),
                         np.array([1.0]), alpha, w, 1.0, 1.0, 4, RNG.rng_state(1), np.zeros(1, np.int32))
     assert (d, u) == (0.0, 0)
     assert alpha[0] == 0.5

@@ -1,9 +1,9 @@
 """Binary files read in place (memory-mapped, several blocks: a segmented view) against contiguous arrays.
 
 A multi-block binary file loads as a MappedDataset: labels and offsets in memory, the non-zeros where they lie in
-the mapped file, each row's block in a segment table (cext/rowview.pxd). Every kernel that takes `segs` must give
-bit for bit what it gives on the contiguous copy of the same rows, and training and prediction must never make
-that copy (`materialized` stays False).
+the mapped file, each row's block in a segment table (cext/rowview.pxd). Every kernel must give on its row view
+(`row_view()`, a segmented `Rows`) bit for bit what it gives on the contiguous copy of the same rows, and training
+and prediction must never make that copy (`materialized` stays False).
 """
 import os
 import struct
@@ -16,6 +16,7 @@ import llsvm
 from llsvm._ext import _linear as K
 from llsvm._ext import _random as RNG
 from llsvm._ext import _rowops as R
+from llsvm._ext._view import Rows
 from llsvm.binfmt import BinaryDataset, MappedDataset
 from llsvm.dataset import CSRDataset
 
@@ -100,62 +101,62 @@ def test_kernels_agree_on_segmented_and_contiguous_views(mapped):
     rng = np.random.default_rng(0)
     n, d = ds.n_rows, ds.n_features
     rows = rng.permutation(n)[:180].astype(np.int64)
+    assert ds.row_view().segmented and not ref.row_view().segmented
     for bias in (-1.0, 1.5):
         w = rng.standard_normal(d + 1)
 
         def args(v):
-            return (*v.kernel_arrays(), d, bias, rows)
+            return (v.row_view(bias), rows)
         out_a, out_b = np.empty(rows.size), np.empty(rows.size)
-        K.sq_norms(*ds.kernel_arrays(), bias, rows, out_a, segs=ds.segs)
-        K.sq_norms(*ref.kernel_arrays(), bias, rows, out_b)
+        K.sq_norms(*args(ds), out_a)
+        K.sq_norms(*args(ref), out_b)
         np.testing.assert_array_equal(out_a, out_b)
-        K.xv(*args(ds), w, out_a, segs=ds.segs)
+        K.xv(*args(ds), w, out_a)
         K.xv(*args(ref), w, out_b)
         np.testing.assert_array_equal(out_a, out_b)
         I = np.arange(0, rows.size, 2, dtype=np.int32)
         coef = rng.standard_normal(I.size)
         g_a, g_b = np.empty(d + 1), np.empty(d + 1)
-        K.sub_xtv(*args(ds), I, coef, g_a, segs=ds.segs)
+        K.sub_xtv(*args(ds), I, coef, g_a)
         K.sub_xtv(*args(ref), I, coef, g_b)
         np.testing.assert_array_equal(g_a, g_b)
         C = rng.uniform(0.5, 2.0, rows.size)
-        K.l2svc_hv(*args(ds), I, C, w, g_a, segs=ds.segs)
+        K.l2svc_hv(*args(ds), I, C, w, g_a)
         K.l2svc_hv(*args(ref), I, C, w, g_b)
         np.testing.assert_array_equal(g_a, g_b)
         g_a[:] = g_b[:] = 1.0
-        K.l2svc_diag(*args(ds), I, C, g_a, segs=ds.segs)
+        K.l2svc_diag(*args(ds), I, C, g_a)
         K.l2svc_diag(*args(ref), I, C, g_b)
         np.testing.assert_array_equal(g_a, g_b)
         y = np.where(ref.y[rows] > 0, 1, -1).astype(np.int8)
         alpha = rng.uniform(0, 1, rows.size)
-        K.dcd_init_w(*args(ds), y, alpha, g_a, segs=ds.segs)
+        K.dcd_init_w(*args(ds), y, alpha, g_a)
         K.dcd_init_w(*args(ref), y, alpha, g_b)
         np.testing.assert_array_equal(g_a, g_b)
-        assert K.dcd_violation(*args(ds), y, alpha, w, 1.0, 2.0, True, segs=ds.segs) == \
+        assert K.dcd_violation(*args(ds), y, alpha, w, 1.0, 2.0, True) == \
             K.dcd_violation(*args(ref), y, alpha, w, 1.0, 2.0, True)
         # one epoch from the same state and RNG: same alpha, w and shrinking
         res = []
-        for v, segs in ((ds, ds.segs), (ref, None)):
+        for v in (ds, ref):
             a, ww, idx = alpha.copy(), g_a.copy(), np.arange(rows.size, dtype=np.int32)
             xn = np.empty(rows.size)
-            K.sq_norms(*v.kernel_arrays(), bias, rows, xn, segs=segs)
+            K.sq_norms(*args(v), xn)
             out = K.dcd_epoch(*args(v), y, a, ww, xn, idx, rows.size, 0.5, -0.5, 1.0, 2.0, True,
-                              RNG.rng_state(7), segs=segs)
+                              RNG.rng_state(7))
             res.append((out, a, ww, idx))
         assert res[0][0] == res[1][0]
         for x, z in zip(res[0][1:], res[1][1:]):
             np.testing.assert_array_equal(x, z)
     W = rng.standard_normal((d - 5 + 1, 3))          # a model with fewer features than the data
     dec_a, dec_b = np.empty((n, 3)), np.empty((n, 3))
-    K.decision_values(*ds.kernel_arrays(), W, d - 5, 1.0, dec_a, segs=ds.segs)
-    K.decision_values(*ref.kernel_arrays(), W, d - 5, 1.0, dec_b)
+    K.decision_values(ds.row_view(), W, d - 5, 1.0, dec_a)
+    K.decision_values(ref.row_view(), W, d - 5, 1.0, dec_b)
     np.testing.assert_array_equal(dec_a, dec_b)
-    np.testing.assert_array_equal(R.row_sq_norms(*ds.kernel_arrays(), 1.0, segs=ds.segs),
-                                  R.row_sq_norms(*ref.kernel_arrays(), 1.0))
-    assert R.max_sq_norm(*ds.kernel_arrays(), segs=ds.segs) == R.max_sq_norm(*ref.kernel_arrays())
+    np.testing.assert_array_equal(R.row_sq_norms(ds.row_view(1.0)), R.row_sq_norms(ref.row_view(1.0)))
+    assert R.max_sq_norm(ds.row_view()) == R.max_sq_norm(ref.row_view())
     assert not ds.materialized
     with pytest.raises(ValueError, match="segment table"):
-        K.xv(*args(ds), w, out_a, segs=(ds.segs[0][:-1], ds.segs[1]))
+        Rows(*ds.kernel_arrays(), d, bias, (ds.segs[0][:-1], ds.segs[1]))
 
 
 @pytest.mark.filterwarnings("ignore:reaching max number of iterations")
@@ -180,6 +181,18 @@ def test_find_parameter_C_and_hashing_on_the_map(mapped):
     for name in ("indptr", "indices", "values", "y"):
         np.testing.assert_array_equal(getattr(h_a, name), getattr(h_b, name))
     assert not ds.materialized
+
+
+@pytest.mark.filterwarnings("ignore:reaching max number of iterations")
+def test_out_of_core_solvers_read_the_map_in_place(mapped):
+    """-s llsvm, streamsvm and bm given a loaded multi-block file read it through its row view (never its
+    contiguous copy); llsvm and streamsvm (one thread) do not depend on how the rows come in blocks."""
+    ds, ref = mapped(seed=7, n_rows=300, block_rows=23)
+    for solver in ("llsvm", "streamsvm", "bm"):
+        a = llsvm.train(ds, solver=solver, C=1.0, bias=1.0, threads=1)
+        assert not ds.materialized, solver
+        if solver != "bm":       # bm's blocks are the file's: another run than over one in-memory block
+            np.testing.assert_array_equal(a.W, llsvm.train(ref, solver=solver, C=1.0, bias=1.0, threads=1).W)
 
 
 def test_cli_train_and_predict_on_a_multi_block_file(tmp_path, mapped):

@@ -1,5 +1,5 @@
-"""llsvm.Model: LIBLINEAR's model text format exactly (DESIGN.md section 5), atomic saves, strict loading
-(section 6), and models exchanged both ways with liblinear-official (section 7).
+"""llsvm.Model: LIBLINEAR's model text format exactly (docs/formats.md section 1.1), atomic saves, strict loading
+(docs/architecture.md section 7), and models exchanged both ways with liblinear-official.
 """
 import os
 import time

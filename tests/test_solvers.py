@@ -1,4 +1,4 @@
-"""The L2-regularized SVC solvers (-s 1, 2, 3; llsvm/solvers.py, llsvm/linear.py, cext/_linear.pyx).
+"""The L2-regularized SVC solvers (-s 1, 2, 3; llsvm/solvers/dcd.py, llsvm/solvers/newton.py, llsvm/trainer.py, cext/_linear.pyx).
 
 - exact agreement of the dual CD kernel + driver with the NumPy/Python twin (tests/reference/dcd_twin.py), in
   fixed and in shuffled visiting order;
@@ -131,7 +131,7 @@ def ll_predict(LL, ds, m):
 
 def task_seeds(seed, n):
     """The sub-seeds train() gives its binary problems: the first n draws of the one seeded RNG
-    (llsvm/linear.py: drawn in a fixed order before any work starts). Reproduced here with the twin's RNG."""
+    (llsvm/trainer.py: drawn in a fixed order before any work starts). Reproduced here with the twin's RNG."""
     rng = T.Xoshiro256ss(seed)
     return [rng.next() for _ in range(n)]
 

@@ -1,4 +1,4 @@
-"""-s streamsvm (dual cached loops, cext/_stream.pyx + llsvm/streaming.py) and -s bm (block minimization).
+"""-s streamsvm (dual cached loops, cext/_stream.pyx + llsvm/solvers/streamsvm.py) and -s bm (block minimization).
 
 - the cache kernel (reader `insert`, trainer `train`) agrees bit for bit with the single-threaded NumPy twin
   (tests/reference/stream_twin.py) in lockstep: alpha, w, per-pass picks / updates / evictions / M+ / M-, eps and
@@ -38,6 +38,7 @@ from conftest import assert_exit
 
 import llsvm
 from llsvm._ext._stream import StreamCache
+from llsvm._ext._view import Rows
 from llsvm.cli.predict import main as predict_main
 from llsvm.cli.train import main as train_main
 from llsvm.dataset import CSRDataset
@@ -51,7 +52,7 @@ BIN = os.path.dirname(sys.executable)
 TRAIN_EXE = os.path.join(BIN, "llsvm-train")
 KB = 1 << 10
 MB = 1 << 20
-# the keys DESIGN.md section 4 fixes for the metrics JSON
+# the keys docs/formats.md section 4 fixes for the metrics JSON
 DESIGN_KEYS = {"solver", "n_rows", "n_features", "nnz", "load_seconds", "train_seconds", "n_iter", "primal", "dual",
                "gap", "max_violation", "nSV", "converged", "peak_rss_mb"}
 PASS_KEYS = {"dual", "primal", "gap", "cache_fill", "evicted_reader", "evicted_trainer", "updates_per_second",
@@ -169,6 +170,11 @@ def kernel_problem(seed, l, n, density, float32):
     return Xs.indptr.astype(np.int64), Xs.indices.astype(np.int32), Xs.data, n, y
 
 
+def view(indptr, indices, values):
+    """The row view the cache's reader takes (its width and bias are the cache's own)."""
+    return Rows(indptr, indices, values, int(np.max(indices, initial=-1)) + 1)
+
+
 def lockstep_both(case):
     """Run StreamCache and the twin side by side; compare after every call. Returns (cache, twin, pass stats)."""
     seed, l, n, density, f32, bias, Cp, Cn, omega, batch, n_sched, n_blocks, step, passes = case
@@ -185,7 +191,7 @@ def lockstep_both(case):
             yb = np.ascontiguousarray(y[first:first + nr])
             for b0 in range(0, nr, step):
                 b1 = min(nr, b0 + step)
-                got = cache.insert(yb, ip, ix, vx, first, Cp, Cn, b0, b1)
+                got = cache.insert(yb, view(ip, ix, vx), first, Cp, Cn, b0, b1)
                 assert got == twin.insert(yb, ip, ix, vx, first, Cp, Cn, b0, b1)
                 k = int(ST.LOCKSTEP_RATIO * (b1 - b0))
                 assert cache.train(k, False) == twin.train(k, False) == k
@@ -256,9 +262,12 @@ def one_row_cache(eps0=ST.EPS0, batch=1, n_sched=1000, omega=1, rows=2, bias=-1.
 
 
 def insert_row(cache, row, value, label=1, C=1.0):
-    """Insert the one-feature row x = (value) with label y as row `row` of the data."""
-    return cache.insert(np.array([label], np.int8), np.array([0, 1], np.int64), np.array([0], np.int32),
-                        np.array([float(value)]), row, C, C)
+    """Insert the one-feature row x = (value) with label y as row `row` of the data (the kernel takes the row view,
+    the twin the arrays)."""
+    rows = (np.array([0, 1], np.int64), np.array([0], np.int32), np.array([float(value)]))
+    if isinstance(cache, StreamCache):
+        rows = (view(*rows),)
+    return cache.insert(np.array([label], np.int8), *rows, row, C, C)
 
 
 def test_reader_uses_the_frozen_view():
@@ -289,9 +298,10 @@ def test_bad_index_group_never_joins_the_cache():
     c = StreamCache(4, 4, 2, -1.0, 5, batch=1)
     ip = np.array([0, 1, 2], np.int64)
     with pytest.raises(ValueError, match="feature index is beyond the capacity"):
-        c.insert(np.array([1, -1], np.int8), ip, np.array([0, 2], np.int32), np.array([1.0, 1.0]), 0, 1.0, 1.0)
+        c.insert(np.array([1, -1], np.int8), view(ip, np.array([0, 2], np.int32), np.array([1.0, 1.0])), 0, 1.0,
+                 1.0)
     assert c.size == 0 and c.cached_rows().tolist() == [] and c.total_inserted == 0
-    assert c.insert(np.array([1, -1], np.int8), ip, np.array([0, 1], np.int32), np.array([1.0, 1.0]), 0, 1.0,
+    assert c.insert(np.array([1, -1], np.int8), view(ip, np.array([0, 1], np.int32), np.array([1.0, 1.0])), 0, 1.0,
                     1.0) == (2, 0, 0, 2.0)
     assert sorted(c.cached_rows().tolist()) == [0, 1]
 
@@ -397,10 +407,10 @@ def test_reader_skips_cached_rows_and_keeps_order():
     ys = np.where(y > 0, 1, -1).astype(np.int8)
     c = StreamCache(4, 10, 5, 1.0, 3)
     tw = ST.StreamTwin(4, 10, 5, 1.0, 3)
-    assert c.insert(ys, ip, ix, vx, 0, 1.0, 1.0, 0, 4)[:3] == (4, 0, 0)
+    assert c.insert(ys, view(ip, ix, vx), 0, 1.0, 1.0, 0, 4)[:3] == (4, 0, 0)
     assert c.cached_rows().tolist() == [0, 1, 2, 3]
-    assert c.insert(ys, ip, ix, vx, 0, 1.0, 1.0, 1, 3)[:3] == (0, 2, 0)
-    r = c.insert(ys, ip, ix, vx, 0, 1.0, 1.0, 4, 10)
+    assert c.insert(ys, view(ip, ix, vx), 0, 1.0, 1.0, 1, 3)[:3] == (0, 2, 0)
+    r = c.insert(ys, view(ip, ix, vx), 0, 1.0, 1.0, 4, 10)
     assert r[:3] == (6, 0, 6)
     assert c.size == 4 and set(c.cached_rows().tolist()) <= set(range(10))
     tw.insert(ys, ip, ix, vx, 0, 1.0, 1.0, 0, 4)
@@ -414,11 +424,11 @@ def test_insert_refuses_rows_and_features_beyond_capacity():
     y = np.ones(3, np.int8)
     ip = np.array([0, 1, 2, 3], np.int64)
     with pytest.raises(ValueError, match="grow"):
-        c.insert(y, ip, np.zeros(3, np.int32), np.ones(3), 0, 1.0, 1.0)          # 3 rows, capacity 2
+        c.insert(y, view(ip, np.zeros(3, np.int32), np.ones(3)), 0, 1.0, 1.0)          # 3 rows, capacity 2
     with pytest.raises(ValueError, match="grow"):
-        c.insert(y[:1], ip[:2], np.array([3], np.int32), np.ones(1), 0, 1.0, 1.0)  # feature 3 of 3
+        c.insert(y[:1], view(ip[:2], np.array([3], np.int32), np.ones(1)), 0, 1.0, 1.0)  # feature 3 of 3
     c.grow(n_rows=3, n_features=4)
-    assert c.insert(y, ip, np.array([0, 1, 3], np.int32), np.ones(3), 0, 1.0, 1.0)[:3] == (3, 0, 0)
+    assert c.insert(y, view(ip, np.array([0, 1, 3], np.int32), np.ones(3)), 0, 1.0, 1.0)[:3] == (3, 0, 0)
     with pytest.raises(ValueError):
         StreamCache(0, 2, 3, -1.0, 1)
 
@@ -800,16 +810,17 @@ DEADLOCK_SCRIPT = textwrap.dedent("""
     import threading, time
     import numpy as np
     from llsvm._ext._stream import StreamCache
+    from llsvm._ext._view import Rows
     # Omega = 1, two rows of one feature, C large: after its first step row 0 sits strictly inside (0, C) with
     # G = 0, so the trainer never evicts it and pins it in every batch
     c = StreamCache(1, 2, 1, -1.0, 1, batch=16)
     ip = np.array([0, 1], np.int64); ix = np.array([0], np.int32)
-    c.insert(np.array([1], np.int8), ip, ix, np.array([1.0]), 0, 10.0, 10.0)
+    c.insert(np.array([1], np.int8), Rows(ip, ix, np.array([1.0]), 1), 0, 10.0, 10.0)
     t = threading.Thread(target=c.train, daemon=True)
     t.start()
     while c.total_picks == 0:
         time.sleep(0.001)
-    c.insert(np.array([-1], np.int8), ip, ix, np.array([2.0]), 1, 10.0, 10.0)   # must evict row 0
+    c.insert(np.array([-1], np.int8), Rows(ip, ix, np.array([2.0]), 1), 1, 10.0, 10.0)   # must evict row 0
     c.stop(); t.join()
     print("done", c.cached_rows().tolist())
 """)

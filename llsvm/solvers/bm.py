@@ -87,12 +87,11 @@ class BlockMinimizationSolver(StreamedSolver):
                 cls, _ = classes.add(unit.y)
                 r0 = int(unit.first_row)
                 xnorm = np.empty(unit.n_rows)
-                KL.sq_norms(unit.indptr, unit.indices, unit.values, self.bias, EMPTY_ROWS, xnorm)
+                KL.sq_norms(unit.row_view(self.bias), EMPTY_ROWS, xnorm)
                 for p in active:
                     alpha = p.alpha[r0:r0 + unit.n_rows]
-                    state = KL.DCDState(unit.indptr, unit.indices, unit.values, n_feat, self.bias, EMPTY_ROWS,
-                                        p.signs(cls), alpha, p.w, xnorm, np.arange(unit.n_rows, dtype=np.int32),
-                                        p.Cp, p.Cn, True, p.rng)
+                    state = KL.DCDState(unit.row_view(self.bias, n_feat), EMPTY_ROWS, p.signs(cls), alpha, p.w,
+                                        xnorm, np.arange(unit.n_rows, dtype=np.int32), p.Cp, p.Cn, True, p.rng)
                     while state.n_iter < DUAL_MAX_ITER:
                         done, _ = state.run(min(10, DUAL_MAX_ITER - state.n_iter), self.opt.inner_eps, True)
                         if done:

@@ -46,19 +46,15 @@ class Subproblem:
 
     @property
     def args(self):
-        """The view's arrays as the kernels take them; pass `segs=self.segs` along."""
-        return (*self.view.kernel_arrays(), self.n_features, self.bias, self.rows)
-
-    @property
-    def segs(self):
-        return self.view.segs
+        """The rows as the kernels take them: the view's row view with this problem's bias, and `rows`."""
+        return (self.view.row_view(self.bias), self.rows)
 
     def C(self):
         return np.where(self.y > 0, self.Cp, self.Cn)
 
     def margins(self, w):
         out = np.empty(self.l, np.float64)
-        K.xv(*self.args, w, out, segs=self.segs)
+        K.xv(*self.args, w, out)
         return out
 
     def primal(self, w, l1_loss):

@@ -48,17 +48,17 @@ def solve_dcd(sub, l1_loss, eps, max_iter=DUAL_MAX_ITER, rng_seed=1, alpha0=None
     l = sub.l
     w = np.zeros(sub.w_size, np.float64)
     xnorm = np.empty(l, np.float64)
-    K.sq_norms(*sub.view.kernel_arrays(), sub.bias, sub.rows, xnorm, segs=sub.segs)
+    K.sq_norms(*sub.args, xnorm)
     if alpha0 is None:
         alpha = np.zeros(l, np.float64)
     else:
         alpha = np.array(alpha0, dtype=np.float64)
         if l1_loss:
             np.minimum(alpha, sub.C(), out=alpha)
-        K.dcd_init_w(*sub.args, sub.y, alpha, w, segs=sub.segs)
+        K.dcd_init_w(*sub.args, sub.y, alpha, w)
     index = np.arange(l, dtype=np.int32)
     rng = rng_state(rng_seed)
-    state = K.DCDState(*sub.args, sub.y, alpha, w, xnorm, index, sub.Cp, sub.Cn, l1_loss, rng, segs=sub.segs)
+    state = K.DCDState(*sub.args, sub.y, alpha, w, xnorm, index, sub.Cp, sub.Cn, l1_loss, rng)
     # LIBLINEAR's outer loop runs in the kernel, 10 iterations per call so the dots appear as LIBLINEAR's do
     while state.n_iter < max_iter:
         converged, events = state.run(min(10, max_iter - state.n_iter), eps, shuffle)
@@ -83,8 +83,7 @@ def certify(sub, w, alpha, l1_loss):
 
     One pass over the data: the kernel returns the violation, the loss term of the primal and the dual's sums.
     """
-    viol, loss, sum_alpha, sum_diag, nSV = K.dcd_violation(*sub.args, sub.y, alpha, w, sub.Cp, sub.Cn, l1_loss,
-                                                           segs=sub.segs)
+    viol, loss, sum_alpha, sum_diag, nSV = K.dcd_violation(*sub.args, sub.y, alpha, w, sub.Cp, sub.Cn, l1_loss)
     wTw = float(w @ w)
     primal = 0.5 * wTw + loss
     dual = sum_alpha - 0.5 * wTw - 0.5 * sum_diag

@@ -48,7 +48,7 @@ class _L2SVCFun:
         return float(self.C @ (d * d))
 
     def fun(self, w):
-        K.xv(*self.sub.args, w, self.wx, segs=self.sub.segs)
+        K.xv(*self.sub.args, w, self.wx)
         self.wTw = self._wTw(w)
         return self.loss(self.wx) + 0.5 * self.wTw
 
@@ -56,14 +56,14 @@ class _L2SVCFun:
         t = self.wx * self.yf
         self.I = np.flatnonzero(t < 1).astype(np.int32)
         coef = self.C[self.I] * self.yf[self.I] * (t[self.I] - 1.0)
-        K.sub_xtv(*self.sub.args, self.I, coef, g, segs=self.sub.segs)
+        K.sub_xtv(*self.sub.args, self.I, coef, g)
         g *= 2.0
         g += w
         if not self.regularize_bias:
             g[-1] -= w[-1]
 
     def Hv(self, s, Hs):
-        K.l2svc_hv(*self.sub.args, self.I, self.C, s, Hs, segs=self.sub.segs)
+        K.l2svc_hv(*self.sub.args, self.I, self.C, s, Hs)
         Hs *= 2.0
         Hs += s
         if not self.regularize_bias:
@@ -73,13 +73,13 @@ class _L2SVCFun:
         M.fill(1.0)
         if not self.regularize_bias:
             M[-1] = 0.0
-        K.l2svc_diag(*self.sub.args, self.I, self.C, M, segs=self.sub.segs)
+        K.l2svc_diag(*self.sub.args, self.I, self.C, M)
 
     def linesearch_and_update(self, w, s, f, g, alpha):
         """Backtracking line search on f(w + alpha s) using X s (l2r_erm_fun::linesearch_and_update)."""
         eta = 0.01
         fold = f
-        K.xv(*self.sub.args, s, self.tmp, segs=self.sub.segs)
+        K.xv(*self.sub.args, s, self.tmp)
         sTs = float(s @ s)
         wTs = float(s @ w)
         gTs = float(s @ g)
@@ -200,7 +200,7 @@ def solve_newton(sub, eps, max_iter=NEWTON_MAX_ITER, w0=None, regularize_bias=Tr
     xi = np.maximum(0.0, 1.0 - fun.yf * sub.margins(w))
     alpha = 2.0 * C * xi
     w_alpha = np.zeros(n, np.float64)
-    K.dcd_init_w(*sub.args, sub.y, alpha, w_alpha, segs=sub.segs)
+    K.dcd_init_w(*sub.args, sub.y, alpha, w_alpha)
     primal = 0.5 * fun._wTw(w) + float(C @ (xi * xi))
     dual = sub.dual(alpha, w_alpha, False)
     fun.fun(w)

@@ -125,8 +125,8 @@ class _Problem:
         """The first pass over one block: one step per row, active rows to the file, outcome per row."""
         n = block.n_rows
         alpha = np.empty(n)
-        self.sum_alpha += K.first_pass(block.indptr, block.indices, block.values, cap, bias, cls, self.pos, QD,
-                                       self.w, self.Cp, self.Cn, alpha)
+        self.sum_alpha += K.first_pass(block.row_view(bias, cap), cls, self.pos, QD, self.w, self.Cp, self.Cn,
+                                       alpha)
         pos = cls == self.pos
         C = np.where(pos, self.Cp, self.Cn)
         active = (alpha > 0.0) & (alpha < C)
@@ -178,7 +178,7 @@ class OnePassSolver(OutOfCoreSolver):
 
         def QD_of(block):
             q = np.empty(block.n_rows)
-            KL.sq_norms(block.indptr, block.indices, block.values, self.bias, EMPTY_ROWS, q)
+            KL.sq_norms(block.row_view(self.bias), EMPTY_ROWS, q)
             return q
 
         def replay(new_problems, upto):
@@ -209,7 +209,7 @@ class OnePassSolver(OutOfCoreSolver):
             if block.n_rows == 0:
                 continue
             if float32 is None:
-                float32 = block.values.dtype == np.float32
+                float32 = block.dtype == np.float32
                 wb = writer_bytes or max(64 << 10, min(8 << 20, self.opt.memory // 16))
             row0 = n_rows
             nf = max(int(block.n_features or 0), int(block.indices.max()) + 1 if block.indices.size else 0)
@@ -262,11 +262,11 @@ class OnePassSolver(OutOfCoreSolver):
         if y is None:
             ds.ysign = y = np.where(ds.y > 0, 1, -1).astype(np.int8)
             ds.QD = np.empty(ds.n_rows)
-            KL.sq_norms(ds.indptr, ds.indices, ds.values, self.bias, EMPTY_ROWS, ds.QD)
+            KL.sq_norms(ds.row_view(self.bias), EMPTY_ROWS, ds.QD)
         alpha = ds.alpha                  # fresh, writable float64: updated in place
         index = np.arange(ds.n_rows, dtype=np.int32)
-        d_sum, _ = K.block_pass(ds.indptr, ds.indices, ds.values, cap, self.bias, y, ds.QD, alpha, p.w, p.Cp,
-                                p.Cn, self.opt.inner_iter, p.rng, index)
+        d_sum, _ = K.block_pass(ds.row_view(self.bias, cap), y, ds.QD, alpha, p.w, p.Cp, p.Cn, self.opt.inner_iter,
+                                p.rng, index)
         p.sum_alpha += d_sum
         p.trace.block_dual.append(p.dual())
         return alpha, y

@@ -157,7 +157,7 @@ class Input:
         if self.binary:
             return float(self.ds.max_sq_norm)
         from .._ext._rowops import max_sq_norm
-        return float(max_sq_norm(*self.ds.kernel_arrays(), segs=self.ds.segs))
+        return float(max_sq_norm(self.ds.row_view()))
 
     def close(self):
         if self._own and hasattr(self.ds, "close"):

@@ -151,8 +151,7 @@ class StreamSVMSolver(StreamedSolver):
                         b0 = 0
                         while b0 < block.n_rows:
                             b1 = min(block.n_rows, b0 + LOCKSTEP_ROWS - (first + b0) % LOCKSTEP_ROWS)
-                            r = cache.insert(ys, block.indptr, block.indices, block.values, first, p.Cp, p.Cn,
-                                             b0, b1)
+                            r = cache.insert(ys, block.row_view(), first, p.Cp, p.Cn, b0, b1)
                             inserted += r[0]
                             skipped += r[1]
                             evicted += r[2]
@@ -163,7 +162,7 @@ class StreamSVMSolver(StreamedSolver):
                                 pending = 0
                             b0 = b1
                     else:
-                        r = cache.insert(ys, block.indptr, block.indices, block.values, first, p.Cp, p.Cn)
+                        r = cache.insert(ys, block.row_view(), first, p.Cp, p.Cn)
                         inserted += r[0]
                         skipped += r[1]
                         evicted += r[2]

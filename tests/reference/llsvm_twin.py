@@ -1,7 +1,7 @@
 """A slow, plain NumPy/Python twin of the one-pass harsh-shrinking solver's kernels (-s llsvm).
 
 Written from the paper, not from llsvm's code: Alrajeh, Takeda, Niranjan, "Memory-efficient large-scale linear
-support vector machine" (../shared/papers/llsvm-memory-efficient-linear-svm.txt), Algorithm 1 (dual coordinate
+support vector machine" (ICMV 2014, Proc. SPIE 9445), Algorithm 1 (dual coordinate
 ascent for the 1-norm soft margin SVM, the kernel-Adatron step eta = 1 / x_i.x_i) and Algorithm 2 (one pass with
 harsh shrinking, then N passes over loaded blocks of the active set):
 
@@ -12,7 +12,8 @@ With bias >= 0 every row has one more coordinate, index n_features, value bias (
 entries, the last one the bias weight); QD_i = ||x_i||^2 (+ bias^2).
 
 - `first_pass`: ONE step per row, rows in stream order, from alpha = 0 (Algorithm 2, lines 2-8):
-      G = y_i w.x_i - 1,   alpha_i = min(max(-G / QD_i, 0), C_i),   w += alpha_i y_i x_i.
+      G = y_i w.x_i - 1,   alpha_i = min(max(0 - G / QD_i, 0), C_i),   w += alpha_i y_i x_i
+  (block_pass's step from alpha_i = 0; 0 - G / QD_i and -G / QD_i differ only in the sign of a zero).
 - `block_pass`: n_inner passes of Algorithm 1 over rows index[0:l] of a block (Algorithm 2, line 17):
       alpha_old = alpha_i,   alpha_i <- min(max(alpha_i - G / QD_i, 0), C_i),   w += (alpha_i - alpha_old) y_i x_i,
   in the order of `index` (shuffle off), or with `rng` given, after a Fisher-Yates shuffle of index before each
@@ -73,7 +74,7 @@ def first_pass(rows, ys, Cp, Cn, n_features, bias=-1.0, w=None, QD=None, dot_ord
         yi = 1 if ys[i] > 0 else -1
         C = float(Cp) if yi > 0 else float(Cn)
         G = yi * _dot(row, w, n_features, bias, dot_order) - 1.0
-        a = _clip(-_div(G, float(QD[i])), C)
+        a = _clip(0.0 - _div(G, float(QD[i])), C)
         alpha[i] = a
         if a != 0.0:
             _axpy(row, a * yi, w, n_features, bias)

@@ -1,7 +1,7 @@
 """A slow, single-threaded NumPy/Python twin of StreamSVM's cache (-s streamsvm) in lockstep mode.
 
 Written from the paper (Matsushima, Vishwanathan, Smola, "Linear support vector machines via dual cached loops",
-KDD 2012; ../shared/papers/streamsvm-dual-cached-loops.txt, Algorithms 1 and 2) with the choices llsvm's kernel
+KDD 2012, Algorithms 1 and 2) with the choices llsvm's kernel
 (cext/_stream.pyx) makes where the paper leaves them open, so that the twin follows it draw for draw and bit for
 bit when the reader and the trainer alternate on one thread (what the driver does with --threads 1):
 
@@ -11,7 +11,7 @@ over a cache A of at most Omega rows ("slots"); alpha (all rows) and w are dense
 more coordinate of value `bias`, whose weight is the last entry of w.
 
 State: the slots (row id, its indices and values as doubles, y, C, QD = ||x||^2 (+ bias^2), summed element by
-element, then the bias term), the stack of free slots (initially [Omega-1, ..., 0], popped from the end, so slot 0
+element in one running sum, then the bias term), the stack of free slots (initially [Omega-1, ..., 0], popped from the end, so slot 0
 is handed out first), the membership array of A (`members`; a row joins at the end, leaves by swapping the last
 member into its place), slot_of[row] (-1 when not cached), and two xoshiro256** RNGs (tests/reference/dcd_twin.py,
 Lemire's bounded draws): the reader's seeded with 2 seed + 1, the trainer's with 2 seed + 2 (mod 2^64).
@@ -21,9 +21,9 @@ global row numbers (a group ends where the global row number reaches a multiple 
     1. claim: for each row of the group: skip it if it is cached; else take a free slot (pop), else evict the
        member at position bounded(|A|) of A (reader's RNG; in lockstep no slot is pinned);
     2. the claimed rows join A in row order;
-    2a. (before 2) each claimed row is copied into its slot, and the same loop sums QD and the margin w.x in two
-       partial sums each (`_copy_sums`); a skipped row's margin is the sequential dot product (one running sum
-       in column order, values widened to double) plus the bias term; w here is the reader's view (w_read);
+    2a. (before 2) each claimed row is copied into its slot with its QD; every row's margin w.x (claimed or
+       skipped) is summed in four partial sums (dcd_twin's "unroll4", the kernels' row_dot), then the bias term;
+       w here is the reader's view (w_read);
     3. the hinge loss of every row of the group: margin times y; rows with margin < 1 add C_i (1 - margin) to a
        running sum; and PG = margin y - 1 projected at the bounds of alpha_read[row] (eq. 8), whose largest and
        smallest over the pass are read_PGmax / read_PGmin.
@@ -61,8 +61,8 @@ import math
 
 import numpy as np
 
-from .dcd_twin import (Xoshiro256ss, _ieee_div, design, dual_objective, max_violation, primal_objective,
-                       projected_gradients, w_from_alpha)
+from .dcd_twin import (Xoshiro256ss, _dot, _ieee_div, _sq_norm, design, dual_objective, max_violation,
+                       primal_objective, projected_gradients, w_from_alpha)
 
 __all__ = ["StreamTwin", "fit_lockstep", "problem_seed", "blocks_of", "Xoshiro256ss", "design", "dual_objective",
            "max_violation", "primal_objective", "projected_gradients", "w_from_alpha",
@@ -96,29 +96,6 @@ def _dot_pairs(idx, val, w):
     if k < m:
         s0 += w[idx[k]] * val[k]
     return s0 + s1
-
-
-def _copy_sums(idx, val, w, bias, wb):
-    """The reader's copy loop: QD and the margin w.x in two partial sums each (even positions in the first, odd
-    in the second, a trailing element in the first). QD = (q0 + q1) + bias^2; margin = (m0 + wb bias) + m1."""
-    q = [0.0, 0.0]
-    m = [0.0, 0.0]
-    for k, (j, v) in enumerate(zip(idx, val)):
-        q[k & 1] += v * v
-        m[k & 1] += w[j] * v
-    QD = q[0] + q[1]
-    m0 = m[0]
-    if bias >= 0:
-        QD += bias * bias
-        m0 += wb * bias
-    return QD, m0 + m[1]
-
-
-def _dot_seq(idx, val, w):
-    s = 0.0
-    for j, v in zip(idx, val):
-        s += w[j] * v
-    return s
 
 
 class StreamTwin:
@@ -232,15 +209,11 @@ class StreamTwin:
                 val = [float(v) for v in values[a:b]]
                 if s >= 0:
                     self.slot_idx[s], self.slot_val[s] = idx, val
-                    self.slot_QD[s], margin = _copy_sums(idx, val, w, self.bias, w[nb])
+                    self.slot_QD[s] = _sq_norm((idx, val), self.bias)
                     yi = 1 if int(y[r]) > 0 else -1
                     self.slot_y[s] = yi
                     self.slot_C[s] = Cp if yi > 0 else Cn
-                else:
-                    margin = _dot_seq(idx, val, w)
-                    if self.bias >= 0:
-                        margin += w[nb] * self.bias
-                margins.append(margin)
+                margins.append(_dot((idx, val), w, nb, self.bias, "unroll4"))
             for r in range(c0, c1):
                 s = claim[r - c0]
                 if s >= 0:
