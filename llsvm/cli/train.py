@@ -31,12 +31,24 @@ def _solver_lines():
     return "\n".join(lines)
 
 
+def _names(names):
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
 def _eps_help():
     seen = {}
     for s in specs():
         seen.setdefault(s.eps_meaning, []).append(s.name)
     return "Tolerance of termination criterion: " + "; ".join(
-        f"-s {' and '.join(names)}: {meaning}" for meaning, names in seen.items()) + "."
+        f"-s {_names(names)}: {meaning}" for meaning, names in seen.items()) + "."
+
+
+def _defaults(attr):
+    """ "-s 1 and 3: 300; -s 2: 1000; ..." for a spec field."""
+    seen = {}
+    for s in specs():
+        seen.setdefault(getattr(s, attr), []).append(s.name)
+    return "; ".join(f"-s {_names(names)}: {value}" for value, names in seen.items())
 
 
 def _for(flag):
@@ -127,13 +139,13 @@ def _options(spec, values):
 @click.option("-C", "find_C", is_flag=True, help=f"Find the parameter C by cross validation {_for('-C')}.")
 @click.option("-q", "quiet", is_flag=True, help="Quiet mode (no outputs).")
 @click.option("--threads", type=click.IntRange(min=1), default=None,
-              help="Threads for one-vs-rest classes and cross-validation folds (same model for any N; default 1). "
-                   "-s streamsvm: 2 (default) runs the reader and the trainer concurrently, 1 alternates them "
-                   "(deterministic for a seed).")
+              help="Threads for one-vs-rest classes and cross-validation folds (same model for any N). "
+                   "-s streamsvm: 2 runs the reader and the trainer concurrently, 1 alternates them (deterministic "
+                   f"for a seed). Default: {_defaults('default_threads')}.")
 @click.option("--seed", type=click.IntRange(min=0), default=1, help="Seed of the random number generator.")
 @click.option("--max-iter", type=click.IntRange(min=1), default=None,
-              help="Iteration limit: outer iterations of the dual and out-of-core solvers (default 300; out of core "
-                   "100), Newton iterations of -s 2 (1000).")
+              help="Iteration limit: outer iterations (passes of -s streamsvm, Newton iterations of -s 2). "
+                   f"Default: {_defaults('default_max_iter')}.")
 @click.option("--json", "json_file", default=None, metavar="FILE", help="Write training metrics as JSON.")
 @click.option("--progress/--no-progress", default=None,
               help="Progress bars on stderr (default: when stderr is a terminal and not -q).")
