@@ -14,7 +14,8 @@ import numpy as np
 
 from .._ext import _linear as KL
 from ..binfmt import BinaryWriter
-from .common import EMPTY_ROWS, Classes, FitResult, rng_state
+from .._ext._random import rng_state
+from .common import EMPTY_ROWS, Classes, FitResult
 from .dcd import DUAL_MAX_ITER
 from .outofcore import STREAM_JSON_FIELDS, StreamedSolver, stream_metrics
 

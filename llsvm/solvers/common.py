@@ -192,10 +192,6 @@ def problem_seed(seed, k):
     return (int(seed) * 0x9E3779B97F4A7C15 + k + 1) & 0xFFFFFFFFFFFFFFFF
 
 
-def rng_state(seed):
-    return _random.rng_state(seed)
-
-
 # -- sizes ------------------------------------------------------------------------------------------------------
 MIN_BUDGET = 256 << 10
 _SIZE = re.compile(r"\s*(\d+(?:\.\d*)?)\s*([kKmMgGtT]?)(i?[bB])?\s*")

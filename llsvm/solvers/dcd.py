@@ -10,7 +10,8 @@ per-class costs Cp, Cn.
 import numpy as np
 
 from .._ext import _linear as K
-from .common import FitResult, report_finished, rng_state, warn_max_iter
+from .._ext._random import rng_state
+from .common import FitResult, report_finished, warn_max_iter
 from .newton import NEWTON_MAX_ITER, solve_newton
 
 L2R_L2LOSS_SVC_DUAL = 1

@@ -35,8 +35,9 @@ from ..binfmt import BinaryDataset, BinaryWriter
 from ..dataset import CSRDataset
 from ..errors import DataFormatError, LLSVMError, ParameterError
 from ..model import Model
+from .._ext._random import rng_state
 from .common import (EMPTY_ROWS, MIN_BUDGET, Classes, FitResult, class_costs, problem_seed, report_finished,
-                     rng_state, stacked_weights, warn_max_iter)
+                     stacked_weights, warn_max_iter)
 from .outofcore import Input, OutOfCoreSolver
 
 DEFAULT_EPS = 0.01

@@ -103,21 +103,22 @@ def register(spec):
     return spec
 
 
-register(SolverSpec(
-    name="1", number=1, title="L2-regularized L2-loss support vector classification (dual)",
-    driver=dcd.train_one, access="random", solver_type="L2R_L2LOSS_SVC_DUAL", default_eps=0.1,
-    eps_meaning="dual maximal violation (default 0.1)", default_max_iter=dcd.DUAL_MAX_ITER,
-    accepts=_LIBLINEAR_COMMON + ("-C",), metrics=liblinear_metrics, json_fields=LIBLINEAR_JSON_FIELDS))
-register(SolverSpec(
-    name="2", number=2, title="L2-regularized L2-loss support vector classification (primal)",
-    driver=newton.train_one, access="random", solver_type="L2R_L2LOSS_SVC", default_eps=0.01,
-    eps_meaning="|f'(w)|_2 <= eps*min(pos,neg)/l*|f'(w0)|_2 (default 0.01)", default_max_iter=newton.NEWTON_MAX_ITER,
-    accepts=_LIBLINEAR_COMMON + ("-C", "-R"), metrics=liblinear_metrics, json_fields=LIBLINEAR_JSON_FIELDS))
-register(SolverSpec(
-    name="3", number=3, title="L2-regularized L1-loss support vector classification (dual)",
-    driver=dcd.train_one, access="random", solver_type="L2R_L1LOSS_SVC_DUAL", default_eps=0.1,
-    eps_meaning="dual maximal violation (default 0.1)", default_max_iter=dcd.DUAL_MAX_ITER,
-    accepts=_LIBLINEAR_COMMON + ("-C",), metrics=liblinear_metrics, json_fields=LIBLINEAR_JSON_FIELDS))
+def _liblinear(number, title, driver, solver_type, default_eps, eps_meaning, default_max_iter, accepts=()):
+    """A LIBLINEAR solver type run in memory: LIBLINEAR's number and solver_type, -v and -C, liblinear_metrics."""
+    return SolverSpec(name=str(number), number=number, title=title, driver=driver, access="random",
+                      solver_type=solver_type, default_eps=default_eps,
+                      eps_meaning=f"{eps_meaning} (default {default_eps:g})", default_max_iter=default_max_iter,
+                      accepts=_LIBLINEAR_COMMON + ("-C",) + accepts, metrics=liblinear_metrics,
+                      json_fields=LIBLINEAR_JSON_FIELDS)
+
+
+register(_liblinear(1, "L2-regularized L2-loss support vector classification (dual)", dcd.train_one,
+                    "L2R_L2LOSS_SVC_DUAL", 0.1, "dual maximal violation", dcd.DUAL_MAX_ITER))
+register(_liblinear(2, "L2-regularized L2-loss support vector classification (primal)", newton.train_one,
+                    "L2R_L2LOSS_SVC", 0.01, "|f'(w)|_2 <= eps*min(pos,neg)/l*|f'(w0)|_2", newton.NEWTON_MAX_ITER,
+                    accepts=("-R",)))
+register(_liblinear(3, "L2-regularized L1-loss support vector classification (dual)", dcd.train_one,
+                    "L2R_L1LOSS_SVC_DUAL", 0.1, "dual maximal violation", dcd.DUAL_MAX_ITER))
 register(SolverSpec(
     name="llsvm", number=None,
     title="one-pass harsh shrinking + block optimization of the -s 3 problem, out of core",
