@@ -1,5 +1,6 @@
 """What every command shares: error mapping to LIBLINEAR's messages and exit codes, signals, the reporter."""
 import functools
+import os
 import signal
 import sys
 
@@ -17,9 +18,19 @@ class ParamError(LLSVMError):
     """A parameter LIBLINEAR's check_parameter refuses: printed as "ERROR: ..." with exit 1."""
 
 
-def _on_sigterm(signum, frame):
-    # turn SIGTERM into an exception so atomic writers remove their temporary files
-    raise SystemExit(128 + signum)
+class _Interrupted:
+    """While a command's body runs: the first SIGINT or SIGTERM raises SystemExit(128 + signal), so atomic writers
+    remove their temporary files and the out-of-core drivers their temporary directories on the way out; a
+    signal that comes while that cleanup runs is ignored, so the cleanup is not cut short."""
+
+    def __init__(self):
+        self.exiting = False
+
+    def __call__(self, signum, frame):
+        if self.exiting:
+            return
+        self.exiting = True
+        raise SystemExit(128 + signum)
 
 
 def report_error(exc):
@@ -36,12 +47,16 @@ def report_error(exc):
 
 
 def handle_errors(fn):
-    """Run a command body: LLSVMError -> message on stderr and exit 1 (Click's usage errors keep exit 2)."""
+    """Run a command body: LLSVMError -> message on stderr and exit 1 (Click's usage errors keep exit 2); out of
+    memory -> a message and exit 1; SIGINT -> exit 130 and SIGTERM -> 143 after cleanup; no traceback reaches the
+    user (LLSVM_DEBUG=1 shows one for an unexpected error)."""
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        previous = None
+        previous = {}
+        handler = _Interrupted()
         try:
-            previous = signal.signal(signal.SIGTERM, _on_sigterm)
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                previous[sig] = signal.signal(sig, handler)
         except ValueError:      # not the main thread (e.g. inside a test runner thread)
             pass
         try:
@@ -49,9 +64,20 @@ def handle_errors(fn):
         except LLSVMError as exc:
             report_error(exc)
             sys.exit(1)
+        except MemoryError as exc:
+            click.echo(f"Error: out of memory{f': {exc}' if str(exc) else ''}", err=True)
+            sys.exit(1)
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+            raise
+        except Exception as exc:
+            if os.environ.get("LLSVM_DEBUG"):
+                raise
+            click.echo(f"Error: internal error ({type(exc).__name__}: {exc}); please report it, with the command "
+                       "(LLSVM_DEBUG=1 shows where it happened)", err=True)
+            sys.exit(1)
         finally:
-            if previous is not None:
-                signal.signal(signal.SIGTERM, previous)
+            for sig, prev in previous.items():
+                signal.signal(sig, prev)
     return wrapper
 
 
