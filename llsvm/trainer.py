@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from . import memory
 from ._ext import _linear as K
 from .dataset import CSRDataset
 from .errors import ConvergenceWarning, ParameterError
@@ -63,15 +64,25 @@ def solve_binary(sub, params, seed, reporter, warm=None):
     return params.spec.driver(sub, params, seed, reporter, warm)
 
 
+def _check_memory(view, labels, params, threads):
+    """Refuse a run whose weight vectors do not fit, before any is made: the problems running at once each hold
+    the driver's work vectors, and every problem's w is kept and then stacked into the model."""
+    nr_w = 1 if labels.size <= 2 else labels.size
+    running = min(nr_w, max(1, threads))
+    memory.check_weights(view.n_features, running * params.spec.work_vectors + 2 * nr_w)
+
+
 def _fit(view, cls, labels, rows, params, seeds, reporter, warms=None, threads=None):
     """Train all binary problems of (view, rows) with the spec's driver; returns (W, results)."""
+    threads = params.threads if threads is None else threads
+    _check_memory(view, labels, params, threads)
     subs = one_vs_rest(view, cls, labels, rows, params, reporter)
     task_seeds = [seeds.next() for _ in subs]
 
     def make(k):
         return lambda r: solve_binary(subs[k], params, task_seeds[k], r, None if warms is None else warms[k])
 
-    results = _run([make(k) for k in range(len(subs))], params.threads if threads is None else threads, reporter)
+    results = _run([make(k) for k in range(len(subs))], threads, reporter)
     W = np.stack([r.w for r in results], axis=1)
     return W, results
 

@@ -68,6 +68,7 @@ class BlockMinimizationSolver(StreamedSolver):
         classes = Classes(labels)
         n_rows, n_feat = int(src.n_rows), self._n_features(src)
         w_size = n_feat + (1 if self.bias >= 0 else 0)
+        self.check_weights(n_feat, len(problems))
         for p in problems:
             p.alpha = np.zeros(n_rows)
             p.w = np.zeros(w_size)

@@ -11,6 +11,9 @@ from .common import FitResult
 
 L2R_L2LOSS_SVC = 2
 NEWTON_MAX_ITER = 1000
+# arrays of the weight vector's size solve_newton holds at once (w, g, s, r, M, w_zero, z, d, Hd, w_alpha and a
+# temporary of the line search): the trainer checks them against the memory before it starts
+WORK_VECTORS = 11
 
 
 def train_one(sub, params, seed, reporter, warm=None):

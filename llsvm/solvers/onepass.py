@@ -216,12 +216,14 @@ class OnePassSolver(OutOfCoreSolver):
             nf = max(int(block.n_features or 0), int(block.indices.max()) + 1 if block.indices.size else 0)
             n_features = max(n_features, nf)
             if n_features > cap:
+                self.check_weights(n_features, len(problems))
                 cap = max(n_features, 2 * cap, 1024)
                 for p in problems:
                     p.grow(cap)
             cls, new = classes.add(block.y)
             if new:
                 defs = classes.problems(self.C, self.weights)
+                self.check_weights(n_features, len(defs))
                 fresh = []
                 for k, d in enumerate(defs):
                     if k < len(problems) and problems[k].definition() == d:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .. import memory
 from ..binfmt import BinaryDataset
 from ..dataset import CSRDataset
 from ..errors import LLSVMError, ParameterError
@@ -195,6 +196,16 @@ class OutOfCoreSolver:
 
     block_bytes = 8 << 20
     chunk_size = None
+
+    def check_weights(self, n_features, problems):
+        """Refuse the weight vectors of `problems` binary problems of n_features (+ bias) before they are made:
+        under --memory, the vectors held while training must fit in the budget; without it, they, a copy of each
+        when the model is stacked and one more while a vector grows must fit in the memory available."""
+        bits = getattr(self.opt, "hash_bits", None)
+        problems = max(1, problems)
+        count = problems if self.opt.memory is not None else 2 * problems + 1
+        memory.check_weights(n_features, count, budget=self.opt.memory,
+                             cause=f"--hash-bits {bits}" if bits else None)
 
     def fit(self, data):
         """Train on a path ('-' for stdin), a BinaryDataset or a CSRDataset. Returns a Model."""

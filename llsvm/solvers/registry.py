@@ -68,6 +68,8 @@ class SolverSpec:
     same_model_any_input: bool = True     # text, binary and stdin input of the same rows give the same model
     progress_desc: str = "reading"  # the progress bar of its first pass over a streamed input
     progress_unit: str = "B"
+    work_vectors: int = 1          # float64 arrays of the weight vector's size one binary problem of a random-access
+                                   # driver holds while it runs (the trainer checks them against the memory)
 
     @property
     def key(self):
@@ -103,22 +105,25 @@ def register(spec):
     return spec
 
 
-def _liblinear(number, title, driver, solver_type, default_eps, eps_meaning, default_max_iter, accepts=()):
+def _liblinear(number, title, driver, solver_type, default_eps, eps_meaning, default_max_iter, accepts=(),
+               work_vectors=1):
     """A LIBLINEAR solver type run in memory: LIBLINEAR's number and solver_type, -v and -C, liblinear_metrics."""
     return SolverSpec(name=str(number), number=number, title=title, driver=driver, access="random",
                       solver_type=solver_type, default_eps=default_eps,
                       eps_meaning=f"{eps_meaning} (default {default_eps:g})", default_max_iter=default_max_iter,
                       accepts=_LIBLINEAR_COMMON + ("-C",) + accepts, metrics=liblinear_metrics,
-                      json_fields=LIBLINEAR_JSON_FIELDS)
+                      json_fields=LIBLINEAR_JSON_FIELDS, work_vectors=work_vectors)
 
 
 register(_liblinear(1, "L2-regularized L2-loss support vector classification (dual)", dcd.train_one,
-                    "L2R_L2LOSS_SVC_DUAL", 0.1, "dual maximal violation", dcd.DUAL_MAX_ITER))
+                    "L2R_L2LOSS_SVC_DUAL", 0.1, "dual maximal violation", dcd.DUAL_MAX_ITER,
+                    work_vectors=newton.WORK_VECTORS))      # it may switch to -s 2's Newton, as LIBLINEAR does
 register(_liblinear(2, "L2-regularized L2-loss support vector classification (primal)", newton.train_one,
                     "L2R_L2LOSS_SVC", 0.01, "|f'(w)|_2 <= eps*min(pos,neg)/l*|f'(w0)|_2", newton.NEWTON_MAX_ITER,
-                    accepts=("-R",)))
+                    accepts=("-R",), work_vectors=newton.WORK_VECTORS))
 register(_liblinear(3, "L2-regularized L1-loss support vector classification (dual)", dcd.train_one,
-                    "L2R_L1LOSS_SVC_DUAL", 0.1, "dual maximal violation", dcd.DUAL_MAX_ITER))
+                    "L2R_L1LOSS_SVC_DUAL", 0.1, "dual maximal violation", dcd.DUAL_MAX_ITER,
+                    work_vectors=dcd.WORK_VECTORS))
 register(SolverSpec(
     name="llsvm", number=None,
     title="one-pass harsh shrinking + block optimization of the -s 3 problem, out of core",

@@ -124,6 +124,7 @@ class StreamSVMSolver(StreamedSolver):
                             omega = _omega(self.opt.memory, _row_bytes(block.nnz, block.n_rows), 0)
                             if self.opt.memory is None:
                                 omega = max(omega, block.n_rows)
+                        self.check_weights(max(n_feat, block.n_features), 1)
                         cache = StreamCache(omega, max(n_rows, block.n_rows), max(n_feat, block.n_features), bias,
                                             self._seed(p.k), batch=self.opt.batch, n_sched=max(n_rows, 1),
                                             unbounded=self.opt.memory is None)
@@ -136,6 +137,8 @@ class StreamSVMSolver(StreamedSolver):
                         need_feat = block.n_features > cache.n_features_capacity
                         need_omega = self.opt.memory is None and end > cache.omega
                         if need_rows or need_feat or need_omega:
+                            if need_feat:
+                                self.check_weights(block.n_features, 1)
                             cap = max(end, 2 * cache.n_rows_capacity) if need_rows else 0
                             cache.grow(n_rows=cap,
                                        n_features=max(block.n_features, 2 * cache.n_features_capacity)

@@ -1,0 +1,99 @@
+"""Allocation checks: every array whose size comes from the data (weight vectors, per-class and per-feature
+arrays, caches) is checked here before it is made, so a hostile or mistaken input ends with a message instead of
+an OOM kill or a MemoryError.
+
+The limit is the --memory budget when the user gives one, else the memory this process can still get: the
+machine's available memory (MemAvailable) and the room left under an address-space limit (ulimit -v), whichever
+is smaller. Arrays bounded by the size of the input itself (rows read from a file) are not checked here: the
+parser's line limit and block sizes bound them.
+"""
+import os
+import resource
+
+from .errors import LLSVMError
+
+
+class MemoryLimitError(LLSVMError):
+    """A data-sized allocation that does not fit in the budget or in the memory available."""
+
+
+def format_size(n):
+    """Bytes as people read them: 512 B, 64 KiB, 7.6 MiB, 16 GiB."""
+    n = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024 or unit == "TiB":
+            if unit == "B":
+                return f"{int(n)} B"
+            return f"{n:.0f} {unit}" if n >= 100 or n == int(n) else f"{n:.1f} {unit}"
+        n /= 1024.0
+    return f"{n:.0f} TiB"  # pragma: no cover - the loop returns
+
+
+def _meminfo_available():
+    try:
+        with open("/proc/meminfo", "rb") as f:
+            for line in f:
+                if line.startswith(b"MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def _address_space_left():
+    """Room left under RLIMIT_AS (None: no limit)."""
+    try:
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    except (ValueError, OSError, AttributeError):
+        return None
+    if soft == resource.RLIM_INFINITY:
+        return None
+    used = 0
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            used = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        pass
+    return max(0, soft - used)
+
+
+def available():
+    """Bytes this process can still allocate: min(MemAvailable, room under ulimit -v); None when unknown."""
+    known = [v for v in (_meminfo_available(), _address_space_left()) if v is not None]
+    return min(known) if known else None
+
+
+def check(nbytes, what, *, budget=None, hint=None):
+    """Raise MemoryLimitError unless an allocation of `nbytes` fits: in `budget` (--memory) when given, else in the
+    memory available. `what` says what is allocated and why ("feature index 2147483647 makes a weight vector of
+    16 GiB"); `hint` is the way out."""
+    nbytes = int(nbytes)
+    if budget is not None:
+        if nbytes <= budget:
+            return
+        limit = f"more than --memory {format_size(budget)}"
+    else:
+        free = available()
+        if free is None or nbytes <= free:
+            return
+        limit = f"more than the {format_size(free)} of memory available"
+    raise MemoryLimitError(f"{what}, {limit}" + (f"; {hint}" if hint else ""))
+
+
+HASH_HINT = "hash the features into fewer with --hash-bits (-s streamsvm, -s bm) or renumber them"
+
+
+def check_weights(n_features, count=1, *, budget=None, cause=None, extra=0):
+    """Check `count` float64 weight vectors of n_features (+1 for a bias) before they are made; `extra` bytes
+    of other data-sized arrays come on top. The message names what sets the size: `cause`, by default the
+    feature index n_features (the largest index of 1-based data)."""
+    n_features = int(n_features)
+    one = 8 * (n_features + 1)
+    total = count * one + int(extra)
+    what = f"{cause or f'feature index {n_features}'} makes a weight vector of {format_size(one)}"
+    if count > 1 or extra:
+        what += f"; training needs {count} arrays of that size ({format_size(total)})"
+    check(total, what, budget=budget, hint=HASH_HINT)
