@@ -4,6 +4,7 @@ traceback; then it imports and runs its command. This module imports nothing els
 and llsvm/cli/__init__.py import nothing either)."""
 import os
 import signal
+import sys
 
 
 def _exit_now(signum, frame):
@@ -18,19 +19,41 @@ def install_startup_handlers():
         signal.signal(sig, _exit_now)
 
 
+def _run(command):
+    """Run a command's Click main and end the process here: flush the output, then leave without the
+    interpreter's finalization (it resets the signal handlers, so a Ctrl-C during it would kill the process by
+    the signal instead of exiting with 130; it also only joins threads whose work is done)."""
+    try:
+        command()
+        code = 0
+    except SystemExit as exc:
+        code = exc.code
+    if code is None:
+        code = 0
+    elif not isinstance(code, int):
+        sys.stderr.write(f"{code}\n")
+        code = 1
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):      # a closed pipe (llsvm-predict ... | head): nothing more to say
+            pass
+    os._exit(code)
+
+
 def convert():
     install_startup_handlers()
     from .convert import main
-    return main()
+    _run(main)
 
 
 def train():
     install_startup_handlers()
     from .train import main
-    return main()
+    _run(main)
 
 
 def predict():
     install_startup_handlers()
     from .predict import main
-    return main()
+    _run(main)

@@ -5,6 +5,7 @@ help text, which options apply to which solver, the default -e and --threads, ho
 --json metrics.
 """
 import json
+import math
 import os
 import re
 import resource
@@ -176,12 +177,17 @@ def main(training_set_file, model_file, solver, cost, svr_p, nu, eps, bias, no_r
         if find_C:
             raise ParamError(f"Warm-start parameter search only available for {accepting('-C')}") from None
         raise ParamError(str(exc)) from None
+    # LIBLINEAR's check_parameter words for -p and -n, before asking whether the solver takes them
+    if svr_p is not None and not (svr_p >= 0 and math.isfinite(svr_p)):
+        raise ParamError("p < 0" if svr_p < 0 else f"-p {svr_p}: p must be a finite number")
+    if nu is not None and not (0 < nu <= 1):
+        raise ParamError("nu <= 0 or nu > 1")
     radius_bias = bias.strip() in ("R", "r")
     _check_applicable(spec, {"-R": no_reg_bias, "-p": svr_p, "-n": nu, "-v": nr_fold, "-C": find_C, "--memory": memory,
                              "--tmp-dir": tmp_dir, "--inner-iter": inner_iter, "--keep-active-set": keep_active_set,
                              "--hash-bits": hash_bits, "--inner-eps": inner_eps, "-B R": radius_bias})
-    if inner_eps is not None and not inner_eps > 0:
-        raise click.BadParameter("must be positive", param_hint="'--inner-eps'")
+    if inner_eps is not None and not (inner_eps > 0 and math.isfinite(inner_eps)):
+        raise click.BadParameter("must be a positive finite number", param_hint="'--inner-eps'")
     if radius_bias:
         bias = 1.0
     else:

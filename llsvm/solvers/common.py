@@ -65,7 +65,11 @@ class Subproblem:
 
     def dual(self, alpha, w, l1_loss):
         """sum alpha - 1/2 w.w - 1/2 sum D_ii alpha_i^2 with w = sum alpha_i y_i x_i (maximization form)."""
-        d = 0.0 if l1_loss else float((alpha * alpha) @ (0.5 / self.C()))
+        if l1_loss:
+            d = 0.0
+        else:       # a class weight of 0 makes C_i = 0: alpha_i is held at 0 and its term is 0
+            C = self.C()
+            d = float((alpha * alpha) @ np.divide(0.5, C, out=np.zeros_like(C), where=C > 0))
         return float(alpha.sum()) - 0.5 * float(w @ w) - 0.5 * d
 
 

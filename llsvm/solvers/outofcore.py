@@ -1,6 +1,7 @@
 """What the out-of-core drivers (-s llsvm, -s streamsvm, -s bm) share: the input adapter over a path, stdin, a
 binary file or in-memory rows; a read-ahead thread; and the driver base class that owns the parameters, the
 reporter and the temporary directory of one run."""
+import math
 import os
 import queue
 import shutil
@@ -235,8 +236,8 @@ class StreamOptions:
     return_alpha: bool = False     # FitResult.alpha over all rows
 
     def check(self):
-        if not self.inner_eps > 0:
-            raise ParameterError("--inner-eps must be positive")
+        if not (self.inner_eps > 0 and math.isfinite(self.inner_eps)):
+            raise ParameterError("--inner-eps must be a positive finite number")
 
 
 @dataclass

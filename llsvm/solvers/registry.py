@@ -12,6 +12,7 @@ Two kinds of driver:
   takes a path ('-' for stdin), a BinaryDataset or in-memory rows, streams them within its memory budget, and
   returns the Model.
 """
+import math
 from dataclasses import dataclass, field, fields, replace
 
 from ..errors import ParameterError
@@ -188,6 +189,23 @@ def accepting(flag):
     return names[0] if names else "no solver implemented yet"
 
 
+def _is_finite(value):
+    try:
+        return math.isfinite(float(value))
+    except (TypeError, ValueError):
+        return False
+
+
+def _text(value):
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _finite(flag, name, value):
+    """Refuse a NaN or infinite option value, naming the option (exit 1 from the CLI, as check_parameter's)."""
+    if not _is_finite(value):
+        raise ParameterError(f"{flag} {_text(value)}: {name} must be a finite number")
+
+
 @dataclass
 class Params:
     """Training parameters, LIBLINEAR's names and defaults (eps None: the solver's default), and the solver's own
@@ -213,10 +231,17 @@ class Params:
         self.solver = spec.key
         if self.eps is None:
             self.eps = spec.default_eps
+        # LIBLINEAR's check_parameter, and what it lets through: non-finite values, negative class weights
+        _finite("-e", "eps", self.eps)
         if not self.eps > 0:
             raise ParameterError("eps <= 0")
+        _finite("-c", "C", self.C)
         if not self.C > 0:
             raise ParameterError("C <= 0")
+        _finite("-B", "the bias", self.bias)
+        for label, weight in self.weights:
+            if not (_is_finite(weight) and weight >= 0):
+                raise ParameterError(f"-w{label} {_text(weight)}: a class weight must be a finite number >= 0")
         if not self.regularize_bias:
             if self.bias != 1.0:
                 raise ParameterError("To not regularize bias, must specify -B 1 along with -R")
