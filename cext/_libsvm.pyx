@@ -4,6 +4,8 @@
 # increasing int32 indices, labels and values as finite doubles) at memory speed, bit-exactly, with the line and
 # column of the first malformed token. Also accepted: CRLF, tabs/repeated spaces, blank and comment-only lines
 # (skipped, but counted), a `qid:N` token right after the label (ignored, counted), 0-based files on request.
+# On request, two more rules: a line may hold at most `max_line` bytes before its newline, and (class labels) a
+# label's integer part must fit a C int, as LIBLINEAR casts it; both cost one comparison per line.
 #
 # Method: one pass over a chunk of bytes that the driver guarantees to end with '\n' (so every loop stops at a
 # line end without a bounds test). Numbers are scanned by hand: up to 19 significant digits into a uint64 and a
@@ -16,11 +18,11 @@
 # Output rules: indices are stored 0-based (index - 1, or as read with zero_based); the largest stored index + 1
 # is the feature count. The kernel runs without the GIL and reports errors as a status code plus position; the
 # Python driver (llsvm/textio.py) turns them into DataFormatError.
-from libc.stdint cimport int32_t, int64_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint64_t, INT64_MAX
 from libc.stdlib cimport malloc, realloc, free, strtod
 from libc.string cimport memcpy
 from libc.stdio cimport snprintf
-from libc.math cimport isfinite
+from libc.math cimport fabs, isfinite
 
 cimport numpy as cnp
 import numpy as np
@@ -45,6 +47,8 @@ cpdef enum:
     ST_QID = 10
     ST_AFTER_LABEL = 11
     ST_VALUE_FLOAT32 = 12
+    ST_LABEL_RANGE = 13
+    ST_LINE_LONG = 14
 
 # number scanner results
 cdef enum:
@@ -172,6 +176,8 @@ cdef struct ParseState:
     int64_t max_index       # largest stored (0-based) index, -1 if none
     int64_t n_qid           # qid tokens skipped
     int zero_based
+    int class_labels        # labels are class labels: |label| < 2^31 (LIBLINEAR's (int) cast of the label)
+    int64_t max_line        # bytes a line may hold before its '\n'
     # error report
     int64_t err_line
     int64_t err_col
@@ -202,6 +208,10 @@ cdef int parse_lines(const unsigned char* buf, int64_t length, ParseState* st, d
         if p[0] == 10 or p[0] == 35:           # blank or comment-only line
             while p[0] != 10:
                 p += 1
+            if p - line_start > st.max_line:
+                tok = line_start
+                status = ST_LINE_LONG
+                break
             p += 1
             st.line += 1
             continue
@@ -213,6 +223,9 @@ cdef int parse_lines(const unsigned char* buf, int64_t length, ParseState* st, d
             break
         if not ends_token(p[0]):
             status = ST_AFTER_LABEL if p[0] == 58 else ST_LABEL
+            break
+        if st.class_labels and not fabs(label) < 2147483648.0:
+            status = ST_LABEL_RANGE
             break
         y[row] = label
         prev = -1
@@ -269,10 +282,12 @@ cdef int parse_lines(const unsigned char* buf, int64_t length, ParseState* st, d
                 break
             rc = scan_number(p, &q, &val)
             if rc != NUM_OK or not ends_token(q[0]):
+                tok = p                         # value errors point at the value, not at its index
                 status = ST_VALUE_NONFINITE if rc == NUM_NONFINITE else ST_VALUE
                 break
             if value_t is float:
                 if not isfinite(<float>val):
+                    tok = p
                     status = ST_VALUE_FLOAT32
                     break
             p = q
@@ -281,6 +296,10 @@ cdef int parse_lines(const unsigned char* buf, int64_t length, ParseState* st, d
             values[nnz] = <value_t>val
             nnz += 1
         if status != ST_OK:
+            break
+        if p - line_start > st.max_line:        # p is at the line's '\n'
+            tok = line_start
+            status = ST_LINE_LONG
             break
         if prev > max_index:
             max_index = prev
@@ -334,9 +353,14 @@ cdef class CSRBuilder:
     cdef ParseState st
     cdef readonly bint float32
 
-    def __cinit__(self, bint float32=False, bint zero_based=False):
+    def __cinit__(self, bint float32=False, bint zero_based=False, bint class_labels=False,
+                  int64_t max_line=INT64_MAX):
+        if max_line < 0:
+            raise ValueError("max_line must be non-negative")
         self.float32 = float32
         self.st.zero_based = zero_based
+        self.st.class_labels = class_labels
+        self.st.max_line = max_line
         self.st.max_index = -1
         self._alloc()
 
@@ -379,6 +403,10 @@ cdef class CSRBuilder:
     @property
     def n_qid(self):
         return self.st.n_qid
+
+    @property
+    def max_line(self):
+        return self.st.max_line
 
     @property
     def error(self):

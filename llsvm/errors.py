@@ -1,4 +1,35 @@
-"""The exception hierarchy (docs/architecture.md, "Errors and exit codes")."""
+"""The exception hierarchy (docs/architecture.md, "Errors and exit codes"), and how messages quote what was found."""
+
+
+def quote(text):
+    """`text` (str, or bytes from a file) between single quotes, as messages show what they found (escape)."""
+    return f"'{escape(text)}'"
+
+
+def escape(text):
+    """`text` (str, or bytes from a file) as messages show it: control and other unprintable characters, bytes that
+    are not UTF-8, and backslashes escaped as Python writes them ('\\x00', '\\x7f', '\\xff', '\\\\'), so that a NUL
+    byte or an escape sequence in a file can neither garble a terminal nor hide."""
+    if isinstance(text, (bytes, bytearray, memoryview)):
+        text = bytes(text).decode("utf-8", "surrogateescape")     # a byte that is not UTF-8: U+DC80..U+DCFF
+    if text.isprintable() and "\\" not in text:
+        return text
+    out = []
+    for ch in text:
+        o = ord(ch)
+        if ch == "\\":
+            out.append("\\\\")
+        elif 0xDC80 <= o <= 0xDCFF:
+            out.append(f"\\x{o - 0xDC00:02x}")
+        elif ch.isprintable():
+            out.append(ch)
+        elif o < 0x100:
+            out.append(f"\\x{o:02x}")
+        elif o < 0x10000:
+            out.append(f"\\u{o:04x}")
+        else:
+            out.append(f"\\U{o:08x}")
+    return "".join(out)
 
 
 class LLSVMError(Exception):

@@ -9,7 +9,7 @@ from .dataset import CSRDataset
 from .errors import DataFormatError, LLSVMError
 from .fileutil import atomic_output
 from .sources import STDIN, TextSource, display_name, sniff_path
-from .textio import DEFAULT_CHUNK, TextStream, read_text, write_text
+from .textio import DEFAULT_CHUNK, DEFAULT_MAX_LINE, TextStream, read_text, write_text
 
 
 def file_kind(path):
@@ -18,33 +18,39 @@ def file_kind(path):
 
 
 def open_dataset(path, *, zero_based=False, float32=False, stream=False, chunk_size=DEFAULT_CHUNK,
-                 progress=None):
+                 progress=None, max_line=DEFAULT_MAX_LINE, class_labels=False):
     """A Dataset for `path` (a path or '-'), text or binary as its first bytes say.
 
     Binary files give a BinaryDataset (random access by loading, or streaming). Text gives an in-memory
-    CSRDataset, or with ``stream=True`` a TextStream that parses block by block in bounded memory.
+    CSRDataset, or with ``stream=True`` a TextStream that parses block by block in bounded memory. Text lines may
+    hold at most `max_line` bytes; `class_labels`: text labels must be class labels, within the int range
+    (llsvm.textio).
     """
     if os.fspath(path) != STDIN and sniff_path(path) == "binary":
         return BinaryDataset(path)
     if stream:
-        return TextStream(path, zero_based=zero_based, float32=float32, chunk_size=chunk_size)
+        return TextStream(path, zero_based=zero_based, float32=float32, chunk_size=chunk_size, max_line=max_line,
+                          class_labels=class_labels)
     src = TextSource(path)
     try:
         if src.kind == "binary":
             raise DataFormatError(display_name(path), 0, 0,
                                   "binary llsvm data cannot be read from standard input: give its path")
         return read_text(path, zero_based=zero_based, float32=float32, chunk_size=chunk_size, progress=progress,
-                         source=src)
+                         source=src, max_line=max_line, class_labels=class_labels)
     finally:
         src.close()
 
 
-def read_dataset(path, *, zero_based=False, float32=False, chunk_size=DEFAULT_CHUNK, progress=None):
+def read_dataset(path, *, zero_based=False, float32=False, chunk_size=DEFAULT_CHUNK, progress=None,
+                 max_line=DEFAULT_MAX_LINE, class_labels=False):
     """The whole dataset in memory as a CSRDataset (text parsed, binary loaded and verified).
 
-    A binary file keeps its stored value dtype unless float32=True asks for float32.
+    A binary file keeps its stored value dtype unless float32=True asks for float32. `max_line` and `class_labels`
+    as in open_dataset.
     """
-    ds = open_dataset(path, zero_based=zero_based, float32=float32, chunk_size=chunk_size, progress=progress)
+    ds = open_dataset(path, zero_based=zero_based, float32=float32, chunk_size=chunk_size, progress=progress,
+                      max_line=max_line, class_labels=class_labels)
     if isinstance(ds, BinaryDataset):
         view = ds.load()
         if float32 and view.dtype != np.float32:
@@ -55,9 +61,9 @@ def read_dataset(path, *, zero_based=False, float32=False, chunk_size=DEFAULT_CH
     return ds
 
 
-def iter_blocks(path, *, max_rows=None, max_bytes=None, zero_based=False, float32=False):
+def iter_blocks(path, *, max_rows=None, max_bytes=None, zero_based=False, float32=False, max_line=DEFAULT_MAX_LINE):
     """Stream a dataset's rows block by block (CSRDataset blocks, each with `first_row`)."""
-    ds = open_dataset(path, zero_based=zero_based, float32=float32, stream=True)
+    ds = open_dataset(path, zero_based=zero_based, float32=float32, stream=True, max_line=max_line)
     try:
         yield from ds.iter_blocks(max_rows=max_rows, max_bytes=max_bytes)
     finally:

@@ -33,7 +33,7 @@ import numpy as np
 
 from ._ext._linear import decision_values
 from .dataset import CSRDataset
-from .errors import ModelFormatError, ParameterError
+from .errors import ModelFormatError, ParameterError, escape, quote
 from .fileutil import atomic_output
 from .hashing import HASH_FUNCTION, MAX_BITS, MIN_BITS, check_bits, hash_dataset
 
@@ -42,6 +42,7 @@ SOLVER_TYPE_TABLE = ["L2R_LR", "L2R_L2LOSS_SVC_DUAL", "L2R_L2LOSS_SVC", "L2R_L1L
                      "L2R_L1LOSS_SVR_DUAL", "", "", "", "", "", "", "", "ONECLASS_SVM"]
 SOLVER_NUMBER = {name: i for i, name in enumerate(SOLVER_TYPE_TABLE) if name}
 REGRESSION = {"L2R_L2LOSS_SVR", "L2R_L2LOSS_SVR_DUAL", "L2R_L1LOSS_SVR_DUAL"}
+UNLABELLED = REGRESSION | {"ONECLASS_SVM"}    # solver types whose targets are not class labels: no 'label' line
 PROBABILITY = {"L2R_LR", "L2R_LR_DUAL", "L1R_LR"}
 INT32_MAX = 2147483647
 HASHED_MAGIC = "llsvm_hashed_model"
@@ -245,16 +246,17 @@ class Model(BaseModel):
         lines = text.split("\n", 2)
         parts = lines[0].split()
         if len(parts) != 2 or not _INT.fullmatch(parts[1]):
-            raise bad(1, f"expected '{HASHED_MAGIC} {HASHED_VERSION}', found {lines[0].strip()!r}")
+            raise bad(1, f"expected '{HASHED_MAGIC} {HASHED_VERSION}', found {quote(lines[0].strip())}")
         if int(parts[1]) != HASHED_VERSION:
             raise bad(1, f"unsupported hashed model version {parts[1]} (this llsvm reads version {HASHED_VERSION})")
         parts = lines[1].split() if len(lines) > 1 else []
         if len(parts) != 3 or parts[0] != "hash":
-            raise bad(2, f"expected 'hash {HASH_FUNCTION} BITS', found {lines[1].strip() if len(lines) > 1 else ''!r}")
+            found = lines[1].strip() if len(lines) > 1 else ""
+            raise bad(2, f"expected 'hash {HASH_FUNCTION} BITS', found {quote(found)}")
         if parts[1] != HASH_FUNCTION:
-            raise bad(2, f"unknown hash function {parts[1]!r} (this llsvm knows {HASH_FUNCTION!r})")
+            raise bad(2, f"unknown hash function {quote(parts[1])} (this llsvm knows {quote(HASH_FUNCTION)})")
         if not _INT.fullmatch(parts[2]) or not MIN_BITS <= int(parts[2]) <= MAX_BITS:
-            raise bad(2, f"hash bits must be an integer in {MIN_BITS}..{MAX_BITS}, found {parts[2]!r}")
+            raise bad(2, f"hash bits must be an integer in {MIN_BITS}..{MAX_BITS}, found {quote(parts[2])}")
         bits = int(parts[2])
         rest = lines[2] if len(lines) > 2 else ""
         model = cls._parse_liblinear(path, rest, size, line_offset=2, nr_feature=1 << bits)
@@ -263,12 +265,14 @@ class Model(BaseModel):
 
     @classmethod
     def _parse_liblinear(cls, path, text, size, line_offset=0, nr_feature=None):
-        """LIBLINEAR's format; errors name line `line_offset` + the line in `text`. nr_feature: the value required."""
+        """LIBLINEAR's format; errors name line `line_offset` + the line in `text`. nr_feature: the value required.
+        Text from the file is quoted with llsvm.errors.quote (control characters escaped)."""
         def bad(lineno, msg):
             return ModelFormatError(f"{path}:{lineno + line_offset}: {msg}")
 
         lines = text.split("\n")
         head = {}
+        where = {}                      # header key -> its line
         lineno = 0
         for lineno, line in enumerate(lines, 1):
             parts = line.split()
@@ -281,9 +285,10 @@ class Model(BaseModel):
                 break
             if key in head:
                 raise bad(lineno, f"'{key}' given twice")
+            where[key] = lineno
             if key == "solver_type":
                 if len(parts) != 2 or parts[1] not in SOLVER_NUMBER:
-                    raise bad(lineno, f"unknown solver type {' '.join(parts[1:])!r}")
+                    raise bad(lineno, f"unknown solver type {quote(' '.join(parts[1:]))}")
                 head[key] = parts[1]
             elif key in ("nr_class", "nr_feature"):
                 if len(parts) != 2:
@@ -291,7 +296,7 @@ class Model(BaseModel):
                 try:
                     v = _c_int(parts[1])
                 except ValueError:
-                    raise bad(lineno, f"'{key}' is not an integer: {parts[1]!r}") from None
+                    raise bad(lineno, f"'{key}' is not an integer: {quote(parts[1])}") from None
                 if v < (1 if key == "nr_class" else 0) or v > INT32_MAX:
                     raise bad(lineno, f"'{key}' out of range: {v}")
                 if key == "nr_feature" and nr_feature is not None and v != nr_feature:
@@ -311,22 +316,23 @@ class Model(BaseModel):
                 try:
                     head[key] = [_c_int(p) for p in parts[1:]]
                 except ValueError:
-                    raise bad(lineno, "labels must be integers") from None
+                    found = next(p for p in parts[1:] if not _INT.fullmatch(p))
+                    raise bad(lineno, f"labels must be integers (found {quote(found)})") from None
             else:
-                raise bad(lineno, f"unknown text in model file: [{key}]")
+                raise bad(lineno, f"unknown text in model file: [{escape(key)}]")
         else:
             raise bad(lineno, "no 'w' line: truncated model file")
         for key in ("solver_type", "nr_class", "nr_feature", "bias"):
             if key not in head:
                 raise bad(lineno, f"the header has no '{key}'")
         solver, nr_class, nr_feature, bias = head["solver_type"], head["nr_class"], head["nr_feature"], head["bias"]
-        regression = solver in REGRESSION or solver == "ONECLASS_SVM"
+        regression = solver in UNLABELLED
         label = head.get("label")
         if not regression:
             if label is None:
                 raise bad(lineno, "the header has no 'label' line")
             if len(label) != nr_class:
-                raise bad(lineno, f"'label' lists {len(label)} labels for nr_class {nr_class}")
+                raise bad(where["label"], f"'label' lists {len(label)} labels for nr_class {nr_class}")
         nr_w = 1 if nr_class == 2 and solver != "MCSVM_CS" else nr_class
         w_size = nr_feature + (1 if bias >= 0 else 0)
         # every weight needs at least two bytes ("0 "): check the size before allocating
@@ -346,7 +352,8 @@ class Model(BaseModel):
             try:
                 W[i] = [_c_float(p) for p in parts]
             except ValueError:
-                raise bad(lineno + 1 + i, f"a weight is not a number: {line.strip()!r}") from None
+                found = next(p for p in parts if not _FLOAT.fullmatch(p))
+                raise bad(lineno + 1 + i, f"a weight is not a number (found {quote(found)})") from None
         if not np.isfinite(W).all():
             raise bad(lineno + 1 + int(np.argmax(~np.isfinite(W).all(axis=1))), "a weight is NaN or infinite")
         return cls(solver, nr_class, label, nr_feature, bias, W, rho=head.get("rho"))

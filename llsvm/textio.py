@@ -1,61 +1,115 @@
 """LIBSVM text input: chunked, single-pass reading around the Cython scanner (cext/_libsvm.pyx).
 
 The source is read in chunks of `chunk_size` bytes; each chunk is cut after its last newline and handed to the
-scanner, the remainder moves to the front of the buffer. A line longer than the buffer grows it. So any source
-works (stdin, pipes, compressed streams), memory is bounded by the chunk when streaming, and the in-memory reader
-writes straight into the final arrays (no second copy of the data).
+scanner, the remainder moves to the front of the buffer. A line longer than the buffer grows it (doubling, in
+place), up to the line limit `max_line`: a line with more bytes than that before its newline is refused with its
+line number, before the buffer grows past the limit (the scanner applies the same rule to lines inside a chunk).
+After a long line the buffer shrinks back to the chunk size. So any source works (stdin, pipes, compressed
+streams), memory is bounded by the chunk (or the limit) when streaming, and the in-memory reader writes straight
+into the final arrays (no second copy of the data).
+
+`class_labels=True` (training a classifier) also refuses a label whose integer part does not fit a C int, as
+LIBLINEAR stores class labels, at its line and column.
 """
+import re
+
 import numpy as np
 
 from ._ext._libsvm import (CSRBuilder, format_text, last_newline, ST_AFTER_LABEL, ST_COLON, ST_INDEX,
-                          ST_INDEX_ORDER, ST_INDEX_RANGE, ST_INDEX_ZERO, ST_LABEL, ST_LABEL_NONFINITE, ST_OK,
-                          ST_QID, ST_VALUE, ST_VALUE_FLOAT32, ST_VALUE_NONFINITE)
+                          ST_INDEX_ORDER, ST_INDEX_RANGE, ST_INDEX_ZERO, ST_LABEL, ST_LABEL_NONFINITE, ST_LABEL_RANGE,
+                          ST_LINE_LONG, ST_OK, ST_QID, ST_VALUE, ST_VALUE_FLOAT32, ST_VALUE_NONFINITE)
 from .dataset import CSRDataset, Dataset, label_table
-from .errors import DataFormatError
+from .errors import DataFormatError, quote
 from .sources import TextSource
 
 DEFAULT_CHUNK = 16 << 20
 
+# the longest text line read (bytes before its newline): the default, and the floor of the limit under a memory
+# budget (line_limit)
+DEFAULT_MAX_LINE = 256 << 20
+MIN_MAX_LINE = 1 << 20
+
 INT32_MAX = 2147483647
+_BLANKS = b" \t\r\n\v\f"
+_NEWLINE = re.compile(b"\n")
 
 
-def _token(buf, offset, end):
+def line_limit(memory=None):
+    """The line limit under a memory budget in bytes (llsvm-train --memory): a quarter of the budget, at least
+    MIN_MAX_LINE (1 MiB) and at most DEFAULT_MAX_LINE (256 MiB); DEFAULT_MAX_LINE without a budget."""
+    if memory is None:
+        return DEFAULT_MAX_LINE
+    return int(min(DEFAULT_MAX_LINE, max(MIN_MAX_LINE, int(memory) // 4)))
+
+
+def _size(n):
+    for unit, name in ((1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")):
+        if n >= unit:
+            return f"{n / unit:.4g} {name}"
+    return f"{n} bytes"
+
+
+def line_too_long(name, line, max_line):
+    """The error of a line with more than max_line bytes before its newline (column 1)."""
+    size = _size(max_line)
+    exact = "" if size == f"{max_line} bytes" else f" ({max_line} bytes)"
+    return DataFormatError(name, line, 1, f"line is longer than the limit of {size}{exact}")
+
+
+def _token(buf, offset, end, stops=_BLANKS):
+    """The token at buf[offset:], up to a blank or one of `stops` (at most 40 bytes, then '...'), quoted."""
     stop = offset
     limit = min(end, offset + 40)
-    while stop < limit and buf[stop] not in b" \t\r\n\v\f":
+    while stop < limit and buf[stop] not in stops:
         stop += 1
-    text = bytes(buf[offset:stop]).decode("utf-8", "replace")
-    return text + ("..." if stop == limit and stop < end and buf[stop] not in b" \t\r\n\v\f" else "")
+    text = quote(bytes(buf[offset:stop]))
+    if stop == limit and stop < end and buf[stop] not in stops:
+        text = text[:-1] + "...'"
+    return text
 
 
-def _error(name, status, builder, buf, end, zero_based):
+def _error(name, status, builder, buf, end, zero_based, max_line=DEFAULT_MAX_LINE):
+    """The DataFormatError of a scanner status; offending tokens are quoted (llsvm.errors.quote): the value alone
+    for value errors (the column is the value's), the index alone for index errors."""
     line, col, offset, a, b = builder.error
+    # a line over the limit is refused as such, whatever else is wrong in it (as when it outgrows the buffer): is
+    # there a newline within max_line bytes of its start? (the search reads buf in place)
+    stop = min(end, offset - (col - 1) + max_line + 1)
+    if status == ST_LINE_LONG or (stop < end and _NEWLINE.search(buf, offset, stop) is None):
+        return line_too_long(name, line, max_line)
     tok = _token(buf, offset, end)
     if status == ST_LABEL:
-        msg = f"label is not a number (found '{tok}')"
+        msg = f"label is not a number (found {tok})"
     elif status == ST_LABEL_NONFINITE:
-        msg = f"label is NaN or infinite (found '{tok}')"
+        msg = f"label is NaN or infinite (found {tok})"
+    elif status == ST_LABEL_RANGE:
+        msg = (f"class label is beyond the int range (found {tok}; the integer part of a class label must be within "
+               f"-{INT32_MAX}..{INT32_MAX})")
     elif status == ST_AFTER_LABEL:
-        msg = f"missing label: the line starts with '{tok}'"
+        msg = f"missing label: the line starts with {tok}"
     elif status == ST_COLON:
-        msg = f"expected index:value, missing ':' (found '{tok}')"
+        msg = f"expected index:value, missing ':' (found {tok})"
     elif status == ST_INDEX:
-        msg = f"index is not a {'non-negative' if zero_based else 'positive'} integer (found '{tok}')"
+        msg = (f"index is not a {'non-negative' if zero_based else 'positive'} integer "
+               f"(found {_token(buf, offset, end, _BLANKS + b':')})")
     elif status == ST_INDEX_ZERO:
         msg = "index 0 in 1-based data (indices start at 1; use --zero-based for 0-based files)"
     elif status == ST_INDEX_ORDER:
         msg = (f"index {a} repeated" if a == b else f"indices must be strictly increasing (index {a} after {b})")
     elif status == ST_INDEX_RANGE:
-        a = tok.split(":", 1)[0]     # the index as written (the scanner stops counting digits past int32)
+        # the index as written (digits only: the scanner stops counting digits past int32)
+        a = _token(buf, offset, end, _BLANKS + b":")[1:-1]
         msg = f"index {a} is beyond the int32 range (largest allowed {INT32_MAX - (1 if zero_based else 0)})"
+    elif status in (ST_VALUE, ST_VALUE_NONFINITE, ST_VALUE_FLOAT32) and tok == "''":
+        msg = "value is missing after ':'"
     elif status == ST_VALUE:
-        msg = f"value is not a number (found '{tok}')"
+        msg = f"value is not a number (found {tok})"
     elif status == ST_VALUE_NONFINITE:
-        msg = f"value is NaN or infinite (found '{tok}')"
+        msg = f"value is NaN or infinite (found {tok})"
     elif status == ST_VALUE_FLOAT32:
-        msg = f"value is beyond the float32 range (found '{tok}'; read without float32)"
+        msg = f"value is beyond the float32 range (found {tok}; read without float32)"
     elif status == ST_QID:
-        msg = f"qid must be a non-negative integer (found '{tok}')"
+        msg = f"qid must be a non-negative integer (found {tok})"
     else:  # pragma: no cover - every status is listed above
         msg = f"malformed input (status {status})"
     return DataFormatError(name, line, col, msg)
@@ -71,10 +125,11 @@ class _Scanner:
         self.zero_based = zero_based
         self.progress = progress
         self.bytes_read = 0
+        self.max_line = builder.max_line
 
     def run(self, take_each):
         src = self.source
-        cap = self.chunk_size
+        chunk = cap = self.chunk_size
         buf = np.empty(cap + 1, dtype=np.uint8)   # +1: room for a final newline
         filled = 0
         last_pos = 0
@@ -93,16 +148,18 @@ class _Scanner:
             else:
                 nl = last_newline(buf, filled)
                 if nl < 0:
-                    if filled == cap:       # one line longer than the buffer: grow it
-                        cap *= 2
-                        grown = np.empty(cap + 1, dtype=np.uint8)
-                        grown[:filled] = buf[:filled]
-                        buf = grown
+                    if filled == cap:       # one line fills the buffer: grow it, up to the line limit
+                        if cap > self.max_line:
+                            raise line_too_long(src.name, self.builder.line + 1, self.max_line)
+                        cap = min(2 * cap, self.max_line + 1)
+                        # realloc (large blocks move by mremap): the line is not copied, no second buffer is held;
+                        # no view of buf outlives a statement, so refcheck is not needed
+                        buf.resize(cap + 1, refcheck=False)
                     continue
                 end = nl + 1
             status = self.builder.parse(buf, end)
             if status != ST_OK:
-                raise _error(src.name, status, self.builder, buf, end, self.zero_based)
+                raise _error(src.name, status, self.builder, buf, end, self.zero_based, self.max_line)
             if self.progress is not None:
                 pos = src.raw_position()
                 pos = self.bytes_read if pos is None else pos
@@ -114,6 +171,9 @@ class _Scanner:
             if rest:
                 buf[:rest] = buf[end:filled]
             filled = rest
+            if cap > chunk and rest < chunk:     # after a long line: back to the chunk size
+                cap = chunk
+                buf.resize(cap + 1, refcheck=False)
             if eof:
                 break
         if not take_each:
@@ -124,12 +184,16 @@ class _Scanner:
             raise DataFormatError(self.source.name, self.builder.line + 1, 1, "empty input: no data rows")
 
 
-def read_text(path, *, zero_based=False, float32=False, chunk_size=DEFAULT_CHUNK, progress=None, source=None):
-    """Parse a LIBSVM text file ('-' for stdin, gzip/bzip2/xz by magic bytes) into an in-memory CSRDataset."""
+def read_text(path, *, zero_based=False, float32=False, chunk_size=DEFAULT_CHUNK, progress=None, source=None,
+              max_line=DEFAULT_MAX_LINE, class_labels=False):
+    """Parse a LIBSVM text file ('-' for stdin, gzip/bzip2/xz by magic bytes) into an in-memory CSRDataset.
+
+    A line with more than `max_line` bytes before its newline is refused; with `class_labels`, a label whose integer
+    part is beyond the int range too (module docstring)."""
     own = source is None
     src = TextSource(path) if own else source
     try:
-        builder = CSRBuilder(float32=float32, zero_based=zero_based)
+        builder = CSRBuilder(float32=float32, zero_based=zero_based, class_labels=class_labels, max_line=max_line)
         scanner = _Scanner(src, builder, chunk_size, zero_based, progress)
         (y, indptr, indices, values), = scanner.run(take_each=False)
         scanner.check_not_empty(y.shape[0])
@@ -146,13 +210,17 @@ class TextStream(Dataset):
 
     n_rows, n_features, nnz and the label table are known once a full pass has been made (None before).
     Blocks are as the parser's chunks fall (about chunk_size bytes of text each), re-cut to max_rows/max_bytes.
+    `max_line` and `class_labels` as in read_text.
     """
 
-    def __init__(self, path, *, zero_based=False, float32=False, chunk_size=DEFAULT_CHUNK):
+    def __init__(self, path, *, zero_based=False, float32=False, chunk_size=DEFAULT_CHUNK, max_line=DEFAULT_MAX_LINE,
+                 class_labels=False):
         self.path = path
         self.zero_based = zero_based
         self.float32 = float32
         self.chunk_size = chunk_size
+        self.max_line = max_line
+        self.class_labels = class_labels
         self.source = "<stdin>" if path == "-" else str(path)
         self.n_rows = self.n_features = self.nnz = None
         self.n_qid = 0
@@ -167,7 +235,8 @@ class TextStream(Dataset):
         try:
             if src.kind == "binary":
                 raise DataFormatError(src.name, 0, 0, "this is a binary llsvm file, not LIBSVM text")
-            builder = CSRBuilder(float32=self.float32, zero_based=self.zero_based)
+            builder = CSRBuilder(float32=self.float32, zero_based=self.zero_based, class_labels=self.class_labels,
+                                 max_line=self.max_line)
             scanner = _Scanner(src, builder, self.chunk_size, self.zero_based, progress)
             n_rows = nnz = 0
             table = {}

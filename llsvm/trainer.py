@@ -28,10 +28,10 @@ from .solvers.common import Seeds, group_classes, one_vs_rest
 from .solvers.registry import Params, accepting
 
 
-def _as_dataset(data, y=None):
+def _as_dataset(data, y=None, params=None):
     if isinstance(data, (str, os.PathLike)):
         from .io import read_dataset
-        return read_dataset(data)
+        return read_dataset(data, class_labels=params is not None and params.spec.class_labels)
     if hasattr(data, "as_view"):
         return data.as_view()
     if y is None:
@@ -127,7 +127,7 @@ def train(data, y=None, *, params=None, reporter=None, say=None, warn=None, **kw
         model = make_driver(params, rep).fit(data)
         _warn_unconverged(reporter is None and say is None, model.meta["results"])
         return model
-    ds = _as_dataset(data, y)
+    ds = _as_dataset(data, y, params)
     if ds.n_rows == 0:
         raise ParameterError("no training data")
     labels, cls = group_classes(ds.y)
@@ -168,7 +168,7 @@ def cross_validation(data, nr_fold, y=None, *, params=None, reporter=None, say=N
     if not spec.cross_validation:
         raise ParameterError(f"cross validation (-v) is available for {accepting('-v')}, not -s {spec.name}")
     reporter = as_reporter(reporter, say, warn)
-    ds = _as_dataset(data, y)
+    ds = _as_dataset(data, y, params)
     seeds = Seeds(params.seed)
     folds = _fold_plan(ds.n_rows, nr_fold, seeds, reporter)
     target = np.empty(ds.n_rows, np.float64)
@@ -216,7 +216,7 @@ def find_parameter_C(data, nr_fold, y=None, *, start_C=None, params=None, report
         raise ParameterError(f"the C search (-C) is available for {accepting('-C')}, not -s {params.spec.name}")
     reporter = as_reporter(reporter, say, warn)
     silent = as_reporter()
-    ds = _as_dataset(data, y)
+    ds = _as_dataset(data, y, params)
     l = ds.n_rows
     seeds = Seeds(params.seed)
     folds = _fold_plan(l, nr_fold, seeds, reporter)

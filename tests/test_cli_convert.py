@@ -445,11 +445,11 @@ def test_info_with_output_is_a_usage_error(runner, sample, tmp_path):
 # -- errors -----------------------------------------------------------------------------------------------------
 
 MALFORMED = [
-    ("1 1:1\n-1 2:x\n", 2, 4, "value is not a number (found '2:x')"),
+    ("1 1:1\n-1 2:x\n", 2, 6, "value is not a number (found 'x')"),
     ("1 1:1\n1 3:1 2:1\n", 2, 7, "indices must be strictly increasing (index 2 after 3)"),
     ("1 1:1\nabc 1:1\n", 2, 1, "label is not a number (found 'abc')"),
     ("1 1:1\n1 1:1\n1 4\n", 3, 3, "expected index:value, missing ':' (found '4')"),
-    ("1 1:nan\n", 1, 3, "value is NaN or infinite (found '1:nan')"),
+    ("1 1:nan\n", 1, 5, "value is NaN or infinite (found 'nan')"),
 ]
 
 
@@ -472,8 +472,8 @@ def test_malformed_line_after_many_blocks_leaves_nothing(runner, tmp_path):
     src.write_bytes(b"1 1:1 2:2\n" * 5000 + b"1 1:1 2:\n")
     r = run(runner, ["--block-rows", "100", src, tmp_path / "late.bin"])
     assert_exit(r, 1)
-    assert r.stderr == (f"Wrong input format at line 5001\n{src}: line 5001, column 7: "
-                        "value is not a number (found '2:')\n")
+    assert r.stderr == (f"Wrong input format at line 5001\n{src}: line 5001, column 9: "
+                        "value is missing after ':'\n")
     assert listing(tmp_path) == ["late.txt"]
 
 
@@ -721,8 +721,8 @@ def test_subprocess_error_exit_codes(tmp_path):
     proc = subprocess.run([console_script(), str(bad), str(tmp_path / "o.bin")], capture_output=True, timeout=60)
     assert proc.returncode == 1
     assert proc.stdout == b""
-    assert proc.stderr.decode() == (f"Wrong input format at line 2\n{bad}: line 2, column 4: "
-                                    "value is not a number (found '2:x')\n")
+    assert proc.stderr.decode() == (f"Wrong input format at line 2\n{bad}: line 2, column 6: "
+                                    "value is not a number (found 'x')\n")
     proc = subprocess.run([console_script(), str(tmp_path / "missing.txt"), str(tmp_path / "o.bin")],
                           capture_output=True, timeout=60)
     assert proc.returncode == 1

@@ -214,18 +214,19 @@ ERRORS = [
     # (input, zero_based, line, column, fragment)
     (b"abc 1:1\n", False, 1, 1, "label is not a number (found 'abc')"),
     (b"1x 2:3\n", False, 1, 1, "label is not a number (found '1x')"),
-    (b"1 1:1\n\n# comment\n-1 2:x\n", False, 4, 4, "value is not a number (found '2:x')"),
-    (b"1 2:3x\n", False, 1, 3, "value is not a number (found '2:3x')"),
-    (b"1 3:\n", False, 1, 3, "value is not a number (found '3:')"),
-    (b"1 3:1e\n", False, 1, 3, "value is not a number (found '3:1e')"),
-    (b"1 3:0x10\n", False, 1, 3, "value is not a number (found '3:0x10')"),
-    (b"1 3:1.5.5\n", False, 1, 3, "value is not a number (found '3:1.5.5')"),
+    (b"1 1:1\n\n# comment\n-1 2:x\n", False, 4, 6, "value is not a number (found 'x')"),
+    (b"1 2:3x\n", False, 1, 5, "value is not a number (found '3x')"),
+    (b"1 3:\n", False, 1, 5, "value is missing after ':'"),
+    (b"1 3: 4\n", False, 1, 5, "value is missing after ':'"),
+    (b"1 3:1e\n", False, 1, 5, "value is not a number (found '1e')"),
+    (b"1 3:0x10\n", False, 1, 5, "value is not a number (found '0x10')"),
+    (b"1 3:1.5.5\n", False, 1, 5, "value is not a number (found '1.5.5')"),
     (b"1 3 4:5\n", False, 1, 3, "expected index:value, missing ':' (found '3')"),
     (b"1 1:1 7\n", False, 1, 7, "missing ':'"),
     (b"1 0:1\n", False, 1, 3, "index 0 in 1-based data"),
-    (b"1 -1:3\n", False, 1, 3, "index is not a positive integer (found '-1:3')"),
-    (b"1 -1:3\n", True, 1, 3, "index is not a non-negative integer (found '-1:3')"),
-    (b"1 a:1\n", False, 1, 3, "index is not a positive integer (found 'a:1')"),
+    (b"1 -1:3\n", False, 1, 3, "index is not a positive integer (found '-1')"),
+    (b"1 -1:3\n", True, 1, 3, "index is not a non-negative integer (found '-1')"),
+    (b"1 a:1\n", False, 1, 3, "index is not a positive integer (found 'a')"),
     (b"1 3:1 3:2\n", False, 1, 7, "index 3 repeated"),
     (b"1 0:1 0:2\n", True, 1, 7, "index 0 repeated"),
     (b"1 3:1 2:2\n", False, 1, 7, "indices must be strictly increasing (index 2 after 3)"),
@@ -233,12 +234,12 @@ ERRORS = [
     (b"1\t\t5:1\t5:2\n", False, 1, 8, "index 5 repeated"),
     (b"1 2147483648:1\n", False, 1, 3, "index 2147483648 is beyond the int32 range (largest allowed 2147483647)"),
     (b"1 2147483647:1\n", True, 1, 3, "index 2147483647 is beyond the int32 range (largest allowed 2147483646)"),
-    (b"1 3:nan\n", False, 1, 3, "value is NaN or infinite (found '3:nan')"),
-    (b"1 3:NaN\n", False, 1, 3, "value is NaN or infinite (found '3:NaN')"),
-    (b"1 3:inf\n", False, 1, 3, "value is NaN or infinite (found '3:inf')"),
-    (b"1 3:-inf\n", False, 1, 3, "value is NaN or infinite (found '3:-inf')"),
-    (b"1 3:Infinity\n", False, 1, 3, "value is NaN or infinite (found '3:Infinity')"),
-    (b"1 3:1e400\n", False, 1, 3, "value is NaN or infinite (found '3:1e400')"),
+    (b"1 3:nan\n", False, 1, 5, "value is NaN or infinite (found 'nan')"),
+    (b"1 3:NaN\n", False, 1, 5, "value is NaN or infinite (found 'NaN')"),
+    (b"1 3:inf\n", False, 1, 5, "value is NaN or infinite (found 'inf')"),
+    (b"1 3:-inf\n", False, 1, 5, "value is NaN or infinite (found '-inf')"),
+    (b"1 3:Infinity\n", False, 1, 5, "value is NaN or infinite (found 'Infinity')"),
+    (b"1 3:1e400\n", False, 1, 5, "value is NaN or infinite (found '1e400')"),
     (b"nan 1:1\n", False, 1, 1, "label is NaN or infinite (found 'nan')"),
     (b"inf\n", False, 1, 1, "label is NaN or infinite (found 'inf')"),
     (b"1 1:1\n-inf 1:1\n", False, 2, 1, "label is NaN or infinite (found '-inf')"),
@@ -248,8 +249,8 @@ ERRORS = [
     (b"1 qid:x 1:2\n", False, 1, 3, "qid must be a non-negative integer (found 'qid:x')"),
     (b"1 qid:-1 1:2\n", False, 1, 3, "qid must be a non-negative integer (found 'qid:-1')"),
     (b"1 qid: 1:2\n", False, 1, 3, "qid must be a non-negative integer (found 'qid:')"),
-    (b"1 2:3 qid:4\n", False, 1, 7, "index is not a positive integer (found 'qid:4')"),
-    (b"1 1:1\n2 1:z", False, 2, 3, "value is not a number (found '1:z')"),
+    (b"1 2:3 qid:4\n", False, 1, 7, "index is not a positive integer (found 'qid')"),
+    (b"1 1:1\n2 1:z", False, 2, 5, "value is not a number (found 'z')"),
     (b"", False, 1, 1, "empty input: no data rows"),
     (b"\n# only comments\n  \t\n", False, 4, 1, "empty input: no data rows"),
     (b"# c\r\n\r\n", False, 3, 1, "empty input: no data rows"),
@@ -311,7 +312,7 @@ def test_huge_exponent_is_not_truncated(write_bytes):
     assert float(tok) == float("inf")
     with pytest.raises(llsvm.DataFormatError) as info:
         llsvm.read_dataset(write_bytes(b"1 1:" + tok + b"\n"))
-    assert (info.value.line, info.value.column) == (1, 3)
+    assert (info.value.line, info.value.column) == (1, 5)
     assert "value is NaN or infinite" in info.value.message
     with pytest.raises(llsvm.DataFormatError) as info:
         llsvm.read_dataset(write_bytes(b"1 1:1\n" + tok + b" 1:1\n"))
@@ -331,8 +332,8 @@ def test_float32_overflow_is_refused(write_bytes):
     assert np.isfinite(llsvm.read_dataset(write_bytes(b"1 1:3.4028234e38\n", "max.txt"), float32=True).values).all()
     with pytest.raises(llsvm.DataFormatError) as info:
         llsvm.read_dataset(path, float32=True)
-    assert (info.value.line, info.value.column) == (2, 8)
-    assert "2:1e39" in info.value.message
+    assert (info.value.line, info.value.column) == (2, 10)
+    assert "(found '1e39';" in info.value.message
 
 
 def test_error_path_is_str_of_pathlike(write_bytes):

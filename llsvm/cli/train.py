@@ -20,6 +20,7 @@ from ..io import read_dataset
 from ..report import Reporter
 from ..solvers.common import parse_size
 from ..solvers.registry import DESIGN_KEYS, SOLVER_OPTIONS, Params, accepting, get, option_fields, specs
+from ..textio import line_limit
 from ..trainer import cross_validation, find_parameter_C, make_driver, train
 from .common import ParamError, check_input, handle_errors, os_errors
 
@@ -234,7 +235,8 @@ def main(training_set_file, model_file, solver, cost, svr_p, nu, eps, bias, no_r
         _finish(model, model_file, json_file, None, 0.0, time.perf_counter() - t0, params)
         return
     with reporter.bar(desc="reading") as bar, opening:
-        ds = read_dataset(training_set_file, zero_based=zero_based, progress=bar)
+        ds = read_dataset(training_set_file, zero_based=zero_based, progress=bar, max_line=line_limit(budget),
+                          class_labels=params.spec.class_labels)
     load_s = time.perf_counter() - t0
     name = spec.solver_type if spec.number is not None else spec.name
 

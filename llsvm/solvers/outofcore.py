@@ -18,6 +18,7 @@ from ..dataset import CSRDataset
 from ..errors import LLSVMError, ParameterError
 from ..model import Model
 from ..report import as_reporter
+from ..textio import DEFAULT_MAX_LINE, line_limit
 from .common import MIN_BUDGET, Classes, problem_seed, report_finished, stacked_weights, warn_max_iter
 
 DEFAULT_MAX_ITER = 100
@@ -75,7 +76,8 @@ class Input:
     each with `first_row`. Text can be copied to a binary file during its first pass (`text_pass`), which the later
     passes then read (`switch_to_copy`)."""
 
-    def __init__(self, data, zero_based=False, progress=None, block_bytes=8 << 20, chunk_size=None):
+    def __init__(self, data, zero_based=False, progress=None, block_bytes=8 << 20, chunk_size=None,
+                 max_line=DEFAULT_MAX_LINE, class_labels=True):
         from ..io import open_dataset
         self.data = data
         self.progress = progress
@@ -85,7 +87,8 @@ class Input:
         if isinstance(data, (str, os.PathLike)):
             self.name = os.fspath(data)
             kw = {} if chunk_size is None else {"chunk_size": chunk_size}
-            self.ds = open_dataset(data, zero_based=zero_based, stream=True, **kw)
+            self.ds = open_dataset(data, zero_based=zero_based, stream=True, max_line=max_line,
+                                   class_labels=class_labels, **kw)
             self.stdin = self.name == "-"
             self._own = True
         else:
@@ -171,11 +174,12 @@ class OutOfCoreSolver:
     threads and the solver's own options), the reporter, and a temporary directory that lives as long as `fit`.
 
     Subclasses set `name` (their -s value) and implement `_fit(src, directory, t0)` -> Model; `block_bytes` and
-    `chunk_size` say how the input is cut."""
+    `chunk_size` say how the input is cut. Text lines may hold `max_line` bytes, by default textio.line_limit of
+    the memory budget (a quarter of it, between 1 MiB and 256 MiB; 256 MiB without a budget)."""
 
     name = None
 
-    def __init__(self, params=None, reporter=None, *, zero_based=False, progress=None, **fields):
+    def __init__(self, params=None, reporter=None, *, zero_based=False, progress=None, max_line=None, **fields):
         from .registry import Params
         if params is None:
             params = Params(solver=self.name, **fields)
@@ -194,6 +198,7 @@ class OutOfCoreSolver:
         self.reporter = as_reporter(reporter)
         self.zero_based = zero_based
         self.progress = progress
+        self.max_line = line_limit(self.opt.memory) if max_line is None else int(max_line)
 
     block_bytes = 8 << 20
     chunk_size = None
@@ -217,7 +222,8 @@ class OutOfCoreSolver:
         directory = tempfile.mkdtemp(prefix="llsvm-", dir=base)
         src = None
         try:
-            src = Input(data, self.zero_based, self.progress, self.block_bytes, self.chunk_size)
+            src = Input(data, self.zero_based, self.progress, self.block_bytes, self.chunk_size, self.max_line,
+                        self.params.spec.class_labels)
             return self._fit(src, directory, t0)
         finally:
             if src is not None:

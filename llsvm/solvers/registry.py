@@ -10,13 +10,13 @@ Two kinds of driver:
   search. The driver is `train_one(sub, params, seed, reporter, warm) -> FitResult` for one binary Subproblem.
 - access "stream": the driver is a class `Driver(params, reporter, zero_based=, progress=)` whose `fit(data)`
   takes a path ('-' for stdin), a BinaryDataset or in-memory rows, streams them within its memory budget, and
-  returns the Model.
+  returns the Model. Text lines are limited to textio.line_limit(its memory budget) unless `max_line=` is given.
 """
 import math
 from dataclasses import dataclass, field, fields, replace
 
 from ..errors import ParameterError
-from ..model import SOLVER_TYPE_TABLE
+from ..model import SOLVER_TYPE_TABLE, UNLABELLED
 from . import bm, dcd, newton, onepass, outofcore, streamsvm
 from .common import LIBLINEAR_JSON_FIELDS, liblinear_metrics
 from .outofcore import StreamOptions
@@ -76,6 +76,12 @@ class SolverSpec:
     def key(self):
         """The Params.solver value: LIBLINEAR's number, or the name."""
         return self.number if self.number is not None else self.name
+
+    @property
+    def class_labels(self):
+        """Whether its training labels are class labels: integers in the int range, as LIBLINEAR casts them (text
+        input is read with class_labels, which refuses a label beyond it at its line and column)."""
+        return self.solver_type not in UNLABELLED
 
     @property
     def cross_validation(self):
