@@ -7,6 +7,8 @@
     flags  := 1 values are float32 (else float64) | 2 rows carry int64 original row ids
               | 4 continuous labels (more than 65536 distinct: no label table)
               | 8 rows carry a float64 dual variable alpha (the active-set files of -s llsvm)
+              | 16 declared width: n_features was given by the writer's caller and exceeds the largest index + 1
+                (without it, n_features is exactly the largest index + 1, 0 without non-zeros)
     block  := block header(48): magic "LLSVMBLK" | u64 n_rows | u64 nnz | u64 first_row | u64 payload_size
               | u32 CRC32 of the payload | u32 0
               payload: f64 labels[n] | i64 offsets[n+1] (from 0) | i32 indices[nnz] (0-based, strictly
@@ -21,8 +23,13 @@ an interrupted conversion leaves nothing behind. The header sits at the front (o
 label table in the footer (its size is known only at the end).
 
 Readers check, before allocating anything, that every size in the header, footer and block index agrees with the
-file's size, and verify each block's CRC32 when they read it; a bad file raises DataFormatError.
+file's size and that the header and footer fields are consistent among themselves; they verify each block's
+CRC32 and structure whenever they read it, and the first time they read a block, its contents against what the
+header and footer say about them (labels in the label table, row norms up to max_sq_norm); once every block has
+been read, the whole file's (n_features, max_sq_norm, label counts and order, the continuous-labels flag). A bad
+file raises DataFormatError naming the block or the field (docs/formats.md, section 2, "Readers").
 """
+import math
 import mmap
 import os
 import struct
@@ -31,7 +38,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from ._ext._rowops import CSR_OFFSETS, CSR_ORDER, CSR_RANGE, check_csr, max_sq_norm
+from ._ext._rowops import CSR_OFFSETS, CSR_ORDER, CSR_RANGE, block_stats, check_block, check_csr
 from .dataset import MAX_LABELS, CSRDataset, Dataset, block_rows_for, label_table
 from .errors import DataFormatError, ParameterError
 from .fileutil import _temp_beside
@@ -52,7 +59,8 @@ FLAG_FLOAT32 = 1
 FLAG_ROW_IDS = 2
 FLAG_CONTINUOUS = 4
 FLAG_ALPHA = 8
-KNOWN_FLAGS = FLAG_FLOAT32 | FLAG_ROW_IDS | FLAG_CONTINUOUS | FLAG_ALPHA
+FLAG_WIDTH = 16
+KNOWN_FLAGS = FLAG_FLOAT32 | FLAG_ROW_IDS | FLAG_CONTINUOUS | FLAG_ALPHA | FLAG_WIDTH
 DEFAULT_BLOCK_BYTES = 8 << 20
 WRITE_ALIGN = 2 << 20          # the writer's writes end on multiples of this (the x86-64 huge page size)
 
@@ -106,6 +114,12 @@ def footer_size(n_labels, n_blocks):
     return 8 + 16 * n_labels + 24 * n_blocks + 8
 
 
+def _same_norm(a, b):
+    """Whether two largest squared row norms agree, up to rounding (the writer and the reader sum each row in the
+    same order, so they agree exactly; the slack only spares files if that order ever changes)."""
+    return abs(a - b) <= 1e-9 * max(a, b)
+
+
 class BinaryWriter:
     """Streams CSR rows into a binary file: ``write(...)`` any number of times, then ``close()``.
 
@@ -141,6 +155,7 @@ class BinaryWriter:
         self.n_rows = 0
         self.nnz = 0
         self.n_features = 0
+        self._width = 0               # the largest index + 1 of the rows written (n_features may be declared wider)
         self.max_sq_norm = 0.0
         self.n_qid = 0
         self._labels = {}
@@ -179,10 +194,19 @@ class BinaryWriter:
             raise ValueError("this file carries row ids: give row_ids for every row")
         if self.alpha and ds.alpha is None:
             raise ValueError("this file carries alpha: give alpha for every row")
+        # what the header records about the rows, in one pass: the reader checks the file against it
+        max_index, bad_label, bad_norm, sq = block_stats(ds.row_view())
+        row0 = self.n_rows + self._pending_rows
+        if bad_label >= 0:
+            raise ParameterError(f"row {row0 + bad_label}: the label {float(ds.y[bad_label])!r} is not a finite "
+                                 "number")
+        if bad_norm >= 0:
+            raise ParameterError(f"row {row0 + bad_norm}: its squared norm is not a finite number (a value is NaN "
+                                 "or infinite, or too large)")
         if ds.n_features is not None:
             self.n_features = max(self.n_features, int(ds.n_features))
-        if ds.indices.size:
-            self.n_features = max(self.n_features, int(ds.indices.max()) + 1)
+        self._width = max(self._width, max_index + 1)
+        self.n_features = max(self.n_features, self._width)
         # labels and norms, per piece
         if not self._continuous:
             labs, cnts = label_table(ds.y)
@@ -193,7 +217,7 @@ class BinaryWriter:
                     self._labels[lab] = self._labels.get(lab, 0) + cnt
                 if len(self._labels) > MAX_LABELS:
                     self._continuous = True
-        self.max_sq_norm = max(self.max_sq_norm, max_sq_norm(ds.row_view()))
+        self.max_sq_norm = max(self.max_sq_norm, sq)
         # cut into blocks
         row_overhead = 16 + (8 if self.row_ids else 0) + (8 if self.alpha else 0)
         vsize = 4 if self.float32 else 8
@@ -336,7 +360,8 @@ class BinaryWriter:
             self._drain()
             self._f.write(footer)
             flags = (FLAG_FLOAT32 if self.float32 else 0) | (FLAG_ROW_IDS if self.row_ids else 0) | \
-                (FLAG_CONTINUOUS if self._continuous else 0) | (FLAG_ALPHA if self.alpha else 0)
+                (FLAG_CONTINUOUS if self._continuous else 0) | (FLAG_ALPHA if self.alpha else 0) | \
+                (FLAG_WIDTH if self.n_features > self._width else 0)
             head = _HEADER.pack(MAGIC, VERSION, flags, self.n_rows, self.n_features, self.nnz, len(self._index),
                                 footer_offset, len(footer), self.max_sq_norm, self.n_qid, labels.shape[0])
             head = head.ljust(124, b"\0")
@@ -391,7 +416,8 @@ def write_binary(dataset, path, *, float32=None, block_rows=None, block_bytes=DE
 
 
 class BinaryDataset(Dataset):
-    """A binary file: header and footer validated on open; blocks verified (CRC32) as they are read.
+    """A binary file: header and footer validated on open; blocks verified (CRC32, structure) as they are read, and
+    checked against the header and footer (contents) the first time each is read.
 
     ``iter_blocks()`` streams blocks with plain reads into fresh buffers (resident memory stays at one block);
     ``as_view()`` (``load()``) maps the file and reads its rows in place: a CSRDataset for a single-block file,
@@ -401,21 +427,28 @@ class BinaryDataset(Dataset):
     def __init__(self, path):
         self.path = os.fspath(path)
         self.source = self.path
+        self._mmap = None
+        self._view = None
+        self._lock = threading.Lock()
         try:
             self._f = open(self.path, "rb", buffering=0)
         except OSError:
             raise
         try:
             self._open()
+            self._start_contents()
+            if self._verify_on_open:
+                self.verify()
         except BaseException:
             self._f.close()
             raise
-        self._mmap = None
-        self._view = None
-        self._lock = threading.Lock()
 
-    def _bad(self, message):
-        return DataFormatError(self.path, 0, 0, message)
+    def _bad(self, message, field=None):
+        """The DataFormatError of this file; `field` names the header or footer field a check found wrong (the
+        error says the file disagrees with itself: llsvm-convert --info then shows nothing)."""
+        exc = DataFormatError(self.path, 0, 0, message)
+        exc.field = field
+        return exc
 
     def _open(self):
         size = os.fstat(self._f.fileno()).st_size
@@ -443,6 +476,7 @@ class BinaryDataset(Dataset):
         self.has_row_ids = bool(flags & FLAG_ROW_IDS)
         self.has_alpha = bool(flags & FLAG_ALPHA)
         self.continuous = bool(flags & FLAG_CONTINUOUS)
+        self.declared_width = bool(flags & FLAG_WIDTH)
         self.vdtype = np.dtype("<f4" if self.float32 else "<f8")
         # sizes against the file before anything is allocated
         if f_off < HEADER_SIZE or f_off > size or f_size > size or n_labels > size or self.n_blocks > size:
@@ -452,6 +486,7 @@ class BinaryDataset(Dataset):
                             f"the file has {size}")
         if self.n_features > 2147483647:
             raise self._bad(f"n_features {self.n_features} is beyond the int32 range")
+        self._check_header_fields()
         self._f.seek(f_off)
         footer = self._f.read(f_size)
         if len(footer) != f_size or not footer.startswith(FOOTER_MAGIC):
@@ -462,6 +497,7 @@ class BinaryDataset(Dataset):
         pos = 8
         self.labels = np.frombuffer(footer, "<f8", n_labels, pos).astype(np.float64)
         pos += 8 * n_labels
+        self._check_label_table(np.frombuffer(footer, "<u8", n_labels, pos))
         self.label_counts = np.frombuffer(footer, "<u8", n_labels, pos).astype(np.int64)
         pos += 8 * n_labels
         index = np.frombuffer(footer, "<u8", 3 * self.n_blocks, pos).reshape(-1, 3).astype(np.int64)
@@ -486,6 +522,179 @@ class BinaryDataset(Dataset):
         self.block_nnz = nnzs
         self.block_first_row = np.concatenate([[0], np.cumsum(rows)[:-1]]).astype(np.int64) if self.n_blocks \
             else np.empty(0, np.int64)
+        # n_features is checked against the data once every block has been read. Until then a reader may size
+        # arrays by it (a trainer's w): when those would be larger than the file itself, the blocks are read and
+        # checked now, so a header can never make a reader allocate more than about the file's size unchecked.
+        self._verify_on_open = not self.declared_width and self.nnz > 0 and 8 * self.n_features > size
+
+    # -- header and footer fields against each other (on open) -------------------------------------------------
+    def _check_header_fields(self):
+        n, nnz, nf, sq = self.n_rows, self.nnz, self.n_features, self.max_sq_norm
+        if not (math.isfinite(sq) and sq >= 0.0):
+            raise self._bad(f"header max_sq_norm {sq!r} is not a finite number >= 0", "max_sq_norm")
+        if nnz == 0:
+            if sq != 0.0:
+                raise self._bad(f"header max_sq_norm {sq!r} but the file has no non-zeros (it must be 0)",
+                                "max_sq_norm")
+            if nf and not self.declared_width:
+                raise self._bad(f"header n_features {nf} but the file has no non-zeros (n_features must be 0 "
+                                "without flag 16, a declared width)", "n_features")
+        elif nf == 0:
+            raise self._bad(f"header n_features 0 but the file has {nnz} non-zeros", "n_features")
+        if self.declared_width and nf == 0:
+            raise self._bad("header flag 16 (a declared width) but n_features is 0", "flags")
+        if self.continuous and n <= MAX_LABELS:
+            raise self._bad(f"header flag 4 (continuous labels: more than {MAX_LABELS} distinct values) but the "
+                            f"file has only {n} rows", "flags")
+
+    def _check_label_table(self, counts):
+        """The footer's label table (self.labels) and its counts (uint64) against each other and the header."""
+        labels, k = self.labels, self.labels.shape[0]
+        if self.continuous:
+            if k:
+                raise self._bad(f"header flag 4 (continuous labels) but the footer has a label table of {k} labels",
+                                "labels")
+            return
+        if k > MAX_LABELS:
+            raise self._bad(f"footer label table of {k} labels: more than {MAX_LABELS} without flag 4 (continuous "
+                            "labels)", "labels")
+        if k == 0 and self.n_rows:
+            raise self._bad(f"footer label table is empty but the file has {self.n_rows} rows", "labels")
+        bad = np.flatnonzero(~np.isfinite(labels))
+        if bad.size:
+            raise self._bad(f"footer label table: label {int(bad[0])} is {float(labels[bad[0]])!r}, not a finite "
+                            "number", "labels")
+        if k > 1:
+            ordered = np.sort(labels)
+            dup = np.flatnonzero(ordered[1:] == ordered[:-1])
+            if dup.size:
+                raise self._bad(f"footer label table: label {float(ordered[dup[0]])!r} appears more than once",
+                                "labels")
+        if k and (counts == 0).any():
+            i = int(np.flatnonzero(counts == 0)[0])
+            raise self._bad(f"footer label counts: label {float(labels[i])!r} has count 0", "label_counts")
+        total = sum(counts.tolist())
+        if total != self.n_rows:
+            raise self._bad(f"footer label counts sum to {total} but the header has {self.n_rows} rows",
+                            "label_counts")
+
+    # -- the blocks' contents against the header and footer (the first time each block is read) ---------------
+    def _start_contents(self):
+        self._seen = np.zeros(self.n_blocks, bool)
+        self._n_seen = 0
+        self._seen_lock = threading.Lock()
+        self._contents_error = None
+        self._max_index = -1
+        self._max_norm = 0.0
+        self._table = None
+        if self.labels is not None:
+            order = np.argsort(self.labels, kind="stable")
+            self._table = (order, np.ascontiguousarray(self.labels[order]))
+            self._counted = np.zeros(order.size, np.int64)                    # by position in the sorted table
+            self._first = np.full(order.size, np.iinfo(np.int64).max, np.int64)
+        self._distinct = np.empty(0, np.float64)     # continuous labels: distinct labels seen, while <= MAX_LABELS
+        if self.n_blocks == 0:
+            self._check_contents()
+
+    def _check_block(self, b, y, indptr, indices, values):
+        """Block b (its CRC32 verified): its structure every time it is read (check_csr); the first time, in the
+        same pass (check_block), its rows against the header and footer, and once every block has been read, the
+        whole file's."""
+        if self._contents_error is not None:
+            raise self._contents_error
+        if self._seen[b]:
+            status, row = check_csr(indptr, indices, self.n_features)
+            if status:
+                raise self._bad(f"corrupt block {b}: {_CSR_PROBLEMS[status]} (row {row} of the block)")
+            return
+        counts = first = None
+        if self._table is not None:
+            k = self._table[1].shape[0]
+            counts, first = np.zeros(k, np.int64), np.full(k, -1, np.int64)
+        status, row, max_index, bad_label, bad_norm, sq = check_block(
+            indptr, indices, values, y, self.n_features, None if counts is None else self._table[1], counts, first)
+        if status:
+            raise self._bad(f"corrupt block {b}: {_CSR_PROBLEMS[status]} (row {row} of the block)")
+        if bad_label >= 0:
+            label = float(y[bad_label])
+            if not math.isfinite(label):
+                raise self._bad(f"corrupt block {b}: the label of row {bad_label} of the block is {label!r}, not a "
+                                "finite number")
+            raise self._bad(f"block {b}: label {label!r} (row {bad_label} of the block) is not in the footer's label "
+                            "table", "labels")
+        if bad_norm >= 0:
+            raise self._bad(f"corrupt block {b}: row {bad_norm} of the block has a squared norm that is not a finite "
+                            "number (a value is NaN or infinite, or too large)")
+        if sq > self.max_sq_norm and not _same_norm(sq, self.max_sq_norm):
+            raise self._bad(f"header max_sq_norm {self.max_sq_norm!r} but block {b} has a row of squared norm "
+                            f"{sq!r}", "max_sq_norm")
+        new = None
+        if self.continuous and self._distinct.shape[0] <= MAX_LABELS:
+            known = self._distinct
+            if known.shape[0]:
+                pos = np.minimum(np.searchsorted(known, y), known.shape[0] - 1)
+                new = np.unique(y[known[pos] != y])
+            else:
+                new = np.unique(y)
+        with self._seen_lock:
+            if self._seen[b]:
+                return
+            self._seen[b] = True
+            self._n_seen += 1
+            self._max_index = max(self._max_index, max_index)
+            self._max_norm = max(self._max_norm, sq)
+            if self._table is not None:
+                self._counted += counts
+                np.minimum(self._first, np.where(first >= 0, first + int(self.block_first_row[b]), self._first),
+                           out=self._first)
+            if new is not None and new.size and self._distinct.shape[0] <= MAX_LABELS:
+                self._distinct = np.union1d(self._distinct, new)
+            done = self._n_seen == self.n_blocks
+        if done:
+            self._check_contents()
+
+    def _check_contents(self):
+        """Every block has been read: the header and footer fields against the whole file's rows."""
+        try:
+            self._check_contents_now()
+        except DataFormatError as exc:
+            self._contents_error = exc
+            raise
+
+    def _check_contents_now(self):
+        nf, width = self.n_features, self._max_index + 1
+        if self.declared_width:
+            if nf <= width:
+                raise self._bad(f"header flag 16 (a declared width) but n_features {nf} is not wider than the data "
+                                f"(its largest feature index is {width}, 1-based)", "flags")
+        elif nf != width:
+            raise self._bad(f"header n_features {nf} but the largest feature index in the data is {width} "
+                            "(1-based)", "n_features")
+        if not _same_norm(self._max_norm, self.max_sq_norm):
+            raise self._bad(f"header max_sq_norm {self.max_sq_norm!r} but the largest squared row norm in the data "
+                            f"is {self._max_norm!r}", "max_sq_norm")
+        if self._table is not None and self.labels.shape[0]:
+            order = self._table[0]
+            counted = np.empty_like(self._counted)
+            counted[order] = self._counted
+            first = np.empty_like(self._first)
+            first[order] = self._first
+            wrong = np.flatnonzero(counted != self.label_counts)
+            if wrong.size:
+                i = int(wrong[0])
+                raise self._bad(f"footer label counts: label {float(self.labels[i])!r} has count "
+                                f"{int(self.label_counts[i])} but the data has {int(counted[i])} rows with it",
+                                "label_counts")
+            late = np.flatnonzero(first[1:] < first[:-1])
+            if late.size:
+                i = int(late[0])
+                raise self._bad(f"footer label table out of order: label {float(self.labels[i + 1])!r} first appears "
+                                f"in row {int(first[i + 1])}, before label {float(self.labels[i])!r} (row "
+                                f"{int(first[i])}); the table lists the labels in order of first occurrence",
+                                "labels")
+        if self.continuous and self._distinct.shape[0] <= MAX_LABELS:
+            raise self._bad(f"header flag 4 (continuous labels: more than {MAX_LABELS} distinct values) but the data "
+                            f"has {self._distinct.shape[0]} distinct labels", "flags")
 
     @property
     def dtype(self):
@@ -513,11 +722,6 @@ class BinaryDataset(Dataset):
             raise self._bad(f"corrupt block {b} header")
         return crc
 
-    def _check_block_data(self, b, indptr, indices):
-        status, row = check_csr(indptr, indices, self.n_features)
-        if status:
-            raise self._bad(f"corrupt block {b}: {_CSR_PROBLEMS[status]} (row {row} of the block)")
-
     def read_block(self, b):
         """Block b as a CSRDataset in a fresh buffer (verified); `first_row` tells its first global row."""
         offset = int(self.block_offsets[b])
@@ -534,7 +738,7 @@ class BinaryDataset(Dataset):
         if crc32(payload) != crc:
             raise self._bad(f"checksum mismatch in block {b}: the file is corrupt")
         y, indptr, indices, values, ids, alpha = self._block_arrays(b, payload)
-        self._check_block_data(b, indptr, indices)
+        self._check_block(b, y, indptr, indices, values)
         ds = CSRDataset(y, indptr, indices, values, self.n_features, row_ids=ids, source=self.path, check=False,
                         alpha=alpha)
         ds.first_row = int(self.block_first_row[b])
@@ -554,7 +758,8 @@ class BinaryDataset(Dataset):
                 yield piece
 
     def verify(self, threads=2):
-        """Check every block's checksum and structure; raises DataFormatError at the first bad block."""
+        """Check every block's checksum and structure, and the blocks' contents against the header and footer
+        (docs/formats.md section 2, "Readers"); raises DataFormatError at the first problem."""
         def one(b):
             self.read_block(b)
         with ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
@@ -618,7 +823,7 @@ class BinaryDataset(Dataset):
             if crc32(payload) != crc:
                 raise self._bad(f"checksum mismatch in block {b}: the file is corrupt")
             yb, ptr, ixb, vb, idb, ab = self._block_arrays(b, payload)
-            self._check_block_data(b, ptr, ixb)
+            self._check_block(b, yb, ptr, ixb, vb)
             pieces[b] = (yb, ptr, ixb, vb, idb, ab)
             if single:
                 return
@@ -701,7 +906,7 @@ class BinaryDataset(Dataset):
                 c = crc32(x, c)
             if c != crc:
                 raise self._bad(f"checksum mismatch in block {b}: the file is corrupt")
-            self._check_block_data(b, ptr, indices[k0:k0 + kb])
+            self._check_block(b, y[r0:r0 + nb], ptr, indices[k0:k0 + kb], values[k0:k0 + kb])
             np.add(ptr[1:], k0, out=indptr[r0 + 1:r0 + nb + 1])
 
         if threads > 1 and b1 - b0 > 1:

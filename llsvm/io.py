@@ -119,6 +119,8 @@ def describe(path, zero_based=False, reporter=None):
                 ds.verify()
                 info["checksum"] = f"ok ({ds.n_blocks} blocks verified)"
             except LLSVMError as exc:
+                if getattr(exc, "field", None):
+                    raise       # a header or footer field the blocks contradict: nothing above can be shown
                 info["checksum"] = f"FAILED: {exc}"
                 info["checksum_error"] = exc
             return info

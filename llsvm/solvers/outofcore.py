@@ -15,7 +15,7 @@ import numpy as np
 from .. import memory
 from ..binfmt import BinaryDataset
 from ..dataset import CSRDataset
-from ..errors import LLSVMError, ParameterError
+from ..errors import DataFormatError, LLSVMError, ParameterError
 from ..model import Model
 from ..report import as_reporter
 from ..textio import DEFAULT_MAX_LINE, line_limit
@@ -121,8 +121,14 @@ class Input:
     def labels(self):
         if self.memory:
             from ..dataset import label_table
-            return label_table(self.ds.y)[0]
-        return self.ds.labels
+            labels = label_table(self.ds.y)[0]
+        else:
+            labels = self.ds.labels
+        if labels is None:
+            from ..dataset import MAX_LABELS
+            raise DataFormatError(self.name, 0, 0, f"{'header flag 4: ' if self.binary else ''}continuous labels "
+                                  f"(more than {MAX_LABELS} distinct values), not classes: no label table to train on")
+        return labels
 
     def blocks(self, prefetch=False, progress=False):
         """One pass, blocks in order, each with first_row. `prefetch`: text is parsed on a helper thread, one block
