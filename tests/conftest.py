@@ -125,6 +125,24 @@ def make_random_libsvm(seed, n_rows=200, n_features=50, density=0.1, empty_frac=
                         values.astype(np.float64), n_feat)
 
 
+def write_repeated_libsvm(path, repeats, seed=7):
+    """1,000 distinct random rows (12 non-zeros among 3,000 features, labels alternating -1/+1) written `repeats`
+    times: about 166 KB each; large inputs made in well under a second."""
+    rng = np.random.default_rng(seed)
+    n_distinct, k = 1000, 12
+    idx = np.sort(rng.choice(np.arange(1, 3001), size=(n_distinct, k), replace=True), axis=1)
+    vals = np.round(rng.standard_normal((n_distinct, k)), 6)
+    lines = []
+    for i in range(n_distinct):
+        cols, first = np.unique(idx[i], return_index=True)
+        lines.append(("1" if i % 2 else "-1") + "".join(f" {c}:{v:g}" for c, v in zip(cols, vals[i][first])))
+    block = ("\n".join(lines) + "\n").encode()
+    with open(path, "wb") as f:
+        for _ in range(repeats):
+            f.write(block)
+    return path
+
+
 @pytest.fixture(scope="session")
 def random_libsvm():
     return make_random_libsvm

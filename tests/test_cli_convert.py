@@ -16,7 +16,7 @@ import time
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from conftest import assert_exit
+from conftest import assert_exit, write_repeated_libsvm
 
 import llsvm
 from llsvm import BinaryDataset, BinaryWriter, read_dataset
@@ -736,21 +736,8 @@ def test_subprocess_error_exit_codes(tmp_path):
 
 @pytest.fixture(scope="module")
 def big_text(tmp_path_factory):
-    """About 300,000 rows (~40 MB) of LIBSVM text: 1,000 distinct lines repeated, made in well under a second."""
-    rng = np.random.default_rng(7)
-    n_distinct, k = 1000, 12
-    idx = np.sort(rng.choice(np.arange(1, 3001), size=(n_distinct, k), replace=True), axis=1)
-    vals = np.round(rng.standard_normal((n_distinct, k)), 6)
-    lines = []
-    for i in range(n_distinct):
-        cols, first = np.unique(idx[i], return_index=True)
-        lines.append(("1" if i % 2 else "-1") + "".join(f" {c}:{v:g}" for c, v in zip(cols, vals[i][first])))
-    block = ("\n".join(lines) + "\n").encode()
-    p = tmp_path_factory.mktemp("big") / "big.txt"
-    with open(p, "wb") as f:
-        for _ in range(300):
-            f.write(block)
-    return p
+    """About 300,000 rows (~50 MB) of LIBSVM text: 1,000 distinct lines repeated, made in well under a second."""
+    return write_repeated_libsvm(tmp_path_factory.mktemp("big") / "big.txt", 300)
 
 
 @pytest.mark.parametrize("sig, expected_rc, expected_err", [

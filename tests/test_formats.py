@@ -14,8 +14,7 @@ import pytest
 import llsvm
 from llsvm.dataset import CSRDataset, Dataset
 # the documented layout (binfmt.py docstring, docs/formats.md section 2), spelled out independently of the code
-from reference.files import (BLOCK_HEADER_SIZE, HEADER_SIZE, block_index, fix_block_crc, header, payload_span,
-                             set_header)
+from reference.files import HEADER_SIZE, block_index, fix_block_crc, header, payload_span, set_header
 
 
 def bits(a):

@@ -22,7 +22,7 @@ from llsvm.cli import train as train_cli
 from llsvm.errors import ParameterError
 from llsvm.solvers.registry import Params
 
-from conftest import assert_exit
+from conftest import assert_exit, write_repeated_libsvm
 
 GiB = 1 << 30
 OUT_OF_CORE = ("llsvm", "streamsvm", "bm")
@@ -200,21 +200,8 @@ def heart_scale_plain(shared_plain):
 # -- item 6 and the interrupt tests -------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def medium_text(tmp_path_factory):
-    """About 100,000 rows (16 MB) of LIBSVM text with random labels: each out-of-core solver takes about 1-2 s."""
-    rng = np.random.default_rng(7)
-    n_distinct, k = 1000, 12
-    idx = np.sort(rng.choice(np.arange(1, 3001), size=(n_distinct, k), replace=True), axis=1)
-    vals = np.round(rng.standard_normal((n_distinct, k)), 6)
-    lines = []
-    for i in range(n_distinct):
-        cols, first = np.unique(idx[i], return_index=True)
-        lines.append(("1" if i % 2 else "-1") + "".join(f" {c}:{v:g}" for c, v in zip(cols, vals[i][first])))
-    block = ("\n".join(lines) + "\n").encode()
-    p = tmp_path_factory.mktemp("medium") / "medium.txt"
-    with open(p, "wb") as f:
-        for _ in range(100):
-            f.write(block)
-    return p
+    """About 100,000 rows (16 MB) of LIBSVM text with alternating labels: each out-of-core solver takes 1-2 s."""
+    return write_repeated_libsvm(tmp_path_factory.mktemp("medium") / "medium.txt", 100)
 
 
 def _command(kind, source, target, tmp_dir):
