@@ -94,6 +94,8 @@ CASES = [
          _footer_word(0, "<d", float("nan"))),
     Case("binary", "nan-label", "a NaN row label (listed in the table too) is accepted", _label_in_rows_and_table),
     Case("binary", "nan-value", "a NaN feature value is accepted", _payload_value(1, float("nan"))),
+    Case("binary", "continuous-flag-with-table", "flag 4 (continuous labels: no table) on a file with a 2-label "
+         "table is accepted, the table ignored", _header_field(12, "<I", 4)),
     Case("binary", "block-index-overflow", "a block-index entry >= 2^63 raises OverflowError, not "
          "DataFormatError", _footer_word(4 + 2, "<Q", 2 ** 63)),
     # models

@@ -17,8 +17,8 @@ log; summary.json holds the figures printed at the end. The exit status is 1 whe
 --replay runs one target's check on the given files (a saved failure, say) and prints what it finds.
 """
 import argparse
+import hashlib
 import json
-import mmap
 import os
 import shutil
 import subprocess
@@ -29,13 +29,25 @@ import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TARGETS = ("text", "binary", "model")
-MAX_LEN = {"text": 8192, "binary": 16384, "model": 4096}
+MAX_LEN = {"text": 8192, "binary": 16384, "model": 4096, "selftest": 64}
 MAX_RESTARTS = 50
 STARTUP_SLACK = 120          # seconds a worker may take beyond its budget (imports, seeds) before it is killed
 
 
 def _scratch_base():
     return "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+
+
+def _drop_from_corpus(corpus, artifact):
+    """Remove the input libFuzzer saved as `artifact` from the corpus, if it is there (a seed or a reproducer that
+    kills the process): else every restart would stop on it again."""
+    with open(artifact, "rb") as f:
+        bad = hashlib.sha1(f.read()).digest()
+    for name in os.listdir(corpus):
+        path = os.path.join(corpus, name)
+        with open(path, "rb") as f:
+            if hashlib.sha1(f.read()).digest() == bad:
+                os.unlink(path)
 
 
 class TargetRun:
@@ -87,6 +99,8 @@ class TargetRun:
                         cmd += ["--deadline", f"{deadline:.3f}"]
                     if self.runs is not None:
                         cmd += ["--runs", str(self.runs)]
+                    if self.starts == 0:
+                        cmd.append("--fresh")
                     self.starts += 1
                     proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=log, stderr=log, stdin=subprocess.DEVNULL)
                     try:
@@ -103,6 +117,7 @@ class TargetRun:
                     if new:
                         for name in new:
                             self.crashes.append((name.split("-", 1)[0], os.path.join(artifacts, name)))
+                            _drop_from_corpus(os.path.join(base, "corpus"), os.path.join(artifacts, name))
                     else:
                         self.crashes.append((f"worker exit status {rc}", None))
         finally:
@@ -137,7 +152,7 @@ def replay(target, files, memory_mb):
     from fuzz.worker import failure_rule, set_memory_limit
     set_memory_limit(memory_mb)
     from fuzz import targets
-    check = {"text": targets.check_text, "binary": targets.check_binary, "model": targets.check_model}[target]
+    check = targets.CHECKS[target]
     work = targets.Workdir()
     status = 0
     try:
@@ -178,7 +193,7 @@ def main(argv=None):
         return replay(args.replay[0], args.replay[1:], args.memory_mb)
 
     names = [t for t in args.targets.split(",") if t]
-    unknown = [t for t in names if t not in TARGETS]
+    unknown = [t for t in names if t not in TARGETS + ("selftest",)]
     if unknown or not names:
         ap.error(f"unknown targets {unknown}: choose from {', '.join(TARGETS)}")
     total = args.time if args.time is not None else (None if args.runs is not None else 60.0)

@@ -123,6 +123,8 @@ def seeds(target, work):
         return binary_seeds(work)
     if target == "model":
         return model_seeds(work)
+    if target == "selftest":
+        return {"fine": b"fine", "crash": b"CRASH", "hang": b"HANG", "alloc": b"ALLOC"}
     raise KeyError(target)
 
 
@@ -146,6 +148,7 @@ DICTIONARIES = {
               b"L2R_L1LOSS_SVR_DUAL", b"ONECLASS_SVM", b"2147483647", b"2147483648", b"-2147483649",
               b"9223372036854775808", b"28", b"29", b"0", b"-1", b"nan", b"inf", b"1e309", b"0x1p3", b"1_0",
               b"\r\n", b"\t", b"\v", b"\x1c", b"\x1f", b"\x00", b"\x85", b"\xa0"],
+    "selftest": [],
 }
 
 

@@ -18,6 +18,7 @@ import os
 import resource
 import struct
 import tempfile
+import time
 import warnings
 import zlib
 
@@ -467,3 +468,21 @@ def check_model(data, work):
     elif m.solver_type not in NO_LABELS:
         require(set(pred.tolist()) <= set(float(v) for v in m.label), "model.predict",
                 f"predictions {pred.tolist()} not among the labels")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The harness's own check
+
+def check_selftest(data, work):
+    """Not a test of llsvm: inputs that crash the process, hang or ask for 8 TiB, so that tests/test_fuzz.py can
+    show the runner counts each kind as a failure (python -m fuzz --targets selftest)."""
+    if data.startswith(b"CRASH"):
+        os.abort()
+    if data.startswith(b"HANG"):
+        while True:
+            time.sleep(0.05)
+    if data.startswith(b"ALLOC"):
+        np.ones(1 << 40)
+
+
+CHECKS = {"text": check_text, "binary": check_binary, "model": check_model, "selftest": check_selftest}

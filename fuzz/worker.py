@@ -111,6 +111,7 @@ def main(argv=None):
     ap.add_argument("--timeout", type=int, default=10)
     ap.add_argument("--memory-mb", type=int, default=2048)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--fresh", action="store_true", help="write the seeds and reproducers into the corpus")
     args = ap.parse_args(argv)
 
     set_memory_limit(args.memory_mb)
@@ -121,20 +122,21 @@ def main(argv=None):
     from fuzz import mutators, regressions, seeds
 
     target = args.target
-    check = {"text": targets.check_text, "binary": targets.check_binary, "model": targets.check_model}[target]
+    check = targets.CHECKS[target]
     base = os.path.join(args.results, target)
     corpus = os.path.join(base, "corpus")
     artifacts = os.path.join(base, "artifacts")
     for d in (corpus, artifacts):
         os.makedirs(d, exist_ok=True)
     work = targets.Workdir(args.scratch)
-    for name, data in seeds.seeds(target, work).items():
-        with open(os.path.join(corpus, "seed-" + name), "wb") as f:
-            f.write(data[:args.max_len])
-    for case in regressions.CASES:               # reproducers of bugs found before: checked first, every run
-        if case.target == target:
-            with open(os.path.join(corpus, "regression-" + case.name), "wb") as f:
-                f.write(case.build(work))
+    if args.fresh:           # a run's first worker: seeds, and the reproducers of bugs found before, checked first
+        for name, data in seeds.seeds(target, work).items():
+            with open(os.path.join(corpus, "seed-" + name), "wb") as f:
+                f.write(data[:args.max_len])
+        for case in regressions.CASES:
+            if case.target == target:
+                with open(os.path.join(corpus, "regression-" + case.name), "wb") as f:
+                    f.write(case.build(work))
     dict_path = os.path.join(args.scratch, target + ".dict")
     with open(dict_path, "w") as f:
         f.write(seeds.dictionary_text(target))
@@ -162,8 +164,10 @@ def main(argv=None):
             stop()
 
     lf_args = [sys.argv[0], corpus, f"-max_len={args.max_len}", f"-timeout={args.timeout}",
-               f"-rss_limit_mb={args.memory_mb}", f"-artifact_prefix={artifacts}{os.sep}", f"-dict={dict_path}",
-               f"-seed={args.seed}", "-print_final_stats=0"]
+               f"-rss_limit_mb={args.memory_mb}", f"-artifact_prefix={artifacts}{os.sep}", f"-seed={args.seed}",
+               "-print_final_stats=0"]
+    if seeds.DICTIONARIES[target]:
+        lf_args.append(f"-dict={dict_path}")
     if deadline is not None:
         lf_args.append(f"-max_total_time={int(deadline - time.time()) + 60}")   # a safety net: test_one stops first
     kwargs = {}

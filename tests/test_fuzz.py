@@ -283,3 +283,18 @@ def test_fuzz_short_run(target, tmp_path):
     assert result["failures"] == 0, proc.stdout + proc.stderr[-3000:]
     assert result["inputs"] >= MIN_INPUTS, proc.stdout
     assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+
+
+def test_runner_counts_crashes_hangs_and_allocations(tmp_path):
+    """The harness's own target: one input aborts, one hangs past --timeout, one asks for 8 TiB. Each is a failure,
+    the run goes on after each, and the exit status says so."""
+    summary = tmp_path / "summary.json"
+    proc = subprocess.run([sys.executable, "-m", "fuzz", "--targets", "selftest", "--time", "12", "--timeout", "2",
+                           "--results", str(tmp_path / "results"), "--json", str(summary)],
+                          cwd=REPO, capture_output=True, text=True, timeout=600)
+    result = json.loads(summary.read_text())["targets"]["selftest"]
+    kinds = sorted(c["kind"] for c in result["crashes"])
+    assert kinds == ["crash", "timeout"], proc.stdout
+    assert any(rule.startswith("exception.MemoryError") for rule in result["rules"]), proc.stdout
+    assert result["inputs"] >= MIN_INPUTS, proc.stdout
+    assert proc.returncode == 1
