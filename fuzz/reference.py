@@ -15,11 +15,15 @@ so it shares no code with the Cython scanner. The rules:
   stored 0-based, and the stored index at most 2^31 - 2 (so that n_features still fits int32); indices strictly
   increasing within the row; the value a decimal number as for labels, finite as a double and, with
   ``float32``, finite once rounded to float32;
-- there must be at least one row.
+- there must be at least one row;
+- with ``max_line``, a line holding more than that many bytes before its newline (``\r`` and comments count) is
+  refused at column 1, whatever else is wrong in it;
+- with ``class_labels`` (reading to train a classifier), a label must have magnitude below 2^31, so that its
+  integer part fits a C int as LIBLINEAR casts it.
 
 ``parse`` returns a ``Parsed`` (arrays equal to what llsvm must produce) or a ``Rejected`` giving the 1-based line
-of the first bad token and the 1-based byte columns its token spans on that line (an error may be reported
-anywhere inside the offending token, but on that token's line).
+of the first bad token and the 1-based byte columns where llsvm may report it: anywhere in the token or just
+after it (where a missing value would be), on that token's line.
 
 ``decode_source`` undoes gzip, bzip2 and xz as llsvm does (by magic bytes), with a size cap.
 """
@@ -91,7 +95,7 @@ def _index(digits):
     return int(digits) if len(digits) <= 12 else 10 ** 12
 
 
-def parse(text, *, zero_based=False, float32=False):
+def parse(text, *, zero_based=False, float32=False, class_labels=False, max_line=None):
     """Parse LIBSVM text (bytes, already decompressed): a Parsed, or the Rejected of its first bad token."""
     lines = text.split(b"\n")
     if lines and lines[-1] == b"":
@@ -101,19 +105,23 @@ def parse(text, *, zero_based=False, float32=False):
     n_qid = 0
     max_index = -1
     for lineno, line in enumerate(lines, 1):
+        if max_line is not None and len(line) > max_line:
+            return Rejected(lineno, 1, 1, f"line longer than {max_line} bytes")
         body = line.split(b"#", 1)[0]
         toks = [(m.start() + 1, m.end(), m.group()) for m in TOKEN.finditer(body)]
         if not toks:
             continue                      # blank or comment-only line
 
-        def bad(tok, reason):
-            return Rejected(lineno, tok[0], max(tok[0], tok[1]), reason)
+        def bad(tok, reason):    # the column may be anywhere in the token, or just after it (a missing value)
+            return Rejected(lineno, tok[0], tok[1] + 1, reason)
 
         label = _number(toks[0][2])
         if label is None:
             return bad(toks[0], "label is not a number")
         if not _finite(label):
             return bad(toks[0], "label is not finite")
+        if class_labels and not abs(label) < 2.0 ** 31:
+            return bad(toks[0], "class label beyond the int range")
         rest = toks[1:]
         if rest and rest[0][2].startswith(b"qid:"):
             if QID.fullmatch(rest[0][2]) is None:

@@ -82,8 +82,8 @@ LINEAR = b"solver_type L2R_L1LOSS_SVC_DUAL\nnr_class 2\nlabel %s\nnr_feature 1\n
 
 CASES = [
     # binary: crafted fields with valid checksums
-    Case("binary", "inflated-n-features", "n_features 2^31 - 1 in a 2-feature file is accepted; training it "
-         "allocates 16 GiB", _header_field(24, "<Q", 2 ** 31 - 1)),
+    Case("binary", "inflated-n-features", "n_features 2^31 - 1 in a 2-feature file (no declared width) is "
+         "accepted; training it sized w by it", _header_field(24, "<Q", 2 ** 31 - 1)),
     Case("binary", "nan-max-sq-norm", "max_sq_norm NaN in the header is accepted", _header_field(64, "<d",
                                                                                                float("nan"))),
     Case("binary", "wrong-max-sq-norm", "max_sq_norm 0 for rows of squared norm 4 is accepted",

@@ -28,14 +28,14 @@ from llsvm import BinaryDataset, BinaryWriter, DataFormatError, LLSVMError, Mode
 from llsvm.binfmt import FLAG_ALPHA, FLAG_CONTINUOUS, FLAG_FLOAT32, FLAG_ROW_IDS, MAGIC
 from llsvm.dataset import CSRDataset
 from llsvm.io import describe, open_dataset
-from llsvm.textio import DEFAULT_CHUNK
+from llsvm.textio import DEFAULT_CHUNK, DEFAULT_MAX_LINE
 
 from . import reference
 from .reference import Parsed, Rejected, TooLarge, decode_source
 
 INT32_MAX = 2 ** 31 - 1
 INT32_MIN = -2 ** 31
-MAX_MESSAGE = 240            # an error message (path excluded) longer than this quotes too much of the input
+MAX_MESSAGE = 400            # an error message (path excluded) longer than this quotes too much of the input
 
 
 class OracleFailure(AssertionError):
@@ -118,20 +118,23 @@ def same_labels(a, b):
 # LIBSVM text
 
 def _text_variants(data):
-    """The (stream, zero_based, float32, chunk_size, max_rows) readings of one input: every zero_based/float32
-    pair, two in memory and two streamed, two with a tiny chunk so that lines cross chunk boundaries (the chunk
-    sizes follow from the input, so a saved input replays the same way)."""
-    small1 = 2 + len(data) % 17
-    small2 = 3 + zlib.crc32(data) % 61
-    return [(False, False, False, DEFAULT_CHUNK, None),
-            (True, False, True, small1, 3),
-            (False, True, True, small2, None),
-            (True, True, False, DEFAULT_CHUNK, 2)]
+    """The (stream, zero_based, float32, chunk_size, max_rows, max_line, class_labels) readings of one input:
+    every zero_based/float32 pair, two in memory and two streamed, two with a tiny chunk so that lines cross chunk
+    boundaries, two with a tiny line limit, two reading class labels. The sizes follow from the input, so a saved
+    input replays the same way."""
+    crc = zlib.crc32(data)
+    small1, small2 = 2 + len(data) % 17, 3 + crc % 61
+    line1, line2 = 4 + (crc >> 8) % 90, len(data) % 64
+    return [(False, False, False, DEFAULT_CHUNK, None, DEFAULT_MAX_LINE, False),
+            (True, False, True, small1, 3, line1, True),
+            (False, True, True, small2, None, line2, False),
+            (True, True, False, DEFAULT_CHUNK, 2, DEFAULT_MAX_LINE, True)]
 
 
-def _read_text(path, stream, zero_based, float32, chunk, max_rows):
+def _read_text(path, stream, zero_based, float32, chunk, max_rows, max_line, class_labels):
     """(y, indptr, indices, values, n_features, n_qid, labels, label_counts) as llsvm reads the file."""
-    ds = open_dataset(path, zero_based=zero_based, float32=float32, stream=stream, chunk_size=chunk)
+    ds = open_dataset(path, zero_based=zero_based, float32=float32, stream=stream, chunk_size=chunk,
+                      max_line=max_line, class_labels=class_labels)
     if not stream:
         require(isinstance(ds, CSRDataset), "text.kind", f"read_dataset gave {type(ds).__name__}")
         return ds.y, ds.indptr, ds.indices, ds.values, ds.n_features, ds.n_qid, ds.labels, ds.label_counts
@@ -156,7 +159,8 @@ def _read_text(path, stream, zero_based, float32, chunk, max_rows):
 
 
 def check_text(data, work):
-    """LIBSVM text through llsvm.io.open_dataset, in memory and streamed, against fuzz.reference.
+    """LIBSVM text through llsvm.io.open_dataset, in memory and streamed, with and without a tiny line limit and
+    class labels, against fuzz.reference.
 
     Rules: llsvm accepts exactly what the reference accepts (text.accepts_invalid / text.rejects_valid);
     accepted input gives bit-identical labels, offsets, indices and values (float32 when asked), the same
@@ -173,12 +177,13 @@ def check_text(data, work):
     if kind == "binary":
         return
     path = work.write("input.txt", data)
-    for stream, zero_based, float32, chunk, max_rows in _text_variants(data):
+    for stream, zero_based, float32, chunk, max_rows, max_line, class_labels in _text_variants(data):
         how = (f"{'streamed' if stream else 'in memory'}, zero_based={zero_based}, float32={float32}, "
-               f"chunk={chunk}, max_rows={max_rows}")
-        ref = None if text is None else reference.parse(text, zero_based=zero_based, float32=float32)
+               f"chunk={chunk}, max_rows={max_rows}, max_line={max_line}, class_labels={class_labels}")
+        ref = None if text is None else reference.parse(text, zero_based=zero_based, float32=float32,
+                                                        class_labels=class_labels, max_line=max_line)
         try:
-            got = _read_text(path, stream, zero_based, float32, chunk, max_rows)
+            got = _read_text(path, stream, zero_based, float32, chunk, max_rows, max_line, class_labels)
         except DataFormatError as exc:
             require(len(exc.message) <= MAX_MESSAGE, "text.message_length",
                     f"{len(exc.message)} characters ({how})")
@@ -209,6 +214,7 @@ def check_text(data, work):
 # The binary data format
 
 _HEADER = struct.Struct("<8sIIQQQQQQdQQ")
+FLAG_WIDTH = 16              # n_features declared wider than the data by the writer's caller (the hostile-file fix)
 
 
 def _arrays(ds):
@@ -253,9 +259,11 @@ def _row_sq_norms(indptr, values):
 def binary_invariants(data, ds, arrays):
     """The rules an accepted binary file must meet (ds: the open BinaryDataset; arrays: its rows).
 
-    - binary.flags: no flag bits beyond 1, 2, 4, 8 (read from the raw header);
+    - binary.flags: no flag bits beyond 1, 2, 4, 8 and 16 (read from the raw header);
     - binary.rows / binary.nnz: the header's n_rows and nnz are the rows and non-zeros read;
-    - binary.n_features: n_features <= 2^31 - 1 and above every index;
+    - binary.n_features: n_features <= 2^31 - 1; without flag 16 (a width declared by the writer's caller) it is
+      exactly the largest index + 1 (0 without non-zeros), with flag 16 larger than that: a header cannot make a
+      small file claim billions of features;
     - binary.indices: indices in [0, n_features), strictly increasing within each row;
     - binary.labels_finite / binary.values_finite: labels and values are finite (as text demands);
     - binary.label_table: without flag 4, the footer's labels are the distinct labels in order of first
@@ -265,14 +273,19 @@ def binary_invariants(data, ds, arrays):
     """
     y, indptr, indices, values, row_ids, alpha = arrays
     (_, _, flags, n_rows, n_features, nnz, _, _, _, max_sq, _, n_labels) = _HEADER.unpack_from(data)
-    require(flags & ~(FLAG_FLOAT32 | FLAG_ROW_IDS | FLAG_CONTINUOUS | FLAG_ALPHA) == 0, "binary.flags",
-            f"flags 0x{flags:x}")
+    require(flags & ~(FLAG_FLOAT32 | FLAG_ROW_IDS | FLAG_CONTINUOUS | FLAG_ALPHA | FLAG_WIDTH) == 0,
+            "binary.flags", f"flags 0x{flags:x}")
     require(y.shape[0] == n_rows == ds.n_rows and indptr.shape[0] == n_rows + 1, "binary.rows",
             f"header {n_rows}, read {y.shape[0]}")
     require(indptr[0] == 0 and indptr[-1] == nnz == indices.shape[0] == values.shape[0], "binary.nnz",
             f"header {nnz}, read {indices.shape[0]}")
     require(bool((np.diff(indptr) >= 0).all()), "binary.indptr", "row offsets decrease")
     require(n_features <= INT32_MAX, "binary.n_features", f"{n_features} is beyond int32")
+    width = int(indices.max()) + 1 if indices.size else 0
+    if flags & FLAG_WIDTH:
+        require(n_features > width, "binary.n_features", f"flag 16 but n_features {n_features}, data width {width}")
+    else:
+        require(n_features == width, "binary.n_features", f"n_features {n_features}, the largest index + 1 {width}")
     if indices.size:
         require(int(indices.min()) >= 0 and int(indices.max()) < n_features, "binary.indices",
                 f"an index outside [0, {n_features})")
@@ -301,29 +314,29 @@ def binary_invariants(data, ds, arrays):
 
 
 def check_binary(data, work):
-    """llsvm's binary data format: open, the --info summary, verify, stream, copy and map, rewrite.
+    """llsvm's binary data format: open, the --info summary, verify, stream, copy and map, rewrite, train.
 
     A file may be refused (DataFormatError) when it is opened or when its blocks are read; then every reading must
-    refuse it (binary.readings_disagree) and --info must report the failed check. An accepted file must meet
-    binary_invariants, every reading (iter_blocks, load_blocks, load) must give the same arrays
-    (binary.readings_differ), and writing it again with BinaryWriter and reading that back must give the same
-    arrays and header (binary.rewrite). Training two iterations of -s 3 on it must not fail other than by an
-    LLSVMError (a MemoryError here means n_features claims more than the process may allocate).
+    refuse it (binary.readings_disagree), and --info must not call it good (binary.info_disagrees: --info either
+    refuses it or reports the failed check). An accepted file must meet binary_invariants, every reading
+    (iter_blocks, load_blocks, load) must give the same arrays (binary.readings_differ), and writing it again
+    with BinaryWriter and reading that back must give the same arrays and header (binary.rewrite). Training two
+    iterations of -s 3 on it must not fail other than by an LLSVMError.
     """
     path = work.write("input.bin", data)
-    info = None
+    info_ok = None
     if data.startswith(MAGIC):
         try:
             info = describe(path)               # llsvm-convert --info
+            info_ok = "checksum_error" not in info
         except DataFormatError:
-            info = None
+            info_ok = False
     try:
         ds = BinaryDataset(path)
     except DataFormatError:
-        require(info is None, "binary.info_accepts", "--info summarised a file that does not open")
+        require(not info_ok, "binary.info_disagrees", "--info finds nothing wrong with a file that does not open")
         return
     with ds:
-        require(info is not None, "binary.info_rejects", "--info refused a file that opens")
         outcomes = {}
         readings = {}
         for name, read in (("verify", lambda: ds.verify()),
@@ -339,30 +352,19 @@ def check_binary(data, work):
         failed = [k for k, v in outcomes.items() if v is not None]
         require(not failed or len(failed) == len(outcomes), "binary.readings_disagree",
                 f"refused by {failed}, accepted by {[k for k in outcomes if k not in failed]}")
-        require(("checksum_error" in info) == bool(failed), "binary.info_checksum",
-                f"--info says {info.get('checksum')!r}, readings: {outcomes}")
+        require(info_ok == (not failed), "binary.info_disagrees",
+                f"--info {'finds nothing wrong' if info_ok else 'finds a fault'}, the readings: {outcomes}")
         if failed:
             return
         arrays = readings["load"]
         for name in ("iter_blocks", "load_blocks"):
             require(_same_arrays(readings[name], arrays), "binary.readings_differ", f"{name} != load")
         binary_invariants(data, ds, arrays)
-        _rewrite(ds, arrays, work)
+        _rewrite(data, ds, arrays, work)
         _train(ds.load())
 
 
-def _train(view):
-    """Train briefly on an accepted file, as llsvm-train would: refusals (LLSVMError) are fine, anything else,
-    such as a MemoryError from a weight vector sized by an inflated n_features, is a failure."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            train(view, solver=3, max_iter=2)
-        except LLSVMError:
-            pass
-
-
-def _rewrite(ds, arrays, work):
+def _rewrite(data, ds, arrays, work):
     """Write the rows again with BinaryWriter (small blocks) and read them back: same rows, same header."""
     y, indptr, indices, values, row_ids, alpha = arrays
     out = work.file("rewrite.bin")
@@ -374,6 +376,10 @@ def _rewrite(ds, arrays, work):
         w.close(n_features=ds.n_features, n_qid=ds.n_qid)
     with BinaryDataset(out) as again:
         require(_same_arrays(_arrays(again.load()), arrays), "binary.rewrite", "rows differ after a rewrite")
+        with open(out, "rb") as f:
+            flags = _HEADER.unpack_from(f.read(_HEADER.size))[2]
+        require(flags == _HEADER.unpack_from(data)[2], "binary.rewrite",
+                f"flags 0x{flags:x} after a rewrite, 0x{_HEADER.unpack_from(data)[2]:x} before")
         for field in ("n_rows", "nnz", "n_features", "n_qid", "float32", "has_row_ids", "has_alpha",
                       "continuous"):
             require(getattr(again, field) == getattr(ds, field), "binary.rewrite",
@@ -383,6 +389,17 @@ def _rewrite(ds, arrays, work):
                                                                      rel_tol=1e-6),
                 "binary.rewrite", f"max_sq_norm {again.max_sq_norm!r} after a rewrite, {ds.max_sq_norm!r} before")
     os.unlink(out)
+
+
+def _train(view):
+    """Train briefly on an accepted file, as llsvm-train would: refusals (LLSVMError) are fine, anything else,
+    such as a MemoryError from a weight vector sized by n_features, is a failure."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            train(view, solver=3, max_iter=2)
+        except LLSVMError:
+            pass
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -141,7 +141,47 @@ def test_reference_rejects(text, zero_based, float32, line, col):
         assert isinstance(reference.parse(text, zero_based=zero_based), reference.Parsed)
 
 
-@pytest.mark.parametrize("text", [case[0] for case in VALID + INVALID], ids=range(len(VALID) + len(INVALID)))
+LIMITS = [
+    # text, options, (line, column) of the rejection or None
+    (b"1 1:1\n12345678\n", dict(max_line=7), (2, 1)),
+    (b"1 1:1\n1234567\n", dict(max_line=7), None),
+    (b"1 1:1\n# a long comment\n", dict(max_line=5), (2, 1)),
+    (b"1 1:1\r\n", dict(max_line=5), (1, 1)),                  # the \r counts
+    (b"1 1:1\r\n", dict(max_line=6), None),
+    (b"1 1:1\n" + b"x" * 40, dict(max_line=10), (2, 1)),        # too long and malformed: the length is reported
+    (b"1 0:1\n" + b"2" * 40, dict(max_line=10), (1, 3)),        # an earlier line's error comes first
+    (b"\n\n", dict(max_line=0), (3, 1)),                        # empty lines fit any limit: empty input
+    (b"2147483648 1:1\n", dict(class_labels=True), (1, 1)),
+    (b"-2147483648\n", dict(class_labels=True), (1, 1)),
+    (b"1 1:1\n  3e9\n", dict(class_labels=True), (2, 3)),
+    (b"2147483647.9\n-2147483647\n", dict(class_labels=True), None),
+    (b"3e9 1:1\n", dict(), None),
+]
+
+
+@pytest.mark.parametrize("text,options,where", LIMITS)
+def test_line_limit_and_class_labels(text, options, where, work):
+    """The two reading options, in the reference and in llsvm (in memory and streamed with a 4-byte chunk)."""
+    got = reference.parse(text, **options)
+    if where is None:
+        assert isinstance(got, reference.Parsed), got
+    else:
+        assert isinstance(got, reference.Rejected) and (got.line, got.col0) == where, got
+    path = work.write("limits.txt", text)
+    for stream in (False, True):
+        args = (path, stream, False, False, 4, None, options.get("max_line", 1 << 28),
+                options.get("class_labels", False))
+        if where is None:
+            y = targets._read_text(*args)[0]
+            assert targets.same_bits(y, got.y)
+        else:
+            with pytest.raises(DataFormatError) as err:
+                targets._read_text(*args)
+            assert (err.value.line, err.value.column) == where
+
+
+@pytest.mark.parametrize("text", [case[0] for case in VALID + INVALID + LIMITS],
+                         ids=range(len(VALID) + len(INVALID) + len(LIMITS)))
 def test_llsvm_agrees_with_the_reference(text, work):
     """The text oracle on every hand-written case: llsvm's four readings against the reference."""
     targets.check_text(text, work)
@@ -222,8 +262,11 @@ def _header_bytes(flags=0, n_rows=2, n_features=3, nnz=2, max_sq=4.0, n_labels=2
 
 @pytest.mark.parametrize("header,labels,counts,rule", [
     (dict(), [1.0, -1.0], [1, 1], None),
-    (dict(flags=16), [1.0, -1.0], [1, 1], "binary.flags"),
-    (dict(n_features=1), [1.0, -1.0], [1, 1], "binary.indices"),
+    (dict(flags=32), [1.0, -1.0], [1, 1], "binary.flags"),
+    (dict(n_features=1), [1.0, -1.0], [1, 1], "binary.n_features"),
+    (dict(n_features=5), [1.0, -1.0], [1, 1], "binary.n_features"),
+    (dict(flags=16, n_features=5), [1.0, -1.0], [1, 1], None),
+    (dict(flags=16), [1.0, -1.0], [1, 1], "binary.n_features"),
     (dict(max_sq=float("nan")), [1.0, -1.0], [1, 1], "binary.max_sq_norm"),
     (dict(max_sq=1.0), [1.0, -1.0], [1, 1], "binary.max_sq_norm"),
     (dict(), [1.0, -1.0], [2, 1], "binary.label_counts"),
