@@ -188,7 +188,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
 
     if args.replay:
-        if len(args.replay) < 2 or args.replay[0] not in TARGETS:
+        if len(args.replay) < 2 or args.replay[0] not in TARGETS + ("selftest",):
             ap.error("--replay TARGET FILE...: TARGET is text, binary or model")
         return replay(args.replay[0], args.replay[1:], args.memory_mb)
 

@@ -1,4 +1,5 @@
-"""The three fuzz targets and their oracles: LIBSVM text, the binary data format, model files.
+"""The fuzz targets and their oracles: LIBSVM text, the binary data format, model files (and `selftest`, the
+harness's own check).
 
 Each target is a function ``check(data, work)`` that feeds one input (bytes) to llsvm through its public readers
 and raises when llsvm misbehaves:
@@ -9,7 +10,8 @@ and raises when llsvm misbehaves:
 - ``OracleFailure`` is raised when llsvm accepts something it must refuse, gives different results on two paths
   that must agree, or rejects something valid. Each failure names a ``rule``; the runner groups failures by it.
 
-The rules of each oracle are listed in the docstrings of ``check_text``, ``check_binary`` and ``check_model``.
+The rules of each oracle are listed in the docstrings of ``check_text``, ``check_binary`` (and
+``binary_invariants``) and ``check_model`` (and ``model_invariants``).
 ``work`` is a ``Workdir``: a private scratch directory (on tmpfs when there is one) where inputs become files.
 """
 import contextlib

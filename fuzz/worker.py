@@ -40,7 +40,8 @@ def failure_rule(exc):
     where = ""
     if inside:
         f = inside[-1]
-        where = f"@{os.path.relpath(f.filename, REPO) if f.filename.startswith(REPO) else os.path.basename(f.filename)}:{f.lineno}"
+        name = os.path.relpath(f.filename, REPO) if f.filename.startswith(REPO) else os.path.basename(f.filename)
+        where = f"@{name}:{f.lineno}"
     return f"exception.{type(exc).__name__}{where}"
 
 

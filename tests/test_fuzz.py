@@ -6,6 +6,7 @@
 - Each reproducer in fuzz/regressions.py must pass its oracle: one fails while its bug is open.
 - A one-minute run (20 s per target) must execute a minimum number of inputs and find nothing.
 """
+import importlib.util
 import json
 import os
 import struct
@@ -14,8 +15,6 @@ import sys
 
 import numpy as np
 import pytest
-
-pytest.importorskip("atheris")
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
@@ -314,8 +313,11 @@ def test_regression(case, work):
 # The short run of make test
 
 MIN_INPUTS = 1000          # per target in 20 s: far below what any target runs, far above doing nothing
+needs_atheris = pytest.mark.skipif(importlib.util.find_spec("atheris") is None,
+                                   reason="atheris (the test extra) is not installed")
 
 
+@needs_atheris
 @pytest.mark.parametrize("target", ["text", "binary", "model"])
 def test_fuzz_short_run(target, tmp_path):
     summary = tmp_path / "summary.json"
@@ -328,6 +330,18 @@ def test_fuzz_short_run(target, tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
 
 
+def test_replay(tmp_path):
+    """python -m fuzz --replay TARGET FILE...: each file checked under the memory limit, PASS or FAIL with its rule."""
+    (tmp_path / "fine").write_bytes(b"fine")
+    (tmp_path / "alloc").write_bytes(b"ALLOC")
+    proc = subprocess.run([sys.executable, "-m", "fuzz", "--replay", "selftest", str(tmp_path / "fine"),
+                           str(tmp_path / "alloc")], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1
+    assert f"PASS {tmp_path / 'fine'}" in proc.stdout
+    assert f"FAIL {tmp_path / 'alloc'} [exception.MemoryError" in proc.stdout
+
+
+@needs_atheris
 def test_runner_counts_crashes_hangs_and_allocations(tmp_path):
     """The harness's own target: one input aborts, one hangs past --timeout, one asks for 8 TiB. Each is a failure,
     the run goes on after each, and the exit status says so."""
