@@ -6,7 +6,7 @@ PIP    := $(PY) -m pip --disable-pip-version-check
 BIN    := $(VENV)/bin
 KERNELS := $(wildcard cext/*.pyx cext/*.pxd)
 
-.PHONY: all demo test bench reproduce-llsvm reproduce-streamsvm build annotate clean distclean
+.PHONY: all demo test fuzz bench reproduce-llsvm reproduce-streamsvm build annotate clean distclean
 
 all: build
 
@@ -43,6 +43,13 @@ demo: build data/demo data/demo.t
 test: build
 	$(PY) -m pytest tests -q
 
+# mutation fuzzing (atheris) of the LIBSVM text parser, the binary reader and the model loader, each in its own
+# process under a 2 GB memory limit; 60 s in all by default (tests/test_fuzz.py runs the same for make test).
+# FUZZ_ARGS="--time 600" for ten minutes, "--runs 400000 --jobs 2", "--targets binary", "--replay model FILE";
+# the corpus and failing inputs go under fuzz-results/ (python -m fuzz --help)
+fuzz: build
+	$(PY) -m fuzz $(FUZZ_ARGS)
+
 # parser / binary-load, solver, -s llsvm and -s streamsvm figures (BENCH_ARGS="--parts stream" for one part);
 # results under bench-results/
 bench: build
@@ -69,4 +76,4 @@ clean:
 	rm -rf build cext/*.c cext/*.html llsvm/_ext/*.so $(VENV)/.built
 
 distclean: clean
-	rm -rf $(VENV) bench-results *.egg-info
+	rm -rf $(VENV) bench-results fuzz-results *.egg-info

@@ -1,0 +1,15 @@
+"""Fuzzing llsvm's readers (issue 13, "Reliability"): `make fuzz` / `python -m fuzz`.
+
+Three targets run under atheris, a coverage-guided libFuzzer mutation fuzzer for Python, each in its own process
+under a memory limit:
+
+- text (fuzz.targets.check_text): LIBSVM text, read in memory and streamed with tiny chunks, 0- and 1-based, float64
+  and float32, compressed or not, against an independent reference reader (fuzz.reference);
+- binary (fuzz.targets.check_binary): llsvm's binary data format, mutated with valid checksums
+  (fuzz.mutators), through --info, verify, streaming, copying, mapping and a rewrite;
+- model (fuzz.targets.check_model): model files (LIBLINEAR's format and the hashed format), checked, saved,
+  reloaded and used to predict.
+
+Seeds are generated (fuzz.seeds); fuzz/regressions/<target>/ holds the reproducers of bugs found so far, run
+first every time. fuzz/runner.py is the command line; fuzz/worker.py one fuzzing process.
+"""

@@ -1,0 +1,357 @@
+"""The fuzzer (fuzz/, `make fuzz`): its oracles on hand-written inputs, the bug reproducers, and a short run.
+
+- The reference LIBSVM reader (fuzz/reference.py) is checked against expected results on valid and invalid lines,
+  and llsvm's parser against it through the text oracle, so the oracle itself is tested.
+- The binary and model oracles are shown to catch crafted files and models.
+- Each reproducer in fuzz/regressions.py must pass its oracle: one fails while its bug is open.
+- A one-minute run (20 s per target) must execute a minimum number of inputs and find nothing.
+"""
+import importlib.util
+import json
+import os
+import struct
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, REPO)
+
+from fuzz import reference, regressions, seeds, targets  # noqa: E402
+from fuzz.mutators import fix_checksums  # noqa: E402
+from fuzz.targets import OracleFailure  # noqa: E402
+from llsvm import BinaryDataset, DataFormatError, Model  # noqa: E402
+
+F32_MAX = float(np.finfo(np.float32).max)
+
+
+@pytest.fixture
+def work():
+    w = targets.Workdir()
+    yield w
+    w.cleanup()
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The reference reader: what it must accept, and the values
+
+VALID = [
+    # text, zero_based, rows as (label, [(0-based index, value), ...]), n_qid
+    (b"1 1:2 3:4\n", False, [(1.0, [(0, 2.0), (2, 4.0)])], 0),
+    (b"-1\n", False, [(-1.0, [])], 0),
+    (b"+1 qid:7 2:0.5 # comment\n", False, [(1.0, [(1, 0.5)])], 1),
+    (b"  \t 2\t1:1e3\r\n", False, [(2.0, [(0, 1000.0)])], 0),
+    (b"# comment\n\n3 4:-.5", False, [(3.0, [(3, -0.5)])], 0),
+    (b"1 2147483647:1\n", False, [(1.0, [(2147483646, 1.0)])], 0),
+    (b"0 0:1 2147483646:2\n", True, [(0.0, [(0, 1.0), (2147483646, 2.0)])], 0),
+    (b"1.5e-3 1:1.#tail\n", False, [(1.5e-3, [(0, 1.0)])], 0),
+    (b"1#c\n", False, [(1.0, [])], 0),
+    (b"1 1:0.1000000000000000055511151231257827021181583404541015625\n", False, [(1.0, [(0, 0.1)])], 0),
+    (b"1 1:123456789012345678901234567890\n", False, [(1.0, [(0, 1.2345678901234568e29)])], 0),
+    (b"1 1:4.9e-324 2:1e-400 3:00012\n", False, [(1.0, [(0, 5e-324), (1, 0.0), (2, 12.0)])], 0),
+    (b"1\v1:1\f2:2\n", False, [(1.0, [(0, 1.0), (1, 2.0)])], 0),
+    (b"1 00003:1\n", False, [(1.0, [(2, 1.0)])], 0),
+    (b"1 qid:123456789012345678901234567890\n", False, [(1.0, [])], 1),
+    (b"1 1:1.7976931348623157e308\n", False, [(1.0, [(0, 1.7976931348623157e308)])], 0),
+    (b"1 1:1\r2:2\n", False, [(1.0, [(0, 1.0), (1, 2.0)])], 0),
+    (b"1 1:1\n\n-1 2:3\n\n", False, [(1.0, [(0, 1.0)]), (-1.0, [(1, 3.0)])], 0),
+]
+
+
+@pytest.mark.parametrize("text,zero_based,rows,n_qid", VALID)
+def test_reference_accepts(text, zero_based, rows, n_qid):
+    got = reference.parse(text, zero_based=zero_based)
+    assert isinstance(got, reference.Parsed), got
+    assert got.y.tolist() == [r[0] for r in rows]
+    assert got.indptr.tolist() == np.cumsum([0] + [len(r[1]) for r in rows]).tolist()
+    assert got.indices.tolist() == [i for r in rows for i, _ in r[1]]
+    assert got.values.tolist() == [v for r in rows for _, v in r[1]]
+    assert got.n_features == max([i + 1 for r in rows for i, _ in r[1]], default=0)
+    assert got.n_qid == n_qid
+
+
+def test_reference_keeps_the_sign_of_zero():
+    got = reference.parse(b"-0 1:-0 2:+0.0\n")
+    assert np.signbit(got.y[0]) and np.signbit(got.values[0]) and not np.signbit(got.values[1])
+
+
+def test_reference_float32():
+    got = reference.parse(b"1 1:3.4028235e38 2:1e-50 3:0.1\n", float32=True)
+    assert got.values.dtype == np.float32
+    assert got.values.tolist() == [F32_MAX, 0.0, float(np.float32(0.1))]
+
+
+INVALID = [
+    # text, zero_based, float32, line, 1-based column where the bad token starts
+    (b"1 0:1\n", False, False, 1, 3),
+    (b"1 2:1 2:3\n", False, False, 1, 7),
+    (b"1 3:1 2:3\n", False, False, 1, 7),
+    (b"1 2147483648:1\n", False, False, 1, 3),
+    (b"0 2147483647:1\n", True, False, 1, 3),
+    (b"1 99999999999999999999999:1\n", False, False, 1, 3),
+    (b"1 1:nan\n", False, False, 1, 3),
+    (b"1 1:inf\n", False, False, 1, 3),
+    (b"1 1:-Infinity\n", False, False, 1, 3),
+    (b"1 1:1e999\n", False, False, 1, 3),
+    (b"nan 1:1\n", False, False, 1, 1),
+    (b"  inf\n", False, False, 1, 3),
+    (b"1e400\n", False, False, 1, 1),
+    (b"1 1:abc\n", False, False, 1, 3),
+    (b"1 1:\n", False, False, 1, 3),
+    (b"1 1\n", False, False, 1, 3),
+    (b"1 :1\n", False, False, 1, 3),
+    (b"1 -1:1\n", False, False, 1, 3),
+    (b"1 +1:1\n", False, False, 1, 3),
+    (b"1:1 2:2\n", False, False, 1, 1),
+    (b"1x 1:1\n", False, False, 1, 1),
+    (b"1 1:1x\n", False, False, 1, 3),
+    (b"1 1:0x10\n", False, False, 1, 3),
+    (b"1 1:1_0\n", False, False, 1, 3),
+    (b"1 1:1e\n", False, False, 1, 3),
+    (b"1 1:.\n", False, False, 1, 3),
+    (b"1 1:1e+\n", False, False, 1, 3),
+    (b"1 1:1:2\n", False, False, 1, 3),
+    (b"1 qid:x 1:1\n", False, False, 1, 3),
+    (b"1 qid: 1:1\n", False, False, 1, 3),
+    (b"1 1:1 qid:3\n", False, False, 1, 7),
+    (b"1 qid:1 qid:2\n", False, False, 1, 9),
+    (b"1 qid:-1\n", False, False, 1, 3),
+    (b"1 QID:1\n", False, False, 1, 3),
+    (b"1 1:1\n2 1:1 1:1\n", False, False, 2, 7),
+    (b"\n\n# c\n", False, False, 4, 1),
+    (b"", False, False, 1, 1),
+    (b"   \n", False, False, 2, 1),
+    (b"1 1:3.5e38\n", False, True, 1, 3),
+    (b"1 1:-3.4028236e38\n", False, True, 1, 3),
+    (b"1 1:1\x00\n", False, False, 1, 3),
+    (b"1 1:1\n\xff\n", False, False, 2, 1),
+    (b"1 1:1\r2 2:2\n", False, False, 1, 7),
+]
+
+
+@pytest.mark.parametrize("text,zero_based,float32,line,col", INVALID)
+def test_reference_rejects(text, zero_based, float32, line, col):
+    got = reference.parse(text, zero_based=zero_based, float32=float32)
+    assert isinstance(got, reference.Rejected), got
+    assert (got.line, got.col0) == (line, col)
+    if float32:        # the same text is valid without float32
+        assert isinstance(reference.parse(text, zero_based=zero_based), reference.Parsed)
+
+
+LIMITS = [
+    # text, options, (line, column) of the rejection or None
+    (b"1 1:1\n12345678\n", dict(max_line=7), (2, 1)),
+    (b"1 1:1\n1234567\n", dict(max_line=7), None),
+    (b"1 1:1\n# a long comment\n", dict(max_line=5), (2, 1)),
+    (b"1 1:1\r\n", dict(max_line=5), (1, 1)),                  # the \r counts
+    (b"1 1:1\r\n", dict(max_line=6), None),
+    (b"1 1:1\n" + b"x" * 40, dict(max_line=10), (2, 1)),        # too long and malformed: the length is reported
+    (b"1 0:1\n" + b"2" * 40, dict(max_line=10), (1, 3)),        # an earlier line's error comes first
+    (b"\n\n", dict(max_line=0), (3, 1)),                        # empty lines fit any limit: empty input
+    (b"2147483648 1:1\n", dict(class_labels=True), (1, 1)),
+    (b"-2147483648\n", dict(class_labels=True), (1, 1)),
+    (b"1 1:1\n  3e9\n", dict(class_labels=True), (2, 3)),
+    (b"2147483647.9\n-2147483647\n", dict(class_labels=True), None),
+    (b"3e9 1:1\n", dict(), None),
+]
+
+
+@pytest.mark.parametrize("text,options,where", LIMITS)
+def test_line_limit_and_class_labels(text, options, where, work):
+    """The two reading options, in the reference and in llsvm (in memory and streamed with a 4-byte chunk)."""
+    got = reference.parse(text, **options)
+    if where is None:
+        assert isinstance(got, reference.Parsed), got
+    else:
+        assert isinstance(got, reference.Rejected) and (got.line, got.col0) == where, got
+    path = work.write("limits.txt", text)
+    for stream in (False, True):
+        args = (path, stream, False, False, 4, None, options.get("max_line", 1 << 28),
+                options.get("class_labels", False))
+        if where is None:
+            y = targets._read_text(*args)[0]
+            assert targets.same_bits(y, got.y)
+        else:
+            with pytest.raises(DataFormatError) as err:
+                targets._read_text(*args)
+            assert (err.value.line, err.value.column) == where
+
+
+@pytest.mark.parametrize("text", [case[0] for case in VALID + INVALID + LIMITS],
+                         ids=range(len(VALID) + len(INVALID) + len(LIMITS)))
+def test_llsvm_agrees_with_the_reference(text, work):
+    """The text oracle on every hand-written case: llsvm's four readings against the reference."""
+    targets.check_text(text, work)
+
+
+def test_reference_decompresses_like_llsvm(work):
+    import gzip
+    good = gzip.compress(b"1 1:1\n", mtime=0)
+    assert reference.decode_source(good) == ("gzip", b"1 1:1\n")
+    assert reference.decode_source(good[:-3]) == ("gzip", None)          # truncated: llsvm must refuse it
+    targets.check_text(good, work)
+    targets.check_text(good[:-3], work)
+    with pytest.raises(reference.TooLarge):
+        reference.decode_source(gzip.compress(b"\n" * 4096), cap=1024)
+
+
+def test_text_oracle_catches_a_disagreement(work, monkeypatch):
+    """With a reference that is wrong on purpose, the oracle must complain: it is not vacuous."""
+    monkeypatch.setattr(reference, "MAX_STORED_INDEX", 10)
+    with pytest.raises(OracleFailure, match="text.accepts_invalid"):
+        targets.check_text(b"1 12:1\n", work)
+    monkeypatch.undo()
+    real = reference.parse
+
+    def off_by_one(text, **kw):
+        got = real(text, **kw)
+        if isinstance(got, reference.Rejected):
+            got.line += 1
+        else:
+            got.values = got.values + 1
+        return got
+    monkeypatch.setattr(reference, "parse", off_by_one)
+    with pytest.raises(OracleFailure, match="text.error_line"):
+        targets.check_text(b"1 0:1\n", work)
+    with pytest.raises(OracleFailure, match="text.values"):
+        targets.check_text(b"1 1:1\n", work)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Binary and model oracles, seeds, the checksum fixer
+
+@pytest.mark.parametrize("target", ["text", "binary", "model"])
+def test_seeds_pass_their_oracle(target, work):
+    """Valid files written by llsvm itself: accepted, consistent, round-tripping."""
+    check = getattr(targets, "check_" + target)
+    for name, data in seeds.seeds(target, work).items():
+        check(data, work)
+
+
+def test_fix_checksums_makes_a_crafted_file_readable(work):
+    data = seeds.binary_seeds(work)["blocks"]
+    (f_off,) = struct.unpack_from("<Q", data, 48)
+    (n_labels,) = struct.unpack_from("<Q", data, 80)
+    buf = bytearray(data)
+    struct.pack_into("<Q", buf, f_off + 8 + 16 * n_labels, 129)     # the first block's offset in the index
+    with pytest.raises(DataFormatError, match="checksum"):
+        BinaryDataset(work.write("x.bin", bytes(buf)))
+    with pytest.raises(DataFormatError, match="do not tile"):       # past the checksum: the structure check
+        BinaryDataset(work.write("x.bin", fix_checksums(buf)))
+    buf = bytearray(data)
+    struct.pack_into("<Q", buf, 72, 99)                                # n_qid: any value is valid
+    with BinaryDataset(work.write("y.bin", fix_checksums(buf))) as ds:
+        assert ds.n_qid == 99
+        ds.verify()
+
+
+class _Header:
+    """What binary_invariants reads of an open file."""
+
+    def __init__(self, n_rows, labels, counts):
+        self.n_rows, self.labels, self.label_counts = n_rows, np.array(labels), np.array(counts)
+
+
+def _header_bytes(flags=0, n_rows=2, n_features=3, nnz=2, max_sq=4.0, n_labels=2):
+    return struct.pack("<8sIIQQQQQQdQQ", b"LLSVMBIN", 1, flags, n_rows, n_features, nnz, 1, 0, 0, max_sq, 0,
+                       n_labels).ljust(128, b"\0")
+
+
+@pytest.mark.parametrize("header,labels,counts,rule", [
+    (dict(), [1.0, -1.0], [1, 1], None),
+    (dict(flags=32), [1.0, -1.0], [1, 1], "binary.flags"),
+    (dict(n_features=1), [1.0, -1.0], [1, 1], "binary.n_features"),
+    (dict(n_features=5), [1.0, -1.0], [1, 1], "binary.n_features"),
+    (dict(flags=16, n_features=5), [1.0, -1.0], [1, 1], None),
+    (dict(flags=16), [1.0, -1.0], [1, 1], "binary.n_features"),
+    (dict(max_sq=float("nan")), [1.0, -1.0], [1, 1], "binary.max_sq_norm"),
+    (dict(max_sq=1.0), [1.0, -1.0], [1, 1], "binary.max_sq_norm"),
+    (dict(), [1.0, -1.0], [2, 1], "binary.label_counts"),
+    (dict(), [-1.0, 1.0], [1, 1], "binary.label_table"),
+    (dict(flags=4, n_labels=0), [], [], "binary.label_table"),
+    (dict(n_rows=3), [1.0, -1.0], [1, 1], "binary.rows"),
+])
+def test_binary_invariants(header, labels, counts, rule):
+    arrays = (np.array([1.0, -1.0]), np.array([0, 1, 2]), np.array([2, 0], np.int32), np.array([2.0, -1.0]),
+              None, None)
+    data = _header_bytes(**header)
+    ds = _Header(header.get("n_rows", 2), labels, counts)
+    if rule is None:
+        targets.binary_invariants(data, ds, arrays)
+    else:
+        with pytest.raises(OracleFailure, match=rule):
+            targets.binary_invariants(data, ds, arrays)
+
+
+@pytest.mark.parametrize("model,rule", [
+    (Model("L2R_L2LOSS_SVR", 3, None, 1, -1, np.ones((1, 3))), "model.nr_class"),
+    (Model("L2R_L1LOSS_SVC_DUAL", 2, [2 ** 31, 1], 1, -1, np.ones((1, 1))), "model.labels"),
+    (Model("L2R_L1LOSS_SVC_DUAL", 2, [1, -1], 1, 1.0, np.array([[1.0], [np.nan]])), "model.weights"),
+])
+def test_model_invariants(model, rule):
+    valid = Model("L2R_LR", 2, [1, -1], 1, 1.0, np.ones((2, 1)))
+    targets.model_invariants(valid.to_text().encode(), valid)
+    with pytest.raises(OracleFailure, match=rule):
+        targets.model_invariants(model.to_text().encode(), model)
+    with pytest.raises(OracleFailure, match="model.bytes"):
+        targets.model_invariants(valid.to_text().replace(" ", "\x1f", 1).encode(), valid)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Reproducers of the bugs found: each fails while its bug is open
+
+@pytest.mark.parametrize("case", regressions.CASES, ids=[f"{c.target}-{c.name}" for c in regressions.CASES])
+def test_regression(case, work):
+    data = case.build(work)
+    with targets.memory_limit():
+        getattr(targets, "check_" + case.target)(data, work)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The short run of make test
+
+MIN_INPUTS = 1000          # per target in 20 s: far below what any target runs, far above doing nothing
+needs_atheris = pytest.mark.skipif(importlib.util.find_spec("atheris") is None,
+                                   reason="atheris (the test extra) is not installed")
+
+
+@needs_atheris
+@pytest.mark.parametrize("target", ["text", "binary", "model"])
+def test_fuzz_short_run(target, tmp_path):
+    summary = tmp_path / "summary.json"
+    proc = subprocess.run([sys.executable, "-m", "fuzz", "--targets", target, "--time", "20",
+                           "--results", str(tmp_path / "results"), "--json", str(summary)],
+                          cwd=REPO, capture_output=True, text=True, timeout=600)
+    result = json.loads(summary.read_text())["targets"][target]
+    assert result["failures"] == 0, proc.stdout + proc.stderr[-3000:]
+    assert result["inputs"] >= MIN_INPUTS, proc.stdout
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+
+
+def test_replay(tmp_path):
+    """python -m fuzz --replay TARGET FILE...: each file checked under the memory limit, PASS or FAIL with its rule."""
+    (tmp_path / "fine").write_bytes(b"fine")
+    (tmp_path / "alloc").write_bytes(b"ALLOC")
+    proc = subprocess.run([sys.executable, "-m", "fuzz", "--replay", "selftest", str(tmp_path / "fine"),
+                           str(tmp_path / "alloc")], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1
+    assert f"PASS {tmp_path / 'fine'}" in proc.stdout
+    assert f"FAIL {tmp_path / 'alloc'} [exception.MemoryError" in proc.stdout
+
+
+@needs_atheris
+def test_runner_counts_crashes_hangs_and_allocations(tmp_path):
+    """The harness's own target: one input aborts, one hangs past --timeout, one asks for 8 TiB. Each is a failure,
+    the run goes on after each, and the exit status says so."""
+    summary = tmp_path / "summary.json"
+    proc = subprocess.run([sys.executable, "-m", "fuzz", "--targets", "selftest", "--time", "12", "--timeout", "2",
+                           "--results", str(tmp_path / "results"), "--json", str(summary)],
+                          cwd=REPO, capture_output=True, text=True, timeout=600)
+    result = json.loads(summary.read_text())["targets"]["selftest"]
+    kinds = sorted(c["kind"] for c in result["crashes"])
+    assert kinds == ["crash", "timeout"], proc.stdout
+    assert any(rule.startswith("exception.MemoryError") for rule in result["rules"]), proc.stdout
+    assert result["inputs"] >= MIN_INPUTS, proc.stdout
+    assert proc.returncode == 1
