@@ -500,7 +500,10 @@ class BinaryDataset(Dataset):
         self._check_label_table(np.frombuffer(footer, "<u8", n_labels, pos))
         self.label_counts = np.frombuffer(footer, "<u8", n_labels, pos).astype(np.int64)
         pos += 8 * n_labels
-        index = np.frombuffer(footer, "<u8", 3 * self.n_blocks, pos).reshape(-1, 3).astype(np.int64)
+        raw_index = np.frombuffer(footer, "<u8", 3 * self.n_blocks, pos).reshape(-1, 3)
+        if self.n_blocks and (raw_index > np.uint64(size)).any():     # before int64 could wrap a value >= 2^63
+            raise self._bad("corrupt block index (an offset or a block is larger than the file)")
+        index = raw_index.astype(np.int64)
         if self.continuous:
             self.labels = self.label_counts = None
         # the block index must tile the file between the header and the footer exactly

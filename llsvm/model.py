@@ -50,6 +50,8 @@ HASHED_VERSION = 1
 # numbers as C's strtod/strtol (and so LIBLINEAR's fscanf) read them; Python-only forms like 1_5 are refused
 _FLOAT = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?|[+-]?(inf|infinity|nan)", re.IGNORECASE)
 _INT = re.compile(r"[+-]?\d+")
+_CONTROL = re.compile(r"[^\t\n\v\f\r\x20-\x7e]")
+INT32_MIN = -2147483648
 
 
 def _c_float(tok):
@@ -123,6 +125,12 @@ class BaseModel:
             text = data.decode("ascii")
         except UnicodeDecodeError as exc:
             raise ModelFormatError(f"{path}: not a model file (non-ASCII byte at offset {exc.start})") from None
+        # a model file is printable ASCII and C's white space (what LIBLINEAR's fscanf separates on); Python's
+        # split() would also separate on \x1c-\x1f, so any other control character is refused here, once
+        odd = _CONTROL.search(text)
+        if odd is not None:
+            lineno = text.count("\n", 0, odd.start()) + 1
+            raise ModelFormatError(f"{path}:{lineno}: a control character {quote(odd.group())} in the model file")
         first = text.split("\n", 1)[0].split()
         reader = MODEL_FORMATS.get(first[0] if first else None, Model._parse_liblinear)
         return reader(path, text, size)
@@ -318,6 +326,9 @@ class Model(BaseModel):
                 except ValueError:
                     found = next(p for p in parts[1:] if not _INT.fullmatch(p))
                     raise bad(lineno, f"labels must be integers (found {quote(found)})") from None
+                beyond = [v for v in head[key] if not INT32_MIN <= v <= INT32_MAX]
+                if beyond:
+                    raise bad(lineno, f"label {beyond[0]} is beyond the int range (LIBLINEAR's labels are C ints)")
             else:
                 raise bad(lineno, f"unknown text in model file: [{escape(key)}]")
         else:
@@ -328,6 +339,8 @@ class Model(BaseModel):
         solver, nr_class, nr_feature, bias = head["solver_type"], head["nr_class"], head["nr_feature"], head["bias"]
         regression = solver in UNLABELLED
         label = head.get("label")
+        if regression and nr_class > 2:
+            raise bad(where["nr_class"], f"nr_class {nr_class} for {solver}, whose models have nr_class 2")
         if not regression:
             if label is None:
                 raise bad(lineno, "the header has no 'label' line")

@@ -359,7 +359,27 @@ def test_ascii_control_bytes_rejected_with_line(tmp_path):
     p.write_bytes(b"\x00\x01\x02\x03 junk\nmore\n")
     with pytest.raises(ModelFormatError) as ei:
         Model.load(p)
-    assert str(ei.value).startswith(f"{p}:1: unknown text in model file: [")
+    assert str(ei.value) == f"{p}:1: a control character '\\x00' in the model file"
+
+
+@pytest.mark.parametrize("text, line, message", [
+    ("solver_type L2R_L2LOSS_SVC_DUAL\nnr_class\x1c2\n", 2, "a control character '\\x1c' in the model file"),
+    ("solver_type L2R_L2LOSS_SVC_DUAL\nnr_class 2\nlabel 99999999999999999999 -1\n", 3,
+     "label 99999999999999999999 is beyond the int range (LIBLINEAR's labels are C ints)"),
+    ("solver_type L2R_L2LOSS_SVC_DUAL\nnr_class 2\nlabel 2147483648 -1\n", 3,
+     "label 2147483648 is beyond the int range (LIBLINEAR's labels are C ints)"),
+    ("solver_type L2R_L2LOSS_SVR\nnr_class 3\nnr_feature 1\nbias -1\nw\n1 2 3\n", 2,
+     "nr_class 3 for L2R_L2LOSS_SVR, whose models have nr_class 2"),
+    ("solver_type ONECLASS_SVM\nnr_class 2147483647\nnr_feature 0\nbias -1\nrho 0\nw\n", 2,
+     "nr_class 2147483647 for ONECLASS_SVM, whose models have nr_class 2"),
+], ids=["control-separator", "label-beyond-int64", "label-beyond-int", "svr-3-classes", "one-class-huge"])
+def test_fuzzer_findings_are_refused_at_their_line(tmp_path, text, line, message):
+    """What the fuzzer found the model loader accepted or crashed on (fuzz/regressions.py has the same inputs)."""
+    p = tmp_path / "f.model"
+    p.write_bytes(text.encode())
+    with pytest.raises(ModelFormatError) as ei:
+        Model.load(p)
+    assert str(ei.value) == f"{p}:{line}: {message}"
 
 
 # -- interoperability with liblinear-official ---------------------------------------------------------------------
