@@ -337,13 +337,14 @@ def test_label_count_mismatch_is_reported_at_the_label_line(tmp_path, labels):
 
 
 MODEL_MESSAGES = [
-    # (line replaced, its new text, message after "PATH:LINE: ")
-    (3, "label 3 \x7f 2", "labels must be integers (found '\\x7f')"),
+    # (line replaced, its new text, message after "PATH:LINE: "); a control character is refused, escaped, at its
+    # line before any field is read
+    (3, "label 3 \x7f 2", "a control character '\\x7f' in the model file"),
     (3, "label 3 1 2.5", "labels must be integers (found '2.5')"),
-    (1, "solver_type L2R\x00", "unknown solver type 'L2R\\x00'"),
-    (2, "nr_class 3\x01", "'nr_class' is not an integer: '3\\x01'"),
-    (4, "f\x00o 1", "unknown text in model file: [f\\x00o]"),
-    (8, "0.25 \x01 -3 ", "a weight is not a number (found '\\x01')"),
+    (1, "solver_type L2R\x00", "a control character '\\x00' in the model file"),
+    (2, "nr_class 3\x01", "a control character '\\x01' in the model file"),
+    (4, "f\x00o 1", "a control character '\\x00' in the model file"),
+    (8, "0.25 \x01 -3 ", "a control character '\\x01' in the model file"),
     (8, "0.25 1,5 -3 ", "a weight is not a number (found '1,5')"),
 ]
 
@@ -357,9 +358,9 @@ def test_model_messages_quote_escaped(tmp_path, line, text, message):
 
 
 @pytest.mark.parametrize("line,text,message", [
-    (1, "llsvm_hashed_model \x00", "expected 'llsvm_hashed_model 1', found 'llsvm_hashed_model \\x00'"),
-    (2, "hash fmix\x1b 1", "unknown hash function 'fmix\\x1b' (this llsvm knows 'fmix32-signed')"),
-    (2, "hash fmix32-signed 1\x7f", "hash bits must be an integer in 1..28, found '1\\x7f'"),
+    (1, "llsvm_hashed_model \x00", "a control character '\\x00' in the model file"),
+    (2, "hash fmix\x1b 1", "a control character '\\x1b' in the model file"),
+    (2, "hash fmix32-signed 1\x7f", "a control character '\\x7f' in the model file"),
 ])
 def test_hashed_model_messages_quote_escaped(tmp_path, line, text, message):
     lines = HASHED_HEAD + ["solver_type L2R_L1LOSS_SVC_DUAL", "nr_class 2", "label 1 -1", "nr_feature 2",
