@@ -235,6 +235,11 @@ def wait_for_handlers(proc, timeout=30):
     raise AssertionError("the command never installed its signal handlers")
 
 
+# signals per command and the seed of their times; a longer campaign: LLSVM_INTERRUPT_TRIALS=60 LLSVM_INTERRUPT_SEED=100
+INTERRUPT_TRIALS = int(os.environ.get("LLSVM_INTERRUPT_TRIALS", "6"))
+INTERRUPT_SEED = int(os.environ.get("LLSVM_INTERRUPT_SEED", "13"))
+
+
 @pytest.mark.parametrize("kind", ["convert", *OUT_OF_CORE])
 def test_signals_at_random_points_lose_nothing(medium_text, tmp_path, kind):
     """SIGINT and SIGKILL at random points (seeded): exit 130 after SIGINT, no traceback, no partial target, an
@@ -247,8 +252,9 @@ def test_signals_at_random_points_lose_nothing(medium_text, tmp_path, kind):
     target = work / "target"
     full = _timed_run(_command(kind, medium_text, tmp_path / "reference", tmp_dir))
     assert os.listdir(tmp_dir) == []
-    rng = np.random.default_rng(13 + ["convert", *OUT_OF_CORE].index(kind))
-    plan = [signal.SIGINT] * 4 + [signal.SIGKILL] * 2
+    rng = np.random.default_rng(INTERRUPT_SEED + ["convert", *OUT_OF_CORE].index(kind))
+    n_kill = INTERRUPT_TRIALS // 3
+    plan = [signal.SIGINT] * (INTERRUPT_TRIALS - n_kill) + [signal.SIGKILL] * n_kill
     for trial, sig in enumerate(plan):
         delay = float(rng.uniform(0.0, 0.7 * full))
         for attempt in range(4):
