@@ -144,6 +144,13 @@ def write_repeated_libsvm(path, repeats, seed=7):
 
 
 @pytest.fixture(scope="session")
+def big_text(tmp_path_factory):
+    """About 300,000 rows (~50 MB) of LIBSVM text: long enough runs of llsvm-convert and the out-of-core solvers
+    to signal them mid-way (tests/test_cli_convert.py, tests/test_reliability.py)."""
+    return write_repeated_libsvm(tmp_path_factory.mktemp("big") / "big.txt", 300)
+
+
+@pytest.fixture(scope="session")
 def random_libsvm():
     return make_random_libsvm
 

@@ -16,7 +16,7 @@ import time
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from conftest import assert_exit, write_repeated_libsvm
+from conftest import assert_exit
 
 import llsvm
 from llsvm import BinaryDataset, BinaryWriter, read_dataset
@@ -732,12 +732,6 @@ def test_subprocess_error_exit_codes(tmp_path):
     assert proc.returncode == 2
     assert proc.stderr.decode().splitlines()[0] == "Usage: llsvm-convert [OPTIONS] INPUT [OUTPUT]"
     assert listing(tmp_path) == ["bad.txt"]
-
-
-@pytest.fixture(scope="module")
-def big_text(tmp_path_factory):
-    """About 300,000 rows (~50 MB) of LIBSVM text: 1,000 distinct lines repeated, made in well under a second."""
-    return write_repeated_libsvm(tmp_path_factory.mktemp("big") / "big.txt", 300)
 
 
 @pytest.mark.parametrize("sig, expected_rc, expected_err", [
