@@ -61,14 +61,33 @@ def _limit_address_space():
     resource.setrlimit(resource.RLIMIT_AS, (AS_LIMIT, AS_LIMIT))
 
 
+# runs `python -m MODULE ARGS` and, at exit, writes the process's own peak RSS (VmHWM, kB) to $LLSVM_PEAK_FILE. The
+# rusage of a child would not do: its ru_maxrss counts the forked image of this (large) test process before exec
+PEAK = r"""
+import atexit, os, runpy, sys
+def _peak():
+    with open("/proc/self/status") as f:
+        hwm = next(line.split()[1] for line in f if line.startswith("VmHWM:"))
+    with open(os.environ["LLSVM_PEAK_FILE"], "w") as f:
+        f.write(hwm)
+atexit.register(_peak)
+sys.argv = sys.argv[1:]
+runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
+"""
+
+
 def run_long_line(args, prefix=b"", total=2 << 30, timeout=60):
     """`python -m args...` reading `prefix` then a line of `total` bytes of 'a' from a pipe, under RLIMIT_AS 2 GiB.
     Returns (exit code, stdout, stderr, peak RSS in bytes, seconds)."""
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")]))
+    import tempfile
+    fd, peak_file = tempfile.mkstemp(prefix="llsvm-peak-")
+    os.close(fd)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")]),
+               LLSVM_PEAK_FILE=peak_file)
     t0 = time.monotonic()
     writer = subprocess.Popen([sys.executable, "-c", WRITER, prefix.hex(), str(total)], stdout=subprocess.PIPE)
     try:
-        proc = subprocess.Popen([sys.executable, "-m", *map(str, args)], stdin=writer.stdout,
+        proc = subprocess.Popen([sys.executable, "-c", PEAK, *map(str, args)], stdin=writer.stdout,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
                                 preexec_fn=_limit_address_space)
     finally:
@@ -86,12 +105,15 @@ def run_long_line(args, prefix=b"", total=2 << 30, timeout=60):
     if any(t.is_alive() for t in readers):   # pragma: no cover - a hang
         proc.kill()
         writer.kill()
-    _, status, usage = os.wait4(proc.pid, 0)   # the child's own peak RSS (Popen would reap it without)
-    proc.returncode = os.waitstatus_to_exitcode(status)
+    proc.wait(timeout)
     proc.stdout.close()
     proc.stderr.close()
     writer.wait(timeout)
-    return proc.returncode, outs["out"], outs["err"], usage.ru_maxrss * 1024, time.monotonic() - t0
+    with open(peak_file) as f:
+        peak = int(f.read() or 0) * 1024
+    os.unlink(peak_file)
+    assert peak > 0, "the command did not report its peak RSS"
+    return proc.returncode, outs["out"], outs["err"], peak, time.monotonic() - t0
 
 
 def too_long(line, limit):
