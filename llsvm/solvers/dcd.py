@@ -21,6 +21,7 @@ DUAL_MAX_ITER = 300
 # arrays of the weight vector's size one -s 3 problem holds (w and the certificate's w(alpha))
 WORK_VECTORS = 2
 
+
 def train_one(sub, params, seed, reporter, warm=None):
     """One binary problem with LIBLINEAR's train_one logic for -s 1 and -s 3 (the -s 1 -> -s 2 switch included)."""
     l1 = params.solver == L2R_L1LOSS_SVC_DUAL
