@@ -12,19 +12,39 @@
 #    alpha_i = 0. The driver keeps the rows left with 0 < alpha_i < C_i (the active set, written to a binary
 #    file) and forgets the others for good (alpha_i stays 0 or C_i; a row at C_i stays in w).
 # 2. `block_pass`: Algorithm 2, line 17: N passes of Algorithm 1 over a loaded block of the active set, each pass
-#    in a fresh random order from the project's RNG. The driver stops the outer iterations when the relative
-#    change of D is at most eps (the paper's criterion, section 3) and drops rows at 0 or C between them.
-# Both take the block as a row view X (a `Rows`, cext/_view.pyx: its n_features is the width of w, the bias weight
+#    in a fresh random order from the project's RNG; it also returns the largest |PG_i| of the last pass (each
+#    before its row's step). The driver stops the outer iterations when the relative change of D is at most
+#    --inner-eps (the paper's criterion, section 3; with re-check passes also not before that last-pass violation
+#    is within eps / 2) and drops rows at 0 or C between them.
+# 3. `recheck`: the re-check pass of llsvm's default mode (not in the paper, whose Algorithm 2 is `--one-pass`):
+#    over one block of the whole input at the current w (not changed by the pass), every row's projected gradient
+#    from its status (0: alpha = 0, PG = min(G, 0); C: alpha = C, PG = max(G, 0); active: 0 < alpha < C, PG = G),
+#    the largest |PG| and the hinge losses sum_i C_i max(0, 1 - y_i w.x_i) (with the dual, the exact primal, gap
+#    and violation of the model), and the dropped rows with |PG| > `reenter` (the driver gives 0: every violator),
+#    which the driver returns to the active set with their alpha. The driver stops when a pass finds
+#    max |PG| <= eps over every row (LIBLINEAR's -e).
+# All take the block as a row view X (a `Rows`, cext/_view.pyx: its n_features is the width of w, the bias weight
 # at w[X.n_features]), dispatch on X.f32, run without the GIL and return the change of sum(alpha), from which the
 # driver keeps D up to date. The step is dual_step.pxd's (shared with _linear and _stream), with D_ii = 0.
-from libc.stdint cimport int32_t, int64_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
+from libc.math cimport fabs
 
 from kernel_util cimport LLSVM_PREFETCH
 from kernel_types cimport value_t
 from rowview cimport RowView, row_dot, row_axpy, row_indices, row_values
-from dual_step cimport dual_gradient, dual_step
+from dual_step cimport dual_gradient, dual_step, projected_gradient
 from rng cimport Rng, rng_shuffle
 from llsvm._ext._view cimport Rows
+
+
+# a row's status in the driver's per-row, per-problem byte (onepass.py imports these)
+cdef enum:
+    ST_ZERO = 0         # dropped at alpha = 0
+    ST_AT_CP = 1        # dropped at alpha = C of the positive class
+    ST_ACTIVE = 2       # in the active set, 0 < alpha < C
+    ST_AT_CN = 3        # dropped at alpha = C of the negative class
+
+ZERO, AT_CP, ACTIVE, AT_CN = ST_ZERO, ST_AT_CP, ST_ACTIVE, ST_AT_CN
 
 
 cdef int _check_w(Rows X, int64_t size) except -1:
@@ -77,10 +97,10 @@ def first_pass(Rows X not None, const int32_t[::1] cls, int32_t pos, const doubl
 
 cdef double _block_pass(const RowView* v, int64_t l, const signed char* y, const double* QD, double* alpha,
                         double* w, double Cp, double Cn, int n_inner, Rng* g, int32_t* idx, bint shuffle,
-                        int64_t* n_updates_out, value_t* kind) noexcept nogil:
+                        int64_t* n_updates_out, double* pg_out, value_t* kind) noexcept nogil:
     cdef int64_t s, i, nxt, n_updates = 0
     cdef int it, yi
-    cdef double G, a, a_old, C, d_sum = 0.0
+    cdef double G, PG, a, a_old, C, d_sum = 0.0, pg_max = 0.0
     for it in range(n_inner):
         if shuffle:
             rng_shuffle(g, idx, l)
@@ -95,6 +115,11 @@ cdef double _block_pass(const RowView* v, int64_t l, const signed char* y, const
             C = Cp if yi > 0 else Cn
             a_old = alpha[i]
             G = dual_gradient(yi * row_dot(v, i, w, kind), a_old, 0.0)
+            if it == n_inner - 1 and C > 0.0:
+                # the last pass's largest violation, each row's before its step (LIBLINEAR's measure of a sweep)
+                PG = fabs(projected_gradient(G, a_old, C))
+                if PG > pg_max:
+                    pg_max = PG
             a = dual_step(G, a_old, QD[i], 0.0, C)
             if a != a_old:
                 alpha[i] = a
@@ -102,6 +127,7 @@ cdef double _block_pass(const RowView* v, int64_t l, const signed char* y, const
                 d_sum += a - a_old
                 n_updates += 1
     n_updates_out[0] = n_updates
+    pg_out[0] = pg_max
     return d_sum
 
 
@@ -110,20 +136,84 @@ def block_pass(Rows X not None, const signed char[::1] y, const double[::1] QD, 
     """n_inner passes of Algorithm 1 over the block's rows index[0:l], l = len(y) (reshuffled before each pass;
     the rows, QD, alpha and index have at least l entries).
 
-    Returns (change of sum(alpha), number of coordinate updates). shuffle=False keeps index's order.
+    Returns (change of sum(alpha), number of coordinate updates, the last pass's largest |PG_i|, each taken
+    before the row's step). shuffle=False keeps index's order.
     """
     cdef int64_t l = y.shape[0], n_updates = 0
+    cdef double pg_max = 0.0
     if X.v.n_rows < l or QD.shape[0] < l or alpha.shape[0] < l or index.shape[0] < l or rng.shape[0] != 4:
         raise ValueError("block_pass: y, QD, alpha, index and the rows disagree")
     _check_w(X, w.shape[0])
     cdef double d_sum = 0.0
     if l == 0:
-        return d_sum, n_updates
+        return d_sum, n_updates, pg_max
     with nogil:
         if X.f32:
             d_sum = _block_pass(&X.v, l, &y[0], &QD[0], &alpha[0], &w[0], Cp, Cn, n_inner, <Rng*>&rng[0],
-                                &index[0], shuffle, &n_updates, <float*>NULL)
+                                &index[0], shuffle, &n_updates, &pg_max, <float*>NULL)
         else:
             d_sum = _block_pass(&X.v, l, &y[0], &QD[0], &alpha[0], &w[0], Cp, Cn, n_inner, <Rng*>&rng[0],
-                                &index[0], shuffle, &n_updates, <double*>NULL)
-    return d_sum, n_updates
+                                &index[0], shuffle, &n_updates, &pg_max, <double*>NULL)
+    return d_sum, n_updates, pg_max
+
+
+cdef int64_t _recheck(const RowView* v, int64_t l, const int32_t* cls, int32_t pos, const uint8_t* status,
+                      const double* w, double Cp, double Cn, double reenter, int64_t* enter, double* out,
+                      value_t* kind) noexcept nogil:
+    cdef int64_t i, n_enter = 0
+    cdef double G, PG, C, viol, m = 0.0, loss = 0.0
+    cdef int yi
+    cdef uint8_t st
+    for i in range(l):
+        if cls[i] == pos:
+            yi = 1
+            C = Cp
+        else:
+            yi = -1
+            C = Cn
+        G = dual_gradient(yi * row_dot(v, i, w, kind), 0.0, 0.0)
+        if G < 0.0:
+            loss += C * (-G)
+        st = status[i]
+        if st == ST_ACTIVE:
+            PG = G
+        elif st == ST_ZERO:
+            PG = G if G < 0.0 else 0.0
+        else:
+            PG = G if G > 0.0 else 0.0
+        if C == 0.0:          # a class weight of 0: alpha is held at 0 = C, nothing to violate
+            PG = 0.0
+        viol = fabs(PG)
+        if viol > m:
+            m = viol
+        if viol > reenter and st != ST_ACTIVE:
+            enter[n_enter] = i
+            n_enter += 1
+    out[0] = m
+    out[1] = loss
+    return n_enter
+
+
+def recheck(Rows X not None, const int32_t[::1] cls, int32_t pos, const uint8_t[::1] status, const double[::1] w,
+            double Cp, double Cn, double reenter, int64_t[::1] enter):
+    """The re-check of rows 0..l-1 (l = len(cls); y_i = +1 if cls[i] == pos else -1) at w, their alpha given by
+    `status` (ZERO, AT_CP, ACTIVE, AT_CN). Nothing is changed but `enter`, which receives the dropped rows with
+    |PG_i| > reenter, in order.
+
+    Returns (max_i |PG_i|, sum_i C_i max(0, 1 - y_i w.x_i), number of rows written to enter).
+    """
+    cdef int64_t l = cls.shape[0], n_enter = 0
+    cdef double out[2]
+    if X.v.n_rows < l or status.shape[0] < l or enter.shape[0] < l:
+        raise ValueError("recheck: cls, status, enter and the rows disagree")
+    _check_w(X, w.shape[0])
+    out[0] = out[1] = 0.0
+    if l == 0:
+        return out[0], out[1], n_enter
+    with nogil:
+        if X.f32:
+            n_enter = _recheck(&X.v, l, &cls[0], pos, &status[0], &w[0], Cp, Cn, reenter, &enter[0], out, <float*>NULL)
+        else:
+            n_enter = _recheck(&X.v, l, &cls[0], pos, &status[0], &w[0], Cp, Cn, reenter, &enter[0], out,
+                               <double*>NULL)
+    return out[0], out[1], n_enter

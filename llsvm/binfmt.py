@@ -226,8 +226,13 @@ class BinaryWriter:
         while start < n:
             room_rows = None if self.block_rows is None else self.block_rows - self._pending_rows
             room_bytes = None if self.block_bytes is None else max(self.block_bytes - self._pending_bytes, 1)
-            bounds = block_rows_for(ds.indptr[start:] - ds.indptr[start], room_rows, room_bytes, vsize,
-                                    row_overhead)
+            # the rows that can fit the room (each costs at least row_overhead bytes): the cut looks at those
+            # only, so writing n rows in blocks is O(n), not O(n x blocks)
+            end = n if room_bytes is None else min(n, start + room_bytes // row_overhead + 1)
+            if room_rows is not None:
+                end = min(end, start + room_rows)
+            bounds = block_rows_for(ds.indptr[start:end + 1] - ds.indptr[start], room_rows, room_bytes, vsize,
+                                    row_overhead, first=True)
             stop = start + bounds[1]
             if self._pending_rows and self.block_bytes is not None:
                 # a non-empty block takes a row only if it fits

@@ -33,8 +33,9 @@ def label_table(y):
     return uniq[order], counts[order].astype(np.int64)
 
 
-def block_rows_for(indptr, max_rows=None, max_bytes=None, value_size=8, row_overhead=16):
-    """Row boundaries [0, r1, r2, ..., n] cutting a CSR into blocks of at most max_rows rows / max_bytes bytes.
+def block_rows_for(indptr, max_rows=None, max_bytes=None, value_size=8, row_overhead=16, first=False):
+    """Row boundaries [0, r1, r2, ..., n] cutting a CSR into blocks of at most max_rows rows / max_bytes bytes
+    (`first`: only [0, r1]).
 
     A block always holds at least one row, even if that row alone is over max_bytes.
     """
@@ -59,6 +60,8 @@ def block_rows_for(indptr, max_rows=None, max_bytes=None, value_size=8, row_over
             stop = min(stop, start + max(1, int(max_rows)))
         stop = min(stop, n)
         bounds.append(stop)
+        if first:
+            break
         start = stop
     return bounds
 

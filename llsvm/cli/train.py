@@ -164,11 +164,17 @@ def _options(spec, values):
 @click.option("--hash-bits", type=click.IntRange(min=1, max=28), default=None, metavar="B",
               help=f"Hash features into 2^B signed buckets on the fly (a hashed model file) {_for('--hash-bits')}.")
 @click.option("--inner-eps", type=float, default=None, metavar="EPS",
-              help=f"Stopping tolerance of the DCD run on each block (default 0.1) {_for('--inner-eps')}.")
+              help="Stopping tolerance inside: -s llsvm, the relative change of the dual per outer iteration of "
+                   "block optimization (default 0.01); -s bm, the DCD run on each block (default 0.1).")
+@click.option("--one-pass", is_flag=True,
+              help="The paper's Algorithm 2 exactly: no re-check passes, the stopping rule is --inner-eps and the "
+                   f"primal is not computed {_for('--one-pass')}.")
+@click.option("--max-passes", type=click.IntRange(min=1), default=None, metavar="N",
+              help=f"Re-check passes at most (default 10) {_for('--max-passes')}.")
 @handle_errors
 def main(training_set_file, model_file, solver, cost, svr_p, nu, eps, bias, no_reg_bias, weights, nr_fold, find_C,
          quiet, threads, seed, max_iter, json_file, progress, zero_based, memory, tmp_dir, inner_iter,
-         keep_active_set, hash_bits, inner_eps):
+         keep_active_set, hash_bits, inner_eps, one_pass, max_passes):
     """Train a linear SVM, as LIBLINEAR's train: llsvm-train [options] training_set_file [model_file]."""
     reporter = Reporter(quiet=quiet, progress=progress)
     if nr_fold is not None and nr_fold < 2:
@@ -187,7 +193,14 @@ def main(training_set_file, model_file, solver, cost, svr_p, nu, eps, bias, no_r
     radius_bias = bias.strip() in ("R", "r")
     _check_applicable(spec, {"-R": no_reg_bias, "-p": svr_p, "-n": nu, "-v": nr_fold, "-C": find_C, "--memory": memory,
                              "--tmp-dir": tmp_dir, "--inner-iter": inner_iter, "--keep-active-set": keep_active_set,
-                             "--hash-bits": hash_bits, "--inner-eps": inner_eps, "-B R": radius_bias})
+                             "--hash-bits": hash_bits, "--inner-eps": inner_eps, "-B R": radius_bias,
+                             "--one-pass": one_pass, "--max-passes": max_passes})
+    if one_pass:
+        # the re-check passes are what -e and --max-passes control: with --one-pass they would do nothing
+        for flag, value in (("-e", eps), ("--max-passes", max_passes)):
+            if value is not None:
+                raise ParamError(f"{flag} applies to the re-check passes, which --one-pass does not run (its "
+                                 "stopping rule is --inner-eps)")
     if inner_eps is not None and not (inner_eps > 0 and math.isfinite(inner_eps)):
         raise click.BadParameter("must be a positive finite number", param_hint="'--inner-eps'")
     if radius_bias:
@@ -212,7 +225,8 @@ def main(training_set_file, model_file, solver, cost, svr_p, nu, eps, bias, no_r
             spec = get(2)
     options = _options(spec, {"memory": budget, "tmp_dir": tmp_dir, "inner_iter": inner_iter,
                               "keep_active_set": keep_active_set, "radius_bias": radius_bias or None,
-                              "hash_bits": hash_bits, "inner_eps": inner_eps})
+                              "hash_bits": hash_bits, "inner_eps": inner_eps, "one_pass": one_pass or None,
+                              "max_passes": max_passes})
     params = Params(solver=spec.key, C=1.0 if cost is None else cost, eps=eps, bias=bias, weights=list(weights),
                     regularize_bias=not no_reg_bias, max_iter=max_iter, seed=seed,
                     threads=spec.default_threads if threads is None else threads, options=options)

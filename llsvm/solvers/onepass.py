@@ -21,6 +21,7 @@ problem whose costs change) is brought up to date by replaying the rows before i
 kept (a bounded prefix), else by re-reading the input (impossible for stdin: a clear error). Every problem thus
 sees the rows in stream order, so text, stdin and binary input give the same model.
 """
+import math
 import os
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -34,17 +35,26 @@ from .._ext._rowops import compact_rows
 from ..binfmt import BinaryDataset, BinaryWriter
 from ..dataset import CSRDataset
 from ..errors import DataFormatError, LLSVMError, ParameterError
+from ..memory import MemoryLimitError, format_size
 from ..model import Model
 from .._ext._random import rng_state
 from .common import (EMPTY_ROWS, MIN_BUDGET, Classes, FitResult, class_costs, problem_seed, report_finished,
                      stacked_weights, warn_max_iter)
 from .outofcore import Input, OutOfCoreSolver
 
-DEFAULT_EPS = 0.01
+DEFAULT_EPS = 0.1           # -e: the largest projected-gradient violation over every row (LIBLINEAR's -s 3)
+DEFAULT_INNER_EPS = 0.01    # --inner-eps: the paper's relative change of the dual per outer iteration
+DEFAULT_MAX_PASSES = 10     # --max-passes: re-check passes
 DEFAULT_INNER_ITER = 5
 ROW_BYTES = 48            # a loaded active row: label, offset, row id, alpha, QD, order, sign
-# per-row outcome of the first pass, per problem
-ZERO, AT_CP, ACTIVE, AT_CN = 0, 1, 2, 3
+# per-row state of every problem: one status byte (the kernel's ZERO, AT_CP, ACTIVE, AT_CN)
+ZERO, AT_CP, ACTIVE, AT_CN = K.ZERO, K.AT_CP, K.ACTIVE, K.AT_CN
+STATUS_BYTES = 1
+# re-check passes: every dropped row with a projected gradient beyond REENTER comes back (0: every violator, as
+# LIBLINEAR's unshrinking brings every row back); block optimization sweeps until its violations are within
+# SWEEP_FRACTION x eps (docs/solvers.md, "-s llsvm", has the measurements behind both)
+REENTER = 0.0
+SWEEP_FRACTION = 0.5
 
 @dataclass
 class LLSVMOptions:
@@ -54,10 +64,17 @@ class LLSVMOptions:
     keep_active_set: str = None   # directory to copy the final active-set files into
     radius_bias: bool = False     # -B R: the bias value is the data radius max ||x_i||
     return_alpha: bool = False    # FitResult.alpha over all rows (for experiments)
+    inner_eps: float = DEFAULT_INNER_EPS   # block optimization stops at this relative change of the dual
+    one_pass: bool = False        # the paper's Algorithm 2 exactly: no re-check passes
+    max_passes: int = DEFAULT_MAX_PASSES   # re-check passes at most
 
     def check(self):
         if self.inner_iter < 1:
             raise ParameterError("--inner-iter must be at least 1")
+        if not (self.inner_eps > 0 and math.isfinite(self.inner_eps)):
+            raise ParameterError("--inner-eps must be a positive finite number")
+        if self.max_passes < 1:
+            raise ParameterError("--max-passes must be at least 1")
 
 
 @dataclass
@@ -68,6 +85,7 @@ class _Trace:
     blocks: list = field(default_factory=list)      # blocks used in each outer iteration
     block_dual: list = field(default_factory=list)  # D after every block optimization (non-decreasing)
     seconds: list = field(default_factory=list)     # wall time at each record (from the start of training)
+    recheck: list = field(default_factory=list)     # one record per re-check pass
 
 
 class _Bytes:
@@ -106,7 +124,12 @@ class _Problem:
         self.trace = _Trace()
         self.memory_set = None                # the active set when it is held in memory
         self.n_iter = 0
-        self.converged = False
+        self.inner_converged = False          # the last block optimization met inner_eps
+        self.rechecks = 0
+        self.certified = False                # a re-check pass found max |PG| <= eps over every row
+        self.cert = None                      # that pass's primal, dual, gap and max_violation
+        self.add_writer = None
+        self.sweep_violation = 0.0            # the largest |PG| of the last inner pass of an outer iteration
         self.output = []
 
     def definition(self):
@@ -142,6 +165,8 @@ class _Problem:
 
     def abort(self):
         self.writer.abort()
+        if self.add_writer is not None:
+            self.add_writer.abort()
 
 
 def _budget_split(memory, n_parallel):
@@ -206,7 +231,12 @@ class OnePassSolver(OutOfCoreSolver):
                     p.step_block(b, c, q, done, cap, self.bias)
                 done += b.n_rows
 
-        for block in src.blocks(prefetch=True, progress=True):
+        # the re-check passes read the input again: text (and stdin) is copied to a binary file as it is parsed
+        copy = None
+        if not self.opt.one_pass and not src.known:
+            copy = self._copy = BinaryWriter(os.path.join(directory, "input.bin"), block_bytes=self.chunk,
+                                             fsync=False)
+        for block in src.blocks(prefetch=True, progress=True, copy_to=copy):
             if block.n_rows == 0:
                 continue
             if float32 is None:
@@ -244,6 +274,8 @@ class OnePassSolver(OutOfCoreSolver):
                     p.step_block(block, cls, QD, row0, cap, self.bias)
             n_rows += block.n_rows
             nnz += block.nnz
+            if not src.known:
+                self._check_state(n_rows, len(problems), n_features, False)
             if replay_from_memory:
                 kept.append(block)
                 kept_bytes += block.nbytes
@@ -252,6 +284,9 @@ class OnePassSolver(OutOfCoreSolver):
                     replay_from_memory = False
         if n_rows == 0:
             raise DataFormatError(getattr(src.ds, "source", None) or str(src.data), 0, 0, "empty input: no rows")
+        if copy is not None:
+            copy.close(n_features=cap)
+            src.switch_to_copy(copy.path)
         for p in problems:
             p.writer.close(n_features=cap)
             p.trace.active_first = int(np.count_nonzero(p.status.view() == ACTIVE))
@@ -268,8 +303,9 @@ class OnePassSolver(OutOfCoreSolver):
             KL.sq_norms(ds.row_view(self.bias), EMPTY_ROWS, ds.QD)
         alpha = ds.alpha                  # fresh, writable float64: updated in place
         index = np.arange(ds.n_rows, dtype=np.int32)
-        d_sum, _ = K.block_pass(ds.row_view(self.bias, cap), y, ds.QD, alpha, p.w, p.Cp, p.Cn, self.opt.inner_iter,
-                                p.rng, index)
+        d_sum, _, pg = K.block_pass(ds.row_view(self.bias, cap), y, ds.QD, alpha, p.w, p.Cp, p.Cn,
+                                    self.opt.inner_iter, p.rng, index)
+        p.sweep_violation = max(p.sweep_violation, pg)
         p.sum_alpha += d_sum
         p.trace.block_dual.append(p.dual())
         return alpha, y
@@ -293,15 +329,18 @@ class OnePassSolver(OutOfCoreSolver):
         return out
 
     def _outer(self, p, budget, cap, t0):
-        """Outer iterations of block optimization for one problem."""
-        f = BinaryDataset(p.path)
+        """Outer iterations of block optimization for one problem (at most max_iter), until the relative change of
+        the dual is at most inner_eps (the paper's rule) or the active set is empty."""
+        f = BinaryDataset(p.path) if p.memory_set is None else None
+        p.inner_converged = False
         try:
             for it in range(1, self.max_iter + 1):
                 n_active = p.memory_set.n_rows if p.memory_set is not None else f.n_rows
                 if n_active == 0:
-                    p.converged = True
+                    p.inner_converged = True
                     break
                 D_prev = p.trace.dual[-1]
+                p.sweep_violation = 0.0
                 if p.memory_set is None:
                     load_bytes = ROW_BYTES * f.n_rows + (4 if f.float32 else 8) * f.nnz + 4 * f.nnz
                     if budget is None or load_bytes <= budget:
@@ -315,18 +354,23 @@ class OnePassSolver(OutOfCoreSolver):
                     blocks, n_after = 1, p.memory_set.n_rows
                 else:
                     blocks, n_after, f = self._stream_iteration(p, f, budget, cap)
-                p.n_iter = it
+                p.n_iter += 1
                 D = p.dual()
                 p.trace.active.append(n_after)
                 p.trace.dual.append(D)
                 p.trace.blocks.append(blocks)
                 p.trace.seconds.append(time.perf_counter() - t0)
                 p.output.append(".")
-                if D != 0.0 and (D - D_prev) / abs(D) <= self.eps:
-                    p.converged = True
+                # the paper's rule; with re-check passes, also not before the last sweep over the active set found
+                # its violations within eps / 2 (LIBLINEAR's shrinking loop asks eps of its active set; the half
+                # leaves room for the rows that move after their step in the sweep, so that the re-check pass, which
+                # sees every row at the final w, can certify)
+                if D != 0.0 and (D - D_prev) / abs(D) <= self.opt.inner_eps and \
+                        (self.opt.one_pass or p.sweep_violation <= SWEEP_FRACTION * self.eps):
+                    p.inner_converged = True
                     break
                 if n_after == 0:
-                    p.converged = True
+                    p.inner_converged = True
                     break
         finally:
             if f is not None:
@@ -371,41 +415,73 @@ class OnePassSolver(OutOfCoreSolver):
         pool = ThreadPoolExecutor(max_workers=self.threads) if self.threads > 1 else None
         problems = []
         given = src
+        self._copy = None
         try:
             if self.opt.radius_bias:
                 src, self.bias = self._radius_source(src, directory)
+            if src.known:
+                self._check_state(src.n_rows, max(1, len(Classes(src.labels()).labels) if src.n_rows else 1),
+                                  src.n_features, True)
             problems, labels, n_rows, nnz, n_features, cap = self._first_pass(src, directory, pool)
             t_first = time.perf_counter() - t0
             # LIBLINEAR's warning, once every class is known
             class_costs(self.C, self.weights, labels, self.reporter)
-            # split by classes, not threads: the model must not depend on --threads
-            budget = _budget_split(self.opt.memory, len(problems))
+            budget = self._block_budget(problems, n_rows, cap)
             swapped = Classes(labels).swapped
             if self.opt.keep_active_set:
                 os.makedirs(self.opt.keep_active_set, exist_ok=True)
 
-            def outer(p):
-                self._outer(p, budget, cap, t0)
+            def finish(p):
                 if self.opt.return_alpha:
                     p.final_alpha = self._final_alpha(p, n_rows)
                 if self.opt.keep_active_set:
                     name = "active-set.bin" if len(problems) == 1 else f"active-set.{labels[p.pos]}.bin"
                     self._keep(p, os.path.join(self.opt.keep_active_set, name), n_features, swapped)
                 p.memory_set = None       # a finished class holds no rows while the others run
+
+            def outer(p):
+                self._outer(p, budget, cap, t0)
+                if self.opt.one_pass:
+                    finish(p)
                 return p
-            if pool is not None and len(problems) > 1:
-                list(pool.map(outer, problems))
-            else:
-                for p in problems:
-                    outer(p)
+
+            def each(fn, todo):
+                if pool is not None and len(todo) > 1:
+                    list(pool.map(fn, todo))
+                else:
+                    for p in todo:
+                        fn(p)
+            each(outer, problems)
+            if not self.opt.one_pass:
+                # re-check passes: every row's projected gradient at w; dropped violators come back
+                classes = Classes(labels)
+                todo = list(problems)
+                while todo:
+                    self._recheck(todo, src, classes, cap, directory, pool, t0)
+                    todo = [p for p in todo if not p.certified]
+                    if not todo or todo[0].rechecks >= self.opt.max_passes:
+                        break
+                    for p in todo:
+                        self._merge(p, cap)
+                    each(outer, todo)
+                if self.opt.return_alpha or self.opt.keep_active_set:
+                    for p in problems:        # the rows the last pass returned (for their alpha)
+                        self._merge(p, cap)
+                each(finish, problems)
             model = self._model(problems, labels, n_rows, n_features, cap)
             model.meta["llsvm"] = {"n_rows": n_rows, "nnz": nnz, "n_features": n_features,
-                                   "first_pass_seconds": t_first, "bias": self.bias}
+                                   "first_pass_seconds": t_first, "bias": self.bias,
+                                   "one_pass": bool(self.opt.one_pass)}
             for p in problems:
                 self.reporter.info("".join(p.output) + "\n" if p.output else "")
                 r = p.result
                 self.reporter.info(f"active set: {p.trace.active_first} of {n_rows} rows after the first pass, "
                                    f"{p.trace.active[-1] if p.trace.active else p.trace.active_first} at the end\n")
+                if not self.opt.one_pass:
+                    rc = p.trace.recheck
+                    self.reporter.info(f"re-check passes: {len(rc)}, {sum(c['reentered'] for c in rc)} rows "
+                                       f"re-entered; max violation {r.max_violation:g}, primal {r.primal:.6f}, "
+                                       f"gap {r.gap:.6g}\n")
                 report_finished(self.reporter, r.n_iter, -r.dual, r.nSV, blank_line=False)
                 if not r.converged:
                     warn_max_iter(self.reporter)
@@ -416,8 +492,137 @@ class OnePassSolver(OutOfCoreSolver):
             for p in problems:
                 p.abort()
                 p.memory_set = None
+            if self._copy is not None:
+                self._copy.abort()
             if src is not given:          # the binary copy of -B R
                 src.close()
+
+    # -- memory -------------------------------------------------------------------------------------------------
+    def _state_bytes(self, n_rows, n_problems, n_features):
+        """What training holds whatever the budget: per problem, one status byte per row and the weight vector."""
+        return n_problems * (STATUS_BYTES * int(n_rows) + 8 * (int(n_features) + 1))
+
+    def _check_state(self, n_rows, n_problems, n_features, known):
+        """Refuse a --memory budget smaller than the per-row state and weight vectors plus the smallest working
+        set (MIN_BUDGET: a parser block and a loaded block), naming the minimum. Binary and in-memory input is
+        checked before training; text as its rows come."""
+        m = self.opt.memory
+        if m is None:
+            return
+        state = self._state_bytes(n_rows, n_problems, n_features)
+        minimum = state + MIN_BUDGET
+        if m < minimum:
+            rows = f"{n_rows} rows" if known else f"the {n_rows} rows read so far"
+            probs = "" if n_problems == 1 else f" ({n_problems} one-vs-rest problems)"
+            raise MemoryLimitError(f"--memory {format_size(m)} is too small for -s llsvm on {rows}{probs}: the "
+                                   f"status byte per row and the weight vectors need {format_size(state)}; "
+                                   f"at least {format_size(minimum)} in all")
+
+    def _block_budget(self, problems, n_rows, cap):
+        """Bytes of active rows each problem may load for block optimization (None: no limit). --one-pass: the
+        budget split by classes (not threads: the model must not depend on --threads), as the paper's driver
+        always had it. With re-check passes, the per-row state, the weight vectors and what a re-check pass holds
+        (one block of the input, the writers of re-entering rows) come off first."""
+        if self.opt.memory is None or self.opt.one_pass:
+            return _budget_split(self.opt.memory, len(problems))
+        state = sum(p.status.a.nbytes + p.w.nbytes for p in problems)
+        # a re-check pass holds one block of the input (self.chunk), the rows it takes out of it and its positions
+        # (at most another block), and the writers of re-entering rows
+        left = self.opt.memory - state - 2 * self.chunk - len(problems) * self._add_bytes(len(problems))
+        return max(MIN_BUDGET // 2, left // max(1, len(problems)))
+
+    def _add_bytes(self, n_problems):
+        """The block size of each problem's writer of re-entering rows."""
+        m = self.opt.memory
+        return 1 << 20 if m is None else int(max(64 << 10, min(1 << 20, m // (16 * max(1, n_problems)))))
+
+    # -- re-check passes ----------------------------------------------------------------------------------------
+    def _recheck(self, todo, src, classes, cap, directory, pool, t0):
+        """One pass over the whole input at the problems' current w (unchanged by the pass): every row's projected
+        gradient from its status, the largest violation and the hinge losses (the exact primal, gap and violation
+        of w), and the dropped rows violating by more than eps written, with their alpha (0 or C), to the
+        problem's file of re-entering rows (their status becomes ACTIVE)."""
+        tp = time.perf_counter()
+        wb = self._add_bytes(len(todo))
+        for p in todo:
+            p.add_path = p.path + ".add"
+            p.add_writer = BinaryWriter(p.add_path, row_ids=True, alpha=True, float32=p.float32, block_bytes=wb,
+                                        fsync=False)
+            p.check = [0.0, 0.0, 0]       # max |PG|, sum C_i hinge_i, rows re-entered
+
+        def one(p, block, cls):
+            n = block.n_rows
+            row0 = int(block.first_row)
+            st = p.status.a[row0:row0 + n]
+            enter = np.empty(n, np.int64)
+            m, loss, k = K.recheck(block.row_view(self.bias, cap), cls, p.pos, st, p.w, p.Cp, p.Cn, REENTER, enter)
+            p.check[0] = max(p.check[0], m)
+            p.check[1] += loss
+            if k:
+                rows = enter[:k]
+                s_rows = st[rows]
+                pos = cls[rows] == p.pos
+                alpha = np.where(s_rows == ZERO, 0.0, np.where(s_rows == AT_CP, p.Cp, p.Cn))
+                sub = block.take_rows(rows)
+                p.add_writer.write_dataset(CSRDataset(np.where(pos, 1.0, -1.0), sub.indptr, sub.indices,
+                                                      sub.values, cap, row_ids=rows + row0, alpha=alpha,
+                                                      check=False))
+                st[rows] = ACTIVE
+                p.check[2] += k
+
+        for block in src.blocks():
+            if block.n_rows == 0:
+                continue
+            cls, _ = classes.add(block.y)
+            if pool is not None and len(todo) > 1:
+                list(pool.map(lambda p: one(p, block, cls), todo))
+            else:
+                for p in todo:
+                    one(p, block, cls)
+            del block
+        for p in todo:
+            p.add_writer.close(n_features=cap)
+            p.rechecks += 1
+            ww = float(p.w @ p.w)
+            P, D = 0.5 * ww + p.check[1], p.sum_alpha - 0.5 * ww
+            p.cert = {"primal": P, "dual": D, "gap": P - D, "max_violation": p.check[0]}
+            p.certified = p.check[0] <= self.eps
+            p.trace.recheck.append({"pass": p.rechecks, "seconds": time.perf_counter() - t0,
+                                    "pass_seconds": time.perf_counter() - tp, "reentered": p.check[2], **p.cert})
+            p.output.append("*")
+            if p.check[2] == 0:
+                os.unlink(p.add_path)
+
+    def _merge(self, p, cap):
+        """Re-entering rows join the active set: the active set (its file, or the rows held in memory) and the
+        re-entering rows are written to the active-set file, which block optimization then loads or streams."""
+        if not os.path.exists(p.add_path):
+            return
+        tmp = p.path + ".next"
+        old = None
+        try:
+            with BinaryWriter(tmp, row_ids=True, alpha=True, float32=p.float32,
+                              block_bytes=self._add_bytes(1), fsync=False) as out:
+                if p.memory_set is not None:
+                    out.write_dataset(p.memory_set)
+                    p.memory_set = None
+                elif os.path.exists(p.path):
+                    old = BinaryDataset(p.path)
+                    for b in old.iter_blocks():
+                        out.write_dataset(b)
+                        out.flush()
+                    old.close()
+                    old = None
+                with BinaryDataset(p.add_path) as add:
+                    for b in add.iter_blocks():
+                        out.write_dataset(b)
+                        out.flush()
+                out.close(n_features=cap)
+            os.replace(tmp, p.path)
+        finally:
+            if old is not None:
+                old.close()
+            os.unlink(p.add_path)
 
     def _radius_source(self, src, directory):
         """-B R: the data radius must be known before the first step. Binary input records it in its header;
@@ -475,13 +680,14 @@ class OnePassSolver(OutOfCoreSolver):
             if self.bias >= 0:
                 w = np.append(w, p.w[cap])
             st = p.status.view()[:n_rows]
-            n_active_end = p.trace.active[-1] if p.trace.active else p.trace.active_first
-            nSV = int(np.count_nonzero((st == AT_CP) | (st == AT_CN))) + n_active_end
+            nSV = int(np.count_nonzero(st != ZERO))
             r = FitResult(w=np.ascontiguousarray(w), n_iter=p.n_iter, dual=p.dual(), nSV=nSV,
-                          converged=p.converged, solver=3)
+                          converged=p.inner_converged if self.opt.one_pass else p.certified, solver=3)
+            if p.cert is not None:
+                r.primal, r.gap, r.max_violation = p.cert["primal"], p.cert["gap"], p.cert["max_violation"]
             r.extra = {"active_first_pass": p.trace.active_first, "active": p.trace.active, "dual_trace":
                        p.trace.dual, "blocks": p.trace.blocks, "seconds": p.trace.seconds,
-                       "block_dual": p.trace.block_dual,
+                       "block_dual": p.trace.block_dual, "recheck": p.trace.recheck,
                        "n_zero": int(np.count_nonzero(st == ZERO))}
             if self.opt.return_alpha:
                 r.alpha = p.final_alpha
@@ -492,28 +698,44 @@ class OnePassSolver(OutOfCoreSolver):
                      meta={"results": results, "solver": self.name})
 
 
-JSON_FIELDS = ("model_solver_type", "first_pass_seconds", "C", "eps", "bias", "seed", "threads", "memory",
-               "inner_iter", "active_first_pass", "blocks", "nr_class", "labels", "classes")
+JSON_FIELDS = ("model_solver_type", "first_pass_seconds", "C", "eps", "inner_eps", "one_pass", "max_passes",
+               "bias", "seed", "threads", "memory", "inner_iter", "active_first_pass", "blocks", "rechecks",
+               "reentered", "nr_class", "labels", "classes")
 
 
 def metrics(model, params, ds=None):
-    """--json of -s llsvm. It never holds the data, so the primal, gap and violation (a full pass each) are null."""
+    """--json of -s llsvm. The primal, gap and max violation are those the last re-check pass computed over every
+    row for the returned w (exact; summed over the classes' problems, the violation their largest); --one-pass
+    runs no re-check pass and never holds the data, so they are null there."""
     res = model.meta["results"]
     info = model.meta["llsvm"]
-    per = [{"label": int(model.label[k]) if len(res) > 1 else None, "n_iter": r.n_iter, "dual": r.dual,
-            "nSV": r.nSV, "converged": r.converged, "active_first_pass": r.extra["active_first_pass"],
-            "active": r.extra["active"], "dual_trace": r.extra["dual_trace"], "blocks": r.extra["blocks"],
-            "seconds": r.extra["seconds"]} for k, r in enumerate(res)]
+    one_pass = info["one_pass"]
+    per = []
+    for k, r in enumerate(res):
+        d = {"label": int(model.label[k]) if len(res) > 1 else None, "n_iter": r.n_iter, "dual": r.dual,
+             "nSV": r.nSV, "converged": r.converged, "active_first_pass": r.extra["active_first_pass"],
+             "active": r.extra["active"], "dual_trace": r.extra["dual_trace"], "blocks": r.extra["blocks"],
+             "seconds": r.extra["seconds"]}
+        if not one_pass:
+            d.update({"primal": r.primal, "gap": r.gap, "max_violation": r.max_violation,
+                      "recheck": r.extra["recheck"]})
+        per.append(d)
     o = params.options
+    rc = [r.extra["recheck"] for r in res]
     return {
         "solver": "llsvm", "model_solver_type": model.solver_type,
         "n_rows": info["n_rows"], "n_features": info["n_features"], "nnz": info["nnz"],
         "first_pass_seconds": info["first_pass_seconds"],
-        "n_iter": max(r.n_iter for r in res), "primal": None, "dual": sum(r.dual for r in res), "gap": None,
-        "max_violation": None, "nSV": sum(r.nSV for r in res), "converged": all(r.converged for r in res),
-        "C": params.C, "eps": params.eps, "bias": info["bias"], "seed": params.seed,
+        "n_iter": max(r.n_iter for r in res),
+        "primal": None if one_pass else sum(r.primal for r in res), "dual": sum(r.dual for r in res),
+        "gap": None if one_pass else sum(r.gap for r in res),
+        "max_violation": None if one_pass else max(r.max_violation for r in res),
+        "nSV": sum(r.nSV for r in res), "converged": all(r.converged for r in res),
+        "C": params.C, "eps": params.eps, "inner_eps": o.inner_eps, "one_pass": one_pass,
+        "max_passes": None if one_pass else o.max_passes, "bias": info["bias"], "seed": params.seed,
         "threads": params.threads, "memory": o.memory, "inner_iter": o.inner_iter,
         "active_first_pass": sum(r.extra["active_first_pass"] for r in res),
         "blocks": max((max(r.extra["blocks"]) if r.extra["blocks"] else 0) for r in res),
+        "rechecks": max(len(c) for c in rc), "reentered": sum(x["reentered"] for c in rc for x in c),
         "nr_class": model.nr_class, "labels": [int(v) for v in model.label], "classes": per,
     }

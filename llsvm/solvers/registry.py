@@ -40,6 +40,8 @@ SOLVER_OPTIONS = {
     "--keep-active-set": "keep_active_set",
     "--hash-bits": "hash_bits",
     "--inner-eps": "inner_eps",
+    "--one-pass": "one_pass",
+    "--max-passes": "max_passes",
     "-B R": "radius_bias",
 }
 
@@ -100,6 +102,9 @@ class SolverSpec:
 
 
 _LIBLINEAR_COMMON = ("-v",)
+# what -e measures for the out-of-core hinge-loss solvers (the same as -s 3's "dual maximal violation", checked over
+# every row at the model the pass certifies)
+PASS_VIOLATION = "largest projected-gradient violation over every row of a pass"
 _OUT_OF_CORE = ("-v", "--memory", "--tmp-dir")
 
 REGISTRY = {}
@@ -135,9 +140,10 @@ register(SolverSpec(
     name="llsvm", number=None,
     title="one-pass harsh shrinking + block optimization of the -s 3 problem, out of core",
     driver=onepass.OnePassSolver, access="stream", solver_type="L2R_L1LOSS_SVC_DUAL",
-    default_eps=onepass.DEFAULT_EPS, eps_meaning="relative change of the dual objective per outer iteration "
-    f"(default {onepass.DEFAULT_EPS:g})", default_max_iter=outofcore.DEFAULT_MAX_ITER, options=LLSVMOptions,
-    accepts=_OUT_OF_CORE + ("--inner-iter", "--keep-active-set", "-B R"), metrics=onepass.metrics,
+    default_eps=onepass.DEFAULT_EPS, eps_meaning=f"{PASS_VIOLATION} (default {onepass.DEFAULT_EPS:g})",
+    default_max_iter=outofcore.DEFAULT_MAX_ITER, options=LLSVMOptions,
+    accepts=_OUT_OF_CORE + ("--inner-iter", "--keep-active-set", "-B R", "--inner-eps", "--one-pass",
+                            "--max-passes"), metrics=onepass.metrics,
     json_fields=onepass.JSON_FIELDS, progress_desc="first pass"))
 register(SolverSpec(
     name="streamsvm", number=None,
