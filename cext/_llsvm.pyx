@@ -18,9 +18,9 @@
 #    is within eps / 2) and drops rows at 0 or C between them.
 # 3. `recheck`: the re-check pass of llsvm's default mode (not in the paper, whose Algorithm 2 is `--one-pass`):
 #    over one block of the whole input at the current w (not changed by the pass), every row's projected gradient
-#    from its status (0: alpha = 0, PG = min(G, 0); C: alpha = C, PG = max(G, 0); active: 0 < alpha < C, PG = G),
+#    from its status byte (0: alpha = 0, PG = min(G, 0); C: alpha = C, PG = max(G, 0); free: PG = G),
 #    the largest |PG| and the hinge losses sum_i C_i max(0, 1 - y_i w.x_i) (with the dual, the exact primal, gap
-#    and violation of the model), and the dropped rows with |PG| > `reenter` (the driver gives 0: every violator),
+#    and violation of the model), and the rows outside the active set with |PG| > `reenter` (0: every violator),
 #    which the driver returns to the active set with their alpha. The driver stops when a pass finds
 #    max |PG| <= eps over every row (LIBLINEAR's -e).
 # All take the block as a row view X (a `Rows`, cext/_view.pyx: its n_features is the width of w, the bias weight
@@ -37,14 +37,18 @@ from rng cimport Rng, rng_shuffle
 from llsvm._ext._view cimport Rows
 
 
-# a row's status in the driver's per-row, per-problem byte (onepass.py imports these)
+# a row's status in the driver's per-row, per-problem byte (onepass.py imports these): where its alpha is (the low
+# two bits) and whether the row is in the active set (ST_IN)
 cdef enum:
-    ST_ZERO = 0         # dropped at alpha = 0
-    ST_AT_CP = 1        # dropped at alpha = C of the positive class
-    ST_ACTIVE = 2       # in the active set, 0 < alpha < C
-    ST_AT_CN = 3        # dropped at alpha = C of the negative class
+    ST_ZERO = 0         # alpha = 0
+    ST_AT_CP = 1        # alpha = C of the positive class
+    ST_FREE = 2         # 0 < alpha < C
+    ST_AT_CN = 3        # alpha = C of the negative class
+    ST_STATE = 3        # the mask of the four
+    ST_IN = 4           # in the active set (with re-check passes a row at a bound may stay in it)
 
-ZERO, AT_CP, ACTIVE, AT_CN = ST_ZERO, ST_AT_CP, ST_ACTIVE, ST_AT_CN
+ZERO, AT_CP, FREE, AT_CN, STATE, IN_SET = ST_ZERO, ST_AT_CP, ST_FREE, ST_AT_CN, ST_STATE, ST_IN
+ACTIVE = ST_FREE | ST_IN
 
 
 cdef int _check_w(Rows X, int64_t size) except -1:
@@ -97,7 +101,7 @@ def first_pass(Rows X not None, const int32_t[::1] cls, int32_t pos, const doubl
 
 cdef double _block_pass(const RowView* v, int64_t l, const signed char* y, const double* QD, double* alpha,
                         double* w, double Cp, double Cn, int n_inner, Rng* g, int32_t* idx, bint shuffle,
-                        int64_t* n_updates_out, double* pg_out, value_t* kind) noexcept nogil:
+                        int64_t* n_updates_out, double* pg_out, double* G_out, value_t* kind) noexcept nogil:
     cdef int64_t s, i, nxt, n_updates = 0
     cdef int it, yi
     cdef double G, PG, a, a_old, C, d_sum = 0.0, pg_max = 0.0
@@ -115,11 +119,15 @@ cdef double _block_pass(const RowView* v, int64_t l, const signed char* y, const
             C = Cp if yi > 0 else Cn
             a_old = alpha[i]
             G = dual_gradient(yi * row_dot(v, i, w, kind), a_old, 0.0)
-            if it == n_inner - 1 and C > 0.0:
-                # the last pass's largest violation, each row's before its step (LIBLINEAR's measure of a sweep)
-                PG = fabs(projected_gradient(G, a_old, C))
-                if PG > pg_max:
-                    pg_max = PG
+            if it == n_inner - 1:
+                # the last pass's largest violation, each row's before its step (LIBLINEAR's measure of a sweep),
+                # and each row's G
+                if C > 0.0:
+                    PG = fabs(projected_gradient(G, a_old, C))
+                    if PG > pg_max:
+                        pg_max = PG
+                if G_out != NULL:
+                    G_out[i] = G
             a = dual_step(G, a_old, QD[i], 0.0, C)
             if a != a_old:
                 alpha[i] = a
@@ -132,17 +140,23 @@ cdef double _block_pass(const RowView* v, int64_t l, const signed char* y, const
 
 
 def block_pass(Rows X not None, const signed char[::1] y, const double[::1] QD, double[::1] alpha, double[::1] w,
-               double Cp, double Cn, int n_inner, uint64_t[::1] rng, int32_t[::1] index, bint shuffle=True):
+               double Cp, double Cn, int n_inner, uint64_t[::1] rng, int32_t[::1] index, bint shuffle=True,
+               double[::1] G=None):
     """n_inner passes of Algorithm 1 over the block's rows index[0:l], l = len(y) (reshuffled before each pass;
     the rows, QD, alpha and index have at least l entries).
 
     Returns (change of sum(alpha), number of coordinate updates, the last pass's largest |PG_i|, each taken
-    before the row's step). shuffle=False keeps index's order.
+    before the row's step). shuffle=False keeps index's order. G (optional, length >= l) receives each row's
+    G = y_i w.x_i - 1 of the last pass, before its step.
     """
     cdef int64_t l = y.shape[0], n_updates = 0
     cdef double pg_max = 0.0
-    if X.v.n_rows < l or QD.shape[0] < l or alpha.shape[0] < l or index.shape[0] < l or rng.shape[0] != 4:
-        raise ValueError("block_pass: y, QD, alpha, index and the rows disagree")
+    if X.v.n_rows < l or QD.shape[0] < l or alpha.shape[0] < l or index.shape[0] < l or rng.shape[0] != 4 or \
+            (G is not None and G.shape[0] < l):
+        raise ValueError("block_pass: y, QD, alpha, index, G and the rows disagree")
+    cdef double* G_ptr = NULL
+    if G is not None and l > 0:
+        G_ptr = &G[0]
     _check_w(X, w.shape[0])
     cdef double d_sum = 0.0
     if l == 0:
@@ -150,10 +164,10 @@ def block_pass(Rows X not None, const signed char[::1] y, const double[::1] QD, 
     with nogil:
         if X.f32:
             d_sum = _block_pass(&X.v, l, &y[0], &QD[0], &alpha[0], &w[0], Cp, Cn, n_inner, <Rng*>&rng[0],
-                                &index[0], shuffle, &n_updates, &pg_max, <float*>NULL)
+                                &index[0], shuffle, &n_updates, &pg_max, G_ptr, <float*>NULL)
         else:
             d_sum = _block_pass(&X.v, l, &y[0], &QD[0], &alpha[0], &w[0], Cp, Cn, n_inner, <Rng*>&rng[0],
-                                &index[0], shuffle, &n_updates, &pg_max, <double*>NULL)
+                                &index[0], shuffle, &n_updates, &pg_max, G_ptr, <double*>NULL)
     return d_sum, n_updates, pg_max
 
 
@@ -175,9 +189,9 @@ cdef int64_t _recheck(const RowView* v, int64_t l, const int32_t* cls, int32_t p
         if G < 0.0:
             loss += C * (-G)
         st = status[i]
-        if st == ST_ACTIVE:
+        if (st & ST_STATE) == ST_FREE:
             PG = G
-        elif st == ST_ZERO:
+        elif (st & ST_STATE) == ST_ZERO:
             PG = G if G < 0.0 else 0.0
         else:
             PG = G if G > 0.0 else 0.0
@@ -186,7 +200,7 @@ cdef int64_t _recheck(const RowView* v, int64_t l, const int32_t* cls, int32_t p
         viol = fabs(PG)
         if viol > m:
             m = viol
-        if viol > reenter and st != ST_ACTIVE:
+        if viol > reenter and not (st & ST_IN):
             enter[n_enter] = i
             n_enter += 1
     out[0] = m
@@ -196,9 +210,9 @@ cdef int64_t _recheck(const RowView* v, int64_t l, const int32_t* cls, int32_t p
 
 def recheck(Rows X not None, const int32_t[::1] cls, int32_t pos, const uint8_t[::1] status, const double[::1] w,
             double Cp, double Cn, double reenter, int64_t[::1] enter):
-    """The re-check of rows 0..l-1 (l = len(cls); y_i = +1 if cls[i] == pos else -1) at w, their alpha given by
-    `status` (ZERO, AT_CP, ACTIVE, AT_CN). Nothing is changed but `enter`, which receives the dropped rows with
-    |PG_i| > reenter, in order.
+    """The re-check of rows 0..l-1 (l = len(cls); y_i = +1 if cls[i] == pos else -1) at w, where their alpha is
+    given by `status & STATE` (ZERO, AT_CP, FREE, AT_CN). Nothing is changed but `enter`, which receives the rows
+    outside the active set (no IN_SET bit) with |PG_i| > reenter, in order.
 
     Returns (max_i |PG_i|, sum_i C_i max(0, 1 - y_i w.x_i), number of rows written to enter).
     """

@@ -89,9 +89,15 @@ def dataset(X, y):
     return CSRDataset.from_csr(sp.csr_matrix(X), np.asarray(y, dtype=np.float64))
 
 
-def fit(data, **kw):
-    """llsvm.train(data, solver='llsvm', ...), options given as options=LLSVMOptions(...)."""
+def fit(data, recheck=False, **kw):
+    """llsvm.train(data, solver='llsvm', ...), options given as options=LLSVMOptions(...). The paper's Algorithm 2
+    (--one-pass, eps as its relative-dual-change tolerance --inner-eps) unless recheck=True (the default mode:
+    re-check passes, eps the largest violation)."""
     opt = kw.pop("options", None) or LLSVMOptions()
+    if not recheck:
+        opt.one_pass = True
+        if "eps" in kw:
+            opt.inner_eps = kw.pop("eps")
     return llsvm.train(data, solver="llsvm", options=opt, **kw)
 
 
@@ -227,14 +233,14 @@ def test_block_pass_fixed_order_matches_twin(case, n_inner):
     alpha, w, index = alpha0.copy(), w0.copy(), index0.copy()
     rng = RNG.rng_state(9)
     rng0 = rng.copy()
-    d_sum, n_updates = K.block_pass(Rows(indptr, indices, values, n, bias), ys, QD, alpha, w, Cp, Cn, n_inner, rng,
-                                    index, shuffle=False)
-    at, wt, it, dt, nt = LT.block_pass(rows, ys, QD, alpha0, w0, Cp, Cn, n_inner, index0, n, bias,
-                                       dot_order=DOT_ORDER)
+    d_sum, n_updates, pg = K.block_pass(Rows(indptr, indices, values, n, bias), ys, QD, alpha, w, Cp, Cn, n_inner,
+                                        rng, index, shuffle=False)
+    at, wt, it, dt, nt, pgt = LT.block_pass(rows, ys, QD, alpha0, w0, Cp, Cn, n_inner, index0, n, bias,
+                                            dot_order=DOT_ORDER)
     np.testing.assert_array_equal(alpha, at)
     np.testing.assert_array_equal(w, wt)
-    assert (d_sum, n_updates) == (dt, nt)
-    assert n_updates > 0
+    assert (d_sum, n_updates, pg) == (dt, nt, pgt)
+    assert n_updates > 0 and pg > 0
     np.testing.assert_array_equal(index, index0)     # no shuffle: order kept, RNG untouched
     np.testing.assert_array_equal(rng, rng0)
     C = np.where(y > 0, Cp, Cn)
@@ -259,27 +265,27 @@ def test_block_pass_subset_and_shuffle_match_twin(case):
     sub = np.arange(half, dtype=np.int32)[::-1].copy()
     alpha, w = alpha0.copy(), w0.copy()
     ip = indptr[:half + 1]
-    d, u = K.block_pass(Rows(ip, indices[:ip[-1]], values[:ip[-1]], n, bias), ys[:half], QD[:half], alpha, w, Cp, Cn,
-                        2, RNG.rng_state(1), sub.copy(), shuffle=False)
-    at, wt, _, dt, ut = LT.block_pass(rows[:half], ys[:half], QD[:half], alpha0[:half], w0, Cp, Cn, 2, sub, n, bias,
+    d, u, pg = K.block_pass(Rows(ip, indices[:ip[-1]], values[:ip[-1]], n, bias), ys[:half], QD[:half], alpha, w,
+                            Cp, Cn, 2, RNG.rng_state(1), sub.copy(), shuffle=False)
+    at, wt, _, dt, ut, pgt = LT.block_pass(rows[:half], ys[:half], QD[:half], alpha0[:half], w0, Cp, Cn, 2, sub, n, bias,
                                       dot_order=DOT_ORDER)
     np.testing.assert_array_equal(alpha[:half], at)
     np.testing.assert_array_equal(alpha[half:], alpha0[half:])
     np.testing.assert_array_equal(w, wt)
-    assert (d, u) == (dt, ut)
+    assert (d, u, pg) == (dt, ut, pgt)
     # shuffled passes
     for seed_rng in (1, 77):
         alpha, w = alpha0.copy(), w0.copy()
         index = np.arange(l, dtype=np.int32)
         rng = RNG.rng_state(seed_rng)
-        d, u = K.block_pass(Rows(indptr, indices, values, n, bias), ys, QD, alpha, w, Cp, Cn, 3, rng, index)
+        d, u, pg = K.block_pass(Rows(indptr, indices, values, n, bias), ys, QD, alpha, w, Cp, Cn, 3, rng, index)
         twin_rng = LT.Xoshiro256ss(seed_rng)
-        at, wt, it, dt, ut = LT.block_pass(rows, ys, QD, alpha0, w0, Cp, Cn, 3, range(l), n, bias, rng=twin_rng,
+        at, wt, it, dt, ut, pgt = LT.block_pass(rows, ys, QD, alpha0, w0, Cp, Cn, 3, range(l), n, bias, rng=twin_rng,
                                            dot_order=DOT_ORDER)
         np.testing.assert_array_equal(alpha, at)
         np.testing.assert_array_equal(w, wt)
         np.testing.assert_array_equal(index, it)
-        assert (d, u) == (dt, ut)
+        assert (d, u, pg) == (dt, ut, pgt)
         assert [int(v) for v in rng] == twin_rng.s
         assert not np.array_equal(it, np.arange(l))
 
@@ -287,17 +293,17 @@ def test_block_pass_subset_and_shuffle_match_twin(case):
 def test_block_pass_empty_block_and_fixed_point():
     """An empty block changes nothing; a block at the optimum of its coordinates makes no update."""
     w = np.array([0.5, -0.25, 0.0])
-    d, u = K.block_pass(Rows(np.zeros(1, np.int64), np.empty(0, np.int32), np.empty(0), 2), np.empty(0, np.int8),
-                        np.empty(0), np.empty(0), w, 1.0, 1.0, 5, RNG.rng_state(1), np.empty(0, np.int32))
-    assert (d, u) == (0.0, 0)
+    d, u, pg = K.block_pass(Rows(np.zeros(1, np.int64), np.empty(0, np.int32), np.empty(0), 2), np.empty(0, np.int8),
+                            np.empty(0), np.empty(0), w, 1.0, 1.0, 5, RNG.rng_state(1), np.empty(0, np.int32))
+    assert (d, u, pg) == (0.0, 0, 0.0)
     np.testing.assert_array_equal(w, [0.5, -0.25, 0.0])
     # one row x = (1, 0), y = +1, alpha = 0.5 and w = 0.5 x + ...: margin exactly 1 -> G = 0, no update
     indptr = np.array([0, 1], np.int64)
     alpha = np.array([0.5])
     w = np.array([1.0, 0.0, 0.0])
-    d, u = K.block_pass(Rows(indptr, np.array([0], np.int32), np.array([1.0]), 2), np.array([1], np.int8),
-                        np.array([1.0]), alpha, w, 1.0, 1.0, 4, RNG.rng_state(1), np.zeros(1, np.int32))
-    assert (d, u) == (0.0, 0)
+    d, u, pg = K.block_pass(Rows(indptr, np.array([0], np.int32), np.array([1.0]), 2), np.array([1], np.int8),
+                            np.array([1.0]), alpha, w, 1.0, 1.0, 4, RNG.rng_state(1), np.zeros(1, np.int32))
+    assert (d, u, pg) == (0.0, 0, 0.0)
     assert alpha[0] == 0.5
 
 
@@ -608,8 +614,8 @@ def test_keep_active_set_multiclass_cli(tmp_path):
     X, y = make_problem(52, l=900, n=30, classes=[3, 1, 2])
     data = write_text(tmp_path / "m.txt", X, y)
     keep = tmp_path / "kept"
-    res = runner_train("-s", "llsvm", "-q", "-B", "1", "--keep-active-set", keep, "--json", tmp_path / "j.json",
-                       data, tmp_path / "m.model")
+    res = runner_train("-s", "llsvm", "-q", "--one-pass", "-B", "1", "--keep-active-set", keep, "--json",
+                       tmp_path / "j.json", data, tmp_path / "m.model")
     assert_exit(res, 0)
     labels = first_occurrence(y)
     assert sorted(os.listdir(keep)) == sorted(f"active-set.{lab}.bin" for lab in labels)
@@ -724,8 +730,8 @@ def test_memory_budget_cli_streams_blocks(big_binary, tmp_path):
     X, y = big_binary
     binp = tmp_path / "big.bin"
     llsvm.write_binary(dataset(X, y), str(binp))
-    res = runner_train("-s", "llsvm", "-q", "-B", "1", "--memory", "1M", "--json", tmp_path / "j.json", binp,
-                       tmp_path / "big.model")
+    res = runner_train("-s", "llsvm", "-q", "--one-pass", "-B", "1", "--memory", "1M", "--json",
+                       tmp_path / "j.json", binp, tmp_path / "big.model")
     assert_exit(res, 0)
     js = json.loads((tmp_path / "j.json").read_text())
     (cls,) = js["classes"]
@@ -821,7 +827,7 @@ def test_same_model_from_text_gzip_stdin_binary(tmp_path):
     W = llsvm.load_model(str(tmp_path / "text.model")).W
     with BinaryDataset(binp) as bds:
         for data in (str(txt), bds, dataset(X, y)):
-            np.testing.assert_array_equal(fit(data, bias=1.0, seed=3).W, W)
+            np.testing.assert_array_equal(fit(data, recheck=True, bias=1.0, seed=3).W, W)
 
 
 def test_same_model_across_chunk_sizes(late_class):
@@ -838,7 +844,7 @@ def test_same_model_across_chunk_sizes(late_class):
                 ref = m
             np.testing.assert_array_equal(m.W, ref.W, err_msg=f"{kind} chunk {chunk}")
             assert list(m.label) == list(ref.label)
-    np.testing.assert_array_equal(fit(dataset(X, y), bias=1.0).W, ref.W)
+    np.testing.assert_array_equal(fit(dataset(X, y), recheck=True, bias=1.0).W, ref.W)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -896,9 +902,9 @@ def test_late_class_same_model_from_text_stdin_binary(late_class, tmp_path):
     assert models["text-1M"] == models["gzip-1M"] == models["binary-1M"]
     # the same models as the library's on the data in memory (every row kept for replay)
     m = llsvm.load_model(str(tmp_path / "text.model"))
-    full = fit(dataset(X, y))
+    full = fit(dataset(X, y), recheck=True)
     np.testing.assert_array_equal(full.W, m.W)
-    np.testing.assert_array_equal(fit(dataset(X, y), options=LLSVMOptions(memory=MB)).W,
+    np.testing.assert_array_equal(fit(dataset(X, y), recheck=True, options=LLSVMOptions(memory=MB)).W,
                                   llsvm.load_model(str(tmp_path / "text-1M.model")).W)
     # the late class's problem saw every row in stream order: its first pass is the twin's
     k = [int(v) for v in m.label].index(2)
@@ -1067,7 +1073,8 @@ def test_signal_exits_promptly_with_the_pipe_still_open(tmp_path, late_class, si
 def test_cli_output_lines_and_json(tmp_path):
     X, y = make_problem(101, l=700, n=30, classes=[6, 2, 4])
     data = write_text(tmp_path / "m.txt", X, y)
-    res = runner_train("-s", "llsvm", "-B", "1", "--json", tmp_path / "j.json", data, tmp_path / "m.model")
+    res = runner_train("-s", "llsvm", "--one-pass", "-B", "1", "--json", tmp_path / "j.json", data,
+                       tmp_path / "m.model")
     assert_exit(res, 0)
     js = json.loads((tmp_path / "j.json").read_text())
     assert DESIGN_KEYS <= set(js)
@@ -1099,7 +1106,7 @@ def test_cli_output_lines_and_json(tmp_path):
     assert js["blocks"] == 1
     assert js["dual"] == pytest.approx(sum(c["dual"] for c in js["classes"]))
     # -q: nothing on stdout, the same model
-    res = runner_train("-s", "llsvm", "-q", "-B", "1", data, tmp_path / "q.model")
+    res = runner_train("-s", "llsvm", "-q", "--one-pass", "-B", "1", data, tmp_path / "q.model")
     assert_exit(res, 0)
     assert res.stdout == ""
     assert (tmp_path / "q.model").read_bytes() == (tmp_path / "m.model").read_bytes()
@@ -1226,7 +1233,7 @@ def test_same_seed_same_model_other_seed_other_model(tmp_path):
     # the API: same seed -> identical W; the default seed is 1, as the CLI's
     ds = dataset(X, first_label(y, 1.0))
     np.testing.assert_array_equal(fit(ds, seed=5).W, fit(ds, seed=5).W)
-    np.testing.assert_array_equal(fit(ds).W, llsvm.load_model(str(tmp_path / "a.model")).W)
+    np.testing.assert_array_equal(fit(ds, recheck=True).W, llsvm.load_model(str(tmp_path / "a.model")).W)
     # the first pass does not depend on the seed
     assert fit(ds, seed=2).meta["results"][0].extra["active_first_pass"] == \
         fit(ds, seed=3).meta["results"][0].extra["active_first_pass"]

@@ -47,8 +47,9 @@ DEFAULT_INNER_EPS = 0.01    # --inner-eps: the paper's relative change of the du
 DEFAULT_MAX_PASSES = 10     # --max-passes: re-check passes
 DEFAULT_INNER_ITER = 5
 ROW_BYTES = 48            # a loaded active row: label, offset, row id, alpha, QD, order, sign
-# per-row state of every problem: one status byte (the kernel's ZERO, AT_CP, ACTIVE, AT_CN)
-ZERO, AT_CP, ACTIVE, AT_CN = K.ZERO, K.AT_CP, K.ACTIVE, K.AT_CN
+# per-row state of every problem: one status byte, the kernel's: where alpha is (ZERO, AT_CP, FREE, AT_CN: the
+# STATE bits) and IN_SET when the row is in the active set; ACTIVE = FREE | IN_SET
+ZERO, AT_CP, FREE, AT_CN, STATE, IN_SET, ACTIVE = K.ZERO, K.AT_CP, K.FREE, K.AT_CN, K.STATE, K.IN_SET, K.ACTIVE
 STATUS_BYTES = 1
 # re-check passes: every dropped row with a projected gradient beyond REENTER comes back (0: every violator, as
 # LIBLINEAR's unshrinking brings every row back); block optimization sweeps until its violations are within
@@ -303,21 +304,28 @@ class OnePassSolver(OutOfCoreSolver):
             KL.sq_norms(ds.row_view(self.bias), EMPTY_ROWS, ds.QD)
         alpha = ds.alpha                  # fresh, writable float64: updated in place
         index = np.arange(ds.n_rows, dtype=np.int32)
+        ds.G = None if self.opt.one_pass else np.empty(ds.n_rows)
         d_sum, _, pg = K.block_pass(ds.row_view(self.bias, cap), y, ds.QD, alpha, p.w, p.Cp, p.Cn,
-                                    self.opt.inner_iter, p.rng, index)
+                                    self.opt.inner_iter, p.rng, index, True, ds.G)
+        ds.sweep_violation = pg
         p.sweep_violation = max(p.sweep_violation, pg)
         p.sum_alpha += d_sum
         p.trace.block_dual.append(p.dual())
         return alpha, y
 
     def _settle(self, p, ds, alpha, y):
-        """Rows of a block that reached 0 or C leave the active set for good: record them; return the rest."""
+        """Rows of a block that reached 0 or C leave the active set (for good with --one-pass; until a re-check
+        pass finds them violating otherwise): record every row's status; return the rows that stay."""
         C = np.where(y > 0, p.Cp, p.Cn)
         stay = (alpha > 0.0) & (alpha < C)
-        gone = np.flatnonzero(~stay)
-        if gone.size:
-            st = np.where(alpha[gone] == 0.0, ZERO, np.where(y[gone] > 0, AT_CP, AT_CN)).astype(np.uint8)
-            p.status.a[ds.row_ids[gone]] = st
+        if getattr(ds, "G", None) is not None:
+            # with re-check passes, a row at a bound stays while its gradient points outward by no more than the
+            # block's last sweep violation (LIBLINEAR's shrinking test against PGmax_old / PGmin_old): rows near
+            # the margin would only come back at the next re-check
+            M = ds.sweep_violation
+            stay |= ((alpha == 0.0) & (ds.G <= M)) | ((alpha == C) & (ds.G >= -M) & (C > 0))
+        st = np.where(alpha == 0.0, ZERO, np.where(alpha == C, np.where(y > 0, AT_CP, AT_CN), FREE))
+        p.status.a[ds.row_ids] = (st | np.where(stay, IN_SET, 0)).astype(np.uint8)
         keep = np.flatnonzero(stay)
         if keep.size == ds.n_rows:
             return ds
@@ -419,9 +427,9 @@ class OnePassSolver(OutOfCoreSolver):
         try:
             if self.opt.radius_bias:
                 src, self.bias = self._radius_source(src, directory)
-            if src.known:
-                self._check_state(src.n_rows, max(1, len(Classes(src.labels()).labels) if src.n_rows else 1),
-                                  src.n_features, True)
+            if src.known and src.n_rows:
+                n_labels = len(Classes(src.labels()).labels)
+                self._check_state(src.n_rows, 1 if n_labels <= 2 else n_labels, src.n_features, True)
             problems, labels, n_rows, nnz, n_features, cap = self._first_pass(src, directory, pool)
             t_first = time.perf_counter() - t0
             # LIBLINEAR's warning, once every class is known
@@ -541,7 +549,7 @@ class OnePassSolver(OutOfCoreSolver):
         """One pass over the whole input at the problems' current w (unchanged by the pass): every row's projected
         gradient from its status, the largest violation and the hinge losses (the exact primal, gap and violation
         of w), and the dropped rows violating by more than eps written, with their alpha (0 or C), to the
-        problem's file of re-entering rows (their status becomes ACTIVE)."""
+        problem's file of re-entering rows (their status gets IN_SET)."""
         tp = time.perf_counter()
         wb = self._add_bytes(len(todo))
         for p in todo:
@@ -560,14 +568,14 @@ class OnePassSolver(OutOfCoreSolver):
             p.check[1] += loss
             if k:
                 rows = enter[:k]
-                s_rows = st[rows]
+                s_rows = st[rows] & STATE
                 pos = cls[rows] == p.pos
                 alpha = np.where(s_rows == ZERO, 0.0, np.where(s_rows == AT_CP, p.Cp, p.Cn))
                 sub = block.take_rows(rows)
                 p.add_writer.write_dataset(CSRDataset(np.where(pos, 1.0, -1.0), sub.indptr, sub.indices,
                                                       sub.values, cap, row_ids=rows + row0, alpha=alpha,
                                                       check=False))
-                st[rows] = ACTIVE
+                st[rows] |= IN_SET
                 p.check[2] += k
 
         for block in src.blocks():
@@ -639,7 +647,7 @@ class OnePassSolver(OutOfCoreSolver):
         return new, float(np.sqrt(new.radius_sq()))
 
     def _final_alpha(self, p, n_rows):
-        st = p.status.view()[:n_rows]
+        st = p.status.view()[:n_rows] & STATE
         alpha = np.zeros(n_rows)
         alpha[st == AT_CP] = p.Cp
         alpha[st == AT_CN] = p.Cn
@@ -680,7 +688,7 @@ class OnePassSolver(OutOfCoreSolver):
             if self.bias >= 0:
                 w = np.append(w, p.w[cap])
             st = p.status.view()[:n_rows]
-            nSV = int(np.count_nonzero(st != ZERO))
+            nSV = int(np.count_nonzero((st & STATE) != ZERO))
             r = FitResult(w=np.ascontiguousarray(w), n_iter=p.n_iter, dual=p.dual(), nSV=nSV,
                           converged=p.inner_converged if self.opt.one_pass else p.certified, solver=3)
             if p.cert is not None:
@@ -688,7 +696,7 @@ class OnePassSolver(OutOfCoreSolver):
             r.extra = {"active_first_pass": p.trace.active_first, "active": p.trace.active, "dual_trace":
                        p.trace.dual, "blocks": p.trace.blocks, "seconds": p.trace.seconds,
                        "block_dual": p.trace.block_dual, "recheck": p.trace.recheck,
-                       "n_zero": int(np.count_nonzero(st == ZERO))}
+                       "n_zero": int(np.count_nonzero((st & STATE) == ZERO))}
             if self.opt.return_alpha:
                 r.alpha = p.final_alpha
             p.result = r

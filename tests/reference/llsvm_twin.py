@@ -83,11 +83,12 @@ def first_pass(rows, ys, Cp, Cn, n_features, bias=-1.0, w=None, QD=None, dot_ord
 
 
 def block_pass(rows, ys, QD, alpha, w, Cp, Cn, n_inner, index, n_features, bias=-1.0, rng=None,
-               dot_order="unroll4"):
+               dot_order="unroll4", G_out=None):
     """n_inner passes over rows index[0:l] (l = len(rows)); shuffled before each pass when `rng` is given.
 
     alpha, w and index are not modified. Returns (alpha, w, index after the last shuffle, change of sum(alpha),
-    number of updates).
+    number of updates, the largest |PG| of the last pass, each row's before its step). G_out (a list of len(rows),
+    optional) receives each row's G of the last pass, before its step.
     """
     alpha = [float(a) for a in alpha]
     w = [float(v) for v in w]
@@ -95,7 +96,8 @@ def block_pass(rows, ys, QD, alpha, w, Cp, Cn, n_inner, index, n_features, bias=
     l = len(rows)
     d_sum = 0.0
     n_updates = 0
-    for _ in range(n_inner):
+    pg_max = 0.0
+    for it in range(n_inner):
         if rng is not None:
             for s in range(l):
                 j = s + rng.bounded(l - s)
@@ -106,13 +108,18 @@ def block_pass(rows, ys, QD, alpha, w, Cp, Cn, n_inner, index, n_features, bias=
             C = float(Cp) if yi > 0 else float(Cn)
             G = yi * _dot(rows[i], w, n_features, bias, dot_order) - 1.0
             a_old = alpha[i]
+            if it == n_inner - 1 and C > 0.0:
+                PG = min(G, 0.0) if a_old == 0.0 else max(G, 0.0) if a_old == C else G
+                pg_max = max(pg_max, abs(PG))
+            if it == n_inner - 1 and G_out is not None:
+                G_out[i] = G
             a = _clip(a_old - _div(G, float(QD[i])), C)
             if a != a_old:
                 alpha[i] = a
                 _axpy(rows[i], (a - a_old) * yi, w, n_features, bias)
                 d_sum += a - a_old
                 n_updates += 1
-    return np.array(alpha), np.array(w), np.array(index), d_sum, n_updates
+    return np.array(alpha), np.array(w), np.array(index), d_sum, n_updates, pg_max
 
 
 def dual(alpha, w):
@@ -126,11 +133,40 @@ def problem_seed(seed, k):
     return (int(seed) * 0x9E3779B97F4A7C15 + k + 1) & MASK64
 
 
+def recheck(rows, ys, alpha, w, Cp, Cn, n_features, bias=-1.0, dot_order="unroll4", in_set=()):
+    """The re-check pass at w: every row's projected gradient from its alpha. Returns (max |PG|, sum of C_i times
+    the hinge loss, the rows outside `in_set` (the active set) with PG != 0, in row order)."""
+    in_set = set(in_set)
+    m = loss = 0.0
+    enter = []
+    for i, r in enumerate(rows):
+        yi = 1 if ys[i] > 0 else -1
+        C = float(Cp) if yi > 0 else float(Cn)
+        G = yi * _dot(r, w, n_features, bias, dot_order) - 1.0
+        if G < 0.0:
+            loss += C * -G
+        a = alpha[i]
+        PG = min(G, 0.0) if a == 0.0 else max(G, 0.0) if a == C else G
+        if C == 0.0:
+            PG = 0.0
+        m = max(m, abs(PG))
+        if abs(PG) > 0.0 and i not in in_set:
+            enter.append(i)
+    return m, loss, enter
+
+
 def fit_in_memory(rows, ys, Cp, Cn, n_features, bias=-1.0, eps=0.01, n_inner=5, max_iter=100, seed=1, k=0,
-                  dot_order="unroll4"):
+                  dot_order="unroll4", recheck_eps=None, max_passes=10, sweep_fraction=0.5):
     """Algorithm 2 for one binary problem whose active set stays in memory. Returns a dict with w (n_features
     + 1 entries), alpha (all rows), the dual trace (after the first pass, then after each outer iteration), the
-    active set sizes (after the first pass, then after each outer iteration) and n_iter."""
+    active set sizes (after the first pass, then after each outer iteration) and n_iter.
+
+    recheck_eps (llsvm's default mode, -e): eps is then --inner-eps; block optimization also waits for its last
+    pass's largest |PG| to be within sweep_fraction x recheck_eps; re-check passes follow (`recheck`): the dropped
+    violators join the end of the active set, and the run stops when a pass finds max |PG| <= recheck_eps, or
+    after max_passes of them. With re-check passes a row at a bound stays in the active set while its G of the
+    last pass points outward by at most that pass's largest |PG| (LIBLINEAR's shrinking test). The dict then also
+    has "rechecks": [(max |PG|, primal, rows re-entered)]."""
     QD = sq_norms(rows, bias)
     alpha, w, sum_alpha = first_pass(rows, ys, Cp, Cn, n_features, bias, QD=QD, dot_order=dot_order)
     C = np.where(np.asarray(ys) > 0, float(Cp), float(Cn))
@@ -139,21 +175,37 @@ def fit_in_memory(rows, ys, Cp, Cn, n_features, bias=-1.0, eps=0.01, n_inner=5, 
     sizes = [len(active)]
     rng = Xoshiro256ss(problem_seed(seed, k))
     n_iter = 0
-    for it in range(1, max_iter + 1):
-        if not active:
+    rechecks = []
+    while True:
+        for it in range(1, max_iter + 1):
+            if not active:
+                break
+            D_prev = trace[-1]
+            sub = [rows[i] for i in active]
+            G = [0.0] * len(active)
+            a, w, _, d_sum, _, pg = block_pass(sub, [ys[i] for i in active], QD[active], alpha[active], w, Cp, Cn,
+                                               n_inner, range(len(active)), n_features, bias, rng=rng,
+                                               dot_order=dot_order, G_out=G)
+            sum_alpha += d_sum
+            alpha[active] = a
+            if recheck_eps is None:
+                active = [i for i, ai in zip(active, a) if 0.0 < ai < C[i]]
+            else:
+                active = [i for i, ai, g in zip(active, a, G) if 0.0 < ai < C[i] or (ai == 0.0 and g <= pg)
+                          or (ai == C[i] and g >= -pg and C[i] > 0)]
+            n_iter += 1
+            D = sum_alpha - 0.5 * float(w @ w)
+            trace.append(D)
+            sizes.append(len(active))
+            if D != 0.0 and (D - D_prev) / abs(D) <= eps and \
+                    (recheck_eps is None or pg <= sweep_fraction * recheck_eps):
+                break
+        if recheck_eps is None:
             break
-        D_prev = trace[-1]
-        sub = [rows[i] for i in active]
-        a, w, _, d_sum, _ = block_pass(sub, [ys[i] for i in active], QD[active], alpha[active], w, Cp, Cn, n_inner,
-                                       range(len(active)), n_features, bias, rng=rng, dot_order=dot_order)
-        sum_alpha += d_sum
-        alpha[active] = a
-        active = [i for i, ai in zip(active, a) if 0.0 < ai < C[i]]
-        n_iter = it
-        D = sum_alpha - 0.5 * float(w @ w)
-        trace.append(D)
-        sizes.append(len(active))
-        if D != 0.0 and (D - D_prev) / abs(D) <= eps:
+        m, loss, enter = recheck(rows, ys, alpha, w, Cp, Cn, n_features, bias, dot_order, in_set=active)
+        rechecks.append((m, 0.5 * float(w @ w) + loss, len(enter)))
+        if m <= recheck_eps or len(rechecks) >= max_passes:
             break
+        active = active + enter
     return {"w": w, "alpha": alpha, "dual_trace": trace, "active": sizes, "n_iter": n_iter,
-            "sum_alpha": sum_alpha}
+            "sum_alpha": sum_alpha, "rechecks": rechecks}
