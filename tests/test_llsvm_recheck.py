@@ -12,7 +12,6 @@
 """
 import hashlib
 import json
-import os
 import re
 
 import numpy as np
@@ -27,7 +26,7 @@ from llsvm.solvers import LLSVMOptions
 from reference import dcd_twin as T
 from reference import llsvm_twin as LT
 from reference.files import write_text
-from test_llsvm import (DESIGN_KEYS, DOT_ORDER, big_problem, dataset, first_label, first_occurrence, fit,
+from test_llsvm import (DESIGN_KEYS, DOT_ORDER, big_problem, dataset, first_label, fit,
                         kernel_problem, make_problem, problem_signs, runner_train)
 
 ZERO, AT_CP, FREE, AT_CN, IN_SET, ACTIVE = K.ZERO, K.AT_CP, K.FREE, K.AT_CN, K.IN_SET, K.ACTIVE
@@ -211,7 +210,8 @@ GOLDEN = {
                "9f030bee038b67e17ba38a10bec4c9e2005866a2c6ac8c10ec0113160f469671"),
     "big-bin-1M-c4": (["-c", "4", "--memory", "1M", "big.bin"],
                       "e4d7d5571fd61361572b5e3fcc7242d10a7728cf04734a85f91614ae2941e3fa"),
-    "big-R": (["-B", "R", "--seed", "3", "big.txt"], "22dd420e769465bf793abf32d896c6e475a1411e59cecb2a081791a4c3fc9d11"),
+    "big-R": (["-B", "R", "--seed", "3", "big.txt"],
+              "22dd420e769465bf793abf32d896c6e475a1411e59cecb2a081791a4c3fc9d11"),
     "late-2thr-1M": (["--threads", "2", "--memory", "1M", "late.txt"],
                      "a1298afdd3e4212a2a1f49ccb7949afbf192b339772e0c45d95b4fbfd4f45293"),
     "late-inner2": (["--inner-iter", "2", "-B", "1", "late.txt"],

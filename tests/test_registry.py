@@ -38,6 +38,8 @@ OPTION_ARGS = {
     "--hash-bits": ["--hash-bits", "8"],
     "--inner-eps": ["--inner-eps", "0.2"],
     "-B R": ["-B", "R"],
+    "--one-pass": ["--one-pass"],
+    "--max-passes": ["--max-passes", "3"],
 }
 # LIBLINEAR's own words where it has them; otherwise the registry's message, which names the option
 REFUSAL = {"-R": "ERROR: -R option supported only for solver ",

@@ -587,7 +587,6 @@ class OnePassSolver(OutOfCoreSolver):
             else:
                 for p in todo:
                     one(p, block, cls)
-            del block
         for p in todo:
             p.add_writer.close(n_features=cap)
             p.rechecks += 1
