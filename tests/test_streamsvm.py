@@ -1105,7 +1105,7 @@ def test_cli_bm_output_lines_and_json(cli_files, tmp_path):
 
 # an option the solver does not take: exit 1 (the registry refuses it, naming it); a bad value: Click's exit 2
 @pytest.mark.parametrize("args,needle,code", [
-    (["-s", "streamsvm", "--inner-eps", "0.1"], "--inner-eps applies only to -s bm, not to -s streamsvm", 1),
+    (["-s", "streamsvm", "--inner-eps", "0.1"], "--inner-eps applies only to -s llsvm and -s bm, not to -s streamsvm", 1),
     (["-s", "3", "--hash-bits", "10"], "--hash-bits applies only to -s streamsvm and -s bm, not to -s 3", 1),
     (["-s", "1", "--memory", "64M"], "--memory applies only to -s llsvm, -s streamsvm and -s bm, not to -s 1", 1),
     (["-s", "streamsvm", "--memory", "100K"], "--memory", 2),
