@@ -178,6 +178,7 @@ cdef int64_t _recheck(const RowView* v, int64_t l, const int32_t* cls, int32_t p
     cdef double G, PG, C, viol, m = 0.0, loss = 0.0
     cdef int yi
     cdef uint8_t st
+    cdef bint back
     for i in range(l):
         if cls[i] == pos:
             yi = 1
@@ -200,9 +201,19 @@ cdef int64_t _recheck(const RowView* v, int64_t l, const int32_t* cls, int32_t p
         viol = fabs(PG)
         if viol > m:
             m = viol
-        if viol > reenter and not (st & ST_IN):
-            enter[n_enter] = i
-            n_enter += 1
+        if not (st & ST_IN) and C > 0.0:
+            # back into the active set: a row at 0 whose G is below `reenter`, one at C whose G is above -reenter
+            # (reenter = 0: the violators; > 0: also the rows that close to the margin; < 0: only the rows that
+            # violate by more than -reenter)
+            if (st & ST_STATE) == ST_ZERO:
+                back = G < reenter
+            elif (st & ST_STATE) == ST_FREE:
+                back = True
+            else:
+                back = G > -reenter
+            if back:
+                enter[n_enter] = i
+                n_enter += 1
     out[0] = m
     out[1] = loss
     return n_enter
@@ -212,7 +223,8 @@ def recheck(Rows X not None, const int32_t[::1] cls, int32_t pos, const uint8_t[
             double Cp, double Cn, double reenter, int64_t[::1] enter):
     """The re-check of rows 0..l-1 (l = len(cls); y_i = +1 if cls[i] == pos else -1) at w, where their alpha is
     given by `status & STATE` (ZERO, AT_CP, FREE, AT_CN). Nothing is changed but `enter`, which receives the rows
-    outside the active set (no IN_SET bit) with |PG_i| > reenter, in order.
+    outside the active set (no IN_SET bit) that come back, in order: at alpha = 0 with G_i < reenter, at C with
+    G_i > -reenter (0: every violator).
 
     Returns (max_i |PG_i|, sum_i C_i max(0, 1 - y_i w.x_i), number of rows written to enter).
     """

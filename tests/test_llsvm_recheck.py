@@ -76,7 +76,8 @@ def test_recheck_kernel_matches_twin(case):
     assert not np.any(status[enter[:k]] & IN_SET)
     if Cp == 0.0:
         assert not np.any(pos[enter[:k]])
-    # a threshold: only the rows violating by more than it
+    # a threshold t: rows at 0 with G < t and rows at C with G > -t come back (t > 0: also rows that close to the
+    # margin)
     thr = 0.3
     k2 = K.recheck(Rows(indptr, indices, values, n, bias), cls, 7, status, w, Cp, Cn, thr, enter)[2]
     X = T.design(sp.csr_matrix((values.astype(np.float64), indices, indptr), shape=(l, n)), bias)
@@ -84,7 +85,9 @@ def test_recheck_kernel_matches_twin(case):
     PG = np.where(alpha == 0, np.minimum(G, 0), np.where(alpha == C, np.maximum(G, 0), G))
     PG[C == 0] = 0
     assert m == pytest.approx(np.abs(PG).max(), rel=1e-12)
-    assert k2 == np.count_nonzero((np.abs(PG) > thr) & ((status & IN_SET) == 0))
+    state = status & K.STATE
+    back = np.where(state == ZERO, G < thr, np.where(state == FREE, True, G > -thr)) & (C > 0)
+    assert k2 == np.count_nonzero(back & ((status & IN_SET) == 0)) > k
 
 
 def test_recheck_kernel_small_cases():

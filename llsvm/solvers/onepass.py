@@ -51,9 +51,9 @@ ROW_BYTES = 48            # a loaded active row: label, offset, row id, alpha, Q
 # STATE bits) and IN_SET when the row is in the active set; ACTIVE = FREE | IN_SET
 ZERO, AT_CP, FREE, AT_CN, STATE, IN_SET, ACTIVE = K.ZERO, K.AT_CP, K.FREE, K.AT_CN, K.STATE, K.IN_SET, K.ACTIVE
 STATUS_BYTES = 1
-# re-check passes: every dropped row with a projected gradient beyond REENTER comes back (0: every violator, as
-# LIBLINEAR's unshrinking brings every row back); block optimization sweeps until its violations are within
-# SWEEP_FRACTION x eps (docs/solvers.md, "-s llsvm", has the measurements behind both)
+# re-check passes: a row outside the active set comes back at alpha = 0 when G < REENTER, at C when G > -REENTER
+# (0: every violator, as LIBLINEAR's unshrinking brings every row back); block optimization sweeps until its
+# violations are within SWEEP_FRACTION x eps (docs/solvers.md, "-s llsvm", has the measurements behind both)
 REENTER = 0.0
 SWEEP_FRACTION = 0.5
 
