@@ -16,7 +16,15 @@ Solvers (issue "Foundation II"), against liblinear-official's C library in the s
   - test accuracy of both, and whether llsvm predicts exactly what LIBLINEAR predicts for LIBLINEAR's own model;
   - end-to-end `llsvm-train` (parse + train, a subprocess: wall time and peak RSS) against LIBLINEAR's
     end-to-end time estimated as its C reader's rate (60 MB/s on this machine class) plus its train call.
--s llsvm (part `llsvm`): wall time, accuracy and peak RSS of `llsvm-train -s llsvm` against `-s 3`, and Table 2.
+-s llsvm (part `llsvm`, issue 14), every job a subprocess of `llsvm-train` from text:
+  - on each generated set, `-s llsvm --memory 64M` (--llsvm-memory) in its default mode and with `--one-pass`
+    against `-s 3` (medians of --repeats), and `-s 3 -e 0.001` for the reference primal; the targets as ✓/✗
+    lines: default mode primal within 1e-3 relative of the reference's, test accuracy within 0.1 points of
+    `-s 3`'s, wall <= 1.0x `-s 3`'s, peak RSS <= the budget + 60 MB; `--one-pass` wall <= 0.6x `-s 3`'s;
+  - on each ../shared/data set, from its binary file: `-s 3` (converged? from its --json) and `-s llsvm` at
+    --memory a quarter of the binary file's size (the solver's minimum when that is more), test accuracy (5-fold
+    CV without a test file); target: within 0.2 points where `-s 3` converges;
+  - the paper's Table 2 (`-s llsvm --one-pass` vs `-s 3`, in memory) on every set.
 -s streamsvm (part `stream`, issue "StreamSVM"), on the generated sparse set as a binary file (data/sparse.bin,
 written with llsvm.write_binary when missing), --memory 64M, every job a subprocess of the installed commands:
   - `-s 3` with unlimited memory: wall time (median), test accuracy (llsvm-predict); D* = the dual of `-s 3 -e 1e-4`;
@@ -315,10 +323,20 @@ def bench_end_to_end(name, path, tmp, liblinear_train_s):
             "e2e_ratio": seconds / (ll_parse + liblinear_train_s), "llsvm_e2e_peak_rss_mb": rss}
 
 
+# -- part "llsvm": -s llsvm against -s 3 ----------------------------------------------------------------------------
+LLSVM_MEMORY = "64M"
+LLSVM_REF_EPS = 1e-3              # the primal reference: -s 3 -e 0.001
+LLSVM_TARGETS = {"primal_rel": 1e-3, "acc_diff_pp": 0.1, "wall_vs_s3": 1.0, "rss_over_budget_mb": 60.0,
+                 "one_pass_wall_vs_s3": 0.6, "shared_acc_diff_pp": 0.2}
+SHARED_FOLDS = 5                  # shared sets without a test file: 5-fold cross-validation accuracy
+ACC_SLACK = 1e-9                  # accuracy differences are multiples of 100/n: 0.1 points must pass despite rounding
+
+
 def table2_row(name, ds, inner_iter=None):
-    """The paper's Table 2 on one set: alpha_i = 0 counts of -s llsvm and -s 3, and their status mismatch."""
+    """The paper's Table 2 on one set: alpha_i = 0 counts of -s llsvm --one-pass (the paper's Algorithm 2) and
+    -s 3, and their status mismatch."""
     from llsvm.solvers.onepass import DEFAULT_INNER_ITER, LLSVMOptions
-    m = llsvm.train(ds, solver="llsvm", bias=1.0, options=LLSVMOptions(return_alpha=True,
+    m = llsvm.train(ds, solver="llsvm", bias=1.0, options=LLSVMOptions(return_alpha=True, one_pass=True,
                                                                      inner_iter=inner_iter or DEFAULT_INNER_ITER))
     m3 = llsvm.train(ds, solver=3, bias=1.0, say=_quiet)
     mism, zl, z3 = [], 0, 0
@@ -331,29 +349,109 @@ def table2_row(name, ds, inner_iter=None):
             "mismatch_mean": float(np.mean(mism)), "problems": len(mism)}
 
 
-def bench_llsvm(name, path, test_path, repeats, tmp):
-    """-s llsvm vs -s 3 from text, as a user runs them (subprocesses): wall time, accuracy, and --memory 64M."""
+def _train_json(exe, args, path, model, jpath):
+    """One llsvm-train run with --json (a subprocess): (wall seconds, peak RSS MB, its metrics)."""
+    wall, rss = run_measured([exe, *args, "-q", "--json", jpath, path, model])
+    with open(jpath) as f:
+        return wall, rss, json.load(f)
+
+
+def bench_llsvm(name, path, test_path, repeats, tmp, memory=LLSVM_MEMORY):
+    """-s llsvm --memory M (default mode, and --one-pass) against -s 3, from text, as a user runs them
+    (subprocesses), with the issue's targets: primal within 1e-3 relative of -s 3 -e 0.001's, test accuracy within
+    0.1 points of -s 3's, wall <= 1.0x -s 3's, peak RSS <= M + 60 MB, --one-pass wall <= 0.6x -s 3's."""
+    from llsvm.solvers.common import parse_size
+
     exe = os.path.join(os.path.dirname(sys.executable), "llsvm-train")
-    m3, ml, mm = (os.path.join(tmp, f"{name}.{k}.model") for k in ("s3", "llsvm", "m64"))
-    jl, jm = os.path.join(tmp, name + ".llsvm.json"), os.path.join(tmp, name + ".m64.json")
-    t3, tl, tm, r3, rl, rm = [], [], [], [], [], []
-    for _ in range(repeats):
-        s, r = run_measured([exe, "-s", "3", "-B", "1", "-q", path, m3])
-        t3.append(s), r3.append(r)
-        s, r = run_measured([exe, "-s", "llsvm", "-B", "1", "-q", "--json", jl, path, ml])
-        tl.append(s), rl.append(r)
-    s, r = run_measured([exe, "-s", "llsvm", "-B", "1", "-q", "--memory", "64M", "--json", jm, path, mm])
-    tm.append(s), rm.append(r)
+    T = LLSVM_TARGETS
+    runs = {}
+    plan = [("s3", ["-s", "3", "-B", "1"], repeats),
+            ("ref", ["-s", "3", "-B", "1", "-e", f"{LLSVM_REF_EPS:g}", "--max-iter", "1000"], 1),
+            ("llsvm", ["-s", "llsvm", "-B", "1", "--memory", memory], repeats),
+            ("one_pass", ["-s", "llsvm", "-B", "1", "--memory", memory, "--one-pass"], repeats)]
+    for _ in range(max(1, repeats)):         # interleaved, so that machine noise spreads over all of them
+        for tag, args, n in plan:
+            if len(runs.setdefault(tag, [])) < n:
+                model, jpath = os.path.join(tmp, f"{name}.{tag}.model"), os.path.join(tmp, f"{name}.{tag}.json")
+                runs[tag].append(_train_json(exe, args, path, model, jpath))
     test = llsvm.read_dataset(test_path)
-    jl_d, jm_d = json.load(open(jl)), json.load(open(jm))
-    acc3, accl, accm = (accuracy(llsvm.load_model(m), test) for m in (m3, ml, mm))
-    row = {"dataset": name, "s3_s": statistics.median(t3), "llsvm_s": statistics.median(tl),
-           "ratio": statistics.median(tl) / statistics.median(t3), "acc_s3": acc3, "acc_llsvm": accl,
-           "acc_diff_pp": accl - acc3, "s3_peak_rss_mb": max(r3), "llsvm_peak_rss_mb": max(rl),
-           "m64_s": tm[0], "m64_peak_rss_mb": rm[0], "acc_m64": accm, "m64_blocks": jm_d["blocks"],
-           "active_first_pass": jl_d["active_first_pass"], "n_iter": jl_d["n_iter"],
-           "dual_llsvm": jl_d["dual"], "dual_m64": jm_d["dual"],
-           "m64_dual_rel_diff": (jm_d["dual"] - jl_d["dual"]) / abs(jl_d["dual"])}
+    acc = {tag: accuracy(llsvm.load_model(os.path.join(tmp, f"{name}.{tag}.model")), test) for tag, _, _ in plan}
+    del test
+    wall = {tag: statistics.median(r[0] for r in rs) for tag, rs in runs.items()}
+    rss = {tag: max(r[1] for r in rs) for tag, rs in runs.items()}
+    js = {tag: rs[-1][2] for tag, rs in runs.items()}
+    p_ref, p_ll = js["ref"]["primal"], js["llsvm"]["primal"]
+    budget_mb = parse_size(memory) / (1 << 20)
+    row = {"dataset": name, "memory": memory, "rows": js["llsvm"]["n_rows"], "nnz": js["llsvm"]["nnz"],
+           "s3_s": wall["s3"], "s3_peak_rss_mb": rss["s3"], "acc_s3": acc["s3"], "primal_s3": js["s3"]["primal"],
+           "ref_eps": LLSVM_REF_EPS, "ref_s": wall["ref"], "primal_ref": p_ref, "ref_converged": js["ref"]["converged"],
+           "acc_ref": acc["ref"],
+           "llsvm_s": wall["llsvm"], "llsvm_peak_rss_mb": rss["llsvm"], "acc_llsvm": acc["llsvm"],
+           "primal_llsvm": p_ll, "dual_llsvm": js["llsvm"]["dual"], "gap_llsvm": js["llsvm"]["gap"],
+           "max_violation_llsvm": js["llsvm"]["max_violation"], "converged_llsvm": js["llsvm"]["converged"],
+           "rechecks": js["llsvm"]["rechecks"], "reentered": js["llsvm"]["reentered"],
+           "n_iter": js["llsvm"]["n_iter"], "blocks": js["llsvm"]["blocks"],
+           "active_first_pass": js["llsvm"]["active_first_pass"],
+           "one_pass_s": wall["one_pass"], "one_pass_peak_rss_mb": rss["one_pass"], "acc_one_pass": acc["one_pass"],
+           "dual_one_pass": js["one_pass"]["dual"], "n_iter_one_pass": js["one_pass"]["n_iter"],
+           "walls": {tag: [r[0] for r in rs] for tag, rs in runs.items()}}
+    row.update(primal_rel=(p_ll - p_ref) / abs(p_ref), primal_rel_s3=(js["s3"]["primal"] - p_ref) / abs(p_ref),
+               acc_diff_pp=acc["llsvm"] - acc["s3"], ratio=wall["llsvm"] / wall["s3"],
+               one_pass_ratio=wall["one_pass"] / wall["s3"], rss_budget_mb=budget_mb + T["rss_over_budget_mb"])
+    row["targets"] = {
+        "primal_within_1e-3": row["primal_rel"] <= T["primal_rel"],
+        "acc_within_0_1pp": abs(row["acc_diff_pp"]) <= T["acc_diff_pp"] + ACC_SLACK,
+        "wall_le_1_0_s3": row["ratio"] <= T["wall_vs_s3"],
+        "peak_rss_le_budget_plus_60mb": row["llsvm_peak_rss_mb"] <= row["rss_budget_mb"],
+        "one_pass_wall_le_0_6_s3": row["one_pass_ratio"] <= T["one_pass_wall_vs_s3"]}
+    return row
+
+
+def llsvm_min_memory(n_rows, n_features, n_classes):
+    """The smallest --memory -s llsvm takes for a binary file: the status bytes and weight vectors
+    (OnePassSolver._state_bytes) plus the smallest working set (MIN_BUDGET). Counted, as the driver counts a binary
+    input before training, with one problem per class (for two classes one more than it trains: on the safe side)."""
+    from llsvm.solvers.common import MIN_BUDGET
+    from llsvm.solvers.onepass import OnePassSolver
+
+    return OnePassSolver()._state_bytes(n_rows, max(1, n_classes), n_features) + MIN_BUDGET
+
+
+def bench_llsvm_shared(name, path, test_path, tmp):
+    """One ../shared/data set: -s 3 (converged? from its --json) and -s llsvm (default mode) with --memory a quarter
+    of the binary file's size (the solver's minimum when that is less), both trained from the binary file; test
+    accuracy, or 5-fold cross-validation accuracy when the set has no test file."""
+    exe = os.path.join(os.path.dirname(sys.executable), "llsvm-train")
+    binpath = os.path.join(tmp, name + ".bin")
+    llsvm.write_binary(path, binpath)
+    ds = llsvm.read_dataset(binpath)
+    n_rows, n_features, n_classes = ds.n_rows, ds.n_features, len(ds.labels)
+    del ds
+    size = os.path.getsize(binpath)
+    quarter, minimum = size // 4, llsvm_min_memory(n_rows, n_features, n_classes)
+    memory = max(quarter, minimum)
+    s3, ll = ["-s", "3", "-B", "1"], ["-s", "llsvm", "-B", "1", "--memory", str(memory)]
+    model, jpath = os.path.join(tmp, name + ".model"), os.path.join(tmp, name + ".json")
+    _, _, j3 = _train_json(exe, s3, binpath, model, jpath)
+    row = {"dataset": name, "rows": n_rows, "features": n_features, "classes": n_classes, "binary_bytes": size,
+           "memory": memory, "quarter": quarter, "minimum": minimum, "memory_floor": quarter < minimum,
+           "s3_converged": j3["converged"], "s3_n_iter": j3["n_iter"]}
+    if test_path:
+        te = llsvm.read_dataset(test_path)
+        row["acc_s3"] = accuracy(llsvm.load_model(model), te)
+        _, _, jl = _train_json(exe, ll, binpath, model, jpath)
+        row.update(acc_llsvm=accuracy(llsvm.load_model(model), te), measure="test", llsvm_converged=jl["converged"],
+                   llsvm_rechecks=jl["rechecks"], llsvm_max_violation=jl["max_violation"], row_pp=100.0 / te.n_rows)
+        del te
+    else:
+        folds = ["-v", str(SHARED_FOLDS)]
+        row["acc_s3"] = _train_json(exe, s3 + folds, binpath, model, jpath)[2]["cv_accuracy"]
+        row.update(acc_llsvm=_train_json(exe, ll + folds, binpath, model, jpath)[2]["cv_accuracy"],
+                   measure=f"{SHARED_FOLDS}-fold CV", row_pp=100.0 / n_rows)
+    os.unlink(binpath)
+    row["acc_diff_pp"] = row["acc_llsvm"] - row["acc_s3"]
+    row["within_0_2pp"] = (abs(row["acc_diff_pp"]) <= LLSVM_TARGETS["shared_acc_diff_pp"] + ACC_SLACK) \
+        if row["s3_converged"] else None
     return row
 
 
@@ -592,25 +690,73 @@ def stream_markdown(rows):
     return "\n\n".join(out)
 
 
-def llsvm_markdown(rows, t2rows):
-    cols = [("dataset", "set"), ("s3_s", "-s 3 s"), ("llsvm_s", "llsvm s"), ("ratio", "ratio"),
-            ("acc_s3", "acc -s 3"), ("acc_llsvm", "acc llsvm"), ("acc_diff_pp", "diff pp"),
-            ("active_first_pass", "active after pass 1"), ("n_iter", "outer its"),
-            ("s3_peak_rss_mb", "-s 3 RSS MB"), ("llsvm_peak_rss_mb", "llsvm RSS MB"),
-            ("m64_peak_rss_mb", "64M RSS MB"), ("m64_s", "64M s"), ("m64_blocks", "64M blocks"),
-            ("m64_dual_rel_diff", "64M dual rel diff"), ("acc_m64", "acc 64M")]
-    lines = md_header([c[1] for c in cols])
+def _e(v):
+    return "–" if v is None else f"{v:+.2e}"
+
+
+def llsvm_markdown(rows, shared_rows, t2rows):
+    T = LLSVM_TARGETS
+    out = []
     for r in rows:
-        lines.append(md_row(f"{r[c]:+.1e}" if c == "m64_dual_rel_diff" else fmt(r.get(c, "")) for c, _ in cols))
-    out = "\n".join(lines)
+        m = r["memory"]
+        lines = md_header(["run", "wall s", "peak RSS MB", "accuracy %", "primal", "(P - P_ref)/P_ref",
+                           "converged", "passes / outer its"])
+        conv = "yes" if r["converged_llsvm"] else "no (--max-passes)"
+        lines += [
+            f"| -s 3 | {r['s3_s']:.2f} | {r['s3_peak_rss_mb']:.0f} | {fmt(r['acc_s3'])} | {r['primal_s3']:.8g} | "
+            f"{_e(r['primal_rel_s3'])} | – | – |",
+            f"| -s 3 -e {r['ref_eps']:g} (P_ref) | {r['ref_s']:.2f} | – | {fmt(r['acc_ref'])} | "
+            f"{r['primal_ref']:.8g} | 0 | {'yes' if r['ref_converged'] else 'no'} | – |",
+            f"| -s llsvm --memory {m} | {r['llsvm_s']:.2f} | {r['llsvm_peak_rss_mb']:.0f} | {fmt(r['acc_llsvm'])} | "
+            f"{r['primal_llsvm']:.8g} | {_e(r['primal_rel'])} | {conv} | {r['rechecks']} re-check passes, "
+            f"{r['n_iter']} outer its |",
+            f"| -s llsvm --memory {m} --one-pass | {r['one_pass_s']:.2f} | {r['one_pass_peak_rss_mb']:.0f} | "
+            f"{fmt(r['acc_one_pass'])} | – | – | – | {r['n_iter_one_pass']} outer its |"]
+        c = r["targets"]
+        checks = [
+            f"- {_ok(c['primal_within_1e-3'])} -s llsvm primal {_e(r['primal_rel'])} relative to -s 3 -e "
+            f"{r['ref_eps']:g}'s, <= {T['primal_rel']:g} (max violation {r['max_violation_llsvm']:.3g}, "
+            f"{r['reentered']} rows re-entered)",
+            f"- {_ok(c['acc_within_0_1pp'])} |accuracy(llsvm) - accuracy(-s 3)| = {abs(r['acc_diff_pp']):.2f} <= "
+            f"{T['acc_diff_pp']} points",
+            f"- {_ok(c['wall_le_1_0_s3'])} -s llsvm wall {r['llsvm_s']:.2f} s <= {T['wall_vs_s3']} x -s 3's "
+            f"{r['s3_s']:.2f} s: {r['ratio']:.2f} x",
+            f"- {_ok(c['peak_rss_le_budget_plus_60mb'])} -s llsvm peak RSS {r['llsvm_peak_rss_mb']:.0f} MB <= "
+            f"{m} + {T['rss_over_budget_mb']:.0f} MB = {r['rss_budget_mb']:.0f} MB",
+            f"- {_ok(c['one_pass_wall_le_0_6_s3'])} -s llsvm --one-pass wall {r['one_pass_s']:.2f} s <= "
+            f"{T['one_pass_wall_vs_s3']} x -s 3's: {r['one_pass_ratio']:.2f} x"]
+        out.append(f"### {r['dataset']} ({r['rows']:,} rows, {r['nnz']:,} nnz, from text; C=1, -B 1; medians of the "
+                   f"wall times)\n\n" + "\n".join(lines) + "\n\n" + "\n".join(checks))
+    if shared_rows:
+        lines = md_header(["set", "rows", "classes", "measure", "--memory", "-s 3 converged?", "acc -s 3",
+                           "acc llsvm", "diff", "1 row", f"within {T['shared_acc_diff_pp']} points"])
+        floor = False
+        for r in shared_rows:
+            mem = f"{r['memory'] / 1024:,.0f}K" + (" (minimum)" if r["memory_floor"] else "")
+            floor = floor or r["memory_floor"]
+            lines.append(md_row([r["dataset"], f"{r['rows']:,}", str(r["classes"]), r["measure"], mem,
+                                 "yes" if r["s3_converged"] else f"no ({r['s3_n_iter']} its)", f"{r['acc_s3']:.2f}",
+                                 f"{r['acc_llsvm']:.2f}", f"{r['acc_diff_pp']:+.2f}", f"{r['row_pp']:.2f}",
+                                 _ok(r["within_0_2pp"])]))
+        conv = [r for r in shared_rows if r["s3_converged"]]
+        ok = sum(1 for r in conv if r["within_0_2pp"])
+        out.append(f"### ../shared/data: -s llsvm (default mode) vs -s 3\n\nBoth trained from the binary file (C=1, "
+                   f"-B 1); test accuracy, or {SHARED_FOLDS}-fold cross-validation accuracy when the set has no test "
+                   f"file. -s llsvm's --memory is a quarter of the binary file's size"
+                   + (", or the solver's minimum (status bytes, weight vectors and the smallest working set) when "
+                      "that is more: marked (minimum)" if floor else "")
+                   + f". '1 row': the points one test row (CV: one row) is worth. The target applies where -s 3 "
+                     f"converges: {ok} of {len(conv)} within {T['shared_acc_diff_pp']} points.\n\n"
+                   + "\n".join(lines))
     if t2rows:
         cols = [("dataset", "set"), ("rows", "rows"), ("problems", "problems"), ("zero_llsvm", "alpha=0 llsvm"),
                 ("zero_s3", "alpha=0 -s 3"), ("mismatch", "mismatch (max)"), ("mismatch_mean", "mismatch (mean)")]
         lines = md_header([c[1] for c in cols])
         for r in t2rows:
             lines.append(md_row(fmt(r[c], 4) for c, _ in cols))
-        out += "\n\nTable 2 (-s llsvm vs -s 3, C=1, -B 1):\n\n" + "\n".join(lines)
-    return out
+        out.append("### Table 2 (-s llsvm --one-pass, the paper's algorithm, vs -s 3; C=1, -B 1, in memory)\n\n"
+                   + "\n".join(lines))
+    return "\n\n".join(out)
 
 
 def solver_markdown(rows):
@@ -651,11 +797,14 @@ def markdown(rows):
     return "\n".join(lines)
 
 
-def shared_sets(tmp):
-    """(name, train path, test path or None) for every set in ../shared/data, decompressed into tmp."""
+def shared_sets(tmp, only=None):
+    """(name, train path, test path or None) for every set in ../shared/data (those named in `only`, when given),
+    decompressed into tmp."""
     shared = os.path.join(ROOT, "..", "shared", "data")
     out = []
     for name in shared_training_sets(shared):
+        if only is not None and name not in only:
+            continue
         test = name + ".t" if os.path.exists(os.path.join(shared, name + ".t.xz")) else None
         for n in (name, test) if test else (name,):
             with lzma.open(os.path.join(shared, n + ".xz")) as f, open(os.path.join(tmp, n), "wb") as g:
@@ -669,6 +818,9 @@ def main():
     ap.add_argument("--sets", default="sparse,dense,multiclass", help="generated sets (comma list; '' for none)")
     ap.add_argument("--parts", default="parse,solvers,llsvm,stream",
                     help="what to run: parse, solvers, llsvm, stream (comma list)")
+    ap.add_argument("--llsvm-memory", default=LLSVM_MEMORY,
+                    help="part llsvm: --memory of the -s llsvm runs on the generated sets (the shared sets get a "
+                         "quarter of their binary file's size)")
     ap.add_argument("--stream-sets", default="sparse",
                     help="part stream: generated set names or paths of text training files (test file: PATH.t); "
                          "each is written as PATH.bin when missing")
@@ -680,6 +832,8 @@ def main():
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--sklearn-repeats", type=int, default=None, help="default: --repeats")
     ap.add_argument("--no-shared", action="store_true", help="skip ../shared/data")
+    ap.add_argument("--shared-sets", default=None,
+                    help="only these sets of ../shared/data (comma list of names such as a9a,dna.scale)")
     ap.add_argument("--data-dir", default=os.path.join(ROOT, "data"))
     ap.add_argument("--out-dir", default=os.path.join(ROOT, "bench-results"))
     ap.add_argument("-q", "--quiet", action="store_true")
@@ -691,10 +845,12 @@ def main():
     os.makedirs(args.out_dir, exist_ok=True)
     tmp = tempfile.mkdtemp(prefix="llsvm-bench-")
     rows, solver_rows, e2e_rows, llsvm_rows, t2_rows, stream_rows = [], [], [], [], [], []
+    llsvm_shared_rows = []
     try:
         generated = [(name, *ensure_set(name, args.data_dir, args.scale, args.quiet))
                      for name in [x for x in args.sets.split(",") if x]]
-        shared = [] if args.no_shared else shared_sets(tmp)
+        only = None if args.shared_sets is None else set(x for x in args.shared_sets.split(",") if x)
+        shared = [] if args.no_shared else shared_sets(tmp, only)
         if "parse" in parts:
             for name, path, _ in generated:
                 if name == "multiclass":
@@ -727,8 +883,13 @@ def main():
                                                  threads_set=False))
         if "llsvm" in parts:
             for name, path, test in generated:
-                r = bench_llsvm(name, path, test, args.repeats, tmp)
+                r = bench_llsvm(name, path, test, args.repeats, tmp, memory=args.llsvm_memory)
                 llsvm_rows.append(r)
+                if not args.quiet:
+                    print(json.dumps(r), file=sys.stderr)
+            for name, path, test in shared:
+                r = bench_llsvm_shared(name, path, test, tmp)
+                llsvm_shared_rows.append(r)
                 if not args.quiet:
                     print(json.dumps(r), file=sys.stderr)
             for name, path, test in generated + shared:
@@ -771,9 +932,9 @@ def main():
         text.append(f"{e['dataset']} end to end (llsvm-train -s 3 -B 1, text): {e['llsvm_e2e_s']:.2f} s vs LIBLINEAR "
                     f"estimated {e['liblinear_e2e_est_s']:.2f} s (ratio {e['e2e_ratio']:.3f}); peak RSS "
                     f"{e['llsvm_e2e_peak_rss_mb']:.0f} MB (budget 14 B/nnz + 100 MB = {e['rss_budget_mb']:.0f} MB)")
-    if llsvm_rows or t2_rows:
-        text.append("## -s llsvm vs -s 3 (from text, C=1, -B 1, default eps; subprocess wall time)\n\n"
-                    + llsvm_markdown(llsvm_rows, t2_rows))
+    if llsvm_rows or llsvm_shared_rows or t2_rows:
+        text.append("## -s llsvm vs -s 3 (C=1, -B 1, default eps; subprocess wall time)\n\n"
+                    + llsvm_markdown(llsvm_rows, llsvm_shared_rows, t2_rows))
     if stream_rows:
         text.append("## -s streamsvm and -s bm vs -s 3 (binary file, C=1, no bias, default eps; subprocess wall "
                     "time, medians)\n\nt_reach: from process start to the first per-pass (streamsvm) / per-block (bm) "
@@ -782,7 +943,8 @@ def main():
     report = "\n\n".join(text)
     with open(os.path.join(args.out_dir, f"bench-{stamp}.json"), "w") as f:
         json.dump({"meta": meta, "parse": rows, "solvers": solver_rows, "end_to_end": e2e_rows,
-                   "llsvm": llsvm_rows, "table2": t2_rows, "stream": stream_rows}, f, indent=1, default=float)
+                   "llsvm": llsvm_rows, "llsvm_shared": llsvm_shared_rows, "table2": t2_rows, "stream": stream_rows},
+                  f, indent=1, default=float)
     with open(os.path.join(args.out_dir, f"bench-{stamp}.md"), "w") as f:
         f.write(f"llsvm bench {stamp} ({meta['python']}, {meta['cpus']} cpus)\n\n{report}\n")
     print(report)

@@ -1,13 +1,19 @@
 #!/usr/bin/env python3
 """Reproduce Figure 1 and Table 2 of Alrajeh, Takeda, Niranjan, "Memory-efficient large-scale linear
-support vector machine" (ICMV 2014, Proc. SPIE 9445; Section 4): `-s llsvm` against LIBLINEAR's `-s 3`.
+support vector machine" (ICMV 2014, Proc. SPIE 9445; Section 4): `-s llsvm --one-pass` against LIBLINEAR's
+`-s 3`, and llsvm's default mode (re-check passes) beside them.
 
-`make reproduce-llsvm` (REPRODUCE_ARGS="--quick" for a smoke run). For every data set (loaded once, both solvers
-train on the same in-memory CSRDataset), C=1, -B 1, seed 1, one thread:
+`make reproduce-llsvm` (REPRODUCE_ARGS="--quick" for a smoke run). For every data set (loaded once, every solver
+trains on the same in-memory CSRDataset), C=1, -B 1, seed 1, one thread:
 
-  - `-s llsvm` (llsvm.train(solver="llsvm", options=LLSVMOptions(return_alpha=True))): its traces in
-    FitResult.extra give the active set after the first pass and after each outer iteration, and the dual
-    objective D = sum(alpha) - |w|^2/2 at the same points;
+  - `-s llsvm --one-pass`, the paper's Algorithm 2 (llsvm.train(solver="llsvm",
+    options=LLSVMOptions(one_pass=True, return_alpha=True)); its tolerance, the relative change of the dual per
+    outer iteration, is LLSVMOptions.inner_eps, --llsvm-eps here): its traces in FitResult.extra give the active
+    set after the first pass and after each outer iteration, and the dual objective D = sum(alpha) - |w|^2/2 at
+    the same points. Figure 1 and Table 2 are this run's;
+  - `-s llsvm` in its default mode (LLSVMOptions(), -e 0.1: re-check passes over every row until the largest
+    projected-gradient violation is within eps): accuracy, primal against the tight -s 3 reference, re-check
+    passes, rows re-entered, wall time (the "Default mode" table);
   - `-s 3` at its default eps 0.1 (llsvm.train(solver=3)): model, alpha, wall time;
   - the same `-s 3` run again, driven here one outer iteration at a time: a `DCDState` (cext/_linear.pyx) built as
     solvers.solve_dcd builds it, with the sub-seed llsvm.train draws for each binary problem, advanced by
@@ -22,7 +28,7 @@ Figure 1: active set (% of rows; for K > 2 classes, % of K x rows summed over th
 iteration for the first --fig-iter iterations; llsvm's iteration 0 is its first pass, -s 3's iteration k is its
 k-th outer iteration. Table 2: alpha_i = 0 counts of both, and the fraction of rows whose zero/non-zero status
 differs, mean((alpha_llsvm > 0) != (alpha_s3 > 0)), per binary problem (mean and max over the classes for K > 2);
-plus duals, primals, test accuracy (when a test file exists) and wall times.
+plus duals, primals, test accuracy (when a test file exists) and wall times; then the default mode's table.
 
 Output in --out (default reproduce-results/llsvm-<timestamp>): table2.md, figure1.md, results.json,
 figure1-<set>.png, figure1-generated.png. table2.md is printed at the end.
@@ -44,7 +50,7 @@ import llsvm  # noqa: E402
 from llsvm._ext import _linear as KL  # noqa: E402
 from llsvm._ext import _random as RNG  # noqa: E402
 from llsvm.solvers import DUAL_MAX_ITER, LLSVMOptions, Subproblem, group_classes  # noqa: E402
-from llsvm.solvers.onepass import DEFAULT_EPS as LLSVM_DEFAULT_EPS  # noqa: E402
+from llsvm.solvers.onepass import DEFAULT_EPS as LLSVM_DEFAULT_EPS, DEFAULT_INNER_EPS  # noqa: E402
 from benchutil import (accuracy, match_problems, md_header, md_row, mismatch, pyplot, resolve,  # noqa: E402
                        run_meta, save_png, say, shared_training_sets, timed_train, timestamp)
 
@@ -99,13 +105,18 @@ def run_set(name, kind, path, test_path, args, say):
     say(f"# {name}: {l} rows, {ds.n_features} features, {ds.nnz} nnz, {labels.size} classes "
         f"(loaded in {load_s:.2f} s)")
     C, bias, seed = args.C, args.bias, args.seed
-    opts = LLSVMOptions(return_alpha=True)
-    if args.inner_iter is not None:
-        opts.inner_iter = args.inner_iter
+    inner_iter = {} if args.inner_iter is None else {"inner_iter": args.inner_iter}
+    # the paper's Algorithm 2: no re-check passes, its tolerance is inner_eps
+    inner_eps = DEFAULT_INNER_EPS if args.llsvm_eps is None else args.llsvm_eps
+    opts = LLSVMOptions(return_alpha=True, one_pass=True, inner_eps=inner_eps, **inner_iter)
 
-    # -s llsvm
-    t_ll, m_ll = timed_train(ds, solver="llsvm", C=C, bias=bias, seed=seed, eps=args.llsvm_eps, options=opts)
-    say(f"#   -s llsvm {t_ll:.3f} s")
+    # -s llsvm --one-pass
+    t_ll, m_ll = timed_train(ds, solver="llsvm", C=C, bias=bias, seed=seed, options=opts)
+    say(f"#   -s llsvm --one-pass {t_ll:.3f} s")
+    # -s llsvm, default mode (re-check passes), at its default -e and inner_eps
+    t_def, m_def = timed_train(ds, solver="llsvm", C=C, bias=bias, seed=seed,
+                               options=LLSVMOptions(return_alpha=True, **inner_iter))
+    say(f"#   -s llsvm (default mode) {t_def:.3f} s")
     # -s 3 (default eps) as llsvm.train runs it, then the same run traced iteration by iteration
     t_s3, m_s3 = timed_train(ds, solver=3, C=C, bias=bias, seed=seed, eps=args.eps)
     say(f"#   -s 3 {t_s3:.3f} s")
@@ -123,11 +134,15 @@ def run_set(name, kind, path, test_path, args, say):
         say(f"#   note: label orders differ (llsvm {m_ll.label.tolist()}, -s 3 {m_s3.label.tolist()}); "
             "problems matched by label")
     problems = []
+    default_of = {k: j for k, j, _ in match_problems(m_def, m_s3)}
     for k, j, lab in match_problems(m_ll, m_s3):
         r_ll, r_s3, tr = m_ll.meta["results"][j], m_s3.meta["results"][k], traces[k]
         r_t = m_t.meta["results"][k] if m_t is not None else None
+        r_d = m_def.meta["results"][default_of[k]]
         sub = Subproblem(ds, ys_all[k], C, C, bias=bias)
         w_ll = r_ll.w if (K > 1 or m_ll.label[0] == m_s3.label[0]) else -r_ll.w
+        w_d = r_d.w if (K > 1 or m_def.label[0] == m_s3.label[0]) else -r_d.w
+        rc = r_d.extra["recheck"]
         a_ll, a_s3 = r_ll.alpha, r_s3.alpha
         nz_ll, nz_s3 = a_ll > 0, a_s3 > 0
         p = {"label": lab if K > 1 else None, "rows": l,
@@ -145,7 +160,15 @@ def run_set(name, kind, path, test_path, args, say):
                              "dual": [float(d) for d in r_ll.extra["dual_trace"]],
                              "blocks": [int(b) for b in r_ll.extra["blocks"]],
                              "seconds": [float(s) for s in r_ll.extra["seconds"]]},
-             "s3_trace": {k2: tr[k2] for k2 in ("active", "dual", "resets", "seconds")}}
+             "s3_trace": {k2: tr[k2] for k2 in ("active", "dual", "resets", "seconds")},
+             # the default mode (re-check passes); primal_default by the same definition as the others,
+             # primal_default_solver the one its last re-check pass computed
+             "primal_default": float(sub.primal(np.ascontiguousarray(w_d), True)),
+             "primal_default_solver": _f(r_d.primal), "dual_default": float(r_d.dual),
+             "max_violation_default": _f(r_d.max_violation), "converged_default": bool(r_d.converged),
+             "n_iter_default": int(r_d.n_iter), "rechecks_default": len(rc),
+             "reentered_default": int(sum(c["reentered"] for c in rc)),
+             "mismatch_default_vs_s3": mismatch(r_d.alpha, a_s3) if r_d.alpha is not None else None}
         if r_t is not None:
             nz_t = r_t.alpha > 0
             p.update(n_zero_tight=int(l - nz_t.sum()), mismatch_tight=mismatch(a_ll, r_t.alpha),
@@ -158,7 +181,7 @@ def run_set(name, kind, path, test_path, args, say):
 
     out = {"set": name, "kind": kind, "path": path, "test_path": test_path, "rows": l,
            "features": int(ds.n_features), "nnz": int(ds.nnz), "classes": int(labels.size), "problems_n": K,
-           "load_seconds": load_s, "llsvm_seconds": t_ll,
+           "load_seconds": load_s, "llsvm_seconds": t_ll, "default_seconds": t_def,
            "llsvm_first_pass_seconds": _f(m_ll.meta.get("llsvm", {}).get("first_pass_seconds")),
            "s3_seconds": t_s3, "tight_seconds": t_t, "problems": problems}
     del ds, traces
@@ -166,7 +189,7 @@ def run_set(name, kind, path, test_path, args, say):
     if test_path:
         te = llsvm.read_dataset(test_path)
         out.update(test_rows=te.n_rows, acc_llsvm=accuracy(m_ll, te), acc_s3=accuracy(m_s3, te),
-                   acc_tight=accuracy(m_t, te) if m_t is not None else None)
+                   acc_tight=accuracy(m_t, te) if m_t is not None else None, acc_default=accuracy(m_def, te))
         del te
     gc.collect()
     out["figure1"] = figure_series(out, args.fig_iter)
@@ -210,9 +233,9 @@ def _panel(ax_a, ax_d, res, legend=True):
     f = res["figure1"]
     xl = [e["iter"] for e in f["llsvm"]]
     xs = [e["iter"] for e in f["s3"]]
-    ax_a.plot(xl, [e["active_pct"] for e in f["llsvm"]], "o-", color="tab:red", label="-s llsvm")
+    ax_a.plot(xl, [e["active_pct"] for e in f["llsvm"]], "o-", color="tab:red", label="-s llsvm --one-pass")
     ax_a.plot(xs, [e["active_pct"] for e in f["s3"]], "s-", color="tab:blue", label="-s 3 (LIBLINEAR)")
-    ax_d.plot(xl, [e["dual"] for e in f["llsvm"]], "o-", color="tab:red", label="-s llsvm")
+    ax_d.plot(xl, [e["dual"] for e in f["llsvm"]], "o-", color="tab:red", label="-s llsvm --one-pass")
     ax_d.plot(xs, [e["dual"] for e in f["s3"]], "s-", color="tab:blue", label="-s 3 (LIBLINEAR)")
     if f["dual_tight"] is not None:
         ax_d.axhline(f["dual_tight"], color="gray", ls="--", lw=1, label="D* (-s 3, tight eps)")
@@ -245,7 +268,8 @@ def plot_all(results, out_dir):
         fig, axes = plt.subplots(2, n, figsize=(4.6 * n, 6.5), squeeze=False)
         for i, res in enumerate(gen):
             _panel(axes[0][i], axes[1][i], res, legend=(i == 0))
-        fig.suptitle("Figure 1: active set (above) and dual objective (below), -s llsvm vs -s 3", fontsize=10)
+        fig.suptitle("Figure 1: active set (above) and dual objective (below), -s llsvm --one-pass vs -s 3",
+                     fontsize=10)
         pngs.append(save_png(fig, os.path.join(out_dir, "figure1-generated.png")))
     return pngs
 
@@ -275,9 +299,10 @@ def _sum(ps, key):
 
 def table2_md(results, args, meta):
     tight = f"eps {args.tight_eps:g}" if args.tight_eps > 0 else None
-    lines = ["# Table 2: non-active dual variables of -s llsvm vs -s 3 (LIBLINEAR)\n",
+    lines = ["# Table 2: non-active dual variables of -s llsvm --one-pass vs -s 3 (LIBLINEAR)\n",
              f"{meta['when']}, python {meta['python']}, {meta['cpus']} cpus. C={args.C:g}, -B {args.bias:g}, "
-             f"seed {args.seed}, one thread; -s llsvm eps {meta['llsvm_eps']:g}, inner_iter {meta['inner_iter']}; "
+             f"seed {args.seed}, one thread; 'llsvm' is -s llsvm --one-pass, the paper's Algorithm 2, at inner_eps "
+             f"{meta['llsvm_inner_eps']:g} (relative dual change), inner_iter {meta['inner_iter']}; "
              f"-s 3 eps {args.eps:g}" + (f"; reference -s 3 {tight} (max {args.tight_max_iter} iterations)"
                                          if tight else "") + ".\n",
              "Non-active: alpha_i = 0. Mismatch: fraction of rows whose alpha_i = 0 / alpha_i > 0 status differs. "
@@ -354,6 +379,7 @@ def table2_md(results, args, meta):
                     row += [_g(p.get("dual_tight"), ".6g")]
                 row += [str(p["n_iter_llsvm"]), str(p["n_iter_s3"])]
                 lines.append(md_row(row))
+    lines += default_md(results, args, meta)
     same = all(p["trace_equals_train"] for r in results for p in r["problems"])
     lines.append(f"\n-s 3's per-iteration trace (figure1.md) comes from a run driven one outer iteration at a time; "
                  f"its final alpha is {'bit-identical to' if same else 'NOT identical to'} llsvm.train's -s 3 alpha "
@@ -361,14 +387,54 @@ def table2_md(results, args, meta):
     return "\n".join(lines) + "\n"
 
 
+def default_md(results, args, meta):
+    """The default mode (re-check passes) beside the paper's algorithm and -s 3: accuracy, primal, passes, time."""
+    have_tight = args.tight_eps > 0
+    lines = ["\n## Default mode: -s llsvm with re-check passes\n",
+             f"-s llsvm without --one-pass, at -e {meta['llsvm_default_eps']:g} (the largest projected-gradient "
+             f"violation over every row, checked by re-check passes over the whole input) and inner_eps "
+             f"{meta['llsvm_default_inner_eps']:g}. rel P: (P - P*)/P*, P summed over the problems and P* the "
+             + (f"-s 3 eps {args.tight_eps:g} primal" if have_tight else "reference primal (none: --tight-eps 0)")
+             + ". Re-check passes: the most any problem ran; re-entered: dropped rows returned to the active sets, "
+               "summed; certified: every problem's last re-check pass found max |PG| <= eps (a '!' marks a run "
+               "ended by --max-passes). P* converged: whether the reference -s 3 run met its eps within "
+               f"{args.tight_max_iter} iterations (when not, rel P may be negative). Seconds: one training run on the "
+               "loaded set.\n"]
+    cols = ["set", "acc default", "acc --one-pass", "acc -s 3", "acc -s 3 tight", "rel P default",
+            "rel P --one-pass", "rel P -s 3", "P* converged", "max violation", "re-check passes", "re-entered",
+            "outer its", "s default", "s --one-pass", "s -s 3"]
+    lines += md_header(cols)
+    for r in results:
+        ps = r["problems"]
+        p_t = _sum(ps, "primal_tight")
+
+        def rel(key):
+            v = _sum(ps, key)
+            return None if v is None or not p_t else (v - p_t) / abs(p_t)
+
+        viol = [p["max_violation_default"] for p in ps]
+        certified = all(p["converged_default"] for p in ps)
+        row = [r["set"], _g(r.get("acc_default"), ".2f"), _g(r.get("acc_llsvm"), ".2f"), _g(r.get("acc_s3"), ".2f"),
+               _g(r.get("acc_tight"), ".2f"), _g(rel("primal_default"), ".2e"), _g(rel("primal_llsvm"), ".2e"),
+               _g(rel("primal_s3"), ".2e"),
+               "–" if p_t is None else ("yes" if all(p.get("converged_tight") for p in ps) else "no"),
+               _g(None if None in viol else max(viol), ".3g"),
+               f"{max(p['rechecks_default'] for p in ps)}" + ("" if certified else "!"),
+               _n(sum(p["reentered_default"] for p in ps)), str(max(p["n_iter_default"] for p in ps)),
+               f"{r['default_seconds']:.3f}", f"{r['llsvm_seconds']:.3f}", f"{r['s3_seconds']:.3f}"]
+        lines.append(md_row(row))
+    return lines
+
+
 def figure1_md(results, args):
-    lines = ["# Figure 1: active set and dual objective per iteration, -s llsvm vs -s 3\n",
-             "llsvm: iteration 0 is the state after its first pass over the data, iteration k after its k-th outer "
-             "iteration of block optimization (each runs inner_iter passes over the active set); its rows stop "
-             "where it met its stopping rule. -s 3: state after LIBLINEAR's k-th outer iteration (active_size as "
-             "LIBLINEAR keeps it: a '*' marks an iteration after which shrinking was undone, so active_size is "
-             "all rows again). For K > 2 classes the numbers are summed over the K one-vs-rest problems (a "
-             "problem that has stopped keeps its last value) and the active set is a percentage of K x rows. "
+    lines = ["# Figure 1: active set and dual objective per iteration, -s llsvm --one-pass vs -s 3\n",
+             "llsvm: the paper's Algorithm 2 (--one-pass); iteration 0 is the state after its first pass over the "
+             "data, iteration k after its k-th outer iteration of block optimization (each runs inner_iter passes "
+             "over the active set); its rows stop where it met its stopping rule. -s 3: state after LIBLINEAR's "
+             "k-th outer iteration (active_size as LIBLINEAR keeps it: a '*' marks an iteration after which "
+             "shrinking was undone, so active_size is all rows again). For K > 2 classes the numbers are summed "
+             "over the K one-vs-rest problems (a problem that has stopped keeps its last value) and the active set "
+             "is a percentage of K x rows. "
              "D = sum(alpha) - |w|^2/2; D* is the tight -s 3 optimum.\n"]
     for r in results:
         f = r["figure1"]
@@ -407,7 +473,9 @@ def main():
     ap.add_argument("--bias", type=float, default=1.0, help="-B (default 1)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--eps", type=float, default=0.1, help="-s 3's eps (LIBLINEAR's default 0.1)")
-    ap.add_argument("--llsvm-eps", type=float, default=None, help="-s llsvm's eps (default 0.01, the paper's)")
+    ap.add_argument("--llsvm-eps", type=float, default=None,
+                    help="-s llsvm --one-pass's tolerance, LLSVMOptions.inner_eps: the relative change of the dual "
+                         f"per outer iteration (default {DEFAULT_INNER_EPS:g}, the paper's)")
     ap.add_argument("--tight-eps", type=float, default=1e-3, help="reference -s 3 eps (0: no reference run)")
     ap.add_argument("--tight-max-iter", type=int, default=1000)
     ap.add_argument("--fig-iter", type=int, default=10, help="iterations shown in Figure 1")
@@ -445,7 +513,8 @@ def main():
     os.makedirs(out_dir, exist_ok=True)
     defaults = LLSVMOptions()
     meta = run_meta(stamp, C=args.C, bias=args.bias, seed=args.seed, eps_s3=args.eps,
-                    llsvm_eps=LLSVM_DEFAULT_EPS if args.llsvm_eps is None else args.llsvm_eps,
+                    llsvm_inner_eps=DEFAULT_INNER_EPS if args.llsvm_eps is None else args.llsvm_eps,
+                    llsvm_default_eps=LLSVM_DEFAULT_EPS, llsvm_default_inner_eps=defaults.inner_eps,
                     inner_iter=args.inner_iter if args.inner_iter is not None else defaults.inner_iter,
                     tight_eps=args.tight_eps, tight_max_iter=args.tight_max_iter, fig_iter=args.fig_iter,
                     quick=args.quick)
