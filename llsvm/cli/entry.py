@@ -50,6 +50,9 @@ def _run(command):
         code = 0
     except SystemExit as exc:
         code = exc.code
+    # the command is over (its output committed or cleaned up): a signal now would only change the exit code
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_IGN)
     if code is None:
         code = 0
     elif not isinstance(code, int):
