@@ -2,10 +2,14 @@
 KDD 2010: the baseline of both out-of-core papers.
 
 The binary file is read in blocks that fit --memory (text input is first copied to a binary file in the temporary
-directory); every outer iteration loads the blocks in turn and runs LIBLINEAR's dual coordinate descent (with
-shrinking, cext/_linear.pyx) on each until its own stopping rule holds at --inner-eps, alpha and w carried across
-blocks. It solves the -s 3 problem and stops when the dual objective changed by at most eps relatively over an
-outer iteration, or after max_iter of them. Classes are one-vs-rest, one after the other, each with the whole budget.
+directory); every outer iteration loads the blocks in turn. On each block it first measures the block's rows at the
+current (alpha, w) (KL.dcd_violation: max |PG_i|, the hinge loss); a block whose largest violation is at most eps
+is skipped, the others get LIBLINEAR's dual coordinate descent (with shrinking, cext/_linear.pyx) until its own
+stopping rule holds at --inner-eps, alpha and w carried across blocks. It solves the -s 3 problem and stops after
+an outer iteration that skipped every block: w did not change during it, so max_i |PG_i| <= eps over every row, and
+the primal 1/2 w.w + sum_i C_i loss_i, the dual and the gap it measured are exact for the returned model. Otherwise
+it stops after max_iter outer iterations. The binary problems of one-vs-rest are trained side by side: each block is
+visited for every problem still running.
 """
 import os
 import time
@@ -19,7 +23,7 @@ from .common import EMPTY_ROWS, Classes, FitResult
 from .dcd import DUAL_MAX_ITER
 from .outofcore import STREAM_JSON_FIELDS, StreamedSolver, stream_metrics
 
-DEFAULT_EPS = 1e-3
+DEFAULT_EPS = 0.1            # the -s 3 default: max |PG_i| over every row of an outer iteration
 
 
 class BlockMinimizationSolver(StreamedSolver):
@@ -73,50 +77,41 @@ class BlockMinimizationSolver(StreamedSolver):
             p.alpha = np.zeros(n_rows)
             p.w = np.zeros(w_size)
             p.rng = rng_state(self._seed(p.k))
-            p.D = 0.0
             p.n_iter = 0
             p.converged = False
-            p.inner = []
+            p.cert = None
         active = list(problems)
         for it in range(self.max_iter):
             if not active:
                 break
             n_blocks = 0
+            for p in active:
+                # the certificate of this outer iteration: valid while every block is skipped (w unchanged)
+                p.cert = {"max_violation": 0.0, "loss": 0.0, "all_skipped": True}
             for unit in self._units(src):
                 n_blocks += 1
-                if self._hash is not None:
-                    unit = self._hash(unit)
-                cls, _ = classes.add(unit.y)
-                r0 = int(unit.first_row)
-                xnorm = np.empty(unit.n_rows)
-                KL.sq_norms(unit.row_view(self.bias), EMPTY_ROWS, xnorm)
-                for p in active:
-                    alpha = p.alpha[r0:r0 + unit.n_rows]
-                    state = KL.DCDState(unit.row_view(self.bias, n_feat), EMPTY_ROWS, p.signs(cls), alpha, p.w,
-                                        xnorm, np.arange(unit.n_rows, dtype=np.int32), p.Cp, p.Cn, True, p.rng)
-                    while state.n_iter < DUAL_MAX_ITER:
-                        done, _ = state.run(min(10, DUAL_MAX_ITER - state.n_iter), self.opt.inner_eps, True)
-                        if done:
-                            break
-                    p.inner.append(int(state.n_iter))
-                    D = float(p.alpha.sum()) - 0.5 * float(p.w @ p.w)
-                    p.trace.seconds.append(time.perf_counter() - t0)
-                    p.trace.dual.append(D)
-                    p.trace.records.append({"outer": it + 1, "block": n_blocks, "seconds": p.trace.seconds[-1],
-                                            "dual": D, "inner_iter": int(state.n_iter)})
+                self._visit(unit, n_blocks, it, active, classes, n_feat, t0)
+                del unit            # the block's memory is free before the next one is loaded
             self.reporter.info(".")
             for p in list(active):
                 p.n_iter = it + 1
-                D_old, p.D = p.D, p.trace.dual[-1]
-                if abs(p.D - D_old) <= self.eps * abs(p.D):
+                p.blocks = n_blocks
+                if p.cert["all_skipped"]:
                     p.converged = True
                     active.remove(p)
-            for p in problems:
-                p.blocks = n_blocks
         self._whole = None
         for p in problems:
-            r = FitResult(w=p.w, n_iter=p.n_iter, dual=p.D, nSV=int(np.count_nonzero(p.alpha)),
-                          converged=p.converged, solver=3)
+            ww = float(p.w @ p.w)
+            r = FitResult(w=p.w, n_iter=p.n_iter, dual=float(p.alpha.sum()) - 0.5 * ww,
+                          nSV=int(np.count_nonzero(p.alpha)), converged=p.converged, solver=3)
+            if p.converged:
+                # the last outer iteration skipped every block: w did not move while it measured every row, so the
+                # primal, the gap and the largest violation are exact for the returned model
+                r.primal = 0.5 * ww + p.cert["loss"]
+                r.gap = r.primal - r.dual
+                r.max_violation = p.cert["max_violation"]
+            else:
+                r.primal = r.gap = r.max_violation = None
             if self.opt.return_alpha:
                 r.alpha = p.alpha
             r.extra = {"blocks": p.blocks, "trace": p.trace.records}
@@ -124,10 +119,47 @@ class BlockMinimizationSolver(StreamedSolver):
             self._report(p)
         return problems, labels
 
+    def _visit(self, unit, block, it, active, classes, n_feat, t0):
+        """One block of one outer iteration, for every active problem: the block's certificate at the current
+        (alpha, w) (KL.dcd_violation); a block already within eps is skipped (w unchanged), the others get dual
+        coordinate descent to --inner-eps."""
+        if self._hash is not None:
+            unit = self._hash(unit)
+        cls, _ = classes.add(unit.y)
+        r0 = int(unit.first_row)
+        view = unit.row_view(self.bias, n_feat)
+        xnorm = None
+        for p in active:
+            alpha = p.alpha[r0:r0 + unit.n_rows]
+            ys = p.signs(cls)
+            viol, loss, _, _, _ = KL.dcd_violation(view, EMPTY_ROWS, ys, alpha, p.w, p.Cp, p.Cn, True)
+            p.cert["max_violation"] = max(p.cert["max_violation"], viol)
+            p.cert["loss"] += loss
+            skipped = viol <= self.eps
+            inner = 0
+            if not skipped:
+                p.cert["all_skipped"] = False
+                if xnorm is None:
+                    xnorm = np.empty(unit.n_rows)
+                    KL.sq_norms(view, EMPTY_ROWS, xnorm)
+                state = KL.DCDState(view, EMPTY_ROWS, ys, alpha, p.w, xnorm,
+                                    np.arange(unit.n_rows, dtype=np.int32), p.Cp, p.Cn, True, p.rng)
+                while state.n_iter < DUAL_MAX_ITER:
+                    done, _ = state.run(min(10, DUAL_MAX_ITER - state.n_iter), self.opt.inner_eps, True)
+                    if done:
+                        break
+                inner = int(state.n_iter)
+                del state
+            D = float(p.alpha.sum()) - 0.5 * float(p.w @ p.w)
+            p.trace.seconds.append(time.perf_counter() - t0)
+            p.trace.dual.append(D)
+            p.trace.records.append({"outer": it + 1, "block": block, "seconds": p.trace.seconds[-1], "dual": D,
+                                    "max_violation": viol, "skipped": skipped, "inner_iter": inner})
+
 
 JSON_FIELDS = STREAM_JSON_FIELDS + ("trace",)
 
 
 def metrics(model, params, ds=None):
     """--json of -s bm: outofcore.stream_metrics with its per-block records under "trace"."""
-    return stream_metrics(model, params, certified=False, trace_key="trace")
+    return stream_metrics(model, params, trace_key="trace")

@@ -328,10 +328,11 @@ STREAM_JSON_FIELDS = ("model_solver_type", "C", "eps", "bias", "seed", "threads"
                       "nr_class", "labels", "classes")
 
 
-def stream_metrics(model, params, certified, trace_key):
+def stream_metrics(model, params, trace_key):
     """--json of -s streamsvm and -s bm: per-pass (streamsvm) or per-block (bm) records under `trace_key`, also
-    under "classes". Neither holds the data: with `certified` (streamsvm) the primal, gap and max_violation are
-    those its last pass streamed for the model it returns (null when it stopped at --max-iter); otherwise null."""
+    under "classes". Neither holds the data, yet both certify the model they return: a converged run reports the
+    primal, gap and max_violation that its last pass (streamsvm) or outer iteration (bm) measured over every row at
+    that model; they are null when it stopped at --max-iter."""
     res = model.meta["results"]
     info = model.meta["stream"]
     o = params.options
@@ -339,10 +340,7 @@ def stream_metrics(model, params, certified, trace_key):
     for k, r in enumerate(res):
         d = {"label": int(model.label[k]) if len(res) > 1 else None, "n_iter": r.n_iter, "dual": r.dual,
              "nSV": r.nSV, "converged": r.converged}
-        if certified:
-            d.update({"primal": r.primal, "gap": r.gap, "max_violation": r.max_violation, **r.extra})
-        else:
-            d.update(r.extra)
+        d.update({"primal": r.primal, "gap": r.gap, "max_violation": r.max_violation, **r.extra})
         per.append(d)
 
     def total(key):
@@ -353,10 +351,10 @@ def stream_metrics(model, params, certified, trace_key):
         "n_rows": info["n_rows"], "n_features": info["n_features"], "nnz": info["nnz"],
         "n_iter": max(r.n_iter for r in res), "primal": total("primal"), "dual": sum(r.dual for r in res),
         "gap": total("gap"), "max_violation": (None if any(r.max_violation is None for r in res)
-                                               else max(r.max_violation for r in res)) if certified else None,
+                                               else max(r.max_violation for r in res)),
         "nSV": sum(r.nSV for r in res), "converged": all(r.converged for r in res),
         "C": params.C, "eps": params.eps, "bias": params.bias, "seed": params.seed, "threads": params.threads,
-        "memory": o.memory, "hash_bits": o.hash_bits, "inner_eps": None if certified else o.inner_eps,
+        "memory": o.memory, "hash_bits": o.hash_bits, "inner_eps": o.inner_eps if params.solver == "bm" else None,
         "nr_class": model.nr_class, "labels": [int(v) for v in model.label],
         # the records of a two-class problem, also under "classes"
         trace_key: per[0][trace_key] if len(per) == 1 else None,
