@@ -17,7 +17,6 @@ import time
 import numpy as np
 
 from .._ext import _linear as KL
-from ..binfmt import BinaryWriter
 from .._ext._random import rng_state
 from .common import EMPTY_ROWS, Classes, FitResult
 from .dcd import DUAL_MAX_ITER
@@ -31,48 +30,110 @@ class BlockMinimizationSolver(StreamedSolver):
 
     name = "bm"
 
-    def _units(self, src):
-        """One outer iteration's blocks, in file order, each at most the budget (with first_row)."""
+    BLOCK_ROW_BYTES = 64     # per row of a loaded block: labels, class indices, signs, xnorm, DCD's index
+
+    # -- the budget: alpha of every problem, their w, the loaded block gets the rest -----------------------------
+    def _state(self, rows, problems):
+        """Bytes of the per-row state: one alpha per binary problem (they are trained side by side)."""
+        return 8 * int(rows) * max(1, problems)
+
+    def _weights(self, n_features, problems):
+        """One w per problem, and the model's stacked copy at the end."""
+        return 2 * max(1, problems) * 8 * (int(n_features) + 1)
+
+    def _unit_costs(self, src):
+        """(cost of each block of the binary file, loaded: its arrays and _block_extra), or None for rows in
+        memory (cut by _memory_bytes)."""
+        if src.memory:
+            return None
+        ds = src.ds
+        vsize = 4 if ds.float32 else 8
+        return [(4 + vsize) * int(k) + 16 * int(r) + self._block_extra(int(r), int(k))
+                for r, k in zip(ds.block_rows, ds.block_nnz)]
+
+    def _memory_bytes(self, ds, limit):
+        """Rows in memory are cut into blocks of at most this many bytes, counted as a binary file's (12 bytes per
+        non-zero, 16 per row), so that with _block_extra, which is all a block of them costs (it is a view of
+        them), an average block costs at most `limit` (one block without a budget)."""
+        if limit is None:
+            return None
+        n = max(1, ds.n_rows)
+        per_row = 16 + (4 + ds.dtype.itemsize) * ds.nnz / n
+        extra = self._block_extra(1, ds.nnz / n)
+        return max(1, int(limit * per_row / (per_row + extra)))
+
+    def _plan(self, src, n_rows, n_feat, problems):
+        """Check the budget (up front: n is known) and return the bytes left to the loaded blocks (None: no
+        budget). The smallest block that must fit is the file's largest (read whole), or the largest row of rows in
+        memory."""
+        state, weights = self._state(n_rows, problems), self._weights(n_feat, problems)
+        costs = self._unit_costs(src)
+        if costs is not None:
+            smallest = max(costs, default=0)
+        else:
+            ip = src.ds.indptr
+            longest = int(np.diff(ip).max()) if src.ds.n_rows else 0
+            smallest = 12 * longest + 16 + self.BLOCK_ROW_BYTES + (12 * longest + 16 if self._hash else 0)
+        return self._check_budget(n_rows, state, weights, 0, smallest,
+                                  note=self._block_note(src) if smallest > state else None)
+
+    def _units(self, src, limit):
+        """One outer iteration's blocks, in file order, each costing at most `limit` bytes (with first_row); held
+        one at a time (the caller lets each go before taking the next)."""
         ds = src.ds
         if src.memory:
-            yield from src.blocks_of(self.opt.memory)
+            yield from src.blocks_of(self._piece_bytes)
             return
-        limit = self.opt.memory
-        sizes = [12 * int(k) + 16 * int(r) for r, k in zip(ds.block_rows, ds.block_nnz)]
-        if limit is None or sum(sizes) <= limit:
+        costs = self._costs
+        if limit is None or sum(costs) <= limit:
             # everything fits: load once, keep it for the later outer iterations
             if getattr(self, "_whole", None) is None:
                 self._whole = ds.load_blocks(0, ds.n_blocks)
             yield self._whole
             return
-        if max(sizes, default=0) > limit:
-            # file blocks larger than the budget: cut each into pieces that fit
-            yield from ds.iter_blocks(max_bytes=limit)
-            return
         b0 = 0
         while b0 < ds.n_blocks:
             b1, used = b0, 0
-            while b1 < ds.n_blocks and used + sizes[b1] <= limit:
-                used += sizes[b1]
+            while b1 < ds.n_blocks and (b1 == b0 or used + costs[b1] <= limit):
+                used += costs[b1]
                 b1 += 1
             yield ds.load_blocks(b0, b1)
             b0 = b1
 
+    def _copy_text(self, src, directory):
+        """Text is first copied to a binary file; under a budget, the rows read so far are checked as they come
+        (the minimum for them: their alpha, the weights and one block of the copy)."""
+        copy = os.path.join(directory, "input.bin")
+        classes = Classes()
+        rows = n_feat = 0
+        piece = self.copy_block_bytes + self._block_extra(self.copy_block_bytes // 16, self.copy_block_bytes // 12)
+        with self._copy_writer(copy) as w:
+            for b in src.blocks(prefetch=True, progress=True):
+                w.write_dataset(b)
+                if self.opt.memory is not None:
+                    classes.add(b.y)
+                    rows += b.n_rows
+                    n_feat = max(n_feat, (1 << self.opt.hash_bits) if self.opt.hash_bits else b.n_features)
+                    k = len(classes.labels) if len(classes.labels) > 2 else 1
+                    self.check_weights(n_feat, k)
+                    self._check_budget(rows, self._state(rows, k), self._weights(n_feat, k), 0, piece, partial=True)
+                del b
+            w.close()
+        src.switch_to_copy(copy)
+
     def _run(self, src, directory, t0):
         self._whole = None
         if not src.known:
-            copy = os.path.join(directory, "input.bin")
-            with BinaryWriter(copy, fsync=False) as w:
-                for b in src.blocks(prefetch=True, progress=True):
-                    w.write_dataset(b)
-                w.close()
-            src.switch_to_copy(copy)
+            self._copy_text(src, directory)
         labels = [int(v) for v in Classes(src.labels()).labels]
         problems = self._problems(labels, self.reporter)
         classes = Classes(labels)
         n_rows, n_feat = int(src.n_rows), self._n_features(src)
         w_size = n_feat + (1 if self.bias >= 0 else 0)
         self.check_weights(n_feat, len(problems))
+        limit = self._plan(src, n_rows, n_feat, len(problems))
+        self._costs = self._unit_costs(src)
+        self._piece_bytes = self._memory_bytes(src.ds, limit) if src.memory else None
         for p in problems:
             p.alpha = np.zeros(n_rows)
             p.w = np.zeros(w_size)
@@ -88,7 +149,7 @@ class BlockMinimizationSolver(StreamedSolver):
             for p in active:
                 # the certificate of this outer iteration: valid while every block is skipped (w unchanged)
                 p.cert = {"max_violation": 0.0, "loss": 0.0, "all_skipped": True}
-            for unit in self._units(src):
+            for unit in self._units(src, limit):
                 n_blocks += 1
                 self._visit(unit, n_blocks, it, active, classes, n_feat, t0)
                 del unit            # the block's memory is free before the next one is loaded
