@@ -23,10 +23,11 @@ from the text file with llsvm.write_binary when missing), C = 1, no bias (the CL
                     default eps 0.1; its clock starts with loading the binary file into memory (load time included,
                     as a user's `llsvm-train -s 3` pays it).
     The out-of-core solvers' times run from the start of their fit (which opens and reads the file). M = --memory
-    (64M), or --small-memory (256K) for a set whose binary file is smaller than 4 x --memory (the demo set), so that
-    the cache is smaller than the data;
-  - Figure 4: -s streamsvm for several memory budgets (--memories, default 16M,64M,256M,unlimited; for small sets
-    --small-memories).
+    (64M), or --small-memory (1M) for a set whose binary file is smaller than 4 x --memory (the demo set), so that
+    the cache is smaller than the data. The budget holds alpha and the per-row state, the weight vectors and a
+    block of the binary file, read whole (the demo set's is one block of 497 KB): --memory below that is refused;
+  - Figure 4: -s streamsvm for several memory budgets (--memories, default 32M,64M,256M,unlimited (the sparse set
+    needs 20.3 MiB at least); for small sets --small-memories, default 768K,1M,1280K,unlimited).
 
 Output in --out (default reproduce-results/streamsvm, --quick: reproduce-results/streamsvm/quick): figure3-<set>.png,
 figure4-<set>.png, table.md (per set and solver: time to reach 1e-2, 1e-3 and 1e-4 relative, the final relative
@@ -369,10 +370,10 @@ def main():
     ap.add_argument("--out", default=None,
                     help="output directory (default reproduce-results/streamsvm; --quick: .../streamsvm/quick)")
     ap.add_argument("--memory", default="64M", help="Figure 3's --memory of the out-of-core solvers (default 64M)")
-    ap.add_argument("--memories", default="16M,64M,256M,unlimited", help="Figure 4's -s streamsvm budgets")
-    ap.add_argument("--small-memory", default="256K",
-                    help="Figure 3's budget for sets whose binary file is smaller than 4 x --memory (default 256K)")
-    ap.add_argument("--small-memories", default="256K,320K,384K,unlimited",
+    ap.add_argument("--memories", default="32M,64M,256M,unlimited", help="Figure 4's -s streamsvm budgets")
+    ap.add_argument("--small-memory", default="1M",
+                    help="Figure 3's budget for sets whose binary file is smaller than 4 x --memory (default 1M)")
+    ap.add_argument("--small-memories", default="768K,1M,1280K,unlimited",
                     help="Figure 4's budgets for those sets")
     ap.add_argument("--stream-threads", type=int, default=2,
                     help="-s streamsvm threads (2: reader and trainer concurrently, the CLI's default; 1: lockstep)")
