@@ -4,7 +4,9 @@
 # Problem: the hinge-loss SVM dual of LIBLINEAR's -s 3, labels y_i in {-1,+1}, the bias as one more coordinate:
 #     min_alpha  f(alpha) = 1/2 ||w||^2 - sum_i alpha_i,   w = sum_i alpha_i y_i x_i,   0 <= alpha_i <= C_i,
 # over data that does not fit in memory. A RAM cache A holds at most Omega rows (the "slots"); alpha (one double
-# per row of the data) and w are dense.
+# per row of the data) and w are dense. Under a memory budget whose share for A shrinks while the per-row state
+# grows (text, whose size is not known before it is read), the driver lowers the rows A may hold, `cap` <= Omega
+# (`set_cap`: random members leave A, and the buffers of free slots go back to the system); A is full at cap rows.
 #
 # Reader (Algorithm 1; `insert`): every row read from the stream is stored in a free slot, or, when A is full, in
 # the slot of a cached row chosen uniformly at random (an eviction); Q_ii = ||x_i||^2 (+ bias^2) is computed on
@@ -22,13 +24,14 @@
 # the update by row_axpy), and G, PG and the step are those of dual_step.pxd (with D_ii = 0), shared with _linear
 # and _llsvm.
 # eps schedule (eq. 9 and Algorithm 2): eps starts at 9 (the paper's value); before each pick eps *= beta
-# (0.9) when |A| > 0.9 Omega and the reader has read more than Omega rows (never without a memory budget:
+# (0.9) when |A| > 0.9 cap and the reader has read more than cap rows (never without a memory budget:
 # `unbounded`; nor while the cache could hold every row read so far, so that a budget larger than the data acts
 # the same whether the number of rows is known up front or not); every n
 # picks (n = rows of the data) eps becomes the largest |PG_i| seen over those n picks (PG the projected gradient of
-# eq. 8; evictions record none). The driver stops when M+ - M- (largest minus smallest PG over the picks made during
-# one reader pass, eq. 10) and the reader's spread of PG over every row of the pass are both below its eps, or
-# after max_iter passes.
+# eq. 8; evictions record none). Stopping rule (the driver's): the largest violation max_i |PG_i| over every row of
+# a reader pass, at the reader's view, is at most -e (default 0.1, as for -s 3), and M+ - M- (largest minus smallest
+# PG over the trainer's picks of at least n picks, eq. 10) is below it too; the view, which the pass certified, is
+# then the model returned. Otherwise it stops after max_iter passes.
 #
 # Synchronization: the two loops run on two threads without the GIL and share only the membership of A, under one
 # pthread mutex (no Python lock). The trainer takes the mutex once per batch of `batch` picks: it draws the batch
@@ -47,6 +50,7 @@ from libc.string cimport memcpy
 from libc.math cimport fabs, INFINITY
 
 import numpy as np
+cimport numpy as cnp
 
 from kernel_util cimport LLSVM_PREFETCH
 from kernel_types cimport value_t
@@ -55,6 +59,7 @@ from dual_step cimport dual_gradient, projected_gradient, dual_step
 from rng cimport Rng, rng_seed, rng_bounded
 from llsvm._ext._view cimport Rows
 
+cnp.import_array()
 
 cdef extern from "<pthread.h>" nogil:
     ctypedef struct pthread_mutex_t:
@@ -184,6 +189,7 @@ cdef class StreamCache:
     cdef bint sync_ready
     # slots and the membership of A
     cdef readonly int64_t omega
+    cdef readonly int64_t cap             # the rows A may hold now, <= omega (set_cap lowers it under a budget)
     cdef readonly int64_t size
     cdef int32_t* members          # slots of A, [0, size)
     cdef int32_t* where            # position of a slot in members, -1 when not in A
@@ -251,6 +257,7 @@ cdef class StreamCache:
         if (self._grow_slots(omega) or self._grow_rows(max(n_rows, 1)) or
                 self._grow_features(n_features)):
             raise MemoryError()
+        self.cap = omega
         pthread_mutex_init(&self.mtx, NULL)
         pthread_cond_init(&self.cond, NULL)
         self.sync_ready = True
@@ -372,14 +379,63 @@ cdef class StreamCache:
         cdef int bad = 0
         if omega > 2147483647:
             raise ValueError("omega must be below 2^31")
+        cdef int64_t old = self.omega
         with nogil:
             self._pause()
             if omega > self.omega:
                 bad = self._grow_slots(omega)
+                if not bad and self.cap == old:
+                    self.cap = self.omega
             if not bad and n_rows > self.n_rows_cap:
                 bad = self._grow_rows(n_rows)
             if not bad and n_features > self.n_features_cap:
                 bad = self._grow_features(n_features)
+            self._resume()
+        if bad:
+            raise MemoryError()
+
+    def set_cap(self, int64_t cap):
+        """Let A hold at most `cap` rows from now on (cap >= 1; Omega, the slots, grows to it when smaller). Lower
+        than the rows held: members drawn at random (the reader's RNG, as its evictions; counted with them) leave A
+        until it fits, and the row buffers of every free slot and of the free lists go back to the system, so the
+        cache's bytes follow a budget that the per-row state takes a growing share of. Called by the reader between
+        its inserts; the trainer is parked meanwhile."""
+        cdef int bad = 0, c
+        cdef int32_t s
+        cdef int64_t k
+        cdef char* b
+        if cap < 1 or cap > 2147483647:
+            raise ValueError("cap must be in [1, 2^31)")
+        with nogil:
+            self._pause()
+            if cap > self.omega:
+                bad = self._grow_slots(cap)
+            if not bad:
+                while self.size > cap:
+                    s = self.members[rng_bounded(&self.rng_reader, <uint32_t>self.size)]
+                    self._remove(s)
+                    self.slot_of[self.slots[s].row] = -1
+                    self.free_slots[self.n_free] = s
+                    self.n_free += 1
+                    self.total_evicted_reader += 1
+                if cap < self.cap:
+                    for k in range(self.n_free):
+                        s = self.free_slots[k]
+                        if self.slots[s].buf != NULL:
+                            self.row_bytes -= _buf_bytes(CLASS_CAP[self.slots[s].cls])
+                            free(self.slots[s].buf)
+                            self.slots[s].buf = NULL
+                            self.slots[s].cap = 0
+                            self.slots[s].nnz = 0
+                            self.slots[s].cls = NO_CLASS
+                    for c in range(N_CLASSES):
+                        while self.free_head[c] != NULL:
+                            b = self.free_head[c]
+                            self.free_head[c] = (<char**>b)[0]
+                            free(b)
+                    self.row_bytes -= self.free_bytes
+                    self.free_bytes = 0
+                self.cap = cap
             self._resume()
         if bad:
             raise MemoryError()
@@ -476,7 +532,7 @@ cdef class StreamCache:
         cdef int group, bad_row
         cdef double loss = 0.0, margin, Ci, PG, a
         cdef double rPGmax = -INFINITY, rPGmin = INFINITY
-        group = READ_GROUP if READ_GROUP < self.omega else <int>self.omega
+        group = READ_GROUP if READ_GROUP < self.cap else <int>self.cap
         c0 = begin
         while c0 < n and not oom[0] and not bad_index[0]:
             # groups aligned on global row numbers, so the claims do not depend on how rows come in blocks
@@ -495,7 +551,8 @@ cdef class StreamCache:
                     continue
                 tries = 0
                 while True:
-                    if self.n_free > 0:
+                    # a free slot while fewer than cap slots are held (in A or claimed); else an eviction
+                    if self.n_free > 0 and self.omega - self.n_free < self.cap:
                         self.n_free -= 1
                         s = self.free_slots[self.n_free]
                         break
@@ -714,7 +771,7 @@ cdef class StreamCache:
             # the RAM is full when |A| > 0.9 Omega, and only once the reader has read more rows than Omega: a
             # cache as large as the data read so far is never full (so a budget larger than the data acts as
             # no budget, whether n was known up front, binary, or not, text)
-            full = INFINITY if (self.unbounded or self.rows_seen <= self.omega) else 0.9 * self.omega
+            full = INFINITY if (self.unbounded or self.rows_seen <= self.cap) else 0.9 * self.cap
             pthread_mutex_unlock(&self.mtx)
 
             # the first rows of the batch on their way into the cache
@@ -856,6 +913,21 @@ cdef class StreamCache:
                 memcpy(&o[0], src, n_rows * sizeof(double))
             self._resume()
         return out
+
+    def alpha_view(self, int64_t n_rows, bint frozen=False):
+        """alpha[:n_rows] (`frozen`: the reader's view) as a read-only array over the cache's own memory, without a
+        copy (the array holds a reference to the cache): valid until the capacities grow; read it with the trainer
+        stopped."""
+        cdef cnp.npy_intp dims[1]
+        if n_rows < 0 or n_rows > self.n_rows_cap:
+            raise ValueError("beyond the capacity")
+        dims[0] = n_rows
+        arr = cnp.PyArray_SimpleNewFromData(1, dims, cnp.NPY_FLOAT64,
+                                            <void*>(self.alpha_read if frozen else self.alpha))
+        cnp.PyArray_CLEARFLAGS(arr, cnp.NPY_ARRAY_WRITEABLE)
+        cnp.Py_INCREF(self)
+        cnp.PyArray_SetBaseObject(arr, self)
+        return arr
 
     def w_array(self, int64_t n_features, bint frozen=False):
         """A copy of w[:n_features], with the bias weight appended when bias >= 0 (trainer parked); `frozen`: of

@@ -123,14 +123,18 @@ def _same_norm(a, b):
 class BinaryWriter:
     """Streams CSR rows into a binary file: ``write(...)`` any number of times, then ``close()``.
 
-    Blocks hold at most `block_rows` rows (if given) and about `block_bytes` payload bytes. Use as a context
+    Blocks hold at most `block_rows` rows (if given) and about `block_bytes` payload bytes. Writes end on multiples
+    of `write_align` (a power of two; see _emit), so up to that many bytes wait in memory. Use as a context
     manager: an exception discards the temporary file and leaves the target untouched.
     """
 
     def __init__(self, path, *, float32=False, row_ids=False, block_rows=None, block_bytes=DEFAULT_BLOCK_BYTES,
-                 alpha=False, fsync=True):
+                 alpha=False, fsync=True, write_align=WRITE_ALIGN):
         self.path = os.fspath(path)
         self.fsync = bool(fsync)     # temporary files (active sets) need not reach the disk
+        if write_align < 1 or write_align & (write_align - 1):
+            raise ValueError("write_align must be a power of two")
+        self.write_align = int(write_align)
         self.float32 = bool(float32)
         self.row_ids = bool(row_ids)
         self.alpha = bool(alpha)
@@ -292,18 +296,21 @@ class BinaryWriter:
         self.nnz += nnz
 
     def _emit(self, buffers):
-        """Queue bytes for the file and write everything up to the last 2 MB boundary, in one gathered write.
+        """Queue bytes for the file and write everything up to the last write_align (2 MB) boundary, in one
+        gathered write.
 
         Each 2 MB of the file is then written by a single call, so the page cache holds it as one large folio,
         which a reader's memory map takes with a single page-table entry: load() is faster, and solvers reading
         the map in place run as fast as on anonymous huge pages (with 4 KB pages they were ~15% slower). The
-        bytes kept back (less than 2 MB) are copied, so the caller's arrays may change afterwards.
+        bytes kept back (less than write_align) are copied, so the caller's arrays may change afterwards. A
+        temporary copy that is only read block by block (the out-of-core solvers' copy of text) takes a smaller
+        write_align, which keeps less in memory.
         """
         new = [memoryview(b).cast("B") for b in buffers]
         new = [v for v in new if v.nbytes]
         self._out.extend(new)
         self._out_bytes += sum(v.nbytes for v in new)
-        aligned = (self._written + self._out_bytes) & ~(WRITE_ALIGN - 1)
+        aligned = (self._written + self._out_bytes) & ~(self.write_align - 1)
         if aligned <= self._written:
             # nothing to write yet: keep copies of the new bytes only (each byte is copied at most once)
             self._out[len(self._out) - len(new):] = [memoryview(bytes(v)) for v in new]

@@ -9,11 +9,12 @@ from the text file with llsvm.write_binary when missing), C = 1, no bias (the CL
 
   - D*: the dual of -s 3 at eps 1e-4 (llsvm.train on the set loaded in memory);
   - Figure 3: the four solvers of the -s 3 problem, each in this process, the data file in the page cache:
-      -s streamsvm  llsvm.train(path, solver="streamsvm", threads=2, options=StreamOptions(memory=M)): the reader and
-                    the trainer on two threads (the CLI's default); D and the time after every reader pass, from
-                    FitResult.extra["passes"];
-      -s bm         llsvm.train(path, solver="bm", options=StreamOptions(memory=M)): D after every block,
+      -s streamsvm  llsvm.train(path, solver="streamsvm", eps=E, threads=2, options=StreamOptions(memory=M)): the
+                    reader and the trainer on two threads (the CLI's default); D and the time after every reader
+                    pass, from FitResult.extra["passes"];
+      -s bm         llsvm.train(path, solver="bm", eps=E, options=StreamOptions(memory=M)): D after every block,
                     FitResult.extra["trace"];
+                    E = --stream-eps, the paper's 0.001 (both solvers' default -e is 0.1, -s 3's);
       -s llsvm      llsvm.train(path, solver="llsvm", options=LLSVMOptions(memory=M)): D after its first pass and
                     after every outer iteration, FitResult.extra["dual_trace"] / ["seconds"] (first pass:
                     model.meta["llsvm"]["first_pass_seconds"]);
@@ -22,10 +23,11 @@ from the text file with llsvm.write_binary when missing), C = 1, no bias (the CL
                     default eps 0.1; its clock starts with loading the binary file into memory (load time included,
                     as a user's `llsvm-train -s 3` pays it).
     The out-of-core solvers' times run from the start of their fit (which opens and reads the file). M = --memory
-    (64M), or --small-memory (256K) for a set whose binary file is smaller than 4 x --memory (the demo set), so that
-    the cache is smaller than the data;
-  - Figure 4: -s streamsvm for several memory budgets (--memories, default 16M,64M,256M,unlimited; for small sets
-    --small-memories).
+    (64M), or --small-memory (1M) for a set whose binary file is smaller than 4 x --memory (the demo set), so that
+    the cache is smaller than the data. The budget holds alpha and the per-row state, the weight vectors and a
+    block of the binary file, read whole (the demo set's is one block of 497 KB): --memory below that is refused;
+  - Figure 4: -s streamsvm for several memory budgets (--memories, default 32M,64M,256M,unlimited (the sparse set
+    needs 20.3 MiB at least); for small sets --small-memories, default 768K,1M,1280K,unlimited).
 
 Output in --out (default reproduce-results/streamsvm, --quick: reproduce-results/streamsvm/quick): figure3-<set>.png,
 figure4-<set>.png, table.md (per set and solver: time to reach 1e-2, 1e-3 and 1e-4 relative, the final relative
@@ -116,7 +118,7 @@ def one_problem(model, what):
 
 def run_streamsvm(path, args, memory):
     warm_page_cache(path)
-    wall, m = timed_train(path, solver="streamsvm", C=args.C, bias=args.bias, seed=args.seed,
+    wall, m = timed_train(path, solver="streamsvm", C=args.C, bias=args.bias, seed=args.seed, eps=args.stream_eps,
                           threads=args.stream_threads, options=StreamOptions(memory=memory))
     r = one_problem(m, "-s streamsvm")
     passes = r.extra["passes"]
@@ -131,7 +133,7 @@ def run_streamsvm(path, args, memory):
 
 def run_bm(path, args, memory):
     warm_page_cache(path)
-    wall, m = timed_train(path, solver="bm", C=args.C, bias=args.bias, seed=args.seed,
+    wall, m = timed_train(path, solver="bm", C=args.C, bias=args.bias, seed=args.seed, eps=args.stream_eps,
                           options=StreamOptions(memory=memory))
     r = one_problem(m, "-s bm")
     tr = r.extra["trace"]
@@ -316,7 +318,8 @@ def table_md(results, meta):
     lines = ["# Figures 3 and 4 (StreamSVM): time to reach a relative dual difference\n",
              f"{meta['when']}, python {meta['python']}, {meta['cpus']} cpus. C={meta['C']:g}, bias {meta['bias']:g}, "
              f"seed {meta['seed']}; D* = dual of -s 3 at eps {meta['star_eps']:g}; -s 3 traced at eps "
-             f"{meta['s3_eps']:g} from the start of loading the binary file; -s streamsvm with "
+             f"{meta['s3_eps']:g} from the start of loading the binary file; -s streamsvm and -s bm at -e "
+             f"{meta['stream_eps']:g}; -s streamsvm with "
              f"{meta['stream_threads']} thread(s); the out-of-core solvers from the start of their fit.\n",
              "Seconds to the first record (streamsvm: reader pass; bm: block; llsvm: first pass / outer iteration; "
              "-s 3: outer iteration) with (D* - D)/D* at most 1e-2, 1e-3, 1e-4 (– : never); final: the returned "
@@ -367,10 +370,10 @@ def main():
     ap.add_argument("--out", default=None,
                     help="output directory (default reproduce-results/streamsvm; --quick: .../streamsvm/quick)")
     ap.add_argument("--memory", default="64M", help="Figure 3's --memory of the out-of-core solvers (default 64M)")
-    ap.add_argument("--memories", default="16M,64M,256M,unlimited", help="Figure 4's -s streamsvm budgets")
-    ap.add_argument("--small-memory", default="256K",
-                    help="Figure 3's budget for sets whose binary file is smaller than 4 x --memory (default 256K)")
-    ap.add_argument("--small-memories", default="256K,320K,384K,unlimited",
+    ap.add_argument("--memories", default="32M,64M,256M,unlimited", help="Figure 4's -s streamsvm budgets")
+    ap.add_argument("--small-memory", default="1M",
+                    help="Figure 3's budget for sets whose binary file is smaller than 4 x --memory (default 1M)")
+    ap.add_argument("--small-memories", default="768K,1M,1280K,unlimited",
                     help="Figure 4's budgets for those sets")
     ap.add_argument("--stream-threads", type=int, default=2,
                     help="-s streamsvm threads (2: reader and trainer concurrently, the CLI's default; 1: lockstep)")
@@ -379,6 +382,9 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--star-eps", type=float, default=1e-4, help="eps of the -s 3 run giving D*")
     ap.add_argument("--s3-eps", type=float, default=0.1, help="eps of the traced -s 3 run (LIBLINEAR's default)")
+    ap.add_argument("--stream-eps", type=float, default=1e-3,
+                    help="-e of -s streamsvm and -s bm: the paper's 0.001 (their default is 0.1): the largest "
+                         "projected-gradient violation over every row of a pass")
     ap.add_argument("--data-dir", default=os.path.join(ROOT, "data"))
     ap.add_argument("--bin-dir", default=None, help="where the binary copies go (default: --data-dir)")
     args = ap.parse_args()
@@ -406,7 +412,8 @@ def main():
     os.makedirs(out_dir, exist_ok=True)
     os.makedirs(args.bin_dir, exist_ok=True)
     meta = run_meta(stamp, C=args.C, bias=args.bias, seed=args.seed, star_eps=args.star_eps, s3_eps=args.s3_eps,
-                    stream_threads=args.stream_threads, memory=args.memory, memories=args.memories,
+                    stream_eps=args.stream_eps, stream_threads=args.stream_threads, memory=args.memory,
+                    memories=args.memories,
                     small_memory=args.small_memory, small_memories=args.small_memories, quick=args.quick)
     t_all = time.perf_counter()
     results = []

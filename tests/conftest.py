@@ -9,14 +9,50 @@
   arrays the parser must return (see ``RandomLibsvm``).
 - ``assert_same_csr``: ``assert_same_csr(ds, y, indptr, indices, values, n_features=None)`` checks a dataset's
   arrays bit for bit (dtypes included).
+- ``PEAK``, ``run_peak``: a command's own peak RSS (VmHWM).
 """
+import os
 import pathlib
+import subprocess
+import sys
+import tempfile
 from dataclasses import dataclass
 
 import numpy as np
 import pytest
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+# runs `python -m MODULE ARGS` and, at exit, writes the process's own peak RSS (VmHWM, kB) to $LLSVM_PEAK_FILE. The
+# rusage of a child would not do: its ru_maxrss counts the forked image of this (large) test process before exec
+PEAK = r"""
+import atexit, os, runpy, sys
+def _peak():
+    with open("/proc/self/status") as f:
+        hwm = next(line.split()[1] for line in f if line.startswith("VmHWM:"))
+    with open(os.environ["LLSVM_PEAK_FILE"], "w") as f:
+        f.write(hwm)
+atexit.register(_peak)
+sys.argv = sys.argv[1:]
+runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
+"""
+
+
+def run_peak(args, timeout=120):
+    """`python -m args...` (e.g. ["llsvm.cli.train", ...]) with this checkout first on the path: (the completed
+    process, its own peak RSS in bytes)."""
+    fd, peak_file = tempfile.mkstemp(prefix="llsvm-peak-")
+    os.close(fd)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")]),
+               LLSVM_PEAK_FILE=peak_file)
+    try:
+        proc = subprocess.run([sys.executable, "-c", PEAK, *map(str, args)], capture_output=True, text=True,
+                              env=env, timeout=timeout)
+        with open(peak_file) as f:
+            peak = int(f.read() or 0) * 1024
+    finally:
+        os.unlink(peak_file)
+    return proc, peak
 
 
 @pytest.fixture(scope="session")

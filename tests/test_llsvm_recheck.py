@@ -342,7 +342,7 @@ def test_budget_too_small_for_the_state_is_refused(tmp_path):
     assert_exit(res, 1)
     msg = res.stdout + res.stderr
     assert "--memory 700 KiB is too small for -s llsvm on 600000 rows" in msg
-    assert "need 586 KiB; at least 842 KiB in all" in msg, msg
+    assert "the status bytes and the weight vectors need 586 KiB, at least 842 KiB in all" in msg, msg
     res = runner_train("-s", "llsvm", "--memory", "700K", txt, tmp_path / "m.model")
     assert_exit(res, 1)
     msg = res.stdout + res.stderr

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from conftest import REPO_ROOT, assert_exit
+from conftest import PEAK, REPO_ROOT, assert_exit
 
 import llsvm
 from llsvm.cli.convert import main as convert_main
@@ -59,21 +59,6 @@ SMALL = "1 1:0.5 2:1\n-1 1:-1 3:0.25\n1 2:2 3:-0.5\n-1 1:-0.75 2:-1\n"
 
 def _limit_address_space():
     resource.setrlimit(resource.RLIMIT_AS, (AS_LIMIT, AS_LIMIT))
-
-
-# runs `python -m MODULE ARGS` and, at exit, writes the process's own peak RSS (VmHWM, kB) to $LLSVM_PEAK_FILE. The
-# rusage of a child would not do: its ru_maxrss counts the forked image of this (large) test process before exec
-PEAK = r"""
-import atexit, os, runpy, sys
-def _peak():
-    with open("/proc/self/status") as f:
-        hwm = next(line.split()[1] for line in f if line.startswith("VmHWM:"))
-    with open(os.environ["LLSVM_PEAK_FILE"], "w") as f:
-        f.write(hwm)
-atexit.register(_peak)
-sys.argv = sys.argv[1:]
-runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
-"""
 
 
 def run_long_line(args, prefix=b"", total=2 << 30, timeout=60):

@@ -19,28 +19,6 @@ def install_startup_handlers():
         signal.signal(sig, _exit_now)
 
 
-M_MMAP_THRESHOLD = -3          # glibc's mallopt parameter
-MMAP_THRESHOLD = 256 << 10
-
-
-def malloc_policy():
-    """Hand every freed allocation of at least 256 KiB back to the system at once. glibc serves such allocations
-    from its own heaps once a large block has been freed (its mmap threshold then grows up to 32 MiB), and those
-    heaps, one per thread, keep what is freed: an out-of-core run that allocates and frees one block after
-    another then holds far more than its --memory budget (measured: -s llsvm --memory 64M on the generated sparse
-    set peaked at 152 MB of RSS, 99 MB with this). A fixed threshold keeps the peak at what is live. Elsewhere than
-    glibc this does nothing."""
-    if os.environ.get("LLSVM_TEST_NO_MALLOPT"):
-        return
-    try:
-        import ctypes
-        libc = ctypes.CDLL(None)
-        if hasattr(libc, "mallopt"):
-            libc.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD)
-    except (OSError, AttributeError):
-        pass
-
-
 def _run(command):
     """Run a command's Click main and end the process here: flush the output, then leave without the
     interpreter's finalization (it resets the signal handlers, so a Ctrl-C during it would kill the process by
@@ -68,20 +46,17 @@ def _run(command):
 
 def convert():
     install_startup_handlers()
-    malloc_policy()
     from .convert import main
     _run(main)
 
 
 def train():
     install_startup_handlers()
-    malloc_policy()
     from .train import main
     _run(main)
 
 
 def predict():
     install_startup_handlers()
-    malloc_policy()
     from .predict import main
     _run(main)

@@ -153,7 +153,7 @@ def _options(spec, values):
               help="Progress bars on stderr (default: when stderr is a terminal and not -q).")
 @click.option("--zero-based", is_flag=True, help="Text input has 0-based feature indices.")
 @click.option("--memory", default=None, metavar="SIZE",
-              help=f"Budget for the training data and weight vectors held in RAM, e.g. 64M, 2G {_for('--memory')}; "
+              help=f"Budget for the training data, weight vectors and per-row state held in RAM, e.g. 64M, 2G {_for('--memory')}; "
               "default: the memory available.")
 @click.option("--tmp-dir", default=None, metavar="DIR",
               help=f"Directory for temporary files {_for('--tmp-dir')}; default: the system's.")

@@ -2,10 +2,14 @@
 KDD 2010: the baseline of both out-of-core papers.
 
 The binary file is read in blocks that fit --memory (text input is first copied to a binary file in the temporary
-directory); every outer iteration loads the blocks in turn and runs LIBLINEAR's dual coordinate descent (with
-shrinking, cext/_linear.pyx) on each until its own stopping rule holds at --inner-eps, alpha and w carried across
-blocks. It solves the -s 3 problem and stops when the dual objective changed by at most eps relatively over an
-outer iteration, or after max_iter of them. Classes are one-vs-rest, one after the other, each with the whole budget.
+directory); every outer iteration loads the blocks in turn. On each block it first measures the block's rows at the
+current (alpha, w) (KL.dcd_violation: max |PG_i|, the hinge loss); a block whose largest violation is at most eps
+is skipped, the others get LIBLINEAR's dual coordinate descent (with shrinking, cext/_linear.pyx) until its own
+stopping rule holds at --inner-eps, alpha and w carried across blocks. It solves the -s 3 problem and stops after
+an outer iteration that skipped every block: w did not change during it, so max_i |PG_i| <= eps over every row, and
+the primal 1/2 w.w + sum_i C_i loss_i, the dual and the gap it measured are exact for the returned model. Otherwise
+it stops after max_iter outer iterations. The binary problems of one-vs-rest are trained side by side: each block is
+visited for every problem still running.
 """
 import os
 import time
@@ -13,13 +17,12 @@ import time
 import numpy as np
 
 from .._ext import _linear as KL
-from ..binfmt import BinaryWriter
 from .._ext._random import rng_state
 from .common import EMPTY_ROWS, Classes, FitResult
 from .dcd import DUAL_MAX_ITER
 from .outofcore import STREAM_JSON_FIELDS, StreamedSolver, stream_metrics
 
-DEFAULT_EPS = 1e-3
+DEFAULT_EPS = 0.1            # the -s 3 default: max |PG_i| over every row of an outer iteration
 
 
 class BlockMinimizationSolver(StreamedSolver):
@@ -27,96 +30,149 @@ class BlockMinimizationSolver(StreamedSolver):
 
     name = "bm"
 
-    def _units(self, src):
-        """One outer iteration's blocks, in file order, each at most the budget (with first_row)."""
+    BLOCK_ROW_BYTES = 64     # per row of a loaded block: labels, class indices, signs, xnorm, DCD's index
+
+    # -- the budget: alpha of every problem, their w, the loaded block gets the rest -----------------------------
+    def _state(self, rows, problems):
+        """Bytes of the per-row state: one alpha per binary problem (they are trained side by side)."""
+        return 8 * int(rows) * max(1, problems)
+
+    def _weights(self, n_features, problems):
+        """One w per problem, and the model's stacked copy at the end."""
+        return 2 * max(1, problems) * 8 * (int(n_features) + 1)
+
+    def _unit_costs(self, src):
+        """(cost of each block of the binary file, loaded: its arrays and _block_extra), or None for rows in
+        memory (cut by _memory_bytes)."""
+        if src.memory:
+            return None
+        ds = src.ds
+        vsize = 4 if ds.float32 else 8
+        return [(4 + vsize) * int(k) + 16 * int(r) + self._block_extra(int(r), int(k))
+                for r, k in zip(ds.block_rows, ds.block_nnz)]
+
+    def _memory_bytes(self, ds, limit):
+        """Rows in memory are cut into blocks of at most this many bytes, counted as a binary file's (12 bytes per
+        non-zero, 16 per row), so that with _block_extra, which is all a block of them costs (it is a view of
+        them), an average block costs at most `limit` (one block without a budget)."""
+        if limit is None:
+            return None
+        n = max(1, ds.n_rows)
+        per_row = 16 + (4 + ds.dtype.itemsize) * ds.nnz / n
+        extra = self._block_extra(1, ds.nnz / n)
+        return max(1, int(limit * per_row / (per_row + extra)))
+
+    def _plan(self, src, n_rows, n_feat, problems):
+        """Check the budget (up front: n is known) and return the bytes left to the loaded blocks (None: no
+        budget). The smallest block that must fit is the file's largest (read whole), or the largest row of rows in
+        memory."""
+        state, weights = self._state(n_rows, problems), self._weights(n_feat, problems)
+        costs = self._unit_costs(src)
+        if costs is not None:
+            smallest = max(costs, default=0)
+        else:
+            ip = src.ds.indptr
+            longest = int(np.diff(ip).max()) if src.ds.n_rows else 0
+            smallest = 12 * longest + 16 + self.BLOCK_ROW_BYTES + (12 * longest + 16 if self._hash else 0)
+        return self._check_budget(n_rows, state, weights, 0, smallest,
+                                  note=self._block_note(src) if smallest > state else None)
+
+    def _units(self, src, limit):
+        """One outer iteration's blocks, in file order, each costing at most `limit` bytes (with first_row); held
+        one at a time (the caller lets each go before taking the next)."""
         ds = src.ds
         if src.memory:
-            yield from src.blocks_of(self.opt.memory)
+            yield from src.blocks_of(self._piece_bytes)
             return
-        limit = self.opt.memory
-        sizes = [12 * int(k) + 16 * int(r) for r, k in zip(ds.block_rows, ds.block_nnz)]
-        if limit is None or sum(sizes) <= limit:
+        costs = self._costs
+        if limit is None or sum(costs) <= limit:
             # everything fits: load once, keep it for the later outer iterations
             if getattr(self, "_whole", None) is None:
                 self._whole = ds.load_blocks(0, ds.n_blocks)
             yield self._whole
             return
-        if max(sizes, default=0) > limit:
-            # file blocks larger than the budget: cut each into pieces that fit
-            yield from ds.iter_blocks(max_bytes=limit)
-            return
         b0 = 0
         while b0 < ds.n_blocks:
             b1, used = b0, 0
-            while b1 < ds.n_blocks and used + sizes[b1] <= limit:
-                used += sizes[b1]
+            while b1 < ds.n_blocks and (b1 == b0 or used + costs[b1] <= limit):
+                used += costs[b1]
                 b1 += 1
             yield ds.load_blocks(b0, b1)
             b0 = b1
 
+    def _copy_text(self, src, directory):
+        """Text is first copied to a binary file; under a budget, the rows read so far are checked as they come
+        (the minimum for them: their alpha, the weights and one block of the copy)."""
+        copy = os.path.join(directory, "input.bin")
+        classes = Classes()
+        rows = n_feat = 0
+        piece = self.copy_block_bytes + self._block_extra(self.copy_block_bytes // 16, self.copy_block_bytes // 12)
+        with self._copy_writer(copy) as w:
+            for b in src.blocks(prefetch=True, progress=True):
+                w.write_dataset(b)
+                if self.opt.memory is not None:
+                    classes.add(b.y)
+                    rows += b.n_rows
+                    n_feat = max(n_feat, (1 << self.opt.hash_bits) if self.opt.hash_bits else b.n_features)
+                    k = len(classes.labels) if len(classes.labels) > 2 else 1
+                    self.check_weights(n_feat, k)
+                    self._check_budget(rows, self._state(rows, k), self._weights(n_feat, k), 0, piece, partial=True)
+                del b
+            w.close()
+        src.switch_to_copy(copy)
+
     def _run(self, src, directory, t0):
         self._whole = None
         if not src.known:
-            copy = os.path.join(directory, "input.bin")
-            with BinaryWriter(copy, fsync=False) as w:
-                for b in src.blocks(prefetch=True, progress=True):
-                    w.write_dataset(b)
-                w.close()
-            src.switch_to_copy(copy)
+            self._copy_text(src, directory)
         labels = [int(v) for v in Classes(src.labels()).labels]
         problems = self._problems(labels, self.reporter)
         classes = Classes(labels)
         n_rows, n_feat = int(src.n_rows), self._n_features(src)
         w_size = n_feat + (1 if self.bias >= 0 else 0)
         self.check_weights(n_feat, len(problems))
+        limit = self._plan(src, n_rows, n_feat, len(problems))
+        self._costs = self._unit_costs(src)
+        self._piece_bytes = self._memory_bytes(src.ds, limit) if src.memory else None
         for p in problems:
             p.alpha = np.zeros(n_rows)
             p.w = np.zeros(w_size)
             p.rng = rng_state(self._seed(p.k))
-            p.D = 0.0
             p.n_iter = 0
             p.converged = False
-            p.inner = []
+            p.cert = None
         active = list(problems)
         for it in range(self.max_iter):
             if not active:
                 break
             n_blocks = 0
-            for unit in self._units(src):
+            for p in active:
+                # the certificate of this outer iteration: valid while every block is skipped (w unchanged)
+                p.cert = {"max_violation": 0.0, "loss": 0.0, "all_skipped": True}
+            for unit in self._units(src, limit):
                 n_blocks += 1
-                if self._hash is not None:
-                    unit = self._hash(unit)
-                cls, _ = classes.add(unit.y)
-                r0 = int(unit.first_row)
-                xnorm = np.empty(unit.n_rows)
-                KL.sq_norms(unit.row_view(self.bias), EMPTY_ROWS, xnorm)
-                for p in active:
-                    alpha = p.alpha[r0:r0 + unit.n_rows]
-                    state = KL.DCDState(unit.row_view(self.bias, n_feat), EMPTY_ROWS, p.signs(cls), alpha, p.w,
-                                        xnorm, np.arange(unit.n_rows, dtype=np.int32), p.Cp, p.Cn, True, p.rng)
-                    while state.n_iter < DUAL_MAX_ITER:
-                        done, _ = state.run(min(10, DUAL_MAX_ITER - state.n_iter), self.opt.inner_eps, True)
-                        if done:
-                            break
-                    p.inner.append(int(state.n_iter))
-                    D = float(p.alpha.sum()) - 0.5 * float(p.w @ p.w)
-                    p.trace.seconds.append(time.perf_counter() - t0)
-                    p.trace.dual.append(D)
-                    p.trace.records.append({"outer": it + 1, "block": n_blocks, "seconds": p.trace.seconds[-1],
-                                            "dual": D, "inner_iter": int(state.n_iter)})
+                self._visit(unit, n_blocks, it, active, classes, n_feat, t0)
+                del unit            # the block's memory is free before the next one is loaded
             self.reporter.info(".")
             for p in list(active):
                 p.n_iter = it + 1
-                D_old, p.D = p.D, p.trace.dual[-1]
-                if abs(p.D - D_old) <= self.eps * abs(p.D):
+                p.blocks = n_blocks
+                if p.cert["all_skipped"]:
                     p.converged = True
                     active.remove(p)
-            for p in problems:
-                p.blocks = n_blocks
         self._whole = None
         for p in problems:
-            r = FitResult(w=p.w, n_iter=p.n_iter, dual=p.D, nSV=int(np.count_nonzero(p.alpha)),
-                          converged=p.converged, solver=3)
+            ww = float(p.w @ p.w)
+            r = FitResult(w=p.w, n_iter=p.n_iter, dual=float(p.alpha.sum()) - 0.5 * ww,
+                          nSV=int(np.count_nonzero(p.alpha)), converged=p.converged, solver=3)
+            if p.converged:
+                # the last outer iteration skipped every block: w did not move while it measured every row, so the
+                # primal, the gap and the largest violation are exact for the returned model
+                r.primal = 0.5 * ww + p.cert["loss"]
+                r.gap = r.primal - r.dual
+                r.max_violation = p.cert["max_violation"]
+            else:
+                r.primal = r.gap = r.max_violation = None
             if self.opt.return_alpha:
                 r.alpha = p.alpha
             r.extra = {"blocks": p.blocks, "trace": p.trace.records}
@@ -124,10 +180,47 @@ class BlockMinimizationSolver(StreamedSolver):
             self._report(p)
         return problems, labels
 
+    def _visit(self, unit, block, it, active, classes, n_feat, t0):
+        """One block of one outer iteration, for every active problem: the block's certificate at the current
+        (alpha, w) (KL.dcd_violation); a block already within eps is skipped (w unchanged), the others get dual
+        coordinate descent to --inner-eps."""
+        if self._hash is not None:
+            unit = self._hash(unit)
+        cls, _ = classes.add(unit.y)
+        r0 = int(unit.first_row)
+        view = unit.row_view(self.bias, n_feat)
+        xnorm = None
+        for p in active:
+            alpha = p.alpha[r0:r0 + unit.n_rows]
+            ys = p.signs(cls)
+            viol, loss, _, _, _ = KL.dcd_violation(view, EMPTY_ROWS, ys, alpha, p.w, p.Cp, p.Cn, True)
+            p.cert["max_violation"] = max(p.cert["max_violation"], viol)
+            p.cert["loss"] += loss
+            skipped = viol <= self.eps
+            inner = 0
+            if not skipped:
+                p.cert["all_skipped"] = False
+                if xnorm is None:
+                    xnorm = np.empty(unit.n_rows)
+                    KL.sq_norms(view, EMPTY_ROWS, xnorm)
+                state = KL.DCDState(view, EMPTY_ROWS, ys, alpha, p.w, xnorm,
+                                    np.arange(unit.n_rows, dtype=np.int32), p.Cp, p.Cn, True, p.rng)
+                while state.n_iter < DUAL_MAX_ITER:
+                    done, _ = state.run(min(10, DUAL_MAX_ITER - state.n_iter), self.opt.inner_eps, True)
+                    if done:
+                        break
+                inner = int(state.n_iter)
+                del state
+            D = float(p.alpha.sum()) - 0.5 * float(p.w @ p.w)
+            p.trace.seconds.append(time.perf_counter() - t0)
+            p.trace.dual.append(D)
+            p.trace.records.append({"outer": it + 1, "block": block, "seconds": p.trace.seconds[-1], "dual": D,
+                                    "max_violation": viol, "skipped": skipped, "inner_iter": inner})
+
 
 JSON_FIELDS = STREAM_JSON_FIELDS + ("trace",)
 
 
 def metrics(model, params, ds=None):
     """--json of -s bm: outofcore.stream_metrics with its per-block records under "trace"."""
-    return stream_metrics(model, params, certified=False, trace_key="trace")
+    return stream_metrics(model, params, trace_key="trace")

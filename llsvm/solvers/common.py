@@ -9,6 +9,7 @@ import numpy as np
 from .._ext import _linear as K
 from .._ext import _random
 from ..errors import ParameterError
+from ..memory import MIN_BUDGET, check_floor  # noqa: F401 (MIN_BUDGET: the out-of-core drivers' floor)
 
 EMPTY_ROWS = np.empty(0, np.int64)
 INT_MAX = 2147483647
@@ -197,7 +198,6 @@ def problem_seed(seed, k):
 
 
 # -- sizes ------------------------------------------------------------------------------------------------------
-MIN_BUDGET = 256 << 10
 _SIZE = re.compile(r"\s*(\d+(?:\.\d*)?)\s*([kKmMgGtT]?)(i?[bB])?\s*")
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 
@@ -208,8 +208,7 @@ def parse_size(text):
     if not m:
         raise ParameterError(f"invalid size {text!r} (examples: 64M, 2G, 512K)")
     n = int(float(m.group(1)) * _UNITS[m.group(2).lower()])
-    if n < MIN_BUDGET:
-        raise ParameterError(f"memory budget {text} is too small (at least 256K)")
+    check_floor(n, text)
     return n
 
 

@@ -35,7 +35,7 @@ from .._ext._rowops import compact_rows
 from ..binfmt import BinaryDataset, BinaryWriter
 from ..dataset import CSRDataset
 from ..errors import DataFormatError, LLSVMError, ParameterError
-from ..memory import MemoryLimitError, format_size
+from .. import memory
 from ..model import Model
 from .._ext._random import rng_state
 from .common import (EMPTY_ROWS, MIN_BUDGET, Classes, FitResult, class_costs, problem_seed, report_finished,
@@ -512,19 +512,12 @@ class OnePassSolver(OutOfCoreSolver):
 
     def _check_state(self, n_rows, n_problems, n_features, known):
         """Refuse a --memory budget smaller than the per-row state and weight vectors plus the smallest working
-        set (MIN_BUDGET: a parser block and a loaded block), naming the minimum. Binary and in-memory input is
-        checked before training; text as its rows come."""
-        m = self.opt.memory
-        if m is None:
-            return
+        set (MIN_BUDGET: a parser block and a loaded block), naming the minimum (memory.check_budget). Binary and
+        in-memory input is checked before training; text as its rows come."""
         state = self._state_bytes(n_rows, n_problems, n_features)
-        minimum = state + MIN_BUDGET
-        if m < minimum:
-            rows = f"{n_rows} rows" if known else f"the {n_rows} rows read so far"
-            probs = "" if n_problems == 1 else f" ({n_problems} one-vs-rest problems)"
-            raise MemoryLimitError(f"--memory {format_size(m)} is too small for -s llsvm on {rows}{probs}: the "
-                                   f"status byte per row and the weight vectors need {format_size(state)}; "
-                                   f"at least {format_size(minimum)} in all")
+        memory.check_budget(self.opt.memory, state + MIN_BUDGET, state, solver="llsvm", rows=n_rows,
+                            partial=not known, what="the status bytes and the weight vectors",
+                            note=None if n_problems == 1 else f"{n_problems} one-vs-rest problems")
 
     def _block_budget(self, problems, n_rows, cap):
         """Bytes of active rows each problem may load for block optimization (None: no limit). --one-pass: the

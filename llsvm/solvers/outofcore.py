@@ -13,19 +13,24 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import memory
-from ..binfmt import BinaryDataset
+from ..binfmt import DEFAULT_BLOCK_BYTES, WRITE_ALIGN, BinaryDataset, BinaryWriter
 from ..dataset import CSRDataset
 from ..errors import DataFormatError, LLSVMError, ParameterError
 from ..model import Model
 from ..report import as_reporter
-from ..textio import DEFAULT_MAX_LINE, line_limit
-from .common import MIN_BUDGET, Classes, problem_seed, report_finished, stacked_weights, warn_max_iter
+from ..textio import DEFAULT_CHUNK, DEFAULT_MAX_LINE, line_limit
+from .common import Classes, problem_seed, report_finished, stacked_weights, warn_max_iter
 
 DEFAULT_MAX_ITER = 100
 DEFAULT_INNER_EPS = 0.1
 DEFAULT_BATCH = 16
 LOCKSTEP_RATIO = 2.0
 READ_BLOCK_BYTES = 8 << 20
+# under --memory: text's parser chunk and binary copy blocks (a 32nd of the budget, within these bounds) and the
+# copy writer's write alignment
+TEXT_PIECE = 8 << 20
+MIN_TEXT_PIECE = 16 << 10
+COPY_ALIGN = 64 << 10
 
 
 def prefetched(iterator, depth=1):
@@ -139,16 +144,43 @@ class Input:
     def blocks(self, prefetch=False, progress=False, copy_to=None):
         """One pass, blocks in order, each with first_row. `prefetch`: text is parsed on a helper thread, one block
         ahead; `progress`: text blocks advance the progress bar; `copy_to`: a BinaryWriter that gets every block
-        (on the helper thread with `prefetch`) before it is handed out."""
+        (on the helper thread with `prefetch`) before it is handed out. A binary file's blocks are read one at a
+        time (see binary_blocks)."""
         if self.memory:
             it = self.blocks_of(self.block_bytes)
         elif self.binary:
-            it = self.ds.iter_blocks(max_bytes=self.block_bytes)
+            it = self.binary_blocks(self.block_bytes)
         else:
             it = self.ds.iter_blocks(progress=self.progress if progress else None)
         if copy_to is not None:
             it = _copied(it, copy_to)
         return prefetched(it) if prefetch else it
+
+    def binary_blocks(self, max_bytes=None):
+        """The binary file's blocks in order, each read whole (its checksum and structure are checked) and, with
+        max_bytes, cut into pieces (views of it). The block is let go before the next one is read, so a consumer
+        that drops its own reference (del) holds one block of the file at a time."""
+        ds = self.ds
+        for b in range(ds.n_blocks):
+            block = ds.read_block(b)
+            if max_bytes is None:
+                yield block
+            else:
+                base = block.first_row
+                for piece in block.iter_blocks(None, max_bytes):
+                    piece.first_row = base
+                    base += piece.n_rows
+                    yield piece
+                piece = None
+            block = None
+
+    def largest_block(self):
+        """(payload bytes of the binary file's largest block, most rows in a block): what reading it holds."""
+        from ..binfmt import payload_layout
+        ds = self.ds
+        size = max((payload_layout(r, k, ds.float32, ds.has_row_ids, ds.has_alpha)[5]
+                    for r, k in zip(ds.block_rows.tolist(), ds.block_nnz.tolist())), default=0)
+        return size, int(max(ds.block_rows.tolist(), default=0))
 
     def blocks_of(self, max_bytes):
         """In-memory rows cut into blocks of at most max_bytes (all rows in one without a limit)."""
@@ -163,6 +195,7 @@ class Input:
         for b in prefetched(self.ds.iter_blocks()):
             writer.write_dataset(b)
             yield b
+            del b               # not held while the next block is taken
 
     def switch_to_copy(self, path):
         """After a text pass: read the binary copy from now on."""
@@ -214,6 +247,8 @@ class OutOfCoreSolver:
         self.zero_based = zero_based
         self.progress = progress
         self.max_line = line_limit(self.opt.memory) if max_line is None else int(max_line)
+        if self.opt.memory is not None:
+            memory.release_freed_blocks()
 
     block_bytes = 8 << 20
     chunk_size = None
@@ -290,16 +325,83 @@ class BinaryProblem:
 
 
 class StreamedSolver(OutOfCoreSolver):
-    """What -s streamsvm and -s bm share: the memory floor, hashing on the fly, their binary problems and the
-    model (LIBLINEAR's label order and {-1,+1} swap)."""
+    """What -s streamsvm and -s bm share: the memory budget, hashing on the fly, their binary problems and the
+    model (LIBLINEAR's label order and {-1,+1} swap).
+
+    The budget (--memory) holds everything that grows with the data: the per-row state (alpha, ...), the weight
+    vectors, and what reading the input holds (a block of a binary file, read whole; text's parser chunks and
+    parsed blocks in flight and the writer of its binary copy; the temporaries of a block's rows; a hashed copy
+    with --hash-bits). The solver's own working store (streamsvm's cache, bm's loaded blocks) gets what is left,
+    and a budget too small for the state, the weights, the reading and the smallest working store is refused,
+    naming the minimum (memory.check_budget): up front when the number of rows is known, else (text) as soon as
+    the rows read so far need more."""
+
+    BLOCK_ROW_BYTES = 48            # temporaries per row of a block in use (labels, class indices, signs)
 
     def __init__(self, params=None, reporter=None, **kw):
         super().__init__(params, reporter, **kw)
-        if self.opt.memory is not None and self.opt.memory < MIN_BUDGET:
-            raise ParameterError("memory budget is too small (at least 256K)")
-        self.block_bytes = READ_BLOCK_BYTES if self.opt.memory is None else \
-            int(min(READ_BLOCK_BYTES, max(64 << 10, self.opt.memory // 8)))
+        m = self.opt.memory
+        memory.check_floor(m)
+        self.block_bytes = READ_BLOCK_BYTES if m is None else int(min(READ_BLOCK_BYTES, max(64 << 10, m // 8)))
+        # text: the parser's chunk and the binary copy's blocks, a 32nd of the budget each
+        piece = None if m is None else int(min(TEXT_PIECE, max(MIN_TEXT_PIECE, m // 32)))
+        self.chunk_size = piece
+        self.copy_block_bytes = DEFAULT_BLOCK_BYTES if piece is None else piece
+        # the copy writer's write alignment: what it keeps back (a power of two, at most a copy block)
+        self.copy_align = WRITE_ALIGN if piece is None else min(COPY_ALIGN, 1 << (piece.bit_length() - 1))
         self._hash = hasher(self.opt.hash_bits)
+
+    # -- the budget ---------------------------------------------------------------------------------------------
+    def _copy_writer(self, path):
+        """The writer of text's binary copy (read back block by block, never mapped: small writes will do)."""
+        return BinaryWriter(path, fsync=False, block_bytes=self.copy_block_bytes, write_align=self.copy_align)
+
+    def _block_extra(self, rows, nnz):
+        """Bytes a block of `rows` rows and `nnz` non-zeros costs besides its own arrays while it is used: the
+        temporaries of its rows (labels, class indices, signs) and, with --hash-bits, its hashed copy."""
+        hashed = 12 * nnz + 16 * rows if self._hash is not None else 0
+        return self.BLOCK_ROW_BYTES * rows + hashed
+
+    def _reading(self, src):
+        """What reading a known input (binary file, rows in memory) holds at a time: one block of the file, read
+        whole, or nothing of in-memory rows (their pieces are views), plus _block_extra of the largest piece."""
+        if src.binary:
+            size, rows = src.largest_block()
+            nnz = size // (12 if not src.ds.float32 else 8)
+            return size + self._block_extra(rows, nnz)
+        from ..dataset import block_rows_for
+        ds = src.ds
+        bounds = np.asarray(block_rows_for(ds.indptr, None, self.block_bytes, ds.dtype.itemsize))
+        rows = int(np.diff(bounds).max()) if bounds.size > 1 else 0
+        nnz = int(np.diff(ds.indptr[bounds]).max()) if bounds.size > 1 else 0
+        return self._block_extra(rows, nnz)
+
+    def _text_reading(self, block_bytes, block_rows):
+        """What reading text holds at a time (the first pass, which also writes the binary copy), given the
+        largest parsed block so far: the parser's chunk buffer, about three parsed chunks in flight (one parsing,
+        one queued, one in use), the copy's writer (its pending block, the block it assembles, the bytes it keeps
+        back), and _block_extra of a parsed block."""
+        chunk = self.chunk_size or DEFAULT_CHUNK
+        parsed = max(int(block_bytes), chunk)
+        writer = 2 * self.copy_block_bytes + self.copy_align
+        return chunk + 3 * parsed + writer + self._block_extra(block_rows, parsed // 12)
+
+    def _check_budget(self, rows, state, weights, reading, smallest, partial=False, note=None):
+        """Refuse a budget below state + weights + reading + the smallest working store (memory.check_budget);
+        returns what is left for the working store (None without a budget)."""
+        need = state + weights + reading + smallest
+        memory.check_budget(self.opt.memory, need, state, solver=self.name, rows=rows, partial=partial, note=note)
+        if self.opt.memory is None:
+            return None
+        return self.opt.memory - state - weights - reading
+
+    def _block_note(self, src):
+        """The hint of a refusal when the binary file's blocks take much of the minimum."""
+        if not src.binary:
+            return None
+        size, _ = src.largest_block()
+        return (f"the file's blocks are read whole, the largest holds {memory.format_size(size)}; llsvm-convert "
+                "--block-rows writes smaller ones")
 
     def _seed(self, k):
         return problem_seed(self.seed, k)
@@ -337,10 +439,11 @@ STREAM_JSON_FIELDS = ("model_solver_type", "C", "eps", "bias", "seed", "threads"
                       "nr_class", "labels", "classes")
 
 
-def stream_metrics(model, params, certified, trace_key):
+def stream_metrics(model, params, trace_key):
     """--json of -s streamsvm and -s bm: per-pass (streamsvm) or per-block (bm) records under `trace_key`, also
-    under "classes". Neither holds the data: with `certified` (streamsvm) the primal, gap and max_violation are
-    those its last pass streamed for the model it returns (null when it stopped at --max-iter); otherwise null."""
+    under "classes". Neither holds the data, yet both certify the model they return: a converged run reports the
+    primal, gap and max_violation that its last pass (streamsvm) or outer iteration (bm) measured over every row at
+    that model; they are null when it stopped at --max-iter."""
     res = model.meta["results"]
     info = model.meta["stream"]
     o = params.options
@@ -348,10 +451,7 @@ def stream_metrics(model, params, certified, trace_key):
     for k, r in enumerate(res):
         d = {"label": int(model.label[k]) if len(res) > 1 else None, "n_iter": r.n_iter, "dual": r.dual,
              "nSV": r.nSV, "converged": r.converged}
-        if certified:
-            d.update({"primal": r.primal, "gap": r.gap, "max_violation": r.max_violation, **r.extra})
-        else:
-            d.update(r.extra)
+        d.update({"primal": r.primal, "gap": r.gap, "max_violation": r.max_violation, **r.extra})
         per.append(d)
 
     def total(key):
@@ -362,10 +462,10 @@ def stream_metrics(model, params, certified, trace_key):
         "n_rows": info["n_rows"], "n_features": info["n_features"], "nnz": info["nnz"],
         "n_iter": max(r.n_iter for r in res), "primal": total("primal"), "dual": sum(r.dual for r in res),
         "gap": total("gap"), "max_violation": (None if any(r.max_violation is None for r in res)
-                                               else max(r.max_violation for r in res)) if certified else None,
+                                               else max(r.max_violation for r in res)),
         "nSV": sum(r.nSV for r in res), "converged": all(r.converged for r in res),
         "C": params.C, "eps": params.eps, "bias": params.bias, "seed": params.seed, "threads": params.threads,
-        "memory": o.memory, "hash_bits": o.hash_bits, "inner_eps": None if certified else o.inner_eps,
+        "memory": o.memory, "hash_bits": o.hash_bits, "inner_eps": o.inner_eps if params.solver == "bm" else None,
         "nr_class": model.nr_class, "labels": [int(v) for v in model.label],
         # the records of a two-class problem, also under "classes"
         trace_key: per[0][trace_key] if len(per) == 1 else None,

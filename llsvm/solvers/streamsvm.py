@@ -7,10 +7,12 @@ GIL on two threads (`threads >= 2`, the default of the CLI); with `threads == 1`
 rows read, then 2 picks per row read), which makes the run deterministic for a seed. Text input is parsed during
 the first pass and written to a binary copy in the temporary directory, which the later passes read.
 
-It solves the -s 3 problem (hinge loss, the bias as a regularized coordinate) and stops when a reader pass meets
-`eps` (M+ - M- of the projected gradients it saw, eq. (10), and the same spread over every row the pass read), or
-after max_iter passes. Classes are one-vs-rest, one after the other, each with the whole budget (LIBLINEAR's label
-order, {-1,+1} swap and -wi weights).
+It solves the -s 3 problem (hinge loss, the bias as a regularized coordinate) and stops when the largest
+projected-gradient violation max_i |PG_i| over every row of a reader pass, at the model frozen when that pass began,
+is at most `eps` (default 0.1, LIBLINEAR's -s 3 default), and the paper's eq. (10), M+ - M- < eps over the trainer's
+picks of at least n picks, holds too; it then returns that frozen model, whose primal, gap and violation the pass
+measured exactly. Otherwise it stops after max_iter passes. Classes are one-vs-rest, one after the other, each with
+the whole budget (LIBLINEAR's label order, {-1,+1} swap and -wi weights).
 """
 import math
 import os
@@ -20,12 +22,11 @@ import time
 import numpy as np
 
 from .._ext._stream import SLOT_BYTES, StreamCache
-from ..binfmt import BinaryWriter
 from ..errors import ParameterError
 from .common import Classes, FitResult
 from .outofcore import STREAM_JSON_FIELDS, BinaryProblem, StreamedSolver, stream_metrics
 
-DEFAULT_EPS = 1e-3
+DEFAULT_EPS = 0.1            # the -s 3 default: max |PG_i| over every row of a pass
 LOCKSTEP_ROWS = 256
 CACHE_SLACK = 1.5           # a slot's buffer holds its row with up to about 2x room (see _stream.pyx)
 
@@ -34,12 +35,17 @@ def _row_bytes(nnz, n_rows):
     return CACHE_SLACK * 12.0 * nnz / max(1, n_rows) + SLOT_BYTES
 
 
-def _omega(memory, avg_row_bytes, n_rows):
-    """Rows the cache may hold: all of them without a budget, else what the budget pays for."""
-    if memory is None:
-        return max(1, n_rows)
-    om = max(1, int(memory // avg_row_bytes))
-    return min(om, max(1, n_rows)) if n_rows else om
+def _cap(room, row_bytes, slots=0):
+    """Rows the cache may hold in `room` bytes (at least 1): each costs row_bytes (its buffer and its slot's
+    bookkeeping); `slots` slots exist already, whose bookkeeping stays when they are not all used."""
+    cap = int((room - slots * SLOT_BYTES) // (row_bytes - SLOT_BYTES)) if slots else 0
+    if cap > slots or not slots:
+        cap = int(room // row_bytes)        # beyond the slots there are: each new slot costs a whole row
+    return max(1, cap)
+
+
+# per row of the data: alpha and the reader's frozen copy (8 bytes each), slot_of (4)
+STATE_ROW_BYTES = 20
 
 
 class StreamSVMSolver(StreamedSolver):
@@ -47,16 +53,74 @@ class StreamSVMSolver(StreamedSolver):
 
     name = "streamsvm"
 
+    # -- the budget: the per-row state, w and the reader's w, the reading, the cache gets the rest --------------
+    def _state(self, rows):
+        """Bytes of the per-row state (and of alpha's copy when the caller asked for it)."""
+        return (STATE_ROW_BYTES + (8 if self.opt.return_alpha else 0)) * int(rows)
+
+    def _weights(self, n_features, problems):
+        """w and the reader's frozen w, the earlier problems' results, or (at the end) the model's stacked copy."""
+        return max(2 + problems, 2 * problems) * 8 * (int(n_features) + 1)
+
+    def _known_omega(self, src, n_rows, n_feat, problems, slots=0, capacity=None):
+        """Omega for a known input (binary file, rows in memory, text's copy once read): every row without a
+        budget, else what the budget leaves to the cache (at most n); refuses a budget that cannot hold the state,
+        the weights, the reading and one cached row. `capacity`: rows the per-row arrays hold (default n)."""
+        row_bytes = _row_bytes(src.nnz, n_rows)
+        state, reading = self._state(n_rows), self._reading(src)
+        room = self._check_budget(n_rows, state, self._weights(n_feat, problems), reading, row_bytes,
+                                  note=self._block_note(src) if reading > state else None)
+        if room is None:
+            return max(1, n_rows)
+        room -= self._state(capacity) - state if capacity is not None else 0
+        return min(max(1, n_rows), _cap(room, row_bytes, slots))
+
+    def _text_room(self, rows, n_features, seen_bytes, seen_rows, row_bytes, capacity=None, feat_capacity=None):
+        """While text is read under the budget: the bytes left to the cache with `rows` rows read so far (the
+        per-row arrays sized for `capacity`, w for `feat_capacity` features), after the minimum for the rows so far
+        is checked (refused when they need more than the budget)."""
+        reading = self._text_reading(seen_bytes, seen_rows)
+        state, weights = self._state(rows), self._weights(n_features, 1)
+        room = self._check_budget(rows, state, weights, reading, row_bytes, partial=True)
+        return room - (self._state(capacity or rows) - state) - (self._weights(feat_capacity or n_features, 1)
+                                                                 - weights)
+
+    def _text_grow(self, cache, end, n_features, seen_bytes, seen_rows, row_bytes):
+        """Text under a budget, before a block's rows go in: rows up to `end` and features up to n_features must
+        fit. The minimum for the rows so far is checked first (refused before anything grows); the cache then
+        shrinks to what the grown per-row arrays and weight vectors leave (set_cap), and they grow, by a quarter
+        when that leaves room for a cached row, else to exactly what is needed. Returns the new cap, or None when
+        it did not change."""
+        rows_cap, feat_cap = cache.n_rows_capacity, cache.n_features_capacity
+        need_rows, need_feat = end > rows_cap, n_features > feat_cap
+        if need_feat:
+            self.check_weights(n_features, 1)
+        rows_new = max(end, rows_cap + rows_cap // 4) if need_rows else rows_cap
+        feat_new = max(n_features, feat_cap + feat_cap // 4) if need_feat else feat_cap
+        room = self._text_room(end, n_features, seen_bytes, seen_rows, row_bytes, rows_new, feat_new)
+        if room < row_bytes:
+            rows_new, feat_new = max(end, rows_cap), max(n_features, feat_cap)
+            room = self._text_room(end, n_features, seen_bytes, seen_rows, row_bytes, rows_new, feat_new)
+        cap = _cap(room, row_bytes, cache.omega)
+        lowered = cap < cache.cap
+        if lowered:
+            cache.set_cap(cap)
+        if need_rows or need_feat:
+            cache.grow(n_rows=rows_new if need_rows else 0, n_features=feat_new if need_feat else 0)
+        return cap if lowered else None
+
     def _run(self, src, directory, t0):
         if src.known:
             labels = [int(v) for v in Classes(src.labels()).labels]
             problems = self._problems(labels, self.reporter)
+            self._n_problems = len(problems)
             for p in problems:
                 self._train_problem(p, src, Classes(labels), t0, None)
             return problems, labels
         # text: the first problem trains while the text is parsed and copied; a third class means one-vs-rest,
         # which starts over from the copy
-        writer = BinaryWriter(os.path.join(directory, "input.bin"), fsync=False)
+        writer = self._copy_writer(os.path.join(directory, "input.bin"))
+        self._n_problems = 1
         classes = Classes()
         first = BinaryProblem(0, 0, self.C, self.C)
         try:
@@ -65,6 +129,7 @@ class StreamSVMSolver(StreamedSolver):
             writer.abort()              # a no-op once the copy is complete
         labels = [int(v) for v in classes.labels]
         problems = self._problems(labels, self.reporter)
+        self._n_problems = len(problems)
         if complete and len(problems) == 1:
             problems[0].trace, problems[0].result = first.trace, first.result
             return problems, labels
@@ -77,11 +142,16 @@ class StreamSVMSolver(StreamedSolver):
         False when that pass found a third class (the caller restarts with one-vs-rest)."""
         lockstep = self.threads == 1
         bias = self.bias
+        budget = self.opt.memory
         if src.known:
             n_rows, n_feat = int(src.n_rows), self._n_features(src)
-            omega = _omega(self.opt.memory, _row_bytes(src.nnz, n_rows), n_rows)
+            self.check_weights(n_feat, 1)
+            omega = self._known_omega(src, n_rows, n_feat, self._n_problems)
         else:
             n_rows, n_feat, omega = 0, (1 << self.opt.hash_bits) if self.opt.hash_bits else 0, None
+        # text under a budget: the largest parsed block so far and the average cached row's bytes
+        seen_bytes = seen_rows = 0
+        row_bytes = None
         cache = None
         trainer = None
         window = {"PGmax": -math.inf, "PGmin": math.inf, "picks": 0, "updates": 0, "evicted": 0}
@@ -96,6 +166,7 @@ class StreamSVMSolver(StreamedSolver):
                 inserted = skipped = evicted = 0
                 nbytes = 0
                 pending = 0
+                cap_changes = []        # text under a budget: [rows read, Omega] at the start, then at each set_cap
                 text_pass = writer is not None and it == 0
                 blocks = src.text_pass(writer) if text_pass else src.blocks()
                 for block in blocks:
@@ -119,15 +190,25 @@ class StreamSVMSolver(StreamedSolver):
                     if self._hash is not None:
                         block = self._hash(block)
                     first = int(block.first_row)
+                    if text_pass and budget is not None:
+                        seen_bytes = max(seen_bytes, block.nbytes)
+                        seen_rows = max(seen_rows, block.n_rows)
                     if cache is None:
                         if omega is None:
-                            omega = _omega(self.opt.memory, _row_bytes(block.nnz, block.n_rows), 0)
-                            if self.opt.memory is None:
-                                omega = max(omega, block.n_rows)
+                            if budget is None:
+                                omega = max(1, block.n_rows)
+                            else:
+                                # text: the rows so far are the first block's; Omega follows the per-row state as
+                                # it grows (set_cap)
+                                row_bytes = _row_bytes(block.nnz, block.n_rows)
+                                room = self._text_room(block.n_rows, max(n_feat, block.n_features), seen_bytes,
+                                                       seen_rows, row_bytes)
+                                omega = _cap(room, row_bytes)
+                                cap_changes.append([first, omega])
                         self.check_weights(max(n_feat, block.n_features), 1)
                         cache = StreamCache(omega, max(n_rows, block.n_rows), max(n_feat, block.n_features), bias,
                                             self._seed(p.k), batch=self.opt.batch, n_sched=max(n_rows, 1),
-                                            unbounded=self.opt.memory is None)
+                                            unbounded=budget is None)
                         if not lockstep:
                             trainer = threading.Thread(target=cache.train, name="llsvm-trainer", daemon=True)
                             trainer.start()
@@ -135,8 +216,12 @@ class StreamSVMSolver(StreamedSolver):
                         end = first + block.n_rows
                         need_rows = end > cache.n_rows_capacity
                         need_feat = block.n_features > cache.n_features_capacity
-                        need_omega = self.opt.memory is None and end > cache.omega
-                        if need_rows or need_feat or need_omega:
+                        need_omega = budget is None and end > cache.omega
+                        if budget is not None:
+                            cap = self._text_grow(cache, end, block.n_features, seen_bytes, seen_rows, row_bytes)
+                            if cap is not None:
+                                cap_changes.append([first, cap])
+                        elif need_rows or need_feat or need_omega:
                             if need_feat:
                                 self.check_weights(block.n_features, 1)
                             cap = max(end, 2 * cache.n_rows_capacity) if need_rows else 0
@@ -172,6 +257,7 @@ class StreamSVMSolver(StreamedSolver):
                         loss += r[3]
                     if self.progress is not None:
                         self.progress.update(block.n_rows)
+                    del block, ys, cls      # not held while the next block is read
                 if cache is None:
                     raise ParameterError("no training data")
                 if pending:
@@ -183,6 +269,12 @@ class StreamSVMSolver(StreamedSolver):
                     src.switch_to_copy(writer.path)
                     writer = None
                     cache.set_n(n_rows)
+                    if budget is not None:
+                        # n is known: the cache gets what reading the copy leaves (the known input's rule)
+                        cap = self._known_omega(src, n_rows, cache.n_features_capacity, self._n_problems,
+                                                slots=cache.omega, capacity=cache.n_rows_capacity)
+                        cache.set_cap(cap)
+                        cap_changes.append([n_rows, cap])
                 n_iter = it + 1
                 read_secs = time.perf_counter() - tp
                 if not lockstep:
@@ -193,21 +285,21 @@ class StreamSVMSolver(StreamedSolver):
                 window["PGmax"] = max(window["PGmax"], stats["PGmax"])
                 window["PGmin"] = min(window["PGmin"], stats["PGmin"])
                 spread = window["PGmax"] - window["PGmin"]
-                # over every row the reader read, 0 included (at alpha = 0 every PG is -1: no spread, yet not
-                # optimal); and max |PG_i|, the certificate's violation as for the in-memory solvers
-                read_spread = max(stats["read_PGmax"], 0.0) - min(stats["read_PGmin"], 0.0)
+                # max |PG_i| over every row the reader read in this pass, at the model frozen when the pass began:
+                # the certificate's violation, as for the in-memory solvers (the picks alone miss about e^-2 of
+                # the rows)
                 read_violation = max(stats["read_PGmax"], -stats["read_PGmin"], 0.0)
-                # eq. (10) over at least n picks (a pass with fewer picks extends the window), and the same
-                # spread over every row the reader read in this pass, at the model frozen when the pass began
-                # (the picks alone miss about e^-2 of the rows): that frozen model is then the one returned
-                converged = (window["picks"] >= n_rows and spread < self.eps and read_spread < self.eps
+                # -e's rule: that violation at most eps; eq. (10) (M+ - M- < eps over at least n picks, a pass with
+                # fewer picks extending the window) stays as a further condition where it is stricter. The frozen
+                # model is then the one returned
+                converged = (read_violation <= self.eps and window["picks"] >= n_rows and spread < self.eps
                              and window["updates"] + window["picks"] - window["evicted"] > 0)
                 # the model now becomes the reader's view for the next pass (kept when converged)
                 sa, ww, size, eps_now = cache.snapshot(n_rows, n_feat, freeze=not converged)
                 secs = time.perf_counter() - tp
                 total_read += secs
                 # the rows the cache may hold, at most n (from text the slots were sized before n was known)
-                om = int(min(cache.omega, max(n_rows, 1)))
+                om = int(min(cache.cap, max(n_rows, 1)))
                 D = sa - 0.5 * ww
                 # the primal and the gap of the model frozen at the start of this pass (exact: the reader summed
                 # the loss of every row at that model)
@@ -224,7 +316,8 @@ class StreamSVMSolver(StreamedSolver):
                        "reader_seconds": read_secs,
                        "reader_mb_per_second": nbytes / read_secs / 1e6 if read_secs > 0 else None,
                        "eps": eps_now, "M_plus": window["PGmax"], "M_minus": window["PGmin"],
-                       "read_PG_max": stats["read_PGmax"], "read_PG_min": stats["read_PGmin"]}
+                       "read_PG_max": stats["read_PGmax"], "read_PG_min": stats["read_PGmin"],
+                       "cap_changes": cap_changes}
                 p.trace.seconds.append(rec["seconds"])
                 p.trace.dual.append(D)
                 p.trace.primal.append(P)
@@ -245,7 +338,9 @@ class StreamSVMSolver(StreamedSolver):
                 trainer.join()
         # converged: the model frozen at the start of the last pass, which that pass certified (its primal, gap
         # and largest violation over every row are exact); otherwise the latest model, whose primal is unknown
-        alpha = cache.alpha_array(n_rows, frozen=converged)
+        # alpha: a copy only when the caller asked for it (return_alpha), else read in place
+        alpha = cache.alpha_array(n_rows, frozen=converged) if self.opt.return_alpha else \
+            cache.alpha_view(n_rows, frozen=converged)
         w = cache.w_array(n_feat, frozen=converged)
         last = p.trace.records[-1]
         r = FitResult(w=w, n_iter=n_iter, dual=float(alpha.sum()) - 0.5 * float(w @ w),
@@ -270,4 +365,4 @@ JSON_FIELDS = STREAM_JSON_FIELDS + ("passes",)
 
 def metrics(model, params, ds=None):
     """--json of -s streamsvm: outofcore.stream_metrics with its per-pass records under "passes"."""
-    return stream_metrics(model, params, certified=True, trace_key="passes")
+    return stream_metrics(model, params, trace_key="passes")

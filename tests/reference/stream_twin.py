@@ -16,10 +16,11 @@ is handed out first), the membership array of A (`members`; a row joins at the e
 member into its place), slot_of[row] (-1 when not cached), and two xoshiro256** RNGs (tests/reference/dcd_twin.py,
 Lemire's bounded draws): the reader's seeded with 2 seed + 1, the trainer's with 2 seed + 2 (mod 2^64).
 
-Reader (`insert`, Algorithm 1), rows begin..end-1 of a block, in groups of g = min(32, Omega) rows aligned on
+Reader (`insert`, Algorithm 1), rows begin..end-1 of a block, in groups of g = min(32, cap) rows aligned on
 global row numbers (a group ends where the global row number reaches a multiple of g, or at `end`):
-    1. claim: for each row of the group: skip it if it is cached; else take a free slot (pop), else evict the
-       member at position bounded(|A|) of A (reader's RNG; in lockstep no slot is pinned);
+    1. claim: for each row of the group: skip it if it is cached; else take a free slot (pop) while fewer than cap
+       slots are held (Omega minus the free ones; cap = Omega unless set_cap lowered it), else evict the member at
+       position bounded(|A|) of A (reader's RNG; in lockstep no slot is pinned);
     2. the claimed rows join A in row order;
     2a. (before 2) each claimed row is copied into its slot with its QD; every row's margin w.x (claimed or
        skipped) is summed in four partial sums (dcd_twin's "unroll4", the kernels' row_dot), then the bias term;
@@ -31,8 +32,8 @@ Trainer (`train(max_picks, blocking=False)`, Algorithm 2), in batches of `batch`
     - draw the batch: `batch` members at positions bounded(|A|) of A (trainer's RNG, with replacement, |A| taken
       at the draw: size_now); stop early when A is empty;
     - for each pick in order: a slot that an earlier pick of the same batch evicted is skipped entirely (no count,
-      no eps change); else: eps *= beta when size_now > 0.9 Omega and rows_seen (1 + the largest row id
-      inserted) > Omega (never for an `unbounded` cache, the driver's
+      no eps change); else: eps *= beta when size_now > 0.9 cap and rows_seen (1 + the largest row id
+      inserted) > cap (never for an `unbounded` cache, the driver's
       choice without a memory budget); G = y_i (w.x_i) - 1 with w.x_i summed in two partial sums over the even
       and the odd positions of the row (the last odd element to the even sum), s0 + s1, then the bias term; if (alpha_i == 0 and G > eps) or (alpha_i == C_i and G < -eps) the pick
       evicts the row (at the batch's end); else PG is G projected at the bounds, eps_new = max(eps_new, |PG|),
@@ -46,9 +47,9 @@ The lockstep driver (`fit_lockstep`, llsvm.streaming.StreamSVMSolver._fit with o
 blocks in order in steps of 256 rows on global row numbers (a step may span blocks): each block's rows are
 inserted in pieces cut where the global row number reaches a multiple of 256, and when it does, train(int(2.0 *
 rows read since the last train)); the rest of the pass is trained at its end. After the pass, the trainer's
-statistics (picks, updates, evictions, M+ and M- of the pass); converged when the window of passes holding at
-least n picks has M+ - M- < eps and the reader's max(read_PGmax, 0) - min(read_PGmin, 0) of this pass is < eps
-(the pass's max_violation is max |PG| over its rows: max(read_PGmax, -read_PGmin, 0)); then the
+statistics (picks, updates, evictions, M+ and M- of the pass); converged when the pass's max_violation, max |PG|
+over its rows (max(read_PGmax, -read_PGmin, 0)), is <= eps and the window of passes holding at least n picks has
+M+ - M- < eps; then the
 snapshot: D = sum(alpha) - 1/2 ||w||^2 (sequential sums), and unless converged alpha and w become the reader's
 view (alpha_read, w_read). The pass's primal is 1/2 ||w_read||^2 + loss and its gap that minus the dual, both
 of the view the pass began with. Stop when converged (returning the view: the model the pass certified), or
@@ -108,6 +109,7 @@ class StreamTwin:
         if omega < 1:
             raise ValueError("omega must be >= 1")
         self.omega = int(omega)
+        self.cap = self.omega       # the rows A may hold now (set_cap)
         self.n_rows = max(int(n_rows), 1)
         self.n_features = int(n_features)
         self.bias = float(bias)
@@ -173,7 +175,7 @@ class StreamTwin:
             end = n
         indptr = [int(v) for v in indptr]
         Cp, Cn = float(Cp), float(Cn)
-        group = min(READ_GROUP, self.omega)
+        group = min(READ_GROUP, self.cap)
         skipped = evicted = 0
         loss = 0.0
         nb = self.n_features
@@ -188,7 +190,7 @@ class StreamTwin:
                     claim.append(-1)
                     skipped += 1
                     continue
-                if self.free:
+                if self.free and self.omega - len(self.free) < self.cap:
                     s = self.free.pop()
                 else:
                     if not self.members:
@@ -246,7 +248,7 @@ class StreamTwin:
             raise ValueError("the twin runs only bounded, non-blocking trains (lockstep)")
         done = 0
         w, alpha, bias, nb = self.w, self.alpha, self.bias, self.n_features
-        full = INF if (self.unbounded or self.rows_seen <= self.omega) else 0.9 * self.omega
+        full = INF if (self.unbounded or self.rows_seen <= self.cap) else 0.9 * self.cap
         while done < max_picks and self.members:
             want = min(self.batch, max_picks - done)
             size_now = len(self.members)
@@ -319,6 +321,26 @@ class StreamTwin:
             self.total_evicted_trainer += evicted
         return done
 
+    def set_cap(self, cap):
+        """A holds at most `cap` rows from now on: new slots (pushed so that the first new one is handed out
+        first) when cap > Omega; members at positions bounded(|A|) (the reader's RNG) leave A, their slots pushed
+        onto the free stack, until |A| <= cap (counted as reader evictions)."""
+        cap = int(cap)
+        if cap > self.omega:
+            old = self.omega
+            for lst, v in ((self.where, -1), (self.slot_row, -1), (self.slot_idx, None), (self.slot_val, None),
+                           (self.slot_y, 0), (self.slot_C, 0.0), (self.slot_QD, 0.0)):
+                lst.extend([v] * (cap - old))
+            self.free.extend(range(cap - 1, old - 1, -1))
+            self.omega = cap
+        while len(self.members) > cap:
+            s = self.members[self.rng_reader.bounded(len(self.members))]
+            self._remove(s)
+            self.slot_of[self.slot_row[s]] = -1
+            self.free.append(s)
+            self.total_evicted_reader += 1
+        self.cap = cap
+
     # -- what the driver reads ----------------------------------------------------------------------------------
     def end_pass(self):
         out = {"PGmax": self.pass_PGmax, "PGmin": self.pass_PGmin, "picks": self.pass_picks,
@@ -365,12 +387,17 @@ def blocks_of(indptr, indices, values, bounds):
     return out
 
 
-def fit_lockstep(blocks, ys, n_rows, n_features, bias, Cp, Cn, seed, omega, eps=1e-3, max_iter=100, batch=16,
-                 ratio=LOCKSTEP_RATIO, cache=None, first_blocks=None, unbounded=False):
+def fit_lockstep(blocks, ys, n_rows, n_features, bias, Cp, Cn, seed, omega, eps=0.1, max_iter=100, batch=16,
+                 ratio=LOCKSTEP_RATIO, cache=None, first_blocks=None, unbounded=False, first_caps=(),
+                 first_n_sched=False):
     """The driver's one-thread run of one binary problem over blocks [(first_row, indptr, indices, values)] with
     labels ys (+1/-1 per row of the data). `seed` is the cache's seed (problem_seed(run seed, k)).
     first_blocks: other blocks for the first pass (text input: the parser's blocks), default `blocks`.
     unbounded: no memory budget (the cache is never full: no eps decay).
+    first_caps: the first pass's set_cap calls [(row, cap)] (text under a budget): before the block starting at
+    global row `row` is inserted, or, for row == n_rows, after the pass's last train.
+    first_n_sched: in the first pass, n of the eps schedule is the rows read so far, set before each block (text:
+    n is not known before the pass), then n_rows.
 
     Returns a dict: alpha, w (n_features entries, then the bias weight when bias >= 0), n_iter, converged, passes (per pass: inserted,
     skipped, evicted_reader, evicted_trainer, picks, updates, PGmax, PGmin, M_plus, M_minus, eps, cache_rows,
@@ -388,8 +415,13 @@ def fit_lockstep(blocks, ys, n_rows, n_features, bias, Cp, Cn, seed, omega, eps=
         loss = 0.0
         inserted = skipped = evicted = 0
         pending = 0
+        caps = dict(first_caps) if it == 0 else {}
         for first, indptr, indices, values in (first_blocks if it == 0 and first_blocks is not None else blocks):
+            if first in caps:
+                cache.set_cap(caps.pop(first))
             nr = len(indptr) - 1
+            if it == 0 and first_n_sched:
+                cache.n_sched = first + nr
             yb = ys[first:first + nr]
             b0 = 0
             while b0 < nr:
@@ -406,6 +438,11 @@ def fit_lockstep(blocks, ys, n_rows, n_features, bias, Cp, Cn, seed, omega, eps=
                 b0 = b1
         if pending:
             cache.train(int(ratio * pending), False)
+        if it == 0 and first_n_sched:
+            cache.n_sched = max(n_rows, 1)
+        if n_rows in caps:
+            cache.set_cap(caps.pop(n_rows))
+        assert not caps, f"set_cap at rows no block starts at: {caps}"
         n_iter = it + 1
         stats = cache.end_pass()
         for key in ("picks", "updates", "evicted"):
@@ -413,8 +450,8 @@ def fit_lockstep(blocks, ys, n_rows, n_features, bias, Cp, Cn, seed, omega, eps=
         window["PGmax"] = max(window["PGmax"], stats["PGmax"])
         window["PGmin"] = min(window["PGmin"], stats["PGmin"])
         spread = window["PGmax"] - window["PGmin"]
-        read_spread = max(stats["read_PGmax"], 0.0) - min(stats["read_PGmin"], 0.0)
-        converged = (window["picks"] >= n_rows and spread < eps and read_spread < eps
+        read_violation = max(stats["read_PGmax"], -stats["read_PGmin"], 0.0)
+        converged = (read_violation <= eps and window["picks"] >= n_rows and spread < eps
                      and window["updates"] + window["picks"] - window["evicted"] > 0)
         sa, ww, size, eps_now = cache.snapshot(n_rows, n_features, freeze=not converged)
         passes.append({"max_violation": max(stats["read_PGmax"], -stats["read_PGmin"], 0.0), "inserted": inserted, "skipped": skipped,
