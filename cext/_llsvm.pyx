@@ -57,18 +57,22 @@ cdef int _check_w(Rows X, int64_t size) except -1:
     return 0
 
 
+cdef inline int _label(int32_t cls_i, int32_t pos, double Cp, double Cn, double* C) noexcept nogil:
+    """y_i of one-vs-rest (+1 for class `pos`, else -1), and its C_i in *C."""
+    if cls_i == pos:
+        C[0] = Cp
+        return 1
+    C[0] = Cn
+    return -1
+
+
 cdef double _first_pass(const RowView* v, int64_t l, const int32_t* cls, int32_t pos, const double* QD, double* w,
                         double Cp, double Cn, double* alpha, value_t* kind) noexcept nogil:
     cdef int64_t i
     cdef double G, a, C, s = 0.0
     cdef int yi
     for i in range(l):
-        if cls[i] == pos:
-            yi = 1
-            C = Cp
-        else:
-            yi = -1
-            C = Cn
+        yi = _label(cls[i], pos, Cp, Cn, &C)
         G = dual_gradient(yi * row_dot(v, i, w, kind), 0.0, 0.0)
         a = dual_step(G, 0.0, QD[i], 0.0, C)
         alpha[i] = a
@@ -180,12 +184,7 @@ cdef int64_t _recheck(const RowView* v, int64_t l, const int32_t* cls, int32_t p
     cdef uint8_t st
     cdef bint back
     for i in range(l):
-        if cls[i] == pos:
-            yi = 1
-            C = Cp
-        else:
-            yi = -1
-            C = Cn
+        yi = _label(cls[i], pos, Cp, Cn, &C)
         G = dual_gradient(yi * row_dot(v, i, w, kind), 0.0, 0.0)
         if G < 0.0:
             loss += C * (-G)
