@@ -266,6 +266,11 @@ class OnePassSolver(OutOfCoreSolver):
                     else:
                         problems.append(p)
                     fresh.append(p)
+                if self.opt.memory is not None:
+                    # the writers' pending blocks share a sixteenth of the budget (at least 64K each)
+                    share = max(64 << 10, min(8 << 20, self.opt.memory // (16 * len(problems))))
+                    for p in problems:
+                        p.writer.block_bytes = share
                 replay(fresh, row0)
             QD = QD_of(block)
             if len(problems) > 1 and pool is not None:
