@@ -237,7 +237,11 @@ class OnePassSolver(OutOfCoreSolver):
         if not self.opt.one_pass and not src.known:
             copy = self._copy = BinaryWriter(os.path.join(directory, "input.bin"), block_bytes=self.chunk,
                                              fsync=False)
-        for block in src.blocks(prefetch=True, progress=True, copy_to=copy):
+        for block in src.blocks(prefetch=True, progress=True):
+            if copy is not None:
+                # here rather than on the parser's thread, which is the first pass's bottleneck (measured on the
+                # generated sparse set: first pass 2.0 s against 2.7 s, medians of two)
+                copy.write_dataset(block)
             if block.n_rows == 0:
                 continue
             if float32 is None:

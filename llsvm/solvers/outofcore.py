@@ -75,12 +75,6 @@ def prefetched(iterator, depth=1):
                 pass
 
 
-def _copied(blocks, writer):
-    for b in blocks:
-        writer.write_dataset(b)
-        yield b
-
-
 class Input:
     """The rows of an out-of-core run: a path ('-' for stdin; text is parsed block by block, a binary file is
     read in its blocks), a BinaryDataset, or in-memory rows (a CSRDataset, cut into blocks). Blocks come in order,
@@ -141,19 +135,16 @@ class Input:
                                   f"(more than {MAX_LABELS} distinct values), not classes: no label table to train on")
         return labels
 
-    def blocks(self, prefetch=False, progress=False, copy_to=None):
+    def blocks(self, prefetch=False, progress=False):
         """One pass, blocks in order, each with first_row. `prefetch`: text is parsed on a helper thread, one block
-        ahead; `progress`: text blocks advance the progress bar; `copy_to`: a BinaryWriter that gets every block
-        (on the helper thread with `prefetch`) before it is handed out. A binary file's blocks are read one at a
-        time (see binary_blocks)."""
+        ahead; `progress`: text blocks advance the progress bar. A binary file's blocks are read one at a time
+        (see binary_blocks)."""
         if self.memory:
             it = self.blocks_of(self.block_bytes)
         elif self.binary:
             it = self.binary_blocks(self.block_bytes)
         else:
             it = self.ds.iter_blocks(progress=self.progress if progress else None)
-        if copy_to is not None:
-            it = _copied(it, copy_to)
         return prefetched(it) if prefetch else it
 
     def binary_blocks(self, max_bytes=None):
