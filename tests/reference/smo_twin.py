@@ -30,13 +30,22 @@ def kernel_matrix(X, Z, kernel_type=2, gamma=None, coef0=0.0, degree=3):
     Z = np.asarray(Z, dtype=np.float64)
     if gamma is None:
         gamma = 1.0 / X.shape[1]
-    dot = X @ Z.T
+    # dot products and squared norms summed feature by feature, in index order, as LIBSVM's dot() does (a BLAS
+    # product sums in another order, and the last bit of a kernel value can change which pair SMO picks)
+    dot = np.zeros((X.shape[0], Z.shape[0]))
+    for k in range(X.shape[1]):
+        dot += X[:, k][:, None] * Z[:, k][None, :]
     if kernel_type == 0:
         return dot
     if kernel_type == 1:
         return (gamma * dot + coef0) ** degree
     if kernel_type == 2:
-        sq = (X * X).sum(1)[:, None] + (Z * Z).sum(1)[None, :] - 2.0 * dot
+        xx = np.zeros(X.shape[0])
+        zz = np.zeros(Z.shape[0])
+        for k in range(X.shape[1]):
+            xx += X[:, k] * X[:, k]
+            zz += Z[:, k] * Z[:, k]
+        sq = xx[:, None] + zz[None, :] - 2.0 * dot
         return np.exp(-gamma * sq)
     if kernel_type == 3:
         return np.tanh(gamma * dot + coef0)
