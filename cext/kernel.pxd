@@ -10,10 +10,11 @@
 # type. The rows may come from two different views of either value type (support vectors and a test block), hence
 # the two fused kinds.
 #
-# RBF clamp: LIBSVM's training kernel does not clamp |x|^2 + |z|^2 - 2 x.z, which rounding can make slightly
-# negative for (nearly) equal rows, giving k slightly above 1. We clamp it at 0, so k(x, x) = 1 exactly and
-# 0 < k <= 1 always (LIBSVM's own prediction-side k_function sums (x_k - z_k)^2 and is never negative either). The
-# difference from LIBSVM's training values is within rounding.
+# RBF clamp: LIBSVM's training kernel does not clamp |x|^2 + |z|^2 - 2 x.z. For two distinct but nearly equal
+# rows rounding makes it slightly negative (cancellation, error ~ 1e-16 |x|^2), giving k slightly above 1. We clamp
+# it at 0, so 0 < k <= 1 always, as for the exact kernel (LIBSVM's own prediction-side k_function sums
+# (x_k - z_k)^2 and is never negative either). The difference from LIBSVM's training values is within rounding.
+# (For a row with itself the squared norm and the dot product are the same sum in the same order: exactly 0, k = 1.)
 #
 # The bias coordinate: a kernel SVM has no implicit bias feature, so rows_dot ignores the view's bias and the
 # squared norms must be computed without it. The def wrappers of _kernel.pyx refuse a view with bias >= 0

@@ -71,15 +71,22 @@ def test_kernel_column_over_a_subset(p, dtype):
         np.testing.assert_allclose(out, ref[rows, j], rtol=1e-12, atol=1e-12)
 
 
-def test_rbf_diagonal_is_one_and_empty_rows():
-    M = sparse(2, 12, 9, density=0.5, empty=(3,)) * 1e4     # large values: the squared distance of a row to
-    X = view(M)                                               # itself cancels to rounding, clamped at 0
+def test_rbf_near_duplicates_stay_at_most_one_and_empty_rows():
+    # rows 1e-6 apart around a point of norm ~5e3: |x|^2 + |z|^2 - 2 x.z cancels to rounding (~1e-8), often
+    # negative; clamped at 0, no kernel value exceeds 1 (unclamped, about half of them would), and k(x, x) = 1
+    rng = np.random.default_rng(0)
+    D = rng.normal(size=30) * 1e3 + rng.normal(size=(20, 30)) * 1e-6
+    M = sp.csr_matrix(D)
+    X = view(M)
+    sq = row_sq_norms(X)
+    out = np.empty((20, 20))
+    K.kernel_block(X, X, {"kernel_type": 2, "gamma": 1.0}, sq, sq, out)
+    assert np.all(out <= 1.0) and np.all(np.diag(out) == 1.0)
+    np.testing.assert_allclose(out, 1.0, atol=1e-6)
+    M = sparse(2, 12, 9, density=0.5, empty=(3,))
+    X = view(M)
     sq = row_sq_norms(X)
     out = np.empty(12)
-    for j in range(12):
-        K.kernel_column(X, np.arange(12, dtype=np.int64), j, {"kernel_type": 2, "gamma": 1e-9}, sq, out)
-        assert out[j] == 1.0
-        assert np.all(out <= 1.0)
     # an empty row: x.z = 0, so linear 0, polynomial coef0^degree, sigmoid tanh(coef0)
     for p, want in [({"kernel_type": 0}, 0.0), ({"kernel_type": 1, "gamma": 2.0, "coef0": 1.5, "degree": 3}, 3.375),
                     ({"kernel_type": 3, "gamma": 2.0, "coef0": 0.5}, np.tanh(0.5))]:
