@@ -6,7 +6,8 @@
 # as defined by Chang & Lin, "LIBSVM: A library for support vector machines", ACM TIST 2(3), 2011, section 2 and
 # LIBSVM 3.x's svm.cpp; the RBF kernel reads squared norms computed once per row (_rowops.row_sq_norms).
 # What this module computes, nogil, over the row view X (a `Rows`, cext/_view.pyx):
-# - kernel_column: out[k] = k(x_rows[k], x_j) for a subset `rows` of X's rows;
+# - kernel_column: out[k] = k(x_rows[k], x_j) for a subset `rows` of X's rows; kernel_diag: QD[k] = k(x_rows[k],
+#   x_rows[k]) (the solver's diagonal, from the squared norms alone);
 # - kernel_block: out[a, b] = k(A_a, B_b) for the rows of two views (of either value type);
 # - KernelCache: the columns of the l x l kernel matrix of an l-row problem under a byte budget (LIBSVM's
 #   `-m cache_size` MB, default 100), filled lazily and evicted least recently used first, following LIBSVM's
@@ -36,7 +37,7 @@ import numpy as np
 
 from kernel_types cimport value_t, value2_t
 from rowview cimport RowView
-from kernel cimport KernelParams, kernel_eval, KERNEL_LINEAR, KERNEL_POLY, KERNEL_RBF, KERNEL_SIGMOID
+from kernel cimport KernelParams, kernel_eval, kernel_from_dot, KERNEL_LINEAR, KERNEL_POLY, KERNEL_RBF, KERNEL_SIGMOID
 from llsvm._ext._view cimport Rows
 
 DEFAULT_CACHE_SIZE = 100.0      # MB, LIBSVM's -m default
@@ -126,6 +127,28 @@ def kernel_column(Rows X not None, const int64_t[::1] rows, int64_t j, params, c
             _column(&p, &X.v, &rows[0], &sqnorm[0], j, 0, n, &out[0], <float*>NULL)
         else:
             _column(&p, &X.v, &rows[0], &sqnorm[0], j, 0, n, &out[0], <double*>NULL)
+
+
+cdef void _diag(const KernelParams* p, const int64_t* rows, const double* sq, int64_t n, double* out) noexcept nogil:
+    cdef int64_t k
+    cdef double s
+    for k in range(n):
+        s = sq[rows[k]]
+        out[k] = kernel_from_dot(p, s, s, s)
+
+
+def kernel_diag(const int64_t[::1] rows, params, const double[::1] sqnorm, double[::1] QD):
+    """QD[k] = k(x_rows[k], x_rows[k]) from the squared norms (sqnorm: |x_r|^2 by row r of the view, which has no
+    bias coordinate): |x|^2 for linear, (gamma |x|^2 + coef0)^degree, 1 for RBF, tanh(gamma |x|^2 + coef0)."""
+    cdef KernelParams p = _params(params)
+    if QD.shape[0] != rows.shape[0]:
+        raise ValueError(f"QD has {QD.shape[0]} entries for {rows.shape[0]} rows")
+    _check_rows(rows, sqnorm.shape[0])
+    cdef int64_t n = rows.shape[0]
+    if n == 0:
+        return
+    with nogil:
+        _diag(&p, &rows[0], &sqnorm[0], n, &QD[0])
 
 
 cdef void _block(const KernelParams* p, const RowView* a, const RowView* b, const double* sqa, const double* sqb,

@@ -71,6 +71,18 @@ def test_kernel_column_over_a_subset(p, dtype):
         np.testing.assert_allclose(out, ref[rows, j], rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("p", PARAMS, ids=IDS)
+def test_kernel_diag(p):
+    M = sparse(8, 30, 12, empty=(0, 4))
+    sq = row_sq_norms(view(M))
+    rows = np.array([4, 0, 29, 13, 13], np.int64)
+    QD = np.full(5, np.nan)
+    K.kernel_diag(rows, p, sq, QD)
+    np.testing.assert_allclose(QD, np.diag(reference(p, M, M))[rows], rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match="out of range"):
+        K.kernel_diag(np.array([30], np.int64), p, sq, np.empty(1))
+
+
 def test_rbf_near_duplicates_stay_at_most_one_and_empty_rows():
     # rows 1e-6 apart around a point of norm ~5e3: |x|^2 + |z|^2 - 2 x.z cancels to rounding (~1e-8), often
     # negative; clamped at 0, no kernel value exceeds 1 (unclamped, about half of them would), and k(x, x) = 1
