@@ -16,7 +16,7 @@
 # into, kept alive by the object) and read its `v` through the helpers below.
 from libc.stdint cimport int32_t, int64_t
 
-from kernel_types cimport value_t
+from kernel_types cimport value_t, value2_t
 
 
 cdef struct RowView:
@@ -106,24 +106,33 @@ cdef inline double row_sq_norm(const RowView* v, int64_t i, value_t* kind) noexc
     return s
 
 
+cdef inline double rows_dot(const RowView* a, int64_t i, const RowView* b, int64_t j, value_t* kind_a,
+                            value2_t* kind_b) noexcept nogil:
+    """x_i . z_j for row i of view a and row j of view b (the same view or two, of either value type), by merging
+    the two sorted index lists. WITHOUT the bias coordinate: row_row_dot adds it; the kernels of _kernel.pyx
+    must not (a kernel SVM has no implicit bias feature)."""
+    cdef const value_t* xa = row_values(a, i, kind_a)
+    cdef const value2_t* xb = row_values(b, j, kind_b)
+    cdef const int32_t* ia = row_indices(a, i)
+    cdef const int32_t* ib = row_indices(b, j)
+    cdef int64_t p = a.indptr[i], p_end = a.indptr[i + 1]
+    cdef int64_t q = b.indptr[j], q_end = b.indptr[j + 1]
+    cdef double s = 0.0
+    while p < p_end and q < q_end:
+        if ia[p] == ib[q]:
+            s += <double>xa[p] * <double>xb[q]
+            p += 1
+            q += 1
+        elif ia[p] < ib[q]:
+            p += 1
+        else:
+            q += 1
+    return s
+
+
 cdef inline double row_row_dot(const RowView* v, int64_t i, int64_t j, value_t* kind) noexcept nogil:
     """x_i . x_j by merging the two sorted index lists (with the bias coordinate)."""
-    cdef const value_t* xa = row_values(v, i, kind)
-    cdef const value_t* xb = row_values(v, j, kind)
-    cdef const int32_t* ia = row_indices(v, i)
-    cdef const int32_t* ib = row_indices(v, j)
-    cdef int64_t a = v.indptr[i], a_end = v.indptr[i + 1]
-    cdef int64_t b = v.indptr[j], b_end = v.indptr[j + 1]
-    cdef double s = 0.0
-    while a < a_end and b < b_end:
-        if ia[a] == ib[b]:
-            s += <double>xa[a] * xb[b]
-            a += 1
-            b += 1
-        elif ia[a] < ib[b]:
-            a += 1
-        else:
-            b += 1
+    cdef double s = rows_dot(v, i, v, j, kind, kind)
     if v.bias >= 0:
         s += v.bias * v.bias
     return s

@@ -1,0 +1,30 @@
+# The kernel column cache (cext/_kernel.pyx): the declaration other kernels cimport, by the extension's full name
+# (`from llsvm._ext._kernel cimport KernelCache`), to call get_column and swap from their nogil loops.
+from libc.stdint cimport int64_t
+
+from rowview cimport RowView
+from kernel cimport KernelParams
+from llsvm._ext._view cimport Rows
+
+
+cdef class KernelCache:
+    cdef Rows X                     # keeps the arrays of v alive
+    cdef const double[::1] _sq      # keeps sq alive
+    cdef RowView v                  # X's view (bias < 0)
+    cdef bint f32                   # X's values are float32
+    cdef KernelParams params
+    cdef const double* sq           # |x_r|^2 by X's row number r
+    cdef readonly int64_t l         # rows of the problem (the columns' full length)
+    cdef int64_t n_slots            # columns the budget holds (at least min(2, l))
+    cdef float* slab                # n_slots columns of l floats
+    cdef int64_t* rows              # position -> X's row (the active order; swap permutes it)
+    cdef int64_t* slot              # column (position) -> its slot in slab, or -1
+    cdef int64_t* length            # column -> entries filled, [0, length) valid; 0 when not cached
+    cdef int64_t* prev              # LRU list over the cached columns: a circular list with sentinel l,
+    cdef int64_t* next              #   next[l] the least recently used, prev[l] the most recently used
+    cdef int64_t* free_slots        # a stack of unused slots
+    cdef int64_t n_free
+    cdef int64_t hits, misses, evictions, dropped, n_filled
+
+    cdef const float* get_column(self, int64_t j, int64_t length) noexcept nogil
+    cdef void swap(self, int64_t i, int64_t j) noexcept nogil

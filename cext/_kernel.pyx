@@ -1,0 +1,406 @@
+# The kernel core of the kernel SVMs (issue 15): kernel values, kernel columns and blocks, and LIBSVM's column cache.
+#
+# Problem: the dual of a kernel SVM (LIBSVM's C-SVC, the H1-SVM tree nodes) reads the l x l matrix
+# K_ij = k(x_i, x_j), too large to hold, one column at a time; prediction reads the dense block k(sv_a, x_b).
+# Kernels (cext/kernel.pxd): LIBSVM's linear, polynomial, RBF and sigmoid (kernel_type 0..3, degree, gamma, coef0),
+# as defined by Chang & Lin, "LIBSVM: A library for support vector machines", ACM TIST 2(3), 2011, section 2 and
+# LIBSVM 3.x's svm.cpp; the RBF kernel reads squared norms computed once per row (_rowops.row_sq_norms).
+# What this module computes, nogil, over the row view X (a `Rows`, cext/_view.pyx):
+# - kernel_column: out[k] = k(x_rows[k], x_j) for a subset `rows` of X's rows; kernel_diag: QD[k] = k(x_rows[k],
+#   x_rows[k]) (the solver's diagonal, from the squared norms alone);
+# - kernel_block: out[a, b] = k(A_a, B_b) for the rows of two views (of either value type);
+# - KernelCache: the columns of the l x l kernel matrix of an l-row problem under a byte budget (LIBSVM's
+#   `-m cache_size` MB, default 100), filled lazily and evicted least recently used first, following LIBSVM's
+#   Cache class: a column is requested for its first `length` positions (the active set of the shrinking solver),
+#   a shorter cached column is extended, and swap_index(i, j) reorders positions as shrinking does.
+# Choices:
+# - Cached entries are float (LIBSVM's Qfloat): half the memory of double, so twice the columns under a budget;
+#   the solver accumulates gradients in double. kernel_column and kernel_block write double (prediction and tests
+#   need the full value).
+# - The cache stores K, not Q = y_i y_j K: the solver (C-SVC, or an H1 node whose linear term differs) applies the
+#   labels. The cache owns the active order (the position -> row map that swap_index permutes; LIBSVM's Kernel
+#   swaps its x[] and x_square[] the same way); the solver swaps its own y, alpha, G, QD alongside.
+# - Memory: one slab of fixed-size slots (l floats each) allocated when the cache is made, so no allocation (and
+#   no failure) ever happens inside nogil. LIBSVM allocates each column at its requested length instead, so after
+#   shrinking its budget holds more, shorter columns; a slot here always costs l floats. The budget is reduced by
+#   the per-column bookkeeping (5 int64 per row), as LIBSVM subtracts its head array, and never holds fewer than
+#   two columns (LIBSVM's minimum: the solver holds the columns of both working-set variables at once), nor more
+#   than l.
+# - A column that holds position i but not j is dropped by swap_index (it cannot be fixed without computing the
+#   missing entry), as LIBSVM does; columns swapped in are moved to the most recently used end, as in LIBSVM.
+# - The bias coordinate of a view never enters a kernel value; the wrappers refuse a view with bias >= 0.
+from libc.math cimport isfinite
+from libc.stdint cimport int64_t
+from libc.stdlib cimport malloc, free
+
+import numpy as np
+
+from kernel_types cimport value_t, value2_t
+from rowview cimport RowView
+from kernel cimport KernelParams, kernel_eval, kernel_from_dot, KERNEL_LINEAR, KERNEL_POLY, KERNEL_RBF, KERNEL_SIGMOID
+from llsvm._ext._view cimport Rows
+
+DEFAULT_CACHE_SIZE = 100.0      # MB, LIBSVM's -m default
+
+ctypedef fused col_t:
+    float
+    double
+
+
+cdef KernelParams _params(params) except *:
+    """A KernelParams from a mapping with LIBSVM's names: kernel_type (required), degree (3), gamma (required
+    except for linear), coef0 (0). LIBSVM's own refusals: gamma < 0, a polynomial degree < 0."""
+    cdef KernelParams p
+    try:
+        kernel_type = params["kernel_type"]
+    except (KeyError, TypeError):
+        raise ValueError("params must be a mapping with kernel_type (0 linear, 1 polynomial, 2 RBF, 3 sigmoid)")
+    if kernel_type not in (KERNEL_LINEAR, KERNEL_POLY, KERNEL_RBF, KERNEL_SIGMOID):
+        raise ValueError(f"unknown kernel type {kernel_type!r}")
+    p.kernel_type = kernel_type
+    p.degree = params.get("degree", 3)
+    p.coef0 = params.get("coef0", 0.0)
+    gamma = params.get("gamma")
+    if gamma is None:
+        if kernel_type != KERNEL_LINEAR:
+            raise ValueError("gamma is required for the polynomial, RBF and sigmoid kernels")
+        gamma = 0.0
+    p.gamma = gamma
+    if not isfinite(p.gamma) or p.gamma < 0:
+        raise ValueError("gamma < 0")
+    if not isfinite(p.coef0):
+        raise ValueError("coef0 must be finite")
+    if kernel_type == KERNEL_POLY and p.degree < 0:
+        raise ValueError("degree of polynomial kernel < 0")
+    return p
+
+
+cdef int _check_view(Rows X, str name) except -1:
+    if X.v.bias >= 0:
+        raise ValueError(f"{name} has a bias coordinate (bias {X.v.bias}); kernel values take views without one "
+                         f"(a kernel SVM has no implicit bias feature)")
+    return 0
+
+
+cdef int _check_sq(Rows X, const double[::1] sq, str name) except -1:
+    if sq.shape[0] != X.v.n_rows:
+        raise ValueError(f"{name} has {sq.shape[0]} entries for {X.v.n_rows} rows")
+    return 0
+
+
+cdef int _check_rows(const int64_t[::1] rows, int64_t n_rows) except -1:
+    cdef int64_t k
+    for k in range(rows.shape[0]):
+        if rows[k] < 0 or rows[k] >= n_rows:
+            raise ValueError(f"row {rows[k]} out of range for a view of {n_rows} rows")
+    return 0
+
+
+# -- columns and blocks -------------------------------------------------------------------------------------------
+cdef void _column(const KernelParams* p, const RowView* v, const int64_t* rows, const double* sq, int64_t j,
+                  int64_t start, int64_t stop, col_t* out, value_t* kind) noexcept nogil:
+    """out[k] = k(x_rows[k], x_j) for k in [start, stop); sq by X's row number."""
+    cdef int64_t k, r
+    cdef double sqj = sq[j]
+    for k in range(start, stop):
+        r = rows[k]
+        out[k] = <col_t>kernel_eval(p, v, r, v, j, sq[r], sqj, kind, kind)
+
+
+def kernel_column(Rows X not None, const int64_t[::1] rows, int64_t j, params, const double[::1] sqnorm,
+                  double[::1] out):
+    """out[k] = k(x_rows[k], x_j) for every k (rows: row numbers of X; j: a row of X). sqnorm: |x_r|^2 for every
+    row r of X (_rowops.row_sq_norms of the view, which has no bias coordinate)."""
+    cdef KernelParams p = _params(params)
+    _check_view(X, "X")
+    _check_sq(X, sqnorm, "sqnorm")
+    if j < 0 or j >= X.v.n_rows:
+        raise ValueError(f"column {j} out of range for a view of {X.v.n_rows} rows")
+    if out.shape[0] != rows.shape[0]:
+        raise ValueError(f"out has {out.shape[0]} entries for {rows.shape[0]} rows")
+    _check_rows(rows, X.v.n_rows)
+    cdef int64_t n = rows.shape[0]
+    if n == 0:
+        return
+    with nogil:
+        if X.f32:
+            _column(&p, &X.v, &rows[0], &sqnorm[0], j, 0, n, &out[0], <float*>NULL)
+        else:
+            _column(&p, &X.v, &rows[0], &sqnorm[0], j, 0, n, &out[0], <double*>NULL)
+
+
+cdef void _diag(const KernelParams* p, const int64_t* rows, const double* sq, int64_t n, double* out) noexcept nogil:
+    cdef int64_t k
+    cdef double s
+    for k in range(n):
+        s = sq[rows[k]]
+        out[k] = kernel_from_dot(p, s, s, s)
+
+
+def kernel_diag(const int64_t[::1] rows, params, const double[::1] sqnorm, double[::1] QD):
+    """QD[k] = k(x_rows[k], x_rows[k]) from the squared norms (sqnorm: |x_r|^2 by row r of the view, which has no
+    bias coordinate): |x|^2 for linear, (gamma |x|^2 + coef0)^degree, 1 for RBF, tanh(gamma |x|^2 + coef0)."""
+    cdef KernelParams p = _params(params)
+    if QD.shape[0] != rows.shape[0]:
+        raise ValueError(f"QD has {QD.shape[0]} entries for {rows.shape[0]} rows")
+    _check_rows(rows, sqnorm.shape[0])
+    cdef int64_t n = rows.shape[0]
+    if n == 0:
+        return
+    with nogil:
+        _diag(&p, &rows[0], &sqnorm[0], n, &QD[0])
+
+
+cdef void _block(const KernelParams* p, const RowView* a, const RowView* b, const double* sqa, const double* sqb,
+                 double* out, value_t* kind_a, value2_t* kind_b) noexcept nogil:
+    cdef int64_t i, j, nb = b.n_rows
+    cdef double* o
+    for i in range(a.n_rows):
+        o = out + i * nb
+        for j in range(nb):
+            o[j] = kernel_eval(p, a, i, b, j, sqa[i], sqb[j], kind_a, kind_b)
+
+
+def kernel_block(Rows A not None, Rows B not None, params, const double[::1] sqA, const double[::1] sqB,
+                 double[:, ::1] out):
+    """out[a, b] = k(A_a, B_b) for every row a of A and b of B (the two views may differ in value type). sqA,
+    sqB: the rows' squared norms (views without a bias coordinate)."""
+    cdef KernelParams p = _params(params)
+    _check_view(A, "A")
+    _check_view(B, "B")
+    _check_sq(A, sqA, "sqA")
+    _check_sq(B, sqB, "sqB")
+    if out.shape[0] != A.v.n_rows or out.shape[1] != B.v.n_rows:
+        raise ValueError(f"out is {out.shape[0]} x {out.shape[1]}; the block is {A.v.n_rows} x {B.v.n_rows}")
+    if A.v.n_rows == 0 or B.v.n_rows == 0:
+        return
+    with nogil:
+        if A.f32:
+            if B.f32:
+                _block(&p, &A.v, &B.v, &sqA[0], &sqB[0], &out[0, 0], <float*>NULL, <float*>NULL)
+            else:
+                _block(&p, &A.v, &B.v, &sqA[0], &sqB[0], &out[0, 0], <float*>NULL, <double*>NULL)
+        else:
+            if B.f32:
+                _block(&p, &A.v, &B.v, &sqA[0], &sqB[0], &out[0, 0], <double*>NULL, <float*>NULL)
+            else:
+                _block(&p, &A.v, &B.v, &sqA[0], &sqB[0], &out[0, 0], <double*>NULL, <double*>NULL)
+
+
+# -- the column cache ---------------------------------------------------------------------------------------------
+cdef inline void _lru_delete(int64_t* prev, int64_t* next, int64_t c) noexcept nogil:
+    next[prev[c]] = next[c]
+    prev[next[c]] = prev[c]
+
+
+cdef inline void _lru_insert(int64_t* prev, int64_t* next, int64_t sentinel, int64_t c) noexcept nogil:
+    """c becomes the most recently used."""
+    next[c] = sentinel
+    prev[c] = prev[sentinel]
+    next[prev[c]] = c
+    prev[sentinel] = c
+
+
+cdef int64_t BOOKKEEPING = 5 * sizeof(int64_t)     # per row: rows, slot, length, prev, next
+
+
+cdef class KernelCache:
+    """KernelCache(X, rows, params, sqnorm, cache_size=100.0): kernel columns of the l-row problem X[rows] (rows
+    None: all of X's rows) under a budget of cache_size MB (LIBSVM's -m), least recently used evicted first.
+
+    Positions 0..l-1 start as rows[0..l-1]; swap_index(i, j) exchanges two positions (rows and cached entries).
+    column(j, length) is K[p, j] for positions p < length as float32 (a copy; nogil callers use get_column).
+    Never fewer than min(2, l) columns, whatever the budget (LIBSVM's minimum).
+    """
+
+    def __cinit__(self):
+        self.slab = NULL
+        self.rows = NULL
+        self.slot = NULL
+        self.length = NULL
+        self.prev = NULL
+        self.next = NULL
+        self.free_slots = NULL
+
+    def __init__(self, Rows X not None, rows, params, const double[::1] sqnorm, double cache_size=DEFAULT_CACHE_SIZE):
+        cdef int64_t l, k, budget, col_bytes, n_slots
+        cdef const int64_t[::1] r
+        if self.slab != NULL or self.rows != NULL:
+            raise RuntimeError("KernelCache is initialized once")
+        self.params = _params(params)
+        _check_view(X, "X")
+        _check_sq(X, sqnorm, "sqnorm")
+        if not (cache_size >= 0) or not isfinite(cache_size):
+            raise ValueError(f"cache size must be a finite number of MB >= 0, not {cache_size}")
+        if rows is None:
+            rows = np.arange(X.v.n_rows, dtype=np.int64)
+        r = rows
+        _check_rows(r, X.v.n_rows)
+        l = r.shape[0]
+        # the budget in bytes, less the bookkeeping; whole columns of l floats; at least min(2, l), at most l
+        budget = <int64_t>(cache_size * 1048576.0) if cache_size * 1048576.0 < 9.0e18 else <int64_t>9e18
+        budget -= l * BOOKKEEPING
+        col_bytes = l * <int64_t>sizeof(float)
+        n_slots = budget // col_bytes if col_bytes > 0 and budget > 0 else 0
+        n_slots = min(max(n_slots, 2), l)
+        self.X = X
+        self.v = X.v
+        self.f32 = X.f32
+        self._sq = sqnorm
+        self.sq = &sqnorm[0] if sqnorm.shape[0] > 0 else NULL
+        self.l = l
+        self.n_slots = n_slots
+        # every allocation checked here, never in nogil
+        self.rows = <int64_t*>malloc(max(l, 1) * sizeof(int64_t))
+        self.slot = <int64_t*>malloc(max(l, 1) * sizeof(int64_t))
+        self.length = <int64_t*>malloc(max(l, 1) * sizeof(int64_t))
+        self.prev = <int64_t*>malloc((l + 1) * sizeof(int64_t))
+        self.next = <int64_t*>malloc((l + 1) * sizeof(int64_t))
+        self.free_slots = <int64_t*>malloc(max(n_slots, 1) * sizeof(int64_t))
+        if n_slots > 0:
+            self.slab = <float*>malloc(<size_t>n_slots * <size_t>col_bytes)
+        if (self.rows == NULL or self.slot == NULL or self.length == NULL or self.prev == NULL
+                or self.next == NULL or self.free_slots == NULL or (n_slots > 0 and self.slab == NULL)):
+            raise MemoryError(f"kernel cache: {n_slots} columns of {l} rows ({n_slots * col_bytes} bytes) "
+                              f"could not be allocated")
+        for k in range(l):
+            self.rows[k] = r[k]
+            self.slot[k] = -1
+            self.length[k] = 0
+        self.prev[l] = l
+        self.next[l] = l
+        for k in range(n_slots):
+            self.free_slots[k] = n_slots - 1 - k      # slot 0 is taken first
+        self.n_free = n_slots
+
+    def __dealloc__(self):
+        free(self.slab)
+        free(self.rows)
+        free(self.slot)
+        free(self.length)
+        free(self.prev)
+        free(self.next)
+        free(self.free_slots)
+
+    cdef const float* get_column(self, int64_t j, int64_t length) noexcept nogil:
+        """Column j (a position, 0 <= j < l) with positions [0, length) filled (0 < length <= l; the caller
+        checks). The pointer stays valid until a later get_column evicts the column or swap drops it: with the
+        minimum of two columns, the column returned by the previous call survives this one."""
+        cdef int64_t s, old, start, c
+        cdef float* col
+        s = self.slot[j]
+        if s >= 0:
+            _lru_delete(self.prev, self.next, j)
+            start = self.length[j]
+        else:
+            start = 0
+            if self.n_free > 0:
+                self.n_free -= 1
+                s = self.free_slots[self.n_free]
+            else:
+                c = self.next[self.l]                  # the least recently used column
+                _lru_delete(self.prev, self.next, c)
+                s = self.slot[c]
+                self.n_filled -= self.length[c]
+                self.slot[c] = -1
+                self.length[c] = 0
+                self.evictions += 1
+            self.slot[j] = s
+        col = self.slab + s * self.l
+        if start >= length:
+            self.hits += 1
+        else:
+            self.misses += 1
+            if self.f32:
+                _column(&self.params, &self.v, self.rows, self.sq, self.rows[j], start, length, col, <float*>NULL)
+            else:
+                _column(&self.params, &self.v, self.rows, self.sq, self.rows[j], start, length, col, <double*>NULL)
+            self.n_filled += length - start
+            self.length[j] = length
+        _lru_insert(self.prev, self.next, self.l, j)
+        return col
+
+    cdef void swap(self, int64_t i, int64_t j) noexcept nogil:
+        """Exchange positions i and j (0 <= i, j < l): their rows, their columns, and entries i and j of every
+        cached column; a column holding entry min(i, j) but not max(i, j) is dropped."""
+        cdef int64_t t, c, c_next, l = self.l
+        cdef float* col
+        cdef float f
+        if i == j:
+            return
+        if self.slot[i] >= 0:
+            _lru_delete(self.prev, self.next, i)
+        if self.slot[j] >= 0:
+            _lru_delete(self.prev, self.next, j)
+        t = self.rows[i]; self.rows[i] = self.rows[j]; self.rows[j] = t
+        t = self.slot[i]; self.slot[i] = self.slot[j]; self.slot[j] = t
+        t = self.length[i]; self.length[i] = self.length[j]; self.length[j] = t
+        if self.slot[i] >= 0:
+            _lru_insert(self.prev, self.next, l, i)
+        if self.slot[j] >= 0:
+            _lru_insert(self.prev, self.next, l, j)
+        if i > j:
+            t = i; i = j; j = t
+        c = self.next[l]
+        while c != l:
+            c_next = self.next[c]
+            if self.length[c] > i:
+                if self.length[c] > j:
+                    col = self.slab + self.slot[c] * l
+                    f = col[i]; col[i] = col[j]; col[j] = f
+                else:
+                    _lru_delete(self.prev, self.next, c)
+                    self.free_slots[self.n_free] = self.slot[c]
+                    self.n_free += 1
+                    self.n_filled -= self.length[c]
+                    self.slot[c] = -1
+                    self.length[c] = 0
+                    self.dropped += 1
+            c = c_next
+
+    # -- Python's handle (tests, drivers) --
+    def column(self, int64_t j, length=None):
+        """Column j (a position) for positions [0, length) (default l), as a float32 copy."""
+        cdef int64_t n = self.l if length is None else length
+        if j < 0 or j >= self.l:
+            raise ValueError(f"column {j} out of range for {self.l} rows")
+        if n <= 0 or n > self.l:
+            raise ValueError(f"length {n} out of range (1..{self.l})")
+        cdef const float* col
+        with nogil:
+            col = self.get_column(j, n)
+        out = np.empty(n, dtype=np.float32)
+        cdef float[::1] o = out
+        cdef int64_t k
+        for k in range(n):
+            o[k] = col[k]
+        return out
+
+    def swap_index(self, int64_t i, int64_t j):
+        """Exchange positions i and j (LIBSVM's swap_index)."""
+        if i < 0 or i >= self.l or j < 0 or j >= self.l:
+            raise ValueError(f"positions {i}, {j} out of range for {self.l} rows")
+        self.swap(i, j)
+
+    def cached_length(self, int64_t j):
+        """How many entries of column j are cached (0: not cached)."""
+        if j < 0 or j >= self.l:
+            raise ValueError(f"column {j} out of range for {self.l} rows")
+        return self.length[j]
+
+    @property
+    def order(self):
+        """X's row at each position (the current order), a copy."""
+        return np.array([self.rows[k] for k in range(self.l)], dtype=np.int64)
+
+    @property
+    def stats(self):
+        """hits, misses (a column computed or extended), evictions (LRU), dropped (by swap_index), columns
+        (cached now), capacity (columns the budget holds), bytes_in_use (entries filled x 4), capacity_bytes."""
+        cdef int64_t k, n_cols = 0
+        for k in range(self.l):
+            if self.slot[k] >= 0:
+                n_cols += 1
+        return {"hits": self.hits, "misses": self.misses, "evictions": self.evictions, "dropped": self.dropped,
+                "columns": n_cols, "capacity": self.n_slots, "bytes_in_use": self.n_filled * <int64_t>sizeof(float),
+                "capacity_bytes": self.n_slots * self.l * <int64_t>sizeof(float)}

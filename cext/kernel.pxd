@@ -1,0 +1,74 @@
+# Kernel functions over the row view (LIBSVM's four kernels). Header-only: inline, nogil, never allocate.
+#
+# k(x, z) as LIBSVM 3.x defines it (svm.cpp, Kernel::k_function and the Kernel members of the training side), with
+# LIBSVM's parameter names and kernel_type numbers:
+#   0 linear      x.z
+#   1 polynomial  (gamma x.z + coef0)^degree        integer power by squaring (powi below, as LIBSVM's powi)
+#   2 RBF         exp(-gamma |x - z|^2),  |x - z|^2 = |x|^2 + |z|^2 - 2 x.z  from precomputed squared norms
+#   3 sigmoid     tanh(gamma x.z + coef0)
+# x.z merges the two rows' sorted indices (rowview.pxd's rows_dot), accumulated in double whatever the values'
+# type. The rows may come from two different views of either value type (support vectors and a test block), hence
+# the two fused kinds.
+#
+# RBF clamp: LIBSVM's training kernel does not clamp |x|^2 + |z|^2 - 2 x.z. For two distinct but nearly equal
+# rows rounding makes it slightly negative (cancellation, error ~ 1e-16 |x|^2), giving k slightly above 1. We clamp
+# it at 0, so 0 < k <= 1 always, as for the exact kernel (LIBSVM's own prediction-side k_function sums
+# (x_k - z_k)^2 and is never negative either). The difference from LIBSVM's training values is within rounding.
+# (For a row with itself the squared norm and the dot product are the same sum in the same order: exactly 0, k = 1.)
+#
+# The bias coordinate: a kernel SVM has no implicit bias feature, so rows_dot ignores the view's bias and the
+# squared norms must be computed without it. The def wrappers of _kernel.pyx refuse a view with bias >= 0
+# rather than silently drop it.
+from libc.math cimport exp, tanh
+from libc.stdint cimport int64_t
+
+from kernel_types cimport value_t, value2_t
+from rowview cimport RowView, rows_dot
+
+
+cdef enum:
+    KERNEL_LINEAR = 0
+    KERNEL_POLY = 1
+    KERNEL_RBF = 2
+    KERNEL_SIGMOID = 3
+
+
+cdef struct KernelParams:
+    int kernel_type     # KERNEL_LINEAR .. KERNEL_SIGMOID, LIBSVM's numbers
+    int degree          # polynomial only (>= 0)
+    double gamma        # polynomial, RBF, sigmoid (>= 0)
+    double coef0        # polynomial, sigmoid
+
+
+cdef inline double powi(double base, int times) noexcept nogil:
+    """base^times for times >= 0 by repeated squaring (1.0 for times <= 0), as LIBSVM's powi."""
+    cdef double ret = 1.0
+    cdef int t = times
+    while t > 0:
+        if t & 1:
+            ret *= base
+        base *= base
+        t >>= 1
+    return ret
+
+
+cdef inline double kernel_from_dot(const KernelParams* p, double dot, double sqa, double sqb) noexcept nogil:
+    """k(x, z) from x.z and the squared norms |x|^2, |z|^2 (only RBF reads them)."""
+    cdef double d2
+    if p.kernel_type == KERNEL_RBF:
+        d2 = sqa + sqb - 2.0 * dot
+        if d2 < 0.0:
+            d2 = 0.0
+        return exp(-p.gamma * d2)
+    if p.kernel_type == KERNEL_POLY:
+        return powi(p.gamma * dot + p.coef0, p.degree)
+    if p.kernel_type == KERNEL_SIGMOID:
+        return tanh(p.gamma * dot + p.coef0)
+    return dot
+
+
+cdef inline double kernel_eval(const KernelParams* p, const RowView* va, int64_t i, const RowView* vb, int64_t j,
+                               double sqa, double sqb, value_t* kind_a, value2_t* kind_b) noexcept nogil:
+    """k(x_i, z_j) for row i of view va and row j of view vb; sqa = |x_i|^2, sqb = |z_j|^2 without the bias
+    coordinate (read by RBF only). The kinds only select the value types; pass <float*>NULL or <double*>NULL."""
+    return kernel_from_dot(p, rows_dot(va, i, vb, j, kind_a, kind_b), sqa, sqb)

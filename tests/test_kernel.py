@@ -1,0 +1,322 @@
+"""The kernel core (cext/kernel.pxd, cext/_kernel.pyx): LIBSVM's four kernels over the row view against
+scikit-learn's pairwise kernels, kernel columns over a row subset, dense blocks between two views, and the LRU
+column cache (correct columns under a small budget, eviction order, swap_index, the two-column minimum)."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.metrics import pairwise
+
+from llsvm._ext import _kernel as K
+from llsvm._ext._rowops import row_sq_norms
+from llsvm._ext._view import Rows
+
+PARAMS = [
+    {"kernel_type": 0},
+    {"kernel_type": 1, "degree": 3, "gamma": 0.7, "coef0": 1.5},
+    {"kernel_type": 1, "degree": 2, "gamma": 0.3, "coef0": -0.5},
+    {"kernel_type": 1, "degree": 0, "gamma": 0.3, "coef0": 0.0},
+    {"kernel_type": 2, "gamma": 0.4},
+    {"kernel_type": 3, "gamma": 0.2, "coef0": -0.3},
+]
+IDS = ["linear", "poly3", "poly2", "poly0", "rbf", "sigmoid"]
+
+
+def sparse(seed, n_rows, n_features, density=0.3, dtype=np.float64, empty=(1,)):
+    """A random CSR matrix (sorted indices) with the given rows empty."""
+    rng = np.random.default_rng(seed)
+    M = sp.random(n_rows, n_features, density=density, format="csr", random_state=rng,
+                  data_rvs=lambda n: rng.normal(size=n)).astype(dtype)
+    M = M.tolil()
+    for i in empty:
+        if i < n_rows:
+            M[i, :] = 0
+    M = M.tocsr()
+    M.eliminate_zeros()
+    M.sort_indices()
+    return M
+
+
+def view(M, n_features=None, bias=-1.0):
+    return Rows(M.indptr.astype(np.int64), M.indices.astype(np.int32), np.ascontiguousarray(M.data),
+                M.shape[1] if n_features is None else n_features, bias)
+
+
+def reference(p, A, B):
+    """scikit-learn's kernel with LIBSVM's parameters, in float64 on the (possibly float32) values."""
+    A = A.toarray().astype(np.float64)
+    B = B.toarray().astype(np.float64)
+    t = p["kernel_type"]
+    if t == 0:
+        return pairwise.linear_kernel(A, B)
+    if t == 1 and p["degree"] < 1:        # scikit-learn refuses degree 0; LIBSVM accepts it (k = 1)
+        return (p["gamma"] * A @ B.T + p["coef0"]) ** p["degree"]
+    if t == 1:
+        return pairwise.polynomial_kernel(A, B, degree=p["degree"], gamma=p["gamma"], coef0=p["coef0"])
+    if t == 2:
+        return pairwise.rbf_kernel(A, B, gamma=p["gamma"])
+    return pairwise.sigmoid_kernel(A, B, gamma=p["gamma"], coef0=p["coef0"])
+
+
+@pytest.mark.parametrize("p", PARAMS, ids=IDS)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_kernel_column_over_a_subset(p, dtype):
+    M = sparse(1, 40, 25, dtype=dtype, empty=(1, 7))
+    X = view(M)
+    sq = row_sq_norms(X)
+    ref = reference(p, M, M)
+    rows = np.array([5, 1, 39, 7, 0, 5, 22], np.int64)       # empty rows, a repeated row
+    out = np.empty(len(rows))
+    for j in (0, 1, 7, 22, 39):
+        K.kernel_column(X, rows, j, p, sq, out)
+        np.testing.assert_allclose(out, ref[rows, j], rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("p", PARAMS, ids=IDS)
+def test_kernel_diag(p):
+    M = sparse(8, 30, 12, empty=(0, 4))
+    sq = row_sq_norms(view(M))
+    rows = np.array([4, 0, 29, 13, 13], np.int64)
+    QD = np.full(5, np.nan)
+    K.kernel_diag(rows, p, sq, QD)
+    np.testing.assert_allclose(QD, np.diag(reference(p, M, M))[rows], rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match="out of range"):
+        K.kernel_diag(np.array([30], np.int64), p, sq, np.empty(1))
+
+
+def test_rbf_near_duplicates_stay_at_most_one_and_empty_rows():
+    # rows 1e-6 apart around a point of norm ~5e3: |x|^2 + |z|^2 - 2 x.z cancels to rounding (~1e-8), often
+    # negative; clamped at 0, no kernel value exceeds 1 (unclamped, about half of them would), and k(x, x) = 1
+    rng = np.random.default_rng(0)
+    D = rng.normal(size=30) * 1e3 + rng.normal(size=(20, 30)) * 1e-6
+    M = sp.csr_matrix(D)
+    X = view(M)
+    sq = row_sq_norms(X)
+    out = np.empty((20, 20))
+    K.kernel_block(X, X, {"kernel_type": 2, "gamma": 1.0}, sq, sq, out)
+    assert np.all(out <= 1.0) and np.all(np.diag(out) == 1.0)
+    np.testing.assert_allclose(out, 1.0, atol=1e-6)
+    M = sparse(2, 12, 9, density=0.5, empty=(3,))
+    X = view(M)
+    sq = row_sq_norms(X)
+    out = np.empty(12)
+    # an empty row: x.z = 0, so linear 0, polynomial coef0^degree, sigmoid tanh(coef0)
+    for p, want in [({"kernel_type": 0}, 0.0), ({"kernel_type": 1, "gamma": 2.0, "coef0": 1.5, "degree": 3}, 3.375),
+                    ({"kernel_type": 3, "gamma": 2.0, "coef0": 0.5}, np.tanh(0.5))]:
+        K.kernel_column(X, np.arange(12, dtype=np.int64), 3, p, sq, out)
+        np.testing.assert_allclose(out, want, rtol=1e-15)
+
+
+def test_disjoint_indices_give_zero_dot():
+    # rows over features 0..4 and 5..9 only
+    A = sp.csr_matrix(np.hstack([np.arange(1.0, 6.0), np.zeros(5)])[None, :])
+    B = sp.csr_matrix(np.hstack([np.zeros(5), np.arange(1.0, 6.0)])[None, :])
+    M = sp.vstack([A, B]).tocsr()
+    X = view(M)
+    sq = row_sq_norms(X)
+    out = np.empty(1)
+    K.kernel_column(X, np.array([0], np.int64), 1, {"kernel_type": 0}, sq, out)
+    assert out[0] == 0.0
+    K.kernel_column(X, np.array([0], np.int64), 1, {"kernel_type": 2, "gamma": 0.01}, sq, out)
+    assert out[0] == pytest.approx(np.exp(-0.01 * 2 * 55.0), rel=1e-15)
+
+
+@pytest.mark.parametrize("p", PARAMS, ids=IDS)
+@pytest.mark.parametrize("dtypes", [(np.float64, np.float64), (np.float32, np.float64), (np.float64, np.float32),
+                                    (np.float32, np.float32)])
+def test_kernel_block_between_two_views(p, dtypes):
+    A = sparse(3, 17, 30, dtype=dtypes[0], empty=(0, 16))
+    B = sparse(4, 11, 23, dtype=dtypes[1], empty=(5,))     # fewer features: B's rows never reach A's last ones
+    VA, VB = view(A), view(B)
+    out = np.full((17, 11), np.nan)
+    K.kernel_block(VA, VB, p, row_sq_norms(VA), row_sq_norms(VB), out)
+    Bw = sp.csr_matrix((B.data, B.indices, B.indptr), shape=(11, 30))
+    np.testing.assert_allclose(out, reference(p, A, Bw), rtol=1e-12, atol=1e-12)
+
+
+def test_views_with_a_bias_are_refused():
+    M = sparse(5, 6, 4)
+    Xb = view(M, bias=1.0)
+    X = view(M)
+    sq = row_sq_norms(X)
+    with pytest.raises(ValueError, match="bias"):
+        K.kernel_column(Xb, np.arange(6, dtype=np.int64), 0, {"kernel_type": 0}, sq, np.empty(6))
+    with pytest.raises(ValueError, match="bias"):
+        K.kernel_block(X, Xb, {"kernel_type": 0}, sq, sq, np.empty((6, 6)))
+    with pytest.raises(ValueError, match="bias"):
+        K.KernelCache(Xb, None, {"kernel_type": 0}, sq)
+    # the same view without its bias gives the bias-free kernel
+    out = np.empty(6)
+    K.kernel_column(Xb.with_bias(-1.0), np.arange(6, dtype=np.int64), 2, {"kernel_type": 0}, sq, out)
+    np.testing.assert_allclose(out, (M @ M.T).toarray()[:, 2], rtol=1e-14)
+
+
+def test_parameter_and_shape_checks():
+    M = sparse(6, 5, 4)
+    X = view(M)
+    sq = row_sq_norms(X)
+    rows = np.arange(5, dtype=np.int64)
+    for bad, msg in [({"kernel_type": 4}, "unknown kernel"), ({"kernel_type": 2}, "gamma is required"),
+                     ({"kernel_type": 2, "gamma": -1.0}, "gamma < 0"),
+                     ({"kernel_type": 1, "gamma": 1.0, "degree": -1}, "degree"), ({}, "kernel_type")]:
+        with pytest.raises(ValueError, match=msg):
+            K.kernel_column(X, rows, 0, bad, sq, np.empty(5))
+    with pytest.raises(ValueError, match="out of range"):
+        K.kernel_column(X, np.array([0, 5], np.int64), 0, {"kernel_type": 0}, sq, np.empty(2))
+    with pytest.raises(ValueError, match="out of range"):
+        K.kernel_column(X, rows, 5, {"kernel_type": 0}, sq, np.empty(5))
+    with pytest.raises(ValueError, match="entries"):
+        K.kernel_column(X, rows, 0, {"kernel_type": 0}, sq[:4], np.empty(5))
+    with pytest.raises(ValueError, match="entries"):
+        K.kernel_column(X, rows, 0, {"kernel_type": 0}, sq, np.empty(4))
+    with pytest.raises(ValueError, match="block"):
+        K.kernel_block(X, X, {"kernel_type": 0}, sq, sq, np.empty((5, 4)))
+    with pytest.raises(ValueError, match="cache size"):
+        K.KernelCache(X, None, {"kernel_type": 0}, sq, -1.0)
+
+
+# -- the cache ----------------------------------------------------------------------------------------------------
+def cache_problem(seed=7, n_rows=60, dtype=np.float64):
+    M = sparse(seed, n_rows, 20, dtype=dtype, empty=(2, 30))
+    X = view(M)
+    return M, X, row_sq_norms(X)
+
+
+def mb_for_columns(l, n_columns):
+    """A cache size (MB) that holds exactly n_columns columns of l rows (budget less the bookkeeping)."""
+    return (n_columns * l * 4 + l * 40) / 2.0 ** 20
+
+
+@pytest.mark.parametrize("p", PARAMS, ids=IDS)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_cache_under_a_small_budget_returns_correct_columns(p, dtype):
+    M, X, sq = cache_problem(dtype=dtype)
+    rows = np.random.default_rng(1).permutation(60)[:45].astype(np.int64)   # a subproblem of 45 rows
+    l = len(rows)
+    ref = reference(p, M, M)[np.ix_(rows, rows)]
+    c = K.KernelCache(X, rows, p, sq, mb_for_columns(l, 5))
+    assert c.l == l and c.stats["capacity"] == 5
+    rng = np.random.default_rng(2)
+    for _ in range(300):
+        j = int(rng.integers(l))
+        length = int(rng.integers(1, l + 1))
+        col = c.column(j, length)
+        assert col.dtype == np.float32 and col.shape == (length,)
+        np.testing.assert_allclose(col, ref[:length, j].astype(np.float32), rtol=2e-6, atol=2e-6)
+    st = c.stats
+    assert st["hits"] + st["misses"] == 300
+    assert st["evictions"] > 0 and st["columns"] == 5
+    assert st["bytes_in_use"] == 4 * sum(c.cached_length(j) for j in range(l))
+    assert st["bytes_in_use"] <= st["capacity_bytes"] == 5 * l * 4
+
+
+def test_cache_default_budget_holds_everything():
+    M, X, sq = cache_problem()
+    c = K.KernelCache(X, None, {"kernel_type": 2, "gamma": 0.5}, sq)
+    assert c.stats["capacity"] == 60
+    for j in range(60):
+        c.column(j)
+    for j in range(60):
+        c.column(j)
+    assert c.stats == {"hits": 60, "misses": 60, "evictions": 0, "dropped": 0, "columns": 60, "capacity": 60,
+                       "bytes_in_use": 60 * 60 * 4, "capacity_bytes": 60 * 60 * 4}
+
+
+def test_cache_evicts_the_least_recently_used():
+    M, X, sq = cache_problem()
+    c = K.KernelCache(X, None, {"kernel_type": 0}, sq, mb_for_columns(60, 3))
+    for j in (0, 1, 2):
+        c.column(j)
+    c.column(0)                     # 0 is now the most recent; 1 the least
+    c.column(3)                     # evicts 1
+    assert c.stats["evictions"] == 1
+    assert [c.cached_length(j) for j in range(4)] == [60, 0, 60, 60]
+    misses = c.stats["misses"]
+    c.column(0)
+    c.column(2)
+    assert c.stats["misses"] == misses      # both survived
+    c.column(1)                     # back in: evicts 3, the least recent now
+    assert c.cached_length(3) == 0 and c.stats["misses"] == misses + 1 and c.stats["evictions"] == 2
+
+
+def test_cache_extends_a_short_column():
+    M, X, sq = cache_problem()
+    ref = reference({"kernel_type": 0}, M, M)
+    c = K.KernelCache(X, None, {"kernel_type": 0}, sq, mb_for_columns(60, 2))
+    c.column(4, 10)
+    assert c.cached_length(4) == 10
+    c.column(4, 5)                  # shorter: a hit
+    assert c.stats["hits"] == 1 and c.cached_length(4) == 10
+    col = c.column(4, 50)           # longer: extended
+    assert c.stats["misses"] == 2 and c.cached_length(4) == 50
+    np.testing.assert_allclose(col, ref[:50, 4], rtol=2e-6, atol=2e-6)
+    assert c.stats["bytes_in_use"] == 50 * 4
+
+
+@pytest.mark.parametrize("n_columns", [2, 7, 60])
+def test_swap_index_keeps_columns_consistent(n_columns):
+    M, X, sq = cache_problem(seed=11)
+    p = {"kernel_type": 2, "gamma": 0.3}
+    full = reference(p, M, M)
+    c = K.KernelCache(X, None, p, sq, mb_for_columns(60, n_columns))
+    perm = np.arange(60)
+    rng = np.random.default_rng(3)
+    for step in range(400):
+        if rng.random() < 0.3:
+            i, j = (int(v) for v in rng.integers(60, size=2))
+            c.swap_index(i, j)
+            perm[[i, j]] = perm[[j, i]]
+        else:
+            j = int(rng.integers(60))
+            length = int(rng.integers(1, 61))
+            col = c.column(j, length)
+            np.testing.assert_allclose(col, full[perm[:length], perm[j]], rtol=2e-6, atol=2e-6)
+        np.testing.assert_array_equal(c.order, perm)
+    # every column still cached is right over its whole cached length
+    for j in range(60):
+        n = c.cached_length(j)
+        if n:
+            np.testing.assert_allclose(c.column(j, n), full[perm[:n], perm[j]], rtol=2e-6, atol=2e-6)
+
+
+def test_swap_index_drops_a_column_holding_only_one_of_the_two():
+    M, X, sq = cache_problem()
+    c = K.KernelCache(X, None, {"kernel_type": 0}, sq)
+    c.column(0, 10)                 # holds entry 5, not entry 20
+    c.column(1, 30)                 # holds both
+    c.column(2, 3)                  # holds neither
+    c.swap_index(20, 5)
+    assert [c.cached_length(j) for j in range(3)] == [0, 30, 3]
+    assert c.stats["dropped"] == 1 and c.stats["bytes_in_use"] == 33 * 4
+    # a swapped column moves with its row
+    c.column(5, 60)
+    c.swap_index(5, 59)
+    assert c.cached_length(59) == 60 and c.cached_length(5) == 0
+
+
+@pytest.mark.parametrize("size", [0.0, 1e-9, mb_for_columns(60, 1.5)])
+def test_a_budget_below_two_columns_holds_two(size):
+    M, X, sq = cache_problem()
+    ref = reference({"kernel_type": 1, "gamma": 0.5, "coef0": 1.0, "degree": 2}, M, M)
+    c = K.KernelCache(X, None, {"kernel_type": 1, "gamma": 0.5, "coef0": 1.0, "degree": 2}, sq, size)
+    assert c.stats["capacity"] == 2
+    for j in (3, 9, 3, 9, 17, 3):
+        np.testing.assert_allclose(c.column(j), ref[:, j], rtol=2e-6)
+    st = c.stats
+    assert (st["hits"], st["misses"], st["evictions"], st["columns"]) == (2, 4, 2, 2)
+
+
+def test_tiny_problems():
+    M, X, sq = cache_problem()
+    c = K.KernelCache(X, np.array([4], np.int64), {"kernel_type": 0}, sq, 0.0)
+    assert c.stats["capacity"] == 1
+    np.testing.assert_allclose(c.column(0), [sq[4]], rtol=2e-6)
+    c0 = K.KernelCache(X, np.empty(0, np.int64), {"kernel_type": 0}, sq)
+    assert c0.l == 0 and c0.stats["capacity"] == 0
+    with pytest.raises(ValueError, match="out of range"):
+        c0.column(0)
+    c = K.KernelCache(X, None, {"kernel_type": 0}, sq)
+    for bad in [(60, 1), (-1, 1), (0, 0), (0, 61)]:
+        with pytest.raises(ValueError, match="out of range"):
+            c.column(*bad)
+    with pytest.raises(ValueError, match="out of range"):
+        c.swap_index(0, 60)
