@@ -18,6 +18,8 @@ m(a) - M(a) < eps, M(a) = min { -y_t G_t : t in I_low } (LIBSVM's Gmax + Gmax2 <
 candidate. rho is LIBSVM's: the mean of y_t G_t over the free a_t, else the middle of its bounds. Q is held in
 float32, as LIBSVM's cache holds it (Qfloat); G and a in float64.
 """
+import math
+
 import numpy as np
 
 TAU = 1e-12
@@ -38,7 +40,7 @@ def kernel_matrix(X, Z, kernel_type=2, gamma=None, coef0=0.0, degree=3):
     if kernel_type == 0:
         return dot
     if kernel_type == 1:
-        return (gamma * dot + coef0) ** degree
+        return _powi(gamma * dot + coef0, degree)
     if kernel_type == 2:
         xx = np.zeros(X.shape[0])
         zz = np.zeros(Z.shape[0])
@@ -48,8 +50,22 @@ def kernel_matrix(X, Z, kernel_type=2, gamma=None, coef0=0.0, degree=3):
         sq = xx[:, None] + zz[None, :] - 2.0 * dot
         return np.exp(-gamma * sq)
     if kernel_type == 3:
-        return np.tanh(gamma * dot + coef0)
+        # the C library's tanh, as LIBSVM's (NumPy's own may differ in the last bit)
+        return np.vectorize(math.tanh, otypes=[np.float64])(gamma * dot + coef0)
     raise ValueError(f"kernel_type {kernel_type}")
+
+
+def _powi(base, times):
+    """base^times by repeated squaring, as LIBSVM's powi (the last bit can differ from pow)."""
+    base = np.array(base, dtype=np.float64)
+    ret = np.ones_like(base)
+    t = int(times)
+    while t > 0:
+        if t % 2 == 1:
+            ret = ret * base
+        base = base * base
+        t //= 2
+    return ret
 
 
 def solve(K, y, Cp, Cn, eps=1e-3, p=None, max_iter=None):
