@@ -204,10 +204,11 @@ cdef int64_t _recheck(const RowView* v, int64_t l, const int32_t* cls, int32_t p
             # back into the active set: a row at 0 whose G is below `reenter`, one at C whose G is above -reenter
             # (reenter = 0: the violators; > 0: also the rows that close to the margin; < 0: only the rows that
             # violate by more than -reenter)
+            # (a free row is always in the active set: its alpha is there, not in the status byte)
             if (st & ST_STATE) == ST_ZERO:
                 back = G < reenter
             elif (st & ST_STATE) == ST_FREE:
-                back = True
+                back = False
             else:
                 back = G > -reenter
             if back:

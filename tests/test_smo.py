@@ -3,17 +3,18 @@
 a cache too small for the problem, and from a feasible start other than 0."""
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 from llsvm._ext import _kernel as KK
 from llsvm._ext import _smo as SMO
 from llsvm._ext._rowops import row_sq_norms
 from llsvm.dataset import CSRDataset
 from reference import smo_twin as S
-from test_smo_twin import CASES, libsvm_train, problem
+from test_smo_twin import CASES, libsvm_coef, libsvm_train, problem
 
 
 def setup(X, kernel_type, gamma, coef0, degree, cache_size=100.0):
-    ds = CSRDataset.from_csr(__import__("scipy.sparse", fromlist=["csr_matrix"]).csr_matrix(X), np.zeros(len(X)))
+    ds = CSRDataset.from_csr(sp.csr_matrix(X), np.zeros(len(X)))
     view = ds.row_view()
     params = {"kernel_type": kernel_type, "gamma": gamma, "coef0": coef0, "degree": degree}
     sq = row_sq_norms(view)
@@ -38,8 +39,7 @@ def test_smo_matches_twin_and_libsvm(case, cache_size):
     X, y = problem(seed, l, n)
     ys = signs(y)
     weights = weights or {}
-    first = 1 if ys[0] == 1 and y[0] == 1 else y[ys == 1][0]
-    other = y[ys == -1][0]
+    first, other = y[ys == 1][0], y[ys == -1][0]
     Cp, Cn = C * weights.get(int(first), 1.0), C * weights.get(int(other), 1.0)
     cache, QD = setup(X, kernel_type, gamma, coef0, degree, cache_size)
     alpha = np.zeros(l)
@@ -50,8 +50,7 @@ def test_smo_matches_twin_and_libsvm(case, cache_size):
     assert out["rho"] == tw["rho"] and out["n_iter"] == tw["n_iter"]
     assert out["obj"] == pytest.approx(tw["obj"], rel=1e-12)
     model = libsvm_train(X, y, kernel_type, gamma, coef0, degree, C, weights or None, 1e-3)
-    coef = np.zeros(l)
-    coef[np.asarray(model.get_sv_indices()) - 1] = [c[0] for c in model.get_sv_coef()]
+    coef = libsvm_coef(model, l)
     np.testing.assert_allclose(ys * alpha, coef, rtol=0, atol=1e-9 * max(Cp, Cn))
     assert out["rho"] == pytest.approx(model.rho[0], rel=1e-9, abs=1e-12)
     if cache_size == 0.0:

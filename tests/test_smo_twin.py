@@ -38,6 +38,13 @@ def libsvm_train(X, y, kernel_type, gamma, coef0, degree, C, weights, eps):
     return svmutil.svm_train(list(map(float, y)), rows, opts)
 
 
+def libsvm_coef(model, l):
+    """y_i alpha_i over all l rows, from a two-class LIBSVM model's SV indices and sv_coef."""
+    coef = np.zeros(l)
+    coef[np.asarray(model.get_sv_indices()) - 1] = [c[0] for c in model.get_sv_coef()]
+    return coef
+
+
 def objective(K, y, alpha):
     Q = y[:, None] * y[None, :] * K
     return 0.5 * alpha @ Q @ alpha - alpha.sum()
@@ -53,9 +60,7 @@ def test_twin_matches_libsvm(case):
                 degree=degree)
     # the same label order (the first seen, or +1 of {-1, +1}, is the positive class) and decision function
     assert [int(v) for v in model.get_labels()] == [int(v) for v in tw["labels"]]
-    coef = np.zeros(l)
-    idx = np.asarray(model.get_sv_indices()) - 1
-    coef[idx] = [c[0] for c in model.get_sv_coef()]
+    coef = libsvm_coef(model, l)
     Cmax = C * max([1.0] + list((weights or {}).values()))
     K = S.kernel_matrix(X, X, kernel_type=kernel_type, gamma=gamma, coef0=coef0, degree=degree)
     ys = tw["y"]
@@ -75,8 +80,7 @@ def test_twin_and_libsvm_reach_the_same_solution_at_tight_eps(case):
     model = libsvm_train(X, y, kernel_type, gamma, coef0, degree, C, weights, eps)
     tw = S.csvc(X, y, C=C, weights=weights, eps=eps, kernel_type=kernel_type, gamma=gamma, coef0=coef0,
                 degree=degree)
-    coef = np.zeros(l)
-    coef[np.asarray(model.get_sv_indices()) - 1] = [c[0] for c in model.get_sv_coef()]
+    coef = libsvm_coef(model, l)
     Cmax = C * max([1.0] + list((weights or {}).values()))
     np.testing.assert_allclose(tw["sv_coef"], coef, rtol=0, atol=1e-5 * Cmax)
     assert tw["rho"] == pytest.approx(model.rho[0], rel=1e-5, abs=1e-6)

@@ -1,19 +1,29 @@
-"""-s llsvm: the one-pass harsh-shrinking solver with a binary active-set file and block optimization.
+"""-s llsvm: the one-pass harsh-shrinking solver with a binary active-set file and block optimization, and (by
+default) re-check passes over the whole input that certify the result.
 
-Alrajeh, Takeda, Niranjan, "Memory-efficient large-scale linear support vector machine", ICMV 2014 (Algorithm 2).
-The hinge-loss dual of LIBLINEAR's -s 3 is solved in two phases; the kernels are in cext/_llsvm.pyx.
+Alrajeh, Takeda, Niranjan, "Memory-efficient large-scale linear support vector machine", ICMV 2014 (Algorithm 2:
+phases 1 and 2, which are all of --one-pass); phase 3 is llsvm's. The hinge-loss dual of LIBLINEAR's -s 3; the
+kernels are in cext/_llsvm.pyx.
 
 1. First pass (lines 1-8). The input streams by once, block by block (text is parsed on a second thread while
    the kernel works on the previous block). Every row gets one dual coordinate step from alpha = 0 and w is
    updated in place. Rows left with 0 < alpha < C are appended, with their row id and alpha, to the problem's
    active-set file (the project's binary format, flags "row ids" and "alpha"); the others are gone for good
-   (alpha stays 0 or C; a row at C stays in w). One byte per row and problem records which of the three it was.
+   (alpha stays 0 or C; a row at C stays in w). One status byte per row and problem records where its alpha is
+   and whether the row is in the active set. Text and stdin input are also copied to a binary file (not with
+   --one-pass), which the re-check passes read.
 2. Block optimization (lines 9-21). As many rows of the active-set file as the memory budget allows are loaded
    (so the number of blocks follows the active set's size), `inner_iter` shuffled passes of the step are run over
    them, then the next rows; rows that reached 0 or C are dropped and the file is rewritten without them. When
    the whole active set fits the budget it stays in memory and is compacted in place instead. Stop when the
-   dual objective D = sum(alpha) - |w|^2/2 changed by at most eps relatively over one outer iteration (the
-   paper's criterion), or after max_iter outer iterations.
+   dual objective D = sum(alpha) - |w|^2/2 changed by at most inner_eps relatively over one outer iteration (the
+   paper's criterion), or after max_iter outer iterations. With re-check passes, also not before the last sweep's
+   largest violation is within SWEEP_FRACTION x eps, and a row at a bound stays while its gradient points out by
+   at most that violation (LIBLINEAR's shrinking test).
+3. Re-check passes (not with --one-pass). One pass over the whole input at w computes every row's projected
+   gradient from its status byte (the exact primal, gap and largest violation of w); the dropped rows that
+   violate come back into the active set with their alpha, and block optimization resumes. Stop when a pass finds
+   max |PG| <= eps over every row, or after max_passes passes.
 
 Classes are one-vs-rest (two classes: one problem, LIBLINEAR's label order and {-1,+1} swap), all fed by the same
 single pass. The class set is discovered while streaming: when a new class first appears, its problem (and any
@@ -168,6 +178,13 @@ class _Problem:
         self.writer.abort()
         if self.add_writer is not None:
             self.add_writer.abort()
+
+
+def _alpha_of(status, Cp, Cn):
+    """The alpha a status byte records for a row at a bound: 0, Cp or Cn (0 too for a free row, whose alpha is
+    in the active set)."""
+    st = status & STATE
+    return np.where(st == AT_CP, Cp, np.where(st == AT_CN, Cn, 0.0))
 
 
 def _budget_split(memory, n_parallel):
@@ -550,8 +567,8 @@ class OnePassSolver(OutOfCoreSolver):
     def _recheck(self, todo, src, classes, cap, directory, pool, t0):
         """One pass over the whole input at the problems' current w (unchanged by the pass): every row's projected
         gradient from its status, the largest violation and the hinge losses (the exact primal, gap and violation
-        of w), and the dropped rows violating by more than eps written, with their alpha (0 or C), to the
-        problem's file of re-entering rows (their status gets IN_SET)."""
+        of w), and the dropped rows that violate (REENTER) written, with their alpha (0 or C), to the problem's
+        file of re-entering rows (their status gets IN_SET)."""
         tp = time.perf_counter()
         wb = self._add_bytes(len(todo))
         for p in todo:
@@ -570,9 +587,8 @@ class OnePassSolver(OutOfCoreSolver):
             p.check[1] += loss
             if k:
                 rows = enter[:k]
-                s_rows = st[rows] & STATE
                 pos = cls[rows] == p.pos
-                alpha = np.where(s_rows == ZERO, 0.0, np.where(s_rows == AT_CP, p.Cp, p.Cn))
+                alpha = _alpha_of(st[rows], p.Cp, p.Cn)
                 sub = block.take_rows(rows)
                 p.add_writer.write_dataset(CSRDataset(np.where(pos, 1.0, -1.0), sub.indptr, sub.indices,
                                                       sub.values, cap, row_ids=rows + row0, alpha=alpha,
@@ -648,10 +664,7 @@ class OnePassSolver(OutOfCoreSolver):
         return new, float(np.sqrt(new.radius_sq()))
 
     def _final_alpha(self, p, n_rows):
-        st = p.status.view()[:n_rows] & STATE
-        alpha = np.zeros(n_rows)
-        alpha[st == AT_CP] = p.Cp
-        alpha[st == AT_CN] = p.Cn
+        alpha = _alpha_of(p.status.view()[:n_rows], p.Cp, p.Cn)
         rest = self._active_set(p)
         if rest is not None and rest.n_rows:
             alpha[rest.row_ids] = rest.alpha

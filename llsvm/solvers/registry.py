@@ -145,20 +145,18 @@ register(SolverSpec(
     accepts=_OUT_OF_CORE + ("--inner-iter", "--keep-active-set", "-B R", "--inner-eps", "--one-pass",
                             "--max-passes"), metrics=onepass.metrics,
     json_fields=onepass.JSON_FIELDS, progress_desc="first pass"))
-# -e of the out-of-core hinge-loss solvers that certify the model they return
-_PASS_VIOLATION = "largest projected-gradient violation over every row of a pass (default {:g})"
 register(SolverSpec(
     name="streamsvm", number=None,
     title="reader/trainer dual cached loops for the -s 3 problem, out of core",
     driver=streamsvm.StreamSVMSolver, access="stream", solver_type="L2R_L1LOSS_SVC_DUAL",
-    default_eps=streamsvm.DEFAULT_EPS, eps_meaning=_PASS_VIOLATION.format(streamsvm.DEFAULT_EPS),
+    default_eps=streamsvm.DEFAULT_EPS, eps_meaning=f"{PASS_VIOLATION} (default {streamsvm.DEFAULT_EPS:g})",
     default_max_iter=outofcore.DEFAULT_MAX_ITER, options=StreamOptions,
     accepts=_OUT_OF_CORE + ("--hash-bits",), metrics=streamsvm.metrics, json_fields=streamsvm.JSON_FIELDS,
     default_threads=2, threads_change_model=True, progress_unit="rows"))
 register(SolverSpec(
     name="bm", number=None, title="block minimization for the -s 3 problem, out of core",
     driver=bm.BlockMinimizationSolver, access="stream", solver_type="L2R_L1LOSS_SVC_DUAL",
-    default_eps=bm.DEFAULT_EPS, eps_meaning=_PASS_VIOLATION.format(bm.DEFAULT_EPS),
+    default_eps=bm.DEFAULT_EPS, eps_meaning=f"{PASS_VIOLATION} (default {bm.DEFAULT_EPS:g})",
     default_max_iter=outofcore.DEFAULT_MAX_ITER, options=StreamOptions,
     accepts=_OUT_OF_CORE + ("--hash-bits", "--inner-eps"), metrics=bm.metrics, json_fields=bm.JSON_FIELDS))
 
