@@ -50,18 +50,24 @@ def objective(K, y, alpha):
     return 0.5 * alpha @ Q @ alpha - alpha.sum()
 
 
-@pytest.mark.parametrize("case", CASES.values(), ids=CASES.keys())
-def test_twin_matches_libsvm(case):
+def train_both(case, eps):
+    """One case trained by libsvm-official (-h 0) and by the twin: (X, libsvm's model, the twin's dict, libsvm's
+    y_i alpha_i over all rows, the largest C_i)."""
     seed, l, n, kernel_type, gamma, coef0, degree, C, weights = case
     X, y = problem(seed, l, n)
-    eps = 1e-3
     model = libsvm_train(X, y, kernel_type, gamma, coef0, degree, C, weights, eps)
     tw = S.csvc(X, y, C=C, weights=weights, eps=eps, kernel_type=kernel_type, gamma=gamma, coef0=coef0,
                 degree=degree)
+    return X, model, tw, libsvm_coef(model, l), C * max([1.0] + list((weights or {}).values()))
+
+
+@pytest.mark.parametrize("case", CASES.values(), ids=CASES.keys())
+def test_twin_matches_libsvm(case):
+    _, _, _, kernel_type, gamma, coef0, degree, _, _ = case
+    eps = 1e-3
+    X, model, tw, coef, Cmax = train_both(case, eps)
     # the same label order (the first seen, or +1 of {-1, +1}, is the positive class) and decision function
     assert [int(v) for v in model.get_labels()] == [int(v) for v in tw["labels"]]
-    coef = libsvm_coef(model, l)
-    Cmax = C * max([1.0] + list((weights or {}).values()))
     K = S.kernel_matrix(X, X, kernel_type=kernel_type, gamma=gamma, coef0=coef0, degree=degree)
     ys = tw["y"]
     np.testing.assert_allclose(tw["sv_coef"], coef, rtol=0, atol=1e-9 * Cmax)
@@ -74,14 +80,7 @@ def test_twin_matches_libsvm(case):
 
 @pytest.mark.parametrize("case", CASES.values(), ids=CASES.keys())
 def test_twin_and_libsvm_reach_the_same_solution_at_tight_eps(case):
-    seed, l, n, kernel_type, gamma, coef0, degree, C, weights = case
-    X, y = problem(seed, l, n)
-    eps = 1e-7
-    model = libsvm_train(X, y, kernel_type, gamma, coef0, degree, C, weights, eps)
-    tw = S.csvc(X, y, C=C, weights=weights, eps=eps, kernel_type=kernel_type, gamma=gamma, coef0=coef0,
-                degree=degree)
-    coef = libsvm_coef(model, l)
-    Cmax = C * max([1.0] + list((weights or {}).values()))
+    _, model, tw, coef, Cmax = train_both(case, 1e-7)
     np.testing.assert_allclose(tw["sv_coef"], coef, rtol=0, atol=1e-5 * Cmax)
     assert tw["rho"] == pytest.approx(model.rho[0], rel=1e-5, abs=1e-6)
 
