@@ -4,6 +4,7 @@ reporter and the temporary directory of one run."""
 import math
 import os
 import queue
+import secrets
 import shutil
 import tempfile
 import threading
@@ -260,16 +261,28 @@ class OutOfCoreSolver:
         base = self.opt.tmp_dir or tempfile.gettempdir()
         if not os.path.isdir(base):
             raise LLSVMError(f"temporary directory {base} does not exist")
-        directory = tempfile.mkdtemp(prefix="llsvm-", dir=base)
+        # the name is chosen and recorded before the directory exists, and os.mkdir (one C call) runs inside the
+        # try: a Ctrl-C lands before the directory exists or after it is recorded, never in between
+        # (tempfile.mkdtemp's own Python code after its mkdir was such a window: the random-signal test once left
+        # the directory behind). 48 random bits make a name that exists already (retried) practically impossible.
         src = None
+        directory = None
         try:
+            while directory is None:
+                name = os.path.join(base, f"llsvm-{secrets.token_hex(6)}")
+                directory = name
+                try:
+                    os.mkdir(name, 0o700)
+                except FileExistsError:
+                    directory = None
             src = Input(data, self.zero_based, self.progress, self.block_bytes, self.chunk_size, self.max_line,
                         self.params.spec.class_labels)
             return self._fit(src, directory, t0)
         finally:
             if src is not None:
                 src.close()
-            shutil.rmtree(directory, ignore_errors=True)
+            if directory is not None:
+                shutil.rmtree(directory, ignore_errors=True)
 
 
 @dataclass
