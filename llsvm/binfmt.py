@@ -41,7 +41,7 @@ import numpy as np
 from ._ext._rowops import CSR_OFFSETS, CSR_ORDER, CSR_RANGE, block_stats, check_block, check_csr
 from .dataset import MAX_LABELS, CSRDataset, Dataset, block_rows_for, label_table
 from .errors import DataFormatError, ParameterError
-from .fileutil import _temp_beside
+from .fileutil import _temp_beside, commit_output
 
 try:
     # ISA-L's CRC-32 (the same polynomial and values as zlib's: only faster, ~34 GB/s here against ~6.5)
@@ -125,12 +125,15 @@ class BinaryWriter:
 
     Blocks hold at most `block_rows` rows (if given) and about `block_bytes` payload bytes. Writes end on multiples
     of `write_align` (a power of two; see _emit), so up to that many bytes wait in memory. Use as a context
-    manager: an exception discards the temporary file and leaves the target untouched.
+    manager: an exception discards the temporary file and leaves the target untouched. `output`: the file is a
+    command's output, whose rename is the command's point of no return (fileutil.commit_output); temporary files
+    of the solvers are not.
     """
 
     def __init__(self, path, *, float32=False, row_ids=False, block_rows=None, block_bytes=DEFAULT_BLOCK_BYTES,
-                 alpha=False, fsync=True, write_align=WRITE_ALIGN):
+                 alpha=False, fsync=True, write_align=WRITE_ALIGN, output=False):
         self.path = os.fspath(path)
+        self.output = bool(output)
         self.fsync = bool(fsync)     # temporary files (active sets) need not reach the disk
         if write_align < 1 or write_align & (write_align - 1):
             raise ValueError("write_align must be a power of two")
@@ -385,7 +388,10 @@ class BinaryWriter:
                 os.fsync(self._f.fileno())
             self._f.close()
             os.chmod(self._tmp, 0o644)
-            os.replace(self._tmp, self.path)
+            if self.output:
+                commit_output(self._tmp, self.path)
+            else:
+                os.replace(self._tmp, self.path)
             self._closed = True
             return self.path
         except BaseException:

@@ -2,11 +2,39 @@
 
 An interrupted run (an exception, Ctrl-C, SIGTERM through the CLI's handler) removes the temporary file and leaves
 any existing target untouched, so no reader ever sees a half-written model or data file.
+
+The rename of a command's output is its point of no return (`commit_output`): from the moment it starts, the
+CLI's signal handler ignores SIGINT and SIGTERM (cli/common.py), and the command finishes its remaining small
+steps (further renames, the metrics, its last lines) and exits 0. So exit 130 or 143 always means that no target
+was changed, and exit 0 that all of them were written.
 """
 import contextlib
 import os
 import sys
 import tempfile
+
+
+class _Commit:
+    """Whether the running command has begun to put its outputs in place (one per process: the console scripts run
+    one command; handle_errors resets it when a command starts)."""
+    started = False
+
+
+def reset_commit():
+    _Commit.started = False
+
+
+def output_committed():
+    """True once the running command has begun to rename an output into place."""
+    return _Commit.started
+
+
+def commit_output(tmp, path):
+    """Rename a finished temporary file over the command's output `path`: the point of no return. The flag is set
+    before the rename, so a signal handled at any moment from here on finds it (a signal handled before it raises,
+    and the target is untouched)."""
+    _Commit.started = True
+    os.replace(tmp, path)
 
 
 def _temp_beside(path):
@@ -33,7 +61,7 @@ def atomic_output(path, mode="wb"):
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, path)
+        commit_output(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)

@@ -19,6 +19,8 @@ from click.testing import CliRunner
 from llsvm import memory
 from llsvm.binfmt import BinaryDataset
 from llsvm.cli import train as train_cli
+from llsvm.cli.common import handle_errors
+from llsvm.fileutil import atomic_output
 from llsvm.errors import ParameterError
 from llsvm.solvers.registry import Params
 
@@ -305,6 +307,43 @@ def test_signals_at_random_points_lose_nothing(big_text, tmp_path, kind):
         subprocess.run(_command(kind, big_text, target, tmp_dir), check=True, timeout=120)
         with BinaryDataset(str(target)) as ds:
             assert ds.n_rows == 300000
+
+
+@pytest.mark.parametrize("when", ["before", "after"])
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_once_the_output_is_renamed_is_ignored(tmp_path, when, sig):
+    """The rename of an output is the command's point of no return: a signal handled before it raises
+    SystemExit(128 + signal) and the target keeps its old contents; one handled from the rename on is ignored and the
+    command ends normally with its outputs in place (the random-signal campaign once met the window between the
+    rename and the end of the command: exit 130 with the new target)."""
+    target = tmp_path / "target"
+    target.write_bytes(b"old")
+    reached = []
+
+    @handle_errors
+    def command():
+        with atomic_output(str(target), "w") as f:
+            f.write("new")
+            if when == "before":
+                os.kill(os.getpid(), sig)      # handled at the next bytecode: before the rename
+        if when == "after":
+            os.kill(os.getpid(), sig)
+        with atomic_output(str(tmp_path / "second"), "w") as f:   # later outputs still land
+            f.write("second")
+        reached.append(True)
+
+    if when == "before":
+        with pytest.raises(SystemExit) as exc:
+            command()
+        assert exc.value.code == 128 + sig
+        assert target.read_bytes() == b"old" and not reached
+        assert sorted(os.listdir(tmp_path)) == ["target"]
+    else:
+        command()
+        assert target.read_text() == "new" and (tmp_path / "second").read_text() == "second" and reached
+    # the next command starts uncommitted: a signal interrupts it again
+    with pytest.raises(SystemExit):
+        handle_errors(lambda: os.kill(os.getpid(), sig) or time.sleep(1))()
 
 
 def test_sigint_during_start_up_has_no_traceback(tmp_path):

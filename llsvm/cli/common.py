@@ -7,6 +7,7 @@ import sys
 import click
 
 from ..errors import DataFormatError, LLSVMError
+from ..fileutil import output_committed, reset_commit
 from ..report import Reporter
 
 
@@ -21,13 +22,15 @@ class ParamError(LLSVMError):
 class _Interrupted:
     """While a command's body runs: the first SIGINT or SIGTERM raises SystemExit(128 + signal), so atomic writers
     remove their temporary files and the out-of-core drivers their temporary directories on the way out; a
-    signal that comes while that cleanup runs is ignored, so the cleanup is not cut short."""
+    signal that comes while that cleanup runs is ignored, so the cleanup is not cut short. Once the command has
+    begun to rename its outputs into place (fileutil.commit_output) it is ignored too: the command finishes and
+    exits 0, so an exit of 130 or 143 always leaves every target as it was."""
 
     def __init__(self):
         self.exiting = False
 
     def __call__(self, signum, frame):
-        if self.exiting:
+        if self.exiting or output_committed():
             return
         self.exiting = True
         raise SystemExit(128 + signum)
@@ -54,6 +57,7 @@ def handle_errors(fn):
     def wrapper(*args, **kwargs):
         previous = {}
         handler = _Interrupted()
+        reset_commit()
         try:
             for sig in (signal.SIGINT, signal.SIGTERM):
                 previous[sig] = signal.signal(sig, handler)
