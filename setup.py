@@ -9,6 +9,11 @@ cimports a cdef class imports the class's module at run time under the name it w
 must be the extension's. Cython looks a cimported module's .pxd up by that name, so build/cython-pxd/llsvm/_ext/
 holds a link to each such .pxd (a copy where links are not available). Header-only .pxd files (no .pyx of the
 same stem) are cimported by their stem from cext/.
+
+OpenMP: the kernels in OPENMP (their `prange` loops: kernel columns, kernel prediction) are built with -fopenmp
+when the C compiler takes it (a probe compiles and links a test program once); without it they build and run
+single-threaded, with the same results (every value a thread computes is computed alone). LLSVM_OPENMP=0 turns
+it off.
 """
 import filecmp
 import glob
@@ -38,6 +43,31 @@ if not DEBUG:
     MACROS.append(("NDEBUG", "1"))
 
 PXD_ROOT = os.path.join("build", "cython-pxd")
+OPENMP = {"_kernel", "_kpredict"}
+
+
+def openmp_flag():
+    """["-fopenmp"] when the compiler compiles and links an OpenMP program, else [] (LLSVM_OPENMP=0: [])."""
+    if os.environ.get("LLSVM_OPENMP", "1") in ("", "0"):
+        return []
+    import tempfile
+    from setuptools._distutils.ccompiler import new_compiler
+    from setuptools._distutils.sysconfig import customize_compiler
+    cc = new_compiler()
+    customize_compiler(cc)
+    with tempfile.TemporaryDirectory() as d:
+        src = os.path.join(d, "omp.c")
+        with open(src, "w") as f:
+            f.write("#include <omp.h>\nint main(void) { return omp_get_max_threads() > 0 ? 0 : 1; }\n")
+        try:
+            objs = cc.compile([src], output_dir=d, extra_postargs=["-fopenmp"])
+            cc.link_executable(objs, os.path.join(d, "omp"), extra_postargs=["-fopenmp"])
+        except Exception:
+            return []
+    return ["-fopenmp"]
+
+
+OPENMP_FLAG = openmp_flag()
 
 
 def package_pxds():
@@ -63,13 +93,18 @@ def package_pxds():
 
 package_pxds()
 
+
+def _stem(path):
+    return os.path.splitext(os.path.basename(path))[0]
+
 extensions = [
     Extension(
-        "llsvm._ext." + os.path.splitext(os.path.basename(path))[0],
+        "llsvm._ext." + _stem(path),
         [path],
         include_dirs=[np.get_include(), "cext"],
         define_macros=MACROS,
-        extra_compile_args=COMPILE_ARGS,
+        extra_compile_args=COMPILE_ARGS + (OPENMP_FLAG if _stem(path) in OPENMP else []),
+        extra_link_args=OPENMP_FLAG if _stem(path) in OPENMP else [],
     )
     for path in sorted(glob.glob(os.path.join("cext", "*.pyx")))
 ]

@@ -30,17 +30,21 @@
 #   missing entry), as LIBSVM does; columns swapped in are moved to the most recently used end, as in LIBSVM.
 # - The bias coordinate of a view never enters a kernel value; the wrappers refuse a view with bias >= 0.
 from libc.math cimport isfinite
-from libc.stdint cimport int64_t
-from libc.stdlib cimport malloc, free
+from libc.stdint cimport int32_t, int64_t
+from libc.stdlib cimport calloc, malloc, free
+from cython.parallel cimport prange
 
 import numpy as np
 
 from kernel_types cimport value_t, value2_t
-from rowview cimport RowView
+from rowview cimport RowView, row_indices, row_values
 from kernel cimport KernelParams, kernel_eval, kernel_from_dot, KERNEL_LINEAR, KERNEL_POLY, KERNEL_RBF, KERNEL_SIGMOID
 from llsvm._ext._view cimport Rows
 
 DEFAULT_CACHE_SIZE = 100.0      # MB, LIBSVM's -m default
+# a column is shared among threads when its entries times the cost of one (the row's mean entries + 16 for the
+# kernel function) reach this: below it a parallel region's start costs more than it saves
+cdef int64_t PARALLEL_MIN_WORK = 32768
 
 ctypedef fused col_t:
     float
@@ -97,14 +101,45 @@ cdef int _check_rows(const int64_t[::1] rows, int64_t n_rows) except -1:
 
 
 # -- columns and blocks -------------------------------------------------------------------------------------------
+cdef inline double _dot_dense(const RowView* v, int64_t r, const double* dense, value_t* kind) noexcept nogil:
+    """x_r . z with z scattered into `dense` (n_features doubles), one product at a time in x_r's index order. Where
+    z is 0 the product is an exact zero, so the sum is the merge's (rows_dot, LIBSVM's dot) bit for bit, at the
+    cost of x_r's entries alone and without the merge's branches."""
+    cdef const value_t* x = row_values(v, r, kind)
+    cdef const int32_t* idx = row_indices(v, r)
+    cdef int64_t k
+    cdef double s = 0.0
+    for k in range(v.indptr[r], v.indptr[r + 1]):
+        s += <double>x[k] * dense[idx[k]]
+    return s
+
+
+cdef inline void _scatter(const RowView* v, int64_t j, double* dense, bint clear, value_t* kind) noexcept nogil:
+    """dense[idx] = x_j's values (clear: back to 0)."""
+    cdef const value_t* x = row_values(v, j, kind)
+    cdef const int32_t* idx = row_indices(v, j)
+    cdef int64_t k
+    for k in range(v.indptr[j], v.indptr[j + 1]):
+        dense[idx[k]] = 0.0 if clear else <double>x[k]
+
+
 cdef void _column(const KernelParams* p, const RowView* v, const int64_t* rows, const double* sq, int64_t j,
-                  int64_t start, int64_t stop, col_t* out, value_t* kind) noexcept nogil:
-    """out[k] = k(x_rows[k], x_j) for k in [start, stop); sq by X's row number."""
+                  int64_t start, int64_t stop, col_t* out, double* dense, int n_threads,
+                  value_t* kind) noexcept nogil:
+    """out[k] = k(x_rows[k], x_j) for k in [start, stop); sq by X's row number. dense: n_features zeros (scratch,
+    zeros again on return): x_j is scattered into it once for the whole column. n_threads > 1: the entries are
+    shared among that many OpenMP threads (each entry computed alone, so the values do not depend on it)."""
     cdef int64_t k, r
     cdef double sqj = sq[j]
-    for k in range(start, stop):
-        r = rows[k]
-        out[k] = <col_t>kernel_eval(p, v, r, v, j, sq[r], sqj, kind, kind)
+    _scatter(v, j, dense, False, kind)
+    if n_threads > 1:
+        for k in prange(start, stop, num_threads=n_threads, schedule="static"):
+            out[k] = <col_t>kernel_from_dot(p, _dot_dense(v, rows[k], dense, kind), sq[rows[k]], sqj)
+    else:
+        for k in range(start, stop):
+            r = rows[k]
+            out[k] = <col_t>kernel_from_dot(p, _dot_dense(v, r, dense, kind), sq[r], sqj)
+    _scatter(v, j, dense, True, kind)
 
 
 def kernel_column(Rows X not None, const int64_t[::1] rows, int64_t j, params, const double[::1] sqnorm,
@@ -122,11 +157,12 @@ def kernel_column(Rows X not None, const int64_t[::1] rows, int64_t j, params, c
     cdef int64_t n = rows.shape[0]
     if n == 0:
         return
+    cdef double[::1] dense = np.zeros(max(X.v.n_features, 1), np.float64)
     with nogil:
         if X.f32:
-            _column(&p, &X.v, &rows[0], &sqnorm[0], j, 0, n, &out[0], <float*>NULL)
+            _column(&p, &X.v, &rows[0], &sqnorm[0], j, 0, n, &out[0], &dense[0], 1, <float*>NULL)
         else:
-            _column(&p, &X.v, &rows[0], &sqnorm[0], j, 0, n, &out[0], <double*>NULL)
+            _column(&p, &X.v, &rows[0], &sqnorm[0], j, 0, n, &out[0], &dense[0], 1, <double*>NULL)
 
 
 cdef void _diag(const KernelParams* p, const int64_t* rows, const double* sq, int64_t n, double* out) noexcept nogil:
@@ -205,8 +241,9 @@ cdef int64_t BOOKKEEPING = 5 * sizeof(int64_t)     # per row: rows, slot, length
 
 
 cdef class KernelCache:
-    """KernelCache(X, rows, params, sqnorm, cache_size=100.0): kernel columns of the l-row problem X[rows] (rows
-    None: all of X's rows) under a budget of cache_size MB (LIBSVM's -m), least recently used evicted first.
+    """KernelCache(X, rows, params, sqnorm, cache_size=100.0, n_threads=1): kernel columns of the l-row problem
+    X[rows] (rows None: all of X's rows) under a budget of cache_size MB (LIBSVM's -m), least recently used evicted
+    first; a long column is computed by n_threads OpenMP threads (the values do not depend on it).
 
     Positions 0..l-1 start as rows[0..l-1]; swap_index(i, j) exchanges two positions (rows and cached entries).
     column(j, length) is K[p, j] for positions p < length as float32 (a copy; nogil callers use get_column).
@@ -221,8 +258,10 @@ cdef class KernelCache:
         self.prev = NULL
         self.next = NULL
         self.free_slots = NULL
+        self.dense = NULL
 
-    def __init__(self, Rows X not None, rows, params, const double[::1] sqnorm, double cache_size=DEFAULT_CACHE_SIZE):
+    def __init__(self, Rows X not None, rows, params, const double[::1] sqnorm, double cache_size=DEFAULT_CACHE_SIZE,
+                 int n_threads=1):
         cdef int64_t l, k, budget, col_bytes, n_slots
         cdef const int64_t[::1] r
         if self.slab != NULL or self.rows != NULL:
@@ -257,10 +296,12 @@ cdef class KernelCache:
         self.prev = <int64_t*>malloc((l + 1) * sizeof(int64_t))
         self.next = <int64_t*>malloc((l + 1) * sizeof(int64_t))
         self.free_slots = <int64_t*>malloc(max(n_slots, 1) * sizeof(int64_t))
+        self.dense = <double*>calloc(max(X.v.n_features, 1), sizeof(double))
         if n_slots > 0:
             self.slab = <float*>malloc(<size_t>n_slots * <size_t>col_bytes)
         if (self.rows == NULL or self.slot == NULL or self.length == NULL or self.prev == NULL
-                or self.next == NULL or self.free_slots == NULL or (n_slots > 0 and self.slab == NULL)):
+                or self.next == NULL or self.free_slots == NULL or (n_slots > 0 and self.slab == NULL)
+                or self.dense == NULL):
             raise MemoryError(f"kernel cache: {n_slots} columns of {l} rows ({n_slots * col_bytes} bytes) "
                               f"could not be allocated")
         for k in range(l):
@@ -272,9 +313,14 @@ cdef class KernelCache:
         for k in range(n_slots):
             self.free_slots[k] = n_slots - 1 - k      # slot 0 is taken first
         self.n_free = n_slots
+        if n_threads < 1:
+            raise ValueError("n_threads must be at least 1")
+        self.n_threads = n_threads
+        self.row_cost = (X.v.indptr[X.v.n_rows] // X.v.n_rows if X.v.n_rows > 0 else 0) + 16
 
     def __dealloc__(self):
         free(self.slab)
+        free(self.dense)
         free(self.rows)
         free(self.slot)
         free(self.length)
@@ -287,6 +333,7 @@ cdef class KernelCache:
         checks). The pointer stays valid until a later get_column evicts the column or swap drops it: with the
         minimum of two columns, the column returned by the previous call survives this one."""
         cdef int64_t s, old, start, c
+        cdef int nt
         cdef float* col
         s = self.slot[j]
         if s >= 0:
@@ -311,10 +358,14 @@ cdef class KernelCache:
             self.hits += 1
         else:
             self.misses += 1
+            # threads only for a column worth them (a parallel region costs a few microseconds)
+            nt = self.n_threads if (length - start) * self.row_cost >= PARALLEL_MIN_WORK else 1
             if self.f32:
-                _column(&self.params, &self.v, self.rows, self.sq, self.rows[j], start, length, col, <float*>NULL)
+                _column(&self.params, &self.v, self.rows, self.sq, self.rows[j], start, length, col, self.dense,
+                        nt, <float*>NULL)
             else:
-                _column(&self.params, &self.v, self.rows, self.sq, self.rows[j], start, length, col, <double*>NULL)
+                _column(&self.params, &self.v, self.rows, self.sq, self.rows[j], start, length, col, self.dense,
+                        nt, <double*>NULL)
             self.n_filled += length - start
             self.length[j] = length
         _lru_insert(self.prev, self.next, self.l, j)

@@ -320,3 +320,33 @@ def test_tiny_problems():
             c.column(*bad)
     with pytest.raises(ValueError, match="out of range"):
         c.swap_index(0, 60)
+
+
+@pytest.mark.parametrize("p", PARAMS, ids=IDS)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_columns_bit_for_bit_with_the_merge_and_any_threads(p, dtype):
+    """A column scatters its row into a dense scratch and sums one product per entry of the other row in index
+    order: the same sum as the sorted-index merge (kernel_block's) bit for bit; with 2 OpenMP threads (long
+    columns: 3000 rows) the values are the same again."""
+    M = sparse(11, 3000, 40, density=0.4, dtype=dtype, empty=(3, 700))
+    X = view(M)
+    sq = row_sq_norms(X)
+    rows = np.arange(3000, dtype=np.int64)
+    cols = [5, 3, 1999]
+    merged = np.empty((3000, len(cols)))
+    block = np.empty((3000, 1))
+    for k, j in enumerate(cols):
+        one = M[j]
+        K.kernel_block(X, view(one.tocsr(), n_features=M.shape[1]), p, sq, sq[j:j + 1].copy(), block)
+        merged[:, k] = block[:, 0]
+    out = np.empty(3000)
+    for k, j in enumerate(cols):
+        K.kernel_column(X, rows, j, p, sq, out)
+        np.testing.assert_array_equal(out, merged[:, k])
+    one = K.KernelCache(X, rows, p, sq, 100.0, n_threads=1)
+    two = K.KernelCache(X, rows, p, sq, 100.0, n_threads=2)
+    for k, j in enumerate(cols):
+        np.testing.assert_array_equal(one.column(j, 3000), merged[:, k].astype(np.float32))
+        np.testing.assert_array_equal(two.column(j, 3000), one.column(j, 3000))
+    with pytest.raises(ValueError, match="n_threads"):
+        K.KernelCache(X, rows, p, sq, 100.0, n_threads=0)
