@@ -43,7 +43,7 @@ def test_smo_matches_twin_and_libsvm(case, cache_size):
     Cp, Cn = C * weights.get(int(first), 1.0), C * weights.get(int(other), 1.0)
     cache, QD = setup(X, kernel_type, gamma, coef0, degree, cache_size)
     alpha = np.zeros(l)
-    out = SMO.solve(cache, ys, -np.ones(l), alpha, Cp, Cn, QD, eps=1e-3)
+    out = SMO.solve(cache, ys, -np.ones(l), alpha, Cp, Cn, QD, eps=1e-3, shrinking=False)
     K = S.kernel_matrix(X, X, kernel_type=kernel_type, gamma=gamma, coef0=coef0, degree=degree)
     tw = S.solve(K, ys.astype(np.int64), Cp, Cn, eps=1e-3)
     np.testing.assert_array_equal(alpha, tw["alpha"])
