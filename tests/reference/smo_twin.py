@@ -375,8 +375,10 @@ def _rho(G, alpha, y, C):
 
 def csvc(X, labels, C=1.0, weights=None, eps=1e-3, shrinking=False, **kernel):
     """C-SVC on dense rows as LIBSVM trains a two-class problem: the first label seen is +1 (for labels {-1, +1}:
-    +1). Returns the solver's
-    dict plus the labels (in LIBSVM's order) and the decision function's sv_coef = y_i a_i over all rows."""
+    +1), and the solver sees the rows grouped by class, the +1 rows first, each class in its order (LIBSVM's
+    svm_group_classes; the order matters with shrinking, where the rebuilt gradient sums by position). Returns the
+    solver's dict (alpha and G by row) plus the labels (in LIBSVM's order) and the decision function's
+    sv_coef = y_i a_i over all rows."""
     labels = np.asarray(labels)
     first = labels[0]
     other = [v for v in labels if v != first][0]
@@ -384,8 +386,14 @@ def csvc(X, labels, C=1.0, weights=None, eps=1e-3, shrinking=False, **kernel):
         first, other = 1, -1
     y = np.where(labels == first, 1, -1)
     weights = dict(weights or {})
-    K = kernel_matrix(X, X, **kernel)
-    out = solve(K, y, C * weights.get(first, 1.0), C * weights.get(other, 1.0), eps=eps, shrinking=shrinking)
+    order = np.argsort(y < 0, kind="stable")
+    K = kernel_matrix(X, X, **kernel)[np.ix_(order, order)]
+    out = solve(K, y[order], C * weights.get(first, 1.0), C * weights.get(other, 1.0), eps=eps,
+                shrinking=shrinking)
+    for key in ("alpha", "G"):
+        by_row = np.empty_like(out[key])
+        by_row[order] = out[key]
+        out[key] = by_row
     out["labels"] = [first, other]
     out["y"] = y
     out["sv_coef"] = y * out["alpha"]
