@@ -117,7 +117,7 @@ def grouped_case(name):
 def full_gradient(K, ys, alpha):
     """Q alpha - 1 in NumPy, Q in float32 as the solver's, and a tolerance for the order of its sums."""
     Q32 = (ys[:, None] * ys[None, :] * K).astype(np.float32).astype(np.float64)
-    return Q32 @ alpha - 1.0, 1e-12 * np.abs(Q32).sum(1).max() * max(1.0, alpha.max())
+    return (Q32 * alpha[None, :]).sum(1) - 1.0, 1e-12 * np.abs(Q32).sum(1).max() * max(1.0, alpha.max())
 
 
 def violation(ys, C, alpha, G):

@@ -1,6 +1,6 @@
-"""NumPy twin of the generic SMO that issue 15 puts in cext/ (LIBSVM's Solver, without shrinking), for tiny
-problems: the reference the C kernel is tested against, and itself tested against libsvm-official
-(tests/test_smo_twin.py).
+"""NumPy twin of the generic SMO that issue 15 puts in cext/ (LIBSVM's Solver, without shrinking and, in the class
+Shrinking, with it), for small problems: the reference the C kernel is tested against, and itself tested against
+libsvm-official (tests/test_smo_twin.py).
 
 Problem (Chang and Lin, "LIBSVM: a library for support vector machines", ACM TIST 2011, section 4.1):
     min_a  f(a) = 1/2 a'Qa + p'a   subject to  y'a = Delta,  0 <= a_i <= C_i,   y_i in {-1, +1},
@@ -17,6 +17,9 @@ to the box (LIBSVM's two cases, y_i != y_j and y_i == y_j), and G moves by the t
 m(a) - M(a) < eps, M(a) = min { -y_t G_t : t in I_low } (LIBSVM's Gmax + Gmax2 < eps), or when I_low has no
 candidate. rho is LIBSVM's: the mean of y_t G_t over the free a_t, else the middle of its bounds. Q is held in
 float32, as LIBSVM's cache holds it (Qfloat); G and a in float64.
+
+Shrinking (LIBSVM's -h 1, Chang and Lin 2011 section 5.1): see the class Shrinking. The loops of solve() and
+Shrinking.select are written independently (one by index, one vectorized); the tests hold them to LIBSVM each.
 """
 import math
 
@@ -242,7 +245,8 @@ class Shrinking:
             arr[a], arr[b] = arr[b], arr[a]
 
     def select(self, n):
-        """The working pair over positions 0..n-1 (the -h 0 rule): (i, j, m - M), j = -1 when optimal."""
+        """The working pair over positions 0..n-1 (solve's rule, vectorized: the last of equal values wins, as
+        LIBSVM's >= and <=): (i, j, m - M), j = -1 when optimal."""
         y, G, st = self.y[:n], self.G[:n], self.status[:n]
         up = ((y > 0) & (st != UPPER)) | ((y < 0) & (st != LOWER))
         low = ((y > 0) & (st != LOWER)) | ((y < 0) & (st != UPPER))
