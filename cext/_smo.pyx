@@ -24,8 +24,11 @@
 # set meets the stopping rule, G is rebuilt, active_size = l and the rule is checked over every variable: the
 # solver stops, or goes on and shrinks at the next iteration. After max_iter pairs, G is rebuilt too. rho is
 # summed by position, as LIBSVM's; alpha and G are given back by the caller's order, and the cache is put back in
-# the order it came in. The NumPy twin is tests/reference/smo_twin.py (Shrinking for -h 1); with the same kernel
-# values and the same order of rows the two agree bit for bit.
+# the order it came in. G_bar is kept only with shrinking (only reconstruct_gradient reads it): without, the loop is
+# LIBSVM's -h 0 one, column for column. The NumPy twin is tests/reference/smo_twin.py (Shrinking for -h 1); with
+# the same kernel values and the same order of rows the two agree bit for bit. With shrinking the order of the rows
+# matters beyond ties (the rebuilt G is summed by position and its last bits can change the path): to follow
+# libsvm-official's own run, give the rows in its order (svm_train groups them by class, the first class first).
 from libc.math cimport INFINITY
 from libc.stdint cimport int64_t
 from libc.stdlib cimport malloc, free
