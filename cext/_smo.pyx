@@ -1,17 +1,34 @@
-# The generic SMO of the kernel SVMs (issue 15): LIBSVM's Solver (Chang & Lin, "LIBSVM: a library for support
-# vector machines", ACM TIST 2(3), 2011, section 4; Fan, Chen & Lin, "Working set selection using second order
-# information for training SVM", JMLR 6, 2005, WSS 2). This first version has no shrinking (LIBSVM's -h 0).
+# The generic SMO of the kernel SVMs (issue 15): LIBSVM 3.x's Solver (Chang & Lin, "LIBSVM: a library for support
+# vector machines", ACM TIST 2(3), 2011, sections 4 and 5.1; Fan, Chen & Lin, "Working set selection using second
+# order information for training SVM", JMLR 6, 2005, WSS 2), with or without shrinking (LIBSVM's -h 1 / -h 0).
 #
 # Problem:  min_a  f(a) = 1/2 a'Qa + p'a   subject to  y'a = Delta,  0 <= a_i <= C_i,   y_i in {-1, +1},
 # Q_ij = y_i y_j K(x_i, x_j), from the kernel columns of cext/_kernel.pyx's KernelCache (float, as LIBSVM's
 # Qfloat); QD_i = K_ii in double. The start a must be feasible; G = Qa + p is formed from it.
 # Working pair: i = argmax {-y_t G_t : t in I_up}, I_up = {y_t = +1, a_t < C_t} u {y_t = -1, a_t > 0}; j = argmin of
 # -b_t^2 / a_t over t in I_low = {y_t = +1, a_t > 0} u {y_t = -1, a_t < C_t} with b_t = -y_i G_i + y_t G_t > 0 and
-# a_t = K_ii + K_tt - 2 K_it (TAU when not positive); ties to the later index, as LIBSVM's loops.
+# a_t = K_ii + K_tt - 2 K_it (TAU when not positive); ties to the later position, as LIBSVM's loops.
 # Update: the pair's sub-problem solved exactly and clipped to the box (LIBSVM's cases for y_i != y_j and
 # y_i == y_j); G moves by the two columns. Stop: m(a) - M(a) < eps (LIBSVM's Gmax + Gmax2 < eps) or no j, or after
 # max_iter pairs. rho (the decision function's -b): the mean of y_t G_t over the free a_t, else the middle of its
-# bounds. The NumPy twin is tests/reference/smo_twin.py; with the same kernel values the two agree bit for bit.
+# bounds.
+# Shrinking (Chang & Lin 2011, section 5.1): the variables live at positions (LIBSVM's swap_index exchanges two
+# positions in y, p, alpha, its status, G, G_bar, QD, active_set and the cache's order), and only the first
+# active_size positions are selected from, updated in G and checked by the stopping rule. Every min(l, 1000)
+# iterations do_shrinking takes m = max {-y_t G_t : I_up} and M' = max {y_t G_t : I_low} over the active set and
+# moves behind active_size each bounded variable that could not be selected (at the upper bound: -G_t > m for
+# y = +1, -G_t > M' for y = -1; at the lower bound: G_t > M' for y = +1, G_t > m for y = -1); the first time
+# m + M' <= 10 eps it first brings every variable back (unshrink, once). G of the shrunk positions is rebuilt from
+# G_bar_k = sum {C_t Q_kt : a_t at its upper bound} (kept up to date with a full column whenever a variable
+# reaches or leaves its upper bound) plus p_k plus the free a_t's terms (reconstruct_gradient). When the active
+# set meets the stopping rule, G is rebuilt, active_size = l and the rule is checked over every variable: the
+# solver stops, or goes on and shrinks at the next iteration. After max_iter pairs, G is rebuilt too. rho is
+# summed by position, as LIBSVM's; alpha and G are given back by the caller's order, and the cache is put back in
+# the order it came in. G_bar is kept only with shrinking (only reconstruct_gradient reads it): without, the loop is
+# LIBSVM's -h 0 one, column for column. The NumPy twin is tests/reference/smo_twin.py (Shrinking for -h 1); with
+# the same kernel values and the same order of rows the two agree bit for bit. With shrinking the order of the rows
+# matters beyond ties (the rebuilt G is summed by position and its last bits can change the path): to follow
+# libsvm-official's own run, give the rows in its order (svm_train groups them by class, the first class first).
 from libc.math cimport INFINITY
 from libc.stdint cimport int64_t
 from libc.stdlib cimport malloc, free
@@ -22,145 +39,361 @@ from llsvm._ext._kernel cimport KernelCache
 
 cdef double TAU = 1e-12
 
-
-cdef inline bint _up(int y, double a, double C) noexcept nogil:
-    return (y > 0 and a < C) or (y < 0 and a > 0.0)
-
-
-cdef inline bint _low(int y, double a, double C) noexcept nogil:
-    return (y > 0 and a > 0.0) or (y < 0 and a < C)
+cdef enum:
+    LOWER_BOUND = 0
+    UPPER_BOUND = 1
+    FREE = 2
 
 
-cdef int64_t _solve(KernelCache cache, int64_t l, const signed char* y, const double* QD, const double* C,
-                    double* alpha, double* G, double eps, int64_t max_iter, double* gap_out) noexcept nogil:
-    cdef int64_t it = 0, i, j, t
-    cdef double Gmax, Gmax2, diff, quad, obj, best, delta, old_i, old_j, dai, daj, total, Qij
-    cdef const float* Qi
-    cdef const float* Qj
-    cdef double Ci, Cj
-    cdef int yi, yj
-    gap_out[0] = INFINITY
-    while it < max_iter:
-        # i: the largest -y_t G_t over I_up
-        Gmax = -INFINITY
-        i = -1
-        for t in range(l):
-            if y[t] > 0:
-                if alpha[t] < C[t] and -G[t] >= Gmax:
-                    Gmax = -G[t]
-                    i = t
-            elif alpha[t] > 0.0 and G[t] >= Gmax:
-                Gmax = G[t]
+cdef struct Work:
+    # the solver's arrays by position (active_set[k]: the caller's index at position k)
+    int64_t l
+    int64_t active_size
+    signed char* y
+    double* p
+    double* alpha
+    double* G
+    double* G_bar
+    double* QD
+    char* status
+    int64_t* active_set
+    double Cp
+    double Cn
+    double eps
+    bint unshrink
+    # statistics
+    int64_t n_shrink
+    int64_t min_active
+
+
+cdef inline double _C(const Work* w, int64_t t) noexcept nogil:
+    return w.Cp if w.y[t] > 0 else w.Cn
+
+
+cdef inline void _update_status(Work* w, int64_t t) noexcept nogil:
+    if w.alpha[t] >= _C(w, t):
+        w.status[t] = UPPER_BOUND
+    elif w.alpha[t] <= 0.0:
+        w.status[t] = LOWER_BOUND
+    else:
+        w.status[t] = FREE
+
+
+cdef inline double _q(const signed char* y, int64_t i, int64_t t, const float* Ki) noexcept nogil:
+    """Q_it = y_i y_t K_it as LIBSVM's float, widened (Ki: the cache's column i)."""
+    return <double>(<float>(y[i] * y[t]) * Ki[t])
+
+
+cdef bint _select(KernelCache cache, Work* w, int64_t n, int64_t* out_i, int64_t* out_j,
+                  double* gap_out) noexcept nogil:
+    """The working pair over positions [0, n); True (optimal) when m - M < eps or there is no j."""
+    cdef int64_t i = -1, j = -1, t
+    cdef double Gmax = -INFINITY, Gmax2 = -INFINITY, best = INFINITY, diff, quad, obj
+    cdef const signed char* y = w.y
+    cdef const double* G = w.G
+    cdef const char* st = w.status
+    cdef const float* Ki = NULL
+    # i: the largest -y_t G_t over I_up
+    for t in range(n):
+        if y[t] > 0:
+            if st[t] != UPPER_BOUND and -G[t] >= Gmax:
+                Gmax = -G[t]
                 i = t
-        Gmax2 = -INFINITY
-        j = -1
-        best = INFINITY
-        Qi = NULL
-        if i >= 0:
-            Qi = cache.get_column(i, l)
-        for t in range(l):
-            if y[t] > 0:
-                if not alpha[t] > 0.0:
-                    continue
-                diff = Gmax + G[t]
-                if G[t] >= Gmax2:
-                    Gmax2 = G[t]
-            else:
-                if not alpha[t] < C[t]:
-                    continue
-                diff = Gmax - G[t]
-                if -G[t] >= Gmax2:
-                    Gmax2 = -G[t]
-            if diff > 0.0 and i >= 0:
-                # K_ii + K_tt - 2 K_it, with Q_it = y_i y_t K_it formed as LIBSVM does
-                quad = QD[i] + QD[t] - 2.0 * y[t] * y[i] * <double>(<float>(y[i] * y[t]) * Qi[t])
-                obj = -(diff * diff) / (quad if quad > 0.0 else TAU)
-                if obj <= best:
-                    best = obj
-                    j = t
-        gap_out[0] = Gmax + Gmax2
-        if Gmax + Gmax2 < eps or j < 0:
-            break
+        elif st[t] != LOWER_BOUND and G[t] >= Gmax:
+            Gmax = G[t]
+            i = t
+    if i >= 0:
+        Ki = cache.get_column(i, n)
+    for t in range(n):
+        if y[t] > 0:
+            if st[t] == LOWER_BOUND:
+                continue
+            diff = Gmax + G[t]
+            if G[t] >= Gmax2:
+                Gmax2 = G[t]
+        else:
+            if st[t] == UPPER_BOUND:
+                continue
+            diff = Gmax - G[t]
+            if -G[t] >= Gmax2:
+                Gmax2 = -G[t]
+        if diff > 0.0 and i >= 0:
+            # K_ii + K_tt - 2 K_it, with Q_it = y_i y_t K_it formed as LIBSVM does
+            quad = w.QD[i] + w.QD[t] - 2.0 * y[t] * y[i] * _q(y, i, t, Ki)
+            obj = -(diff * diff) / (quad if quad > 0.0 else TAU)
+            if obj <= best:
+                best = obj
+                j = t
+    gap_out[0] = Gmax + Gmax2
+    out_i[0] = i
+    out_j[0] = j
+    return Gmax + Gmax2 < w.eps or j < 0
+
+
+cdef double _violation(const Work* w) noexcept nogil:
+    """m(a) - M(a) over every position (no kernel column)."""
+    cdef double Gmax = -INFINITY, Gmax2 = -INFINITY
+    cdef int64_t t
+    for t in range(w.l):
+        if w.y[t] > 0:
+            if w.status[t] != UPPER_BOUND and -w.G[t] > Gmax:
+                Gmax = -w.G[t]
+            if w.status[t] != LOWER_BOUND and w.G[t] > Gmax2:
+                Gmax2 = w.G[t]
+        else:
+            if w.status[t] != LOWER_BOUND and w.G[t] > Gmax:
+                Gmax = w.G[t]
+            if w.status[t] != UPPER_BOUND and -w.G[t] > Gmax2:
+                Gmax2 = -w.G[t]
+    return Gmax + Gmax2
+
+
+cdef void _update_pair(Work* w, int64_t i, int64_t j, double Qij) noexcept nogil:
+    """LIBSVM's exact solution of the pair's sub-problem, clipped to the box."""
+    cdef double* alpha = w.alpha
+    cdef const double* G = w.G
+    cdef double Ci = _C(w, i), Cj = _C(w, j), quad, delta, diff, total
+    if w.y[i] != w.y[j]:
+        quad = w.QD[i] + w.QD[j] + 2.0 * Qij
+        delta = (-G[i] - G[j]) / (quad if quad > 0.0 else TAU)
+        diff = alpha[i] - alpha[j]
+        alpha[i] += delta
+        alpha[j] += delta
+        if diff > 0.0:
+            if alpha[j] < 0.0:
+                alpha[j] = 0.0
+                alpha[i] = diff
+        elif alpha[i] < 0.0:
+            alpha[i] = 0.0
+            alpha[j] = -diff
+        if diff > Ci - Cj:
+            if alpha[i] > Ci:
+                alpha[i] = Ci
+                alpha[j] = Ci - diff
+        elif alpha[j] > Cj:
+            alpha[j] = Cj
+            alpha[i] = Cj + diff
+    else:
+        quad = w.QD[i] + w.QD[j] - 2.0 * Qij
+        delta = (G[i] - G[j]) / (quad if quad > 0.0 else TAU)
+        total = alpha[i] + alpha[j]
+        alpha[i] -= delta
+        alpha[j] += delta
+        if total > Ci:
+            if alpha[i] > Ci:
+                alpha[i] = Ci
+                alpha[j] = total - Ci
+        elif alpha[j] < 0.0:
+            alpha[j] = 0.0
+            alpha[i] = total
+        if total > Cj:
+            if alpha[j] > Cj:
+                alpha[j] = Cj
+                alpha[i] = total - Cj
+        elif alpha[i] < 0.0:
+            alpha[i] = 0.0
+            alpha[j] = total
+
+
+cdef void _swap(KernelCache cache, Work* w, int64_t i, int64_t j) noexcept nogil:
+    """LIBSVM's swap_index: positions i and j exchanged in every array and in the cache."""
+    cdef signed char c
+    cdef char s
+    cdef double d
+    cdef int64_t k
+    cache.swap(i, j)
+    c = w.y[i]; w.y[i] = w.y[j]; w.y[j] = c
+    d = w.G[i]; w.G[i] = w.G[j]; w.G[j] = d
+    s = w.status[i]; w.status[i] = w.status[j]; w.status[j] = s
+    d = w.alpha[i]; w.alpha[i] = w.alpha[j]; w.alpha[j] = d
+    d = w.p[i]; w.p[i] = w.p[j]; w.p[j] = d
+    k = w.active_set[i]; w.active_set[i] = w.active_set[j]; w.active_set[j] = k
+    d = w.G_bar[i]; w.G_bar[i] = w.G_bar[j]; w.G_bar[j] = d
+    d = w.QD[i]; w.QD[i] = w.QD[j]; w.QD[j] = d
+
+
+cdef void _reconstruct_gradient(KernelCache cache, Work* w) noexcept nogil:
+    """G of the shrunk positions [active_size, l) from G_bar, p and the free variables. Two loops as LIBSVM's
+    (by shrunk column when the free variables are many, else by free column); Q is symmetric, so both add the
+    same terms in the same order (the free positions ascending)."""
+    cdef int64_t a = w.active_size, l = w.l, i, j, nr_free = 0
+    cdef const float* Ki
+    cdef double alpha_i
+    if a == l:
+        return
+    for j in range(a, l):
+        w.G[j] = w.G_bar[j] + w.p[j]
+    for j in range(a):
+        if w.status[j] == FREE:
+            nr_free += 1
+    if nr_free * l > 2 * a * (l - a):
+        for i in range(a, l):
+            Ki = cache.get_column(i, a)
+            for j in range(a):
+                if w.status[j] == FREE:
+                    w.G[i] += w.alpha[j] * _q(w.y, i, j, Ki)
+    else:
+        for i in range(a):
+            if w.status[i] == FREE:
+                Ki = cache.get_column(i, l)
+                alpha_i = w.alpha[i]
+                for j in range(a, l):
+                    w.G[j] += alpha_i * _q(w.y, i, j, Ki)
+
+
+cdef inline bint _be_shrunk(const Work* w, int64_t t, double Gmax1, double Gmax2) noexcept nogil:
+    if w.status[t] == UPPER_BOUND:
+        if w.y[t] > 0:
+            return -w.G[t] > Gmax1
+        return -w.G[t] > Gmax2
+    if w.status[t] == LOWER_BOUND:
+        if w.y[t] > 0:
+            return w.G[t] > Gmax2
+        return w.G[t] > Gmax1
+    return False
+
+
+cdef void _do_shrinking(KernelCache cache, Work* w) noexcept nogil:
+    cdef double Gmax1 = -INFINITY, Gmax2 = -INFINITY    # max -y_t G_t over I_up, max y_t G_t over I_low
+    cdef int64_t t
+    w.n_shrink += 1
+    for t in range(w.active_size):
+        if w.y[t] > 0:
+            if w.status[t] != UPPER_BOUND and -w.G[t] >= Gmax1:
+                Gmax1 = -w.G[t]
+            if w.status[t] != LOWER_BOUND and w.G[t] >= Gmax2:
+                Gmax2 = w.G[t]
+        else:
+            if w.status[t] != UPPER_BOUND and -w.G[t] >= Gmax2:
+                Gmax2 = -w.G[t]
+            if w.status[t] != LOWER_BOUND and w.G[t] >= Gmax1:
+                Gmax1 = w.G[t]
+    if not w.unshrink and Gmax1 + Gmax2 <= w.eps * 10:
+        w.unshrink = True
+        _reconstruct_gradient(cache, w)
+        w.active_size = w.l
+    t = 0
+    while t < w.active_size:               # active_size shrinks as the loop goes (LIBSVM's for loop)
+        if _be_shrunk(w, t, Gmax1, Gmax2):
+            w.active_size -= 1
+            while w.active_size > t:
+                if not _be_shrunk(w, w.active_size, Gmax1, Gmax2):
+                    _swap(cache, w, t, w.active_size)
+                    break
+                w.active_size -= 1
+        t += 1
+    if w.active_size < w.min_active:
+        w.min_active = w.active_size
+
+
+cdef void _bar_column(KernelCache cache, Work* w, int64_t i, double sign) noexcept nogil:
+    """G_bar += sign C_i Q_i (a variable reaching, sign +1, or leaving, sign -1, its upper bound)."""
+    cdef const float* Ki = cache.get_column(i, w.l)
+    cdef double Ci = _C(w, i)
+    cdef int64_t k
+    if sign > 0:
+        for k in range(w.l):
+            w.G_bar[k] += Ci * _q(w.y, i, k, Ki)
+    else:
+        for k in range(w.l):
+            w.G_bar[k] -= Ci * _q(w.y, i, k, Ki)
+
+
+cdef int64_t _solve(KernelCache cache, Work* w, int64_t max_iter, bint shrinking, double* gap_out,
+                    bint* converged) noexcept nogil:
+    cdef int64_t it = 0, i, j, t, n, l = w.l
+    cdef int64_t counter = (l if l < 1000 else 1000) + 1
+    cdef double old_i, old_j, dai, daj
+    cdef const float* Ki
+    cdef const float* Kj
+    cdef const signed char* y = w.y
+    cdef double* G = w.G
+    cdef signed char yi, yj
+    cdef bint ui, uj
+    gap_out[0] = INFINITY
+    converged[0] = False
+    while it < max_iter:
+        counter -= 1
+        if counter == 0:
+            counter = l if l < 1000 else 1000
+            if shrinking:
+                _do_shrinking(cache, w)
+        if _select(cache, w, w.active_size, &i, &j, gap_out):
+            if w.active_size == l:          # nothing shrunk: the check over every variable is this one
+                converged[0] = True
+                break
+            _reconstruct_gradient(cache, w)
+            w.active_size = l
+            if _select(cache, w, l, &i, &j, gap_out):
+                converged[0] = True
+                break
+            counter = 1                     # shrink at the next iteration
         it += 1
-        Qj = cache.get_column(j, l)       # Qi stays valid: the cache holds at least two columns
+        n = w.active_size
+        Ki = cache.get_column(i, n)
+        Kj = cache.get_column(j, n)         # Ki stays valid: the cache holds at least two columns
         yi = y[i]
         yj = y[j]
-        Ci = C[i]
-        Cj = C[j]
-        old_i = alpha[i]
-        old_j = alpha[j]
-        Qij = <double>(<float>(yi * yj) * Qi[j])
-        if yi != yj:
-            quad = QD[i] + QD[j] + 2.0 * Qij
-            delta = (-G[i] - G[j]) / (quad if quad > 0.0 else TAU)
-            diff = alpha[i] - alpha[j]
-            alpha[i] += delta
-            alpha[j] += delta
-            if diff > 0.0:
-                if alpha[j] < 0.0:
-                    alpha[j] = 0.0
-                    alpha[i] = diff
-            elif alpha[i] < 0.0:
-                alpha[i] = 0.0
-                alpha[j] = -diff
-            if diff > Ci - Cj:
-                if alpha[i] > Ci:
-                    alpha[i] = Ci
-                    alpha[j] = Ci - diff
-            elif alpha[j] > Cj:
-                alpha[j] = Cj
-                alpha[i] = Cj + diff
-        else:
-            quad = QD[i] + QD[j] - 2.0 * Qij
-            delta = (G[i] - G[j]) / (quad if quad > 0.0 else TAU)
-            total = alpha[i] + alpha[j]
-            alpha[i] -= delta
-            alpha[j] += delta
-            if total > Ci:
-                if alpha[i] > Ci:
-                    alpha[i] = Ci
-                    alpha[j] = total - Ci
-            elif alpha[j] < 0.0:
-                alpha[j] = 0.0
-                alpha[i] = total
-            if total > Cj:
-                if alpha[j] > Cj:
-                    alpha[j] = Cj
-                    alpha[i] = total - Cj
-            elif alpha[i] < 0.0:
-                alpha[i] = 0.0
-                alpha[j] = total
-        dai = alpha[i] - old_i
-        daj = alpha[j] - old_j
-        for t in range(l):
-            G[t] += <double>(<float>(yi * y[t]) * Qi[t]) * dai + <double>(<float>(yj * y[t]) * Qj[t]) * daj
+        old_i = w.alpha[i]
+        old_j = w.alpha[j]
+        _update_pair(w, i, j, _q(y, i, j, Ki))
+        dai = w.alpha[i] - old_i
+        daj = w.alpha[j] - old_j
+        for t in range(n):
+            G[t] += <double>(<float>(yi * y[t]) * Ki[t]) * dai + <double>(<float>(yj * y[t]) * Kj[t]) * daj
+        ui = w.status[i] == UPPER_BOUND
+        uj = w.status[j] == UPPER_BOUND
+        _update_status(w, i)
+        _update_status(w, j)
+        if shrinking:                       # G_bar is read only by reconstruct_gradient
+            if ui != (w.status[i] == UPPER_BOUND):
+                _bar_column(cache, w, i, -1.0 if ui else 1.0)
+            if uj != (w.status[j] == UPPER_BOUND):
+                _bar_column(cache, w, j, -1.0 if uj else 1.0)
+    if not converged[0] and shrinking:
+        # max_iter pairs: every G rebuilt, and the gap is the one at the end over every variable (the last
+        # check saw the active set before the last pair)
+        _reconstruct_gradient(cache, w)
+        w.active_size = l
+        gap_out[0] = _violation(w)
     return it
 
 
-cdef void _start_gradient(KernelCache cache, int64_t l, const signed char* y, const double* alpha,
-                          const int64_t* nz, int64_t n_nz, double* G) noexcept nogil:
-    """G += Q a for a start a (its non-zero entries nz): one kernel column each."""
-    cdef int64_t k, t
+cdef void _start_gradient(KernelCache cache, Work* w, bint shrinking) noexcept nogil:
+    """G = p + Q a and G_bar = sum C_i Q_i over the a_i at the upper bound: one kernel column per non-zero a_i,
+    in order (LIBSVM's start)."""
+    cdef int64_t i, t, l = w.l
     cdef const float* col
-    for k in range(n_nz):
-        col = cache.get_column(nz[k], l)
+    cdef double Ci
+    for t in range(l):
+        w.G[t] = w.p[t]
+        w.G_bar[t] = 0.0
+    for i in range(l):
+        if w.status[i] == LOWER_BOUND:
+            continue
+        col = cache.get_column(i, l)
         for t in range(l):
-            G[t] += <double>(<float>(y[nz[k]] * y[t]) * col[t]) * alpha[nz[k]]
+            w.G[t] += _q(w.y, i, t, col) * w.alpha[i]
+        if shrinking and w.status[i] == UPPER_BOUND:
+            Ci = _C(w, i)
+            for t in range(l):
+                w.G_bar[t] += Ci * _q(w.y, i, t, col)
 
 
-cdef double _rho(int64_t l, const signed char* y, const double* C, const double* alpha, const double* G) noexcept nogil:
+cdef double _rho(const Work* w) noexcept nogil:
+    """By position, over every variable (LIBSVM's calculate_rho)."""
     cdef double ub = INFINITY, lb = -INFINITY, total = 0.0, yG
     cdef int64_t t, n_free = 0
-    for t in range(l):
-        yG = y[t] * G[t]
-        if alpha[t] >= C[t]:
-            if y[t] < 0:
+    for t in range(w.l):
+        yG = w.y[t] * w.G[t]
+        if w.status[t] == UPPER_BOUND:
+            if w.y[t] < 0:
                 if yG < ub:
                     ub = yG
             elif yG > lb:
                 lb = yG
-        elif alpha[t] <= 0.0:
-            if y[t] > 0:
+        elif w.status[t] == LOWER_BOUND:
+            if w.y[t] > 0:
                 if yG < ub:
                     ub = yG
             elif yG > lb:
@@ -172,13 +405,18 @@ cdef double _rho(int64_t l, const signed char* y, const double* C, const double*
 
 
 def solve(KernelCache cache not None, const signed char[::1] y, const double[::1] p, double[::1] alpha,
-          double Cp, double Cn, const double[::1] QD, double eps=1e-3, max_iter=None):
-    """LIBSVM's Solver (no shrinking) on the cache's l-row problem: labels y (+1/-1), linear term p, box C_i = Cp
-    or Cn, QD the kernel's diagonal (kernel_diag). alpha is the feasible start and receives the solution.
+          double Cp, double Cn, const double[::1] QD, double eps=1e-3, max_iter=None, bint shrinking=True):
+    """LIBSVM's Solver on the cache's l-row problem, in the cache's current order: labels y (+1/-1), linear term
+    p, box C_i = Cp or Cn, QD the kernel's diagonal (kernel_diag). alpha is the feasible start and receives the
+    solution. shrinking: LIBSVM's -h 1 (the default, as LIBSVM's) or -h 0. The cache is given back in the order
+    it came in.
 
-    Returns a dict: n_iter, rho, obj (f at the solution, LIBSVM's sum a_t (G_t + p_t) / 2), gap (m(a) - M(a) at
-    the end), G (the final gradient) and converged (False when max_iter pairs were made first)."""
-    cdef int64_t l = cache.l, n_iter
+    Returns a dict: n_iter, rho, obj (f at the solution, LIBSVM's sum a_t (G_t + p_t) / 2), gap (m(a) - M(a) over
+    every variable at the last check; after max_iter pairs without shrinking, the check before the last pair), G
+    (the final gradient), converged (False when max_iter pairs were made first), n_shrink (do_shrinking calls),
+    min_active_size (the smallest active set they left; l if none) and unshrunk (whether the one-time unshrink at
+    m - M <= 10 eps happened)."""
+    cdef int64_t l = cache.l, n_iter = 0, k
     if y.shape[0] != l or p.shape[0] != l or alpha.shape[0] != l or QD.shape[0] != l:
         raise ValueError(f"y, p, alpha and QD must have the cache's {l} entries")
     if not (Cp >= 0 and Cn >= 0):
@@ -191,17 +429,69 @@ def solve(KernelCache cache not None, const signed char[::1] y, const double[::1
     if np.any(a0 < 0) or np.any(a0 > Cv):
         raise ValueError("the start alpha is outside the box")
     cdef int64_t limit = max(10_000_000, 100 * l) if max_iter is None else int(max_iter)
-    cdef double[::1] C = np.ascontiguousarray(Cv, dtype=np.float64)
-    cdef double[::1] G = np.array(p, dtype=np.float64)
-    cdef double gap = INFINITY
-    cdef int64_t[::1] nz = np.flatnonzero(a0).astype(np.int64)
+    cdef double[::1] G_out = np.empty(l, dtype=np.float64)
+    cdef double gap = INFINITY, rho = 0.0
+    cdef bint converged = False
+    cdef Work w
     if l == 0:
-        return {"n_iter": 0, "rho": 0.0, "obj": 0.0, "gap": 0.0, "G": np.asarray(G), "converged": True}
-    with nogil:
-        _start_gradient(cache, l, &y[0], &alpha[0], &nz[0] if nz.shape[0] else NULL, nz.shape[0], &G[0])
-        n_iter = _solve(cache, l, &y[0], &QD[0], &C[0], &alpha[0], &G[0], eps, limit, &gap)
-        rho = _rho(l, &y[0], &C[0], &alpha[0], &G[0])
-    Gn = np.asarray(G)
+        return {"n_iter": 0, "rho": 0.0, "obj": 0.0, "gap": 0.0, "G": np.asarray(G_out), "converged": True,
+                "n_shrink": 0, "min_active_size": 0, "unshrunk": False}
+    w.l = l
+    w.active_size = l
+    w.Cp = Cp
+    w.Cn = Cn
+    w.eps = eps
+    w.unshrink = False
+    w.n_shrink = 0
+    w.min_active = l
+    w.y = <signed char*>malloc(l * sizeof(signed char))
+    w.status = <char*>malloc(l * sizeof(char))
+    w.p = <double*>malloc(l * sizeof(double))
+    w.alpha = <double*>malloc(l * sizeof(double))
+    w.G = <double*>malloc(l * sizeof(double))
+    w.G_bar = <double*>malloc(l * sizeof(double))
+    w.QD = <double*>malloc(l * sizeof(double))
+    w.active_set = <int64_t*>malloc(l * sizeof(int64_t))
+    try:
+        if (w.y == NULL or w.status == NULL or w.p == NULL or w.alpha == NULL or w.G == NULL or w.G_bar == NULL
+                or w.QD == NULL or w.active_set == NULL):
+            raise MemoryError(f"SMO: the work arrays for {l} variables could not be allocated")
+        with nogil:
+            for k in range(l):
+                w.y[k] = y[k]
+                w.p[k] = p[k]
+                w.alpha[k] = alpha[k]
+                w.QD[k] = QD[k]
+                w.active_set[k] = k
+                _update_status(&w, k)
+            _start_gradient(cache, &w, shrinking)
+            n_iter = _solve(cache, &w, limit, shrinking, &gap, &converged)
+            rho = _rho(&w)
+            # the solution by the caller's order; the cache back in its order (LIBSVM leaves it permuted)
+            for k in range(l):
+                alpha[w.active_set[k]] = w.alpha[k]
+                G_out[w.active_set[k]] = w.G[k]
+            for k in range(l):
+                while w.active_set[k] != k:
+                    cache.swap(k, w.active_set[k])
+                    _swap_int(w.active_set, k, w.active_set[k])
+    finally:
+        free(w.y)
+        free(w.status)
+        free(w.p)
+        free(w.alpha)
+        free(w.G)
+        free(w.G_bar)
+        free(w.QD)
+        free(w.active_set)
+    Gn = np.asarray(G_out)
     obj = 0.5 * float(np.asarray(alpha) @ (Gn + np.asarray(p)))
     return {"n_iter": int(n_iter), "rho": float(rho), "obj": obj, "gap": float(gap), "G": Gn,
-            "converged": bool(gap < eps or n_iter < limit)}
+            "converged": bool(converged), "n_shrink": int(w.n_shrink), "min_active_size": int(w.min_active),
+            "unshrunk": bool(w.unshrink)}
+
+
+cdef inline void _swap_int(int64_t* a, int64_t i, int64_t j) noexcept nogil:
+    cdef int64_t t = a[i]
+    a[i] = a[j]
+    a[j] = t

@@ -1,6 +1,9 @@
-"""cext/_smo.pyx, LIBSVM's Solver without shrinking, over the kernel cache: against its NumPy twin
-(tests/reference/smo_twin.py) bit for bit on tiny dense problems, against libsvm-official (-h 0) to 1e-9 of C, with
-a cache too small for the problem, and from a feasible start other than 0."""
+"""cext/_smo.pyx, LIBSVM's Solver over the kernel cache, without shrinking (-h 0) and with it (-h 1, the default):
+against its NumPy twin (tests/reference/smo_twin.py) bit for bit on tiny dense problems and on two larger ones where
+shrinking takes variables out several times and unshrinks, against libsvm-official (-h 0 / -h 1) to 1e-9 of C, with
+a cache too small for the problem (two columns), after max_iter pairs, and from a feasible start other than 0."""
+import functools
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -10,7 +13,7 @@ from llsvm._ext import _smo as SMO
 from llsvm._ext._rowops import row_sq_norms
 from llsvm.dataset import CSRDataset
 from reference import smo_twin as S
-from test_smo_twin import CASES, libsvm_coef, libsvm_train, problem
+from test_smo_twin import BIG, CASES, libsvm_coef, libsvm_train, problem
 
 
 def setup(X, kernel_type, gamma, coef0, degree, cache_size=100.0):
@@ -43,7 +46,7 @@ def test_smo_matches_twin_and_libsvm(case, cache_size):
     Cp, Cn = C * weights.get(int(first), 1.0), C * weights.get(int(other), 1.0)
     cache, QD = setup(X, kernel_type, gamma, coef0, degree, cache_size)
     alpha = np.zeros(l)
-    out = SMO.solve(cache, ys, -np.ones(l), alpha, Cp, Cn, QD, eps=1e-3)
+    out = SMO.solve(cache, ys, -np.ones(l), alpha, Cp, Cn, QD, eps=1e-3, shrinking=False)
     K = S.kernel_matrix(X, X, kernel_type=kernel_type, gamma=gamma, coef0=coef0, degree=degree)
     tw = S.solve(K, ys.astype(np.int64), Cp, Cn, eps=1e-3)
     np.testing.assert_array_equal(alpha, tw["alpha"])
@@ -89,3 +92,128 @@ def test_smo_refusals():
     bad[0] = 0
     with pytest.raises(ValueError):
         SMO.solve(cache, bad, -np.ones(20), np.zeros(20), 1.0, 1.0, QD)
+
+
+ALL = {**CASES, **BIG}
+
+
+@functools.lru_cache(maxsize=None)
+def grouped_case(name):
+    """A case in LIBSVM's order (the rows grouped by class, +1 first: svm_group_classes), with the twin's -h 1
+    solution: (X, y, ys, Cp, Cn, K, twin dict), X, y, ys and K in that order."""
+    seed, l, n, kernel_type, gamma, coef0, degree, C, weights = ALL[name]
+    X, y = problem(seed, l, n)
+    ys = signs(y)
+    order = np.argsort(ys < 0, kind="stable")
+    X, y, ys = X[order], y[order], ys[order]
+    weights = weights or {}
+    first, other = y[ys == 1][0], y[ys == -1][0]
+    Cp, Cn = C * weights.get(int(first), 1.0), C * weights.get(int(other), 1.0)
+    K = S.kernel_matrix(X, X, kernel_type=kernel_type, gamma=gamma, coef0=coef0, degree=degree)
+    tw = S.solve(K, ys.astype(np.int64), Cp, Cn, eps=1e-3, shrinking=True)
+    return X, y, ys, Cp, Cn, K, tw
+
+
+def full_gradient(K, ys, alpha):
+    """Q alpha - 1 in NumPy, Q in float32 as the solver's, and a tolerance for the order of its sums."""
+    Q32 = (ys[:, None] * ys[None, :] * K).astype(np.float32).astype(np.float64)
+    return (Q32 * alpha[None, :]).sum(1) - 1.0, 1e-12 * np.abs(Q32).sum(1).max() * max(1.0, alpha.max())
+
+
+def violation(ys, C, alpha, G):
+    """m(a) - M(a) from alpha and G alone."""
+    yG = ys * G
+    up = ((ys > 0) & (alpha < C)) | ((ys < 0) & (alpha > 0))
+    low = ((ys > 0) & (alpha > 0)) | ((ys < 0) & (alpha < C))
+    return (-yG[up]).max() - (-yG[low]).min()
+
+
+@pytest.mark.parametrize("cache_size", [100.0, 0.0], ids=["cache", "two-columns"])
+@pytest.mark.parametrize("name", ALL.keys())
+def test_smo_shrinking_matches_twin_and_libsvm(name, cache_size):
+    _, l, _, kernel_type, gamma, coef0, degree, C, weights = ALL[name]
+    X, y, ys, Cp, Cn, K, tw = grouped_case(name)
+    cache, QD = setup(X, kernel_type, gamma, coef0, degree, cache_size)
+    alpha = np.zeros(l)
+    out = SMO.solve(cache, ys, -np.ones(l), alpha, Cp, Cn, QD, eps=1e-3)      # shrinking: the default
+    np.testing.assert_array_equal(alpha, tw["alpha"])
+    np.testing.assert_array_equal(out["G"], tw["G"])
+    assert out["rho"] == tw["rho"] and out["n_iter"] == tw["n_iter"] and out["gap"] == tw["gap"]
+    for key in ("converged", "n_shrink", "min_active_size", "unshrunk"):
+        assert out[key] == tw[key], key
+    assert out["converged"] and out["gap"] < 1e-3
+    # G by row, the shrunk variables' rebuilt; the cache back in its order
+    G, tol = full_gradient(K, ys, alpha)
+    np.testing.assert_allclose(out["G"], G, rtol=0, atol=tol)
+    np.testing.assert_array_equal(cache.order, np.arange(l))
+    model = libsvm_train(X, y, kernel_type, gamma, coef0, degree, C, weights, 1e-3, shrinking=True)
+    np.testing.assert_allclose(ys * alpha, libsvm_coef(model, l), rtol=0, atol=1e-9 * max(Cp, Cn))
+    assert out["rho"] == pytest.approx(model.rho[0], rel=1e-9, abs=1e-12)
+    if name in BIG:
+        assert out["n_shrink"] >= 3 and out["min_active_size"] < l // 2 and out["unshrunk"]
+    if cache_size == 0.0:
+        assert cache.stats["evictions"] > 0
+
+
+@pytest.mark.parametrize("name", BIG.keys())
+def test_smo_shrinking_and_no_shrinking_reach_the_same_optimum(name):
+    _, l, _, kernel_type, gamma, coef0, degree, _, _ = BIG[name]
+    X, _, ys, Cp, Cn, K, _ = grouped_case(name)
+    C = np.where(ys > 0, Cp, Cn)
+    res = {}
+    for shrinking in (True, False):
+        cache, QD = setup(X, kernel_type, gamma, coef0, degree)
+        alpha = np.zeros(l)
+        out = SMO.solve(cache, ys, -np.ones(l), alpha, Cp, Cn, QD, eps=1e-3, shrinking=shrinking)
+        assert out["converged"] and out["gap"] < 1e-3
+        assert violation(ys, C, alpha, out["G"]) < 1e-3
+        assert (out["n_shrink"] > 0) == shrinking
+        res[shrinking] = out["obj"]
+    assert res[True] == pytest.approx(res[False], rel=1e-6)
+
+
+def test_smo_shrinking_stops_at_max_iter():
+    """After max_iter pairs (here once two shrinkings have taken variables out): G rebuilt over every variable, the
+    gap the one at the end, converged False; the twin agrees bit for bit."""
+    name = "big-rbf"
+    _, l, _, kernel_type, gamma, coef0, degree, _, _ = BIG[name]
+    X, _, ys, Cp, Cn, K, _ = grouped_case(name)
+    tw = S.solve(K, ys.astype(np.int64), Cp, Cn, eps=1e-3, shrinking=True, max_iter=2500)
+    cache, QD = setup(X, kernel_type, gamma, coef0, degree)
+    alpha = np.zeros(l)
+    out = SMO.solve(cache, ys, -np.ones(l), alpha, Cp, Cn, QD, eps=1e-3, max_iter=2500)
+    assert out["n_iter"] == tw["n_iter"] == 2500 and not out["converged"] and not tw["converged"]
+    assert out["n_shrink"] == tw["n_shrink"] == 2 and out["min_active_size"] < l
+    np.testing.assert_array_equal(alpha, tw["alpha"])
+    np.testing.assert_array_equal(out["G"], tw["G"])
+    assert out["rho"] == tw["rho"] and out["gap"] == tw["gap"]
+    G, tol = full_gradient(K, ys, alpha)
+    np.testing.assert_allclose(out["G"], G, rtol=0, atol=tol)
+    C = np.where(ys > 0, Cp, Cn)
+    assert out["gap"] == violation(ys, C, alpha, out["G"]) and out["gap"] >= 1e-3
+
+
+@pytest.mark.parametrize("cache_size", [100.0, 0.0], ids=["cache", "two-columns"])
+def test_smo_shrinking_from_a_feasible_start(cache_size):
+    """A start with variables at both bounds and free (G_bar starts from the ones at C): the twin's path bit for
+    bit, and the optimum of the start from 0."""
+    X, y = problem(23, 400, 4)
+    ys = signs(y)
+    l = 400
+    a0 = np.zeros(l)
+    pos, neg = np.flatnonzero(ys > 0)[:6], np.flatnonzero(ys < 0)[:6]
+    a0[pos] = [1.0, 1.0, 0.5, 0.25, 1.0, 0.0]
+    a0[neg] = [0.25, 1.0, 0.5, 1.0, 1.0, 0.0]
+    assert ys @ a0 == 0.0
+    K = S.kernel_matrix(X, X, kernel_type=2, gamma=0.5)
+    tw = S.solve(K, ys.astype(np.int64), 1.0, 1.0, eps=1e-3, shrinking=True, alpha0=a0)
+    cache, QD = setup(X, 2, 0.5, 0.0, 3, cache_size)
+    alpha = a0.copy()
+    out = SMO.solve(cache, ys, -np.ones(l), alpha, 1.0, 1.0, QD, eps=1e-3)
+    assert out["n_shrink"] >= 1 and out["n_iter"] == tw["n_iter"]
+    np.testing.assert_array_equal(alpha, tw["alpha"])
+    np.testing.assert_array_equal(out["G"], tw["G"])
+    assert out["rho"] == tw["rho"]
+    ref = np.zeros(l)
+    out0 = SMO.solve(setup(X, 2, 0.5, 0.0, 3)[0], ys, -np.ones(l), ref, 1.0, 1.0, QD, eps=1e-3)
+    assert out["obj"] == pytest.approx(out0["obj"], rel=1e-6)

@@ -1,6 +1,6 @@
-"""NumPy twin of the generic SMO that issue 15 puts in cext/ (LIBSVM's Solver, without shrinking), for tiny
-problems: the reference the C kernel is tested against, and itself tested against libsvm-official
-(tests/test_smo_twin.py).
+"""NumPy twin of the generic SMO that issue 15 puts in cext/ (LIBSVM's Solver, without shrinking and, in the class
+Shrinking, with it), for small problems: the reference the C kernel is tested against, and itself tested against
+libsvm-official (tests/test_smo_twin.py).
 
 Problem (Chang and Lin, "LIBSVM: a library for support vector machines", ACM TIST 2011, section 4.1):
     min_a  f(a) = 1/2 a'Qa + p'a   subject to  y'a = Delta,  0 <= a_i <= C_i,   y_i in {-1, +1},
@@ -17,6 +17,9 @@ to the box (LIBSVM's two cases, y_i != y_j and y_i == y_j), and G moves by the t
 m(a) - M(a) < eps, M(a) = min { -y_t G_t : t in I_low } (LIBSVM's Gmax + Gmax2 < eps), or when I_low has no
 candidate. rho is LIBSVM's: the mean of y_t G_t over the free a_t, else the middle of its bounds. Q is held in
 float32, as LIBSVM's cache holds it (Qfloat); G and a in float64.
+
+Shrinking (LIBSVM's -h 1, Chang and Lin 2011 section 5.1): see the class Shrinking. The loops of solve() and
+Shrinking.select are written independently (one by index, one vectorized); the tests hold them to LIBSVM each.
 """
 import math
 
@@ -68,9 +71,16 @@ def _powi(base, times):
     return ret
 
 
-def solve(K, y, Cp, Cn, eps=1e-3, p=None, max_iter=None):
+def solve(K, y, Cp, Cn, eps=1e-3, p=None, max_iter=None, shrinking=False, alpha0=None):
     """LIBSVM's Solver on the kernel matrix K (l x l) for labels y (+1/-1), C_i = Cp or Cn. Returns a dict with
-    alpha, G, rho, obj (f at the solution), n_iter, and the final violation m(a) - M(a)."""
+    alpha, G, rho, obj (f at the solution), n_iter, and the final violation m(a) - M(a).
+
+    shrinking=True: LIBSVM's -h 1 (Shrinking below; alpha0, a feasible start, only there). The dict then also has
+    converged, n_shrink (do_shrinking calls), min_active_size and unshrunk."""
+    if shrinking:
+        return Shrinking(K, y, Cp, Cn, eps, p, max_iter, alpha0).run()
+    if alpha0 is not None:
+        raise ValueError("alpha0 is only taken with shrinking=True")
     y = np.asarray(y, dtype=np.int64)
     l = y.shape[0]
     Q = (y[:, None] * y[None, :] * K).astype(np.float32)
@@ -129,8 +139,12 @@ def _select(Q, QD, G, alpha, y, C, eps):
 
 
 def _update_pair(Q, QD, G, alpha, y, C, i, j):
+    _pair(QD, G, alpha, y, C, i, j, float(Q[i, j]))
+
+
+def _pair(QD, G, alpha, y, C, i, j, Qij):
+    """LIBSVM's update of alpha_i, alpha_j (Qij = y_i y_j K_ij as float32, widened)."""
     Ci, Cj = C[i], C[j]
-    Qij = float(Q[i, j])
     if y[i] != y[j]:
         quad = QD[i] + QD[j] + 2.0 * Qij
         delta = (-G[i] - G[j]) / (quad if quad > 0 else TAU)
@@ -165,6 +179,184 @@ def _update_pair(Q, QD, G, alpha, y, C, i, j):
             alpha[i], alpha[j] = 0.0, total
 
 
+LOWER, UPPER, FREE = 0, 1, 2
+
+
+class Shrinking:
+    """LIBSVM 3.x's Solver with shrinking (-h 1), written plainly: Chang and Lin 2011, section 5.1 (and Fan, Chen
+    and Lin 2005). The arrays are held by position; positions start as the rows 0..l-1 and swap (LIBSVM's
+    swap_index) exchanges two of them in every array, active_set[k] being the row at position k. Only the first
+    active_size positions are iterated on: selection, the pair's update of G, and the stopping rule see them alone.
+    G_bar_k = sum { C_t Q_kt : a_t at its upper bound } over all rows, kept up to date when a variable reaches or
+    leaves its upper bound (a full column), rebuilds G of the shrunk positions: G_k = G_bar_k + p_k + the free a_t's
+    terms (reconstruct).
+
+    Every min(l, 1000) iterations do_shrinking takes m = max {-y_t G_t : t in I_up}, M' = max {y_t G_t : t in
+    I_low} over the active set and moves behind active_size every bounded variable that neither I_up nor I_low
+    would select (be_shrunk: at the upper bound, y = +1: -G > m, y = -1: -G > M'; at the lower bound, y = +1:
+    G > M', y = -1: G > m). The first time m + M' <= 10 eps it first reconstructs G and brings every variable back
+    (unshrink, once). When the active set meets the stopping rule, G is reconstructed, active_size = l and the
+    rule is checked again over all rows: it stops, or goes on with do_shrinking at the next iteration. After
+    max_iter iterations G is reconstructed too. rho is computed by position (the order of its sum), alpha and G are
+    given back by row.
+    """
+
+    def __init__(self, K, y, Cp, Cn, eps, p, max_iter, alpha0):
+        y = np.asarray(y, dtype=np.int64)
+        l = self.l = y.shape[0]
+        self.Q0 = (y[:, None] * y[None, :] * K).astype(np.float32)     # by row, as the kernel cache computes it
+        self.QD = np.diag(K).astype(np.float64)
+        self.y = y.copy()
+        self.C = np.where(y > 0, float(Cp), float(Cn))
+        self.p = -np.ones(l) if p is None else np.array(p, dtype=np.float64)
+        self.p0 = self.p.copy()
+        self.alpha = np.zeros(l) if alpha0 is None else np.array(alpha0, dtype=np.float64)
+        self.eps = eps
+        self.max_iter = max(10_000_000, 100 * l) if max_iter is None else max_iter
+        self.active_set = np.arange(l)
+        self.active_size = l
+        self.status = np.array([self._status(k) for k in range(l)], dtype=np.int64)
+        self.unshrink = False
+        self.n_shrink = 0
+        self.min_active = l
+        # G = Q alpha + p and G_bar, one column per non-zero alpha in row order (LIBSVM's start)
+        self.G = self.p.copy()
+        self.G_bar = np.zeros(l)
+        for k in range(l):
+            if self.status[k] != LOWER:
+                col = self.column(k, l)
+                self.G += self.alpha[k] * col
+                if self.status[k] == UPPER:
+                    self.G_bar += self.C[k] * col
+
+    def _status(self, k):
+        if self.alpha[k] >= self.C[k]:
+            return UPPER
+        if self.alpha[k] <= 0:
+            return LOWER
+        return FREE
+
+    def column(self, k, n):
+        """Q at positions 0..n-1 of the column at position k, widened to float64."""
+        return self.Q0[self.active_set[:n], self.active_set[k]].astype(np.float64)
+
+    def swap(self, a, b):
+        for arr in (self.y, self.C, self.QD, self.p, self.alpha, self.G, self.G_bar, self.status, self.active_set):
+            arr[a], arr[b] = arr[b], arr[a]
+
+    def select(self, n):
+        """The working pair over positions 0..n-1 (solve's rule, vectorized: the last of equal values wins, as
+        LIBSVM's >= and <=): (i, j, m - M), j = -1 when optimal."""
+        y, G, st = self.y[:n], self.G[:n], self.status[:n]
+        up = ((y > 0) & (st != UPPER)) | ((y < 0) & (st != LOWER))
+        low = ((y > 0) & (st != LOWER)) | ((y < 0) & (st != UPPER))
+        v = -y * G                                     # -y_t G_t
+        Gmax, i = -np.inf, -1
+        if up.any():
+            Gmax = v[up].max()
+            i = int(np.flatnonzero(up & (v == Gmax))[-1])      # ties to the later position, as LIBSVM's >=
+        w = y * G                                      # y_t G_t
+        Gmax2 = w[low].max() if low.any() else -np.inf
+        gap = Gmax + Gmax2
+        diff = Gmax + w
+        cand = low & (diff > 0)
+        j = -1
+        if i >= 0 and cand.any():
+            quad = self.QD[i] + self.QD[:n] - 2.0 * y * y[i] * self.column(i, n)
+            obj = -(diff * diff) / np.where(quad > 0, quad, TAU)
+            best = obj[cand].min()
+            j = int(np.flatnonzero(cand & (obj == best))[-1])
+        if gap < self.eps:
+            j = -1
+        return i, j, gap
+
+    def reconstruct(self):
+        a, l = self.active_size, self.l
+        if a == l:
+            return
+        self.G[a:] = self.G_bar[a:] + self.p[a:]
+        for t in range(a):
+            if self.status[t] == FREE:
+                # Q_kt for the shrunk positions k, from the position-t column (Q is symmetric)
+                self.G[a:] += self.alpha[t] * self.Q0[self.active_set[a:], self.active_set[t]].astype(np.float64)
+
+    def be_shrunk(self, k, Gmax1, Gmax2):
+        if self.status[k] == UPPER:
+            return -self.G[k] > (Gmax1 if self.y[k] > 0 else Gmax2)
+        if self.status[k] == LOWER:
+            return self.G[k] > (Gmax2 if self.y[k] > 0 else Gmax1)
+        return False
+
+    def do_shrinking(self):
+        self.n_shrink += 1
+        n = self.active_size
+        y, G, st = self.y[:n], self.G[:n], self.status[:n]
+        up = ((y > 0) & (st != UPPER)) | ((y < 0) & (st != LOWER))
+        low = ((y > 0) & (st != LOWER)) | ((y < 0) & (st != UPPER))
+        Gmax1 = (-y * G)[up].max() if up.any() else -np.inf
+        Gmax2 = (y * G)[low].max() if low.any() else -np.inf
+        if not self.unshrink and Gmax1 + Gmax2 <= self.eps * 10:
+            self.unshrink = True
+            self.reconstruct()
+            self.active_size = self.l
+        k = 0
+        while k < self.active_size:
+            if self.be_shrunk(k, Gmax1, Gmax2):
+                self.active_size -= 1
+                while self.active_size > k:
+                    if not self.be_shrunk(self.active_size, Gmax1, Gmax2):
+                        self.swap(k, self.active_size)
+                        break
+                    self.active_size -= 1
+            k += 1
+        self.min_active = min(self.min_active, self.active_size)
+
+    def run(self):
+        l = self.l
+        n_iter, counter, converged, gap = 0, min(l, 1000) + 1, False, np.inf
+        while n_iter < self.max_iter:
+            counter -= 1
+            if counter == 0:
+                counter = min(l, 1000)
+                self.do_shrinking()
+            i, j, gap = self.select(self.active_size)
+            if j < 0:
+                self.reconstruct()
+                self.active_size = l
+                i, j, gap = self.select(l)
+                if j < 0:
+                    converged = True
+                    break
+                counter = 1
+            n_iter += 1
+            n = self.active_size
+            Qi, Qj = self.column(i, n), self.column(j, n)
+            old_i, old_j = self.alpha[i], self.alpha[j]
+            _pair(self.QD, self.G, self.alpha, self.y, self.C, i, j, Qi[j])
+            dai, daj = self.alpha[i] - old_i, self.alpha[j] - old_j
+            self.G[:n] += Qi * dai + Qj * daj
+            for k in (i, j):
+                was_upper = self.status[k] == UPPER
+                self.status[k] = self._status(k)
+                if was_upper != (self.status[k] == UPPER):
+                    col = self.column(k, l)
+                    if was_upper:
+                        self.G_bar -= self.C[k] * col
+                    else:
+                        self.G_bar += self.C[k] * col
+        if not converged:
+            self.reconstruct()
+            self.active_size = l
+            _, _, gap = self.select(l)
+        rho = _rho(self.G, self.alpha, self.y, self.C)
+        alpha, G = np.empty(l), np.empty(l)
+        alpha[self.active_set] = self.alpha
+        G[self.active_set] = self.G
+        return {"alpha": alpha, "G": G, "rho": rho, "obj": 0.5 * float(alpha @ (G + self.p0)), "n_iter": n_iter,
+                "gap": gap, "converged": converged, "n_shrink": self.n_shrink, "min_active_size": self.min_active,
+                "unshrunk": self.unshrink}
+
+
 def _rho(G, alpha, y, C):
     ub, lb, total, n_free = np.inf, -np.inf, 0.0, 0
     for t in range(y.shape[0]):
@@ -185,10 +377,12 @@ def _rho(G, alpha, y, C):
     return total / n_free if n_free else 0.5 * (ub + lb)
 
 
-def csvc(X, labels, C=1.0, weights=None, eps=1e-3, **kernel):
+def csvc(X, labels, C=1.0, weights=None, eps=1e-3, shrinking=False, **kernel):
     """C-SVC on dense rows as LIBSVM trains a two-class problem: the first label seen is +1 (for labels {-1, +1}:
-    +1). Returns the solver's
-    dict plus the labels (in LIBSVM's order) and the decision function's sv_coef = y_i a_i over all rows."""
+    +1), and the solver sees the rows grouped by class, the +1 rows first, each class in its order (LIBSVM's
+    svm_group_classes; the order matters with shrinking, where the rebuilt gradient sums by position). Returns the
+    solver's dict (alpha and G by row) plus the labels (in LIBSVM's order) and the decision function's
+    sv_coef = y_i a_i over all rows."""
     labels = np.asarray(labels)
     first = labels[0]
     other = [v for v in labels if v != first][0]
@@ -196,8 +390,14 @@ def csvc(X, labels, C=1.0, weights=None, eps=1e-3, **kernel):
         first, other = 1, -1
     y = np.where(labels == first, 1, -1)
     weights = dict(weights or {})
-    K = kernel_matrix(X, X, **kernel)
-    out = solve(K, y, C * weights.get(first, 1.0), C * weights.get(other, 1.0), eps=eps)
+    order = np.argsort(y < 0, kind="stable")
+    K = kernel_matrix(X, X, **kernel)[np.ix_(order, order)]
+    out = solve(K, y[order], C * weights.get(first, 1.0), C * weights.get(other, 1.0), eps=eps,
+                shrinking=shrinking)
+    for key in ("alpha", "G"):
+        by_row = np.empty_like(out[key])
+        by_row[order] = out[key]
+        out[key] = by_row
     out["labels"] = [first, other]
     out["y"] = y
     out["sv_coef"] = y * out["alpha"]
