@@ -317,6 +317,8 @@ class SVMModel(BaseModel):
             return ModelFormatError(f"{path}:{lineno}: {msg}")
 
         lines = text.split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()                     # the newline ending the last line
         head, where = {}, {}
         lineno = 0
         for lineno, line in enumerate(lines, 1):
@@ -384,7 +386,7 @@ class SVMModel(BaseModel):
             else:
                 raise bad(lineno, f"unknown text in model file: [{escape(key)}]")
         else:
-            raise bad(lineno, "no 'SV' line: truncated model file")
+            raise bad(lineno + 1, "no 'SV' line: truncated model file")
         sv_line = lineno
         for key in ("svm_type", "kernel_type", "nr_class", "total_sv", "rho"):
             if key not in head:
@@ -402,6 +404,11 @@ class SVMModel(BaseModel):
         if not classification and k != 2:
             raise bad(where["nr_class"], f"nr_class {k} for {svm_type}, whose models have nr_class 2")
         n_pairs = k * (k - 1) // 2
+        m = max(k - 1, 0)
+        # every SV line needs at least two bytes per coefficient ("0 ") and a newline: check before allocating
+        if l * (2 * m + 1) > size:
+            raise bad(where["total_sv"], f"truncated model file: {l} support vectors with {m} coefficients each "
+                                         f"cannot fit in {size} bytes")
 
         def count(key, n, what):
             if key in head and len(head[key]) != n:
@@ -428,14 +435,7 @@ class SVMModel(BaseModel):
         else:
             count("probA", 1, svm_type)
             count("prob_density_marks", NR_MARKS, "a one-class model")
-        m = max(k - 1, 0)
-        # every SV line needs at least two bytes per coefficient ("0 ") and a newline: check before allocating
-        if l * (2 * m + 1) > size:
-            raise bad(where["total_sv"], f"truncated model file: {l} support vectors with {m} coefficients each "
-                                         f"cannot fit in {size} bytes")
         body = lines[sv_line:]
-        if body and body[-1] == "":
-            body.pop()                      # the newline ending the last line
         if len(body) != l:
             extra = body[l:] if len(body) > l else []
             if len(body) > l and all(not s.strip() for s in extra):
