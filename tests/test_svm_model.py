@@ -410,3 +410,23 @@ def test_size_is_checked_before_allocating(tmp_path):
     p.write_text("svm_type c_svc\nkernel_type linear\nnr_class 2147483647\ntotal_sv 0\nrho\nlabel 1\nnr_sv 0\nSV\n")
     with pytest.raises(ModelFormatError, match=r":5: 'rho' lists 0 values for nr_class 2147483647"):
         load_model(p)
+
+
+@pytest.mark.parametrize("float32", [False, True])
+def test_cli_binary_input(shared_plain, tmp_path, float32):
+    """A binary test file (several blocks) gives what the text file gives: float64 the same bytes; float32 the
+    prediction of the float32-rounded rows."""
+    data = shared_plain("heart_scale")
+    y, X = svmutil.svm_read_problem(str(data), return_scipy=True)
+    path, m = train_save(tmp_path, y, X, "-s 0 -t 2 -b 1")
+    binary = tmp_path / "heart.bin"
+    llsvm.write_binary(data, binary, float32=float32, block_rows=50)
+    r = predict("-b", "1", binary, path, tmp_path / "bin.out")
+    assert_exit(r, 0)
+    X32 = X.astype(np.float32).astype(np.float64) if float32 else X
+    _, _, probs, labels = libsvm_predict(m, X32, probability=True)
+    assert (tmp_path / "bin.out").read_text() == "labels 1 -1\n" + "".join(
+        "%g %g %g\n" % (lab, p[0], p[1]) for lab, p in zip(labels, probs))
+    if not float32:
+        assert_exit(predict("-b", "1", data, path, tmp_path / "text.out"), 0)
+        assert (tmp_path / "text.out").read_bytes() == (tmp_path / "bin.out").read_bytes()
