@@ -254,6 +254,9 @@ class SVMModel(BaseModel):
             p[d > marks[NR_MARKS - 1]] = 0.999
             return np.column_stack([p, 1 - p])
         k = self.nr_class
+        if k == 1:
+            # LIBSVM's coupling of one class: p = 1/1, already converged
+            return np.ones((dec.shape[0], 1))
         dec = np.ascontiguousarray(dec.reshape(-1, k * (k - 1) // 2))
         prob = np.empty((dec.shape[0], k), np.float64)
         svc_probability(dec, self.probA, self.probB, prob)

@@ -430,3 +430,19 @@ def test_cli_binary_input(shared_plain, tmp_path, float32):
     if not float32:
         assert_exit(predict("-b", "1", data, path, tmp_path / "text.out"), 0)
         assert (tmp_path / "text.out").read_bytes() == (tmp_path / "bin.out").read_bytes()
+
+
+def test_single_class_model(tmp_path):
+    """LIBSVM trains a c_svc on one class (nr_class 1, no SV, an empty rho line): every row gets the label, with
+    probability 1 under -b 1 (LIBSVM's coupling of one class); the file round-trips."""
+    X = sp.csr_matrix(np.random.default_rng(1).normal(size=(10, 3)))
+    path, m = train_save(tmp_path, np.full(10, 3.0), X, "-b 1")
+    model = load_model(path)
+    assert model.to_text() == path.read_text()
+    assert (model.nr_class, model.total_sv) == (1, 0)
+    assert model.decision_function(X).shape == (10, 0)
+    labels, probs = model.predict_probability(X)
+    _, _, lp, ll = libsvm_predict(m, X, probability=True)
+    np.testing.assert_array_equal(labels, ll)
+    np.testing.assert_array_equal(probs, lp)
+    np.testing.assert_array_equal(model.predict(X), np.full(10, 3.0))
