@@ -202,7 +202,9 @@ class SVMModel(BaseModel):
 
     def decision_function(self, X, *, prepared=False, block_rows=None):
         """Decision values as svm_predict_values gives them: (n_rows, k(k-1)/2) for classification with k > 2
-        classes, (n_rows,) for two classes, one-class and SVR ((n_rows, 0) for a single class)."""
+        classes, (n_rows,) for two classes, one-class and SVR ((n_rows, 0) for a single class). `prepared` is
+        accepted for the BaseModel interface (a kernel model reads the rows as they are); block_rows: test rows
+        per kernel block (default: a slab of about 4 MB)."""
         rows = _as_rows(X)
         k = self.nr_class
         classification = self.svm_type in CLASSIFICATION
@@ -250,8 +252,9 @@ class SVMModel(BaseModel):
             p = np.zeros(d.shape[0])
             for i in range(NR_MARKS - 1, 0, -1):      # the first mark above dec wins
                 p[d < marks[i]] = i / NR_MARKS
-            p[d < marks[0]] = 0.001
+            # LIBSVM tests dec < marks[0] first, then dec > marks[9]: applied last, the first test wins
             p[d > marks[NR_MARKS - 1]] = 0.999
+            p[d < marks[0]] = 0.001
             return np.column_stack([p, 1 - p])
         k = self.nr_class
         if k == 1:

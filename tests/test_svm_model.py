@@ -446,3 +446,25 @@ def test_single_class_model(tmp_path):
     np.testing.assert_array_equal(labels, ll)
     np.testing.assert_array_equal(probs, lp)
     np.testing.assert_array_equal(model.predict(X), np.full(10, 3.0))
+
+
+def test_one_class_bins_as_libsvm():
+    """predict_one_class_probability's rule, value by value (the marks themselves, beyond both ends, unsorted
+    marks where dec < marks[0] and dec > marks[9] both hold: the first test wins)."""
+    def libsvm_rule(d, marks):
+        if d < marks[0]:
+            return 0.001
+        if d > marks[9]:
+            return 0.999
+        for i in range(1, 10):
+            if d < marks[i]:
+                return i / 10
+        return 0.0
+
+    SV = sp.csr_matrix(np.ones((1, 1)))
+    for marks in (np.linspace(-1, 1, 10), np.array([0.5, -1, -0.5, 0, 0.2, 0.1, 0.7, 0.8, 0.9, -2.0])):
+        m = SVMModel("one_class", "linear", 3, 0, 0, [0.0], [[1.0]], SV, prob_density_marks=marks)
+        dec = np.concatenate([marks, marks + 1e-9, marks - 1e-9, [-5, 5, 0.0]])
+        prob = m.probabilities_from_decisions(dec)
+        np.testing.assert_array_equal(prob[:, 0], [libsvm_rule(d, marks) for d in dec])
+        np.testing.assert_array_equal(prob[:, 1], 1 - prob[:, 0])
