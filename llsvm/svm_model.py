@@ -18,12 +18,13 @@ loop in cext/_kpredict.pyx). docs/formats.md, section "LIBSVM kernel models", de
     coef_1 .. coef_{k-1} index:value index:value ...   (one line per SV; 1-based ascending indices)
 """
 import re
+import warnings
 
 import numpy as np
 
 from ._ext._kpredict import decision_values as _decision_values, svc_probability
 from .dataset import CSRDataset
-from .errors import ModelFormatError, ParameterError, escape, quote
+from .errors import ConvergenceWarning, ModelFormatError, ParameterError, escape, quote
 from .model import INT32_MAX, INT32_MIN, _FLOAT, _INT, BaseModel, _as_rows, _c_float, _c_int
 
 SVM_TYPES = ("c_svc", "nu_svc", "one_class", "epsilon_svr", "nu_svr")
@@ -262,7 +263,10 @@ class SVMModel(BaseModel):
             return np.ones((dec.shape[0], 1))
         dec = np.ascontiguousarray(dec.reshape(-1, k * (k - 1) // 2))
         prob = np.empty((dec.shape[0], k), np.float64)
-        svc_probability(dec, self.probA, self.probB, prob)
+        limited = svc_probability(dec, self.probA, self.probB, prob)
+        if limited:
+            # LIBSVM prints "Exceeds max_iter in multiclass_prob" for each such row and keeps the estimate
+            warnings.warn(ConvergenceWarning(f"Exceeds max_iter in multiclass_prob ({limited} rows)"), stacklevel=2)
         return prob
 
     def labels_and_probabilities(self, dec):
