@@ -16,6 +16,11 @@
 # (x_k - z_k)^2 and is never negative either). The difference from LIBSVM's training values is within rounding.
 # (For a row with itself the squared norm and the dot product are the same sum in the same order: exactly 0, k = 1.)
 #
+# Two homes for the same kernels, one per side of LIBSVM: kernel_eval (the solvers; RBF from the squared norms, as
+# LIBSVM's training Kernel) and kernel_function (prediction, cext/_kpredict.pyx; RBF from the term-by-term squared
+# distance rows_sq_dist, as LIBSVM's Kernel::k_function, so that predicted decision values match LIBSVM's bit for
+# bit). Both share powi, kernel_from_dot and rows_dot.
+#
 # The bias coordinate: a kernel SVM has no implicit bias feature, so rows_dot ignores the view's bias and the
 # squared norms must be computed without it. The def wrappers of _kernel.pyx refuse a view with bias >= 0
 # rather than silently drop it.
