@@ -16,14 +16,19 @@
 # (x_k - z_k)^2 and is never negative either). The difference from LIBSVM's training values is within rounding.
 # (For a row with itself the squared norm and the dot product are the same sum in the same order: exactly 0, k = 1.)
 #
+# Two homes for the same kernels, one per side of LIBSVM: kernel_eval (the solvers; RBF from the squared norms, as
+# LIBSVM's training Kernel) and kernel_function (prediction, cext/_kpredict.pyx; RBF from the term-by-term squared
+# distance rows_sq_dist, as LIBSVM's Kernel::k_function, so that predicted decision values match LIBSVM's bit for
+# bit). Both share powi, kernel_from_dot and rows_dot.
+#
 # The bias coordinate: a kernel SVM has no implicit bias feature, so rows_dot ignores the view's bias and the
 # squared norms must be computed without it. The def wrappers of _kernel.pyx refuse a view with bias >= 0
 # rather than silently drop it.
 from libc.math cimport exp, tanh
-from libc.stdint cimport int64_t
+from libc.stdint cimport int32_t, int64_t
 
 from kernel_types cimport value_t, value2_t
-from rowview cimport RowView, rows_dot
+from rowview cimport RowView, row_indices, row_values, rows_dot
 
 
 cdef enum:
@@ -72,3 +77,51 @@ cdef inline double kernel_eval(const KernelParams* p, const RowView* va, int64_t
     """k(x_i, z_j) for row i of view va and row j of view vb; sqa = |x_i|^2, sqb = |z_j|^2 without the bias
     coordinate (read by RBF only). The kinds only select the value types; pass <float*>NULL or <double*>NULL."""
     return kernel_from_dot(p, rows_dot(va, i, vb, j, kind_a, kind_b), sqa, sqb)
+
+
+cdef inline double rows_sq_dist(const RowView* a, int64_t i, const RowView* b, int64_t j, value_t* kind_a,
+                                value2_t* kind_b) noexcept nogil:
+    """|x_i - z_j|^2 summed term by term in ascending index order, one accumulator: (x_k - z_k)^2 where both rows
+    hold index k, else the square of the one that does (LIBSVM's Kernel::k_function, RBF case). Never negative;
+    WITHOUT the bias coordinate."""
+    cdef const value_t* xa = row_values(a, i, kind_a)
+    cdef const value2_t* xb = row_values(b, j, kind_b)
+    cdef const int32_t* ia = row_indices(a, i)
+    cdef const int32_t* ib = row_indices(b, j)
+    cdef int64_t p = a.indptr[i], p_end = a.indptr[i + 1]
+    cdef int64_t q = b.indptr[j], q_end = b.indptr[j + 1]
+    cdef double s = 0.0, d
+    while p < p_end and q < q_end:
+        if ia[p] == ib[q]:
+            d = <double>xa[p] - <double>xb[q]
+            s += d * d
+            p += 1
+            q += 1
+        elif ia[p] > ib[q]:
+            d = <double>xb[q]
+            s += d * d
+            q += 1
+        else:
+            d = <double>xa[p]
+            s += d * d
+            p += 1
+    while p < p_end:
+        d = <double>xa[p]
+        s += d * d
+        p += 1
+    while q < q_end:
+        d = <double>xb[q]
+        s += d * d
+        q += 1
+    return s
+
+
+cdef inline double kernel_function(const KernelParams* p, const RowView* va, int64_t i, const RowView* vb, int64_t j,
+                                   value_t* kind_a, value2_t* kind_b) noexcept nogil:
+    """k(x_i, z_j) exactly as LIBSVM's prediction side (Kernel::k_function) computes it: the RBF kernel from
+    rows_sq_dist (no squared norms, no clamp needed), the others from rows_dot, the same operations in the same
+    order, so a decision value sums the very same doubles as svm_predict_values. Prediction (cext/_kpredict.pyx)
+    uses this; the solvers use kernel_eval (norms computed once per row)."""
+    if p.kernel_type == KERNEL_RBF:
+        return exp(-p.gamma * rows_sq_dist(va, i, vb, j, kind_a, kind_b))
+    return kernel_from_dot(p, rows_dot(va, i, vb, j, kind_a, kind_b), 0.0, 0.0)

@@ -7,8 +7,8 @@ under a memory limit:
   and float32, compressed or not, against an independent reference reader (fuzz.reference);
 - binary (fuzz.targets.check_binary): llsvm's binary data format, mutated with valid checksums
   (fuzz.mutators), through --info, verify, streaming, copying, mapping and a rewrite;
-- model (fuzz.targets.check_model): model files (LIBLINEAR's format and the hashed format), checked, saved,
-  reloaded and used to predict.
+- model (fuzz.targets.check_model): model files (LIBLINEAR's format, the hashed format, LIBSVM's kernel
+  models), checked, saved, reloaded and used to predict.
 
 Seeds are generated (fuzz.seeds); fuzz/regressions/<target>/ holds the reproducers of bugs found so far, run
 first every time. fuzz/runner.py is the command line; fuzz/worker.py one fuzzing process.

@@ -5,8 +5,8 @@ dictionaries libFuzzer splices into inputs.
 hand (qid, comments, CRLF, blanks, 0-based, float32 edges, a missing final newline), plus compressed copies.
 Binary seeds are files written by BinaryWriter with float64/float32 values, one or several blocks, row ids,
 alpha, no rows, a wide n_features. Model seeds are models trained by llsvm (-s 1, 2, 3; two and three classes;
-with and without bias), a hashed model, and LIBLINEAR-format models of the kinds llsvm only reads
-(regression, one-class with rho, Crammer-Singer).
+with and without bias), a hashed model, LIBLINEAR-format models of the kinds llsvm only reads
+(regression, one-class with rho, Crammer-Singer), and LIBSVM kernel models (every svm_type family and kernel).
 """
 import bz2
 import gzip
@@ -15,8 +15,10 @@ import lzma
 import warnings
 
 import numpy as np
+import scipy.sparse as sp
 
 from llsvm import BinaryWriter, CSRDataset, Model, train
+from llsvm.svm_model import SVMModel
 from llsvm.textio import write_text
 
 
@@ -114,6 +116,18 @@ def model_seeds(work):
     seeds["one-class"] = Model("ONECLASS_SVM", 2, None, 2, -1, rng.standard_normal((2, 1)),
                                rho=0.5).to_text().encode()
     seeds["mcsvm"] = Model("MCSVM_CS", 2, [4, 9], 2, 1.0, rng.standard_normal((3, 2))).to_text().encode()
+    # LIBSVM kernel models (llsvm/svm_model.py), as svm_save_model writes them
+    SV = sp.csr_matrix(np.where(rng.random((6, 4)) < 0.6, rng.standard_normal((6, 4)), 0.0))
+    seeds["libsvm-c_svc-rbf-three"] = SVMModel(
+        "c_svc", "rbf", 3, 0.25, 0, rng.standard_normal(3), rng.standard_normal((2, 6)), SV, label=[1, 2, 3],
+        nSV=[2, 3, 1], probA=rng.standard_normal(3), probB=rng.standard_normal(3)).to_text().encode()
+    seeds["libsvm-nu_svc-poly"] = SVMModel("nu_svc", "polynomial", 3, 0.5, 1.0, [0.1], rng.standard_normal((1, 6)), SV,
+                                           label=[-1, 1], nSV=[4, 2]).to_text().encode()
+    seeds["libsvm-one_class-sigmoid"] = SVMModel(
+        "one_class", "sigmoid", 3, 0.1, -0.5, [0.2], rng.standard_normal((1, 6)), SV,
+        prob_density_marks=np.sort(rng.standard_normal(10))).to_text().encode()
+    seeds["libsvm-epsilon_svr-linear"] = SVMModel("epsilon_svr", "linear", 3, 0, 0, [0.3],
+                                                  rng.standard_normal((1, 6)), SV, probA=[0.7]).to_text().encode()
     return seeds
 
 
@@ -144,6 +158,9 @@ DICTIONARIES = {
                b"\x00\x00\x00\x00\x00\x00\xf0\x3f", b"\x00\x00\x00\x00\x00\x00\xf0\xbf"],
     "model": [b"solver_type ", b"nr_class ", b"label ", b"nr_feature ", b"bias ", b"rho ", b"w\n",
               b"llsvm_hashed_model 1\n", b"hash fmix32-signed ", b"svm_type", b"llsvm_tree_model",
+              b"svm_type c_svc\n", b"kernel_type ", b"degree ", b"gamma ", b"coef0 ", b"total_sv ", b"probA ",
+              b"probB ", b"prob_density_marks ", b"nr_sv ", b"SV\n", b"nu_svc", b"one_class", b"epsilon_svr",
+              b"nu_svr", b"linear", b"polynomial", b"rbf", b"sigmoid", b"precomputed", b"1:", b"0:",
               b"L2R_LR", b"L2R_L2LOSS_SVC_DUAL", b"L2R_L2LOSS_SVC", b"L2R_L1LOSS_SVC_DUAL", b"MCSVM_CS",
               b"L1R_L2LOSS_SVC", b"L1R_LR", b"L2R_LR_DUAL", b"L2R_L2LOSS_SVR", b"L2R_L2LOSS_SVR_DUAL",
               b"L2R_L1LOSS_SVR_DUAL", b"ONECLASS_SVM", b"2147483647", b"2147483648", b"-2147483649",

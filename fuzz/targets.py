@@ -29,6 +29,7 @@ import numpy as np
 from llsvm import BinaryDataset, BinaryWriter, DataFormatError, LLSVMError, ModelFormatError, load_model, train
 from llsvm.binfmt import FLAG_ALPHA, FLAG_CONTINUOUS, FLAG_FLOAT32, FLAG_ROW_IDS, MAGIC
 from llsvm.dataset import CSRDataset
+from llsvm.svm_model import KERNEL_TYPES, SVM_TYPES, SVMModel
 from llsvm.io import describe, open_dataset
 from llsvm.textio import DEFAULT_CHUNK, DEFAULT_MAX_LINE
 
@@ -454,8 +455,52 @@ def model_invariants(data, m):
     require(bool(np.isfinite(m.W).all()), "model.weights", "a NaN or infinite weight")
 
 
+def svm_model_invariants(data, m):
+    """The rules an accepted LIBSVM kernel model meets (docs/formats.md section 1.3): model.bytes as above;
+    model.svm_type: LIBSVM's svm and kernel type names (no precomputed kernel); model.nr_class: 2 for one-class and
+    SVR, >= 1 for classification with nr_class labels (C ints) and nSV counts summing to total_sv; model.weights:
+    rho (k(k-1)/2 values), sv_coef ((k-1) x total_sv), gamma, coef0 and the SV values finite, SV indices
+    ascending."""
+    bad = sorted(set(data) - MODEL_BYTES)
+    require(not bad, "model.bytes", f"byte 0x{bad[0]:02x}" if bad else "")
+    require(m.svm_type in SVM_TYPES and m.kernel_type in KERNEL_TYPES, "model.svm_type",
+            f"{m.svm_type} {m.kernel_type}")
+    k = m.nr_class
+    if m.svm_type in ("c_svc", "nu_svc"):
+        require(1 <= k <= INT32_MAX and len(m.label) == k and len(m.nSV) == k, "model.nr_class", str(k))
+        require(all(INT32_MIN <= int(v) <= INT32_MAX for v in m.label), "model.labels", "a label beyond C int")
+        require(int(m.nSV.sum()) == m.total_sv and (m.nSV >= 0).all(), "model.nr_class", "nSV")
+    else:
+        require(k == 2 and m.label is None and m.nSV is None, "model.nr_class", str(k))
+    n_pairs = k * (k - 1) // 2 if m.label is not None else 1
+    require(m.rho.shape == (n_pairs,) and bool(np.isfinite(m.rho).all()), "model.weights", "rho")
+    require(m.sv_coef.shape == (k - 1, m.total_sv) and bool(np.isfinite(m.sv_coef).all()), "model.weights",
+            f"sv_coef {m.sv_coef.shape}")
+    require(math.isfinite(m.gamma) and m.gamma >= 0 and math.isfinite(m.coef0), "model.weights", "gamma, coef0")
+    require(bool(np.isfinite(m.SV.values).all()), "model.weights", "an SV value")
+
+
+def check_svm_model(data, m, work):
+    """A LIBSVM kernel model: svm_model_invariants; saved and loaded again it gives the same text (model.roundtrip);
+    the three probe rows get three predictions, among the labels for a classifier, +-1 for one-class."""
+    svm_model_invariants(data, m)
+    again_path = work.file("again.model")
+    m.save(again_path)
+    again = load_model(again_path)
+    require(again.to_text() == m.to_text(), "model.roundtrip", "the saved text changes when saved again")
+    with np.errstate(all="ignore"):
+        pred = np.asarray(m.predict(_probe_rows()))
+    require(pred.shape == (3,), "model.predict", f"{pred.shape} predictions for 3 rows")
+    if m.svm_type == "one_class":
+        require(set(pred.tolist()) <= {1.0, -1.0}, "model.predict", f"one-class predictions {pred.tolist()}")
+    elif m.label is not None:
+        require(set(pred.tolist()) <= set(float(v) for v in m.label), "model.predict",
+                f"predictions {pred.tolist()} not among the labels")
+
+
 def check_model(data, work):
-    """Model files through llsvm.load_model (LIBLINEAR's format and the hashed format).
+    """Model files through llsvm.load_model (LIBLINEAR's format, the hashed format, LIBSVM's kernel models:
+    check_svm_model).
 
     A ModelFormatError is a rejection. An accepted model must meet model_invariants; saving and loading it again
     gives the same model and the same text (model.roundtrip); predicting three rows (one empty, one reaching
@@ -466,6 +511,9 @@ def check_model(data, work):
     try:
         m = load_model(path)
     except ModelFormatError:
+        return
+    if isinstance(m, SVMModel):
+        check_svm_model(data, m, work)
         return
     model_invariants(data, m)
     again_path = work.file("again.model")

@@ -18,6 +18,7 @@ _EXPORTS = {
     "errors": ("ConvergenceWarning", "DataFormatError", "LLSVMError", "ModelFormatError", "ParameterError"),
     "io": ("dump_text", "file_kind", "iter_blocks", "open_dataset", "read_dataset", "to_csr", "write_binary"),
     "model": ("Model", "load_model"),
+    "svm_model": ("SVMModel",),
     "solvers": ("LLSVMOptions", "Params", "StreamOptions"),
     "trainer": ("cross_validation", "find_parameter_C", "train"),
     "textio": ("TextStream",),
@@ -44,6 +45,6 @@ __all__ = [
     "BinaryDataset", "BinaryWriter", "CSRDataset", "Dataset", "TextStream",
     "LLSVMError", "DataFormatError", "ModelFormatError", "ParameterError", "ConvergenceWarning",
     "read_dataset", "open_dataset", "iter_blocks", "write_binary", "dump_text", "to_csr", "file_kind",
-    "train", "cross_validation", "find_parameter_C", "Params", "Model", "load_model", "LLSVMOptions",
-    "StreamOptions",
+    "train", "cross_validation", "find_parameter_C", "Params", "Model", "SVMModel", "load_model",
+    "LLSVMOptions", "StreamOptions",
 ]

@@ -2,8 +2,8 @@
 in LIBLINEAR's exact text format (docs/formats.md), with prediction and strict loading.
 
 Model files are told apart by their first line: LIBLINEAR's `solver_type ...` (a linear model), `llsvm_hashed_model`
-(a linear model over hashed features), and, reserved for the kernel and tree solvers, LIBSVM's `svm_type ...` (a
-kernel model: `svm_type`, `kernel_type`, ..., `SV`) and `llsvm_tree_model` (our own tree format). `Model.load` /
+(a linear model over hashed features), LIBSVM's `svm_type ...` (a kernel model: `svm_type`, `kernel_type`, ...,
+`SV`; llsvm.svm_model) and, reserved for the tree solvers, `llsvm_tree_model` (our own tree format). `Model.load` /
 `load_model` read any of them; llsvm-predict uses only the BaseModel interface.
 
 The linear format:
@@ -81,7 +81,10 @@ class BaseModel:
     `label` (int64 array, None for regression), `nr_class`, `is_regression`, `supports_probability`;
     `prepare(X)`: the rows as the model reads them (a hashed model hashes them), once per block;
     `decision_function(X, prepared=False)`: (n_rows,) or (n_rows, nr_w) values;
-    `labels_from_decisions(dec)`, `probabilities_from_decisions(dec)`, `predict(X)`, `predict_probability(X)`;
+    `labels_from_decisions(dec)`, `probabilities_from_decisions(dec)`, `labels_and_probabilities(dec)` (the -b 1
+    labels, which a kernel model takes from the probabilities), `probability_header()`, `predict(X)`,
+    `predict_probability(X)`; `report_style` ("liblinear" or "libsvm": llsvm-predict's summary lines) and
+    `probability_refusal` (why -b 1 is refused);
     `save(path)` (atomic) and `to_text()`.
     """
 
@@ -89,6 +92,8 @@ class BaseModel:
     nr_class = 0
     supports_probability = False
     is_regression = False
+    report_style = "liblinear"      # llsvm-predict's summary lines: LIBLINEAR's predict or LIBSVM's svm-predict
+    probability_refusal = "probability output is only supported for logistic regression"
 
     def prepare(self, X):
         return _as_rows(X)
@@ -100,10 +105,17 @@ class BaseModel:
     def probabilities_from_decisions(self, dec):
         raise ParameterError("probability output is only supported for logistic regression")
 
+    def labels_and_probabilities(self, dec):
+        """(labels, probabilities) of the -b 1 output from decision values."""
+        return self.labels_from_decisions(dec), self.probabilities_from_decisions(dec)
+
+    def probability_header(self):
+        """The first line of a -b 1 output file."""
+        return "labels" + "".join(f" {int(v)}" for v in self.label)
+
     def predict_probability(self, X):
         """(labels, probabilities (n_rows, nr_class)) where the model has them (LIBLINEAR's -b 1)."""
-        dec = self.decision_function(X)
-        return self.labels_from_decisions(dec), self.probabilities_from_decisions(dec)
+        return self.labels_and_probabilities(self.decision_function(X))
 
     def save(self, path):
         """Write the model atomically in its format."""
@@ -377,10 +389,17 @@ class Model(BaseModel):
                 f"bias={self.bias:g}{hashed})")
 
 
+def _read_svm(path, text, size):
+    """LIBSVM's kernel model (llsvm.svm_model, which imports this module)."""
+    from .svm_model import SVMModel
+
+    return SVMModel._parse(path, text, size)
+
+
 # first word of a model file -> its reader (LIBLINEAR's format when none matches)
 MODEL_FORMATS = {
     HASHED_MAGIC: Model._parse_hashed,
-    "svm_type": _not_yet("LIBSVM kernel"),
+    "svm_type": _read_svm,
     "llsvm_tree_model": _not_yet("tree"),
 }
 

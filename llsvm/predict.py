@@ -22,8 +22,9 @@ def predict_file(model, test_path, out, *, dec_out=None, probability=False, zero
     """Predict every row of a text or binary test file with any model (the BaseModel interface), LIBLINEAR's
     predict style.
 
-    Writes one label per row to the text stream `out` (`%.17g`; with `probability`, LIBLINEAR's `labels ...`
-    header and `label p1 p2 ...` lines), the decision values to `dec_out` when given, and returns the metrics:
+    Writes one label per row to the text stream `out` (`%.17g`; with `probability`, the model's header line
+    (LIBLINEAR's and svm-predict's `labels ...`, svm-predict's `label normal outlier` for one-class) and
+    `label p1 p2 ...` lines in `%g`), the decision values to `dec_out` when given, and returns the metrics:
     n_rows, correct, accuracy (%), mean_squared_error, squared_correlation, predict_seconds.
     """
     t0 = time.perf_counter()
@@ -32,17 +33,17 @@ def predict_file(model, test_path, out, *, dec_out=None, probability=False, zero
     ds = open_dataset(test_path, zero_based=zero_based, stream=True)
     try:
         if probability:
-            out.write("labels" + "".join(f" {int(v)}" for v in model.label) + "\n")
+            out.write(model.probability_header() + "\n")
         for block in ds.iter_blocks(max_bytes=BLOCK_BYTES):
             # the block as the model reads it (a hashed model: mapped to its 2^B hashed features), once
             rows = model.prepare(block)
             dec = model.decision_function(rows, prepared=True)
-            pred = model.labels_from_decisions(dec)
             if probability:
-                prob = model.probabilities_from_decisions(dec)
+                pred, prob = model.labels_and_probabilities(dec)
                 fmt = "%g" + " %g" * prob.shape[1] + "\n"
                 out.write("".join(fmt % (lab, *p) for lab, p in zip(pred.tolist(), prob.tolist())))
             else:
+                pred = model.labels_from_decisions(dec)
                 out.write(_format_column(pred))
             if dec_out is not None:
                 dec_out.write(_format_rows(dec.reshape(block.n_rows, -1)))

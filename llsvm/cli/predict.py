@@ -1,4 +1,5 @@
-"""llsvm-predict: LIBLINEAR's `predict`, streaming the test data so memory does not grow with it."""
+"""llsvm-predict: LIBLINEAR's `predict` (and LIBSVM's `svm-predict` for a LIBSVM kernel model file), streaming the
+test data so memory does not grow with it."""
 import json
 
 import click
@@ -14,17 +15,19 @@ from .common import InputOpenError, check_input, handle_errors, make_reporter, o
 @click.argument("model_file")
 @click.argument("output_file")
 @click.option("-b", "probability", type=click.IntRange(0, 1), default=0, metavar="probability_estimates",
-              help="Whether to output probability estimates, 0 or 1 (default 0); only for logistic regression.")
+              help="Whether to output probability estimates, 0 or 1 (default 0); for logistic regression and LIBSVM "
+                   "models trained with -b 1.")
 @click.option("-q", "quiet", is_flag=True, help="Quiet mode (no outputs).")
 @click.option("--decision-values", "dec_file", default=None, metavar="FILE",
-              help="Also write the raw decision values (one row per test row, nr_w values each).")
+              help="Also write the raw decision values (one row per test row: nr_w values for a linear model, "
+                   "the k(k-1)/2 pairwise values of LIBSVM's svm_predict_values for a k-class kernel model).")
 @click.option("--zero-based", is_flag=True, help="Text input has 0-based feature indices.")
 @click.option("--json", "json_file", default=None, metavar="FILE", help="Write prediction metrics as JSON.")
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr.")
 @handle_errors
 def main(test_file, model_file, output_file, probability, quiet, dec_file, zero_based, json_file, progress):
-    """Predict with a model file (LIBLINEAR's format, or llsvm's hashed models): llsvm-predict [options] test_file
-    model_file output_file."""
+    """Predict with a model file (LIBLINEAR's format, llsvm's hashed models, or LIBSVM's kernel models):
+    llsvm-predict [options] test_file model_file output_file."""
     reporter = make_reporter(quiet, progress)
     check_input(test_file)
     try:
@@ -33,8 +36,16 @@ def main(test_file, model_file, output_file, probability, quiet, dec_file, zero_
         if str(exc).startswith("can't open model file"):
             raise InputOpenError(f"can't open model file {model_file}") from None
         raise
+    libsvm = model.report_style == "libsvm"
     if probability and not model.supports_probability:
-        raise InputOpenError("probability output is only supported for logistic regression")
+        raise InputOpenError(model.probability_refusal)
+    if libsvm and probability and model.is_regression:
+        # svm-predict's note: an SVR model's probability model is a noise model; the predictions are the values
+        reporter.line("Prob. model for test data: target value = predicted value + z,\n"
+                      f"z: Laplace distribution e^(-|z|/sigma)/(2sigma),sigma={model.svr_probability:g}")
+        probability = 0
+    elif libsvm and not probability and model.supports_probability:
+        reporter.line("Model supports probability estimates, but disabled in prediction.")
     out_cm = _opening(output_file)
     dec_cm = _opening(dec_file) if dec_file else _Null()
     with out_cm as out, dec_cm as dout, reporter.bar(desc="predicting", unit="rows") as bar:
@@ -47,6 +58,11 @@ def main(test_file, model_file, output_file, probability, quiet, dec_file, zero_
         reporter.line(f"Mean squared error = {m['mean_squared_error']:g} (regression)")
         reporter.line(f"Squared correlation coefficient = {m['squared_correlation']:g} (regression)")
         result.update(mean_squared_error=m["mean_squared_error"], squared_correlation=m["squared_correlation"])
+    elif libsvm:
+        # svm-predict's line and its arithmetic (correct / total * 100)
+        reporter.line(f"Accuracy = {m['correct'] / m['n_rows'] * 100:g}% ({m['correct']}/{m['n_rows']}) "
+                      f"(classification)")
+        result.update(accuracy=m["accuracy"], correct=m["correct"])
     else:
         reporter.line(f"Accuracy = {m['accuracy']:g}% ({m['correct']}/{m['n_rows']})")
         result.update(accuracy=m["accuracy"], correct=m["correct"])

@@ -1,0 +1,501 @@
+"""LIBSVM's kernel models (svm_model): LIBSVM's model file read strictly and written byte for byte as
+svm_save_model writes it, and prediction as svm_predict_values / svm_predict_probability compute it (the kernel
+loop in cext/_kpredict.pyx). docs/formats.md, section "LIBSVM kernel models", describes the file.
+
+    svm_type c_svc                  c_svc, nu_svc, one_class, epsilon_svr, nu_svr
+    kernel_type rbf                 linear, polynomial, rbf, sigmoid (precomputed is refused)
+    degree 3                        polynomial only
+    gamma 0.5                       polynomial, rbf, sigmoid
+    coef0 0                         polynomial, sigmoid
+    nr_class 2                      2 for one-class and SVR
+    total_sv 130
+    rho 0.4 (k(k-1)/2 values)
+    label 1 -1                      classification only
+    probA ... / probB ...           optional (k(k-1)/2 each; SVR: probA only, one value)
+    prob_density_marks ... (10)     one-class only, optional
+    nr_sv 64 66                     classification only: SVs per class, in the order of `label`
+    SV
+    coef_1 .. coef_{k-1} index:value index:value ...   (one line per SV; 1-based ascending indices)
+"""
+import re
+import warnings
+
+import numpy as np
+
+from ._ext._kpredict import decision_values as _decision_values, svc_probability
+from .dataset import CSRDataset
+from .errors import ConvergenceWarning, ModelFormatError, ParameterError, escape, quote
+from .model import INT32_MAX, INT32_MIN, _FLOAT, _INT, BaseModel, _as_rows, _c_float, _c_int
+
+SVM_TYPES = ("c_svc", "nu_svc", "one_class", "epsilon_svr", "nu_svr")
+KERNEL_TYPES = ("linear", "polynomial", "rbf", "sigmoid")
+CLASSIFICATION = ("c_svc", "nu_svc")
+REGRESSION = ("epsilon_svr", "nu_svr")
+NR_MARKS = 10                    # prob_density_marks of a one-class model (LIBSVM's nr_marks)
+_PAIR = re.compile(r"([+-]?\d+):(.*)")
+
+
+def _finite(a):
+    return bool(np.isfinite(a).all())
+
+
+class SVMModel(BaseModel):
+    """LIBSVM's svm_model.
+
+    SVMModel(svm_type, kernel_type, degree, gamma, coef0, rho, sv_coef, SV, label=None, nSV=None, probA=None,
+    probB=None, prob_density_marks=None):
+
+    - svm_type: "c_svc", "nu_svc", "one_class", "epsilon_svr", "nu_svr"; kernel_type: "linear", "polynomial",
+      "rbf", "sigmoid" (LIBSVM's names; or its numbers 0..4 / 0..3);
+    - degree (int), gamma, coef0: the kernel's parameters (written only for the kernels that use them);
+    - rho: k(k-1)/2 values for k = nr_class classes (one for one-class and SVR, whose nr_class is 2);
+    - sv_coef: a (k-1, total_sv) float64 array (one row for one-class and SVR): LIBSVM's sv_coef[j][i];
+    - SV: a scipy.sparse csr_matrix (total_sv rows, 0-based columns; LIBSVM's file indices are these + 1) or a
+      CSRDataset; the SVs grouped by class as nSV says (classification), as LIBSVM orders them;
+    - label, nSV: classification only (k integers each; sum(nSV) == total_sv);
+    - probA, probB: k(k-1)/2 values each (classification, both or neither); SVR: probA alone, one value;
+    - prob_density_marks: one-class only, 10 values.
+
+    Every value is checked (ParameterError): counts, shapes, finite numbers, ascending column indices.
+    """
+
+    report_style = "libsvm"
+
+    def __init__(self, svm_type, kernel_type, degree, gamma, coef0, rho, sv_coef, SV, label=None, nSV=None,
+                 probA=None, probB=None, prob_density_marks=None):
+        if isinstance(svm_type, (int, np.integer)) and 0 <= svm_type < len(SVM_TYPES):
+            svm_type = SVM_TYPES[svm_type]
+        if isinstance(kernel_type, (int, np.integer)) and 0 <= kernel_type < len(KERNEL_TYPES):
+            kernel_type = KERNEL_TYPES[kernel_type]
+        if svm_type not in SVM_TYPES:
+            raise ParameterError(f"unknown svm_type {svm_type!r} (one of {', '.join(SVM_TYPES)})")
+        if kernel_type not in KERNEL_TYPES:
+            raise ParameterError(f"unsupported kernel_type {kernel_type!r} (one of {', '.join(KERNEL_TYPES)}; "
+                                 f"precomputed kernels are not supported)")
+        self.svm_type = svm_type
+        self.kernel_type = kernel_type
+        self.degree = int(degree)
+        self.gamma = float(gamma)
+        self.coef0 = float(coef0)
+        if not (np.isfinite(self.gamma) and np.isfinite(self.coef0)) or self.gamma < 0:
+            raise ParameterError("gamma must be finite and >= 0, coef0 finite")
+        if kernel_type == "polynomial" and not 0 <= self.degree <= INT32_MAX:
+            raise ParameterError(f"degree of polynomial kernel < 0 (or beyond the int range): {self.degree}")
+        self.SV = self._sv_rows(SV)
+        l = self.SV.n_rows
+        classification = svm_type in CLASSIFICATION
+        if classification:
+            if label is None or nSV is None:
+                raise ParameterError(f"a {svm_type} model needs label and nSV")
+            self.label = np.asarray(label, dtype=np.int64).reshape(-1)
+            self.nSV = np.asarray(nSV, dtype=np.int64).reshape(-1)
+            k = self.label.shape[0]
+            if k < 1 or self.nSV.shape[0] != k:
+                raise ParameterError(f"label has {k} classes, nSV {self.nSV.shape[0]} counts")
+            if ((self.label < INT32_MIN) | (self.label > INT32_MAX)).any():
+                raise ParameterError("labels must fit LIBSVM's C int")
+            if (self.nSV < 0).any() or int(self.nSV.sum()) != l:
+                raise ParameterError(f"nSV {self.nSV.tolist()} must be counts >= 0 summing to total_sv {l}")
+        else:
+            if label is not None or nSV is not None:
+                raise ParameterError(f"a {svm_type} model has no label or nSV")
+            self.label = self.nSV = None
+            k = 2
+        self.nr_class = k
+        n_pairs = k * (k - 1) // 2
+        self.rho = np.array(rho, dtype=np.float64).reshape(-1)
+        if self.rho.shape[0] != n_pairs or not _finite(self.rho):
+            raise ParameterError(f"rho must be {n_pairs} finite values, not {self.rho.shape[0]}")
+        self.sv_coef = np.array(sv_coef, dtype=np.float64, ndmin=2)
+        if l == 0 and self.sv_coef.size == 0:
+            self.sv_coef = self.sv_coef.reshape(k - 1, 0)
+        if self.sv_coef.shape != (k - 1, l) or not _finite(self.sv_coef):
+            raise ParameterError(f"sv_coef has shape {self.sv_coef.shape}, expected {(k - 1, l)} finite values")
+        self.sv_coef = np.ascontiguousarray(self.sv_coef)
+
+        def vector(v, n, name):
+            if v is None:
+                return None
+            a = np.array(v, dtype=np.float64).reshape(-1)
+            if a.shape[0] != n or not _finite(a):
+                raise ParameterError(f"{name} must be {n} finite values, not {a.shape[0]}")
+            return a
+
+        if classification:
+            if (probA is None) != (probB is None):
+                raise ParameterError("a classification model has probA and probB, or neither")
+            if prob_density_marks is not None:
+                raise ParameterError("prob_density_marks belong to one-class models")
+            self.probA, self.probB = vector(probA, n_pairs, "probA"), vector(probB, n_pairs, "probB")
+            self.prob_density_marks = None
+        elif svm_type == "one_class":
+            if probA is not None or probB is not None:
+                raise ParameterError("a one-class model has no probA or probB (its probability: prob_density_marks)")
+            self.probA = self.probB = None
+            self.prob_density_marks = vector(prob_density_marks, NR_MARKS, "prob_density_marks")
+        else:
+            if probB is not None or prob_density_marks is not None:
+                raise ParameterError("an SVR model's probability model is probA alone")
+            self.probA, self.probB = vector(probA, 1, "probA"), None
+            self.prob_density_marks = None
+
+    @staticmethod
+    def _sv_rows(SV):
+        if isinstance(SV, CSRDataset):
+            indptr, indices, values, nf = SV.indptr, SV.indices, SV.values, SV.n_features
+        else:
+            import scipy.sparse as sp
+
+            if not sp.issparse(SV):
+                raise ParameterError("SV must be a scipy.sparse csr_matrix or a CSRDataset")
+            SV = SV.tocsr()          # explicit zeros are kept: LIBSVM writes them
+            indptr, indices, values, nf = SV.indptr, SV.indices, SV.data, SV.shape[1]
+        indptr = np.asarray(indptr, dtype=np.int64)
+        indices = np.asarray(indices, dtype=np.int64)
+        values = np.ascontiguousarray(values, dtype=np.float64)
+        if indptr.ndim != 1 or indptr.shape[0] < 1 or indptr[0] != 0 or (np.diff(indptr) < 0).any() \
+                or indptr[-1] != indices.shape[0] or indices.shape != values.shape:
+            raise ParameterError("SV: malformed CSR arrays")
+        if indices.size:
+            if indices.min() < 0 or indices.max() >= INT32_MAX:
+                raise ParameterError("SV column indices must be in 0 .. 2^31 - 2 (LIBSVM's indices are C ints)")
+            row_of = np.repeat(np.arange(indptr.shape[0] - 1), np.diff(indptr))
+            same = row_of[1:] == row_of[:-1]
+            if (np.diff(indices)[same] <= 0).any():
+                raise ParameterError("SV column indices must be strictly ascending within each row")
+        if not _finite(values):
+            raise ParameterError("SV values must be finite")
+        nf = max(int(nf), int(indices.max()) + 1 if indices.size else 0)
+        return CSRDataset(np.zeros(indptr.shape[0] - 1), indptr, indices.astype(np.int32), values, nf)
+
+    # -- BaseModel ----------------------------------------------------------------------------------------------
+    @property
+    def total_sv(self):
+        return self.SV.n_rows
+
+    @property
+    def l(self):
+        return self.SV.n_rows
+
+    @property
+    def is_regression(self):
+        return self.svm_type in REGRESSION
+
+    @property
+    def supports_probability(self):
+        """LIBSVM's svm_check_probability_model."""
+        if self.svm_type in CLASSIFICATION:
+            return self.probA is not None and self.probB is not None
+        if self.svm_type == "one_class":
+            return self.prob_density_marks is not None
+        return self.probA is not None
+
+    @property
+    def probability_refusal(self):
+        return "Model does not support probability estimates (train it with -b 1)"
+
+    @property
+    def svr_probability(self):
+        """sigma of the Laplace noise model of an SVR model with probA (LIBSVM's svm_get_svr_probability)."""
+        if self.svm_type not in REGRESSION or self.probA is None:
+            raise ParameterError("only an SVR model with probA has a Laplace noise model")
+        return float(self.probA[0])
+
+    def decision_function(self, X, *, prepared=False, block_rows=None):
+        """Decision values as svm_predict_values gives them: (n_rows, k(k-1)/2) for classification with k > 2
+        classes, (n_rows,) for two classes, one-class and SVR ((n_rows, 0) for a single class). `prepared` is
+        accepted for the BaseModel interface (a kernel model reads the rows as they are); block_rows: test rows
+        per kernel block (default: a slab of about 4 MB)."""
+        rows = _as_rows(X)
+        k = self.nr_class
+        classification = self.svm_type in CLASSIFICATION
+        n_dec = k * (k - 1) // 2 if classification else 1
+        out = np.empty((rows.n_rows, n_dec), np.float64)
+        if rows.n_rows:
+            kt = KERNEL_TYPES.index(self.kernel_type)
+            _decision_values(rows.row_view(), self.SV.row_view(), kt, self.degree, self.gamma, self.coef0,
+                             self.sv_coef, self.rho, self.nSV if classification else None, out,
+                             block_rows=block_rows)
+        return out[:, 0] if n_dec == 1 else out
+
+    def labels_from_decisions(self, dec):
+        """LIBSVM's rule: one-class +1 if dec > 0 else -1; SVR the value; classification one vote per pair (a, b)
+        (to a if dec > 0, else to b), the first class with the most votes."""
+        dec = np.asarray(dec, dtype=np.float64)
+        if self.svm_type in REGRESSION:
+            return dec.reshape(-1).copy()
+        if self.svm_type == "one_class":
+            return np.where(dec.reshape(-1) > 0, 1.0, -1.0)
+        k = self.nr_class
+        if k == 2:
+            return np.where(dec.reshape(-1) > 0, self.label[0], self.label[1]).astype(np.float64)
+        dec = dec.reshape(dec.shape[0], -1)
+        votes = np.zeros((dec.shape[0], k), np.int64)
+        p = 0
+        for a in range(k):
+            for b in range(a + 1, k):
+                pos = dec[:, p] > 0
+                votes[:, a] += pos
+                votes[:, b] += ~pos
+                p += 1
+        return self.label[np.argmax(votes, axis=1)].astype(np.float64)
+
+    def probabilities_from_decisions(self, dec):
+        """svm_predict_probability's estimates: (n_rows, k) for classification (model.label's order), (n_rows, 2)
+        for one-class (normal, outlier)."""
+        if not self.supports_probability or self.svm_type in REGRESSION:
+            raise ParameterError(self.probability_refusal if not self.supports_probability else
+                                 "an SVR model gives no class probabilities (its probA is a noise model)")
+        dec = np.asarray(dec, dtype=np.float64)
+        if self.svm_type == "one_class":
+            d = dec.reshape(-1)
+            marks = self.prob_density_marks
+            p = np.zeros(d.shape[0])
+            for i in range(NR_MARKS - 1, 0, -1):      # the first mark above dec wins
+                p[d < marks[i]] = i / NR_MARKS
+            # LIBSVM tests dec < marks[0] first, then dec > marks[9]: applied last, the first test wins
+            p[d > marks[NR_MARKS - 1]] = 0.999
+            p[d < marks[0]] = 0.001
+            return np.column_stack([p, 1 - p])
+        k = self.nr_class
+        if k == 1:
+            # LIBSVM's coupling of one class: p = 1/1, already converged
+            return np.ones((dec.shape[0], 1))
+        dec = np.ascontiguousarray(dec.reshape(-1, k * (k - 1) // 2))
+        prob = np.empty((dec.shape[0], k), np.float64)
+        limited = svc_probability(dec, self.probA, self.probB, prob)
+        if limited:
+            # LIBSVM prints "Exceeds max_iter in multiclass_prob" for each such row and keeps the estimate
+            warnings.warn(ConvergenceWarning(f"Exceeds max_iter in multiclass_prob ({limited} rows)"), stacklevel=2)
+        return prob
+
+    def labels_and_probabilities(self, dec):
+        """(labels, probabilities) as svm_predict_probability returns them: classification labels are the first
+        class of largest probability (not the vote); one-class labels the sign of the decision value."""
+        prob = self.probabilities_from_decisions(dec)
+        if self.svm_type == "one_class":
+            return self.labels_from_decisions(dec), prob
+        return self.label[np.argmax(prob, axis=1)].astype(np.float64), prob
+
+    def probability_header(self):
+        """The first line of svm-predict's -b 1 output."""
+        if self.svm_type == "one_class":
+            return "label normal outlier"
+        return "labels" + "".join(f" {int(v)}" for v in self.label)
+
+    # -- files --------------------------------------------------------------------------------------------------
+    def to_text(self):
+        """svm_save_model's text: the header, `SV`, then per SV its coefficients ("%.17g ") and its pairs
+        ("index:%.8g ", 1-based), each line ending in a space before the newline."""
+        k = self.nr_class
+        out = [f"svm_type {self.svm_type}\n", f"kernel_type {self.kernel_type}\n"]
+        if self.kernel_type == "polynomial":
+            out.append(f"degree {self.degree}\n")
+        if self.kernel_type != "linear":
+            out.append("gamma %.17g\n" % self.gamma)
+        if self.kernel_type in ("polynomial", "sigmoid"):
+            out.append("coef0 %.17g\n" % self.coef0)
+        out.append(f"nr_class {k}\ntotal_sv {self.total_sv}\n")
+
+        def doubles(name, v):
+            return name + "".join(" %.17g" % x for x in v.tolist()) + "\n"
+
+        out.append(doubles("rho", self.rho))
+        if self.label is not None:
+            out.append("label" + "".join(f" {v}" for v in self.label.tolist()) + "\n")
+        if self.probA is not None:
+            out.append(doubles("probA", self.probA))
+        if self.probB is not None:
+            out.append(doubles("probB", self.probB))
+        if self.prob_density_marks is not None:
+            out.append(doubles("prob_density_marks", self.prob_density_marks))
+        if self.nSV is not None:
+            out.append("nr_sv" + "".join(f" {v}" for v in self.nSV.tolist()) + "\n")
+        out.append("SV\n")
+        coef = self.sv_coef.T.tolist()
+        ip, idx, val = self.SV.indptr.tolist(), (self.SV.indices.astype(np.int64) + 1).tolist(), self.SV.values.tolist()
+        for i in range(self.total_sv):
+            a, b = ip[i], ip[i + 1]
+            out.append("".join("%.17g " % c for c in coef[i])
+                       + "".join("%d:%.8g " % (j, v) for j, v in zip(idx[a:b], val[a:b])) + "\n")
+        return "".join(out)
+
+    @classmethod
+    def _parse(cls, path, text, size):
+        """LIBSVM's model file, strictly: every refusal names path:line."""
+        def bad(lineno, msg):
+            return ModelFormatError(f"{path}:{lineno}: {msg}")
+
+        lines = text.split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()                     # the newline ending the last line
+        head, where = {}, {}
+        lineno = 0
+        for lineno, line in enumerate(lines, 1):
+            parts = line.split()
+            if not parts:
+                raise bad(lineno, "empty line in the model header")
+            key, args = parts[0], parts[1:]
+            if key == "SV":
+                if args:
+                    raise bad(lineno, "'SV' must stand alone on its line")
+                break
+            if key in head:
+                raise bad(lineno, f"'{key}' given twice")
+            where[key] = lineno
+            if key == "svm_type":
+                if len(args) != 1 or args[0] not in SVM_TYPES:
+                    raise bad(lineno, f"unknown svm type {quote(' '.join(args))} (one of {', '.join(SVM_TYPES)})")
+                head[key] = args[0]
+            elif key == "kernel_type":
+                if args == ["precomputed"]:
+                    raise bad(lineno, "a precomputed-kernel model: llsvm does not support precomputed kernels")
+                if len(args) != 1 or args[0] not in KERNEL_TYPES:
+                    raise bad(lineno, f"unknown kernel function {quote(' '.join(args))} "
+                                      f"(one of {', '.join(KERNEL_TYPES)})")
+                head[key] = args[0]
+            elif key in ("degree", "nr_class", "total_sv"):
+                if len(args) != 1:
+                    raise bad(lineno, f"'{key}' takes one integer")
+                try:
+                    v = _c_int(args[0])
+                except ValueError:
+                    raise bad(lineno, f"'{key}' is not an integer: {quote(args[0])}") from None
+                low = 1 if key == "nr_class" else 0
+                if not low <= v <= INT32_MAX:
+                    raise bad(lineno, f"'{key}' out of range: {v}")
+                head[key] = v
+            elif key in ("gamma", "coef0", "rho", "probA", "probB", "prob_density_marks"):
+                vals = []
+                for tok in args:
+                    try:
+                        v = _c_float(tok)
+                    except ValueError:
+                        raise bad(lineno, f"'{key}' values must be numbers (found {quote(tok)})") from None
+                    if not np.isfinite(v):
+                        raise bad(lineno, f"'{key}' values must be finite (found {quote(tok)})")
+                    vals.append(v)
+                if key in ("gamma", "coef0"):
+                    if len(vals) != 1:
+                        raise bad(lineno, f"'{key}' takes one number")
+                    if key == "gamma" and vals[0] < 0:
+                        raise bad(lineno, f"gamma < 0: {quote(args[0])}")
+                    vals = vals[0]
+                head[key] = vals
+            elif key in ("label", "nr_sv"):
+                try:
+                    vals = [_c_int(p) for p in args]
+                except ValueError:
+                    found = next(p for p in args if not _INT.fullmatch(p))
+                    raise bad(lineno, f"'{key}' values must be integers (found {quote(found)})") from None
+                low = INT32_MIN if key == "label" else 0
+                beyond = [v for v in vals if not low <= v <= INT32_MAX]
+                if beyond:
+                    raise bad(lineno, f"'{key}' value {beyond[0]} out of range")
+                head[key] = vals
+            else:
+                raise bad(lineno, f"unknown text in model file: [{escape(key)}]")
+        else:
+            raise bad(lineno + 1, "no 'SV' line: truncated model file")
+        sv_line = lineno
+        for key in ("svm_type", "kernel_type", "nr_class", "total_sv", "rho"):
+            if key not in head:
+                raise bad(sv_line, f"the header has no '{key}'")
+        svm_type, kernel = head["svm_type"], head["kernel_type"]
+        uses = {"degree": kernel == "polynomial", "gamma": kernel != "linear",
+                "coef0": kernel in ("polynomial", "sigmoid")}
+        for key, used in uses.items():
+            if used and key not in head:
+                raise bad(sv_line, f"the header has no '{key}' (the {kernel} kernel uses it)")
+            if not used and key in head:
+                raise bad(where[key], f"'{key}' for the {kernel} kernel, which has none")
+        k, l = head["nr_class"], head["total_sv"]
+        classification = svm_type in CLASSIFICATION
+        if not classification and k != 2:
+            raise bad(where["nr_class"], f"nr_class {k} for {svm_type}, whose models have nr_class 2")
+        n_pairs = k * (k - 1) // 2
+        m = max(k - 1, 0)
+        # every SV line needs at least two bytes per coefficient ("0 ") and a newline: check before allocating
+        if l * (2 * m + 1) > size:
+            raise bad(where["total_sv"], f"truncated model file: {l} support vectors with {m} coefficients each "
+                                         f"cannot fit in {size} bytes")
+
+        def count(key, n, what):
+            if key in head and len(head[key]) != n:
+                raise bad(where[key], f"'{key}' lists {len(head[key])} values for {what} ({n} expected)")
+
+        count("rho", n_pairs if classification else 1, f"nr_class {k}")
+        allowed = {"c_svc": ("label", "nr_sv", "probA", "probB"), "nu_svc": ("label", "nr_sv", "probA", "probB"),
+                   "one_class": ("prob_density_marks",), "epsilon_svr": ("probA",), "nu_svr": ("probA",)}[svm_type]
+        for key in ("label", "nr_sv", "probA", "probB", "prob_density_marks"):
+            if key in head and key not in allowed:
+                raise bad(where[key], f"'{key}' in a {svm_type} model")
+        if classification:
+            for key in ("label", "nr_sv"):
+                if key not in head:
+                    raise bad(sv_line, f"the header has no '{key}' line (a {svm_type} model needs it)")
+                count(key, k, f"nr_class {k}")
+            if ("probA" in head) != ("probB" in head):
+                key = "probA" if "probA" in head else "probB"
+                raise bad(where[key], "a classification model has probA and probB, or neither")
+            count("probA", n_pairs, f"nr_class {k}")
+            count("probB", n_pairs, f"nr_class {k}")
+            if sum(head["nr_sv"]) != l:
+                raise bad(where["nr_sv"], f"'nr_sv' sums to {sum(head['nr_sv'])}, not total_sv {l}")
+        else:
+            count("probA", 1, svm_type)
+            count("prob_density_marks", NR_MARKS, "a one-class model")
+        body = lines[sv_line:]
+        if len(body) != l:
+            extra = body[l:] if len(body) > l else []
+            if len(body) > l and all(not s.strip() for s in extra):
+                body = body[:l]
+            else:
+                raise bad(sv_line + min(len(body), l) + 1,
+                          f"expected {l} SV lines (total_sv), found {len(body)}")
+        coef = np.empty((m, l), np.float64)
+        indptr = np.zeros(l + 1, np.int64)
+        indices, values = [], []
+        for i, line in enumerate(body):
+            ln = sv_line + 1 + i
+            parts = line.split()
+            if len(parts) < m:
+                raise bad(ln, f"expected {m} coefficients, found {len(parts)}")
+            for j in range(m):
+                tok = parts[j]
+                if not _FLOAT.fullmatch(tok):
+                    raise bad(ln, f"a coefficient is not a number (found {quote(tok)})")
+                coef[j, i] = v = float(tok)
+                if not np.isfinite(v):
+                    raise bad(ln, f"a coefficient is NaN or infinite (found {quote(tok)})")
+            prev = 0
+            for tok in parts[m:]:
+                mt = _PAIR.fullmatch(tok)
+                if mt is None or not _FLOAT.fullmatch(mt.group(2)):
+                    raise bad(ln, f"expected index:value, found {quote(tok)}")
+                idx = int(mt.group(1))
+                if idx <= prev or idx > INT32_MAX:
+                    what = "not positive" if idx <= 0 else ("not ascending" if idx <= prev else "beyond int")
+                    raise bad(ln, f"index {idx} {what} (indices are 1-based, strictly ascending)")
+                v = float(mt.group(2))
+                if not np.isfinite(v):
+                    raise bad(ln, f"a value is NaN or infinite (found {quote(tok)})")
+                prev = idx
+                indices.append(idx - 1)
+                values.append(v)
+            indptr[i + 1] = len(indices)
+        indices = np.array(indices, dtype=np.int32)
+        nf = int(indices.max()) + 1 if indices.size else 0
+        SV = CSRDataset(np.zeros(l), indptr, indices, np.array(values, dtype=np.float64), nf)
+        try:
+            return cls(svm_type, kernel, head.get("degree", 3), head.get("gamma", 0.0), head.get("coef0", 0.0),
+                       head["rho"], coef, SV, label=head.get("label"), nSV=head.get("nr_sv"),
+                       probA=head.get("probA"), probB=head.get("probB"),
+                       prob_density_marks=head.get("prob_density_marks"))
+        except ParameterError as exc:
+            raise ModelFormatError(f"{path}:{sv_line}: {exc}") from None
+
+    def __repr__(self):
+        return (f"SVMModel({self.svm_type}, {self.kernel_type}, nr_class={self.nr_class}, "
+                f"total_sv={self.total_sv})")
+
