@@ -50,6 +50,7 @@ cdef struct Work:
     int64_t l
     int64_t active_size
     signed char* y
+    double* yd              # y as +1.0 / -1.0 (the loops multiply by it instead of branching)
     double* p
     double* alpha
     double* G
@@ -118,8 +119,8 @@ cdef bint _select(KernelCache cache, Work* w, int64_t n, int64_t* out_i, int64_t
             if -G[t] >= Gmax2:
                 Gmax2 = -G[t]
         if diff > 0.0 and i >= 0:
-            # K_ii + K_tt - 2 K_it, with Q_it = y_i y_t K_it formed as LIBSVM does
-            quad = w.QD[i] + w.QD[t] - 2.0 * y[t] * y[i] * _q(y, i, t, Ki)
+            # K_ii + K_tt - 2 K_it: LIBSVM's 2 y_t y_i Q_it, where the signs cancel exactly
+            quad = w.QD[i] + w.QD[t] - 2.0 * <double>Ki[t]
             obj = -(diff * diff) / (quad if quad > 0.0 else TAU)
             if obj <= best:
                 best = obj
@@ -203,6 +204,7 @@ cdef void _swap(KernelCache cache, Work* w, int64_t i, int64_t j) noexcept nogil
     cdef int64_t k
     cache.swap(i, j)
     c = w.y[i]; w.y[i] = w.y[j]; w.y[j] = c
+    d = w.yd[i]; w.yd[i] = w.yd[j]; w.yd[j] = d
     d = w.G[i]; w.G[i] = w.G[j]; w.G[j] = d
     s = w.status[i]; w.status[i] = w.status[j]; w.status[j] = s
     d = w.alpha[i]; w.alpha[i] = w.alpha[j]; w.alpha[j] = d
@@ -289,14 +291,17 @@ cdef void _do_shrinking(KernelCache cache, Work* w) noexcept nogil:
 cdef void _bar_column(KernelCache cache, Work* w, int64_t i, double sign) noexcept nogil:
     """G_bar += sign C_i Q_i (a variable reaching, sign +1, or leaving, sign -1, its upper bound)."""
     cdef const float* Ki = cache.get_column(i, w.l)
-    cdef double Ci = _C(w, i)
+    cdef double c = _C(w, i) * w.yd[i]
+    cdef const double* yd = w.yd
+    cdef double* G_bar = w.G_bar
     cdef int64_t k
+    # C_i Q_ik = y_k (K_ik (y_i C_i)): the signs factor out exactly, so the sum is LIBSVM's bit for bit
     if sign > 0:
         for k in range(w.l):
-            w.G_bar[k] += Ci * _q(w.y, i, k, Ki)
+            G_bar[k] += yd[k] * (<double>Ki[k] * c)
     else:
         for k in range(w.l):
-            w.G_bar[k] -= Ci * _q(w.y, i, k, Ki)
+            G_bar[k] -= yd[k] * (<double>Ki[k] * c)
 
 
 cdef int64_t _solve(KernelCache cache, Work* w, int64_t max_iter, bint shrinking, double* gap_out,
@@ -307,6 +312,7 @@ cdef int64_t _solve(KernelCache cache, Work* w, int64_t max_iter, bint shrinking
     cdef const float* Ki
     cdef const float* Kj
     cdef const signed char* y = w.y
+    cdef const double* yd = w.yd
     cdef double* G = w.G
     cdef signed char yi, yj
     cdef bint ui, uj
@@ -339,8 +345,12 @@ cdef int64_t _solve(KernelCache cache, Work* w, int64_t max_iter, bint shrinking
         _update_pair(w, i, j, _q(y, i, j, Ki))
         dai = w.alpha[i] - old_i
         daj = w.alpha[j] - old_j
+        # LIBSVM's G_t += Q_it da_i + Q_jt da_j with Q_it = y_i y_t K_it: the signs factor out exactly (rounding
+        # is symmetric), so y_t (K_it (y_i da_i) + K_jt (y_j da_j)) is the same sum bit for bit, without branches
+        dai *= yi
+        daj *= yj
         for t in range(n):
-            G[t] += <double>(<float>(yi * y[t]) * Ki[t]) * dai + <double>(<float>(yj * y[t]) * Kj[t]) * daj
+            G[t] += yd[t] * (<double>Ki[t] * dai + <double>Kj[t] * daj)
         ui = w.status[i] == UPPER_BOUND
         uj = w.status[j] == UPPER_BOUND
         _update_status(w, i)
@@ -445,6 +455,7 @@ def solve(KernelCache cache not None, const signed char[::1] y, const double[::1
     w.n_shrink = 0
     w.min_active = l
     w.y = <signed char*>malloc(l * sizeof(signed char))
+    w.yd = <double*>malloc(l * sizeof(double))
     w.status = <char*>malloc(l * sizeof(char))
     w.p = <double*>malloc(l * sizeof(double))
     w.alpha = <double*>malloc(l * sizeof(double))
@@ -453,12 +464,13 @@ def solve(KernelCache cache not None, const signed char[::1] y, const double[::1
     w.QD = <double*>malloc(l * sizeof(double))
     w.active_set = <int64_t*>malloc(l * sizeof(int64_t))
     try:
-        if (w.y == NULL or w.status == NULL or w.p == NULL or w.alpha == NULL or w.G == NULL or w.G_bar == NULL
+        if (w.y == NULL or w.yd == NULL or w.status == NULL or w.p == NULL or w.alpha == NULL or w.G == NULL or w.G_bar == NULL
                 or w.QD == NULL or w.active_set == NULL):
             raise MemoryError(f"SMO: the work arrays for {l} variables could not be allocated")
         with nogil:
             for k in range(l):
                 w.y[k] = y[k]
+                w.yd[k] = 1.0 if y[k] > 0 else -1.0
                 w.p[k] = p[k]
                 w.alpha[k] = alpha[k]
                 w.QD[k] = QD[k]
@@ -477,6 +489,7 @@ def solve(KernelCache cache not None, const signed char[::1] y, const double[::1
                     _swap_int(w.active_set, k, w.active_set[k])
     finally:
         free(w.y)
+        free(w.yd)
         free(w.status)
         free(w.p)
         free(w.alpha)

@@ -130,6 +130,10 @@ def train(data, y=None, *, params=None, reporter=None, say=None, warn=None, **kw
     ds = _as_dataset(data, y, params)
     if ds.n_rows == 0:
         raise ParameterError("no training data")
+    if params.spec.access == "loaded":
+        model = params.spec.driver(ds, params, rep)
+        _warn_unconverged(reporter is None and say is None, model.meta["results"])
+        return model
     labels, cls = group_classes(ds.y)
     W, results = _fit(ds, cls, labels, None, params, Seeds(params.seed), rep)
     _warn_unconverged(reporter is None and say is None, results)
@@ -147,6 +151,33 @@ def _fold_plan(l, nr_fold, seeds, reporter):
     for i in range(nr_fold):
         b, e = fold_start[i], fold_start[i + 1]
         folds.append((np.concatenate([perm[:b], perm[e:]]), perm[b:e]))
+    return folds
+
+
+def _stratified_fold_plan(y, nr_fold, seeds, reporter):
+    """LIBSVM's folds for classification (svm_cross_validation): every class's rows, in their grouped order, are
+    shuffled (here by the seeded RNG, where LIBSVM calls rand()), and fold i takes the slice
+    [i c / nr_fold, (i + 1) c / nr_fold) of each class c in turn, so every fold keeps the class proportions. With
+    nr_fold >= l (leave-one-out) LIBSVM's plain permutation is used instead (_fold_plan)."""
+    l = y.size
+    if nr_fold >= l:
+        return _fold_plan(l, nr_fold, seeds, reporter)
+    _, cls = group_classes(y)
+    perm = np.argsort(cls, kind="stable").astype(np.int64)
+    count = np.bincount(cls)
+    start = np.concatenate([[0], np.cumsum(count)[:-1]])
+    index = perm.copy()
+    for c in range(count.size):
+        block = index[start[c]:start[c] + count[c]]
+        index[start[c]:start[c] + count[c]] = block[seeds.permutation(int(count[c]))]
+    tests = []
+    for i in range(nr_fold):
+        tests.append(np.concatenate([index[start[c] + i * count[c] // nr_fold:start[c] + (i + 1) * count[c] // nr_fold]
+                                     for c in range(count.size)]))
+    folds = []
+    for i in range(nr_fold):
+        train = np.concatenate([tests[k] for k in range(nr_fold) if k != i])
+        folds.append((train, tests[i]))
     return folds
 
 
@@ -170,13 +201,19 @@ def cross_validation(data, nr_fold, y=None, *, params=None, reporter=None, say=N
     reporter = as_reporter(reporter, say, warn)
     ds = _as_dataset(data, y, params)
     seeds = Seeds(params.seed)
-    folds = _fold_plan(ds.n_rows, nr_fold, seeds, reporter)
+    if spec.access == "loaded":
+        folds = _stratified_fold_plan(ds.y, nr_fold, seeds, reporter)
+    else:
+        folds = _fold_plan(ds.n_rows, nr_fold, seeds, reporter)
     target = np.empty(ds.n_rows, np.float64)
     fold_seeds = [seeds.next() for _ in folds]
 
     def make(i):
         def task(s):
             tr, te = folds[i]
+            if spec.access == "loaded":
+                model = spec.driver(ds.take_rows(tr), params.but(seed=fold_seeds[i]), s, n_features=ds.n_features)
+                return te, model.predict(ds.take_rows(te))
             if spec.streams:
                 model = make_driver(params.but(threads=1, seed=fold_seeds[i]), s).fit(ds.take_rows(tr))
                 return te, model.predict(ds.take_rows(te))

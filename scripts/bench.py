@@ -39,6 +39,8 @@ three), every job a subprocess of the installed commands:
     <= 0.5 x bm's, and every peak RSS (both solvers, text and binary) <= --memory + 60 MB; for information, the
     trainer's update rate and the reader's MB/s (medians over the passes) against sequential block reading of the
     same file in this process (BinaryDataset.iter_blocks, page cache warm).
+-s smo (part `smo`, issue 15): against libsvm-official's C svm_train on ../shared/data sets, in this process:
+training time ratio, the dual objective of both models by one definition, nSV and accuracy (scripts/bench_smo.py).
 Timings are medians of --repeats runs. Results: a Markdown table on stdout and Markdown + JSON in bench-results/.
 
 Datasets: the generated `sparse` (500k x 100k, ~75 nnz/row) and `dense` (400k x 200) sets, made under data/ by
@@ -823,8 +825,10 @@ def shared_sets(tmp, only=None):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sets", default="sparse,dense,multiclass", help="generated sets (comma list; '' for none)")
-    ap.add_argument("--parts", default="parse,solvers,llsvm,stream",
-                    help="what to run: parse, solvers, llsvm, stream (comma list)")
+    ap.add_argument("--parts", default="parse,solvers,llsvm,stream,smo",
+                    help="what to run: parse, solvers, llsvm, stream, smo (comma list)")
+    ap.add_argument("--smo-sets", default=None,
+                    help="part smo: sets of ../shared/data (default: the issue's six and five not tuned on)")
     ap.add_argument("--llsvm-memory", default=LLSVM_MEMORY,
                     help="part llsvm: --memory of the -s llsvm runs on the generated sets (the shared sets get a "
                          "quarter of their binary file's size)")
@@ -852,7 +856,7 @@ def main():
     os.makedirs(args.out_dir, exist_ok=True)
     tmp = tempfile.mkdtemp(prefix="llsvm-bench-")
     rows, solver_rows, e2e_rows, llsvm_rows, t2_rows, stream_rows = [], [], [], [], [], []
-    llsvm_shared_rows = []
+    llsvm_shared_rows, smo_rows = [], []
     try:
         generated = [(name, *ensure_set(name, args.data_dir, args.scale, args.quiet))
                      for name in [x for x in args.sets.split(",") if x]]
@@ -917,6 +921,11 @@ def main():
                 stream_rows.append(r)
                 if not args.quiet:
                     print(json.dumps(r, default=float), file=sys.stderr)
+        if "smo" in parts and not args.no_shared:
+            from bench_smo import ISSUE_SETS, EXTRA_SETS, bench_smo
+            smo_sets = ISSUE_SETS + EXTRA_SETS if args.smo_sets is None else args.smo_sets.split(",")
+            smo_rows = bench_smo(os.path.join(ROOT, "..", "shared", "data"), tmp, max(args.repeats, 3), smo_sets,
+                                 say=None if args.quiet else say)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -948,10 +957,14 @@ def main():
                     "(streamsvm) / per-block (bm) record with (D* - D)/|D*| <= 1e-3, i.e. (wall - train_seconds) + "
                     "the record's seconds.\n\n"
                     + stream_markdown(stream_rows))
+    if smo_rows:
+        from bench_smo import smo_markdown
+        text.append("## -s smo vs libsvm-official (C-SVC, RBF, C=1, gamma=1/num_features, -e 0.001, -m 100, -h 1; "
+                    "in-process C training calls, medians)\n\n" + smo_markdown(smo_rows, md_header, md_row))
     report = "\n\n".join(text)
     with open(os.path.join(args.out_dir, f"bench-{stamp}.json"), "w") as f:
         json.dump({"meta": meta, "parse": rows, "solvers": solver_rows, "end_to_end": e2e_rows,
-                   "llsvm": llsvm_rows, "llsvm_shared": llsvm_shared_rows, "table2": t2_rows, "stream": stream_rows},
+                   "llsvm": llsvm_rows, "llsvm_shared": llsvm_shared_rows, "table2": t2_rows, "stream": stream_rows, "smo": smo_rows},
                   f, indent=1, default=float)
     with open(os.path.join(args.out_dir, f"bench-{stamp}.md"), "w") as f:
         f.write(f"llsvm bench {stamp} ({meta['python']}, {meta['cpus']} cpus)\n\n{report}\n")

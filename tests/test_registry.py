@@ -40,6 +40,12 @@ OPTION_ARGS = {
     "-B R": ["-B", "R"],
     "--one-pass": ["--one-pass"],
     "--max-passes": ["--max-passes", "3"],
+    "-t": ["-t", "0"],
+    "-g": ["-g", "0.5"],
+    "-d": ["-d", "2"],
+    "-r": ["-r", "1"],
+    "-m": ["-m", "10"],
+    "-h": ["-h", "0"],
 }
 # LIBLINEAR's own words where it has them; otherwise the registry's message, which names the option
 REFUSAL = {"-R": "ERROR: -R option supported only for solver ",
@@ -126,6 +132,10 @@ def test_iteration_limit_warning_on_stdout(spec, sets, tmp_path):
     assert r.stderr == ""
     if spec.name == "2":          # LIBLINEAR's Newton method has its own words, and no closing lines
         assert r.stdout.count("\nWARNING: reaching max number of Newton iterations\n") == 1
+    elif spec.model_kind == "kernel":
+        # LIBSVM's Solver prints it before its closing lines
+        assert r.stdout.count("\nWARNING: reaching max number of iterations\n") == 1
+        assert r.stdout.index("WARNING: reaching max number of iterations") < r.stdout.index("optimization finished")
     else:
         assert r.stdout.count("\nWARNING: reaching max number of iterations\n") == 1
         # after the problem's closing lines, as LIBLINEAR's train_one prints it
@@ -166,7 +176,9 @@ def test_json_holds_design_keys(spec, sets, tmp_path):
     assert not missing, missing
     assert m["n_rows"] == 240 and m["n_features"] == 12 and m["nr_class"] == 3
     first_seen = list(dict.fromkeys(int(v) for v in llsvm.read_dataset(str(text)).y))
-    assert m["labels"] == first_seen and sorted(first_seen) == [1, 2, 3] and len(m["classes"]) == 3
+    # one record per binary problem: one-vs-rest classes, or one-vs-one pairs (3 of each for 3 classes)
+    problems = m["pairs"] if spec.model_kind == "kernel" else m["classes"]
+    assert m["labels"] == first_seen and sorted(first_seen) == [1, 2, 3] and len(problems) == 3
     assert isinstance(m["converged"], bool) and m["nSV"] > 0 and m["n_iter"] >= 1
     assert m["train_seconds"] >= 0 and m["peak_rss_mb"] > 0
 
@@ -179,14 +191,18 @@ def test_model_round_trips_and_predicts(spec, sets, tmp_path):
     model = Model.load(model_path)
     assert isinstance(model, BaseModel)
     assert model.to_text() == model_path.read_text()
-    assert model.solver_type == spec.solver_type
+    if spec.model_kind == "kernel":
+        assert model.svm_type == spec.solver_type.lower()
+    else:
+        assert model.solver_type == spec.solver_type
     ds = llsvm.read_dataset(str(text))
     r = CliRunner().invoke(predict_main, [str(binary), str(model_path), str(tmp_path / "pred")])
     assert_exit(r, 0)
     pred = np.array([float(v) for v in (tmp_path / "pred").read_text().split()])
     np.testing.assert_array_equal(pred, model.predict(ds))
     acc = 100.0 * float(np.count_nonzero(pred == ds.y)) / ds.n_rows
-    assert r.stdout == f"Accuracy = {acc:g}% ({int(np.count_nonzero(pred == ds.y))}/{ds.n_rows})\n"
+    tail = " (classification)" if spec.model_kind == "kernel" else ""    # svm-predict's line, or LIBLINEAR's
+    assert r.stdout == f"Accuracy = {acc:g}% ({int(np.count_nonzero(pred == ds.y))}/{ds.n_rows}){tail}\n"
     assert acc > 60.0
 
 

@@ -58,7 +58,8 @@ def _for(flag):
 
 
 class LiblinearCommand(click.Command):
-    """Click command that also understands LIBLINEAR's -wi weight options (-w1 5 -w-1 2)."""
+    """Click command that also understands LIBLINEAR's -wi weight options (-w1 5 -w-1 2) and LIBSVM's -h 0|1
+    (shrinking; -h alone, or followed by anything but a number, is the help)."""
 
     def parse_args(self, ctx, args):
         out = []
@@ -68,6 +69,15 @@ class LiblinearCommand(click.Command):
             if a == "--":
                 out.extend(args[i:])
                 break
+            if a == "-h":
+                # LIBSVM's -h 0|1 (shrinking, -s smo) when a number follows; otherwise help, as before
+                if i + 1 < len(args) and re.fullmatch(r"[+-]?\d+", args[i + 1]):
+                    out += ["--shrinking", args[i + 1]]
+                    i += 2
+                else:
+                    out.append("--help")
+                    i += 1
+                continue
             m = re.fullmatch(r"-w([+-]?\d+)", a)
             if m:
                 if i + 1 >= len(args):
@@ -119,7 +129,7 @@ def _options(spec, values):
     return spec.options(**{k: v for k, v in values.items() if k in names and v is not None})
 
 
-@click.command(cls=LiblinearCommand, context_settings={"help_option_names": ["-h", "--help"]},
+@click.command(cls=LiblinearCommand, context_settings={"help_option_names": ["--help"]},
                epilog=_solver_lines() + "\n\nWeights: -wi weight (e.g. -w1 5 -w-1 2) multiplies C of class i by "
                "weight.")
 @click.argument("training_set_file")
@@ -139,6 +149,20 @@ def _options(spec, values):
 @click.option("--weight", "weights", type=(int, float), multiple=True, hidden=True)
 @click.option("-v", "nr_fold", type=int, default=None, metavar="n", help="n-fold cross validation mode.")
 @click.option("-C", "find_C", is_flag=True, help=f"Find the parameter C by cross validation {_for('-C')}.")
+@click.option("-t", "kernel_type", type=int, default=None, metavar="kernel_type",
+              help="Kernel: 0 linear u'v, 1 polynomial (gamma u'v + coef0)^degree, 2 radial basis function "
+                   f"exp(-gamma |u-v|^2), 3 sigmoid tanh(gamma u'v + coef0) (default 2) {_for('-t')}.")
+@click.option("-d", "degree", type=int, default=None, metavar="degree",
+              help=f"Degree of the polynomial kernel (default 3) {_for('-d')}.")
+@click.option("-g", "gamma", type=float, default=None, metavar="gamma",
+              help=f"Gamma of the kernel (default 1/num_features) {_for('-g')}.")
+@click.option("-r", "coef0", type=float, default=None, metavar="coef0",
+              help=f"coef0 of the kernel (default 0) {_for('-r')}.")
+@click.option("-m", "cache_size", type=float, default=None, metavar="cachesize",
+              help=f"Kernel cache size in MB (default 100) {_for('-m')}.")
+@click.option("--shrinking", "shrinking", type=int, default=None, metavar="shrinking",
+              help=f"-h 0|1: whether to use the shrinking heuristics (default 1) {_for('-h')}; -h alone and "
+                   "--help show this help.")
 @click.option("-q", "quiet", is_flag=True, help="Quiet mode (no outputs).")
 @click.option("--threads", type=click.IntRange(min=1), default=None,
               help="Threads for one-vs-rest classes and cross-validation folds (same model for any N). "
@@ -173,9 +197,11 @@ def _options(spec, values):
               help=f"Re-check passes at most (default 10) {_for('--max-passes')}.")
 @handle_errors
 def main(training_set_file, model_file, solver, cost, svr_p, nu, eps, bias, no_reg_bias, weights, nr_fold, find_C,
-         quiet, threads, seed, max_iter, json_file, progress, zero_based, memory, tmp_dir, inner_iter,
-         keep_active_set, hash_bits, inner_eps, one_pass, max_passes):
-    """Train a linear SVM, as LIBLINEAR's train: llsvm-train [options] training_set_file [model_file]."""
+         kernel_type, degree, gamma, coef0, cache_size, shrinking, quiet, threads, seed, max_iter, json_file,
+         progress, zero_based, memory, tmp_dir, inner_iter, keep_active_set, hash_bits, inner_eps, one_pass,
+         max_passes):
+    """Train a linear SVM, as LIBLINEAR's train, or a kernel SVM (-s smo), as LIBSVM's svm-train:
+    llsvm-train [options] training_set_file [model_file]."""
     reporter = Reporter(quiet=quiet, progress=progress)
     if nr_fold is not None and nr_fold < 2:
         raise click.UsageError("n-fold cross validation: n must >= 2")
@@ -194,7 +220,8 @@ def main(training_set_file, model_file, solver, cost, svr_p, nu, eps, bias, no_r
     _check_applicable(spec, {"-R": no_reg_bias, "-p": svr_p, "-n": nu, "-v": nr_fold, "-C": find_C, "--memory": memory,
                              "--tmp-dir": tmp_dir, "--inner-iter": inner_iter, "--keep-active-set": keep_active_set,
                              "--hash-bits": hash_bits, "--inner-eps": inner_eps, "-B R": radius_bias,
-                             "--one-pass": one_pass, "--max-passes": max_passes})
+                             "--one-pass": one_pass, "--max-passes": max_passes, "-t": kernel_type, "-g": gamma,
+                             "-d": degree, "-r": coef0, "-m": cache_size, "-h": shrinking})
     if one_pass:
         # the re-check passes are what -e and --max-passes control: with --one-pass they would do nothing
         for flag, value in (("-e", eps), ("--max-passes", max_passes)):
@@ -226,7 +253,8 @@ def main(training_set_file, model_file, solver, cost, svr_p, nu, eps, bias, no_r
     options = _options(spec, {"memory": budget, "tmp_dir": tmp_dir, "inner_iter": inner_iter,
                               "keep_active_set": keep_active_set, "radius_bias": radius_bias or None,
                               "hash_bits": hash_bits, "inner_eps": inner_eps, "one_pass": one_pass or None,
-                              "max_passes": max_passes})
+                              "max_passes": max_passes, "kernel_type": kernel_type, "gamma": gamma,
+                              "degree": degree, "coef0": coef0, "cache_size": cache_size, "shrinking": shrinking})
     params = Params(solver=spec.key, C=1.0 if cost is None else cost, eps=eps, bias=bias, weights=list(weights),
                     regularize_bias=not no_reg_bias, max_iter=max_iter, seed=seed,
                     threads=spec.default_threads if threads is None else threads, options=options)

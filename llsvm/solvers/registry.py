@@ -8,6 +8,9 @@ Two kinds of driver:
 - access "random": the data is loaded (in memory or memory-mapped) and the trainer runs LIBLINEAR's machinery
   around the driver: classes and one-vs-rest, -wi weights, sub-seeds, threads over classes, -v folds and the -C
   search. The driver is `train_one(sub, params, seed, reporter, warm) -> FitResult` for one binary Subproblem.
+- access "loaded": the data is loaded (in memory or memory-mapped) and the driver does all of it (classes,
+  one-vs-one): `fit(ds, params, reporter, n_features=None) -> model`; the trainer runs -v with LIBSVM's stratified
+  folds (n_features: the whole set's, for defaults that depend on it).
 - access "stream": the driver is a class `Driver(params, reporter, zero_based=, progress=)` whose `fit(data)`
   takes a path ('-' for stdin), a BinaryDataset or in-memory rows, streams them within its memory budget, and
   returns the Model. Text lines are limited to textio.line_limit(its memory budget) unless `max_line=` is given.
@@ -17,7 +20,7 @@ from dataclasses import dataclass, field, fields, replace
 
 from ..errors import ParameterError
 from ..model import SOLVER_TYPE_TABLE, UNLABELLED
-from . import bm, dcd, newton, onepass, outofcore, streamsvm
+from . import bm, dcd, newton, onepass, outofcore, smo, streamsvm
 from .common import LIBLINEAR_JSON_FIELDS, liblinear_metrics
 from .outofcore import StreamOptions
 from .onepass import LLSVMOptions
@@ -43,6 +46,12 @@ SOLVER_OPTIONS = {
     "--one-pass": "one_pass",
     "--max-passes": "max_passes",
     "-B R": "radius_bias",
+    "-t": "kernel_type",
+    "-g": "gamma",
+    "-d": "degree",
+    "-r": "coef0",
+    "-m": "cache_size",
+    "-h": "shrinking",
 }
 
 # names reserved for the solvers of the next issues (docs/solvers.md, "Planned solvers")
@@ -60,12 +69,12 @@ class SolverSpec:
     solver_type: str               # the model file's solver_type: the problem it solves, in LIBLINEAR's names
     default_eps: float
     eps_meaning: str               # what -e measures
-    default_max_iter: int
+    default_max_iter: object       # an int, or the rule as text for --help (-s smo: LIBSVM's max(10^7, 100 l))
     options: type = None           # its own options (a dataclass: fields and defaults), None when it has none
     accepts: tuple = ()            # keys of SOLVER_OPTIONS it takes
     json_fields: tuple = ()        # its --json keys beyond DESIGN_KEYS
     metrics: object = None         # metrics(model, params, ds) -> the --json dict (ds: the loaded data or None)
-    model_kind: str = "linear"     # "linear" (a hashed linear model with --hash-bits); "kernel" and "tree" later
+    model_kind: str = "linear"     # "linear" (a hashed linear model with --hash-bits), "kernel" (LIBSVM's model file)
     default_threads: int = 1
     threads_change_model: bool = False    # whether --threads changes the model (for a seed)
     same_model_any_input: bool = True     # text, binary and stdin input of the same rows give the same model
@@ -159,6 +168,16 @@ register(SolverSpec(
     default_eps=bm.DEFAULT_EPS, eps_meaning=f"{PASS_VIOLATION} (default {bm.DEFAULT_EPS:g})",
     default_max_iter=outofcore.DEFAULT_MAX_ITER, options=StreamOptions,
     accepts=_OUT_OF_CORE + ("--hash-bits", "--inner-eps"), metrics=bm.metrics, json_fields=bm.JSON_FIELDS))
+
+register(SolverSpec(
+    name="smo", number=None,
+    title="C-SVC with a kernel (LIBSVM's svm-train -s 0): SMO with second-order working sets and shrinking, "
+          "one-vs-one; LIBSVM's model file",
+    driver=smo.fit, access="loaded", solver_type="C_SVC", default_eps=smo.DEFAULT_EPS,
+    eps_meaning=f"LIBSVM's maximal violating pair, m(alpha) - M(alpha) (default {smo.DEFAULT_EPS:g})",
+    default_max_iter="max(10^7, 100 l)", options=smo.SMOOptions,
+    accepts=("-v", "-t", "-g", "-d", "-r", "-m", "-h"), metrics=smo.metrics, json_fields=smo.JSON_FIELDS,
+    model_kind="kernel", default_threads=smo.DEFAULT_THREADS))
 
 
 def specs():
@@ -260,6 +279,9 @@ class Params:
             if "-R" not in spec.accepts:
                 raise ParameterError("-R option supported only for solver L2R_LR, L2R_L2LOSS_SVC, L1R_L2LOSS_SVC, "
                                      "L1R_LR, and L2R_L2LOSS_SVR")
+        if spec.model_kind == "kernel" and self.bias >= 0:
+            raise ParameterError(f"-B applies only to the linear solvers, not to -s {spec.name} (a kernel SVM's "
+                                 "bias is its rho)")
         if spec.options is None:
             if self.options is not None:
                 raise ParameterError(f"-s {spec.name} takes no solver options")

@@ -1,0 +1,200 @@
+"""-s smo: LIBSVM's C-SVC (svm-train -s 0) with a kernel, one-vs-one, on loaded (or memory-mapped) rows.
+
+What svm_train does for C_SVC (LIBSVM 3.x, svm.cpp), step by step, with llsvm's pieces:
+- classes: labels in order of first occurrence with the {-1, +1} swap (common.group_classes, LIBSVM's
+  svm_group_classes), rows grouped by class in their file order;
+- C of class k: C times its -wi weight (common.class_costs, LIBSVM's weighted_C and its warning);
+- for every pair i < j of classes: the binary problem over class i's rows (y = +1) then class j's (y = -1), solved
+  by the generic SMO (cext/_smo.pyx: WSS 2, shrinking with -h, LIBSVM's stopping rule and rho) over a kernel
+  column cache of -m MB (cext/_kernel.pyx), from alpha = 0;
+- the model: a row is a support vector if its alpha is non-zero in any of its pairs; SVs in grouped order;
+  sv_coef[j-1] holds the coefficients (alpha_t y_t) of class i's SVs in pair (i, j), sv_coef[i] those of class
+  j's; rho of every pair (llsvm.svm_model.SVMModel, LIBSVM's model file).
+Output lines as svm-train prints them per pair (`optimization finished, #iter = N`, `nu = ` when Cp = Cn,
+`obj = , rho = `, `nSV = , nBSV = `) and `Total nSV = ` at the end; LIBSVM's progress dots are not printed.
+gamma 0 or not given is 1/num_features (the largest feature index of the training data), as svm-train sets it.
+"""
+import math
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._ext import _kernel as KK
+from .._ext import _smo
+from .._ext._rowops import row_sq_norms
+from ..errors import ParameterError
+from .common import FitResult, class_costs, group_classes
+
+KERNEL_TYPES = ("linear", "polynomial", "rbf", "sigmoid")
+DEFAULT_EPS = 1e-3
+DEFAULT_CACHE_MB = 100.0
+INT_MAX = 2147483647
+# --threads: the OpenMP threads that compute kernel columns (LIBSVM's own build uses every core for them); the
+# model does not depend on it
+DEFAULT_THREADS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+JSON_FIELDS = ("C", "eps", "kernel_type", "gamma", "degree", "coef0", "cache_size", "shrinking", "nr_class",
+               "labels", "total_sv", "pairs")
+
+
+def max_iter_default(l):
+    """LIBSVM's iteration limit of a problem of l rows: max(10^7, 100 l) (INT_MAX beyond it)."""
+    return max(10_000_000, INT_MAX if l > INT_MAX // 100 else 100 * l)
+
+
+@dataclass
+class SMOOptions:
+    """svm-train's kernel options with its defaults: -t kernel_type (0 linear, 1 polynomial, 2 rbf, 3 sigmoid),
+    -g gamma (None or 0: 1/num_features), -d degree, -r coef0, -m cache_size (MB), -h shrinking (0 or 1)."""
+    kernel_type: int = 2
+    gamma: float = None
+    degree: int = 3
+    coef0: float = 0.0
+    cache_size: float = DEFAULT_CACHE_MB
+    shrinking: int = 1
+
+    def check(self):
+        """LIBSVM's check_parameter, in its words, plus the non-finite values it lets through."""
+        if self.kernel_type == 4:
+            raise ParameterError("-t 4 (precomputed kernel) is not supported by llsvm")
+        if self.kernel_type not in (0, 1, 2, 3):
+            raise ParameterError("unknown kernel type")
+        for flag, name, value in (("-g", "gamma", self.gamma), ("-r", "coef0", self.coef0),
+                                  ("-m", "cache_size", self.cache_size)):
+            if value is not None and not math.isfinite(value):
+                raise ParameterError(f"{flag} {value:g}: {name} must be a finite number")
+        if self.gamma is not None and self.gamma < 0:
+            raise ParameterError("gamma < 0")
+        if self.degree < 0:
+            raise ParameterError("degree of polynomial kernel < 0")
+        if not self.cache_size > 0:
+            raise ParameterError("cache_size <= 0")
+        if self.shrinking not in (0, 1):
+            raise ParameterError("shrinking != 0 and shrinking != 1")
+
+    def resolved(self, n_features):
+        """The options with gamma set (svm-train: 0 or absent means 1/num_features when there are features)."""
+        gamma = self.gamma
+        if not gamma and n_features > 0:
+            gamma = 1.0 / n_features
+        return SMOOptions(self.kernel_type, float(gamma or 0.0), self.degree, self.coef0, self.cache_size,
+                          self.shrinking)
+
+    def kernel_params(self):
+        return {"kernel_type": self.kernel_type, "gamma": float(self.gamma or 0.0), "coef0": float(self.coef0),
+                "degree": int(self.degree)}
+
+
+def solve_pair(view, rows, y, Cp, Cn, opts, sq, eps, max_iter=None, n_threads=1):
+    """One binary C-SVC problem over `rows` of the view (labels y, +1/-1): (alpha (signed: alpha_t y_t), result
+    dict of _smo.solve with the certificate)."""
+    l = rows.size
+    params = opts.kernel_params()
+    QD = np.empty(l, np.float64)
+    KK.kernel_diag(rows, params, sq, QD)
+    cache = KK.KernelCache(view, rows, params, sq, opts.cache_size, n_threads)
+    alpha = np.zeros(l, np.float64)
+    out = _smo.solve(cache, y, -np.ones(l), alpha, Cp, Cn, QD, eps=eps,
+                     max_iter=max_iter_default(l) if max_iter is None else max_iter, shrinking=bool(opts.shrinking))
+    G = out["G"]
+    C = np.where(y > 0, Cp, Cn)
+    # G_t + 1 = y_t sum_s alpha_s y_s K_ts, so y_t f(x_t) = G_t + 1 - y_t rho and a'Qa = a'(G + 1)
+    aQa = float(alpha @ (G + 1.0))
+    hinge = np.maximum(0.0, -G + y * out["rho"])
+    primal = 0.5 * aQa + float(C @ hinge)
+    dual = float(alpha.sum()) - 0.5 * aQa
+    out.update(primal=primal, dual=dual, nSV=int(np.count_nonzero(alpha)),
+               nBSV=int(np.count_nonzero((alpha > 0) & (alpha >= C))), sum_alpha=float(alpha.sum()))
+    return alpha * y, out
+
+
+def fit(ds, params, reporter, n_features=None):
+    """Train LIBSVM's C-SVC on a loaded dataset; returns an SVMModel (meta: results per pair, params).
+    n_features: the num_features that sets the default gamma (cross-validation passes the whole set's)."""
+    from ..svm_model import SVMModel
+
+    opts = (params.options or SMOOptions()).resolved(ds.n_features if n_features is None else n_features)
+    labels, cls = group_classes(ds.y)
+    nr_class = labels.size
+    if nr_class == 1:
+        reporter.info("WARNING: training data in only one class. See README for details.\n")
+    perm = np.argsort(cls, kind="stable").astype(np.int64)
+    count = np.bincount(cls, minlength=nr_class)
+    start = np.concatenate([[0], np.cumsum(count)[:-1]]).astype(np.int64)
+    wC = class_costs(params.C, params.weights, labels.tolist(), reporter)
+    view = ds.row_view()
+    sq = row_sq_norms(view)
+    nonzero = np.zeros(ds.n_rows, bool)          # by position in the grouped order
+    pairs = []
+    for i in range(nr_class):
+        for j in range(i + 1, nr_class):
+            si, ci, sj, cj = start[i], count[i], start[j], count[j]
+            rows = np.concatenate([perm[si:si + ci], perm[sj:sj + cj]])
+            y = np.concatenate([np.ones(ci, np.int8), -np.ones(cj, np.int8)])
+            coef, out = solve_pair(view, rows, y, wC[i], wC[j], opts, sq, params.eps, params.max_iter,
+                                   params.threads)
+            if not out["converged"]:
+                reporter.info(WARN_MAX_ITER_LIBSVM)
+            reporter.info(f"\noptimization finished, #iter = {out['n_iter']}\n")
+            if wC[i] == wC[j] and wC[i] > 0:
+                reporter.info(f"nu = {out['sum_alpha'] / (wC[i] * rows.size):f}\n")
+            reporter.info(f"obj = {out['obj']:f}, rho = {out['rho']:f}\n")
+            reporter.info(f"nSV = {out['nSV']}, nBSV = {out['nBSV']}\n")
+            nonzero[si:si + ci] |= coef[:ci] != 0
+            nonzero[sj:sj + cj] |= coef[ci:] != 0
+            pairs.append((i, j, coef, out))
+    nSV = np.array([int(nonzero[start[k]:start[k] + count[k]].sum()) for k in range(nr_class)], np.int64)
+    total_sv = int(nSV.sum())
+    reporter.info(f"Total nSV = {total_sv}\n")
+    sv_pos = np.flatnonzero(nonzero)              # grouped positions of the SVs, in order
+    nz_start = np.concatenate([[0], np.cumsum(nSV)[:-1]]).astype(np.int64)
+    sv_coef = np.zeros((max(nr_class - 1, 0), total_sv), np.float64)
+    rho = np.empty(len(pairs), np.float64)
+    results = []
+    for p, (i, j, coef, out) in enumerate(pairs):
+        si, ci, sj, cj = start[i], count[i], start[j], count[j]
+        keep_i = nonzero[si:si + ci]
+        keep_j = nonzero[sj:sj + cj]
+        sv_coef[j - 1, nz_start[i]:nz_start[i] + nSV[i]] = coef[:ci][keep_i]
+        sv_coef[i, nz_start[j]:nz_start[j] + nSV[j]] = coef[ci:][keep_j]
+        rho[p] = out["rho"]
+        results.append(FitResult(w=None, alpha=np.abs(coef), n_iter=out["n_iter"], primal=out["primal"],
+                                 dual=out["dual"], gap=out["primal"] - out["dual"], max_violation=out["gap"],
+                                 nSV=out["nSV"], converged=out["converged"], solver="smo",
+                                 extra={"labels": (int(labels[i]), int(labels[j])), "nBSV": out["nBSV"],
+                                        "obj": out["obj"], "rho": out["rho"]}))
+    sv_rows = perm[sv_pos]
+    SV = ds.take_rows(sv_rows).to_csr() if total_sv else _empty_csr(ds.n_features)
+    model = SVMModel("c_svc", KERNEL_TYPES[opts.kernel_type], opts.degree, opts.gamma, opts.coef0, rho, sv_coef,
+                     SV, label=labels, nSV=nSV)
+    model.meta = {"results": results, "params": params, "options": opts, "sv_indices": sv_rows + 1}
+    return model
+
+
+WARN_MAX_ITER_LIBSVM = "\nWARNING: reaching max number of iterations\n"
+
+
+def _empty_csr(n_features):
+    import scipy.sparse as sp
+    return sp.csr_matrix((0, max(int(n_features), 0)), dtype=np.float64)
+
+
+def metrics(model, params, ds):
+    """--json of -s smo: the certificate summed over the pairs (max_violation: the largest m(a) - M(a)), and one
+    record per pair."""
+    res = model.meta["results"]
+    opts = model.meta["options"]
+    return {
+        "solver": "smo", "n_rows": ds.n_rows, "n_features": ds.n_features, "nnz": ds.nnz,
+        "n_iter": sum(r.n_iter for r in res), "primal": sum(r.primal for r in res),
+        "dual": sum(r.dual for r in res), "gap": sum(r.gap for r in res),
+        "max_violation": max((r.max_violation for r in res), default=0.0), "nSV": int(model.total_sv),
+        "converged": all(r.converged for r in res),
+        "C": params.C, "eps": params.eps, "kernel_type": KERNEL_TYPES[opts.kernel_type], "gamma": opts.gamma,
+        "degree": opts.degree, "coef0": opts.coef0, "cache_size": opts.cache_size, "shrinking": opts.shrinking,
+        "nr_class": int(model.nr_class), "labels": [int(v) for v in model.label], "total_sv": int(model.total_sv),
+        "pairs": [{"labels": list(r.extra["labels"]), "n_iter": r.n_iter, "obj": r.extra["obj"],
+                   "rho": r.extra["rho"], "primal": r.primal, "dual": r.dual, "gap": r.gap,
+                   "max_violation": r.max_violation, "nSV": r.nSV, "nBSV": r.extra["nBSV"],
+                   "converged": r.converged} for r in res],
+    }

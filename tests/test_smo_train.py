@@ -1,0 +1,262 @@
+"""-s smo (llsvm/solvers/smo.py): LIBSVM's C-SVC, one-vs-one, against libsvm-official trained on the same rows.
+
+With the same kernel values and LIBSVM's order of operations the solutions agree to rounding: per pair rho and
+obj, the support vectors (their original row numbers), nSV per class and sv_coef (to 1e-9 of C); the certificate
+of every pair is checked against its definition in NumPy (primal, dual, gap). The options and refusals of the CLI
+follow svm-train's (check_parameter's words), and -v uses LIBSVM's stratified folds.
+"""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from click.testing import CliRunner
+from libsvm import svmutil
+
+import llsvm
+from llsvm.cli.predict import main as predict_main
+from llsvm.cli.train import main as train_main
+from llsvm.dataset import CSRDataset
+from llsvm.solvers import smo
+from llsvm.solvers.common import Seeds
+from llsvm.solvers.registry import Params
+from llsvm.trainer import _stratified_fold_plan
+from reference import smo_twin as S
+
+from conftest import assert_exit
+
+
+def blobs(seed, l, n, labels, sparse=0.0, spread=1.3):
+    """l rows around one random centre per label (dense, or with a fraction `sparse` of zeros)."""
+    g = np.random.default_rng(seed)
+    centres = g.standard_normal((len(labels), n)) * spread
+    k = g.integers(0, len(labels), l)
+    X = centres[k] + g.standard_normal((l, n))
+    if sparse:
+        X[g.random((l, n)) < sparse] = 0.0
+    return X, np.asarray(labels, np.float64)[k]
+
+
+def libsvm_model(X, y, opts):
+    rows = [{j + 1: float(v) for j, v in enumerate(r) if v != 0} for r in X]
+    return svmutil.svm_train(list(map(float, y)), rows, opts + " -q")
+
+
+def ours(X, y, **kw):
+    opts = {k: kw.pop(k) for k in ("kernel_type", "gamma", "degree", "coef0", "cache_size", "shrinking") if k in kw}
+    ds = CSRDataset.from_csr(sp.csr_matrix(X), y)
+    params = Params(solver="smo", options=smo.SMOOptions(**opts), **kw)
+    return ds, llsvm.train(ds, params=params, say=lambda s: None)
+
+
+CASES = {
+    # id: (seed, rows, features, labels, libsvm options, our keywords)
+    "rbf-2": (1, 300, 6, (1, -1), "-t 2 -c 1", {}),
+    "rbf-2-minus-first": (2, 300, 6, (-1, 1), "-t 2 -c 4 -g 0.3", {"C": 4.0, "gamma": 0.3}),
+    "linear-3": (3, 240, 5, (3, 1, 2), "-t 0 -c 0.5", {"kernel_type": 0, "C": 0.5}),
+    "poly-4": (4, 320, 4, (2, 7, 1, 5), "-t 1 -d 2 -g 0.5 -r 1 -c 2",
+               {"kernel_type": 1, "degree": 2, "gamma": 0.5, "coef0": 1.0, "C": 2.0}),
+    "sigmoid-2": (5, 200, 4, (1, 2), "-t 3 -g 0.05 -r -0.5", {"kernel_type": 3, "gamma": 0.05, "coef0": -0.5}),
+    "rbf-3-weights": (6, 300, 5, (1, 2, 3), "-c 2 -w1 3 -w3 0.5 -w9 2",
+                      {"C": 2.0, "weights": [(1, 3.0), (3, 0.5), (9, 2.0)]}),
+    "rbf-sparse-eps": (7, 400, 20, (1, -1), "-c 10 -e 0.01", {"C": 10.0, "eps": 0.01, "sparse": 0.6}),
+    "rbf-2-small-cache": (8, 500, 6, (1, -1), "-m 0.01", {"cache_size": 0.01}),
+}
+
+
+def _case(name, h):
+    seed, l, n, labels, lopts, kw = CASES[name]
+    kw = dict(kw)
+    X, y = blobs(seed, l, n, labels, sparse=kw.pop("sparse", 0.0))
+    lm = libsvm_model(X, y, f"-s 0 {lopts} -h {h}")
+    ds, model = ours(X, y, shrinking=h, **kw)
+    return X, y, lm, ds, model
+
+
+@pytest.mark.parametrize("h", [0, 1])
+@pytest.mark.parametrize("name", CASES)
+def test_model_matches_libsvm(name, h):
+    X, y, lm, ds, model = _case(name, h)
+    k = lm.get_nr_class()
+    assert model.nr_class == k
+    assert [int(v) for v in model.label] == [int(v) for v in lm.get_labels()]
+    assert model.nSV.tolist() == [lm.nSV[i] for i in range(k)]
+    assert model.meta["sv_indices"].tolist() == list(lm.get_sv_indices())
+    n_pairs = k * (k - 1) // 2
+    np.testing.assert_allclose(model.rho, [lm.rho[p] for p in range(n_pairs)], rtol=1e-9, atol=1e-12)
+    C = max(lm.param.C * (lm.param.weight[i] if i < lm.param.nr_weight else 1.0) for i in range(max(1, lm.param.nr_weight)))
+    coef = np.array(lm.get_sv_coef()).T.reshape(k - 1, -1)
+    np.testing.assert_allclose(model.sv_coef, coef, rtol=0, atol=1e-9 * max(C, lm.param.C))
+    # the gamma written is the one used (1/num_features by default, as svm-train sets it)
+    assert model.gamma == pytest.approx(lm.param.gamma, rel=1e-15)
+
+
+@pytest.mark.parametrize("name", ["rbf-2", "linear-3", "poly-4", "rbf-3-weights"])
+def test_certificate_of_every_pair(name):
+    """primal, dual and gap of each pair recomputed in NumPy from the model's coefficients: the kernel matrix of
+    the pair's rows, f = K coef - rho, primal = 1/2 coef'K coef + sum C_t max(0, 1 - y_t f_t)."""
+    seed, l, n, labels, _, kw = CASES[name]
+    kw = dict(kw)
+    X, y = blobs(seed, l, n, labels, sparse=kw.pop("sparse", 0.0))
+    ds, model = ours(X, y, **kw)
+    opts = model.meta["options"]
+    lab = [int(v) for v in model.label]
+    costs = dict((int(a), b) for a, b in kw.get("weights", []))
+    C = kw.get("C", 1.0)
+    for r in model.meta["results"]:
+        a, b = r.extra["labels"]
+        rows = np.flatnonzero((y == a) | (y == b))
+        rows = np.concatenate([rows[y[rows] == a], rows[y[rows] == b]])
+        ys = np.where(y[rows] == a, 1.0, -1.0)
+        K = S.kernel_matrix(X[rows], X[rows], kernel_type=opts.kernel_type, gamma=opts.gamma, coef0=opts.coef0,
+                            degree=opts.degree)
+        coef = ys * r.alpha
+        f = K @ coef - r.extra["rho"]
+        Ct = np.where(ys > 0, C * costs.get(a, 1.0), C * costs.get(b, 1.0))
+        primal = 0.5 * coef @ K @ coef + Ct @ np.maximum(0.0, 1.0 - ys * f)
+        dual = r.alpha.sum() - 0.5 * coef @ K @ coef
+        # the solver's Q is float32 (LIBSVM's Qfloat): its values carry 6e-8 of relative error, so the sums agree
+        # to that much of the size of their terms
+        scale = np.abs(coef) @ np.abs(K) @ np.abs(coef) + Ct.sum()
+        assert r.primal == pytest.approx(primal, rel=0, abs=1e-6 * scale)
+        assert r.dual == pytest.approx(dual, rel=0, abs=1e-6 * scale)
+        assert r.dual == pytest.approx(-r.extra["obj"], rel=1e-12)
+        assert 0.0 <= r.gap <= 1e-2 * abs(r.primal)
+        assert r.max_violation < 1e-3 and r.converged
+        assert lab.index(a) < lab.index(b)
+
+
+def test_one_class_warns_and_predicts_it():
+    X, _ = blobs(9, 30, 3, (1,))
+    y = np.full(30, 4.0)
+    out = []
+    ds = CSRDataset.from_csr(sp.csr_matrix(X), y)
+    model = llsvm.train(ds, params=Params(solver="smo"), say=out.append)
+    assert "WARNING: training data in only one class. See README for details.\n" in out
+    assert model.nr_class == 1 and model.total_sv == 0
+
+
+def test_output_lines_per_pair():
+    X, y = blobs(3, 240, 5, (3, 1, 2))
+    out = []
+    ds = CSRDataset.from_csr(sp.csr_matrix(X), y)
+    llsvm.train(ds, params=Params(solver="smo"), say=out.append)
+    text = "".join(out)
+    assert text.count("\noptimization finished, #iter = ") == 3
+    assert text.count("nu = ") == 3 and text.count(", rho = ") == 3 and text.count(", nBSV = ") == 3
+    assert text.endswith(f"Total nSV = {int(text.split('Total nSV = ')[1])}\n")
+
+
+# -- cross validation ------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("nr_fold", [2, 5, 7])
+def test_stratified_folds(nr_fold):
+    """LIBSVM's plan: fold i takes [i c / n, (i + 1) c / n) of every class c; folds partition the rows."""
+    y = np.array([2.0] * 37 + [1.0] * 11 + [5.0] * 23)
+    np.random.default_rng(0).shuffle(y)
+    folds = _stratified_fold_plan(y, nr_fold, Seeds(3), None)
+    tests = np.concatenate([te for _, te in folds])
+    assert sorted(tests.tolist()) == list(range(y.size))
+    for i, (tr, te) in enumerate(folds):
+        assert sorted(np.concatenate([tr, te]).tolist()) == list(range(y.size))
+        for lab, c in ((2.0, 37), (1.0, 11), (5.0, 23)):
+            assert np.count_nonzero(y[te] == lab) == (i + 1) * c // nr_fold - i * c // nr_fold
+    again = _stratified_fold_plan(y, nr_fold, Seeds(3), None)
+    assert all(np.array_equal(a[1], b[1]) for a, b in zip(folds, again))
+    other = _stratified_fold_plan(y, nr_fold, Seeds(4), None)
+    assert not all(np.array_equal(a[1], b[1]) for a, b in zip(folds, other))
+
+
+def _write(path, X, y):
+    with open(path, "w") as f:
+        for xi, yi in zip(X, y):
+            f.write(f"{int(yi)}" + "".join(f" {j + 1}:{v:.17g}" for j, v in enumerate(xi) if v != 0) + "\n")
+    return path
+
+
+def test_cross_validation_cli(tmp_path):
+    X, y = blobs(11, 300, 5, (1, 2, 3), spread=0.9)
+    data = _write(tmp_path / "d.txt", X, y)
+    r = CliRunner().invoke(train_main, ["-s", "smo", "-v", "5", "-q", str(data)])
+    assert_exit(r, 0)
+    ours_acc = float(r.stdout.split("Cross Validation Accuracy = ")[1].rstrip("%\n"))
+    again = CliRunner().invoke(train_main, ["-s", "smo", "-v", "5", "-q", str(data)])
+    assert again.stdout == r.stdout
+    rows = [{j + 1: float(v) for j, v in enumerate(xi)} for xi in X]
+    theirs = svmutil.svm_train(list(map(float, y)), rows, "-v 5 -q")
+    # different random folds (LIBSVM's rand() against our seeded RNG): close, not equal
+    assert abs(ours_acc - theirs) < 4.0
+    assert not (tmp_path / "d.txt.model").exists()
+
+
+# -- the command line ------------------------------------------------------------------------------------------
+@pytest.fixture
+def data(tmp_path):
+    X, y = blobs(12, 80, 4, (1, -1))
+    return _write(tmp_path / "d.txt", X, y)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["-t", "4"], "ERROR: -t 4 (precomputed kernel) is not supported by llsvm\n"),
+    (["-t", "5"], "ERROR: unknown kernel type\n"),
+    (["-g", "-1"], "ERROR: gamma < 0\n"),
+    (["-d", "-2"], "ERROR: degree of polynomial kernel < 0\n"),
+    (["-m", "0"], "ERROR: cache_size <= 0\n"),
+    (["-h", "2"], "ERROR: shrinking != 0 and shrinking != 1\n"),
+    (["-c", "0"], "ERROR: C <= 0\n"),
+    (["-e", "0"], "ERROR: eps <= 0\n"),
+    (["-g", "nan"], "ERROR: -g nan: gamma must be a finite number\n"),
+    (["-B", "1"], "ERROR: -B applies only to the linear solvers, not to -s smo (a kernel SVM's bias is its rho)\n"),
+])
+def test_refusals(data, tmp_path, args, message):
+    r = CliRunner().invoke(train_main, ["-s", "smo", *args, str(data), str(tmp_path / "m")])
+    assert_exit(r, 1)
+    assert r.stderr == message and r.stdout == ""
+    assert not (tmp_path / "m").exists()
+
+
+@pytest.mark.parametrize("flag, value", [("-t", "0"), ("-g", "0.5"), ("-d", "2"), ("-r", "1"), ("-m", "10"),
+                                         ("-h", "0")])
+def test_kernel_options_belong_to_smo(data, tmp_path, flag, value):
+    r = CliRunner().invoke(train_main, ["-s", "3", flag, value, str(data), str(tmp_path / "m")])
+    assert_exit(r, 1)
+    assert r.stderr == f"ERROR: {flag} applies only to -s smo, not to -s 3\n"
+
+
+def test_h_alone_is_help_and_h_number_is_shrinking(data, tmp_path):
+    for args in (["-h"], ["-s", "smo", "-h"], ["-h", str(data)]):
+        r = CliRunner().invoke(train_main, args)
+        assert_exit(r, 0)
+        assert "Usage:" in r.stdout and "-h 0|1" in r.stdout
+    outs = {}
+    for h in ("0", "1"):
+        m = tmp_path / f"m{h}"
+        r = CliRunner().invoke(train_main, ["-s", "smo", "-h", h, "-q", str(data), str(m)])
+        assert_exit(r, 0)
+        outs[h] = m.read_text()
+    assert outs["0"].splitlines()[:3] == outs["1"].splitlines()[:3]
+
+
+# -- LIBSVM's model file ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("h", ["0", "1"])
+@pytest.mark.parametrize("args", [[], ["-t", "0", "-c", "0.5"], ["-t", "1", "-d", "2", "-r", "1", "-g", "0.5"],
+                                  ["-t", "3", "-g", "0.05", "-r", "-0.5"], ["-c", "2", "-w2", "3"]],
+                         ids=["rbf", "linear", "poly", "sigmoid", "weights"])
+def test_model_file_is_libsvms_byte_for_byte(tmp_path, args, h):
+    """llsvm-train -s smo and svm-train (libsvm-official, from the same text file) write the same model file, byte
+    for byte; LIBSVM's svm_predict reads ours and predicts what llsvm-predict predicts."""
+    X, y = blobs(21, 260, 5, (2, 1, 3))
+    data = _write(tmp_path / "d.txt", X, y)
+    ours_path = tmp_path / "ours.model"
+    r = CliRunner().invoke(train_main, ["-s", "smo", "-q", "-h", h, *args, str(data), str(ours_path)])
+    assert_exit(r, 0)
+    yl, xl = svmutil.svm_read_problem(str(data))
+    lm = svmutil.svm_train(yl, xl, " ".join(["-q", "-h", h, *args]))
+    theirs_path = tmp_path / "theirs.model"
+    svmutil.svm_save_model(str(theirs_path), lm)
+    assert ours_path.read_bytes() == theirs_path.read_bytes()
+    mine = svmutil.svm_load_model(str(ours_path))
+    p_lib, _, dec_lib = svmutil.svm_predict(yl, xl, mine, "-q")
+    r = CliRunner().invoke(predict_main, [str(data), str(ours_path), str(tmp_path / "pred")])
+    assert_exit(r, 0)
+    assert [float(v) for v in (tmp_path / "pred").read_text().split()] == p_lib
+    loaded = llsvm.load_model(str(ours_path))
+    np.testing.assert_array_equal(loaded.decision_function(CSRDataset.from_csr(sp.csr_matrix(X), y)),
+                                  np.array(dec_lib))
