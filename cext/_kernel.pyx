@@ -44,7 +44,7 @@ from llsvm._ext._view cimport Rows
 DEFAULT_CACHE_SIZE = 100.0      # MB, LIBSVM's -m default
 # a column is shared among threads when its entries times the cost of one (the row's mean entries + 16 for the
 # kernel function) reach this: below it a parallel region's start costs more than it saves
-cdef int64_t PARALLEL_MIN_WORK = 32768
+cdef int64_t PARALLEL_MIN_WORK = 4096
 
 ctypedef fused col_t:
     float

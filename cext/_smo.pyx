@@ -498,7 +498,7 @@ def solve(KernelCache cache not None, const signed char[::1] y, const double[::1
         free(w.QD)
         free(w.active_set)
     Gn = np.asarray(G_out)
-    obj = 0.5 * float(np.asarray(alpha) @ (Gn + np.asarray(p)))
+    obj = 0.5 * float((np.asarray(alpha) * (Gn + np.asarray(p))).sum())   # not BLAS (its threads spin afterwards)
     return {"n_iter": int(n_iter), "rho": float(rho), "obj": obj, "gap": float(gap), "G": Gn,
             "converged": bool(converged), "n_shrink": int(w.n_shrink), "min_active_size": int(w.min_active),
             "unshrunk": bool(w.unshrink)}

@@ -148,7 +148,7 @@ def bench_set(name, tr, te, repeats, say=None):
     our_s, model = _median(lambda: llsvm.train(tr, params=params, say=lambda s: None), repeats)
     nSV_l, coef_l, SV_l = _libsvm_arrays(lm)
     d_l = pair_duals("rbf", gamma, 0.0, 3, nSV_l, coef_l, SV_l)
-    d_o = pair_duals("rbf", gamma, 0.0, 3, model.nSV, model.sv_coef, CSRDataset.from_csr(model.SV, np.zeros(model.total_sv)))
+    d_o = pair_duals("rbf", gamma, 0.0, 3, model.nSV, model.sv_coef, model.SV)
     ev = te if te is not None else tr
     _, evrows = _libsvm_problem(ev)
     pl, _, _ = svmutil.svm_predict(list(map(float, ev.y)), evrows, lm, "-q")
@@ -202,6 +202,6 @@ def smo_markdown(rows, md_header, md_row):
                 v = f"{v:.3f}" if key.endswith("_s") or key == "time_ratio" else f"{v:.2f}"
             elif key == "dataset" and not r.get("tuned", True):
                 v = f"{v} (not tuned on)"
-            cells.append(v)
+            cells.append(str(v))
         lines.append(md_row(cells))
     return "\n".join(lines)

@@ -99,9 +99,11 @@ def solve_pair(view, rows, y, Cp, Cn, opts, sq, eps, max_iter=None, n_threads=1)
     G = out["G"]
     C = np.where(y > 0, Cp, Cn)
     # G_t + 1 = y_t sum_s alpha_s y_s K_ts, so y_t f(x_t) = G_t + 1 - y_t rho and a'Qa = a'(G + 1)
-    aQa = float(alpha @ (G + 1.0))
+    # element-wise sums, not BLAS: OpenBLAS's threads spin after a call and would take the core the kernel
+    # columns' OpenMP threads need
+    aQa = float((alpha * (G + 1.0)).sum())
     hinge = np.maximum(0.0, -G + y * out["rho"])
-    primal = 0.5 * aQa + float(C @ hinge)
+    primal = 0.5 * aQa + float((C * hinge).sum())
     dual = float(alpha.sum()) - 0.5 * aQa
     out.update(primal=primal, dual=dual, nSV=int(np.count_nonzero(alpha)),
                nBSV=int(np.count_nonzero((alpha > 0) & (alpha >= C))), sum_alpha=float(alpha.sum()))
@@ -164,7 +166,7 @@ def fit(ds, params, reporter, n_features=None):
                                  extra={"labels": (int(labels[i]), int(labels[j])), "nBSV": out["nBSV"],
                                         "obj": out["obj"], "rho": out["rho"]}))
     sv_rows = perm[sv_pos]
-    SV = ds.take_rows(sv_rows).to_csr() if total_sv else _empty_csr(ds.n_features)
+    SV = ds.take_rows(sv_rows)         # a CSRDataset (SVMModel takes it as it is); empty with no SVs
     model = SVMModel("c_svc", KERNEL_TYPES[opts.kernel_type], opts.degree, opts.gamma, opts.coef0, rho, sv_coef,
                      SV, label=labels, nSV=nSV)
     model.meta = {"results": results, "params": params, "options": opts, "sv_indices": sv_rows + 1}
@@ -172,11 +174,6 @@ def fit(ds, params, reporter, n_features=None):
 
 
 WARN_MAX_ITER_LIBSVM = "\nWARNING: reaching max number of iterations\n"
-
-
-def _empty_csr(n_features):
-    import scipy.sparse as sp
-    return sp.csr_matrix((0, max(int(n_features), 0)), dtype=np.float64)
 
 
 def metrics(model, params, ds):
