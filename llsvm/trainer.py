@@ -224,7 +224,9 @@ def cross_validation(data, nr_fold, y=None, *, params=None, reporter=None, say=N
             return te, _predict_rows(ds, _model(params, labels, ds.n_features, W, results), te, params.bias)
         return task
 
-    for te, pred in _run([make(i) for i in range(len(folds))], params.threads, reporter):
+    # a loaded driver's threads compute its kernel columns: its folds run one after the other
+    fold_threads = 1 if spec.access == "loaded" else params.threads
+    for te, pred in _run([make(i) for i in range(len(folds))], fold_threads, reporter):
         target[te] = pred
     return target
 
