@@ -396,11 +396,18 @@ def _read_svm(path, text, size):
     return SVMModel._parse(path, text, size)
 
 
+def _read_tree(path, text, size):
+    """llsvm's tree model of -s h1tree (llsvm.tree_model, which imports this module)."""
+    from .tree_model import TreeModel
+
+    return TreeModel._parse(path, text, size)
+
+
 # first word of a model file -> its reader (LIBLINEAR's format when none matches)
 MODEL_FORMATS = {
     HASHED_MAGIC: Model._parse_hashed,
     "svm_type": _read_svm,
-    "llsvm_tree_model": _not_yet("tree"),
+    "llsvm_tree_model": _read_tree,
 }
 
 

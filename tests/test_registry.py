@@ -46,6 +46,13 @@ OPTION_ARGS = {
     "-r": ["-r", "1"],
     "-m": ["-m", "10"],
     "-h": ["-h", "0"],
+    "--hard-class": ["--hard-class", "alternate"],
+    "--h1-c": ["--h1-c", "2"],
+    "--min-remove": ["--min-remove", "0.01"],
+    "--max-depth": ["--max-depth", "5"],
+    "--rbf-depth": ["--rbf-depth", "1"],
+    "--rbf-select": ["--rbf-select", "train"],
+    "--rbf-tol": ["--rbf-tol", "1"],
 }
 # LIBLINEAR's own words where it has them; otherwise the registry's message, which names the option
 REFUSAL = {"-R": "ERROR: -R option supported only for solver ",
@@ -132,6 +139,11 @@ def test_iteration_limit_warning_on_stdout(spec, sets, tmp_path):
     assert r.stderr == ""
     if spec.name == "2":          # LIBLINEAR's Newton method has its own words, and no closing lines
         assert r.stdout.count("\nWARNING: reaching max number of Newton iterations\n") == 1
+    elif spec.model_kind == "tree":
+        # one per node of the lists (each node is a problem), after its line
+        nodes = r.stdout.count(": hard ")
+        assert r.stdout.count("\nWARNING: reaching max number of iterations\n") == nodes >= 1
+        assert r.stdout.index(": hard ") < r.stdout.index("WARNING: reaching max number of iterations")
     elif spec.model_kind == "kernel":
         # LIBSVM's Solver prints it before its closing lines
         assert r.stdout.count("\nWARNING: reaching max number of iterations\n") == 1
@@ -176,8 +188,8 @@ def test_json_holds_design_keys(spec, sets, tmp_path):
     assert not missing, missing
     assert m["n_rows"] == 240 and m["n_features"] == 12 and m["nr_class"] == 3
     first_seen = list(dict.fromkeys(int(v) for v in llsvm.read_dataset(str(text)).y))
-    # one record per binary problem: one-vs-rest classes, or one-vs-one pairs (3 of each for 3 classes)
-    problems = m["pairs"] if spec.model_kind == "kernel" else m["classes"]
+    # one record per binary problem: one-vs-rest classes, or one-vs-one pairs or trees (3 of each for 3 classes)
+    problems = {"kernel": m.get("pairs"), "tree": m.get("trees")}.get(spec.model_kind, m.get("classes"))
     assert m["labels"] == first_seen and sorted(first_seen) == [1, 2, 3] and len(problems) == 3
     assert isinstance(m["converged"], bool) and m["nSV"] > 0 and m["n_iter"] >= 1
     assert m["train_seconds"] >= 0 and m["peak_rss_mb"] > 0
@@ -246,9 +258,10 @@ def test_unknown_and_planned_solvers():
 
 
 @pytest.mark.parametrize("first,message", [("svm_type c_svc\n", ":2: no 'SV' line: truncated model file"),
-                                           ("llsvm_tree_model 1\n", ": a tree model file: this llsvm does not read")])
+                                           ("llsvm_tree_model 1\n", ":2: expected 'solver_type H1_TREE', found ''")])
 def test_model_kinds_by_first_line(tmp_path, first, message):
-    """LIBSVM's `svm_type` goes to the kernel model reader (llsvm/svm_model.py); the tree format is reserved."""
+    """LIBSVM's `svm_type` goes to the kernel model reader (llsvm/svm_model.py), `llsvm_tree_model` to the tree
+    model's (llsvm/tree_model.py)."""
     p = tmp_path / "m.model"
     p.write_text(first)
     with pytest.raises(llsvm.ModelFormatError, match=message):

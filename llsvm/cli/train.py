@@ -121,6 +121,27 @@ def _check_applicable(spec, given):
             raise ParamError(f"{flag} applies only to {accepting(flag)}, not to -s {spec.name}")
 
 
+def _h1_c(text):
+    """--h1-c: inf or a number (checked >= 1 by the options)."""
+    if text is None:
+        return None
+    if text.strip().lower() in ("inf", "infinity"):
+        return math.inf
+    try:
+        return float(text)
+    except ValueError:
+        raise click.BadParameter(f"{text!r} is not inf or a number", param_hint="'--h1-c'") from None
+
+
+def _rbf_depth(text):
+    if text is None or text in ("auto", "none"):
+        return text
+    try:
+        return int(text)
+    except ValueError:
+        raise click.BadParameter(f"{text!r} is not auto, none or a depth", param_hint="'--rbf-depth'") from None
+
+
 def _options(spec, values):
     """The spec's options object from the values given on the command line (None: the dataclass default)."""
     if spec.options is None:
@@ -163,6 +184,24 @@ def _options(spec, values):
 @click.option("--shrinking", "shrinking", type=int, default=None, metavar="shrinking",
               help=f"-h 0|1: whether to use the shrinking heuristics (default 1) {_for('-h')}; -h alone and "
                    "--help show this help.")
+@click.option("--hard-class", type=click.Choice(["greedy", "alternate", "larger"]), default=None,
+              help=f"Hard class of each node: greedy (train both, keep the one removing more rows; default), "
+                   f"alternate (the larger class first), larger {_for('--hard-class')}.")
+@click.option("--h1-c", "h1_c", default=None, metavar="inf|KAPPA",
+              help=f"Box of the hard class: inf (default, the primal as printed) or KAPPA >= 1, C = KAPPA m_s / m_h "
+                   f"{_for('--h1-c')}.")
+@click.option("--min-remove", type=float, default=None, metavar="RHO",
+              help=f"A node must remove at least max(1, RHO |S|) rows (default 0) {_for('--min-remove')}.")
+@click.option("--max-depth", type=click.IntRange(min=1), default=None, metavar="N",
+              help=f"Nodes per list at most (default 256) {_for('--max-depth')}.")
+@click.option("--rbf-depth", default=None, metavar="auto|K|none",
+              help="End every list in the RBF node (a -s smo model of all rows, kernel options -t -g -c ...): at "
+                   "depth K, at the cheapest depth within --rbf-tol of the best validation accuracy (auto), or "
+                   f"never (none, the default) {_for('--rbf-depth')}.")
+@click.option("--rbf-select", type=click.Choice(["validation", "train"]), default=None,
+              help=f"Where auto measures: a stratified 20 % split (default) or the training rows {_for('--rbf-select')}.")
+@click.option("--rbf-tol", type=float, default=None, metavar="POINTS",
+              help=f"Accuracy auto may give up for a cheaper depth (default 0.5) {_for('--rbf-tol')}.")
 @click.option("-q", "quiet", is_flag=True, help="Quiet mode (no outputs).")
 @click.option("--threads", type=click.IntRange(min=1), default=None,
               help="Threads for one-vs-rest classes and cross-validation folds (same model for any N). "
@@ -197,7 +236,8 @@ def _options(spec, values):
               help=f"Re-check passes at most (default 10) {_for('--max-passes')}.")
 @handle_errors
 def main(training_set_file, model_file, solver, cost, svr_p, nu, eps, bias, no_reg_bias, weights, nr_fold, find_C,
-         kernel_type, degree, gamma, coef0, cache_size, shrinking, quiet, threads, seed, max_iter, json_file,
+         kernel_type, degree, gamma, coef0, cache_size, shrinking, hard_class, h1_c, min_remove, max_depth,
+         rbf_depth, rbf_select, rbf_tol, quiet, threads, seed, max_iter, json_file,
          progress, zero_based, memory, tmp_dir, inner_iter, keep_active_set, hash_bits, inner_eps, one_pass,
          max_passes):
     """Train a linear SVM, as LIBLINEAR's train, or a kernel SVM (-s smo), as LIBSVM's svm-train:
@@ -221,7 +261,10 @@ def main(training_set_file, model_file, solver, cost, svr_p, nu, eps, bias, no_r
                              "--tmp-dir": tmp_dir, "--inner-iter": inner_iter, "--keep-active-set": keep_active_set,
                              "--hash-bits": hash_bits, "--inner-eps": inner_eps, "-B R": radius_bias,
                              "--one-pass": one_pass, "--max-passes": max_passes, "-t": kernel_type, "-g": gamma,
-                             "-d": degree, "-r": coef0, "-m": cache_size, "-h": shrinking})
+                             "-d": degree, "-r": coef0, "-m": cache_size, "-h": shrinking,
+                             "--hard-class": hard_class, "--h1-c": h1_c, "--min-remove": min_remove,
+                             "--max-depth": max_depth, "--rbf-depth": rbf_depth, "--rbf-select": rbf_select,
+                             "--rbf-tol": rbf_tol})
     if one_pass:
         # the re-check passes are what -e and --max-passes control: with --one-pass they would do nothing
         for flag, value in (("-e", eps), ("--max-passes", max_passes)):
@@ -254,7 +297,10 @@ def main(training_set_file, model_file, solver, cost, svr_p, nu, eps, bias, no_r
                               "keep_active_set": keep_active_set, "radius_bias": radius_bias or None,
                               "hash_bits": hash_bits, "inner_eps": inner_eps, "one_pass": one_pass or None,
                               "max_passes": max_passes, "kernel_type": kernel_type, "gamma": gamma,
-                              "degree": degree, "coef0": coef0, "cache_size": cache_size, "shrinking": shrinking})
+                              "degree": degree, "coef0": coef0, "cache_size": cache_size, "shrinking": shrinking,
+                              "hard_class": hard_class, "h1_c": _h1_c(h1_c), "min_remove": min_remove,
+                              "max_depth": max_depth, "rbf_depth": _rbf_depth(rbf_depth), "rbf_select": rbf_select,
+                              "rbf_tol": rbf_tol})
     params = Params(solver=spec.key, C=1.0 if cost is None else cost, eps=eps, bias=bias, weights=list(weights),
                     regularize_bias=not no_reg_bias, max_iter=max_iter, seed=seed,
                     threads=spec.default_threads if threads is None else threads, options=options)

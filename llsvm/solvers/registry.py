@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, fields, replace
 
 from ..errors import ParameterError
 from ..model import SOLVER_TYPE_TABLE, UNLABELLED
-from . import bm, dcd, newton, onepass, outofcore, smo, streamsvm
+from . import bm, dcd, h1tree, newton, onepass, outofcore, smo, streamsvm
 from .common import LIBLINEAR_JSON_FIELDS, liblinear_metrics
 from .outofcore import StreamOptions
 from .onepass import LLSVMOptions
@@ -52,10 +52,17 @@ SOLVER_OPTIONS = {
     "-r": "coef0",
     "-m": "cache_size",
     "-h": "shrinking",
+    "--hard-class": "hard_class",
+    "--h1-c": "h1_c",
+    "--min-remove": "min_remove",
+    "--max-depth": "max_depth",
+    "--rbf-depth": "rbf_depth",
+    "--rbf-select": "rbf_select",
+    "--rbf-tol": "rbf_tol",
 }
 
 # names reserved for the solvers of the next issues (docs/solvers.md, "Planned solvers")
-PLANNED = ("h1tree", "project1d", "local1d", "olsvm", "norma", "pegaz", "pegasos")
+PLANNED = ("project1d", "local1d", "olsvm", "norma", "pegaz", "pegasos")
 
 
 @dataclass(frozen=True)
@@ -74,7 +81,8 @@ class SolverSpec:
     accepts: tuple = ()            # keys of SOLVER_OPTIONS it takes
     json_fields: tuple = ()        # its --json keys beyond DESIGN_KEYS
     metrics: object = None         # metrics(model, params, ds) -> the --json dict (ds: the loaded data or None)
-    model_kind: str = "linear"     # "linear" (a hashed linear model with --hash-bits), "kernel" (LIBSVM's model file)
+    model_kind: str = "linear"     # "linear" (a hashed linear model with --hash-bits), "kernel" (LIBSVM's model
+                                   # file), "tree" (llsvm_tree_model)
     default_threads: int = 1
     threads_change_model: bool = False    # whether --threads changes the model (for a seed)
     same_model_any_input: bool = True     # text, binary and stdin input of the same rows give the same model
@@ -179,6 +187,17 @@ register(SolverSpec(
     accepts=("-v", "-t", "-g", "-d", "-r", "-m", "-h"), metrics=smo.metrics, json_fields=smo.JSON_FIELDS,
     model_kind="kernel", default_threads=smo.DEFAULT_THREADS))
 
+register(SolverSpec(
+    name="h1tree", number=None,
+    title="a decision list of H1-SVM hyperplanes per pair of classes (Fehr et al.), optionally ending in an RBF "
+          "node; llsvm's tree model file",
+    driver=h1tree.fit, access="loaded", solver_type="H1_TREE", default_eps=h1tree.DEFAULT_EPS,
+    eps_meaning=f"each node's maximal violating pair (default {h1tree.DEFAULT_EPS:g})",
+    default_max_iter="max(10^7, 100 m_h) per node", options=h1tree.H1Options,
+    accepts=("-v", "-t", "-g", "-d", "-r", "-m", "-h", "--hard-class", "--h1-c", "--min-remove", "--max-depth",
+             "--rbf-depth", "--rbf-select", "--rbf-tol"),
+    metrics=h1tree.metrics, json_fields=h1tree.JSON_FIELDS, model_kind="tree", default_threads=smo.DEFAULT_THREADS))
+
 
 def specs():
     """Every registered solver, LIBLINEAR's numbers first, in the order of the help text."""
@@ -279,7 +298,7 @@ class Params:
             if "-R" not in spec.accepts:
                 raise ParameterError("-R option supported only for solver L2R_LR, L2R_L2LOSS_SVC, L1R_L2LOSS_SVC, "
                                      "L1R_LR, and L2R_L2LOSS_SVR")
-        if spec.model_kind == "kernel" and self.bias >= 0:
+        if spec.model_kind in ("kernel", "tree") and self.bias >= 0:
             raise ParameterError(f"-B applies only to the linear solvers, not to -s {spec.name} (a kernel SVM's "
                                  "bias is its rho)")
         if spec.options is None:

@@ -1,0 +1,313 @@
+"""-s h1tree: the SVM decision tree of H1-SVM nodes (Fehr, Zapién Arreola and Burkhardt, "Fast support vector
+machine classification of very large datasets", GfKl 2007), with the resolutions of ../shared/specs/seed-solvers.md
+section 2.1 (R1-R9), one-vs-one.
+
+For every pair of classes (a, b) (LIBSVM's label order; y = +1 for a), the rows S of the pair:
+  while S holds both classes and the list is shorter than --max-depth:
+    candidates: hard = +1 and hard = -1 (--hard-class greedy), or one of them by rule (alternate: the larger class
+    first, then alternating; larger: the larger class of S), the other when the first is void;
+    a candidate's node: the H1-SVM on S with that class hard, solved as the nearest point problem (cext/_h1.pyx:
+    MDM on the hard rows, C = inf or kappa m_s / m_h by --h1-c; b = y_h - w.x_e at the hard row of smallest
+    y_h w.x, R2); the soft rows it answers strictly (y_s f(x) > 0, R3) are removed;
+    a candidate is void when its w is zero (||w|| <= 1e-12 ||sum_s x_j||) or it removes fewer than
+    max(1, --min-remove |S|) rows (R5); greedy keeps the candidate that removes more soft rows (ties: the larger
+    share of its soft class, then hard = +1, R4);
+    no candidate left: the list stops (stalled).
+  The list ends in a leaf (S's one class, or its majority when it stalled) or, with --rbf-depth, in the RBF node:
+  one LIBSVM C-SVC (-s smo, the kernel options -t -g -c ...) trained once on all the training rows, whose pairwise
+  decision value answers the rows that reach it; nodes below the cut are dropped (R6): K, or auto: the cut of
+  smallest expected cost (mean nodes evaluated + P(reach the RBF node) nSV) among those within --rbf-tol points of
+  the best accuracy on a stratified 20 % validation split (--rbf-select train: on the training rows).
+"""
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._ext import _h1
+from ..errors import ParameterError
+from .common import FitResult, Seeds, group_classes
+from .smo import SMOOptions
+
+DEFAULT_EPS = 1e-3
+HARD_CLASS = ("greedy", "alternate", "larger")
+JSON_FIELDS = ("C", "eps", "h1_c", "hard_class", "rbf_depth", "nr_class", "labels", "n_hyperplanes",
+               "average_depth", "rbf_nSV", "reach_rbf", "trees")
+ZERO_REL = 1e-12
+
+
+@dataclass
+class H1Options(SMOOptions):
+    """The tree's options (and, inherited, the RBF node's kernel options of -s smo)."""
+    hard_class: str = "greedy"
+    h1_c: float = math.inf            # inf, or kappa >= 1: C = kappa m_s / m_h
+    min_remove: float = 0.0
+    max_depth: int = 256
+    rbf_depth: object = "none"        # "none", "auto" or a depth K >= 0
+    rbf_select: str = "validation"    # "validation" (a stratified 20 % split) or "train"
+    rbf_tol: float = 0.5              # points of accuracy
+
+    def check(self):
+        super().check()
+        if self.hard_class not in HARD_CLASS:
+            raise ParameterError(f"--hard-class {self.hard_class}: one of {', '.join(HARD_CLASS)}")
+        if not (self.h1_c >= 1):
+            raise ParameterError(f"--h1-c {self.h1_c:g}: kappa must be >= 1 (or inf)")
+        if not (0 <= self.min_remove < 1):
+            raise ParameterError(f"--min-remove {self.min_remove:g}: a fraction in [0, 1)")
+        if self.max_depth < 1:
+            raise ParameterError("--max-depth must be at least 1")
+        if not (self.rbf_depth in ("none", "auto") or (isinstance(self.rbf_depth, int) and self.rbf_depth >= 0)):
+            raise ParameterError(f"--rbf-depth {self.rbf_depth}: auto, none or a depth >= 0")
+        if self.rbf_select not in ("validation", "train"):
+            raise ParameterError(f"--rbf-select {self.rbf_select}: validation or train")
+        if not (math.isfinite(self.rbf_tol) and self.rbf_tol >= 0):
+            raise ParameterError(f"--rbf-tol {self.rbf_tol:g}: points of accuracy >= 0")
+
+
+# -- one node and one list --------------------------------------------------------------------------------------
+def _node(view, rows, y, hard, opts, eps, max_iter):
+    """The H1 node with class `hard` (+1/-1) hard over `rows` (labels y): (node dict, removed soft rows)."""
+    H = rows[y == hard]
+    S = rows[y != hard]
+    C = math.inf if math.isinf(opts.h1_c) else opts.h1_c * S.size / H.size
+    while C * H.size < S.size:              # kappa = 1: the sum of the box may round just below m_s
+        C = math.nextafter(C, math.inf)
+    out = _h1.solve_node(view, H, S, float(hard), C, eps=eps, max_iter=max_iter)
+    removed = S[out["removed"]]             # the soft rows it answers: y_s (w.x + b) > 0 strictly
+    out.update(hard=hard, C=C, m_h=int(H.size), m_s=int(S.size))
+    return out, removed
+
+
+def _void(out, removed, n_S, opts):
+    return bool(out["zero"]) or removed.size < max(1, math.ceil(opts.min_remove * n_S))
+
+
+def build_list(view, rows, y, opts, eps, max_iter=None):
+    """The decision list of one binary problem: (nodes (dicts with w, b, hard, removed, ...), S left, stalled)."""
+    S = np.asarray(rows, np.int64)
+    yS = np.asarray(y, np.int8)
+    nodes = []
+    alternate_next = None
+    stalled = False
+    while len(nodes) < opts.max_depth:
+        n_pos = int(np.count_nonzero(yS > 0))
+        n_neg = yS.size - n_pos
+        if n_pos == 0 or n_neg == 0:
+            break
+        larger = 1 if n_pos >= n_neg else -1
+        if opts.hard_class == "greedy":
+            order = [1, -1]
+        elif opts.hard_class == "larger":
+            order = [larger, -larger]
+        else:
+            first = larger if alternate_next is None else alternate_next
+            order = [first, -first]
+        best = None
+        for hard in order:
+            out, removed = _node(view, S, yS, hard, opts, eps, max_iter)
+            if _void(out, removed, S.size, opts):
+                continue
+            share = removed.size / out["m_s"]
+            key = (removed.size, share, hard > 0)
+            if best is None or key > best[0]:
+                best = (key, out, removed)
+            if opts.hard_class != "greedy":
+                break
+        if best is None:
+            stalled = True
+            break
+        _, out, removed = best
+        out["removed"] = int(removed.size)
+        nodes.append(out)
+        keep = ~np.isin(S, removed, assume_unique=True)
+        S, yS = S[keep], yS[keep]
+        alternate_next = -out["hard"]
+    else:
+        stalled = bool(np.count_nonzero(yS > 0)) and bool(np.count_nonzero(yS < 0))
+    return nodes, S, yS, stalled
+
+
+def _leaf(yS, a, b):
+    """The list's leaf: S's one class, or its majority (ties: the pair's first class)."""
+    n_pos = int(np.count_nonzero(yS > 0))
+    return a if n_pos >= yS.size - n_pos else b
+
+
+def _pair_rows(cls, i, j):
+    """The rows of classes i and j (class i first, each in file order) and their labels (+1 for i)."""
+    ri = np.flatnonzero(cls == i)
+    rj = np.flatnonzero(cls == j)
+    rows = np.concatenate([ri, rj]).astype(np.int64)
+    y = np.concatenate([np.ones(ri.size, np.int8), -np.ones(rj.size, np.int8)])
+    return rows, y
+
+
+def _lists(ds, cls, labels, opts, params, reporter, rows=None):
+    """Every pair's list over `rows` (None: all): [(i, j, nodes, yS, stalled)]."""
+    view = ds.row_view()
+    use = np.ones(ds.n_rows, bool) if rows is None else np.isin(np.arange(ds.n_rows), rows)
+    out = []
+    k = labels.size
+    for i in range(k):
+        for j in range(i + 1, k):
+            prows, y = _pair_rows(np.where(use, cls, -1), i, j)
+            nodes, _, yS, stalled = build_list(view, prows, y, opts, params.eps, params.max_iter)
+            if reporter is not None:
+                for d, n in enumerate(nodes):
+                    reporter.info(f"tree {labels[i]} {labels[j]} node {d + 1}: hard {labels[i] if n['hard'] > 0 else labels[j]}, "
+                                  f"#iter = {n['n_iter']}, removed {n['removed']} of {n['m_s']}, |w| = {n['norm_w']:g}\n")
+                    if not n["converged"]:
+                        reporter.info("\nWARNING: reaching max number of iterations\n")
+            out.append((i, j, nodes, yS, stalled))
+    return out
+
+
+def _rbf(ds, opts, params, reporter, rows=None):
+    """The RBF node: -s smo's C-SVC with the kernel options, on the given rows (None: all)."""
+    from . import smo
+    sub = ds if rows is None else ds.take_rows(rows)
+    kernel = SMOOptions(opts.kernel_type, opts.gamma, opts.degree, opts.coef0, opts.cache_size, opts.shrinking)
+    return smo.fit(sub, params.but(options=kernel), reporter, n_features=ds.n_features)
+
+
+def _cut_costs(first, r, stalled, yv, node_label, leaf, rbf_label, nSV):
+    """acc(d), E[cost](d) for d = 0..r of one pair's list on rows whose first answering node is `first` (-1: none):
+    nodes below d dropped, the RBF node (labels rbf_label) at d (at d = r: the leaf unless the list stalled)."""
+    out = []
+    for d in range(r + 1):
+        answered = (first >= 0) & (first < d)
+        pred = np.where(answered, node_label, rbf_label)
+        reach = ~answered
+        if d == r and not stalled:
+            pred = np.where(answered, node_label, leaf)
+            reach = np.zeros_like(answered)
+        evals = np.where(answered, first + 1, d)
+        acc = 100.0 * float(np.mean(pred == yv)) if yv.size else 100.0
+        cost = float(np.mean(evals) + np.mean(reach) * nSV) if yv.size else 0.0
+        out.append((acc, cost))
+    return out
+
+
+def _choose_cut(costs, tol):
+    best = max(a for a, _ in costs)
+    ok = [(c, d) for d, (a, c) in enumerate(costs) if a >= best - tol]
+    return min(ok)[1]
+
+
+def _first(rows_ds, nodes, n_features):
+    """The first node of a list answering each row of a dataset (-1: none), by the C evaluator."""
+    width = max(n_features, rows_ds.n_features, 1)
+    r = len(nodes)
+    W = np.zeros((r, width), np.float64)
+    b = np.empty(r, np.float64)
+    soft = np.empty(r, np.float64)
+    for k, n in enumerate(nodes):
+        W[k, :n["w"].size] = n["w"]
+        b[k] = n["b"]
+        soft[k] = -float(n["hard"])
+    first, _ = _h1.node_eval(rows_ds.row_view(-1.0, width), W, b, soft)
+    return first
+
+
+def _auto_cuts(ds, cls, labels, opts, params, reporter):
+    """R6's cut of every pair's list, chosen on a stratified 20 % validation split (or the training rows)."""
+    from ..trainer import _stratified_fold_plan
+    if opts.rbf_select == "train":
+        tr = va = np.arange(ds.n_rows, dtype=np.int64)
+    else:
+        tr, va = _stratified_fold_plan(ds.y, 5, Seeds(params.seed), reporter)[0]
+        tr, va = np.sort(tr), np.sort(va)
+    lists = _lists(ds, cls, labels, opts, params, None, rows=tr)
+    rbf = _rbf(ds, opts, params, _Silent(), rows=tr)
+    vds = ds.take_rows(va)
+    rdec = rbf.decision_function(vds).reshape(va.size, -1)
+    cuts = []
+    for p, (i, j, nodes, yS, stalled) in enumerate(lists):
+        mask = (cls[va] == i) | (cls[va] == j)
+        sub = vds.take_rows(np.flatnonzero(mask))
+        yv = np.where(cls[va][mask] == i, labels[i], labels[j])
+        first = _first(sub, nodes, ds.n_features) if nodes else np.full(sub.n_rows, -1, np.int64)
+        hard = np.array([n["hard"] for n in nodes] or [1])
+        node_label = np.where(first >= 0, np.where(-hard[np.maximum(first, 0)] > 0, labels[i], labels[j]), 0)
+        rbf_label = np.where(rdec[mask, p] > 0, labels[i], labels[j])
+        costs = _cut_costs(first, len(nodes), stalled, yv, node_label, _leaf(yS, labels[i], labels[j]), rbf_label,
+                           rbf.total_sv)
+        cuts.append(_choose_cut(costs, opts.rbf_tol))
+    return cuts
+
+
+class _Silent:
+    def info(self, text):
+        pass
+
+    def warning(self, text):
+        pass
+
+
+def fit(ds, params, reporter, n_features=None):
+    """Train the H1-SVM tree model on a loaded dataset; returns a TreeModel (meta: per tree its nodes' records)."""
+    from ..tree_model import Node, Tree, TreeModel
+
+    nf = ds.n_features if n_features is None else n_features
+    base = params.options or H1Options()
+    opts = H1Options(**{**base.__dict__, "gamma": SMOOptions.resolved(base, nf).gamma})
+    labels, cls = group_classes(ds.y)
+    k = labels.size
+    if k == 1:
+        reporter.info("WARNING: training data in only one class. See README for details.\n")
+    cuts = _auto_cuts(ds, cls, labels, opts, params, reporter) if opts.rbf_depth == "auto" and k > 1 else None
+    lists = _lists(ds, cls, labels, opts, params, reporter)
+    trees, records = [], []
+    need_rbf = False
+    for p, (i, j, nodes, yS, stalled) in enumerate(lists):
+        a, b = int(labels[i]), int(labels[j])
+        r = len(nodes)
+        if opts.rbf_depth == "none":
+            d, rbf_end = r, False
+        else:
+            d = min(cuts[p], r) if cuts is not None else min(int(opts.rbf_depth), r)
+            rbf_end = d < r or stalled
+        need_rbf |= rbf_end
+        kept = [Node.from_dense(a if n["hard"] > 0 else b, n["b"], n["w"]) for n in nodes[:d]]
+        trees.append(Tree(a, b, kept, ("rbf",) if rbf_end else ("leaf", _leaf(yS, a, b))))
+        records.append({"labels": [a, b], "stalled": bool(stalled), "cut": d, "final": "rbf" if rbf_end else "leaf",
+                        "nodes": [{"hard": a if n["hard"] > 0 else b, "removed": n["removed"], "n_iter": n["n_iter"],
+                                   "norm_w": n["norm_w"], "zero": bool(n["zero"]), "converged": bool(n["converged"]),
+                                   "gap": n["gap"], "kept": d > q} for q, n in enumerate(nodes)]})
+        reporter.info(f"tree {a} {b}: {r} nodes{' (stalled)' if stalled else ''}, final "
+                      f"{'rbf after ' + str(d) if rbf_end else 'leaf ' + str(trees[-1].final[1])}\n")
+    rbf = _rbf(ds, opts, params, reporter) if need_rbf else None
+    model = TreeModel(labels, nf, trees, opts.h1_c, rbf)
+    results = [FitResult(w=None, n_iter=sum(n["n_iter"] for n in rec["nodes"]),
+                         max_violation=max((n["gap"] for n in rec["nodes"]), default=0.0),
+                         nSV=len(rec["nodes"]), converged=all(n["converged"] for n in rec["nodes"]),
+                         solver="h1tree", extra=rec) for rec in records]
+    model.meta = {"results": results, "params": params, "options": opts}
+    reporter.info(f"Total hyperplanes = {model.n_hyperplanes}" + (f", RBF node nSV = {rbf.total_sv}" if rbf else "")
+                  + "\n")
+    return model
+
+
+def metrics(model, params, ds):
+    """--json of -s h1tree: per tree its nodes (hard label, rows removed, SMO iterations, ||w||, zero flag), the
+    average classification depth and the share of training rows that reach the RBF node."""
+    res = model.meta["results"]
+    opts = model.meta["options"]
+    depth = np.zeros((ds.n_rows, len(model.trees)), np.int64)
+    reached = np.zeros((ds.n_rows, len(model.trees)), bool)
+    if model.trees:
+        model.decision_function(ds, depth=depth, reach=reached)
+    reach = float(np.mean(reached.any(axis=1))) if ds.n_rows else 0.0
+    return {
+        "solver": "h1tree", "n_rows": ds.n_rows, "n_features": ds.n_features, "nnz": ds.nnz,
+        "n_iter": sum(r.n_iter for r in res), "primal": None, "dual": None, "gap": None,
+        "max_violation": max((r.max_violation for r in res), default=0.0), "nSV": model.n_hyperplanes,
+        "converged": all(r.converged for r in res),
+        "C": params.C, "eps": params.eps, "h1_c": None if math.isinf(opts.h1_c) else opts.h1_c,
+        "hard_class": opts.hard_class, "rbf_depth": opts.rbf_depth, "nr_class": model.nr_class,
+        "labels": [int(v) for v in model.label], "n_hyperplanes": model.n_hyperplanes,
+        "average_depth": float(depth.sum(axis=1).mean()) if ds.n_rows else 0.0,
+        "rbf_nSV": int(model.rbf.total_sv) if model.rbf is not None else 0, "reach_rbf": reach,
+        "trees": [r.extra for r in res],
+    }

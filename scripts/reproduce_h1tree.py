@@ -1,0 +1,295 @@
+#!/usr/bin/env python3
+"""Fehr, Zapién Arreola and Burkhardt's Tables 1-3 (H1-SVM trees against an RBF SVM) on the stand-ins of
+../shared/specs/seed-solvers.md section 2.3, and the fourclass node sequence of Figs. 2-3 (`make reproduce-h1tree`).
+
+Every job is a subprocess of the installed commands, as a user runs them: `llsvm-train -s smo` (the RBF column:
+C-SVC, RBF, gamma as scikit-learn's 'scale' = 1 / (n_features var(X)), C as the spec's calibration), `llsvm-train
+-s h1tree --hard-class alternate` (the paper's "H1-SVM" column) and `--hard-class greedy` ("Gr-Heu"), each
+followed by `llsvm-predict` on the test rows (classification time: its wall time, median of --repeats).
+Sets (features min-max scaled to [-1, 1] on the training rows where the spec says so):
+  - usps.t, stratified 70/30 (seed --seed), one-vs-one, --h1-c 2, RBF C = 10          (Table 2, USPS)
+  - mushrooms, stratified 70/30, --h1-c inf, RBF C = 1                               (the "mostly easy" regime)
+  - skin_nonskin, 3,372 random training rows, the rest as test, --h1-c inf, RBF C = 10 (Table 3, cell nuclei):
+    the linear tree and the non-linear tree (--rbf-depth auto)
+  - svmguide1 -> svmguide1.t, non-linear tree (--rbf-depth auto), RBF C = 1
+and the acceptance figures A1-A5 as lines marked ✓ / ✗. Results: Markdown on stdout and in
+reproduce-results/h1tree/ (tables, JSON, fourclass-nodes.png). --quick: usps.t and mushrooms only, 1 repeat.
+"""
+import argparse
+import json
+import lzma
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+
+import numpy as np  # noqa: E402
+import scipy.sparse as sp  # noqa: E402
+
+import llsvm  # noqa: E402
+from benchutil import md_header, md_row, pyplot, run_meta, save_png, say, timestamp  # noqa: E402
+from llsvm.dataset import CSRDataset  # noqa: E402
+
+SHARED = os.path.join(ROOT, "..", "shared", "data")
+BIN = os.path.dirname(sys.executable)
+
+
+def exe(name):
+    return os.path.join(BIN, name)
+
+
+def load(name, tmp):
+    src = os.path.join(SHARED, name + ".xz")
+    if not os.path.exists(src):
+        return None
+    out = os.path.join(tmp, name)
+    with lzma.open(src) as f, open(out, "wb") as g:
+        shutil.copyfileobj(f, g)
+    return llsvm.read_dataset(out, class_labels=True)
+
+
+def scaled(tr, te):
+    """Min-max to [-1, 1] by the training rows' ranges (constant features dropped), as svm-scale -l -1 -u 1."""
+    X = tr.to_csr().toarray()
+    n = X.shape[1]
+    lo, hi = X.min(axis=0), X.max(axis=0)
+    keep = hi > lo
+
+    def apply(ds):
+        Z = ds.to_csr().toarray()
+        Z = Z[:, :n] if Z.shape[1] >= n else np.pad(Z, ((0, 0), (0, n - Z.shape[1])))
+        out = np.zeros_like(Z)
+        out[:, keep] = -1.0 + 2.0 * (Z[:, keep] - lo[keep]) / (hi[keep] - lo[keep])
+        return CSRDataset.from_csr(sp.csr_matrix(out), ds.y)
+
+    return apply(tr), apply(te)
+
+
+def split(ds, test_fraction, seed, n_train=None):
+    """A stratified split (every class split in the same proportion), or n_train random rows for training."""
+    g = np.random.default_rng(seed)
+    if n_train is not None:
+        perm = g.permutation(ds.n_rows)
+        return ds.take_rows(np.sort(perm[:n_train])), ds.take_rows(np.sort(perm[n_train:]))
+    test = []
+    for lab in np.unique(ds.y):
+        rows = np.flatnonzero(ds.y == lab)
+        g.shuffle(rows)
+        test.append(rows[:int(round(test_fraction * rows.size))])
+    test = np.sort(np.concatenate(test))
+    train = np.setdiff1d(np.arange(ds.n_rows), test)
+    return ds.take_rows(train), ds.take_rows(test)
+
+
+def gamma_scale(ds):
+    """scikit-learn's gamma='scale': 1 / (n_features X.var()), the variance over every entry of X."""
+    X = ds.to_csr()
+    var = float(X.multiply(X).mean() - X.mean() ** 2)
+    return 1.0 / (X.shape[1] * var) if var > 0 else 1.0
+
+
+def run(cmd):
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    dt = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}): {proc.stderr[-2000:]}")
+    return dt, proc
+
+
+def train_predict(tag, args, train_path, test_path, tmp, repeats):
+    model = os.path.join(tmp, tag + ".model")
+    jpath = os.path.join(tmp, tag + ".json")
+    train_s, _ = run([exe("llsvm-train"), "-q", *args, "--json", jpath, train_path, model])
+    with open(jpath) as f:
+        m = json.load(f)
+    times = []
+    for _ in range(repeats):
+        dt, proc = run([exe("llsvm-predict"), test_path, model, os.path.join(tmp, tag + ".pred")])
+        times.append(dt)
+    acc = float(proc.stdout.split("Accuracy = ")[1].split("%")[0])
+    return {"tag": tag, "args": args, "train_s": train_s, "train_seconds": m["train_seconds"],
+            "predict_s": statistics.median(times), "accuracy": acc, "json": m,
+            "size": m.get("n_hyperplanes", m.get("nSV")), "rbf_nSV": m.get("rbf_nSV"),
+            "average_depth": m.get("average_depth"), "reach_rbf": m.get("reach_rbf")}
+
+
+def write(ds, path):
+    llsvm.dump_text(ds, path)
+    return path
+
+
+def experiment(name, tr, te, tmp, repeats, rbf_C, h1_c, nonlinear=False, linear_variants=True):
+    trp = write(tr, os.path.join(tmp, name + ".train"))
+    tep = write(te, os.path.join(tmp, name + ".test"))
+    g = gamma_scale(tr)
+    kern = ["-c", repr(rbf_C), "-g", repr(g)]
+    rows = {"rbf": train_predict(name + "-rbf", ["-s", "smo", *kern], trp, tep, tmp, repeats)}
+    h1 = ["-s", "h1tree", "--h1-c", h1_c]
+    if linear_variants:
+        rows["alternate"] = train_predict(name + "-alt", [*h1, "--hard-class", "alternate"], trp, tep, tmp, repeats)
+        rows["greedy"] = train_predict(name + "-gr", [*h1, "--hard-class", "greedy"], trp, tep, tmp, repeats)
+    if nonlinear:
+        rows["nonlinear"] = train_predict(name + "-nl", [*h1, "--rbf-depth", "auto", *kern], trp, tep, tmp, repeats)
+    say(f"# {name}: " + ", ".join(f"{k} acc {v['accuracy']:.2f} size {v['size']} predict {v['predict_s']:.3f} s"
+                                  for k, v in rows.items()))
+    return {"dataset": name, "train_rows": tr.n_rows, "test_rows": te.n_rows, "gamma": g, "rbf_C": rbf_C,
+            "h1_c": h1_c, "runs": rows}
+
+
+def table(e):
+    runs = e["runs"]
+    cols = [k for k in ("rbf", "alternate", "greedy", "nonlinear") if k in runs]
+    names = {"rbf": "RBF kernel", "alternate": "H1-SVM", "greedy": "H1-SVM Gr-Heu", "nonlinear": "non-linear tree"}
+    head = [""] + [names[c] for c in cols] + [f"RBF/{names[c]}" for c in cols if c != "rbf"]
+    lines = md_header(head)
+
+    def ratio(a, b):
+        return f"{a / b:.2f}" if b else "-"
+
+    for label, key, fmt in (("Nr. SVs or hyperplanes", "size", "{}"), ("Training time (s)", "train_s", "{:.3f}"),
+                            ("Classification time (s)", "predict_s", "{:.3f}"),
+                            ("Classif. accuracy %", "accuracy", "{:.2f}")):
+        cells = [label] + [fmt.format(runs[c][key]) for c in cols]
+        cells += [ratio(runs["rbf"][key], runs[c][key]) for c in cols if c != "rbf"]
+        lines.append(md_row(cells))
+    depth = [label for label in cols if runs[label]["average_depth"] is not None]
+    if depth:
+        lines.append(md_row(["average classification depth"] + [
+            f"{runs[c]['average_depth']:.2f}" if runs[c]["average_depth"] is not None else "-" for c in cols]
+            + ["" for c in cols if c != "rbf"]))
+    return f"### {e['dataset']} ({e['train_rows']} train / {e['test_rows']} test, RBF C = {e['rbf_C']}, " \
+           f"gamma = {e['gamma']:.4g}, --h1-c {e['h1_c']})\n\n" + "\n".join(lines)
+
+
+def acceptance(exps):
+    out = []
+
+    def line(ok, text):
+        out.append(f"- {'✓' if ok else '✗'} {text}")
+
+    def speed(r, other):
+        return r["runs"]["rbf"]["predict_s"] / r["runs"][other]["predict_s"]
+
+    if "usps.t" in exps:
+        r = exps["usps.t"]["runs"]
+        d = r["greedy"]["accuracy"] - r["rbf"]["accuracy"]
+        s = speed(exps["usps.t"], "greedy")
+        line(d >= -2.5 and s >= 5.9, f"A1 usps.t: greedy tree {d:+.2f} points against RBF (>= -2.5), predict {s:.1f}x "
+                                     "faster (>= 5.9x)")
+    if "mushrooms" in exps:
+        r = exps["mushrooms"]["runs"]
+        s = speed(exps["mushrooms"], "greedy")
+        line(r["greedy"]["size"] <= 5 and r["greedy"]["accuracy"] >= 99.8 and s >= 100,
+             f"A2 mushrooms: {r['greedy']['size']} hyperplanes (<= 5), {r['greedy']['accuracy']:.2f} % (>= 99.8), "
+             f"predict {s:.0f}x faster (>= 100x)")
+    if "skin_nonskin" in exps:
+        r = exps["skin_nonskin"]["runs"]
+        d1 = r["greedy"]["accuracy"] - r["rbf"]["accuracy"]
+        s1 = speed(exps["skin_nonskin"], "greedy")
+        line(d1 >= -0.5 and s1 >= 20, f"A3 skin, linear tree: {d1:+.2f} points (>= -0.5), predict {s1:.1f}x faster "
+                                       "(>= 20x)")
+        d2 = r["nonlinear"]["accuracy"] - r["rbf"]["accuracy"]
+        s2 = speed(exps["skin_nonskin"], "nonlinear")
+        line(d2 >= -0.1 and s2 >= 5, f"A3 skin, non-linear tree: {d2:+.2f} points (>= -0.1), predict {s2:.1f}x "
+                                      "faster (>= 5x)")
+    if "svmguide1" in exps:
+        r = exps["svmguide1"]["runs"]
+        d = r["nonlinear"]["accuracy"] - r["rbf"]["accuracy"]
+        reach = r["nonlinear"]["reach_rbf"]
+        line(d >= -0.5 and reach is not None and reach <= 0.4,
+             f"A4 svmguide1, non-linear tree: {d:+.2f} points (>= -0.5), {100 * (reach or 0):.1f} % of training rows "
+             "reach the RBF node (<= 40 %)")
+    for name, e in exps.items():
+        r = e["runs"]
+        if "alternate" in r and "greedy" in r:
+            t = r["greedy"]["train_seconds"] / max(r["alternate"]["train_seconds"], 1e-9)
+            line(r["greedy"]["size"] <= r["alternate"]["size"] and t <= 2.5,
+                 f"A5 {name}: greedy {r['greedy']['size']} hyperplanes against alternate's {r['alternate']['size']}, "
+                 f"training time {t:.2f}x (<= 2.5x)")
+    return "\n".join(out)
+
+
+def fourclass_png(tmp, out_dir):
+    """Figs. 2-3: the nodes of the fourclass tree (kappa = 1: with C = inf the soft centroids lie inside the hard
+    hulls and no node is built) over the data, numbered in order."""
+    ds = load("fourclass", tmp)
+    if ds is None:
+        return None
+    path = write(ds, os.path.join(tmp, "fourclass.txt"))
+    model_path = os.path.join(tmp, "fourclass.model")
+    run([exe("llsvm-train"), "-q", "-s", "h1tree", "--h1-c", "1", path, model_path])
+    m = llsvm.load_model(model_path)
+    X = ds.to_csr().toarray()
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(6, 5))
+    for lab, c in zip(np.unique(ds.y), ("tab:blue", "tab:orange")):
+        ax.scatter(X[ds.y == lab, 0], X[ds.y == lab, 1], s=6, c=c, label=f"class {int(lab)}")
+    xs = np.linspace(X[:, 0].min(), X[:, 0].max(), 100)
+    for k, n in enumerate(m.trees[0].nodes):
+        w = np.zeros(2)
+        w[n.idx] = n.val
+        if abs(w[1]) > 1e-12:
+            ax.plot(xs, -(w[0] * xs + n.b) / w[1], lw=1.5, label=f"node {k + 1} (hard {n.hard})")
+    ax.set_ylim(X[:, 1].min(), X[:, 1].max())
+    ax.legend(fontsize=7)
+    ax.set_title(f"fourclass, --h1-c 1: {len(m.trees[0].nodes)} nodes")
+    return save_png(fig, os.path.join(out_dir, "fourclass-nodes.png"))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--out-dir", default=os.path.join(ROOT, "reproduce-results", "h1tree"))
+    args = ap.parse_args()
+    repeats = 1 if args.quick else args.repeats
+    os.makedirs(args.out_dir, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix="llsvm-h1-")
+    exps = {}
+    try:
+        ds = load("usps.t", tmp)
+        if ds is not None:
+            tr, te = split(ds, 0.3, args.seed)
+            exps["usps.t"] = experiment("usps.t", tr, te, tmp, repeats, 10.0, "2")
+        ds = load("mushrooms", tmp)
+        if ds is not None:
+            tr, te = split(ds, 0.3, args.seed)
+            exps["mushrooms"] = experiment("mushrooms", tr, te, tmp, repeats, 1.0, "inf")
+        if not args.quick:
+            ds = load("skin_nonskin", tmp)
+            if ds is not None:
+                tr, te = split(ds, None, args.seed, n_train=3372)
+                tr, te = scaled(tr, te)
+                exps["skin_nonskin"] = experiment("skin_nonskin", tr, te, tmp, repeats, 10.0, "inf", nonlinear=True)
+            tr, te = load("svmguide1", tmp), load("svmguide1.t", tmp)
+            if tr is not None and te is not None:
+                tr, te = scaled(tr, te)
+                exps["svmguide1"] = experiment("svmguide1", tr, te, tmp, repeats, 1.0, "inf", nonlinear=True,
+                                               linear_variants=False)
+        png = fourclass_png(tmp, args.out_dir)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    stamp = timestamp()
+    text = "\n\n".join(table(e) for e in exps.values())
+    text += "\n\n### Acceptance (spec A1-A5)\n\n" + acceptance(exps)
+    if png:
+        text += f"\n\nFigs. 2-3: {png}"
+    with open(os.path.join(args.out_dir, f"h1tree-{stamp}.md"), "w") as f:
+        f.write(f"llsvm reproduce-h1tree {stamp}\n\n{text}\n")
+    with open(os.path.join(args.out_dir, f"h1tree-{stamp}.json"), "w") as f:
+        json.dump({"meta": run_meta(stamp, repeats=repeats, seed=args.seed), "experiments": exps}, f, indent=1,
+                  default=float)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
