@@ -2,8 +2,6 @@
 (tests/reference/h1_twin.py) bit for bit, against cvxopt's solutions of primal (6)-(7) and of the dual box QP, the
 centroid difference of kappa = 1, the hard rows' side (R2), the zero solution (R5), sparse and float32 views, the
 refusals, and the stall of the greedy tree on fourclass (specs/seed-solvers.md sections 0.1-0.2 and 2)."""
-import io
-import lzma
 import math
 
 import numpy as np
@@ -221,13 +219,12 @@ def test_refusals():
     X, y = blobs(0, m_h=4, m_s=6)
     rows, data = views(X, y)
     hard, soft = np.arange(4), np.arange(4, 10)
-    for mod in (H1, ):
-        with pytest.raises(ValueError, match="non-empty hard and soft"):
-            mod.solve_node(rows, [], soft, 1.0)
-        with pytest.raises(ValueError, match="non-empty hard and soft"):
-            mod.solve_node(rows, hard, [], 1.0)
-        with pytest.raises(ValueError, match=r"infeasible box: C \* m_h = 4.0 < m_s = 6"):
-            mod.solve_node(rows, hard, soft, 1.0, 1.0)
+    with pytest.raises(ValueError, match="non-empty hard and soft"):
+        H1.solve_node(rows, [], soft, 1.0)
+    with pytest.raises(ValueError, match="non-empty hard and soft"):
+        H1.solve_node(rows, hard, [], 1.0)
+    with pytest.raises(ValueError, match=r"infeasible box: C \* m_h = 4.0 < m_s = 6"):
+        H1.solve_node(rows, hard, soft, 1.0, 1.0)
     with pytest.raises(ValueError, match="non-empty"):
         T.solve_node(data, hard, [], 1.0)
     with pytest.raises(ValueError, match="infeasible box"):
