@@ -219,7 +219,7 @@ def solve_node(data, hard, soft, y_h, C=math.inf, eps=1e-3, max_iter=None):
 # the tree (R4, R5) and the decision list
 
 def build_tree(X, y, hard_class="greedy", h1_c=math.inf, eps=1e-3, max_depth=256, min_remove=0.0, final=None,
-               bias=-1.0):
+               bias=-1.0, solver=None):
     """The linear H1 tree on X (scipy sparse or dense) with labels y in {-1, +1}.
 
     hard_class: "greedy" (R4: both candidates, keep the one removing more soft rows; tie -> the larger removed
@@ -227,11 +227,13 @@ def build_tree(X, y, hard_class="greedy", h1_c=math.inf, eps=1e-3, max_depth=256
     +1, then alternating), "larger" (the larger class of the remaining S, ties -> +1). A candidate is void (R5) if
     its zero flag is set or it removes fewer than max(1, min_remove * |S|) rows; the build stops when S is
     single-class, when no candidate is left (both void for greedy, the one candidate void otherwise), or at
-    max_depth nodes. final: None -> the leaf is the class of S if single, else its majority (ties -> +1);
+    max_depth nodes. solver: None (this twin's solve_node) or a function (hard, soft, y_h, C, eps) -> its dict
+    (e.g. cext/_h1.pyx's solve_node over a Rows of X). final: None -> the leaf is the class of S if single, else its majority (ties -> +1);
     else final(S) (S the remaining row indices) gives the leaf.
 
     Returns (nodes, leaf, S): nodes a list of dicts {hard, soft, w, b, removed (row indices of X), n_removed,
-    n_iter, norm_w, zero, gap, converged}; S the remaining row indices."""
+    n_iter, norm_w, zero, gap, converged}; S the remaining row indices. build_tree.candidates (an attribute set on
+    each call) lists, per round, the candidates tried as (hard, n_removed, zero, void)."""
     data = X if isinstance(X, Data) else Data(X, bias)
     y = np.asarray(y, dtype=np.float64)
     if not np.all((y == 1) | (y == -1)):
@@ -240,6 +242,7 @@ def build_tree(X, y, hard_class="greedy", h1_c=math.inf, eps=1e-3, max_depth=256
         raise ValueError(f"hard_class must be greedy, alternate or larger, not {hard_class!r}")
     S = np.arange(len(y), dtype=np.int64)
     nodes = []
+    build_tree.candidates = []
     next_alt = 1.0 if (y > 0).sum() >= (y < 0).sum() else -1.0
     while len(nodes) < max_depth:
         ys = y[S]
@@ -254,12 +257,15 @@ def build_tree(X, y, hard_class="greedy", h1_c=math.inf, eps=1e-3, max_depth=256
             choices = [1.0 if n_pos >= n_neg else -1.0]
         need = max(1.0, min_remove * len(S))
         best = None
+        tried = []
+        build_tree.candidates.append(tried)
         for k in choices:
             hard = S[ys == k]
             soft = S[ys == -k]
             C = node_c(h1_c, len(hard), len(soft))
-            r = solve_node(data, hard, soft, k, C, eps)
+            r = solve_node(data, hard, soft, k, C, eps) if solver is None else solver(hard, soft, k, C, eps)
             n_rem = int(r["removed"].sum())
+            tried.append((k, n_rem, r["zero"], bool(r["zero"] or n_rem < need)))
             if r["zero"] or n_rem < need:
                 continue
             key = (n_rem, n_rem / len(soft))
