@@ -228,8 +228,8 @@ def build_tree(X, y, hard_class="greedy", h1_c=math.inf, eps=1e-3, max_depth=256
     its zero flag is set or it removes fewer than max(1, min_remove * |S|) rows; the build stops when S is
     single-class, when no candidate is left (both void for greedy, the one candidate void otherwise), or at
     max_depth nodes. solver: None (this twin's solve_node) or a function (hard, soft, y_h, C, eps) -> its dict
-    (e.g. cext/_h1.pyx's solve_node over a Rows of X). final: None -> the leaf is the class of S if single, else its majority (ties -> +1);
-    else final(S) (S the remaining row indices) gives the leaf.
+    (e.g. cext/_h1.pyx's solve_node over a Rows of X). final: None -> the leaf is the class of S if single, else
+    its majority (ties -> +1); else final(S) (S the remaining row indices) gives the leaf.
 
     Returns (nodes, leaf, S): nodes a list of dicts {hard, soft, w, b, removed (row indices of X), n_removed,
     n_iter, norm_w, zero, gap, converged}; S the remaining row indices. build_tree.candidates (an attribute set on
