@@ -119,7 +119,10 @@ def node_c(h1_c, m_h, m_s):
         return math.inf
     if not h1_c >= 1.0:
         raise ValueError(f"h1_c must be inf or kappa >= 1, not {h1_c}")
-    return h1_c * m_s / m_h
+    C = h1_c * m_s / m_h
+    while C * m_h < m_s:            # kappa = 1: the box's sum may round just below m_s (as llsvm/solvers/h1tree.py)
+        C = math.nextafter(C, math.inf)
+    return C
 
 
 def solve_node(data, hard, soft, y_h, C=math.inf, eps=1e-3, max_iter=None):
@@ -226,8 +229,8 @@ def build_tree(X, y, hard_class="greedy", h1_c=math.inf, eps=1e-3, max_depth=256
     fraction |S_removed|/|S_soft|, then hard = +1), "alternate" (the larger class of the whole set first, ties ->
     +1, then alternating), "larger" (the larger class of the remaining S, ties -> +1). A candidate is void (R5) if
     its zero flag is set or it removes fewer than max(1, min_remove * |S|) rows; the build stops when S is
-    single-class, when no candidate is left (both void for greedy, the one candidate void otherwise), or at
-    max_depth nodes. solver: None (this twin's solve_node) or a function (hard, soft, y_h, C, eps) -> its dict
+    single-class, when no candidate is left (both void; alternate and larger try the rule's class first and the
+    other only when it is void), or at max_depth nodes. solver: None (this twin's solve_node) or a function (hard, soft, y_h, C, eps) -> its dict
     (e.g. cext/_h1.pyx's solve_node over a Rows of X). final: None -> the leaf is the class of S if single, else
     its majority (ties -> +1); else final(S) (S the remaining row indices) gives the leaf.
 
@@ -252,9 +255,9 @@ def build_tree(X, y, hard_class="greedy", h1_c=math.inf, eps=1e-3, max_depth=256
         if hard_class == "greedy":
             choices = [1.0, -1.0]
         elif hard_class == "alternate":
-            choices = [next_alt]
+            choices = [next_alt, -next_alt]
         else:
-            choices = [1.0 if n_pos >= n_neg else -1.0]
+            choices = [1.0 if n_pos >= n_neg else -1.0, -1.0 if n_pos >= n_neg else 1.0]
         need = max(1.0, min_remove * len(S))
         best = None
         tried = []
@@ -271,6 +274,8 @@ def build_tree(X, y, hard_class="greedy", h1_c=math.inf, eps=1e-3, max_depth=256
             key = (n_rem, n_rem / len(soft))
             if best is None or key > best[0]:     # strict: on a full tie the earlier (+1) stays
                 best = (key, k, hard, soft, r)
+            if hard_class != "greedy":
+                break                             # the rule's class when it is not void
         if best is None:
             break
         _, k, hard, soft, r = best
