@@ -126,11 +126,16 @@ def train_predict(tag, args, train_path, test_path, tmp, repeats):
         t0 = time.perf_counter()
         loaded.decision_function(te)
         clf.append(time.perf_counter() - t0)
+    reach_test = None
+    if getattr(loaded, "trees", None) and loaded.rbf is not None:
+        reach = np.zeros((te.n_rows, len(loaded.trees)), bool)
+        loaded.decision_function(te, reach=reach)
+        reach_test = float(reach.any(axis=1).mean())
     return {"tag": tag, "args": args, "train_s": train_s, "train_seconds": m["train_seconds"],
             "predict_wall_s": statistics.median(times), "predict_s": statistics.median(clf), "accuracy": acc,
             "json": m,
             "size": m.get("n_hyperplanes", m.get("nSV")), "rbf_nSV": m.get("rbf_nSV"),
-            "average_depth": m.get("average_depth"), "reach_rbf": m.get("reach_rbf")}
+            "average_depth": m.get("average_depth"), "reach_rbf": m.get("reach_rbf"), "reach_rbf_test": reach_test}
 
 
 def write(ds, path):
@@ -216,9 +221,9 @@ def acceptance(exps):
     if "svmguide1" in exps:
         r = exps["svmguide1"]["runs"]
         d = r["nonlinear"]["accuracy"] - r["rbf"]["accuracy"]
-        reach = r["nonlinear"]["reach_rbf"]
+        reach = r["nonlinear"]["reach_rbf_test"]
         line(d >= -0.5 and reach is not None and reach <= 0.4,
-             f"A4 svmguide1, non-linear tree: {d:+.2f} points (>= -0.5), {100 * (reach or 0):.1f} % of training rows "
+             f"A4 svmguide1, non-linear tree: {d:+.2f} points (>= -0.5), {100 * (reach or 0):.1f} % of test rows "
              "reach the RBF node (<= 40 %)")
     for name, e in exps.items():
         r = e["runs"]
