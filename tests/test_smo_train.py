@@ -217,7 +217,7 @@ def test_refusals(data, tmp_path, args, message):
 def test_kernel_options_belong_to_smo(data, tmp_path, flag, value):
     r = CliRunner().invoke(train_main, ["-s", "3", flag, value, str(data), str(tmp_path / "m")])
     assert_exit(r, 1)
-    assert r.stderr == f"ERROR: {flag} applies only to -s smo, not to -s 3\n"
+    assert r.stderr == f"ERROR: {flag} applies only to -s smo and -s h1tree, not to -s 3\n"
 
 
 def test_h_alone_is_help_and_h_number_is_shrinking(data, tmp_path):
