@@ -35,6 +35,21 @@ NR_MARKS = 10                    # prob_density_marks of a one-class model (LIBS
 _PAIR = re.compile(r"([+-]?\d+):(.*)")
 
 
+def ovo_vote(dec, label):
+    """LIBSVM's one-vs-one vote: dec (n_rows, k(k-1)/2) pairwise values in LIBSVM's pair order; pair (a, b) votes
+    for a when its value is > 0, else for b; the label of the first class with the most votes (float64)."""
+    k = len(label)
+    votes = np.zeros((dec.shape[0], k), np.int64)
+    p = 0
+    for a in range(k):
+        for b in range(a + 1, k):
+            pos = dec[:, p] > 0
+            votes[:, a] += pos
+            votes[:, b] += ~pos
+            p += 1
+    return np.asarray(label)[np.argmax(votes, axis=1)].astype(np.float64)
+
+
 def _finite(a):
     return bool(np.isfinite(a).all())
 
@@ -229,16 +244,7 @@ class SVMModel(BaseModel):
         k = self.nr_class
         if k == 2:
             return np.where(dec.reshape(-1) > 0, self.label[0], self.label[1]).astype(np.float64)
-        dec = dec.reshape(dec.shape[0], -1)
-        votes = np.zeros((dec.shape[0], k), np.int64)
-        p = 0
-        for a in range(k):
-            for b in range(a + 1, k):
-                pos = dec[:, p] > 0
-                votes[:, a] += pos
-                votes[:, b] += ~pos
-                p += 1
-        return self.label[np.argmax(votes, axis=1)].astype(np.float64)
+        return ovo_vote(dec.reshape(dec.shape[0], -1), self.label)
 
     def probabilities_from_decisions(self, dec):
         """svm_predict_probability's estimates: (n_rows, k) for classification (model.label's order), (n_rows, 2)

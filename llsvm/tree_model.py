@@ -165,18 +165,9 @@ class TreeModel(BaseModel):
 
     def labels_from_decisions(self, dec):
         """LIBSVM's vote over the pairs (dec > 0: the pair's first class), ties to the class listed first."""
-        dec = np.asarray(dec, dtype=np.float64).reshape(-1, len(self.trees)) if self.trees else \
-            np.zeros((np.asarray(dec).shape[0], 0))
-        k = self.nr_class
-        votes = np.zeros((dec.shape[0], k), np.int64)
-        p = 0
-        for i in range(k):
-            for j in range(i + 1, k):
-                pos = dec[:, p] > 0
-                votes[:, i] += pos
-                votes[:, j] += ~pos
-                p += 1
-        return self.label[np.argmax(votes, axis=1)].astype(np.float64)
+        from .svm_model import ovo_vote
+        dec = np.asarray(dec, dtype=np.float64)
+        return ovo_vote(dec.reshape(dec.shape[0], len(self.trees)), self.label)
 
     @property
     def n_hyperplanes(self):

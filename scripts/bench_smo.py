@@ -13,9 +13,6 @@ Sets: the issue's heart_scale, svmguide1 (scaled to [-1, 1] by the training file
 -l -1 -u 1 and -r), splice, dna.scale, usps.t, a9a; and, as data the figures were not tuned on, --smo-extra sets of
 ../shared/data (default: fourclass, german.numer, mushrooms, segment.scale, vehicle.scale).
 """
-import lzma
-import os
-import shutil
 import statistics
 import time
 
@@ -26,6 +23,7 @@ import llsvm
 from llsvm._ext import _kernel as KK
 from llsvm._ext._rowops import row_sq_norms
 from llsvm.dataset import CSRDataset
+from benchutil import minmax_scale, shared_set
 from llsvm.solvers.registry import Params
 from llsvm.solvers.smo import SMOOptions
 
@@ -35,43 +33,14 @@ SCALED = {"svmguide1"}
 KERNEL_NAMES = {"linear": 0, "polynomial": 1, "rbf": 2, "sigmoid": 3}
 
 
-def _decompress(shared, name, tmp):
-    src = os.path.join(shared, name + ".xz")
-    if not os.path.exists(src):
-        return None
-    out = os.path.join(tmp, name)
-    with lzma.open(src) as f, open(out, "wb") as g:
-        shutil.copyfileobj(f, g)
-    return out
-
-
-def _scale(tr, te):
-    """svm-scale -l -1 -u 1 on the training rows, the same ranges applied to the test rows (-r); a feature constant
-    on the training rows is dropped, as svm-scale writes nothing for it."""
-    X = tr.to_csr().toarray()
-    lo, hi = X.min(axis=0), X.max(axis=0)
-    keep = hi > lo
-
-    def apply(ds):
-        Z = ds.to_csr().toarray()[:, :X.shape[1]] if ds.n_features >= X.shape[1] else \
-            np.pad(ds.to_csr().toarray(), ((0, 0), (0, X.shape[1] - ds.n_features)))
-        out = np.zeros_like(Z)
-        out[:, keep] = -1.0 + 2.0 * (Z[:, keep] - lo[keep]) / (hi[keep] - lo[keep])
-        return CSRDataset.from_csr(sp.csr_matrix(out), ds.y)
-
-    return apply(tr), (apply(te) if te is not None else None)
-
-
 def load_set(shared, name, tmp):
     """(train dataset, test dataset or None) of a ../shared/data set, scaled where the issue says so."""
-    path = _decompress(shared, name, tmp)
-    if path is None:
+    tr = shared_set(shared, name, tmp)
+    if tr is None:
         return None
-    test_path = _decompress(shared, name + ".t", tmp) if name + ".t" != name else None
-    tr = llsvm.read_dataset(path, class_labels=True)
-    te = llsvm.read_dataset(test_path, class_labels=True) if test_path else None
+    te = shared_set(shared, name + ".t", tmp)
     if name in SCALED:
-        tr, te = _scale(tr, te)
+        tr, te = minmax_scale(tr, te)
     return tr, te
 
 

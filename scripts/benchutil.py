@@ -49,6 +49,41 @@ def resolve(name, data_dir, generated, shared_dir=None):
     return None
 
 
+def shared_set(shared_dir, name, tmp):
+    """A set of the shared data directory (name.xz) decompressed into tmp and read (class labels), or None when
+    it is absent."""
+    import lzma
+    import shutil
+    src = os.path.join(shared_dir, name + ".xz")
+    if not os.path.exists(src):
+        return None
+    out = os.path.join(tmp, name)
+    with lzma.open(src) as f, open(out, "wb") as g:
+        shutil.copyfileobj(f, g)
+    return llsvm.read_dataset(out, class_labels=True)
+
+
+def minmax_scale(tr, te=None):
+    """svm-scale -l -1 -u 1 on the training rows and the same ranges on the test rows (svm-scale -r): each feature
+    to [-1, 1] by its training minimum and maximum; a feature constant on the training rows is dropped (svm-scale
+    writes nothing for it). Returns (train, test or None) as CSRDatasets."""
+    import scipy.sparse as sp
+    from llsvm.dataset import CSRDataset
+    X = tr.to_csr().toarray()
+    n = X.shape[1]
+    lo, hi = X.min(axis=0), X.max(axis=0)
+    keep = hi > lo
+
+    def apply(ds):
+        Z = ds.to_csr().toarray()
+        Z = Z[:, :n] if Z.shape[1] >= n else np.pad(Z, ((0, 0), (0, n - Z.shape[1])))
+        out = np.zeros_like(Z)
+        out[:, keep] = -1.0 + 2.0 * (Z[:, keep] - lo[keep]) / (hi[keep] - lo[keep])
+        return CSRDataset.from_csr(sp.csr_matrix(out), ds.y)
+
+    return apply(tr), (apply(te) if te is not None else None)
+
+
 def ensure_binary(text_path, bin_path, say=None, prefix="# "):
     """The binary copy of a text set (llsvm.write_binary, atomic), written when missing or older than the text;
     `say`, when given, is told `{prefix}wrote ...`."""

@@ -19,7 +19,6 @@ reproduce-results/h1tree/ (tables, JSON, fourclass-nodes.png). --quick: usps.t a
 """
 import argparse
 import json
-import lzma
 import os
 import shutil
 import statistics
@@ -33,11 +32,10 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 
 import numpy as np  # noqa: E402
-import scipy.sparse as sp  # noqa: E402
 
 import llsvm  # noqa: E402
-from benchutil import md_header, md_row, pyplot, run_meta, save_png, say, timestamp  # noqa: E402
-from llsvm.dataset import CSRDataset  # noqa: E402
+from benchutil import (md_header, md_row, minmax_scale, pyplot, run_meta, save_png, say, shared_set,  # noqa: E402
+                       timestamp)
 
 SHARED = os.path.join(ROOT, "..", "shared", "data")
 BIN = os.path.dirname(sys.executable)
@@ -48,30 +46,7 @@ def exe(name):
 
 
 def load(name, tmp):
-    src = os.path.join(SHARED, name + ".xz")
-    if not os.path.exists(src):
-        return None
-    out = os.path.join(tmp, name)
-    with lzma.open(src) as f, open(out, "wb") as g:
-        shutil.copyfileobj(f, g)
-    return llsvm.read_dataset(out, class_labels=True)
-
-
-def scaled(tr, te):
-    """Min-max to [-1, 1] by the training rows' ranges (constant features dropped), as svm-scale -l -1 -u 1."""
-    X = tr.to_csr().toarray()
-    n = X.shape[1]
-    lo, hi = X.min(axis=0), X.max(axis=0)
-    keep = hi > lo
-
-    def apply(ds):
-        Z = ds.to_csr().toarray()
-        Z = Z[:, :n] if Z.shape[1] >= n else np.pad(Z, ((0, 0), (0, n - Z.shape[1])))
-        out = np.zeros_like(Z)
-        out[:, keep] = -1.0 + 2.0 * (Z[:, keep] - lo[keep]) / (hi[keep] - lo[keep])
-        return CSRDataset.from_csr(sp.csr_matrix(out), ds.y)
-
-    return apply(tr), apply(te)
+    return shared_set(SHARED, name, tmp)
 
 
 def split(ds, test_fraction, seed, n_train=None):
@@ -286,11 +261,11 @@ def main():
             ds = load("skin_nonskin", tmp)
             if ds is not None:
                 tr, te = split(ds, None, args.seed, n_train=3372)
-                tr, te = scaled(tr, te)
+                tr, te = minmax_scale(tr, te)
                 exps["skin_nonskin"] = experiment("skin_nonskin", tr, te, tmp, repeats, 10.0, "inf", nonlinear=True)
             tr, te = load("svmguide1", tmp), load("svmguide1.t", tmp)
             if tr is not None and te is not None:
-                tr, te = scaled(tr, te)
+                tr, te = minmax_scale(tr, te)
                 exps["svmguide1"] = experiment("svmguide1", tr, te, tmp, repeats, 1.0, "inf", nonlinear=True,
                                                linear_variants=False)
         png = fourclass_png(tmp, args.out_dir)

@@ -19,18 +19,13 @@ from llsvm.solvers.registry import Params
 from llsvm.solvers.smo import SMOOptions
 from llsvm.tree_model import TreeModel
 from reference import h1_twin as T
+from test_smo_train import blobs as smo_blobs
 
 from conftest import assert_exit
 
 
 def blobs(seed, l, n, labels, sep=2.5, sparse=0.0):
-    g = np.random.default_rng(seed)
-    centres = g.standard_normal((len(labels), n)) * sep
-    k = g.integers(0, len(labels), l)
-    X = centres[k] + g.standard_normal((l, n))
-    if sparse:
-        X[g.random((l, n)) < sparse] = 0.0
-    return X, np.asarray(labels, np.float64)[k]
+    return smo_blobs(seed, l, n, labels, sparse=sparse, spread=sep)
 
 
 def train(X, y, **opts):
