@@ -133,7 +133,7 @@ cdef void _column(const KernelParams* p, const RowView* v, const int64_t* rows, 
     cdef double sqj = sq[j]
     _scatter(v, j, dense, False, kind)
     if n_threads > 1:
-        for k in prange(start, stop, num_threads=n_threads, schedule="static"):
+        for k in prange(start, stop, num_threads=n_threads, schedule="guided"):
             out[k] = <col_t>kernel_from_dot(p, _dot_dense(v, rows[k], dense, kind), sq[rows[k]], sqj)
     else:
         for k in range(start, stop):
