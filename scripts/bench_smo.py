@@ -1,7 +1,7 @@
 """Part `smo` of `make bench` (issue 15): `-s smo` against libsvm-official's C `svm_train`, in one process, on the
 same rows with the same parameters (C-SVC, RBF, C = 1, gamma = 1/num_features, eps 1e-3, -m 100, shrinking on).
 
-Per set:
+Per set (llsvm with --threads at -s smo's default, the CPUs available; libsvm-official's OpenMP build likewise):
   - training time: llsvm.train on the loaded dataset against LIBSVM's C `svm_train` call on an svm_problem built
     beforehand (medians of --repeats; the problem's construction and the data reading are not timed for either);
   - the dual objective of every one-vs-one pair, both models evaluated by one definition (D = sum |a| - 1/2 a'Qa
@@ -25,7 +25,7 @@ from llsvm._ext._rowops import row_sq_norms
 from llsvm.dataset import CSRDataset
 from benchutil import minmax_scale, shared_set
 from llsvm.solvers.registry import Params
-from llsvm.solvers.smo import SMOOptions
+from llsvm.solvers.smo import DEFAULT_THREADS, SMOOptions
 
 ISSUE_SETS = ("heart_scale", "svmguide1", "splice", "dna.scale", "usps.t", "a9a")
 EXTRA_SETS = ("fourclass", "german.numer", "mushrooms", "segment.scale", "vehicle.scale")
@@ -113,7 +113,8 @@ def bench_set(name, tr, te, repeats, say=None):
     ll_s, lm = _median(lambda: L.libsvm.svm_train(prob, param), repeats)
     lm = svmutil.toPyModel(lm)
     lm.x_space = None
-    params = Params(solver="smo", C=1.0, options=SMOOptions(kernel_type=2, gamma=gamma))
+    # --threads as llsvm-train -s smo defaults it: the CPUs available (libsvm-official's OpenMP build uses them all)
+    params = Params(solver="smo", C=1.0, threads=DEFAULT_THREADS, options=SMOOptions(kernel_type=2, gamma=gamma))
     our_s, model = _median(lambda: llsvm.train(tr, params=params, say=lambda s: None), repeats)
     nSV_l, coef_l, SV_l = _libsvm_arrays(lm)
     d_l = pair_duals("rbf", gamma, 0.0, 3, nSV_l, coef_l, SV_l)
