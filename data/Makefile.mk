@@ -14,6 +14,12 @@ data/dense data/dense.t: scripts/gen_data.py | $(VENV)/.installed
 data/multiclass data/multiclass.t: scripts/gen_data.py | $(VENV)/.installed
 	$(GEN) multiclass --out data/multiclass --test-out data/multiclass.t --test-rows 20000 --seed 3 -q
 
+# the online-SVM paper's synthetic sets (issue 16)
+data/chessboard data/chessboard.t: scripts/gen_data.py | $(VENV)/.installed
+	$(GEN) chessboard --out data/chessboard --test-out data/chessboard.t --test-rows 2000 --seed 1 -q
+data/gaussians data/gaussians.t: scripts/gen_data.py | $(VENV)/.installed
+	$(GEN) gaussians --out data/gaussians --test-out data/gaussians.t --test-rows 3000 --seed 1 -q
+
 # public LIBSVM sets (need a network connection): make data/rcv1_train.binary etc.
 data/%.bz2:
 	curl -fL --retry 3 -o $@.part $(LIBSVM_SITE)/binary/$*.bz2 && mv $@.part $@

@@ -25,6 +25,13 @@ KIND is one of:
     class is the argmax of K hidden linear scores + noise.
 ``demo``
     Small binary sparse set (2,000 x 1,000, ~20 nnz/row).
+``chessboard``
+    Kecman and Melki's chess board (seed-solvers spec, section 4.3): x uniform on [0, 4]^2, y = +1 when
+    floor(x1) + floor(x2) is even, else -1 (a 4 x 4 board); 8,000 rows (the paper's; 4,992 for its Figs. 5-8
+    with ``--rows``). Labels come from the written (rounded) coordinates; no label noise.
+``gaussians``
+    Their two normally distributed classes: N(0, I_2) against N((2, 2), I_2), equal priors, 15,000 rows; the
+    label is the class the row was drawn from (the classes overlap: the Bayes error is about 7.9 %).
 
 With ``--classes 2`` labels are written as ``+1``/``-1``; with more classes
 they are ``1``..``C`` (this holds for every kind).
@@ -80,9 +87,12 @@ KINDS = {
     "dense": dict(rows=400_000, features=200, nnz_per_row=None, classes=2),
     "multiclass": dict(rows=200_000, features=50_000, nnz_per_row=75, classes=10),
     "demo": dict(rows=2_000, features=1_000, nnz_per_row=20, classes=2),
+    "chessboard": dict(rows=8_000, features=2, nnz_per_row=None, classes=2),
+    "gaussians": dict(rows=15_000, features=2, nnz_per_row=None, classes=2),
 }
+GEOMETRIC = ("chessboard", "gaussians")     # two features, labels from the geometry (no hidden linear model)
 
-_KIND_CODE = {"sparse": 1, "dense": 2, "multiclass": 3, "demo": 4}
+_KIND_CODE = {"sparse": 1, "dense": 2, "multiclass": 3, "demo": 4, "chessboard": 5, "gaussians": 6}
 
 # Model / noise parameters.  Tuned so that LinearSVC (C=1) reaches ~90% test
 # accuracy on the default `sparse` set (train ~96%: learnable, not separable).
@@ -330,6 +340,32 @@ class _DenseModel:
         return indptr, feat, X.reshape(-1), scores
 
 
+class _GeometricModel:
+    """The two-feature sets of the online-SVM paper: rows() returns the rows and, as `scores`, their class ids
+    (0 -> -1, 1 -> +1), so that labels() only passes them on."""
+
+    def __init__(self, kind):
+        self.kind = kind
+        self.features = 2
+        self.classes = 2
+
+    def rows(self, rng, nrows, force_last=False):
+        if self.kind == "chessboard":
+            # 5 decimals: the written value (6 significant digits) is the value the label is computed from
+            X = np.round(rng.uniform(0.0, 4.0, (nrows, 2)), 5)
+            y = ((np.floor(X[:, 0]) + np.floor(X[:, 1])) % 2 == 0).astype(np.int64)
+        else:
+            y = rng.integers(0, 2, nrows).astype(np.int64)          # 1: the class centred at (2, 2), label +1
+            X = np.round(rng.standard_normal((nrows, 2)) + 2.0 * y[:, None], 4)
+        X[X == 0.0] = 1e-5 if self.kind == "chessboard" else 1e-4  # every row keeps both features
+        indptr = np.arange(0, nrows * 2 + 1, 2, dtype=np.int64)
+        feat = np.tile(np.arange(2, dtype=np.int64), nrows)
+        return indptr, feat, X.reshape(-1), y[:, None]
+
+    def labels(self, rng, scores):
+        return scores[:, 0]
+
+
 def _labels(model, rng, scores):
     """Class ids (0..C-1; for C == 2: 0 -> -1, 1 -> +1) from hidden scores."""
     n = scores.shape[0]
@@ -395,7 +431,7 @@ def _write_set(model, rng, path, nrows, batch_rows, checksum):
             while done < nrows:
                 nb = min(batch_rows, nrows - done)
                 indptr, feat, val, scores = model.rows(rng, nb, force_last=(done == 0))
-                y = _labels(model, rng, scores)
+                y = model.labels(rng, scores) if hasattr(model, "labels") else _labels(model, rng, scores)
                 buf = format_libsvm_batch(indptr, feat, val, y, labels)
                 f.write(buf)
                 if h is not None:
@@ -441,7 +477,11 @@ def generate(kind, out_path, *, rows=None, features=None, nnz_per_row=None,
     rows = dflt["rows"] if rows is None else int(rows)
     features = dflt["features"] if features is None else int(features)
     classes = dflt["classes"] if classes is None else int(classes)
-    if kind == "dense":
+    if kind in GEOMETRIC:
+        if features != 2 or classes != 2:
+            raise ValueError(f"{kind} has 2 features and 2 classes")
+        nnz_per_row = 2
+    elif kind == "dense":
         nnz_per_row = features        # every feature in every row
     else:
         nnz_per_row = dflt["nnz_per_row"] if nnz_per_row is None else nnz_per_row
@@ -464,11 +504,14 @@ def generate(kind, out_path, *, rows=None, features=None, nnz_per_row=None,
     ss = np.random.SeedSequence([int(seed), _KIND_CODE[kind]])
     s_model, s_calib, s_train, s_test = ss.spawn(4)
     rng_model = np.random.default_rng(s_model)
-    if kind == "dense":
+    if kind in GEOMETRIC:
+        model = _GeometricModel(kind)
+    elif kind == "dense":
         model = _DenseModel(rng_model, features, classes)
     else:
         model = _SparseModel(rng_model, features, nnz_per_row, classes)
-    _calibrate(model, np.random.default_rng(s_calib))
+    if kind not in GEOMETRIC:
+        _calibrate(model, np.random.default_rng(s_calib))
 
     batch_rows = int(np.clip(TARGET_BATCH_NNZ // max(1.0, nnz_per_row), 256, 100_000))
     summary = _write_set(model, np.random.default_rng(s_train), out_path, rows,
