@@ -30,15 +30,15 @@
 #   missing entry), as LIBSVM does; columns swapped in are moved to the most recently used end, as in LIBSVM.
 # - The bias coordinate of a view never enters a kernel value; the wrappers refuse a view with bias >= 0.
 from libc.math cimport isfinite
-from libc.stdint cimport int32_t, int64_t
+from libc.stdint cimport int64_t
 from libc.stdlib cimport calloc, malloc, free
 from cython.parallel cimport prange
 
 import numpy as np
 
 from kernel_types cimport value_t, value2_t
-from rowview cimport RowView, row_indices, row_values
-from kernel cimport KernelParams, kernel_eval, kernel_from_dot, KERNEL_LINEAR, KERNEL_POLY, KERNEL_RBF, KERNEL_SIGMOID
+from rowview cimport RowView
+from kernel cimport KernelParams, dot_dense, scatter_row, kernel_eval, kernel_from_dot, KERNEL_LINEAR, KERNEL_POLY, KERNEL_RBF, KERNEL_SIGMOID
 from llsvm._ext._view cimport Rows
 
 DEFAULT_CACHE_SIZE = 100.0      # MB, LIBSVM's -m default
@@ -101,28 +101,6 @@ cdef int _check_rows(const int64_t[::1] rows, int64_t n_rows) except -1:
 
 
 # -- columns and blocks -------------------------------------------------------------------------------------------
-cdef inline double _dot_dense(const RowView* v, int64_t r, const double* dense, value_t* kind) noexcept nogil:
-    """x_r . z with z scattered into `dense` (n_features doubles), one product at a time in x_r's index order. Where
-    z is 0 the product is an exact zero, so the sum is the merge's (rows_dot, LIBSVM's dot) bit for bit, at the
-    cost of x_r's entries alone and without the merge's branches."""
-    cdef const value_t* x = row_values(v, r, kind)
-    cdef const int32_t* idx = row_indices(v, r)
-    cdef int64_t k
-    cdef double s = 0.0
-    for k in range(v.indptr[r], v.indptr[r + 1]):
-        s += <double>x[k] * dense[idx[k]]
-    return s
-
-
-cdef inline void _scatter(const RowView* v, int64_t j, double* dense, bint clear, value_t* kind) noexcept nogil:
-    """dense[idx] = x_j's values (clear: back to 0)."""
-    cdef const value_t* x = row_values(v, j, kind)
-    cdef const int32_t* idx = row_indices(v, j)
-    cdef int64_t k
-    for k in range(v.indptr[j], v.indptr[j + 1]):
-        dense[idx[k]] = 0.0 if clear else <double>x[k]
-
-
 cdef void _column(const KernelParams* p, const RowView* v, const int64_t* rows, const double* sq, int64_t j,
                   int64_t start, int64_t stop, col_t* out, double* dense, int n_threads,
                   value_t* kind) noexcept nogil:
@@ -131,15 +109,15 @@ cdef void _column(const KernelParams* p, const RowView* v, const int64_t* rows, 
     shared among that many OpenMP threads (each entry computed alone, so the values do not depend on it)."""
     cdef int64_t k, r
     cdef double sqj = sq[j]
-    _scatter(v, j, dense, False, kind)
+    scatter_row(v, j, dense, False, kind)
     if n_threads > 1:
         for k in prange(start, stop, num_threads=n_threads, schedule="guided"):
-            out[k] = <col_t>kernel_from_dot(p, _dot_dense(v, rows[k], dense, kind), sq[rows[k]], sqj)
+            out[k] = <col_t>kernel_from_dot(p, dot_dense(v, rows[k], dense, kind), sq[rows[k]], sqj)
     else:
         for k in range(start, stop):
             r = rows[k]
-            out[k] = <col_t>kernel_from_dot(p, _dot_dense(v, r, dense, kind), sq[r], sqj)
-    _scatter(v, j, dense, True, kind)
+            out[k] = <col_t>kernel_from_dot(p, dot_dense(v, r, dense, kind), sq[r], sqj)
+    scatter_row(v, j, dense, True, kind)
 
 
 def kernel_column(Rows X not None, const int64_t[::1] rows, int64_t j, params, const double[::1] sqnorm,

@@ -125,3 +125,25 @@ cdef inline double kernel_function(const KernelParams* p, const RowView* va, int
     if p.kernel_type == KERNEL_RBF:
         return exp(-p.gamma * rows_sq_dist(va, i, vb, j, kind_a, kind_b))
     return kernel_from_dot(p, rows_dot(va, i, vb, j, kind_a, kind_b), 0.0, 0.0)
+
+
+cdef inline double dot_dense(const RowView* v, int64_t r, const double* dense, value_t* kind) noexcept nogil:
+    """x_r . z with z scattered into `dense` (n_features doubles), one product at a time in x_r's index order. Where
+    z is 0 the product is an exact zero, so the sum is the merge's (rows_dot, LIBSVM's dot) bit for bit, at the
+    cost of x_r's entries alone and without the merge's branches."""
+    cdef const value_t* x = row_values(v, r, kind)
+    cdef const int32_t* idx = row_indices(v, r)
+    cdef int64_t k
+    cdef double s = 0.0
+    for k in range(v.indptr[r], v.indptr[r + 1]):
+        s += <double>x[k] * dense[idx[k]]
+    return s
+
+
+cdef inline void scatter_row(const RowView* v, int64_t j, double* dense, bint clear, value_t* kind) noexcept nogil:
+    """dense[idx] = x_j's values (clear: back to 0)."""
+    cdef const value_t* x = row_values(v, j, kind)
+    cdef const int32_t* idx = row_indices(v, j)
+    cdef int64_t k
+    for k in range(v.indptr[j], v.indptr[j + 1]):
+        dense[idx[k]] = 0.0 if clear else <double>x[k]
