@@ -47,3 +47,65 @@ def test_refusals():
         _online.olsvm_3b(v, [0, 1, 2], np.array([1, 0, 1], np.int8), {"kernel_type": 0}, sq, 1.0)
     with pytest.raises(ValueError, match="C must be"):
         _online.olsvm_3b(v, [0, 1, 2], y, {"kernel_type": 0}, sq, 0.0)
+
+
+def _problem(dtype=np.float64, seed=5):
+    g = np.random.default_rng(seed)
+    X = g.standard_normal((70, 3)) * (g.random((70, 3)) < 0.8)
+    y = np.where(X[:, 0] - X[:, 1] + 0.5 * g.standard_normal(70) > 0, 1, -1).astype(np.int8)
+    ds = CSRDataset.from_csr(sp.csr_matrix(X.astype(dtype)), y.astype(float))
+    return X.astype(dtype).astype(np.float64), y, ds.row_view(), g.permutation(70)
+
+
+def _close(ours, twin, key):
+    scale = max(1.0, np.abs(twin[key]).max())
+    np.testing.assert_allclose(ours[key], twin[key], rtol=0, atol=1e-12 * scale)
+
+
+KERNELS = [{"kernel_type": 2, "gamma": 0.7}, {"kernel_type": 0}]
+
+
+@pytest.mark.parametrize("kernel", KERNELS, ids=["rbf", "linear"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_olsvm_3a_matches_the_twin(kernel, dtype):
+    X, y, v, order = _problem(dtype)
+    K = kernel_matrix(X, X, **kernel)
+    out = _online.olsvm_3a(v, order, y, kernel, row_sq_norms(v), 2.0, epochs=3)
+    tw = OT.olsvm_3a(K, y, 2.0, order, epochs=3)
+    _close(out, tw, "alpha")
+    _close(out, tw, "o")
+    assert out["viol"].tolist() == list(tw["n_viol"]) and out["over"].tolist() == list(tw["n_over"])
+    assert sum(tw["n_over"]) > 0
+
+
+@pytest.mark.parametrize("kernel", KERNELS, ids=["rbf", "linear"])
+@pytest.mark.parametrize("mode", [{}, {"eta0": 0.5, "lam": 0.1}], ids=["faithful", "eta0"])
+def test_norma_matches_the_twin(kernel, mode):
+    """Faithful mode includes the wipe at t = 2 (the global scale reaches 0 and is reset)."""
+    X, y, v, order = _problem()
+    K = kernel_matrix(X, X, **kernel)
+    out = _online.norma(v, order, y, kernel, row_sq_norms(v), 1.5, epochs=2, **mode)
+    tw = OT.norma(K, y, 1.5, order, epochs=2, **mode)
+    _close(out, tw, "alpha")
+    _close(out, tw, "o")
+    assert out["viol"].tolist() == list(tw["n_viol"])
+    np.testing.assert_allclose(K @ out["alpha"], out["o"], rtol=0, atol=1e-9 * max(1.0, np.abs(out["o"]).max()))
+
+
+def test_norma_faithful_keeps_only_the_last_rows_after_the_wipe():
+    """After step 2 (d = 0) every coefficient but the current one is 0; with one epoch of l steps the decay
+    1 - sqrt(2/t) keeps the last ones largest: the first row visited holds nothing."""
+    X, y, v, order = _problem()
+    out = _online.norma(v, order[:70], y, {"kernel_type": 0}, row_sq_norms(v), 1.0, epochs=1)
+    assert out["alpha"][order[0]] == 0.0
+
+
+@pytest.mark.parametrize("kernel", KERNELS, ids=["rbf", "linear"])
+def test_pegaz_matches_the_twin(kernel):
+    X, y, v, order = _problem()
+    K = kernel_matrix(X, X, **kernel)
+    out = _online.pegaz(v, order, y, kernel, row_sq_norms(v), 1.0, epochs=3)
+    tw = OT.pegaz(K, y, 1.0, order, epochs=3)
+    for key in ("alpha", "beta", "o", "obar"):
+        _close(out, tw, key)
+    assert out["viol"].tolist() == list(tw["n_viol"])
