@@ -26,6 +26,8 @@ import numpy as np
 
 from rowview cimport RowView, row_indices, row_values, row_axpy, row_sq_norm
 from kernel_types cimport value_t
+from kernel cimport dot_dense
+from smo_step cimport same_label_step
 from llsvm._ext._view cimport Rows
 
 cdef double TAU = 1e-12
@@ -33,13 +35,9 @@ cdef double ZERO_REL = 1e-12
 
 
 cdef inline double _dot(const RowView* v, int64_t i, const double* w, value_t* kind) noexcept nogil:
-    """w . x_i: a sequential sum over the row's entries, then the bias term (the twin's order)."""
-    cdef const value_t* x = row_values(v, i, kind)
-    cdef const int32_t* idx = row_indices(v, i)
-    cdef int64_t k
-    cdef double s = 0.0
-    for k in range(v.indptr[i], v.indptr[i + 1]):
-        s += w[idx[k]] * x[k]
+    """w . x_i: a sequential sum over the row's entries (kernel.pxd's dot_dense), then the bias term (the twin's
+    order)."""
+    cdef double s = dot_dense(v, i, w, kind)
     if v.bias >= 0:
         s += w[v.n_features] * v.bias
     return s
@@ -61,7 +59,7 @@ cdef int64_t _node(const RowView* X, const int64_t* hard, int64_t m_h, const int
     w (the vector v during the loop), d and ssum are n_w zeros on entry."""
     cdef int64_t t, i, j, c, k, it = 0, e
     cdef double a0 = <double>m_s / <double>m_h
-    cdef double Gmax, Gmax2, diff, quad, obj, best, delta, total, old_i, old_j, gap = INFINITY, dv, b
+    cdef double Gmax, Gmax2, diff, quad, obj, best, delta, old_i, old_j, gap = INFINITY, dv, b
     cdef const value_t* xi
     cdef const int32_t* ii
     for t in range(m_h):
@@ -116,23 +114,7 @@ cdef int64_t _node(const RowView* X, const int64_t* hard, int64_t m_h, const int
         delta = (G[i] - G[j]) / (quad if quad > 0.0 else TAU)
         old_i = alpha[i]
         old_j = alpha[j]
-        total = alpha[i] + alpha[j]
-        alpha[i] -= delta
-        alpha[j] += delta
-        if total > C:
-            if alpha[i] > C:
-                alpha[i] = C
-                alpha[j] = total - C
-        elif alpha[j] < 0.0:
-            alpha[j] = 0.0
-            alpha[i] = total
-        if total > C:
-            if alpha[j] > C:
-                alpha[j] = C
-                alpha[i] = total - C
-        elif alpha[i] < 0.0:
-            alpha[i] = 0.0
-            alpha[j] = total
+        same_label_step(&alpha[i], &alpha[j], delta, C, C)
         row_axpy(X, hard[i], alpha[i] - old_i, w, kind)
         row_axpy(X, hard[j], alpha[j] - old_j, w, kind)
         for t in range(m_h):

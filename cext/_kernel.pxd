@@ -31,3 +31,8 @@ cdef class KernelCache:
 
     cdef const float* get_column(self, int64_t j, int64_t length) noexcept nogil
     cdef void swap(self, int64_t i, int64_t j) noexcept nogil
+
+
+# LIBSVM's kernel parameters from a mapping (kernel_type, degree, gamma, coef0), checked with LIBSVM's refusals: the
+# one parser of them for every kernel module
+cdef KernelParams kernel_params(params) except *

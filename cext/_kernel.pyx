@@ -51,7 +51,7 @@ ctypedef fused col_t:
     double
 
 
-cdef KernelParams _params(params) except *:
+cdef KernelParams kernel_params(params) except *:
     """A KernelParams from a mapping with LIBSVM's names: kernel_type (required), degree (3), gamma (required
     except for linear), coef0 (0). LIBSVM's own refusals: gamma < 0, a polynomial degree < 0."""
     cdef KernelParams p
@@ -124,7 +124,7 @@ def kernel_column(Rows X not None, const int64_t[::1] rows, int64_t j, params, c
                   double[::1] out):
     """out[k] = k(x_rows[k], x_j) for every k (rows: row numbers of X; j: a row of X). sqnorm: |x_r|^2 for every
     row r of X (_rowops.row_sq_norms of the view, which has no bias coordinate)."""
-    cdef KernelParams p = _params(params)
+    cdef KernelParams p = kernel_params(params)
     _check_view(X, "X")
     _check_sq(X, sqnorm, "sqnorm")
     if j < 0 or j >= X.v.n_rows:
@@ -154,7 +154,7 @@ cdef void _diag(const KernelParams* p, const int64_t* rows, const double* sq, in
 def kernel_diag(const int64_t[::1] rows, params, const double[::1] sqnorm, double[::1] QD):
     """QD[k] = k(x_rows[k], x_rows[k]) from the squared norms (sqnorm: |x_r|^2 by row r of the view, which has no
     bias coordinate): |x|^2 for linear, (gamma |x|^2 + coef0)^degree, 1 for RBF, tanh(gamma |x|^2 + coef0)."""
-    cdef KernelParams p = _params(params)
+    cdef KernelParams p = kernel_params(params)
     if QD.shape[0] != rows.shape[0]:
         raise ValueError(f"QD has {QD.shape[0]} entries for {rows.shape[0]} rows")
     _check_rows(rows, sqnorm.shape[0])
@@ -179,7 +179,7 @@ def kernel_block(Rows A not None, Rows B not None, params, const double[::1] sqA
                  double[:, ::1] out):
     """out[a, b] = k(A_a, B_b) for every row a of A and b of B (the two views may differ in value type). sqA,
     sqB: the rows' squared norms (views without a bias coordinate)."""
-    cdef KernelParams p = _params(params)
+    cdef KernelParams p = kernel_params(params)
     _check_view(A, "A")
     _check_view(B, "B")
     _check_sq(A, sqA, "sqA")
@@ -244,7 +244,7 @@ cdef class KernelCache:
         cdef const int64_t[::1] r
         if self.slab != NULL or self.rows != NULL:
             raise RuntimeError("KernelCache is initialized once")
-        self.params = _params(params)
+        self.params = kernel_params(params)
         _check_view(X, "X")
         _check_sq(X, sqnorm, "sqnorm")
         if not (cache_size >= 0) or not isfinite(cache_size):

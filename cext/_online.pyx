@@ -29,17 +29,7 @@ from kernel_types cimport value_t
 from rowview cimport RowView
 from kernel cimport KernelParams, dot_dense, scatter_row, kernel_from_dot
 from llsvm._ext._view cimport Rows
-
-
-cdef KernelParams _params(params) except *:
-    cdef KernelParams p
-    p.kernel_type = params["kernel_type"]
-    p.degree = params.get("degree", 3)
-    p.gamma = params.get("gamma", 0.0) or 0.0
-    p.coef0 = params.get("coef0", 0.0)
-    if p.kernel_type not in (0, 1, 2, 3):
-        raise ValueError(f"unknown kernel type {p.kernel_type}")
-    return p
+from llsvm._ext._kernel cimport kernel_params
 
 
 cdef inline void _column_add(const KernelParams* p, const RowView* v, int64_t i, double coef, double* o,
@@ -147,7 +137,7 @@ cdef int64_t _epochs(const KernelParams* p, const RowView* v, const int64_t* ord
 
 def _run(int which, Rows X, order, y, params, const double[::1] sqnorm, double C, int64_t epochs, bint bias,
          eta0, lam):
-    cdef KernelParams p = _params(params)
+    cdef KernelParams p = kernel_params(params)
     cdef Run run
     if X.v.bias >= 0:
         raise ValueError("X must have no bias coordinate (the kernel SVM's bias is b)")

@@ -36,6 +36,7 @@ from libc.stdlib cimport malloc, free
 import numpy as np
 
 from llsvm._ext._kernel cimport KernelCache
+from smo_step cimport same_label_step
 
 cdef double TAU = 1e-12
 
@@ -153,7 +154,7 @@ cdef void _update_pair(Work* w, int64_t i, int64_t j, double Qij) noexcept nogil
     """LIBSVM's exact solution of the pair's sub-problem, clipped to the box."""
     cdef double* alpha = w.alpha
     cdef const double* G = w.G
-    cdef double Ci = _C(w, i), Cj = _C(w, j), quad, delta, diff, total
+    cdef double Ci = _C(w, i), Cj = _C(w, j), quad, delta, diff
     if w.y[i] != w.y[j]:
         quad = w.QD[i] + w.QD[j] + 2.0 * Qij
         delta = (-G[i] - G[j]) / (quad if quad > 0.0 else TAU)
@@ -177,23 +178,7 @@ cdef void _update_pair(Work* w, int64_t i, int64_t j, double Qij) noexcept nogil
     else:
         quad = w.QD[i] + w.QD[j] - 2.0 * Qij
         delta = (G[i] - G[j]) / (quad if quad > 0.0 else TAU)
-        total = alpha[i] + alpha[j]
-        alpha[i] -= delta
-        alpha[j] += delta
-        if total > Ci:
-            if alpha[i] > Ci:
-                alpha[i] = Ci
-                alpha[j] = total - Ci
-        elif alpha[j] < 0.0:
-            alpha[j] = 0.0
-            alpha[i] = total
-        if total > Cj:
-            if alpha[j] > Cj:
-                alpha[j] = Cj
-                alpha[i] = total - Cj
-        elif alpha[i] < 0.0:
-            alpha[i] = 0.0
-            alpha[j] = total
+        same_label_step(&alpha[i], &alpha[j], delta, Ci, Cj)
 
 
 cdef void _swap(KernelCache cache, Work* w, int64_t i, int64_t j) noexcept nogil:

@@ -31,6 +31,7 @@ import re
 
 import numpy as np
 
+from . import memory
 from .errors import ModelFormatError, ParameterError, quote
 from .model import INT32_MAX, BaseModel, _as_rows, _c_float, _c_int
 
@@ -50,11 +51,6 @@ class Node:
         self.idx = np.asarray(idx, dtype=np.int64)
         self.val = np.asarray(val, dtype=np.float64)
         self.extra = extra or {}
-
-    @classmethod
-    def from_dense(cls, hard, b, w, extra=None):
-        nz = np.flatnonzero(w)
-        return cls(hard, b, nz, w[nz], extra)
 
 
 class Tree:
@@ -111,6 +107,9 @@ class TreeModel(BaseModel):
             packed = []
             for t in self.trees:
                 r = len(t.nodes)
+                # checked before it is made: the file's nr_feature and the test rows' width set its size
+                memory.check(8 * r * width, f"tree ({t.a}, {t.b}): {r} hyperplanes over {width} features make "
+                                            f"{memory.format_size(8 * r * width)} of weights")
                 W = np.zeros((r, width), np.float64)
                 b = np.empty(r, np.float64)
                 soft = np.empty(r, np.float64)
@@ -228,11 +227,11 @@ class TreeModel(BaseModel):
             raise bad(head["label"][0], f"label must list {nr_class} distinct integers") from None
         try:
             nr_feature = _c_int(_one(head["nr_feature"][1]))
-            if not 0 <= nr_feature <= INT32_MAX or nr_feature * 8 > 64 * max(size, 1) + (1 << 20):
+            if not 0 <= nr_feature <= INT32_MAX:
                 raise ValueError
         except ValueError:
-            raise bad(head["nr_feature"][0], "nr_feature must be a non-negative integer within the file's "
-                                             "means") from None
+            # the dense w's prediction makes from it are checked against the memory when they are made (_pack)
+            raise bad(head["nr_feature"][0], f"nr_feature must be an integer in 0..{INT32_MAX}") from None
         if head["bias"][1] != ["-1"]:
             raise bad(head["bias"][0], "bias must be -1 (a tree model has no bias feature)")
         if head["multiclass"][1] != ["ovo"]:

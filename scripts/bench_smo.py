@@ -26,11 +26,11 @@ from llsvm.dataset import CSRDataset
 from benchutil import minmax_scale, shared_set
 from llsvm.solvers.registry import Params
 from llsvm.solvers.smo import DEFAULT_THREADS, SMOOptions
+from llsvm.svm_model import KERNEL_TYPES
 
 ISSUE_SETS = ("heart_scale", "svmguide1", "splice", "dna.scale", "usps.t", "a9a")
 EXTRA_SETS = ("fourclass", "german.numer", "mushrooms", "segment.scale", "vehicle.scale")
 SCALED = {"svmguide1"}
-KERNEL_NAMES = {"linear": 0, "polynomial": 1, "rbf": 2, "sigmoid": 3}
 
 
 def load_set(shared, name, tmp):
@@ -61,7 +61,7 @@ def pair_duals(kernel, gamma, coef0, degree, nSV, sv_coef, SV):
     start = np.concatenate([[0], np.cumsum(nSV)[:-1]]).astype(np.int64)
     view = SV.row_view()
     sq = row_sq_norms(view)
-    params = {"kernel_type": KERNEL_NAMES.get(kernel, kernel), "gamma": float(gamma), "coef0": float(coef0),
+    params = {"kernel_type": KERNEL_TYPES.index(kernel) if isinstance(kernel, str) else kernel, "gamma": float(gamma), "coef0": float(coef0),
               "degree": int(degree)}
     out = []
     for i in range(k):

@@ -145,17 +145,31 @@ def test_rbf_depth_zero_is_the_rbf_model_and_a_cut_keeps_the_first_nodes():
     np.testing.assert_array_equal(model0.predict(ds), svm.predict(ds))
     _, full = train(X, y, h1_c=2.0)
     _, cut = train(X, y, h1_c=2.0, rbf_depth=1, gamma=0.5)
-    if full.n_hyperplanes > 1:
-        assert cut.n_hyperplanes == 1 and cut.trees[0].final == ("rbf",)
-        a, b = full.trees[0].nodes[0], cut.trees[0].nodes[0]
-        assert (a.hard, a.b) == (b.hard, b.b) and np.array_equal(a.val, b.val)
+    assert full.n_hyperplanes > 1
+    assert cut.n_hyperplanes == 1 and cut.trees[0].final == ("rbf",)
+    a, b = full.trees[0].nodes[0], cut.trees[0].nodes[0]
+    assert (a.hard, a.b) == (b.hard, b.b) and np.array_equal(a.val, b.val)
+    # rows the first node answers get its label; the others the RBF model's
+    rest = cut.decision_function(ds)
+    svm_pred = svm.predict(ds)
+    w = np.zeros(4)
+    w[b.idx] = b.val
+    f = X @ w + b.b
+    answered = (-1.0 if b.hard == 1 else 1.0) * f > 0
+    assert answered.any() and (~answered).any()
+    np.testing.assert_array_equal(cut.labels_from_decisions(rest)[~answered], svm_pred[~answered])
 
 
 def test_auto_cut_is_within_tolerance_of_the_best():
     X, y = blobs(41, 500, 4, (1, -1), sep=0.7)
-    ds, model = train(X, y, h1_c=2.0, rbf_depth="auto", gamma=0.5)
+    ds, model = train(X, y, h1_c=2.0, rbf_depth="auto", gamma=0.5, rbf_tol=0.5)
     rec = model.meta["results"][0].extra
-    assert 0 <= rec["cut"] <= len(rec["nodes"])
+    costs = rec["cut_costs"]
+    best = max(acc for acc, _ in costs)
+    eligible = [(cost, d) for d, (acc, cost) in enumerate(costs) if acc >= best - 0.5]
+    chosen = min(eligible)[1]                       # R6: the cheapest cut within the tolerance of the best
+    assert rec["cut"] == min(chosen, len(rec["nodes"]))
+    assert len(costs) >= 2 and costs[0][1] > costs[-1][1] >= 0     # the RBF node alone costs the most
     assert (model.rbf is not None) == (rec["final"] == "rbf")
 
 
@@ -226,3 +240,18 @@ def test_malformed_tree_models_are_refused(tmp_path, name):
     r = CliRunner().invoke(predict_main, [str(data), str(p), str(tmp_path / "out")])
     assert_exit(r, 1)
     assert "Traceback" not in r.stderr and not os.path.exists(tmp_path / "out")
+
+
+def test_a_tree_file_too_wide_for_memory_is_refused_before_allocating(tmp_path):
+    """nr_feature sets the width of the dense hyperplanes prediction makes: a hostile file naming 2^31 - 1 features
+    for 20 nodes (320 GiB of weights) is refused with exit 1 and a message, not attempted."""
+    p = tmp_path / "m.model"
+    p.write_text(HEAD.replace("nr_feature 3", "nr_feature 2147483647") + "nr_tree 1\ntree 1 -1 nr_node 20 final leaf 1\n"
+                 + "node hard 1 b 0.5 w 1 5:1\n" * 20)
+    data = tmp_path / "d.txt"
+    data.write_text("1 1:1\n")
+    r = CliRunner().invoke(predict_main, [str(data), str(p), str(tmp_path / "out")])
+    assert_exit(r, 1)
+    assert r.stderr.startswith("Error: tree (1, -1): 20 hyperplanes over 2147483647 features make 320 GiB of weights, "
+                               "more than")
+    assert not os.path.exists(tmp_path / "out")

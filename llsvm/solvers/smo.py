@@ -24,9 +24,9 @@ from .._ext import _kernel as KK
 from .._ext import _smo
 from .._ext._rowops import row_sq_norms
 from ..errors import ParameterError
+from ..svm_model import KERNEL_TYPES, SVMModel
 from .common import FitResult, class_costs, group_classes
 
-KERNEL_TYPES = ("linear", "polynomial", "rbf", "sigmoid")
 DEFAULT_EPS = 1e-3
 DEFAULT_CACHE_MB = 100.0
 INT_MAX = 2147483647
@@ -113,8 +113,6 @@ def solve_pair(view, rows, y, Cp, Cn, opts, sq, eps, max_iter=None, n_threads=1)
 def fit(ds, params, reporter, n_features=None):
     """Train LIBSVM's C-SVC on a loaded dataset; returns an SVMModel (meta: results per pair, params).
     n_features: the num_features that sets the default gamma (cross-validation passes the whole set's)."""
-    from ..svm_model import SVMModel
-
     opts = (params.options or SMOOptions()).resolved(ds.n_features if n_features is None else n_features)
     labels, cls = group_classes(ds.y)
     nr_class = labels.size
