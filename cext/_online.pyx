@@ -640,10 +640,12 @@ def run(Rows X not None, order, y, params, const double[::1] sqnorm, *, str kind
     bias: List 3b only (ignored by the others). eta0, lam: NORMA's Kivinen mode (None: faithful). Pegasos: lam > 0
     required (the driver passes 1/(C l)), k >= 1 the mini-batch size, projection; C is unused.
     original: the paper's uncached lists (support rows each step); linear: the lists on w (kernel_type 0 only; not
-    with original). store: a ColumnStore of this X and params for the cached form's columns.
+    with original). store: a ColumnStore of this X, params and sqnorm (else ValueError) serving the cached form's
+    columns (checked but unused by the original and linear forms, which need no columns).
     Returns a dict: alpha (float64[l], the model over the rows of X), b, o (K alpha + b at every row, None when
     original), t (steps; Pegasos: batch steps), viol (per epoch), over (3a's y o > 1 per epoch), seconds (the
-    epoch loop's wall time), w (linear: the dense weights, else None), store_hits, store_misses, and with average
+    epoch loop's wall time), w (linear: the dense weights, else None), store_hits, store_misses (this run's columns
+    served by / computed despite the store; 0 without one), and with average
     alpha_last, b_last (the last iterate; alpha, b, o, w are then the mean of the iterates after steps 1..T)."""
     r = _core(X, order, y, params, sqnorm, kind, C, epochs, bias, average, original, linear, eta0, lam, k,
               projection, store)
