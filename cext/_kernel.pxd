@@ -18,6 +18,7 @@ cdef class KernelCache:
     cdef int64_t n_slots            # columns the budget holds (at least min(2, l))
     cdef float* slab                # n_slots columns of l floats
     cdef int64_t* rows              # position -> X's row (the active order; swap permutes it)
+    cdef int64_t* first             # position -> the position its row held at construction (reset_order undoes swaps)
     cdef int64_t* slot              # column (position) -> its slot in slab, or -1
     cdef int64_t* length            # column -> entries filled, [0, length) valid; 0 when not cached
     cdef int64_t* prev              # LRU list over the cached columns: a circular list with sentinel l,

@@ -215,7 +215,7 @@ cdef inline void _lru_insert(int64_t* prev, int64_t* next, int64_t sentinel, int
     prev[sentinel] = c
 
 
-cdef int64_t BOOKKEEPING = 5 * sizeof(int64_t)     # per row: rows, slot, length, prev, next
+cdef int64_t BOOKKEEPING = 6 * sizeof(int64_t)     # per row: rows, first, slot, length, prev, next
 
 
 cdef class KernelCache:
@@ -231,6 +231,7 @@ cdef class KernelCache:
     def __cinit__(self):
         self.slab = NULL
         self.rows = NULL
+        self.first = NULL
         self.slot = NULL
         self.length = NULL
         self.prev = NULL
@@ -269,6 +270,7 @@ cdef class KernelCache:
         self.n_slots = n_slots
         # every allocation checked here, never in nogil
         self.rows = <int64_t*>malloc(max(l, 1) * sizeof(int64_t))
+        self.first = <int64_t*>malloc(max(l, 1) * sizeof(int64_t))
         self.slot = <int64_t*>malloc(max(l, 1) * sizeof(int64_t))
         self.length = <int64_t*>malloc(max(l, 1) * sizeof(int64_t))
         self.prev = <int64_t*>malloc((l + 1) * sizeof(int64_t))
@@ -277,13 +279,14 @@ cdef class KernelCache:
         self.dense = <double*>calloc(max(X.v.n_features, 1), sizeof(double))
         if n_slots > 0:
             self.slab = <float*>malloc(<size_t>n_slots * <size_t>col_bytes)
-        if (self.rows == NULL or self.slot == NULL or self.length == NULL or self.prev == NULL
+        if (self.rows == NULL or self.first == NULL or self.slot == NULL or self.length == NULL or self.prev == NULL
                 or self.next == NULL or self.free_slots == NULL or (n_slots > 0 and self.slab == NULL)
                 or self.dense == NULL):
             raise MemoryError(f"kernel cache: {n_slots} columns of {l} rows ({n_slots * col_bytes} bytes) "
                               f"could not be allocated")
         for k in range(l):
             self.rows[k] = r[k]
+            self.first[k] = k
             self.slot[k] = -1
             self.length[k] = 0
         self.prev[l] = l
@@ -300,6 +303,7 @@ cdef class KernelCache:
         free(self.slab)
         free(self.dense)
         free(self.rows)
+        free(self.first)
         free(self.slot)
         free(self.length)
         free(self.prev)
@@ -362,6 +366,7 @@ cdef class KernelCache:
         if self.slot[j] >= 0:
             _lru_delete(self.prev, self.next, j)
         t = self.rows[i]; self.rows[i] = self.rows[j]; self.rows[j] = t
+        t = self.first[i]; self.first[i] = self.first[j]; self.first[j] = t
         t = self.slot[i]; self.slot[i] = self.slot[j]; self.slot[j] = t
         t = self.length[i]; self.length[i] = self.length[j]; self.length[j] = t
         if self.slot[i] >= 0:
@@ -410,6 +415,25 @@ cdef class KernelCache:
         if i < 0 or i >= self.l or j < 0 or j >= self.l:
             raise ValueError(f"positions {i}, {j} out of range for {self.l} rows")
         self.swap(i, j)
+
+    def reset_order(self):
+        """Swap every row back to its position at construction (a solve's swap_index calls undone), so that the
+        cache can serve another solve over the same rows; cached columns of full length survive."""
+        cdef int64_t p, q, a, l = self.l
+        cdef int64_t* where = <int64_t*>malloc(max(l, 1) * sizeof(int64_t))
+        if where == NULL:
+            raise MemoryError(f"kernel cache: {l} positions")
+        with nogil:
+            for p in range(l):
+                where[self.first[p]] = p
+            for p in range(l):
+                q = where[p]                   # the position of the row that started at p
+                if q != p:
+                    a = self.first[p]
+                    self.swap(p, q)
+                    where[a] = q
+                    where[p] = p
+        free(where)
 
     def cached_length(self, int64_t j):
         """How many entries of column j are cached (0: not cached)."""

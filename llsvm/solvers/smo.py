@@ -24,8 +24,9 @@ from .._ext import _kernel as KK
 from .._ext import _smo
 from .._ext._rowops import row_sq_norms
 from ..errors import ParameterError
-from ..svm_model import KERNEL_TYPES, SVMModel
-from .common import FitResult, class_costs, group_classes
+from ..svm_model import KERNEL_TYPES
+from .common import FitResult, class_costs
+from .ovo import Pairs
 
 DEFAULT_EPS = 1e-3
 DEFAULT_CACHE_MB = 100.0
@@ -85,14 +86,16 @@ class SMOOptions:
                 "degree": int(self.degree)}
 
 
-def solve_pair(view, rows, y, Cp, Cn, opts, sq, eps, max_iter=None, n_threads=1):
+def solve_pair(view, rows, y, Cp, Cn, opts, sq, eps, max_iter=None, n_threads=1, cache=None):
     """One binary C-SVC problem over `rows` of the view (labels y, +1/-1): (alpha (signed: alpha_t y_t), result
-    dict of _smo.solve with the certificate)."""
+    dict of _smo.solve with the certificate, and "cache": the kernel cache, back in its first row order).
+    cache: a KernelCache of an earlier solve over the same rows and kernel (the grid search), or None."""
     l = rows.size
     params = opts.kernel_params()
     QD = np.empty(l, np.float64)
     KK.kernel_diag(rows, params, sq, QD)
-    cache = KK.KernelCache(view, rows, params, sq, opts.cache_size, n_threads)
+    if cache is None:
+        cache = KK.KernelCache(view, rows, params, sq, opts.cache_size, n_threads)
     alpha = np.zeros(l, np.float64)
     out = _smo.solve(cache, y, -np.ones(l), alpha, Cp, Cn, QD, eps=eps,
                      max_iter=max_iter_default(l) if max_iter is None else max_iter, shrinking=bool(opts.shrinking))
@@ -105,68 +108,50 @@ def solve_pair(view, rows, y, Cp, Cn, opts, sq, eps, max_iter=None, n_threads=1)
     hinge = np.maximum(0.0, -G + y * out["rho"])
     primal = 0.5 * aQa + float((C * hinge).sum())
     dual = float(alpha.sum()) - 0.5 * aQa
-    out.update(primal=primal, dual=dual, nSV=int(np.count_nonzero(alpha)),
+    cache.reset_order()
+    out.update(cache=cache, primal=primal, dual=dual, nSV=int(np.count_nonzero(alpha)),
                nBSV=int(np.count_nonzero((alpha > 0) & (alpha >= C))), sum_alpha=float(alpha.sum()))
     return alpha * y, out
 
 
-def fit(ds, params, reporter, n_features=None):
+def fit(ds, params, reporter, n_features=None, context=None):
     """Train LIBSVM's C-SVC on a loaded dataset; returns an SVMModel (meta: results per pair, params).
-    n_features: the num_features that sets the default gamma (cross-validation passes the whole set's)."""
+    n_features: the num_features that sets the default gamma (cross-validation passes the whole set's).
+    context: a dict the grid search keeps across the cells of one kernel and fold: each pair's kernel cache is
+    kept there and reused (its rows back in their first order), so a cell after the first starts with the columns
+    its predecessors computed; the model does not depend on it."""
     opts = (params.options or SMOOptions()).resolved(ds.n_features if n_features is None else n_features)
-    labels, cls = group_classes(ds.y)
-    nr_class = labels.size
-    if nr_class == 1:
+    pairs = Pairs(ds.y)
+    labels = pairs.labels
+    if pairs.nr_class == 1:
         reporter.info("WARNING: training data in only one class. See README for details.\n")
-    perm = np.argsort(cls, kind="stable").astype(np.int64)
-    count = np.bincount(cls, minlength=nr_class)
-    start = np.concatenate([[0], np.cumsum(count)[:-1]]).astype(np.int64)
     wC = class_costs(params.C, params.weights, labels.tolist(), reporter)
     view = ds.row_view()
     sq = row_sq_norms(view)
-    nonzero = np.zeros(ds.n_rows, bool)          # by position in the grouped order
-    pairs = []
-    for i in range(nr_class):
-        for j in range(i + 1, nr_class):
-            si, ci, sj, cj = start[i], count[i], start[j], count[j]
-            rows = np.concatenate([perm[si:si + ci], perm[sj:sj + cj]])
-            y = np.concatenate([np.ones(ci, np.int8), -np.ones(cj, np.int8)])
-            coef, out = solve_pair(view, rows, y, wC[i], wC[j], opts, sq, params.eps, params.max_iter,
-                                   params.threads)
-            if not out["converged"]:
-                reporter.info(WARN_MAX_ITER_LIBSVM)
-            reporter.info(f"\noptimization finished, #iter = {out['n_iter']}\n")
-            if wC[i] == wC[j] and wC[i] > 0:
-                reporter.info(f"nu = {out['sum_alpha'] / (wC[i] * rows.size):f}\n")
-            reporter.info(f"obj = {out['obj']:f}, rho = {out['rho']:f}\n")
-            reporter.info(f"nSV = {out['nSV']}, nBSV = {out['nBSV']}\n")
-            nonzero[si:si + ci] |= coef[:ci] != 0
-            nonzero[sj:sj + cj] |= coef[ci:] != 0
-            pairs.append((i, j, coef, out))
-    nSV = np.array([int(nonzero[start[k]:start[k] + count[k]].sum()) for k in range(nr_class)], np.int64)
-    total_sv = int(nSV.sum())
-    reporter.info(f"Total nSV = {total_sv}\n")
-    sv_pos = np.flatnonzero(nonzero)              # grouped positions of the SVs, in order
-    nz_start = np.concatenate([[0], np.cumsum(nSV)[:-1]]).astype(np.int64)
-    sv_coef = np.zeros((max(nr_class - 1, 0), total_sv), np.float64)
-    rho = np.empty(len(pairs), np.float64)
-    results = []
-    for p, (i, j, coef, out) in enumerate(pairs):
-        si, ci, sj, cj = start[i], count[i], start[j], count[j]
-        keep_i = nonzero[si:si + ci]
-        keep_j = nonzero[sj:sj + cj]
-        sv_coef[j - 1, nz_start[i]:nz_start[i] + nSV[i]] = coef[:ci][keep_i]
-        sv_coef[i, nz_start[j]:nz_start[j] + nSV[j]] = coef[ci:][keep_j]
-        rho[p] = out["rho"]
+    coefs, results = [], []
+    for p, (i, j, rows, y) in enumerate(pairs.problems):
+        cache = None if context is None else context.get(p)
+        coef, out = solve_pair(view, rows, y, wC[i], wC[j], opts, sq, params.eps, params.max_iter, params.threads,
+                               cache=cache)
+        used = out.pop("cache")
+        if context is not None:
+            context[p] = used
+        if not out["converged"]:
+            reporter.info(WARN_MAX_ITER_LIBSVM)
+        reporter.info(f"\noptimization finished, #iter = {out['n_iter']}\n")
+        if wC[i] == wC[j] and wC[i] > 0:
+            reporter.info(f"nu = {out['sum_alpha'] / (wC[i] * rows.size):f}\n")
+        reporter.info(f"obj = {out['obj']:f}, rho = {out['rho']:f}\n")
+        reporter.info(f"nSV = {out['nSV']}, nBSV = {out['nBSV']}\n")
+        coefs.append(coef)
         results.append(FitResult(w=None, alpha=np.abs(coef), n_iter=out["n_iter"], primal=out["primal"],
                                  dual=out["dual"], gap=out["primal"] - out["dual"], max_violation=out["gap"],
                                  nSV=out["nSV"], converged=out["converged"], solver="smo",
                                  extra={"labels": (int(labels[i]), int(labels[j])), "nBSV": out["nBSV"],
                                         "obj": out["obj"], "rho": out["rho"]}))
-    sv_rows = perm[sv_pos]
-    SV = ds.take_rows(sv_rows)         # a CSRDataset (SVMModel takes it as it is); empty with no SVs
-    model = SVMModel("c_svc", KERNEL_TYPES[opts.kernel_type], opts.degree, opts.gamma, opts.coef0, rho, sv_coef,
-                     SV, label=labels, nSV=nSV)
+    model, sv_rows = pairs.model(ds, coefs, [r.extra["rho"] for r in results], opts.kernel_type, opts.degree,
+                                 opts.gamma, opts.coef0)
+    reporter.info(f"Total nSV = {model.total_sv}\n")
     model.meta = {"results": results, "params": params, "options": opts, "sv_indices": sv_rows + 1}
     return model
 

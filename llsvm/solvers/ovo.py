@@ -1,0 +1,57 @@
+"""One-vs-one, as LIBSVM's svm_train does it for C_SVC, for every kernel solver (-s smo and the online SVMs).
+
+- classes: labels in order of first occurrence with the {-1, +1} swap (common.group_classes, LIBSVM's
+  svm_group_classes), rows grouped by class in their file order;
+- for every pair i < j of classes: a binary problem over class i's rows (y = +1) then class j's (y = -1);
+- the model: a row is a support vector if its coefficient is non-zero in any of its pairs; SVs in grouped order;
+  sv_coef[j-1] holds the coefficients of class i's SVs in pair (i, j), sv_coef[i] those of class j's; rho of every
+  pair (llsvm.svm_model.SVMModel, LIBSVM's model file).
+"""
+import numpy as np
+
+from ..svm_model import KERNEL_TYPES, SVMModel
+from .common import group_classes
+
+
+class Pairs:
+    """The one-vs-one problems of labels y: `labels`, `nr_class`, and `problems`, a list of (i, j, rows, y) with rows
+    (int64, indices into y: class i's then class j's, each in file order) and y (int8, +1 then -1)."""
+
+    def __init__(self, y):
+        self.labels, cls = group_classes(y)
+        self.nr_class = self.labels.size
+        self.perm = np.argsort(cls, kind="stable").astype(np.int64)
+        self.count = np.bincount(cls, minlength=self.nr_class)
+        self.start = np.concatenate([[0], np.cumsum(self.count)[:-1]]).astype(np.int64)
+        self.problems = []
+        for i in range(self.nr_class):
+            for j in range(i + 1, self.nr_class):
+                si, ci, sj, cj = self.start[i], self.count[i], self.start[j], self.count[j]
+                rows = np.concatenate([self.perm[si:si + ci], self.perm[sj:sj + cj]])
+                yp = np.concatenate([np.ones(ci, np.int8), -np.ones(cj, np.int8)])
+                self.problems.append((i, j, rows, yp))
+
+    def model(self, ds, coefs, rho, kernel_type, degree, gamma, coef0):
+        """The SVMModel of the pairs' solutions: coefs[p] the signed coefficients (alpha_t y_t) over problem p's
+        rows, rho[p] its rho. Returns (model, sv_rows: the SVs' row indices in ds, in the model's order)."""
+        nr_class, start, count = self.nr_class, self.start, self.count
+        nonzero = np.zeros(ds.n_rows, bool)          # by position in the grouped order
+        for (i, j, _, _), coef in zip(self.problems, coefs):
+            ci = count[i]
+            nonzero[start[i]:start[i] + ci] |= coef[:ci] != 0
+            nonzero[start[j]:start[j] + count[j]] |= coef[ci:] != 0
+        nSV = np.array([int(nonzero[start[k]:start[k] + count[k]].sum()) for k in range(nr_class)], np.int64)
+        total_sv = int(nSV.sum())
+        nz_start = np.concatenate([[0], np.cumsum(nSV)[:-1]]).astype(np.int64)
+        sv_coef = np.zeros((max(nr_class - 1, 0), total_sv), np.float64)
+        for (i, j, _, _), coef in zip(self.problems, coefs):
+            ci = count[i]
+            keep_i = nonzero[start[i]:start[i] + ci]
+            keep_j = nonzero[start[j]:start[j] + count[j]]
+            sv_coef[j - 1, nz_start[i]:nz_start[i] + nSV[i]] = coef[:ci][keep_i]
+            sv_coef[i, nz_start[j]:nz_start[j] + nSV[j]] = coef[ci:][keep_j]
+        sv_rows = self.perm[np.flatnonzero(nonzero)]
+        SV = ds.take_rows(sv_rows)         # a CSRDataset (SVMModel takes it as it is); empty with no SVs
+        model = SVMModel("c_svc", KERNEL_TYPES[kernel_type], degree, gamma, coef0,
+                         np.asarray(rho, np.float64), sv_coef, SV, label=self.labels, nSV=nSV)
+        return model, sv_rows
