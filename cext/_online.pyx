@@ -178,6 +178,7 @@ cdef struct State:
     int64_t k                 # Pegasos' batch size
     bint projection
     bint average
+    int64_t max_steps         # stop after this many steps (-1: none; --max-iter)
     # the model: alpha = scale * abar (scale: 1 for 3b/3a, s for NORMA/Pegasos, eta for Pegaz)
     double* abar              # l
     double* obar              # l: the output cache (cached form) or NULL
@@ -338,6 +339,8 @@ cdef int64_t _epochs(State* st, int64_t epochs, int64_t* viol, int64_t* over, va
                 q1 = q0 + st.k
                 if q1 > l:
                     q1 = l
+                if t == st.max_steps:
+                    return t
                 t += 1
                 eta = 1.0 / (st.lam * <double>t)
                 d = 1.0 - eta * st.lam
@@ -372,6 +375,8 @@ cdef int64_t _epochs(State* st, int64_t epochs, int64_t* viol, int64_t* over, va
                 q0 = q1
             continue
         for q in range(l):
+            if t == st.max_steps:
+                return t
             t += 1
             i = st.order[q]
             if st.which == LIST_NORMA and not st.faithful:
@@ -473,7 +478,8 @@ cdef inline bint _same_params(const KernelParams* a, const KernelParams* b):
 
 
 def _core(Rows X, order, y, params, const double[::1] sqnorm, str kind, double C, int64_t epochs, bint bias,
-          bint average, bint original, bint linear, eta0, lam, int64_t k, bint projection, ColumnStore store):
+          bint average, bint original, bint linear, eta0, lam, int64_t k, bint projection, ColumnStore store,
+          int64_t max_steps=-1):
     """The epoch loop with its checks and scratch; returns the raw state (abar, obar, v, s, eta, b, averages)."""
     if kind not in _KINDS:
         raise ValueError(f"kind must be one of {sorted(_KINDS)}, not {kind!r}")
@@ -494,6 +500,8 @@ def _core(Rows X, order, y, params, const double[::1] sqnorm, str kind, double C
         raise ValueError("y must be +1 or -1")
     if epochs < 0:
         raise ValueError("epochs must be >= 0")
+    if max_steps < -1:
+        raise ValueError("max_steps must be >= 0, or -1 for no limit")
     if which != LIST_PEGASOS and not (C > 0):
         raise ValueError("C must be > 0")
     if linear and p.kernel_type != 0:
@@ -533,6 +541,7 @@ def _core(Rows X, order, y, params, const double[::1] sqnorm, str kind, double C
     st.k = min(k, max(l, 1)) if which == LIST_PEGASOS else 1
     st.projection = projection and which == LIST_PEGASOS
     st.average = average
+    st.max_steps = max_steps
     st.s = 1.0
     st.b = 0.0
     st.eta = 0.0
@@ -633,7 +642,7 @@ def _linear_o(Rows X, w, double b):
 
 def run(Rows X not None, order, y, params, const double[::1] sqnorm, *, str kind, double C=1.0, int64_t epochs=1,
         bint bias=True, bint average=False, bint original=False, bint linear=False, eta0=None, lam=None,
-        int64_t k=1, bint projection=False, ColumnStore store=None):
+        int64_t k=1, bint projection=False, ColumnStore store=None, int64_t max_steps=-1):
     """One online SVM over the rows of X (labels y, +1/-1 by row) in the given order (a permutation: the one
     shuffle) for `epochs` passes. kind: "3b" | "3a" | "norma" | "pegaz" | "pegasos". params: the kernel (LIBSVM's
     kernel_type, gamma, degree, coef0); sqnorm: the rows' squared norms (row_sq_norms).
@@ -644,11 +653,11 @@ def run(Rows X not None, order, y, params, const double[::1] sqnorm, *, str kind
     columns (checked but unused by the original and linear forms, which need no columns).
     Returns a dict: alpha (float64[l], the model over the rows of X), b, o (K alpha + b at every row, None when
     original), t (steps; Pegasos: batch steps), viol (per epoch), over (3a's y o > 1 per epoch), seconds (the
-    epoch loop's wall time), w (linear: the dense weights, else None), store_hits, store_misses (this run's columns
+    epoch loop's wall time; max_steps >= 0 stops the run after that many steps, t tells), w (linear: the dense weights, else None), store_hits, store_misses (this run's columns
     served by / computed despite the store; 0 without one), and with average
     alpha_last, b_last (the last iterate; alpha, b, o, w are then the mean of the iterates after steps 1..T)."""
     r = _core(X, order, y, params, sqnorm, kind, C, epochs, bias, average, original, linear, eta0, lam, k,
-              projection, store)
+              projection, store, max_steps)
     which = r["which"]
     f = r["eta"] if which == LIST_PEGAZ else (r["s"] if which in (LIST_NORMA, LIST_PEGASOS) else 1.0)
     alpha = f * r["abar"]

@@ -53,6 +53,16 @@ OPTION_ARGS = {
     "--rbf-depth": ["--rbf-depth", "1"],
     "--rbf-select": ["--rbf-select", "train"],
     "--rbf-tol": ["--rbf-tol", "1"],
+    "--grid": ["--grid", "C=1,10"],
+    "--sigma": ["--sigma", "2"],
+    "--epochs": ["--epochs", "2"],
+    "--average": ["--average"],
+    "--original": ["--original"],
+    "--no-bias-update": ["--no-bias-update"],
+    "--eta0": ["--eta0", "0.5"],
+    "--lambda": ["--lambda", "0.01"],
+    "-k": ["-k", "4"],
+    "--projection": ["--projection"],
 }
 # LIBLINEAR's own words where it has them; otherwise the registry's message, which names the option
 REFUSAL = {"-R": "ERROR: -R option supported only for solver ",
@@ -98,6 +108,11 @@ def train(*args, input=None):
     return CliRunner().invoke(train_main, [str(a) for a in args], input=input)
 
 
+def limit_args(spec):
+    """--max-iter 1, and a tolerance no solver meets in one iteration where the solver has one (-e)."""
+    return ["--max-iter", "1"] + (["-e", "1e-12"] if spec.default_eps is not None else [])
+
+
 def base_args(spec):
     """Options that make every run of the spec deterministic."""
     return ["-s", spec.name] + (["--threads", "1"] if spec.threads_change_model else [])
@@ -123,7 +138,7 @@ def test_same_seed_same_model_and_inputs(spec, which, sets, tmp_path):
 @pytest.mark.parametrize("spec", SPECS, ids=IDS)
 def test_quiet_silences_everything(spec, sets, tmp_path):
     text, _ = sets["three"]
-    for extra in ([], ["--max-iter", "1", "-e", "1e-12"]):
+    for extra in ([], limit_args(spec)):
         r = train(*base_args(spec), "-q", *extra, text, tmp_path / "q.model")
         assert_exit(r, 0)
         assert (r.stdout, r.stderr) == ("", "")
@@ -134,7 +149,7 @@ def test_iteration_limit_warning_on_stdout(spec, sets, tmp_path):
     """Every binary problem that stops at --max-iter says so once, on stdout (LIBLINEAR's info()), nothing on
     stderr."""
     text, _ = sets["two"]
-    r = train(*base_args(spec), "--max-iter", "1", "-e", "1e-12", text, tmp_path / "w.model")
+    r = train(*base_args(spec), *limit_args(spec), text, tmp_path / "w.model")
     assert_exit(r, 0)
     assert r.stderr == ""
     if spec.name == "2":          # LIBLINEAR's Newton method has its own words, and no closing lines
@@ -153,7 +168,8 @@ def test_iteration_limit_warning_on_stdout(spec, sets, tmp_path):
         # after the problem's closing lines, as LIBLINEAR's train_one prints it
         assert r.stdout.index("nSV = ") < r.stdout.index("WARNING: reaching max number of iterations")
     with pytest.warns(llsvm.ConvergenceWarning):       # the library, printing nothing, warns through Python
-        llsvm.train(str(text), params=registry.Params(solver=spec.key, max_iter=1, eps=1e-12, threads=1))
+        llsvm.train(str(text), params=registry.Params(solver=spec.key, max_iter=1, threads=1,
+                                                      eps=None if spec.default_eps is None else 1e-12))
 
 
 @pytest.mark.parametrize("spec", SPECS, ids=IDS)

@@ -16,6 +16,7 @@ import click
 
 from ..errors import LLSVMError, ParameterError
 from ..fileutil import atomic_output
+from ..grid import grid_search, grid_table, parse_grid
 from ..io import read_dataset
 from ..report import Reporter
 from ..solvers.common import parse_size
@@ -202,6 +203,32 @@ def _options(spec, values):
               help=f"Where auto measures: a stratified 20 % split (default) or the training rows {_for('--rbf-select')}.")
 @click.option("--rbf-tol", type=float, default=None, metavar="POINTS",
               help=f"Accuracy auto may give up for a cheaper depth (default 0.5) {_for('--rbf-tol')}.")
+@click.option("--grid", "grid", default=None, metavar="SPEC",
+              help="Cross-validation grid search (with -v n; 5 folds by default), e.g. --grid 'C=1e-4:1e4:9 "
+                   "g=0.25,0.5,1,2': NAME=A:B:N is N values from A to B evenly spaced in log scale, NAME=V1,V2,... "
+                   "a list; names C, g (gamma) or sigma. Prints the mean CV error and time of every cell and the "
+                   f"best; writes no model {_for('--grid')}.")
+@click.option("--sigma", type=float, default=None, metavar="SIGMA",
+              help=f"Width of the Gaussian kernel exp(-|u-v|^2/(2 sigma^2)), instead of -g {_for('--sigma')}.")
+@click.option("--epochs", type=int, default=None, metavar="N",
+              help=f"Passes over the shuffled rows (default 1) {_for('--epochs')}.")
+@click.option("--average", is_flag=True, default=None,
+              help=f"The model is the mean of the iterates, not the last one {_for('--average')}.")
+@click.option("--original", is_flag=True, default=None,
+              help="The lists as printed: each output computed from the support vectors, no output cache (the "
+                   f"paper's timing figures) {_for('--original')}.")
+@click.option("--bias-update/--no-bias-update", "bias_update", default=None,
+              help=f"Update the bias b on each violation (default on) {_for('--no-bias-update')}.")
+@click.option("--eta0", type=float, default=None, metavar="ETA0",
+              help=f"Kivinen's NORMA (with --eta0 and/or --lambda; default 1): step ETA0/sqrt(t), decay 1 - step "
+                   "lambda (without both: the faithful list) "
+                   f"{_for('--eta0')}.")
+@click.option("--lambda", "lam", type=float, default=None, metavar="LAMBDA",
+              help=f"Regularization lambda (default 1/(C l)) {_for('--lambda')}.")
+@click.option("-k", "batch", type=int, default=None, metavar="k",
+              help=f"Mini-batch size (default 1) {_for('-k')}.")
+@click.option("--projection", is_flag=True, default=None,
+              help=f"Project w onto the ball of radius 1/sqrt(lambda) after each step {_for('--projection')}.")
 @click.option("-q", "quiet", is_flag=True, help="Quiet mode (no outputs).")
 @click.option("--threads", type=click.IntRange(min=1), default=None,
               help="Threads for one-vs-rest classes and cross-validation folds (same model for any N). "
@@ -237,7 +264,8 @@ def _options(spec, values):
 @handle_errors
 def main(training_set_file, model_file, solver, cost, svr_p, nu, eps, bias, no_reg_bias, weights, nr_fold, find_C,
          kernel_type, degree, gamma, coef0, cache_size, shrinking, hard_class, h1_c, min_remove, max_depth,
-         rbf_depth, rbf_select, rbf_tol, quiet, threads, seed, max_iter, json_file,
+         rbf_depth, rbf_select, rbf_tol, grid, sigma, epochs, average, original, bias_update, eta0, lam, batch,
+         projection, quiet, threads, seed, max_iter, json_file,
          progress, zero_based, memory, tmp_dir, inner_iter, keep_active_set, hash_bits, inner_eps, one_pass,
          max_passes):
     """Train a linear SVM, as LIBLINEAR's train, or a kernel SVM (-s smo), as LIBSVM's svm-train:
@@ -264,7 +292,10 @@ def main(training_set_file, model_file, solver, cost, svr_p, nu, eps, bias, no_r
                              "-d": degree, "-r": coef0, "-m": cache_size, "-h": shrinking,
                              "--hard-class": hard_class, "--h1-c": h1_c, "--min-remove": min_remove,
                              "--max-depth": max_depth, "--rbf-depth": rbf_depth, "--rbf-select": rbf_select,
-                             "--rbf-tol": rbf_tol})
+                             "--rbf-tol": rbf_tol, "--grid": grid, "--sigma": sigma, "--epochs": epochs,
+                             "--average": average, "--original": original,
+                             "--no-bias-update": None if bias_update is None else "given", "--eta0": eta0,
+                             "--lambda": lam, "-k": batch, "--projection": projection})
     if one_pass:
         # the re-check passes are what -e and --max-passes control: with --one-pass they would do nothing
         for flag, value in (("-e", eps), ("--max-passes", max_passes)):
@@ -300,7 +331,9 @@ def main(training_set_file, model_file, solver, cost, svr_p, nu, eps, bias, no_r
                               "degree": degree, "coef0": coef0, "cache_size": cache_size, "shrinking": shrinking,
                               "hard_class": hard_class, "h1_c": _h1_c(h1_c), "min_remove": min_remove,
                               "max_depth": max_depth, "rbf_depth": _rbf_depth(rbf_depth), "rbf_select": rbf_select,
-                              "rbf_tol": rbf_tol})
+                              "rbf_tol": rbf_tol, "sigma": sigma, "epochs": epochs, "average": average,
+                              "original": original, "bias_update": bias_update, "eta0": eta0, "lam": lam,
+                              "batch": batch, "projection": projection})
     params = Params(solver=spec.key, C=1.0 if cost is None else cost, eps=eps, bias=bias, weights=list(weights),
                     regularize_bias=not no_reg_bias, max_iter=max_iter, seed=seed,
                     threads=spec.default_threads if threads is None else threads, options=options)
@@ -309,6 +342,16 @@ def main(training_set_file, model_file, solver, cost, svr_p, nu, eps, bias, no_r
     except ParameterError as exc:
         raise ParamError(str(exc)) from None
 
+    grid_spec = None
+    if grid is not None:
+        try:
+            grid_spec = parse_grid(grid)
+        except ParameterError as exc:
+            raise click.BadParameter(str(exc).removeprefix("--grid: "), param_hint="'--grid'") from None
+        if "C" in grid_spec and cost is not None:
+            raise click.BadParameter("it gives C: leave out -c", param_hint="'--grid'")
+        if ("gamma" in grid_spec or "sigma" in grid_spec) and (gamma is not None or sigma is not None):
+            raise click.BadParameter("it gives the kernel width: leave out -g and --sigma", param_hint="'--grid'")
     check_input(training_set_file)
     if json_file:
         check_writable(json_file, "JSON file")
@@ -329,6 +372,16 @@ def main(training_set_file, model_file, solver, cost, svr_p, nu, eps, bias, no_r
     load_s = time.perf_counter() - t0
     name = spec.solver_type if spec.number is not None else spec.name
 
+    if grid is not None:
+        t1 = time.perf_counter()
+        result = grid_search(ds, nr_fold or 5, grid_spec, reporter=reporter, params=params)
+        _stdout(grid_table(result))
+        if json_file:
+            write_json(json_file, {"solver": name, "n_rows": ds.n_rows, "n_features": ds.n_features, "nnz": ds.nnz,
+                                   "load_seconds": load_s, "train_seconds": time.perf_counter() - t1,
+                                   "nr_fold": result.nr_fold, "cells": result.cells, "best": result.best,
+                                   "peak_rss_mb": peak_rss_mb()})
+        return
     if find_C:
         _stdout(f"Doing parameter search with {nr_fold}-fold cross validation.\n")
         t1 = time.perf_counter()

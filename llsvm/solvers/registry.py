@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, fields, replace
 
 from ..errors import ParameterError
 from ..model import SOLVER_TYPE_TABLE, UNLABELLED
-from . import bm, dcd, h1tree, newton, onepass, outofcore, smo, streamsvm
+from . import bm, dcd, h1tree, newton, online, onepass, outofcore, smo, streamsvm
 from .common import LIBLINEAR_JSON_FIELDS, liblinear_metrics
 from .outofcore import StreamOptions
 from .onepass import LLSVMOptions
@@ -59,10 +59,20 @@ SOLVER_OPTIONS = {
     "--rbf-depth": "rbf_depth",
     "--rbf-select": "rbf_select",
     "--rbf-tol": "rbf_tol",
+    "--grid": "grid",
+    "--sigma": "sigma",
+    "--epochs": "epochs",
+    "--average": "average",
+    "--original": "original",
+    "--no-bias-update": "bias_update",
+    "--eta0": "eta0",
+    "--lambda": "lam",
+    "-k": "batch",
+    "--projection": "projection",
 }
 
 # names reserved for the solvers of the next issues (docs/solvers.md, "Planned solvers")
-PLANNED = ("project1d", "local1d", "olsvm", "norma", "pegaz", "pegasos")
+PLANNED = ("project1d", "local1d")
 
 
 @dataclass(frozen=True)
@@ -74,7 +84,7 @@ class SolverSpec:
     driver: object                 # see the module docstring
     access: str                    # "random" or "stream"
     solver_type: str               # the model file's solver_type: the problem it solves, in LIBLINEAR's names
-    default_eps: float
+    default_eps: float             # None: -e does not apply (the online solvers run a fixed number of steps)
     eps_meaning: str               # what -e measures
     default_max_iter: object       # an int, or the rule as text for --help (-s smo: LIBSVM's max(10^7, 100 l))
     options: type = None           # its own options (a dataclass: fields and defaults), None when it has none
@@ -184,7 +194,7 @@ register(SolverSpec(
     driver=smo.fit, access="loaded", solver_type="C_SVC", default_eps=smo.DEFAULT_EPS,
     eps_meaning=f"LIBSVM's maximal violating pair, m(alpha) - M(alpha) (default {smo.DEFAULT_EPS:g})",
     default_max_iter="max(10^7, 100 l)", options=smo.SMOOptions,
-    accepts=("-v", "-t", "-g", "-d", "-r", "-m", "-h"), metrics=smo.metrics, json_fields=smo.JSON_FIELDS,
+    accepts=("-v", "--grid", "-t", "-g", "-d", "-r", "-m", "-h"), metrics=smo.metrics, json_fields=smo.JSON_FIELDS,
     model_kind="kernel", default_threads=smo.DEFAULT_THREADS))
 
 register(SolverSpec(
@@ -197,6 +207,28 @@ register(SolverSpec(
     accepts=("-v", "-t", "-g", "-d", "-r", "-m", "-h", "--hard-class", "--h1-c", "--min-remove", "--max-depth",
              "--rbf-depth", "--rbf-select", "--rbf-tol"),
     metrics=h1tree.metrics, json_fields=h1tree.JSON_FIELDS, model_kind="tree", default_threads=smo.DEFAULT_THREADS))
+
+_ONLINE_COMMON = ("-v", "--grid", "-t", "-g", "--sigma", "-d", "-r", "-m", "--epochs", "--average", "--original")
+
+
+def _online(name, title, extra=()):
+    """An online kernel SVM of issue 16 (llsvm/solvers/online.py): LIBSVM's model file, one-vs-one."""
+    return SolverSpec(
+        name=name, number=None, title=title, driver=online.fit, access="loaded", solver_type="C_SVC",
+        default_eps=None, eps_meaning="none (they run --epochs passes; -e is refused)",
+        default_max_iter="--epochs x rows steps per pair", options=online.OnlineOptions,
+        accepts=_ONLINE_COMMON + extra, metrics=online.metrics, json_fields=online.JSON_FIELDS,
+        model_kind="kernel")
+
+
+register(_online("olsvm", "OL SVM (Kecman and Melki's List 3b): online kernel perceptron with margin 1 and step "
+                          "C sqrt(2/t), output cache, bias update; LIBSVM's model file", ("--no-bias-update",)))
+register(_online("olsvm-rhl", "OL SVM List 3a: online regularized hinge loss with step C sqrt(2/t), no bias"))
+register(_online("norma", "NORMA (List 1): faithful, or Kivinen's step eta0/sqrt(t) and decay with --eta0 and/or --lambda",
+                 ("--eta0", "--lambda")))
+register(_online("pegaz", "Pegaz (List 2): kernel Pegasos without projection, step C sqrt(2/t)"))
+register(_online("pegasos", "Pegasos: lambda = 1/(C l), step 1/(lambda t), mini-batches of -k rows, optional "
+                            "projection", ("--lambda", "-k", "--projection")))
 
 
 def specs():
@@ -279,12 +311,17 @@ class Params:
         """Validate in LIBLINEAR's order and words; fill in the solver's defaults. Returns self."""
         spec = get(self.solver)
         self.solver = spec.key
-        if self.eps is None:
-            self.eps = spec.default_eps
-        # LIBLINEAR's check_parameter, and what it lets through: non-finite values, negative class weights
-        _finite("-e", "eps", self.eps)
-        if not self.eps > 0:
-            raise ParameterError("eps <= 0")
+        if spec.default_eps is None:
+            if self.eps is not None:
+                raise ParameterError(f"-e applies only to solvers with a stopping tolerance, not to -s {spec.name} "
+                                     "(it runs --epochs passes)")
+        else:
+            if self.eps is None:
+                self.eps = spec.default_eps
+            # LIBLINEAR's check_parameter, and what it lets through: non-finite values, negative class weights
+            _finite("-e", "eps", self.eps)
+            if not self.eps > 0:
+                raise ParameterError("eps <= 0")
         _finite("-c", "C", self.C)
         if not self.C > 0:
             raise ParameterError("C <= 0")

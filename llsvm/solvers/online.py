@@ -1,0 +1,259 @@
+"""-s olsvm | olsvm-rhl | norma | pegaz | pegasos: the online kernel SVMs of Kecman and Melki ("Fast online algorithms
+for support vector machines", IEEE SoutheastCon 2016; ../shared/specs/seed-solvers.md section 4) and Pegasos
+(Shalev-Shwartz, Singer, Srebro, ICML 2007), on loaded (or memory-mapped) rows, one-vs-one as -s smo.
+
+    -s olsvm      List 3b: min R_hl = sum hinge, a kernel perceptron with margin 1, eta_t = C sqrt(2/t), bias
+                  b += eta y_i on each violation (--no-bias-update: none); the solver of the paper's experiments
+    -s olsvm-rhl  List 3a: min R_rhl = C sum hinge + 1/2 |o|^2, no bias
+    -s norma      List 1 (NORMA): faithful (eta_t = C sqrt(2/t), decay 1 - sqrt(2/t), which wipes the model at t = 2:
+                  spec finding 7), or Kivinen's with --eta0 e and/or --lambda l: eta_t = e / sqrt(t), decay
+                  1 - eta_t l, e = 1 and l = 1/(C l_rows) by default
+    -s pegaz      List 2: kernel Pegasos without projection, eta_t = C sqrt(2/t)
+    -s pegasos    Pegasos: lambda = 1/(C l) (--lambda), eta_t = 1/(lambda t), mini-batches of -k rows, optional
+                  --projection onto the ball of radius 1/sqrt(lambda)
+
+Every binary problem: the rows shuffled once (the seeded RNG), --epochs passes (default 1) in that order, the last
+iterate (or --average: the mean of the iterates), on the output cache o = K alpha (+ b) with one kernel column per
+change (cext/_online.pyx); --original computes each output from the support instead (the lists as printed, for the
+paper's timing figures); -t 0 runs on w directly. The kernel: LIBSVM's -t -g -d -r (default RBF, gamma
+1/num_features), or --sigma s for exp(-|x-z|^2 / (2 s^2)). -m MB: the kernel columns kept across epochs (and across
+the C values of a --grid). --max-iter N: at most N steps per problem (warns when it cuts the run short).
+
+The model is LIBSVM's c_svc file (sv_coef = alpha, rho = -b), so svm-predict reads it. No certificate beyond the
+primal value of the list's objective: a fixed number of stochastic steps has no dual iterate (dual, gap and
+max_violation are null in --json).
+"""
+import math
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from .._ext import _kernel as KK
+from .._ext import _online
+from .._ext._rowops import row_sq_norms
+from ..errors import ParameterError
+from ..svm_model import KERNEL_TYPES
+from .common import FitResult, Seeds
+from .ovo import Pairs
+from .smo import DEFAULT_CACHE_MB, SMOOptions, WARN_MAX_ITER_LIBSVM
+
+# the -s name of each solver and the list cext/_online.run runs
+KINDS = {"olsvm": "3b", "olsvm-rhl": "3a", "norma": "norma", "pegaz": "pegaz", "pegasos": "pegasos"}
+OBJECTIVE = {"3b": "R_hl", "3a": "R_rhl", "norma": "R_rhl", "pegaz": "R_rhl", "pegasos": "pegasos"}
+JSON_FIELDS = ("C", "kernel_type", "gamma", "degree", "coef0", "epochs", "average", "original", "nr_class", "labels",
+               "total_sv", "pairs")
+SV_BLOCK = 256
+DEFAULT_ETA0 = 1.0      # -s norma with --lambda alone          # support vectors per kernel block when the outputs are recomputed (--original)
+
+
+@dataclass
+class OnlineOptions:
+    """The online solvers' options: LIBSVM's kernel (-t -g -d -r; --sigma instead of -g), -m the MB of kernel
+    columns kept, --epochs, --average, --bias-update (-s olsvm), --original, --eta0/--lambda (-s norma; --lambda
+    also -s pegasos), -k and --projection (-s pegasos)."""
+    kernel_type: int = 2
+    gamma: float = None
+    sigma: float = None
+    degree: int = 3
+    coef0: float = 0.0
+    cache_size: float = DEFAULT_CACHE_MB
+    epochs: int = 1
+    average: bool = False
+    bias_update: bool = True
+    original: bool = False
+    eta0: float = None
+    lam: float = None
+    batch: int = 1
+    projection: bool = False
+
+    def kernel_options(self):
+        return SMOOptions(self.kernel_type, self.gamma, self.degree, self.coef0, self.cache_size)
+
+    def check(self):
+        self.kernel_options().check()           # LIBSVM's refusals, one home
+        if self.sigma is not None:
+            if self.gamma is not None:
+                raise ParameterError("--sigma and -g both set the kernel width: give one of them")
+            if not (math.isfinite(self.sigma) and self.sigma > 0):
+                raise ParameterError(f"--sigma {self.sigma:g}: sigma must be a finite number > 0")
+        if not (isinstance(self.epochs, (int, np.integer)) and self.epochs >= 1):
+            raise ParameterError("--epochs must be at least 1")
+        if self.eta0 is not None and not (math.isfinite(self.eta0) and self.eta0 > 0):
+            raise ParameterError(f"--eta0 {self.eta0:g}: eta0 must be a finite number > 0")
+        if self.lam is not None and not (math.isfinite(self.lam) and self.lam > 0):
+            raise ParameterError(f"--lambda {self.lam:g}: lambda must be a finite number > 0")
+        if not (isinstance(self.batch, (int, np.integer)) and self.batch >= 1):
+            raise ParameterError("-k must be at least 1")
+
+    def resolved(self, n_features):
+        """gamma set: from --sigma (1/(2 sigma^2)), or -g, or LIBSVM's 1/num_features."""
+        gamma = 1.0 / (2.0 * self.sigma * self.sigma) if self.sigma is not None else self.gamma
+        if not gamma and n_features > 0:
+            gamma = 1.0 / n_features
+        return replace(self, gamma=float(gamma or 0.0))
+
+    def kernel_params(self):
+        return {"kernel_type": self.kernel_type, "gamma": float(self.gamma or 0.0), "coef0": float(self.coef0),
+                "degree": int(self.degree)}
+
+
+def _refuse_foreign(kind, opts, params, name):
+    """Options of another list, given through the library (the CLI refuses them by the registry's accepts)."""
+    foreign = []
+    if kind != "3b" and not opts.bias_update:
+        foreign.append("--no-bias-update")
+    if kind not in ("norma",) and opts.eta0 is not None:
+        foreign.append("--eta0")
+    if kind not in ("norma", "pegasos") and opts.lam is not None:
+        foreign.append("--lambda")
+    if kind != "pegasos" and (opts.batch != 1 or opts.projection):
+        foreign.append("-k" if opts.batch != 1 else "--projection")
+    if foreign:
+        raise ParameterError(f"{foreign[0]} does not apply to -s {name}")
+    if params.weights:
+        raise ParameterError(f"-wi does not apply to -s {name}: its step size is one for every row")
+
+
+def _outputs(view, sq, alpha, b, kparams):
+    """o = K alpha + b over the view's rows (the --original runs keep no output cache), SV_BLOCK columns at a time."""
+    o = np.full(view.n_rows, b, np.float64)
+    sv = np.flatnonzero(alpha).astype(np.int64)
+    if sv.size:
+        from .._ext._rowops import take_rows
+        from ..dataset import CSRDataset
+        for s in range(0, sv.size, SV_BLOCK):
+            part = sv[s:s + SV_BLOCK]
+            indptr, indices, values = take_rows(view, part)
+            B = CSRDataset(np.zeros(part.size), indptr, indices, values, view.n_features, check=False).row_view()
+            block = np.empty((view.n_rows, part.size), np.float64)
+            KK.kernel_block(view, B, kparams, sq, np.ascontiguousarray(sq[part]), block)
+            o += block @ alpha[part]
+    return o
+
+
+def _objective(kind, out, y, C, lam, o):
+    """The primal value of the list's objective at the returned model."""
+    alpha, b = out["alpha"], out["b"]
+    hinge = float(np.maximum(0.0, 1.0 - y * o).sum())
+    if kind == "3b":
+        return hinge
+    aKa = float(alpha @ (o - b))
+    if kind == "pegasos":
+        return 0.5 * lam * aKa + hinge / max(y.size, 1)
+    return C * hinge + 0.5 * aKa
+
+
+def solve_pair(view, sq, y, index, kind, C, opts, seeds, max_iter=None, store=None):
+    """One binary problem: the pair's rows are view rows `index` (None: all of them, in order) with labels y (+1/-1,
+    in the pair's order), visited in the order of one seeded shuffle of the pair's positions. Returns (alpha
+    (signed) in the pair's order, the run's dict with "primal", "nSV", "lam", "converged")."""
+    l = y.size
+    lam = opts.lam
+    # NORMA is Kivinen's when --eta0 or --lambda is given (eta0 1, lambda 1/(C l) by default), else the faithful list
+    kivinen = kind == "norma" and (opts.eta0 is not None or opts.lam is not None)
+    eta0 = (opts.eta0 if opts.eta0 is not None else DEFAULT_ETA0) if kivinen else None
+    if (kind == "pegasos" or kivinen) and lam is None:
+        lam = 1.0 / (C * l) if l else 1.0
+    order = seeds.permutation(l)
+    if index is not None:                      # the pair is part of the view's rows: visit them through it
+        y_view = np.zeros(view.n_rows, np.int8)
+        y_view[index] = y
+        order = index[order]
+    else:
+        y_view = y
+    linear = opts.kernel_type == 0 and not opts.original
+    steps = opts.epochs * (l if kind != "pegasos" else -(-l // opts.batch))
+    cut = max_iter if max_iter is not None and max_iter < steps else None
+    kparams = opts.kernel_params()
+    out = _online.run(view, order, y_view, kparams, sq, kind=kind, C=C, epochs=opts.epochs,
+                      bias=(kind == "3b" and opts.bias_update), average=opts.average, original=opts.original,
+                      linear=linear, eta0=eta0, lam=lam if kind == "pegasos" or kivinen else None,
+                      k=opts.batch, projection=opts.projection, store=store, max_steps=-1 if cut is None else cut)
+    o = out["o"] if out["o"] is not None else _outputs(view, sq, out["alpha"], out["b"], kparams)
+    if index is not None:
+        out["alpha"] = out["alpha"][index]
+        o = o[index]
+    alpha = out["alpha"]
+    out.update(primal=_objective(kind, out, y.astype(np.float64), C, lam, o), nSV=int(np.count_nonzero(alpha)),
+               lam=lam, converged=cut is None)
+    return alpha, out
+
+
+def fit(ds, params, reporter, n_features=None, context=None):
+    """Train one of the online lists (params.solver: its -s name) on a loaded dataset; returns an SVMModel (meta:
+    results per pair). n_features: the num_features that sets the default gamma (cross-validation passes the
+    whole set's). context: a dict the grid search keeps across the C values of one kernel and fold: each pair's
+    rows and its column store (-m MB of kernel columns) are kept there and reused; the model does not depend on
+    it."""
+    name = params.spec.name
+    kind = KINDS[name]
+    opts = (params.options or OnlineOptions()).resolved(ds.n_features if n_features is None else n_features)
+    _refuse_foreign(kind, opts, params, name)
+    pairs = Pairs(ds.y)
+    labels = pairs.labels
+    if pairs.nr_class == 1:
+        reporter.info("WARNING: training data in only one class. See README for details.\n")
+    seeds = Seeds(params.seed)
+    n_pairs = len(pairs.problems)
+    total = sum(rows.size for _, _, rows, _ in pairs.problems) or 1
+    coefs, results = [], []
+    columns = opts.kernel_type != 0 and not opts.original       # whether the run uses kernel columns
+    for p, (i, j, rows, y) in enumerate(pairs.problems):
+        held = None if context is None else context.get(p)
+        if held is None:
+            if n_pairs == 1:
+                # two classes: the pair is every row, read in place through the dataset's view
+                sub, index = ds, rows
+            else:
+                sub, index = ds.take_rows(rows), None
+            view = sub.row_view()
+            sq = row_sq_norms(view)
+            # the column store: -m MB (shared among the pairs in proportion to their rows) kept for the next run
+            store = None
+            if columns:
+                share = opts.cache_size * (rows.size / total if n_pairs > 1 else 1.0)
+                store = _online.ColumnStore(view, opts.kernel_params(), sq, share)
+            held = (sub, view, sq, index, store)
+            if context is not None:
+                context[p] = held
+        sub, view, sq, index, store = held
+        coef, out = solve_pair(view, sq, y, index, kind, params.C, opts, seeds, params.max_iter, store)
+        rho = -out["b"]
+        if not out["converged"]:
+            reporter.info(WARN_MAX_ITER_LIBSVM)
+        reporter.info(f"\noptimization finished, #iter = {out['t']}\n")
+        reporter.info(f"violations = {int(np.sum(out['viol']))}\n")
+        reporter.info(f"obj = {out['primal']:f}, rho = {rho:f}\n")
+        reporter.info(f"nSV = {out['nSV']}\n")
+        coefs.append(coef)
+        results.append(FitResult(w=None, alpha=np.abs(coef), n_iter=out["t"], primal=out["primal"], dual=None,
+                                 gap=None, max_violation=None, nSV=out["nSV"], converged=out["converged"],
+                                 solver=name,
+                                 extra={"labels": (int(labels[i]), int(labels[j])), "rho": rho,
+                                        "viol": [int(v) for v in out["viol"]], "seconds": out["seconds"],
+                                        "objective": OBJECTIVE[kind], "lam": out["lam"],
+                                        "store_hits": out.get("store_hits", 0),
+                                        "store_misses": out.get("store_misses", 0)}))
+    model, sv_rows = pairs.model(ds, coefs, [r.extra["rho"] for r in results], opts.kernel_type, opts.degree,
+                                 opts.gamma, opts.coef0)
+    reporter.info(f"Total nSV = {model.total_sv}\n")
+    model.meta = {"results": results, "params": params, "options": opts, "sv_indices": sv_rows + 1}
+    return model
+
+
+def metrics(model, params, ds):
+    """--json of the online solvers: the primal value of each pair's objective, summed (no dual: null)."""
+    res = model.meta["results"]
+    opts = model.meta["options"]
+    return {
+        "solver": params.spec.name, "n_rows": ds.n_rows, "n_features": ds.n_features, "nnz": ds.nnz,
+        "n_iter": sum(r.n_iter for r in res), "primal": sum(r.primal for r in res), "dual": None, "gap": None,
+        "max_violation": None, "nSV": int(model.total_sv), "converged": all(r.converged for r in res),
+        "C": params.C, "kernel_type": KERNEL_TYPES[opts.kernel_type], "gamma": opts.gamma, "degree": opts.degree,
+        "coef0": opts.coef0, "epochs": opts.epochs, "average": opts.average, "original": opts.original,
+        "nr_class": int(model.nr_class), "labels": [int(v) for v in model.label], "total_sv": int(model.total_sv),
+        "pairs": [{"labels": list(r.extra["labels"]), "n_iter": r.n_iter, "objective": r.extra["objective"],
+                   "primal": r.primal, "rho": r.extra["rho"], "violations": r.extra["viol"],
+                   "loop_seconds": r.extra["seconds"], "lambda": r.extra["lam"], "nSV": r.nSV,
+                   "converged": r.converged} for r in res],
+    }
