@@ -6,7 +6,7 @@ PIP    := $(PY) -m pip --disable-pip-version-check
 BIN    := $(VENV)/bin
 KERNELS := $(wildcard cext/*.pyx cext/*.pxd)
 
-.PHONY: all demo test fuzz bench reproduce-llsvm reproduce-streamsvm reproduce-h1tree build annotate clean distclean
+.PHONY: all demo test fuzz bench reproduce-llsvm reproduce-streamsvm reproduce-h1tree reproduce-online build annotate clean distclean
 
 all: build
 
@@ -79,6 +79,15 @@ reproduce-streamsvm: build $(VENV)/.reproduce data/demo data/sparse data/dense
 # reproduce-results/h1tree/ (REPRODUCE_ARGS="--quick": usps.t and mushrooms, one repeat)
 reproduce-h1tree: build $(VENV)/.reproduce
 	$(PY) scripts/reproduce_h1tree.py $(REPRODUCE_ARGS)
+
+# Kecman & Melki's Table II rows (reuters_moneyfx trn + tst from ../shared/data, the generated chessboard and two
+# Gaussians; 5-fold grids, -s olsvm against -s smo and libsvm-official, CPU time), Figs. 1-8 (error and CPU time per
+# cell; -s olsvm, norma --eta0 1 and pegaz, cached and --original, on the 4,992-row chessboard) and the C5 violation
+# bound, with the acceptance figures C1-C5; results under reproduce-results/online/ (REPRODUCE_ARGS="--quick": the
+# 4,992-row chessboard only, 2 folds, 4 cells; "--parts reuters,threeway"; "--libsvm-cache FILE" keeps the LIBSVM
+# cells for the next run: the full gaussians grid's LIBSVM side is long)
+reproduce-online: build $(VENV)/.reproduce data/chessboard data/gaussians
+	$(PY) scripts/reproduce_online.py $(REPRODUCE_ARGS)
 
 clean:
 	rm -rf build cext/*.c cext/*.html llsvm/_ext/*.so $(VENV)/.built
