@@ -220,7 +220,7 @@ def libsvm_grid(name, ds, cells_spec, nr_fold, seed, cache):
             p, _, _ = svmutil.svm_predict(yte, rows, m, "-q")
             pcpu += time.process_time() - c0
             pred[te] = p
-        err = 100.0 * np.count_nonzero(pred != ds.y) / ds.n_rows
+        err = 100.0 * float(np.count_nonzero(pred != ds.y)) / ds.n_rows
         # cpu_seconds / seconds: svm_train alone; predict_cpu_seconds: svm_predict over the held-out rows
         cell = {"C": C, "gamma": gamma, "error": err, "cpu_seconds": cpu, "seconds": wall, "fit_seconds": wall,
                 "predict_cpu_seconds": pcpu, "nSV": nsv, "viol": None}
