@@ -183,7 +183,7 @@ def cache_problem(seed=7, n_rows=60, dtype=np.float64):
 
 def mb_for_columns(l, n_columns):
     """A cache size (MB) that holds exactly n_columns columns of l rows (budget less the bookkeeping)."""
-    return (n_columns * l * 4 + l * 40) / 2.0 ** 20
+    return (n_columns * l * 4 + l * 48) / 2.0 ** 20       # 6 int64 of bookkeeping per row
 
 
 @pytest.mark.parametrize("p", PARAMS, ids=IDS)
@@ -276,6 +276,32 @@ def test_swap_index_keeps_columns_consistent(n_columns):
         n = c.cached_length(j)
         if n:
             np.testing.assert_allclose(c.column(j, n), full[perm[:n], perm[j]], rtol=2e-6, atol=2e-6)
+
+
+@pytest.mark.parametrize("n_columns", [2, 7, 60])
+def test_reset_order_undoes_the_swaps(n_columns):
+    """After any swaps, reset_order gives back the first order (rows given at construction, here a permutation),
+    every column still cached is right, and full-length columns survive."""
+    M, X, sq = cache_problem(seed=12)
+    p = {"kernel_type": 2, "gamma": 0.3}
+    full = reference(p, M, M)
+    rows = np.random.default_rng(5).permutation(60).astype(np.int64)
+    c = K.KernelCache(X, rows, p, sq, mb_for_columns(60, n_columns))
+    rng = np.random.default_rng(4)
+    for j in range(min(n_columns, 60)):
+        c.column(j)                        # full-length columns
+    kept = [j for j in range(60) if c.cached_length(j) == 60]
+    for _ in range(300):
+        i, j = (int(v) for v in rng.integers(60, size=2))
+        c.swap_index(i, j)
+    assert not np.array_equal(c.order, rows)
+    c.reset_order()
+    np.testing.assert_array_equal(c.order, rows)
+    assert [j for j in range(60) if c.cached_length(j) == 60] == kept
+    for j in range(60):
+        n = c.cached_length(j)
+        if n:
+            np.testing.assert_allclose(c.column(j, n), full[rows[:n], rows[j]], rtol=2e-6, atol=2e-6)
 
 
 def test_swap_index_drops_a_column_holding_only_one_of_the_two():

@@ -200,3 +200,21 @@ def test_cli_lines_and_refusals(data_file, tmp_path):
     r = _cli("-s", "olsvm", "--sigma", "1", "-g", "1", data_file, tmp_path / "m2")
     assert_exit(r, 1)
     assert not (tmp_path / "m2").exists()
+
+
+@pytest.mark.parametrize("labels", [(1, -1), (1, 2, 3)])
+def test_context_reuses_columns_without_changing_models(labels):
+    """The grid search's context: each pair's column store kept across C values and epochs; the models are the ones
+    a fresh run gives, and the later runs are served from the store."""
+    X, y = blobs(6, 160, 3, labels)
+    ds = CSRDataset.from_csr(sp.csr_matrix(X), y)
+    context = {}
+    for C in (0.5, 4.0):
+        p = Params(solver="olsvm", C=C, options=online.OnlineOptions(gamma=0.7, epochs=2, cache_size=1.0)).check()
+        with_ctx = online.fit(ds, p, llsvm.report.as_reporter(), context=context)
+        fresh = online.fit(ds, p, llsvm.report.as_reporter())
+        assert with_ctx.to_text() == fresh.to_text()
+        hits = [r.extra["store_hits"] for r in with_ctx.meta["results"]]
+        if C == 4.0:
+            assert min(hits) > 0
+    assert len(context) == len(labels) * (len(labels) - 1) // 2
