@@ -7,9 +7,10 @@ Every method runs in this process on the same folds: llsvm.grid.fold_plan's (LIB
 --seed), the folds of `llsvm-train -v` and of llsvm.grid.grid_search. The llsvm methods are grid_search cells
 (-s olsvm: List 3b, 1 epoch, bias update on; -s smo: llsvm's LIBSVM port; -s norma with --eta0 1; -s pegaz);
 libsvm-official 3.37 is C-SVC with the RBF kernel, -m 100, -e 0.001, trained per cell and fold on the fold's rows
-(an svm_problem built once per fold beforehand) and timed around svm_train only. Times are CPU seconds
-(time.process_time: the paper compares CPU time), wall seconds beside them; OMP_NUM_THREADS is 1 unless set. The
-llsvm cells' times are grid_search's (fits and the predictions of the held-out rows: counted against llsvm).
+(an svm_problem built once per fold beforehand), its training timed around svm_train only, its predictions
+(svm_predict) apart. Times are CPU seconds (time.process_time: the paper compares CPU time), wall seconds beside
+them; OMP_NUM_THREADS is 1 unless set. The speedups of the C-lines and the plots are of training CPU (llsvm:
+grid_search's fit_cpu_seconds, the fits alone; LIBSVM: svm_train); the tables give training + prediction beside.
 A cell's error is the percentage of rows misclassified over all folds (100 - the -v accuracy).
 
 Parts (--parts, default all):
@@ -199,8 +200,8 @@ def libsvm_grid(name, ds, cells_spec, nr_fold, seed, cache):
     for width, C, gamma in cells_spec:
         key = LibsvmCache.key(name, sha, nr_fold, seed, C, gamma, version)
         hit = cache.get(key)
-        if hit is not None:
-            out.append({"fit_seconds": hit["seconds"], **hit, "width": width, "reused": True})
+        if hit is not None and "fit_cpu_seconds" in hit:
+            out.append(dict(hit, width=width, reused=True))
             continue
         if probs is None:       # the folds' problems, built once (not timed)
             probs = []
@@ -210,20 +211,21 @@ def libsvm_grid(name, ds, cells_spec, nr_fold, seed, cache):
                 _, rows = _libsvm_problem(test)
                 probs.append((prob, list(map(float, test.y)), rows))
         pred = np.empty(ds.n_rows)
-        cpu = wall = nsv = pcpu = 0.0
+        cpu = wall = nsv = pcpu = pwall = 0.0
         for (tr, te), (prob, yte, rows) in zip(folds, probs):
             m, c, w = libsvm_fit(prob, C, gamma)
             cpu += c
             wall += w
             nsv += m.get_nr_sv() / nr_fold
-            c0 = time.process_time()
+            w0, c0 = time.perf_counter(), time.process_time()
             p, _, _ = svmutil.svm_predict(yte, rows, m, "-q")
             pcpu += time.process_time() - c0
+            pwall += time.perf_counter() - w0
             pred[te] = p
         err = 100.0 * float(np.count_nonzero(pred != ds.y)) / ds.n_rows
-        # cpu_seconds / seconds: svm_train alone; predict_cpu_seconds: svm_predict over the held-out rows
-        cell = {"C": C, "gamma": gamma, "error": err, "cpu_seconds": cpu, "seconds": wall, "fit_seconds": wall,
-                "predict_cpu_seconds": pcpu, "nSV": nsv, "viol": None}
+        # grid_search's fields: fit_* the svm_train calls alone, cpu_seconds / seconds with svm_predict's
+        cell = {"C": C, "gamma": gamma, "error": err, "fit_cpu_seconds": cpu, "fit_seconds": wall,
+                "cpu_seconds": cpu + pcpu, "seconds": wall + pwall, "nSV": nsv, "viol": None}
         cache.put(key, cell)
         out.append(dict(cell, width=width, reused=False))
         say(f"#   libsvm {name} width {width:g} C {C:g}: error {err:.2f} %, {cpu:.2f} s CPU")
@@ -239,7 +241,8 @@ def llsvm_grid(ds, solver, Cs, width_key, widths, nr_fold, seed, options=None):
                       params=Params(solver=solver, seed=seed, threads=1, options=options))
     out = []
     for k, cell in enumerate(res.cells):
-        c = {key: cell.get(key) for key in ("C", "gamma", "error", "cpu_seconds", "seconds", "fit_seconds",
+        c = {key: cell.get(key) for key in ("C", "gamma", "error", "fit_cpu_seconds", "fit_seconds", "cpu_seconds",
+                                             "seconds",
                                              "viol", "nSV")}
         c["width"] = widths[k // len(Cs)]
         c["reused"] = False
@@ -257,14 +260,14 @@ def best(cells):
     return min(cells, key=lambda c: c["error"])     # the first in grid order on ties
 
 
-def total(cells, key="cpu_seconds"):
+def total(cells, key="fit_cpu_seconds"):
     return float(sum(c[key] for c in cells))
 
 
 def cell_table(width_key, methods):
     names = list(methods)
     head = [width_key, "C"] + [f"{LABELS.get(m, m)} err %" for m in names] + \
-        [f"{LABELS.get(m, m)} CPU s" for m in names]
+        [f"{LABELS.get(m, m)} fit CPU s" for m in names]
     if "olsvm" in methods:
         head.append("OL SVM violations")
     lines = md_header(head)
@@ -272,7 +275,7 @@ def cell_table(width_key, methods):
     for k, c in enumerate(first):
         row = [f"{c['width']:g}", f"{c['C']:g}"]
         row += [f"{methods[m][k]['error']:.2f}" for m in names]
-        row += [f"{methods[m][k]['cpu_seconds']:.3f}" + (" r" if methods[m][k].get("reused") else "")
+        row += [f"{methods[m][k]['fit_cpu_seconds']:.3f}" + (" r" if methods[m][k].get("reused") else "")
                 for m in names]
         if "olsvm" in methods:
             v = methods["olsvm"][k]["viol"]
@@ -282,22 +285,21 @@ def cell_table(width_key, methods):
 
 
 def summary_table(width_key, methods, anchor="libsvm"):
-    lines = md_header(["method", f"best cell ({width_key}, C)", "best error %", "best-cell nSV", "grid CPU s",
-                       "grid wall s", f"{LABELS.get(anchor, anchor)} CPU / method CPU", "fits' wall s",
-                       f"{LABELS.get(anchor, anchor)} / method, fits' wall"])
-    base = total(methods[anchor]) if anchor in methods else None
-    base_fit = total(methods[anchor], "fit_seconds") if anchor in methods else None
+    a = LABELS.get(anchor, anchor)
+    lines = md_header(["method", f"best cell ({width_key}, C)", "best error %", "best-cell nSV", "grid fit CPU s",
+                       f"{a} / method, fit CPU", "grid fit wall s", "grid fit + predict CPU s",
+                       f"{a} / method, fit + predict CPU", "grid fit + predict wall s"])
+    ratio = (lambda key, t: f"{total(methods[anchor], key) / t:.2f}" if anchor in methods and t > 0 else "-")
     for m, cells in methods.items():
         b = best(cells)
-        t = total(cells)
-        f = total(cells, "fit_seconds")
+        t, tp = total(cells), total(cells, "cpu_seconds")
         lines.append(md_row([LABELS.get(m, m), f"{b['width']:g}, {b['C']:g}", f"{b['error']:.2f}",
-                             f"{b['nSV']:.0f}", f"{t:.2f}", f"{total(cells, 'seconds'):.2f}",
-                             f"{base / t:.2f}" if base is not None and t > 0 else "-", f"{f:.2f}",
-                             f"{base_fit / f:.2f}" if base_fit is not None and f > 0 else "-"]))
+                             f"{b['nSV']:.0f}", f"{t:.2f}", ratio("fit_cpu_seconds", t),
+                             f"{total(cells, 'fit_seconds'):.2f}", f"{tp:.2f}", ratio("cpu_seconds", tp),
+                             f"{total(cells, 'seconds'):.2f}"]))
     reused = sum(c.get("reused", False) for c in methods.get(anchor, []))
-    note = ("\n\nCPU: the llsvm methods' fits and predictions of the held-out rows (grid_search's cpu_seconds); "
-            "libsvm-official's svm_train calls alone. Fits' wall: the fits alone (llsvm: fit_seconds).")
+    note = ("\n\nfit CPU: the training calls alone (llsvm: grid_search's fit_cpu_seconds; libsvm-official: "
+            "svm_train); fit + predict: with the predictions of the held-out rows (svm_predict).")
     if reused:
         note += f" {reused} libsvm-official cells reused from --libsvm-cache (r)."
     return "\n".join(lines) + note
@@ -310,9 +312,10 @@ def grid_png(path, title, width_key, widths, Cs, methods):
     x = np.arange(1, len(widths) * len(Cs) + 1)
     for m, cells in methods.items():
         axes[0].plot(x, [c["error"] for c in cells], marker="o", ms=3, label=LABELS.get(m, m))
-        axes[1].plot(x, [max(c["cpu_seconds"], 1e-6) for c in cells], marker="o", ms=3, label=LABELS.get(m, m))
+        axes[1].plot(x, [max(c["fit_cpu_seconds"], 1e-6) for c in cells], marker="o", ms=3,
+                     label=LABELS.get(m, m))
     axes[0].set_ylabel("CV error %")
-    axes[1].set_ylabel("CPU seconds (all folds)")
+    axes[1].set_ylabel("training CPU seconds (all folds)")
     axes[1].set_yscale("log")
     axes[1].set_xlabel(f"cell (C = {Cs[0]:g} .. {Cs[-1]:g} within each {width_key})")
     axes[1].set_xticks(x if x.size <= 40 else x[::len(Cs)])
@@ -337,14 +340,15 @@ def accept_grid(part, methods, quick):
     return [f"- {mark(e_ol <= max_err)} {tag}: OL SVM best-cell error {e_ol:.2f} % (<= {max_err} %, the paper's)",
             f"- {mark(e_ol <= e_lib + margin)} {tag}: OL SVM best {e_ol:.2f} % against libsvm-official's best "
             f"{e_lib:.2f} % (<= +{margin} points: {e_ol - e_lib:+.2f})",
-            f"- {mark(s >= speed)} {tag}: grid CPU {total(ol):.2f} s against libsvm-official's {total(lib):.2f} s: "
-            f"{s:.2f}x faster (>= {speed}x)"]
+            f"- {mark(s >= speed)} {tag}: grid training CPU {total(ol):.2f} s against libsvm-official's "
+            f"{total(lib):.2f} s: {s:.2f}x faster (>= {speed}x; with the predictions: "
+            f"{total(lib, 'cpu_seconds') / max(total(ol, 'cpu_seconds'), 1e-12):.2f}x)"]
 
 
 def table2_row(part, methods):
     ol, lib = methods["olsvm"], methods["libsvm"]
     p = PAPER.get(part)
-    lines = md_header(["", "Error SMO %", "Error OL SVM %", "OL SVM x faster (CPU)"])
+    lines = md_header(["", "Error SMO %", "Error OL SVM %", "OL SVM x faster (training CPU)"])
     lines.append(md_row(["this run (libsvm-official)", f"{best(lib)['error']:.2f}", f"{best(ol)['error']:.2f}",
                          f"{total(lib) / max(total(ol), 1e-12):.2f}"]))
     if "smo" in methods:
@@ -400,12 +404,14 @@ def threeway_part(ds, grid, args, quick):
             runs[form][m] = llsvm_grid(ds, m, Cs, width_key, widths, args.folds, args.seed, online_options(**kw))
             w, c = since(t)
             say(f"#   {m} {form}: {w:.1f} s wall, {c:.1f} s CPU")
-    lines = md_header(["method", "form", f"best cell ({width_key}, C)", "best error %", "grid CPU s", "grid wall s"])
+    lines = md_header(["method", "form", f"best cell ({width_key}, C)", "best error %", "grid fit CPU s",
+                       "grid fit wall s", "grid fit + predict CPU s"])
     for form, methods in runs.items():
         for m, cells in methods.items():
             b = best(cells)
             lines.append(md_row([LABELS[m], form, f"{b['width']:g}, {b['C']:g}", f"{b['error']:.2f}",
-                                 f"{total(cells):.2f}", f"{total(cells, 'seconds'):.2f}"]))
+                                 f"{total(cells):.2f}", f"{total(cells, 'fit_seconds'):.2f}",
+                                 f"{total(cells, 'cpu_seconds'):.2f}"]))
     pngs = [grid_png(os.path.join(args.out, "threeway-cached-error-cpu.png"),
                      f"chessboard {ds.n_rows}: cached lists (Figs. 7-8)", width_key, widths, Cs, runs["cached"]),
             grid_png(os.path.join(args.out, "threeway-original-error-cpu.png"),
@@ -417,12 +423,12 @@ def threeway_part(ds, grid, args, quick):
         acc.append(f"- {mark(e['olsvm'] <= e['pegaz'] and e['olsvm'] <= e['norma'])} {tag} ({form}): best-cell error "
                    f"OL SVM {e['olsvm']:.2f} % <= Pegaz {e['pegaz']:.2f} % and <= NORMA (--eta0) {e['norma']:.2f} %")
     t = {m: total(cells) for m, cells in runs["original"].items()}
-    acc.append(f"- {mark(t['olsvm'] <= 0.5 * t['norma'])} {tag} (--original): OL SVM grid CPU {t['olsvm']:.2f} s "
+    acc.append(f"- {mark(t['olsvm'] <= 0.5 * t['norma'])} {tag} (--original): OL SVM grid training CPU {t['olsvm']:.2f} s "
                f"<= 0.5 x NORMA's {t['norma']:.2f} s (ratio {t['olsvm'] / max(t['norma'], 1e-12):.3f})")
-    acc.append(f"- {mark(t['norma'] <= 0.5 * t['pegaz'])} {tag} (--original): NORMA grid CPU {t['norma']:.2f} s "
+    acc.append(f"- {mark(t['norma'] <= 0.5 * t['pegaz'])} {tag} (--original): NORMA grid training CPU {t['norma']:.2f} s "
                f"<= 0.5 x Pegaz's {t['pegaz']:.2f} s (ratio {t['norma'] / max(t['pegaz'], 1e-12):.3f}; the issue's "
                "form)")
-    acc.append(f"- {mark(t['olsvm'] <= 0.25 * t['pegaz'])} {tag} (--original): OL SVM grid CPU <= 0.25 x Pegaz's "
+    acc.append(f"- {mark(t['olsvm'] <= 0.25 * t['pegaz'])} {tag} (--original): OL SVM grid training CPU <= 0.25 x Pegaz's "
                f"(ratio {t['olsvm'] / max(t['pegaz'], 1e-12):.3f}; the spec's 4x)")
     detail = "\n\n".join(f"#### {form} lists\n\n{cell_table(width_key, methods)}" for form, methods in runs.items())
     text = (f"### threeway: chessboard {ds.n_rows} rows ({args.folds}-fold, seed {args.seed}; Figs. 5-8)\n\n"
