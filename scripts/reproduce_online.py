@@ -6,7 +6,7 @@ reuters, chessboard and two-Gaussians rows and the shapes of Figures 1-8, with t
 Every method runs in this process on the same folds: llsvm.grid.fold_plan's (LIBSVM's stratified folds from
 --seed), the folds of `llsvm-train -v` and of llsvm.grid.grid_search. The llsvm methods are grid_search cells
 (-s olsvm: List 3b, 1 epoch, bias update on; -s smo: llsvm's LIBSVM port; -s norma with --eta0 1; -s pegaz);
-libsvm-official 3.37 is C-SVC with the RBF kernel, -m 100, -e 0.001, trained per cell and fold on the fold's rows
+libsvm-official 3.37 is C-SVC with the RBF kernel, -m --cache-mb (default 1024, every method's kernel cache), -e 0.001, trained per cell and fold on the fold's rows
 (an svm_problem built once per fold beforehand), its training timed around svm_train only, its predictions
 (svm_predict) apart. Times are CPU seconds (time.process_time: the paper compares CPU time), wall seconds beside
 them; OMP_NUM_THREADS is 1 unless set. The speedups of the C-lines and the plots are of training CPU (llsvm:
@@ -75,6 +75,8 @@ QUICK_GRID = ([1.0, 100.0], "sigma", [0.3, 1.0])
 PAPER = {"reuters": (5.65, 4.48, 4.10), "chessboard": (13.62, 4.27, 7.65), "gaussians": (28.25, 7.82, 41.50)}
 ACCEPT = {  # part: (C-figure, OL SVM best error at most, points above LIBSVM's best at most, grid speedup at least)
     "reuters": ("C1", 4.48, 0.5, 4.1), "chessboard": ("C2", 4.27, 1.0, 7.65), "gaussians": ("C3", 7.82, 0.5, 10.0)}
+# the kernel cache of every method, MB (--cache-mb): LIBSVM's -m, -s smo's -m, the online solvers' column store
+CACHE_MB = [1024.0]
 LABELS = {"olsvm": "OL SVM (-s olsvm)", "smo": "-s smo", "libsvm": "libsvm-official", "norma": "NORMA (--eta0 1)",
           "pegaz": "Pegaz"}
 
@@ -179,9 +181,9 @@ class LibsvmCache:
 
 
 def libsvm_fit(prob, C, gamma):
-    """(model, cpu seconds, wall seconds) of svm_train alone: C-SVC, RBF, -m 100, -e 0.001."""
+    """(model, cpu seconds, wall seconds) of svm_train alone: C-SVC, RBF, -m --cache-mb, -e 0.001."""
     from libsvm import svmutil
-    param = svmutil.svm_parameter(f"-s 0 -t 2 -c {C!r} -g {gamma!r} -m 100 -e 0.001 -q")
+    param = svmutil.svm_parameter(f"-s 0 -t 2 -c {C!r} -g {gamma!r} -m {CACHE_MB[0]!r} -e 0.001 -q")
     w0, c0 = time.perf_counter(), time.process_time()
     m = svmutil.svm_train(prob, param)
     return m, time.process_time() - c0, time.perf_counter() - w0
@@ -198,7 +200,7 @@ def libsvm_grid(name, ds, cells_spec, nr_fold, seed, cache):
     probs = None
     out = []
     for width, C, gamma in cells_spec:
-        key = LibsvmCache.key(name, sha, nr_fold, seed, C, gamma, version)
+        key = LibsvmCache.key(name, sha, nr_fold, seed, C, gamma, version + f" -m {CACHE_MB[0]:g}")
         hit = cache.get(key)
         if hit is not None and "fit_cpu_seconds" in hit:
             out.append(dict(hit, width=width, reused=True))
@@ -252,7 +254,7 @@ def llsvm_grid(ds, solver, Cs, width_key, widths, nr_fold, seed, options=None):
 
 def online_options(**kw):
     from llsvm.solvers.online import OnlineOptions
-    return OnlineOptions(epochs=1, **kw)
+    return OnlineOptions(epochs=1, cache_size=CACHE_MB[0], **kw)
 
 
 # -- summaries, tables, plots -------------------------------------------------------------------------------------
@@ -372,7 +374,9 @@ def grid_part(part, name, ds, grid, args, cache, methods_wanted, quick):
             methods[m] = libsvm_grid(name, ds, [(w, C, gam(w)) for w in widths for C in Cs], args.folds, args.seed,
                                      cache)
         elif m == "smo":
-            methods[m] = llsvm_grid(ds, "smo", Cs, width_key, widths, args.folds, args.seed)
+            from llsvm.solvers.smo import SMOOptions
+            methods[m] = llsvm_grid(ds, "smo", Cs, width_key, widths, args.folds, args.seed,
+                                    SMOOptions(cache_size=CACHE_MB[0]))
         else:
             methods[m] = llsvm_grid(ds, m, Cs, width_key, widths, args.folds, args.seed, online_options())
         w, c = since(t)
@@ -490,7 +494,7 @@ def c5_part(name, ds, grid, args, cache, quick):
     lib = {}
     for C in (1.0, 100.0):
         g = gamma_of(0.3)
-        key = LibsvmCache.key(name + "-train80", sha, 0, args.seed, C, g, libsvm_version())
+        key = LibsvmCache.key(name + "-train80", sha, 0, args.seed, C, g, libsvm_version() + f" -m {CACHE_MB[0]:g}")
         hit = cache.get(key)
         if hit is None:
             _, c, wall = libsvm_fit(prob, C, g)
@@ -554,9 +558,14 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", default=None)
     ap.add_argument("--libsvm-cache", default=None, metavar="FILE")
+    ap.add_argument("--cache-mb", type=float, default=CACHE_MB[0],
+                    help="kernel cache MB of every method: LIBSVM's and -s smo's -m, the online solvers' column "
+                         "store, kept across the C values of one kernel and fold (default 1024: a reuters fold's "
+                         "Gram matrix)")
     ap.add_argument("--c5-repeats", type=int, default=3, help="C5: fits per cell (the least loop and column "
                     "times; default 3)")
     args = ap.parse_args()
+    CACHE_MB[0] = args.cache_mb
     parts = [p.strip() for p in args.parts.split(",") if p.strip()]
     bad = [p for p in parts if p not in PARTS]
     if bad:

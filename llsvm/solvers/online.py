@@ -208,9 +208,10 @@ def fit(ds, params, reporter, n_features=None, context=None):
                 sub, index = ds.take_rows(rows), None
             view = sub.row_view()
             sq = row_sq_norms(view)
-            # the column store: -m MB (shared among the pairs in proportion to their rows) kept for the next run
+            # the column store: -m MB (shared among the pairs in proportion to their rows), when a column can be
+            # needed again: a later epoch, or a later run of the grid search (one epoch visits each row once)
             store = None
-            if columns:
+            if columns and (context is not None or opts.epochs > 1):
                 share = opts.cache_size * (rows.size / total if n_pairs > 1 else 1.0)
                 store = _online.ColumnStore(view, opts.kernel_params(), sq, share)
             held = (sub, view, sq, index, store)
