@@ -364,3 +364,38 @@ def test_column_seconds():
     assert _online.column_seconds(v, {"kernel_type": 0}, row_sq_norms(v), []) == 0.0
     with pytest.raises(ValueError, match="column indices"):
         _online.column_seconds(v, {"kernel_type": 0}, row_sq_norms(v), [70])
+
+
+@pytest.mark.parametrize("case", RUN_CASES, ids=RUN_IDS)
+def test_every_epoch_end_matches_the_twins_snapshot(case):
+    """The run of e epochs ends where the twin's e-th epoch ends (its snapshot), and there o = K alpha (+ b)."""
+    kind, opts = case
+    X, y, v, order = _problem(np.float64, 21)
+    K = kernel_matrix(X, X, **RUN_KERNELS[0])
+    tw = _twin(kind, opts, K, y, order, 3)
+    for e, snap in enumerate(tw["snapshots"], start=1):
+        out = _run(v, y, order, RUN_KERNELS[0], kind, opts, e)
+        scale = _scale(snap["alpha"])
+        np.testing.assert_allclose(out["alpha"], snap["alpha"], rtol=0, atol=1e-12 * scale)
+        assert out["b"] == pytest.approx(snap.get("b", 0.0), rel=0, abs=1e-12 * scale)
+        o_scale = max(1.0, np.abs(out["o"]).max())
+        np.testing.assert_allclose(K @ out["alpha"] + out["b"], out["o"], rtol=0, atol=1e-9 * o_scale)
+        np.testing.assert_allclose(out["o"], snap["o"], rtol=0, atol=1e-9 * o_scale)
+
+
+@pytest.mark.parametrize("original", [False, True])
+def test_norma_faithful_wipe_at_step_two(original):
+    """Faithful NORMA: t = 1's decay factor is 1 - sqrt(2) < 0 and t = 2's is 0, so after two steps only the row of
+    step 2 can hold a coefficient (eta_2 y, when it violates), whatever step 1 did; max_steps stops there."""
+    X, y, v, order = _problem(np.float64, 5)
+    sq = row_sq_norms(v)
+    kernel = RUN_KERNELS[0]
+    one = _online.run(v, order, y, kernel, sq, kind="norma", C=C_RUN, epochs=1, max_steps=1, original=original)
+    assert one["t"] == 1 and one["alpha"][order[0]] == pytest.approx(C_RUN * np.sqrt(2.0) * y[order[0]])
+    two = _online.run(v, order, y, kernel, sq, kind="norma", C=C_RUN, epochs=1, max_steps=2, original=original)
+    assert two["t"] == 2 and two["viol"].tolist() == [2]
+    expect = np.zeros(len(y))
+    expect[order[1]] = C_RUN * 1.0 * y[order[1]]          # eta_2 = C sqrt(2/2)
+    np.testing.assert_array_equal(two["alpha"], expect)
+    tw = OT.norma(kernel_matrix(X, X, **kernel), y.astype(float), C_RUN, order, epochs=1)
+    assert tw["n_viol"][0] > 2                            # the run goes on past the wipe
