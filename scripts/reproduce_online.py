@@ -145,6 +145,13 @@ def fingerprint(ds):
 
 
 # -- libsvm-official ----------------------------------------------------------------------------------------------
+def write_atomic(path, text):
+    tmp = path + ".part"
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
 def libsvm_version():
     import importlib.metadata
     try:
@@ -578,6 +585,24 @@ def main():
     cache = LibsvmCache(args.libsvm_cache)
     tmp = tempfile.mkdtemp(prefix="llsvm-online-")
     results, timing = [], {}
+    stamp = timestamp()
+
+    def write_out():
+        """The report so far (after every part, so that a long run interrupted later keeps what it measured)."""
+        text = "\n\n".join(r["text"] for r in results)
+        text += "\n\n### Acceptance (spec C1-C5)\n\n" + "\n".join(line for r in results for line in r["acceptance"])
+        text += "\n\n### Time per part\n\n" + "\n".join(
+            md_header(["part", "wall s", "CPU s"]) + [md_row([k, f"{v['wall']:.1f}", f"{v['cpu']:.1f}"])
+                                                      for k, v in timing.items()])
+        title = f"llsvm reproduce-online {stamp}" + (" (--quick)" if args.quick else "")
+        write_atomic(os.path.join(args.out, f"online-{stamp}.md"), f"{title}\n\n{text}\n")
+        meta = run_meta(stamp, quick=args.quick, folds=args.folds, seed=args.seed, parts=parts,
+                        libsvm=libsvm_version(), omp_num_threads=os.environ.get("OMP_NUM_THREADS"),
+                        libsvm_cache=args.libsvm_cache, cache_mb=CACHE_MB[0], timing=timing)
+        write_atomic(os.path.join(args.out, f"online-{stamp}.json"),
+                     json.dumps({"meta": meta, "parts": [{k: v for k, v in r.items() if k != "text"}
+                                                         for r in results]}, indent=1, default=float))
+        return text
 
     def timed(label, fn):
         t = clock()
@@ -587,6 +612,7 @@ def main():
         say(f"# {label}: {w:.1f} s wall, {c:.1f} s CPU")
         if r is not None:
             results.append(r)
+        write_out()
 
     try:
         if args.quick:
@@ -620,21 +646,7 @@ def main():
                 timed("c5", lambda: c5_part("gaussians", gaussians15000(), GRIDS["gaussians"], args, cache, False))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    stamp = timestamp()
-    text = "\n\n".join(r["text"] for r in results)
-    text += "\n\n### Acceptance (spec C1-C5)\n\n" + "\n".join(line for r in results for line in r["acceptance"])
-    text += "\n\n### Time per part\n\n" + "\n".join(
-        md_header(["part", "wall s", "CPU s"]) + [md_row([k, f"{v['wall']:.1f}", f"{v['cpu']:.1f}"])
-                                                  for k, v in timing.items()])
-    title = f"llsvm reproduce-online {stamp}" + (" (--quick)" if args.quick else "")
-    with open(os.path.join(args.out, f"online-{stamp}.md"), "w") as f:
-        f.write(f"{title}\n\n{text}\n")
-    meta = run_meta(stamp, quick=args.quick, folds=args.folds, seed=args.seed, parts=parts,
-                    libsvm=libsvm_version(), omp_num_threads=os.environ.get("OMP_NUM_THREADS"),
-                    libsvm_cache=args.libsvm_cache, timing=timing)
-    with open(os.path.join(args.out, f"online-{stamp}.json"), "w") as f:
-        json.dump({"meta": meta, "parts": [{k: v for k, v in r.items() if k != "text"} for r in results]}, f,
-                  indent=1, default=float)
+    text = write_out()
     print(text)
 
 
