@@ -7,9 +7,6 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-pytest.importorskip("libsvm")
-pytest.importorskip("llsvm.grid")
-
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts"))
 import reproduce_online as RO  # noqa: E402
 from llsvm.dataset import CSRDataset  # noqa: E402

@@ -30,7 +30,8 @@ import numpy as np
 
 from .._ext import _kernel as KK
 from .._ext import _online
-from .._ext._rowops import row_sq_norms
+from .._ext._rowops import row_sq_norms, take_rows
+from ..dataset import CSRDataset
 from ..errors import ParameterError
 from ..svm_model import KERNEL_TYPES
 from .common import FitResult, Seeds
@@ -119,8 +120,6 @@ def _outputs(view, sq, alpha, b, kparams):
     o = np.full(view.n_rows, b, np.float64)
     sv = np.flatnonzero(alpha).astype(np.int64)
     if sv.size:
-        from .._ext._rowops import take_rows
-        from ..dataset import CSRDataset
         for s in range(0, sv.size, SV_BLOCK):
             part = sv[s:s + SV_BLOCK]
             indptr, indices, values = take_rows(view, part)
