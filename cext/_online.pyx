@@ -57,14 +57,15 @@ cdef inline double _now() noexcept nogil:
     return <double>ts.tv_sec + 1e-9 * <double>ts.tv_nsec
 
 
-cdef inline void _column_add(const KernelParams* p, const RowView* v, int64_t i, double coef, double* o,
-                             const double* sq, int64_t l, double* dense, value_t* kind) noexcept nogil:
-    """o[r] += coef k(x_r, x_i) for every row r (x_i scattered once; dense is zeros again on return)."""
+cdef inline void _column_add(const KernelParams* p, const RowView* v, int64_t i, double coef, double shift,
+                             double* o, const double* sq, int64_t l, double* dense, value_t* kind) noexcept nogil:
+    """o[r] = (o[r] + coef k(x_r, x_i)) + shift for every row r (x_i scattered once; dense is zeros again on
+    return). shift is List 3b's bias step, added in the same pass: the same two roundings as two passes."""
     cdef int64_t r
     cdef double sqi = sq[i]
     scatter_row(v, i, dense, False, kind)
     for r in range(l):
-        o[r] += coef * kernel_from_dot(p, dot_dense(v, r, dense, kind), sq[r], sqi)
+        o[r] = (o[r] + coef * kernel_from_dot(p, dot_dense(v, r, dense, kind), sq[r], sqi)) + shift
     scatter_row(v, i, dense, True, kind)
 
 
@@ -219,9 +220,10 @@ cdef inline double _raw(State* st, int64_t i, value_t* kind) noexcept nogil:
     return acc
 
 
-cdef inline void _add(State* st, int64_t i, double coef, value_t* kind) noexcept nogil:
-    """The output side of abar_i += coef: obar += coef K[:, i] (cached, through the store when there is one),
-    v += coef x_i (linear), i joins the support (original)."""
+cdef inline void _add(State* st, int64_t i, double coef, double shift, value_t* kind) noexcept nogil:
+    """The output side of abar_i += coef: obar += coef K[:, i], then + shift (List 3b's bias step; 0 otherwise), in
+    one pass (cached, through the store when there is one), v += coef x_i (linear), i joins the support
+    (original)."""
     cdef int64_t r
     cdef double* col
     cdef double sqi
@@ -254,15 +256,15 @@ cdef inline void _add(State* st, int64_t i, double coef, value_t* kind) noexcept
                 S.n_stored += 1
                 S.misses += 1
                 for r in range(st.l):
-                    st.obar[r] += coef * col[r]
+                    st.obar[r] = (st.obar[r] + coef * col[r]) + shift
                 return
         elif col != NULL:
             S.hits += 1
             for r in range(st.l):
-                st.obar[r] += coef * col[r]
+                st.obar[r] = (st.obar[r] + coef * col[r]) + shift
             return
         S.misses += 1
-    _column_add(st.p, st.v, i, coef, st.obar, st.sq, st.l, st.dense, kind)
+    _column_add(st.p, st.v, i, coef, shift, st.obar, st.sq, st.l, st.dense, kind)
 
 
 cdef inline void _wipe(State* st) noexcept nogil:
@@ -363,7 +365,7 @@ cdef int64_t _epochs(State* st, int64_t epochs, int64_t* viol, int64_t* over, va
                             cur = _raw(st, i, kind)
                             st.nn += 2.0 * cs * cur + cs * cs * kernel_from_dot(st.p, st.sq[i], st.sq[i], st.sq[i])
                         st.abar[i] += cs
-                        _add(st, i, cs, kind)
+                        _add(st, i, cs, 0.0, kind)
                 if st.projection and st.nn > 0.0:
                     f = rad / (fabs(st.s) * sqrt(st.nn))
                     if f < 1.0:
@@ -391,23 +393,21 @@ cdef int64_t _epochs(State* st, int64_t epochs, int64_t* viol, int64_t* over, va
                 if y[i] * oi < 1.0:
                     viol[e] += 1
                     c = eta * y[i]
-                    _add(st, i, c, kind)
+                    # the bias step joins the column's pass (cached form): o_r = (o_r + c K_ri) + c
+                    _add(st, i, c, c if st.bias and st.mode == MODE_CACHED else 0.0, kind)
                     st.abar[i] += c
                     if st.bias:
                         st.b += c
-                        if st.mode == MODE_CACHED:
-                            for r in range(l):
-                                st.obar[r] += c
             elif st.which == LIST_3A:
                 d = 1.0 - eta / C
                 vi = y[i] * _raw(st, i, kind)
                 if vi < 1.0:
                     viol[e] += 1
-                    _add(st, i, eta * (y[i] - st.abar[i] / C), kind)
+                    _add(st, i, eta * (y[i] - st.abar[i] / C), 0.0, kind)
                     st.abar[i] = d * st.abar[i] + eta * y[i]
                 elif vi > 1.0:
                     over[e] += 1
-                    _add(st, i, -(eta * st.abar[i] / C), kind)
+                    _add(st, i, -(eta * st.abar[i] / C), 0.0, kind)
                     st.abar[i] = d * st.abar[i]
             elif st.which == LIST_NORMA:
                 d = (1.0 - eta / C) if st.faithful else (1.0 - eta * st.lam)
@@ -426,13 +426,13 @@ cdef int64_t _epochs(State* st, int64_t epochs, int64_t* viol, int64_t* over, va
                 st.abar[i] = a_new / st.s
                 delta = a_new - d * a_old
                 if delta != 0.0:
-                    _add(st, i, delta / st.s, kind)
+                    _add(st, i, delta / st.s, 0.0, kind)
                 _fold(st)
             else:
                 if y[i] * (eta * _raw(st, i, kind)) <= 1.0:
                     viol[e] += 1
                     st.abar[i] += y[i]
-                    _add(st, i, <double>y[i], kind)
+                    _add(st, i, <double>y[i], 0.0, kind)
             if st.average:
                 _accumulate(st)
     return t
@@ -442,7 +442,7 @@ cdef void _column_loop(const KernelParams* p, const RowView* v, const int64_t* c
                        int64_t l, double* o, double* dense, value_t* kind) noexcept nogil:
     cdef int64_t q
     for q in range(m):
-        _column_add(p, v, cols[q], 1.0, o, sq, l, dense, kind)
+        _column_add(p, v, cols[q], 1.0, 0.0, o, sq, l, dense, kind)
 
 
 def column_seconds(Rows X not None, params, const double[::1] sqnorm, rows):
