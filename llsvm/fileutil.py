@@ -10,6 +10,7 @@ was changed, and exit 0 that all of them were written.
 """
 import contextlib
 import os
+import shutil
 import sys
 import tempfile
 
@@ -35,6 +36,20 @@ def commit_output(tmp, path):
     and the target is untouched)."""
     _Commit.started = True
     os.replace(tmp, path)
+
+
+def remove_tree(path):
+    """shutil.rmtree that a Ctrl-C cannot cut short: a KeyboardInterrupt raised while it removes (the signal can
+    land in the cleanup itself, after the work is done) is held until the tree is gone, then raised."""
+    interrupted = None
+    while True:
+        try:
+            shutil.rmtree(path, ignore_errors=True)
+            break
+        except KeyboardInterrupt as exc:
+            interrupted = exc
+    if interrupted is not None:
+        raise interrupted
 
 
 def _temp_beside(path):

@@ -20,7 +20,7 @@ from llsvm import memory
 from llsvm.binfmt import BinaryDataset
 from llsvm.cli import train as train_cli
 from llsvm.cli.common import handle_errors
-from llsvm.fileutil import atomic_output
+from llsvm.fileutil import atomic_output, remove_tree
 from llsvm.errors import ParameterError
 from llsvm.solvers.registry import Params
 
@@ -363,3 +363,26 @@ def test_sigint_during_start_up_has_no_traceback(tmp_path):
         codes.append(proc.returncode)
     assert set(codes) <= {0, 130}
     assert codes.count(130) >= 4, codes
+
+
+def test_remove_tree_finishes_when_interrupted(tmp_path, monkeypatch):
+    """A Ctrl-C landing in the temporary directory's removal (the signal can arrive once the work is done, in the
+    cleanup itself; CI once saw the directory left behind) is held until the tree is gone, then raised."""
+    d = tmp_path / "llsvm-x"
+    (d / "sub").mkdir(parents=True)
+    for k in range(5):
+        (d / f"f{k}").write_bytes(b"x")
+    real = shutil.rmtree
+    calls = []
+
+    def interrupted_once(path, ignore_errors=False):
+        calls.append(path)
+        if len(calls) == 1:
+            os.unlink(os.path.join(path, "f0"))        # part of the tree is gone when the interrupt lands
+            raise KeyboardInterrupt
+        real(path, ignore_errors=ignore_errors)
+
+    monkeypatch.setattr(shutil, "rmtree", interrupted_once)
+    with pytest.raises(KeyboardInterrupt):
+        remove_tree(str(d))
+    assert not d.exists() and len(calls) == 2

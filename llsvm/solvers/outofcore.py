@@ -5,7 +5,6 @@ import math
 import os
 import queue
 import secrets
-import shutil
 import tempfile
 import threading
 import time
@@ -17,6 +16,7 @@ from .. import memory
 from ..binfmt import DEFAULT_BLOCK_BYTES, WRITE_ALIGN, BinaryDataset, BinaryWriter
 from ..dataset import CSRDataset
 from ..errors import DataFormatError, LLSVMError, ParameterError
+from ..fileutil import remove_tree
 from ..model import Model
 from ..report import as_reporter
 from ..textio import DEFAULT_CHUNK, DEFAULT_MAX_LINE, line_limit
@@ -279,10 +279,13 @@ class OutOfCoreSolver:
                         self.params.spec.class_labels)
             return self._fit(src, directory, t0)
         finally:
-            if src is not None:
-                src.close()
-            if directory is not None:
-                shutil.rmtree(directory, ignore_errors=True)
+            try:
+                if src is not None:
+                    src.close()
+            finally:
+                # a Ctrl-C can land here, once the work is done: the removal finishes first (remove_tree)
+                if directory is not None:
+                    remove_tree(directory)
 
 
 @dataclass
