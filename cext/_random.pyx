@@ -7,7 +7,7 @@ from libc.stdint cimport int64_t, uint64_t
 
 import numpy as np
 
-from rng cimport Rng, rng_seed, rng_next, rng_shuffle
+from rng cimport Rng, rng_seed, rng_next, rng_shuffle, rng_normal_fill
 
 
 def rng_state(uint64_t seed):
@@ -31,3 +31,14 @@ def permutation(int64_t n, uint64_t[::1] rng):
         with nogil:
             rng_shuffle(<Rng*>&rng[0], &p[0], n)
     return perm
+
+
+def normal_fill(uint64_t[::1] rng, int64_t n):
+    """n standard normal deviates from an RNG state (advanced in place): the stream ProjectSVM's directions are
+    drawn from (rng.pxd's rng_normal_fill), for the NumPy twin to replay."""
+    out = np.empty(n, dtype=np.float64)
+    cdef double[::1] o = out
+    if n > 0:
+        with nogil:
+            rng_normal_fill(<Rng*>&rng[0], &o[0], n)
+    return out

@@ -1,6 +1,7 @@
 # The project's one seeded random number generator (header-only): xoshiro256** (Blackman & Vigna 2018),
 # seeded through splitmix64. Bounded draws use Lemire's multiply-and-reject method, so they carry no modulo bias.
 # Kernels receive an Rng by pointer from their driver; nothing here touches global state.
+from libc.math cimport cos, log, sin, sqrt
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 
 ctypedef fused index_t:
@@ -74,3 +75,20 @@ cdef inline void rng_shuffle(Rng* r, index_t* a, int64_t n) noexcept nogil:
         t = a[i]
         a[i] = a[j]
         a[j] = t
+
+
+cdef inline void rng_normal_fill(Rng* r, double* out, int64_t n) noexcept nogil:
+    """n standard normal deviates (Box-Muller, both values of each pair): for each pair u1 = 1 - uniform (in
+    (0, 1]), u2 = uniform, radius sqrt(-2 log u1), angle 2 pi u2, out = radius cos(angle), radius sin(angle); an odd
+    n drops the last pair's sine. Every call starts a new pair, so a draw of d values takes ceil(d/2) pairs."""
+    cdef int64_t k = 0
+    cdef double u1, u2, rad, ang
+    while k < n:
+        u1 = 1.0 - rng_uniform(r)
+        u2 = rng_uniform(r)
+        rad = sqrt(-2.0 * log(u1))
+        ang = 6.283185307179586 * u2
+        out[k] = rad * cos(ang)
+        if k + 1 < n:
+            out[k + 1] = rad * sin(ang)
+        k += 2

@@ -451,7 +451,7 @@ def test_parameter_errors(runner, small, tmp_path, args, message):
     assert not (tmp_path / "m").exists()
 
 
-@pytest.mark.parametrize("solver", ["0", "4", "5", "7", "11", "21", "99", "-1", "project1d", "local1d", "foo"])
+@pytest.mark.parametrize("solver", ["0", "4", "5", "7", "11", "21", "99", "-1", "foo", "local"])
 def test_unknown_solver(runner, small, tmp_path, solver):
     r = train(runner, "-s", solver, small, tmp_path / "m")
     assert_exit(r, 1)

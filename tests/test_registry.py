@@ -63,6 +63,10 @@ OPTION_ARGS = {
     "--lambda": ["--lambda", "0.01"],
     "-k": ["-k", "4"],
     "--projection": ["--projection"],
+    "--oned": ["--oned", "exact"],
+    "--oned-norm": ["--oned-norm", "paper"],
+    "--max-seconds": ["--max-seconds", "30"],
+    "--target-loss": ["--target-loss", "1"],
 }
 # LIBLINEAR's own words where it has them; otherwise the registry's message, which names the option
 REFUSAL = {"-R": "ERROR: -R option supported only for solver ",
@@ -261,14 +265,11 @@ def test_predict_help():
         assert opt in text, opt
 
 
-def test_unknown_and_planned_solvers():
+def test_unknown_solvers():
     with pytest.raises(llsvm.ParameterError, match=r"^unknown solver type$"):
         registry.get("nope")
     with pytest.raises(llsvm.ParameterError, match=r"LIBLINEAR's -s 0 is not implemented in llsvm yet"):
         registry.get(0)
-    for name in registry.PLANNED:
-        with pytest.raises(llsvm.ParameterError, match="not implemented yet"):
-            registry.get(name)
     for spec in SPECS:
         assert registry.get(spec.name) is spec and registry.get(spec.key) is spec
 

@@ -229,6 +229,16 @@ def _options(spec, values):
               help=f"Mini-batch size (default 1) {_for('-k')}.")
 @click.option("--projection", is_flag=True, default=None,
               help=f"Project w onto the ball of radius 1/sqrt(lambda) after each step {_for('--projection')}.")
+@click.option("--oned", type=click.Choice(["scan", "exact"]), default=None,
+              help="The 1-D solver: the paper's sorted scan SVM1D (default) or the exact 1-D optimum (weighted-median "
+                   f"bias, golden-section search) {_for('--oned')}.")
+@click.option("--oned-norm", type=click.Choice(["unit", "paper"]), default=None,
+              help="Project on the unit direction, so the loss is the primal objective of the model (default), or "
+                   f"as the paper prints it {_for('--oned-norm')}.")
+@click.option("--max-seconds", type=float, default=None, metavar="S",
+              help=f"Stop each binary problem's search after S seconds {_for('--max-seconds')}.")
+@click.option("--target-loss", type=float, default=None, metavar="LOSS",
+              help=f"Stop once the loss is at most LOSS {_for('--target-loss')}.")
 @click.option("-q", "quiet", is_flag=True, help="Quiet mode (no outputs).")
 @click.option("--threads", type=click.IntRange(min=1), default=None,
               help="Threads for one-vs-rest classes and cross-validation folds (same model for any N). "
@@ -265,7 +275,7 @@ def _options(spec, values):
 def main(training_set_file, model_file, solver, cost, svr_p, nu, eps, bias, no_reg_bias, weights, nr_fold, find_C,
          kernel_type, degree, gamma, coef0, cache_size, shrinking, hard_class, h1_c, min_remove, max_depth,
          rbf_depth, rbf_select, rbf_tol, grid, sigma, epochs, average, original, bias_update, eta0, lam, batch,
-         projection, quiet, threads, seed, max_iter, json_file,
+         projection, oned, oned_norm, max_seconds, target_loss, quiet, threads, seed, max_iter, json_file,
          progress, zero_based, memory, tmp_dir, inner_iter, keep_active_set, hash_bits, inner_eps, one_pass,
          max_passes):
     """Train a linear SVM, as LIBLINEAR's train, or a kernel SVM (-s smo), as LIBSVM's svm-train:
@@ -295,7 +305,8 @@ def main(training_set_file, model_file, solver, cost, svr_p, nu, eps, bias, no_r
                              "--rbf-tol": rbf_tol, "--grid": grid, "--sigma": sigma, "--epochs": epochs,
                              "--average": average, "--original": original,
                              "--no-bias-update": None if bias_update is None else "given", "--eta0": eta0,
-                             "--lambda": lam, "-k": batch, "--projection": projection})
+                             "--lambda": lam, "-k": batch, "--projection": projection, "--oned": oned,
+                             "--oned-norm": oned_norm, "--max-seconds": max_seconds, "--target-loss": target_loss})
     if one_pass:
         # the re-check passes are what -e and --max-passes control: with --one-pass they would do nothing
         for flag, value in (("-e", eps), ("--max-passes", max_passes)):
@@ -333,7 +344,8 @@ def main(training_set_file, model_file, solver, cost, svr_p, nu, eps, bias, no_r
                               "max_depth": max_depth, "rbf_depth": _rbf_depth(rbf_depth), "rbf_select": rbf_select,
                               "rbf_tol": rbf_tol, "sigma": sigma, "epochs": epochs, "average": average,
                               "original": original, "bias_update": bias_update, "eta0": eta0, "lam": lam,
-                              "batch": batch, "projection": projection})
+                              "batch": batch, "projection": projection, "oned": oned, "oned_norm": oned_norm,
+                              "max_seconds": max_seconds, "target_loss": target_loss})
     params = Params(solver=spec.key, C=1.0 if cost is None else cost, eps=eps, bias=bias, weights=list(weights),
                     regularize_bias=not no_reg_bias, max_iter=max_iter, seed=seed,
                     threads=spec.default_threads if threads is None else threads, options=options)

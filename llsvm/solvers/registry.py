@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, fields, replace
 
 from ..errors import ParameterError
 from ..model import SOLVER_TYPE_TABLE, UNLABELLED
-from . import bm, dcd, h1tree, newton, online, onepass, outofcore, smo, streamsvm
+from . import bm, dcd, h1tree, newton, oned, online, onepass, outofcore, smo, streamsvm
 from .common import LIBLINEAR_JSON_FIELDS, liblinear_metrics
 from .outofcore import StreamOptions
 from .onepass import LLSVMOptions
@@ -69,10 +69,11 @@ SOLVER_OPTIONS = {
     "--lambda": "lam",
     "-k": "batch",
     "--projection": "projection",
+    "--oned": "oned",
+    "--oned-norm": "oned_norm",
+    "--max-seconds": "max_seconds",
+    "--target-loss": "target_loss",
 }
-
-# names reserved for the solvers of the next issues (docs/solvers.md, "Planned solvers")
-PLANNED = ("project1d", "local1d")
 
 
 @dataclass(frozen=True)
@@ -98,6 +99,8 @@ class SolverSpec:
     same_model_any_input: bool = True     # text, binary and stdin input of the same rows give the same model
     progress_desc: str = "reading"  # the progress bar of its first pass over a streamed input
     progress_unit: str = "B"
+    free_bias: bool = False        # it fits an unregularised bias b: the model always has a bias B (-B B > 0,
+                                   # default 1) with w_{n+1} = b / B
     work_vectors: int = 1          # float64 arrays of the weight vector's size one binary problem of a random-access
                                    # driver holds while it runs (the trainer checks them against the memory)
 
@@ -230,6 +233,25 @@ register(_online("pegaz", "Pegaz (List 2): kernel Pegasos without projection, st
 register(_online("pegasos", "Pegasos: lambda = 1/(C l), step 1/(lambda t), mini-batches of -k rows, optional "
                             "projection", ("--lambda", "-k", "--projection")))
 
+_ONED_COMMON = ("-v", "--oned", "--oned-norm", "--max-seconds")
+
+
+def _oned(name, title, default_max_iter, extra=()):
+    """A solver of issue 17 (llsvm/solvers/oned.py): LIBLINEAR's model file with a free bias, one-vs-rest."""
+    return SolverSpec(
+        name=name, number=None, title=title, driver=oned.train_one, access="random",
+        solver_type="L2R_L1LOSS_SVC_DUAL", default_eps=None,
+        eps_meaning="none (they run --max-iter steps; -e is refused)", default_max_iter=default_max_iter,
+        options=oned.OneDOptions, accepts=_ONED_COMMON + extra, metrics=oned.metrics,
+        json_fields=LIBLINEAR_JSON_FIELDS + oned.JSON_FIELDS, free_bias=True, work_vectors=2)
+
+
+register(_oned("local1d", "LocalSVM (Schneider et al., Algorithm 3): L1-loss SVM with a free bias by coordinate "
+                          "steps of a direction, each solved exactly on its 1-D projection (sorted scan)",
+               oned.LOCAL_MAX_ITER))
+register(_oned("project1d", "ProjectSVM (Algorithm 2): the best of --max-iter random Gaussian directions, each "
+                            "solved on its 1-D projection", oned.PROJECT_MAX_ITER, ("--target-loss",)))
+
 
 def specs():
     """Every registered solver, LIBLINEAR's numbers first, in the order of the help text."""
@@ -258,8 +280,6 @@ def get(value):
         raise ParameterError("unknown solver type")
     if v in REGISTRY:
         return REGISTRY[v]
-    if v in PLANNED:
-        raise ParameterError(f"unknown solver type {v}: not implemented yet (implemented: {implemented_text()})")
     raise ParameterError("unknown solver type")
 
 
@@ -313,8 +333,9 @@ class Params:
         self.solver = spec.key
         if spec.default_eps is None:
             if self.eps is not None:
+                runs = "--max-iter steps" if spec.free_bias else "--epochs passes"
                 raise ParameterError(f"-e applies only to solvers with a stopping tolerance, not to -s {spec.name} "
-                                     "(it runs --epochs passes)")
+                                     f"(it runs {runs})")
         else:
             if self.eps is None:
                 self.eps = spec.default_eps
@@ -335,6 +356,12 @@ class Params:
             if "-R" not in spec.accepts:
                 raise ParameterError("-R option supported only for solver L2R_LR, L2R_L2LOSS_SVC, L1R_L2LOSS_SVC, "
                                      "L1R_LR, and L2R_L2LOSS_SVR")
+        if spec.free_bias:
+            if self.bias == 0:
+                raise ParameterError(f"-B 0: -s {spec.name} fits a free bias b and writes it as w_(n+1) = b / B, "
+                                     "so B must be > 0 (default 1)")
+            if self.bias < 0:
+                self.bias = 1.0
         if spec.model_kind in ("kernel", "tree") and self.bias >= 0:
             raise ParameterError(f"-B applies only to the linear solvers, not to -s {spec.name} (a kernel SVM's "
                                  "bias is its rho)")
