@@ -35,7 +35,7 @@
 cimport cython
 from libc.math cimport INFINITY, sqrt
 from libc.stdint cimport int8_t, int32_t, int64_t, uint64_t
-from libc.string cimport memcpy
+from libc.string cimport memcpy, memset
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
 import numpy as np
@@ -73,26 +73,102 @@ cdef inline double _now() noexcept nogil:
 
 # -- sorting ------------------------------------------------------------------------------------------------------
 cdef inline void _merge(const KI* a, int64_t na, const KI* b, int64_t nb, KI* out) noexcept nogil:
-    """Merge two ascending runs (stable: a's element first on ties)."""
-    cdef int64_t i = 0, j = 0, o = 0
-    while i < na and j < nb:
-        if b[j].k < a[i].k:
-            out[o] = b[j]
-            j += 1
-        else:
-            out[o] = a[i]
-            i += 1
-        o += 1
-    if i < na:
-        memcpy(out + o, a + i, (na - i) * sizeof(KI))
-    elif j < nb:
-        memcpy(out + o, b + j, (nb - j) * sizeof(KI))
+    """Merge two ascending runs (stable: a's element first on ties). Branch-free selection: the data decide which
+    side each step reads, so there is no branch to mispredict."""
+    cdef const KI* ae = a + na
+    cdef const KI* be = b + nb
+    cdef const KI* src
+    cdef bint take_b
+    while a < ae and b < be:
+        take_b = b[0].k < a[0].k
+        src = b if take_b else a
+        out[0] = src[0]
+        out += 1
+        b += take_b
+        a += 1 - take_b
+    if a < ae:
+        memcpy(out, a, (ae - a) * sizeof(KI))
+    elif b < be:
+        memcpy(out, b, (be - b) * sizeof(KI))
+
+
+DEF MINRUN = 24
+
+
+cdef inline void _insertion(KI* a, int64_t lo, int64_t sorted_end, int64_t hi) noexcept nogil:
+    """Extend the ascending run a[lo:sorted_end] to a[lo:hi] by insertion (stable)."""
+    cdef int64_t i, j
+    cdef KI x
+    for i in range(sorted_end, hi):
+        x = a[i]
+        j = i
+        while j > lo and a[j - 1].k > x.k:
+            a[j] = a[j - 1]
+            j -= 1
+        a[j] = x
+
+
+cdef inline uint64_t _rkey(double k) noexcept nogil:
+    """The double's bits as an unsigned key in the same order (negatives: all bits flipped; else the sign bit set)."""
+    cdef uint64_t u
+    memcpy(&u, &k, 8)
+    if u >> 63:
+        return ~u
+    return u | (<uint64_t>1 << 63)
+
+
+cdef void _radix(KI* a, KI* buf, int64_t n, int64_t* cnt) noexcept nogil:
+    """LSD radix sort of a[0:n] by k, 8 passes of one byte (a pass whose byte is the same in every key is skipped):
+    O(n) whatever the order. cnt: 8 x 256 entries."""
+    cdef int64_t i, b, tot, c0
+    cdef uint64_t u
+    cdef int shift
+    cdef KI* src = a
+    cdef KI* dst = buf
+    cdef KI* sw
+    cdef int64_t* c
+    memset(cnt, 0, 8 * 256 * sizeof(int64_t))
+    for i in range(n):
+        u = _rkey(a[i].k)
+        for b in range(8):
+            cnt[256 * b + ((u >> (8 * b)) & 255)] += 1
+    for b in range(8):
+        c = cnt + 256 * b
+        shift = 8 * b
+        if c[(_rkey(src[0].k) >> shift) & 255] == n:
+            continue
+        tot = 0
+        for i in range(256):
+            c0 = c[i]
+            c[i] = tot
+            tot += c0
+        for i in range(n):
+            u = (_rkey(src[i].k) >> shift) & 255
+            dst[c[u]] = src[i]
+            c[u] += 1
+        sw = src
+        src = dst
+        dst = sw
+    if src != a:
+        memcpy(a, src, n * sizeof(KI))
 
 
 cdef void _sort(KI* a, KI* buf, int64_t* runs, int64_t n) noexcept nogil:
+    """Sort a[0:n] ascending by k: the natural merge sort below when a[] is nearly sorted (at most n/32 descents:
+    a small step of LocalSVM), else the radix sort (runs + n + 1 holds its 8 x 256 counters)."""
+    cdef int64_t i, desc = 0
+    for i in range(1, n):
+        desc += a[i].k < a[i - 1].k
+    if desc <= n // 32:
+        _natural(a, buf, runs, n)
+    else:
+        _radix(a, buf, n, runs + n + 1)
+
+
+cdef void _natural(KI* a, KI* buf, int64_t* runs, int64_t n) noexcept nogil:
     """Sort a[0:n] ascending by k: natural merge sort (maximal ascending runs, strictly descending runs reversed,
-    then pairwise merges of neighbouring runs): O(n) on a sorted or reversed input, O(n log runs) in general.
-    buf: n elements, runs: n + 1 entries."""
+    runs shorter than MINRUN extended by insertion, then pairwise merges of neighbouring runs): O(n) on a sorted or
+    reversed input, O(n log runs) in general. buf: n elements, runs: n + 1 entries."""
     cdef int64_t nr = 0, s = 0, e, lo, hi, j, m
     cdef KI tmp
     cdef KI* src = a
@@ -117,6 +193,10 @@ cdef void _sort(KI* a, KI* buf, int64_t* runs, int64_t n) noexcept nogil:
         else:
             while e < n and a[e].k >= a[e - 1].k:
                 e += 1
+        if e - s < MINRUN and e < n:
+            hi = s + MINRUN if s + MINRUN < n else n
+            _insertion(a, s, e, hi)
+            e = hi
         runs[nr] = s
         nr += 1
         s = e
@@ -360,8 +440,9 @@ cdef inline void _snapshot(double* row, double* wrow, const double* w, int64_t d
 
 
 def _work(int64_t N):
-    """The sorting work arrays of a problem of N rows: pairs (as bytes: KI is 16 bytes) and run bounds."""
-    return np.empty(4 * N * sizeof(KI), np.uint8), np.empty(N + 1, np.int64)
+    """The sorting work arrays of a problem of N rows: pairs (as bytes: KI is 16 bytes), run bounds and the radix
+    sort's counters."""
+    return np.empty(4 * N * sizeof(KI), np.uint8), np.empty(N + 1 + 8 * 256, np.int64)
 
 
 def scan(const double[::1] p, const int8_t[::1] y, double scale2=1.0, double Cp=1.0, double Cn=1.0,
@@ -740,3 +821,4 @@ def project_svm(Rows X not None, const int64_t[::1] rows, const int8_t[::1] y, d
     return {"l_min": state[0], "b": state[1], "t": None, "thres": None, "seconds": state[4],
             "n_iter": counts[0], "accepted": counts[1], "rejected": counts[2], "calls": counts[3],
             "n_trace": 0, "n_snap": ns, "reason": REASONS[reason]}
+

@@ -9,6 +9,7 @@ default) and w_{n+1} = b / B, written as solver_type L2R_L1LOSS_SVC_DUAL (LIBLIN
 its predict needs only w and the bias); --json names the real solver, its modes and its trace.
 """
 import math
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -78,15 +79,19 @@ def run(sub, params, seed=1, trace_rows=0):
     max_seconds = opt.max_seconds or 0.0
     if local:
         trace = np.zeros((trace_rows, 3), np.int32)
+        t0 = time.perf_counter()
         cols = _columns(sub)
+        setup = time.perf_counter() - t0
         out = K.local_svm(*cols, sub.y, sub.Cp, sub.Cn, unit, exact, max_iter, max_seconds, w, snap, snapw, trace)
         out["trace"] = trace[:out["n_trace"]]
     else:
+        setup = 0.0
         target = -math.inf if opt.target_loss is None else opt.target_loss
         memory.check(sub.l * 72, "the sorting arrays of -s project1d")
         out = K.project_svm(sub.view.row_view(-1.0), sub.rows, sub.y, sub.Cp, sub.Cn, unit, exact, max_iter,
                             max_seconds, target, rng_state(seed), w, snap, snapw)
         out["trace"] = np.zeros((0, 3), np.int32)
+    out["setup_seconds"] = setup
     ns = out["n_snap"]
     out["snapshots"] = [dict(zip(K.SNAP_FIELDS, row), w=snapw[k].copy()) for k, row in enumerate(snap[:ns].tolist())]
     for s in out["snapshots"]:
@@ -100,7 +105,7 @@ def _one_class(sub):
     sign = 1.0 if sub.l and sub.y[0] > 0 else -1.0
     return np.zeros(sub.n_features), {"l_min": 0.0, "b": sign, "t": None, "thres": None, "seconds": 0.0, "n_iter": 0,
                                       "accepted": 0, "rejected": 0, "calls": 0, "n_trace": 0, "n_snap": 0,
-                                      "reason": "one_class", "snapshots": [], "trace": np.zeros((0, 3), np.int32)}
+                                      "reason": "one_class", "setup_seconds": 0.0, "snapshots": [], "trace": np.zeros((0, 3), np.int32)}
 
 
 def train_one(sub, params, seed, reporter, warm=None):
@@ -128,6 +133,7 @@ def train_one(sub, params, seed, reporter, warm=None):
         "solver": params.spec.name, "oned": opt.oned, "oned_norm": opt.oned_norm, "C": [sub.Cp, sub.Cn],
         "l_min": out["l_min"], "b": b, "t": out["t"], "thres": out["thres"], "accepted": out["accepted"],
         "rejected": out["rejected"], "svm1d_calls": out["calls"], "seconds": out["seconds"],
+        "setup_seconds": out["setup_seconds"],
         "stop": out["reason"], "max_seconds": opt.max_seconds,
         "trace": [{k: s[k] for k in K.SNAP_FIELDS} for s in out["snapshots"]]}}
     if params.spec.name == "project1d":
