@@ -44,7 +44,7 @@ import numpy as np  # noqa: E402
 import llsvm  # noqa: E402
 from llsvm.solvers.common import group_classes  # noqa: E402
 from llsvm.solvers.oned import OneDOptions  # noqa: E402
-from benchutil import md_header, md_row, pyplot, run_meta, save_png, say, shared_set, timestamp  # noqa: E402
+from benchutil import md_header, md_row, pyplot, run_meta, save_png, say, shared_set, timed_train, timestamp  # noqa: E402
 
 # Table 2 of the paper: LocalSVM's accuracy, its theta, SVCDUAL's accuracy and theta, LocalSVM's time (ms)
 PAPER = {"svmguide1": (95, 1.00, 84, 2.32, 1.7), "splice": (85, 1.00, 84, 1.09, 41.8),
@@ -52,14 +52,6 @@ PAPER = {"svmguide1": (95, 1.00, 84, 2.32, 1.7), "splice": (85, 1.00, 84, 1.09, 
          "skin_nonskin": (84, 1.00, 82, 2.09, 311.8)}
 B2_TOL = {"svmguide1": 1.0, "splice": 1.0, "diabetes": 1.0, "svmguide3": 2.0}
 B1_SETS = ("svmguide1", "splice", "diabetes", "svmguide3")
-
-
-def quiet_train(data, **kw):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        t0 = time.perf_counter()
-        model = llsvm.train(data, **kw)
-        return time.perf_counter() - t0, model
 
 
 def signs(ds, positive=None):
@@ -128,7 +120,7 @@ def optimum(X, y, cvxopt_max):
 
 
 def local_run(ds, X, y, max_iter, norm="unit"):
-    secs, model = quiet_train(ds, solver="local1d", C=1.0, max_iter=max_iter, threads=1,
+    secs, model = timed_train(ds, solver="local1d", C=1.0, max_iter=max_iter, threads=1,
                               options=OneDOptions(oned_norm=norm))
     r = model.meta["results"][0]
     snaps = r.extra["snapshots"]
@@ -159,7 +151,7 @@ def part_local(name, ds, X, y, K, repeats, report):
 def part_svcdual(name, ds, X, y, K, report):
     accs, times = [], []
     for k in range(1, K + 1):
-        secs, model = quiet_train(ds, solver=3, C=1.0, bias=1.0, max_iter=2 ** k, threads=1)
+        secs, model = timed_train(ds, solver=3, C=1.0, bias=1.0, max_iter=2 ** k, threads=1)
         w = model.W[:, 0]
         b = w[-1] * model.bias
         accs.append(acc_of(X, y, w, b))
@@ -169,7 +161,7 @@ def part_svcdual(name, ds, X, y, K, report):
 
 
 def part_project(name, ds, X, y, opt, report):
-    secs, model = quiet_train(ds, solver="project1d", C=1.0, max_iter=1024, threads=1, seed=1)
+    secs, model = timed_train(ds, solver="project1d", C=1.0, max_iter=1024, threads=1, seed=1)
     r = model.meta["results"][0]
     snaps = r.extra["snapshots"]
     report[name]["project1d"] = {
