@@ -30,7 +30,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 import warnings
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
