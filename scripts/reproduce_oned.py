@@ -189,6 +189,7 @@ def main(argv=None):
     ap.add_argument("--k-max", type=int, default=14, help="2^K iterations (SkinNonSkin: min(K, 10))")
     ap.add_argument("--cvxopt-max", type=int, default=3100, help="rows up to which cvxopt certifies the optimum")
     ap.add_argument("--quick", action="store_true", help="K = 8, 1 repeat, no SkinNonSkin, no unseen sets")
+    ap.add_argument("--no-plots", action="store_true", help="no PNGs (matplotlib is a reproduce dependency)")
     a = ap.parse_args(argv)
     if a.quick:
         a.k_max, a.repeats = 8, 1
@@ -242,7 +243,8 @@ def main(argv=None):
     print(text)
     with open(os.path.join(a.out, f"oned-{when}.md"), "w") as f:
         f.write(text)
-    plots(report, a.out, when)
+    if not a.no_plots:
+        plots(report, a.out, when)
     say(f"# results in {a.out}")
 
 

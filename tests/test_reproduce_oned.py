@@ -32,7 +32,8 @@ def test_optimum_brackets_the_primal():
 
 
 def test_quick_run_on_diabetes(shared_data, tmp_path):
-    RO.main(["--shared", str(shared_data), "--out", str(tmp_path), "--sets", "diabetes", "--quick"])
+    RO.main(["--shared", str(shared_data), "--out", str(tmp_path), "--sets", "diabetes", "--quick",
+             "--no-plots"])
     md = next(tmp_path.glob("oned-*.md")).read_text()
     for line in ("| B1 | diabetes |", "| B2 | diabetes |", "| B3 | diabetes |", "| B4 | diabetes |"):
         assert line in md
@@ -41,5 +42,4 @@ def test_quick_run_on_diabetes(shared_data, tmp_path):
     assert loc["iters"][:3] == [1, 2, 4] and len(loc["acc"]) == len(loc["seconds"])
     assert all(b >= a for a, b in zip(loc["seconds"], loc["seconds"][1:]))
     assert abs(rep["diabetes"]["b1"]["gap_pct"]) < 0.5
-    assert next(tmp_path.glob("fig9-*.png")).stat().st_size > 1000
-    assert next(tmp_path.glob("project-*.png")).stat().st_size > 1000
+    assert not list(tmp_path.glob("*.png"))          # matplotlib belongs to `make reproduce-oned`, not to the tests
