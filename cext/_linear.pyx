@@ -30,18 +30,10 @@ import numpy as np
 from kernel_util cimport LLSVM_PREFETCH
 from kernel_types cimport value_t
 from rowview cimport RowView, row_dot, row_axpy, row_sq_norm, row_indices, row_values
+from rowview cimport subset_row as _row, subset_ptr as _rows_ptr
 from dual_step cimport dual_gradient, projected_gradient, dual_step
 from rng cimport Rng, rng_shuffle
 from llsvm._ext._view cimport Rows
-
-
-cdef inline int64_t _row(const int64_t* rows, int64_t i) noexcept nogil:
-    return rows[i] if rows != NULL else i
-
-
-cdef inline const int64_t* _rows_ptr(const int64_t[::1] rows) noexcept nogil:
-    """The subset's row numbers, or NULL for all rows in order (an empty `rows`)."""
-    return &rows[0] if rows.shape[0] > 0 else NULL
 
 
 cdef inline void _prefetch_row(const RowView* v, int64_t row, value_t* kind) noexcept nogil:

@@ -1,4 +1,6 @@
 # Small inline helpers shared by the kernels (header-only: no .pyx of this stem).
+from libc.stdint cimport int64_t
+
 cdef extern from *:
     """
     #if defined(__GNUC__) || defined(__clang__)
@@ -8,6 +10,13 @@ cdef extern from *:
     #endif
     """
     void LLSVM_PREFETCH(const void* p) noexcept nogil
+
+
+cdef inline void put_char(char* buf, int64_t* n, int64_t cap, char c) noexcept nogil:
+    """Append c to buf (n: its length so far) unless it is full: a kernel's progress characters for its driver."""
+    if n[0] < cap:
+        buf[n[0]] = c
+        n[0] += 1
 
 
 cdef inline double clip_box(double a, double C) noexcept nogil:

@@ -136,3 +136,13 @@ cdef inline double row_row_dot(const RowView* v, int64_t i, int64_t j, value_t* 
     if v.bias >= 0:
         s += v.bias * v.bias
     return s
+
+
+cdef inline int64_t subset_row(const int64_t* rows, int64_t i) noexcept nogil:
+    """Row i of a subproblem: rows[i], or i itself when rows is NULL (every row in order)."""
+    return rows[i] if rows != NULL else i
+
+
+cdef inline const int64_t* subset_ptr(const int64_t[::1] rows) noexcept nogil:
+    """A subproblem's row numbers as subset_row takes them: NULL for all rows in order (an empty `rows`)."""
+    return &rows[0] if rows.shape[0] > 0 else NULL

@@ -24,7 +24,7 @@ from .dataset import CSRDataset
 from .errors import ConvergenceWarning, ParameterError
 from .model import Model
 from .report import as_reporter
-from .solvers.common import Seeds, group_classes, one_vs_rest
+from .solvers.common import Seeds, Subproblem, class_costs, group_classes, one_vs_rest
 from .solvers.registry import Params, accepting
 
 
@@ -72,9 +72,46 @@ def _check_memory(view, labels, params, threads):
     memory.check_weights(view.n_features, running * params.spec.work_vectors + 2 * nr_w)
 
 
+def _whole_problem(view, cls, labels, rows, params, reporter):
+    """The one problem of a spec whose task is not one-vs-rest: regression over the targets (view.y), the one-class
+    SVM over all rows, or Crammer and Singer's over all classes."""
+    task = params.spec.task
+    n = view.n_rows if rows is None else rows.size
+    if task == "regression":
+        y = view.y if rows is None else view.y[rows]
+        return Subproblem(view, np.ones(n, np.int8), params.C, params.C, rows=rows, bias=params.bias, targets=y)
+    if task == "oneclass":
+        return Subproblem(view, np.ones(n, np.int8), 1.0, 1.0, rows=rows, bias=params.bias)
+    c = cls if rows is None else cls[rows]
+    return Subproblem(view, np.ones(n, np.int8), params.C, params.C, rows=rows, bias=params.bias, cls=c,
+                      C_class=class_costs(params.C, params.weights, labels, reporter))
+
+
+def _labels_of(ds_y, params):
+    """(labels, class index of every row) of a spec's training rows; (None, None) for regression and one-class."""
+    if params.spec.task in ("regression", "oneclass"):
+        return None, None
+    return group_classes(ds_y)
+
+
+def _warn_ignored(params, reporter):
+    """LIBLINEAR ignores -wi for regression and the one-class SVM, and -c for the one-class SVM: say so."""
+    task = params.spec.task
+    if task in ("regression", "oneclass") and params.weights:
+        reporter.warning(f"WARNING: -wi weights apply to classes; -s {params.spec.name} has none and ignores them\n")
+    if task == "oneclass" and params.C != 1.0:
+        reporter.warning(f"WARNING: -c does not apply to -s {params.spec.name} (its parameter is -n nu); ignored\n")
+
+
 def _fit(view, cls, labels, rows, params, seeds, reporter, warms=None, threads=None):
     """Train all binary problems of (view, rows) with the spec's driver; returns (W, results)."""
     threads = params.threads if threads is None else threads
+    if params.spec.task != "ovr":
+        k = 1 if params.spec.task != "multiclass" else labels.size
+        memory.check_weights(view.n_features, params.spec.work_vectors * k + 2 * k)
+        sub = _whole_problem(view, cls, labels, rows, params, reporter)
+        res = solve_binary(sub, params, seeds.next(), reporter, None if warms is None else warms[0])
+        return res.w.reshape(sub.w_size, -1), [res]
     _check_memory(view, labels, params, threads)
     subs = one_vs_rest(view, cls, labels, rows, params, reporter)
     task_seeds = [seeds.next() for _ in subs]
@@ -89,6 +126,9 @@ def _fit(view, cls, labels, rows, params, seeds, reporter, warms=None, threads=N
 
 def _model(params, labels, n_features, W, results):
     meta = {"results": results, "params": params}
+    if labels is None:            # regression and the one-class SVM: nr_class 2, no labels (LIBLINEAR's models)
+        return Model(params.spec.solver_type, 2, None, n_features, params.bias, W,
+                     rho=results[0].extra.get("rho"), meta=meta)
     return Model(params.spec.solver_type, labels.size, labels, n_features, params.bias, W, meta=meta)
 
 
@@ -134,7 +174,8 @@ def train(data, y=None, *, params=None, reporter=None, say=None, warn=None, **kw
         model = params.spec.driver(ds, params, rep)
         _warn_unconverged(reporter is None and say is None, model.meta["results"])
         return model
-    labels, cls = group_classes(ds.y)
+    _warn_ignored(params, rep)
+    labels, cls = _labels_of(ds.y, params)
     W, results = _fit(ds, cls, labels, None, params, Seeds(params.seed), rep)
     _warn_unconverged(reporter is None and say is None, results)
     return _model(params, labels, ds.n_features, W, results)
@@ -189,6 +230,8 @@ def _predict_rows(view, model, rows, bias):
     for j in range(model.nr_w):
         K.xv(view.row_view(bias), rows, np.ascontiguousarray(model.W[:, j]), col)
         dec[:, j] = col
+    if model.rho is not None:
+        dec -= model.rho
     return model.labels_from_decisions(dec[:, 0] if model.nr_w == 1 else dec)
 
 
@@ -200,6 +243,7 @@ def cross_validation(data, nr_fold, y=None, *, params=None, reporter=None, say=N
         raise ParameterError(f"cross validation (-v) is available for {accepting('-v')}, not -s {spec.name}")
     reporter = as_reporter(reporter, say, warn)
     ds = _as_dataset(data, y, params)
+    _warn_ignored(params, reporter)
     seeds = Seeds(params.seed)
     if spec.access == "loaded":
         folds = _stratified_fold_plan(ds.y, nr_fold, seeds, reporter)
@@ -217,9 +261,11 @@ def cross_validation(data, nr_fold, y=None, *, params=None, reporter=None, say=N
             if spec.streams:
                 model = make_driver(params.but(threads=1, seed=fold_seeds[i]), s).fit(ds.take_rows(tr))
                 return te, model.predict(ds.take_rows(te))
-            labels, cls = group_classes(ds.y[tr])
-            full_cls = np.empty(ds.n_rows, np.int64)
-            full_cls[tr] = cls
+            labels, cls = _labels_of(ds.y[tr], params)
+            full_cls = None
+            if cls is not None:
+                full_cls = np.empty(ds.n_rows, np.int64)
+                full_cls[tr] = cls
             W, results = _fit(ds, full_cls, labels, tr, params, Seeds(fold_seeds[i]), s, threads=1)
             return te, _predict_rows(ds, _model(params, labels, ds.n_features, W, results), te, params.bias)
         return task
@@ -232,7 +278,8 @@ def cross_validation(data, nr_fold, y=None, *, params=None, reporter=None, say=N
 
 
 def calc_start_C(view, l, params):
-    """The smallest C worth trying, a power of two (LIBLINEAR's calc_start_C; -s 3 uses 1/(l max x.x))."""
+    """The smallest C worth trying, a power of two (LIBLINEAR's calc_start_C; llsvm's -C of -s 1 and -s 3 uses
+    the formula of their primal twins -s 2 and -s 0)."""
     norms = np.empty(view.n_rows, np.float64)
     K.sq_norms(view.row_view(params.bias), np.empty(0, np.int64), norms)
     max_xTx = float(norms.max()) if norms.size else 0.0
@@ -240,40 +287,78 @@ def calc_start_C(view, l, params):
         return 1.0
     if params.spec.solver_type in ("L2R_L2LOSS_SVC", "L2R_L2LOSS_SVC_DUAL"):
         min_C = 1.0 / (2 * l * max_xTx)
+    elif params.spec.task == "regression":
+        y_abs = np.abs(view.y)
+        loss = float((np.maximum(y_abs - params.svr_p, 0.0) ** 2).sum())
+        sum_y = float(y_abs.sum())
+        if loss <= 0:
+            return math.inf
+        min_C = 0.1 * 0.1 * loss / (8 * sum_y * sum_y * max_xTx)
     else:
         min_C = 1.0 / (l * max_xTx)
     return math.pow(2, math.floor(math.log(min_C) / math.log(2.0)))
 
 
-def find_parameter_C(data, nr_fold, y=None, *, start_C=None, params=None, reporter=None, say=None, warn=None, **kw):
-    """LIBLINEAR's warm-started search for C by cross-validation (also for -s 1 and -s 3, warm-started in the dual).
+def find_parameter_C(data, nr_fold, y=None, *, start_C=None, start_p=None, params=None, reporter=None, say=None,
+                     warn=None, **kw):
+    """LIBLINEAR's warm-started search for C by cross-validation (also for -s 1 and -s 3, warm-started in the dual;
+    for -s 11 over C and p, as LIBLINEAR's find_parameters).
 
-    Returns (best_C, best_rate). Lines `log2c=...\\trate=...` go to the reporter (or `say`).
+    Returns (best_C, best_score) for classification (the CV accuracy as a fraction), (best_C, best_p, best_MSE)
+    for -s 11. Lines `log2c=...\trate=...` (`log2c=...\tp=...\tMean squared error=...`) go to the reporter.
     """
     params = _params(params, kw)
     if not params.spec.find_C:
         raise ParameterError(f"the C search (-C) is available for {accepting('-C')}, not -s {params.spec.name}")
     reporter = as_reporter(reporter, say, warn)
-    silent = as_reporter()
     ds = _as_dataset(data, y, params)
     l = ds.n_rows
     seeds = Seeds(params.seed)
     folds = _fold_plan(l, nr_fold, seeds, reporter)
     fold_seeds = [seeds.next() for _ in folds]
-    if start_C is None or start_C <= 0:
-        start_C = calc_start_C(ds, l, params)
-    max_C = 1024.0
-    start_C = min(start_C, max_C)
-    ratio = 2.0
     fold_classes = []
     for tr, _ in folds:
-        labels, cls = group_classes(ds.y[tr])
-        full_cls = np.empty(l, np.int64)
-        full_cls[tr] = cls
+        labels, cls = _labels_of(ds.y[tr], params)
+        full_cls = None
+        if cls is not None:
+            full_cls = np.empty(l, np.int64)
+            full_cls[tr] = cls
         fold_classes.append((labels, full_cls))
+    search = (ds, folds, fold_seeds, fold_classes, reporter)
+    if params.spec.task != "regression":
+        if start_C is None or start_C <= 0:
+            start_C = calc_start_C(ds, l, params)
+        max_C = 1024.0
+        return _search_C(search, params, min(start_C, max_C), max_C)
+    max_p = float(np.abs(ds.y).max()) if l else 0.0
+    num_p_steps = 20
+    max_C = 1048576.0
+    best = (start_C, -1.0, math.inf)
+    i = num_p_steps - 1
+    if start_p is not None and start_p > 0:
+        i = min(int(start_p / (max_p / num_p_steps)), i)
+    while i >= 0:
+        p = params.but(svr_p=i * max_p / num_p_steps)
+        C0 = start_C if start_C is not None and start_C > 0 else calc_start_C(ds, l, p)
+        C, score = _search_C(search, p, min(C0, max_C), max_C)
+        if score < best[2]:
+            best = (C, p.svr_p, score)
+        i -= 1
+    return best
+
+
+def _search_C(search, params, start_C, max_C):
+    """LIBLINEAR's find_parameter_C: C doubled from start_C up to max_C, every fold warm-started from its model
+    at the previous C, stopped after five values of C that leave every w unchanged. Returns (best_C, best score):
+    the accuracy (a fraction) or, for regression, the mean squared error."""
+    ds, folds, fold_seeds, fold_classes, reporter = search
+    silent = as_reporter()
+    l = ds.n_rows
+    regression = params.spec.task == "regression"
+    ratio = 2.0
     prev = [None] * len(folds)          # per fold: (W, [result per class])
     num_unchanged_w = 0
-    best_C, best_score = start_C, 0.0
+    best_C, best_score = start_C, (math.inf if regression else 0.0)
     C = start_C
     target = np.empty(l, np.float64)
     while C <= max_C:
@@ -298,10 +383,17 @@ def find_parameter_C(data, nr_fold, y=None, *, start_C=None, params=None, report
                     num_unchanged_w = -1
             prev[i] = (W, results)
             target[folds[i][1]] = pred
-        rate = float(np.count_nonzero(target == ds.y)) / l
-        if rate > best_score:
-            best_C, best_score = C, rate
-        reporter.info(f"log2c={math.log(C) / math.log(2.0):7.2f}\trate={_g(100.0 * rate)}\n")
+        log2c = math.log(C) / math.log(2.0)
+        if regression:
+            score = float(((target - ds.y) ** 2).sum()) / l
+            if score < best_score:
+                best_C, best_score = C, score
+            reporter.info(f"log2c={log2c:7.2f}\tp={params.svr_p:7.2f}\tMean squared error={_g(score)}\n")
+        else:
+            score = float(np.count_nonzero(target == ds.y)) / l
+            if score > best_score:
+                best_C, best_score = C, score
+            reporter.info(f"log2c={log2c:7.2f}\trate={_g(100.0 * score)}\n")
         num_unchanged_w += 1
         if num_unchanged_w == 5:
             break

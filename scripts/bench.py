@@ -67,6 +67,7 @@ import numpy as np  # noqa: E402
 import llsvm  # noqa: E402
 from benchutil import (accuracy, ensure_binary, match_problems, md_header, md_row, mismatch,  # noqa: E402
                        run_meta, say, shared_training_sets, timestamp, warm_page_cache)
+from benchutil import liblinear_train as _liblinear_train, ll_W as _ll_W, timed  # noqa: E402
 
 SETS = {
     # name: (kind, seed, default rows, test rows, options for gen_data.generate)
@@ -203,58 +204,6 @@ def _primal(ds, labels, W, bias, l1_loss, C=1.0):
         ys = np.where(yi == labels[k], 1, -1).astype(np.int8)
         total += Subproblem(ds, ys, C, C, bias=bias).primal(np.ascontiguousarray(W[:, k]), l1_loss)
     return total
-
-
-def _inner_count(seconds):
-    """Calls per timing for a job taking `seconds`: short jobs are repeated to about 50 ms (timer noise)."""
-    return 1 if seconds >= 0.05 else max(1, int(0.05 / max(seconds, 1e-6)))
-
-
-def _liblinear_train(X, y, opts, repeats):
-    """(median seconds of the C train call only, liblinear model) for a problem built beforehand."""
-    from liblinear import liblinear as L
-    from liblinear.liblinearutil import toPyModel
-
-    param = L.parameter(opts)
-    prob = L.problem(y, X)
-    prob.set_bias(param.bias)
-    L.liblinear.set_print_string_function(L.ctypes_print_null)
-
-    def once():
-        t0 = time.perf_counter()
-        m = L.liblinear.train(prob, param)
-        return time.perf_counter() - t0, toPyModel(m)
-
-    first, model = once()
-    inner = _inner_count(first)
-    times = []
-    for _ in range(repeats):
-        total = 0.0
-        for _ in range(inner):
-            sec, model = once()
-            total += sec
-        times.append(total / inner)
-    return statistics.median(times), model
-
-
-def timed(fn, repeats):
-    """(median seconds per call, last result); calls shorter than 50 ms are repeated within each timing."""
-    t0 = time.perf_counter()
-    result = fn()
-    inner = _inner_count(time.perf_counter() - t0)
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        for _ in range(inner):
-            result = fn()
-        times.append((time.perf_counter() - t0) / inner)
-    return statistics.median(times), result
-
-
-def _ll_W(m, n_features, bias):
-    nr_w = 1 if m.nr_class == 2 else m.nr_class
-    w_size = n_features + (1 if bias >= 0 else 0)
-    return np.ctypeslib.as_array(m.w, shape=(w_size * nr_w,)).reshape(w_size, nr_w).copy()
 
 
 def _quiet(text):
@@ -825,8 +774,12 @@ def shared_sets(tmp, only=None):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sets", default="sparse,dense,multiclass", help="generated sets (comma list; '' for none)")
-    ap.add_argument("--parts", default="parse,solvers,llsvm,stream,smo",
-                    help="what to run: parse, solvers, llsvm, stream, smo (comma list)")
+    ap.add_argument("--parts", default="parse,solvers,llsvm,stream,smo,types",
+                    help="what to run: parse, solvers, llsvm, stream, smo, types (comma list)")
+    ap.add_argument("--types", default=None,
+                    help="part types: LIBLINEAR's solver types to run (comma list; default 0,7,5,6,4,11,12,13,21)")
+    ap.add_argument("--types-scale", type=float, default=0.2,
+                    help="part types: fraction of the generated sets' rows (default 0.2)")
     ap.add_argument("--smo-sets", default=None,
                     help="part smo: sets of ../shared/data (default: the issue's six and five not tuned on)")
     ap.add_argument("--llsvm-memory", default=LLSVM_MEMORY,
@@ -856,7 +809,7 @@ def main():
     os.makedirs(args.out_dir, exist_ok=True)
     tmp = tempfile.mkdtemp(prefix="llsvm-bench-")
     rows, solver_rows, e2e_rows, llsvm_rows, t2_rows, stream_rows = [], [], [], [], [], []
-    llsvm_shared_rows, smo_rows = [], []
+    llsvm_shared_rows, smo_rows, type_rows = [], [], []
     try:
         generated = [(name, *ensure_set(name, args.data_dir, args.scale, args.quiet))
                      for name in [x for x in args.sets.split(",") if x]]
@@ -926,6 +879,12 @@ def main():
             smo_sets = ISSUE_SETS + EXTRA_SETS if args.smo_sets is None else args.smo_sets.split(",")
             smo_rows = bench_smo(os.path.join(ROOT, "..", "shared", "data"), tmp, max(args.repeats, 3), smo_sets,
                                  say=None if args.quiet else say)
+        if "types" in parts:
+            from bench_liblinear import TYPES, bench_types
+            tps = TYPES if args.types is None else tuple(int(t) for t in args.types.split(","))
+            type_rows = bench_types(generated, os.path.join(ROOT, "..", "shared", "data"), tmp, args.repeats,
+                                    say=None if args.quiet else say, types=tps, scale=args.types_scale,
+                                    shared=not args.no_shared)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -961,10 +920,14 @@ def main():
         from bench_smo import smo_markdown
         text.append("## -s smo vs libsvm-official (C-SVC, RBF, C=1, gamma=1/num_features, -e 0.001, -m 100, -h 1; "
                     "in-process C training calls, medians)\n\n" + smo_markdown(smo_rows, md_header, md_row))
+    if type_rows:
+        from bench_liblinear import types_markdown
+        text.append("## LIBLINEAR's solver types vs liblinear-official (C=1, default -e and -p, single thread; "
+                    "in-process C training calls, medians)\n\n" + types_markdown(type_rows, md_header, md_row))
     report = "\n\n".join(text)
     with open(os.path.join(args.out_dir, f"bench-{stamp}.json"), "w") as f:
         json.dump({"meta": meta, "parse": rows, "solvers": solver_rows, "end_to_end": e2e_rows,
-                   "llsvm": llsvm_rows, "llsvm_shared": llsvm_shared_rows, "table2": t2_rows, "stream": stream_rows, "smo": smo_rows},
+                   "llsvm": llsvm_rows, "llsvm_shared": llsvm_shared_rows, "table2": t2_rows, "stream": stream_rows, "smo": smo_rows, "types": type_rows},
                   f, indent=1, default=float)
     with open(os.path.join(args.out_dir, f"bench-{stamp}.md"), "w") as f:
         f.write(f"llsvm bench {stamp} ({meta['python']}, {meta['cpus']} cpus)\n\n{report}\n")

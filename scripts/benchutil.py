@@ -5,6 +5,7 @@ alpha, Markdown tables, PNG figures, and the machine fields of a results file.
 import datetime
 import os
 import platform
+import statistics
 import sys
 import time
 import warnings
@@ -111,6 +112,66 @@ def timed_train(data, **kw):
         t0 = time.perf_counter()
         model = llsvm.train(data, **kw)
         return time.perf_counter() - t0, model
+
+
+def inner_count(seconds):
+    """Calls per timing for a job taking `seconds`: short jobs are repeated to about 50 ms (timer noise)."""
+    return 1 if seconds >= 0.05 else max(1, int(0.05 / max(seconds, 1e-6)))
+
+
+def srand(seed):
+    """Seed the C library's rand(), which LIBLINEAR's solvers call and never seed: its runs are repeatable."""
+    import ctypes
+    ctypes.CDLL(None).srand(int(seed))
+
+
+def liblinear_train(X, y, opts, repeats, seed=1):
+    """(median seconds of the C train call only, liblinear model) for a problem built beforehand."""
+    from liblinear import liblinear as L
+    from liblinear.liblinearutil import toPyModel
+
+    param = L.parameter(opts)
+    prob = L.problem(y, X)
+    prob.set_bias(param.bias)
+    L.liblinear.set_print_string_function(L.ctypes_print_null)
+
+    def once():
+        srand(seed)
+        t0 = time.perf_counter()
+        m = L.liblinear.train(prob, param)
+        return time.perf_counter() - t0, toPyModel(m)
+
+    first, model = once()
+    inner = inner_count(first)
+    times = []
+    for _ in range(repeats):
+        total = 0.0
+        for _ in range(inner):
+            sec, model = once()
+            total += sec
+        times.append(total / inner)
+    return statistics.median(times), model
+
+
+def timed(fn, repeats):
+    """(median seconds per call, last result); calls shorter than 50 ms are repeated within each timing."""
+    t0 = time.perf_counter()
+    result = fn()
+    inner = inner_count(time.perf_counter() - t0)
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for _ in range(inner):
+            result = fn()
+        times.append((time.perf_counter() - t0) / inner)
+    return statistics.median(times), result
+
+
+def ll_W(m, n_features, bias):
+    """The weights of a liblinear-official model as (w_size, nr_w) (nr_w = nr_class for -s 4, as LIBLINEAR's)."""
+    nr_w = 1 if m.nr_class == 2 and m.param.solver_type != 4 else m.nr_class
+    w_size = n_features + (1 if bias >= 0 else 0)
+    return np.ctypeslib.as_array(m.w, shape=(w_size * nr_w,)).reshape(w_size, nr_w).copy()
 
 
 def accuracy(model, te):

@@ -69,6 +69,22 @@ def shared_data():
 
 
 @pytest.fixture(scope="session")
+def load(shared_data):
+    """load(name): the shared data set `name` (e.g. "a9a", "a9a.t") as a CSRDataset, cached for the session."""
+    import llsvm
+    cache = {}
+
+    def get(name):
+        if name not in cache:
+            path = shared_data / f"{name}.xz"
+            if not path.is_file():
+                pytest.skip(f"{path} is absent")
+            cache[name] = llsvm.read_dataset(path)
+        return cache[name]
+    return get
+
+
+@pytest.fixture(scope="session")
 def shared_plain(shared_data, tmp_path_factory):
     """plain(name) -> path of ../shared/data/NAME.xz decompressed once per session into a temp directory."""
     import lzma

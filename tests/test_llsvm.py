@@ -1164,7 +1164,7 @@ def test_cli_cross_validation(tmp_path):
 
 # an option the solver does not take: exit 1 (the registry refuses it, naming it); a bad value: Click's exit 2
 @pytest.mark.parametrize("args,needle,code", [
-    (["-s", "llsvm", "-C"], "Warm-start parameter search only available for -s 1, -s 2 and -s 3", 1),
+    (["-s", "llsvm", "-C"], "Warm-start parameter search only available for -s 0, -s 1, -s 2, -s 3 and -s 11", 1),
     (["-s", "3", "--inner-iter", "3"], "--inner-iter applies only to -s llsvm, not to -s 3", 1),
     (["-s", "3", "--keep-active-set", "KEEP"], "--keep-active-set applies only to -s llsvm, not to -s 3", 1),
     (["-s", "1", "--memory", "64M"], "--memory applies only to -s llsvm, -s streamsvm and -s bm, not to -s 1", 1),

@@ -69,8 +69,9 @@ OPTION_ARGS = {
     "--target-loss": ["--target-loss", "1"],
 }
 # LIBLINEAR's own words where it has them; otherwise the registry's message, which names the option
-REFUSAL = {"-R": "ERROR: -R option supported only for solver ",
-           "-C": "ERROR: Warm-start parameter search only available for -s 1, -s 2 and -s 3\n"}
+REFUSAL = {"-R": ("ERROR: -R option supported only for solver ",
+                  "ERROR: prob->bias >=0, but this is ignored in ONECLASS_SVM"),      # -R needs -B 1: -s 21's check
+           "-C": ("ERROR: Warm-start parameter search only available for -s 0, -s 1, -s 2, -s 3 and -s 11\n",)}
 
 
 def _rows(seed, l, n, n_classes):
@@ -156,8 +157,13 @@ def test_iteration_limit_warning_on_stdout(spec, sets, tmp_path):
     r = train(*base_args(spec), *limit_args(spec), text, tmp_path / "w.model")
     assert_exit(r, 0)
     assert r.stderr == ""
-    if spec.name == "2":          # LIBLINEAR's Newton method has its own words, and no closing lines
+    if spec.name in ("0", "2", "11"):    # LIBLINEAR's Newton method has its own words, and no closing lines
         assert r.stdout.count("\nWARNING: reaching max number of Newton iterations\n") == 1
+    elif spec.name in ("4", "5", "6", "21"):
+        # these LIBLINEAR solvers print it between `optimization finished` and `Objective value`
+        assert r.stdout.count("\nWARNING: reaching max number of iterations\n") == 1
+        assert r.stdout.index("optimization finished") < r.stdout.index("WARNING: reaching max number of iterations") \
+            < r.stdout.index("Objective value")
     elif spec.model_kind == "tree":
         # one per node of the lists (each node is a problem), after its line
         nodes = r.stdout.count(": hard ")
@@ -170,7 +176,7 @@ def test_iteration_limit_warning_on_stdout(spec, sets, tmp_path):
     else:
         assert r.stdout.count("\nWARNING: reaching max number of iterations\n") == 1
         # after the problem's closing lines, as LIBLINEAR's train_one prints it
-        assert r.stdout.index("nSV = ") < r.stdout.index("WARNING: reaching max number of iterations")
+        assert r.stdout.index("Objective value = ") < r.stdout.index("WARNING: reaching max number of iterations")
     with pytest.warns(llsvm.ConvergenceWarning):       # the library, printing nothing, warns through Python
         llsvm.train(str(text), params=registry.Params(solver=spec.key, max_iter=1, threads=1,
                                                       eps=None if spec.default_eps is None else 1e-12))
@@ -206,11 +212,16 @@ def test_json_holds_design_keys(spec, sets, tmp_path):
     m = json.loads((tmp_path / "m.json").read_text())
     missing = [k for k in DESIGN_KEYS + spec.json_fields if k not in m]
     assert not missing, missing
-    assert m["n_rows"] == 240 and m["n_features"] == 12 and m["nr_class"] == 3
     first_seen = list(dict.fromkeys(int(v) for v in llsvm.read_dataset(str(text)).y))
-    # one record per binary problem: one-vs-rest classes, or one-vs-one pairs or trees (3 of each for 3 classes)
+    # one record per binary problem: one-vs-rest classes, or one-vs-one pairs or trees (3 of each for 3 classes);
+    # one problem for regression, the one-class SVM and Crammer and Singer's
     problems = {"kernel": m.get("pairs"), "tree": m.get("trees")}.get(spec.model_kind, m.get("classes"))
-    assert m["labels"] == first_seen and sorted(first_seen) == [1, 2, 3] and len(problems) == 3
+    if spec.task in ("regression", "oneclass"):      # LIBLINEAR's models: nr_class 2 and no labels
+        assert m["n_rows"] == 240 and m["nr_class"] == 2 and m["labels"] == [] and len(problems) == 1
+    else:
+        assert m["n_rows"] == 240 and m["n_features"] == 12 and m["nr_class"] == 3
+        assert m["labels"] == first_seen and sorted(first_seen) == [1, 2, 3]
+        assert len(problems) == (1 if spec.task == "multiclass" else 3)
     assert isinstance(m["converged"], bool) and m["nSV"] > 0 and m["n_iter"] >= 1
     assert m["train_seconds"] >= 0 and m["peak_rss_mb"] > 0
 
@@ -232,10 +243,20 @@ def test_model_round_trips_and_predicts(spec, sets, tmp_path):
     assert_exit(r, 0)
     pred = np.array([float(v) for v in (tmp_path / "pred").read_text().split()])
     np.testing.assert_array_equal(pred, model.predict(ds))
+    if spec.task == "regression":
+        mse = float(np.mean((pred - ds.y) ** 2))
+        scc = float(np.corrcoef(pred, ds.y)[0, 1] ** 2)
+        assert r.stdout == (f"Mean squared error = {mse:g} (regression)\n"
+                            f"Squared correlation coefficient = {scc:g} (regression)\n")
+        assert scc > 0.1
+        return
     acc = 100.0 * float(np.count_nonzero(pred == ds.y)) / ds.n_rows
     tail = " (classification)" if spec.model_kind == "kernel" else ""    # svm-predict's line, or LIBLINEAR's
     assert r.stdout == f"Accuracy = {acc:g}% ({int(np.count_nonzero(pred == ds.y))}/{ds.n_rows}){tail}\n"
-    assert acc > 60.0
+    if spec.task == "oneclass":          # +1 / -1 against the file's labels, as LIBLINEAR's predict counts them
+        assert set(pred) <= {-1.0, 1.0} and 0.3 < np.mean(pred > 0) < 0.7      # nu = 0.5
+    else:
+        assert acc > 60.0
 
 
 def test_train_help_lists_every_solver():
@@ -252,7 +273,7 @@ def test_train_help_lists_every_solver():
     assert "e.g. 64M, 2G (-s llsvm, -s streamsvm and -s bm)" in text
     assert "(default 5) (-s llsvm)" in text
     assert "(-s streamsvm and -s bm)" in text
-    assert "Find the parameter C by cross validation (-s 1, -s 2 and -s 3)" in text
+    assert "Find the parameter C by cross validation (-s 0, -s 1, -s 2, -s 3 and -s 11)" in text
 
 
 def test_predict_help():
@@ -268,8 +289,10 @@ def test_predict_help():
 def test_unknown_solvers():
     with pytest.raises(llsvm.ParameterError, match=r"^unknown solver type$"):
         registry.get("nope")
-    with pytest.raises(llsvm.ParameterError, match=r"LIBLINEAR's -s 0 is not implemented in llsvm yet"):
-        registry.get(0)
+    for n in (8, 9, 10, 14, 20, 22):          # numbers LIBLINEAR 2.50 does not use
+        with pytest.raises(llsvm.ParameterError, match=r"^unknown solver type$"):
+            registry.get(n)
+    assert {s.number for s in SPECS if s.number is not None} == {0, 1, 2, 3, 4, 5, 6, 7, 11, 12, 13, 21}
     for spec in SPECS:
         assert registry.get(spec.name) is spec and registry.get(spec.key) is spec
 

@@ -41,21 +41,6 @@ LIBLINEAR_LOO = ("WARNING: # folds > # data. Will use # folds = # data instead (
 # fixtures and helpers
 
 @pytest.fixture(scope="session")
-def load(shared_data):
-    """load(name): the shared data set `name` (e.g. "a9a", "a9a.t") as a CSRDataset, cached for the session."""
-    cache = {}
-
-    def get(name):
-        if name not in cache:
-            path = shared_data / f"{name}.xz"
-            if not path.is_file():
-                pytest.skip(f"{path} is absent")
-            cache[name] = llsvm.read_dataset(path)
-        return cache[name]
-    return get
-
-
-@pytest.fixture(scope="session")
 def LL():
     from liblinear import liblinearutil     # a test dependency: missing is a failure, not a skip
     return liblinearutil

@@ -13,6 +13,7 @@ import sys
 import time
 
 import click
+import numpy as np
 
 from ..errors import LLSVMError, ParameterError
 from ..fileutil import atomic_output
@@ -30,7 +31,6 @@ def _solver_lines():
     lines = ["\b", "Solvers (-s type):"]
     for s in specs():
         lines.append(f"   {s.name} -- {s.title}")
-    lines.append("  LIBLINEAR's other numbers and llsvm's other named solvers are not implemented yet.")
     return "\n".join(lines)
 
 
@@ -348,7 +348,8 @@ def main(training_set_file, model_file, solver, cost, svr_p, nu, eps, bias, no_r
                               "max_seconds": max_seconds, "target_loss": target_loss})
     params = Params(solver=spec.key, C=1.0 if cost is None else cost, eps=eps, bias=bias, weights=list(weights),
                     regularize_bias=not no_reg_bias, max_iter=max_iter, seed=seed,
-                    threads=spec.default_threads if threads is None else threads, options=options)
+                    threads=spec.default_threads if threads is None else threads, options=options,
+                    svr_p=0.1 if svr_p is None else svr_p, nu=0.5 if nu is None else nu)
     try:
         params.check()
     except ParameterError as exc:
@@ -397,26 +398,52 @@ def main(training_set_file, model_file, solver, cost, svr_p, nu, eps, bias, no_r
     if find_C:
         _stdout(f"Doing parameter search with {nr_fold}-fold cross validation.\n")
         t1 = time.perf_counter()
-        best_C, best_rate = find_parameter_C(ds, nr_fold, start_C=cost, reporter=reporter, params=params)
-        _stdout(f"Best C = {best_C:g}  CV accuracy = {100.0 * best_rate:g}%\n")
+        found = find_parameter_C(ds, nr_fold, start_C=cost, start_p=svr_p, reporter=reporter, params=params)
+        if spec.task == "regression":
+            best_C, best_p, best_mse = found
+            _stdout(f"Best C = {best_C:g} Best p = {best_p:g}  CV MSE = {best_mse:g}\n")
+            result = {"best_C": best_C, "best_p": best_p, "cv_mse": best_mse}
+        else:
+            best_C, best_rate = found
+            _stdout(f"Best C = {best_C:g}  CV accuracy = {100.0 * best_rate:g}%\n")
+            result = {"best_C": best_C, "cv_accuracy": 100.0 * best_rate}
         if json_file:
             write_json(json_file, {"solver": name, "n_rows": ds.n_rows, "n_features": ds.n_features, "nnz": ds.nnz,
-                                   "load_seconds": load_s, "train_seconds": time.perf_counter() - t1,
-                                   "best_C": best_C, "cv_accuracy": 100.0 * best_rate, "peak_rss_mb": peak_rss_mb()})
+                                   "load_seconds": load_s, "train_seconds": time.perf_counter() - t1, **result,
+                                   "peak_rss_mb": peak_rss_mb()})
         return
     if nr_fold is not None:
         t1 = time.perf_counter()
         target = cross_validation(ds, nr_fold, reporter=reporter, params=params)
-        acc = 100.0 * float((target == ds.y).sum()) / ds.n_rows
-        _stdout(f"Cross Validation Accuracy = {acc:g}%\n")
+        if spec.task == "regression":
+            mse, scc = regression_scores(target, ds.y)
+            _stdout(f"Cross Validation Mean squared error = {mse:g}\n"
+                    f"Cross Validation Squared correlation coefficient = {scc:g}\n")
+            result = {"cv_mse": mse, "cv_squared_correlation": scc}
+        else:
+            acc = 100.0 * float((target == ds.y).sum()) / ds.n_rows
+            _stdout(f"Cross Validation Accuracy = {acc:g}%\n")
+            result = {"cv_accuracy": acc}
         if json_file:
             write_json(json_file, {"solver": name, "n_rows": ds.n_rows, "n_features": ds.n_features, "nnz": ds.nnz,
                                    "load_seconds": load_s, "train_seconds": time.perf_counter() - t1,
-                                   "nr_fold": nr_fold, "cv_accuracy": acc, "peak_rss_mb": peak_rss_mb()})
+                                   "nr_fold": nr_fold, **result, "peak_rss_mb": peak_rss_mb()})
         return
     t1 = time.perf_counter()
     model = train(ds, reporter=reporter, params=params)
     _finish(model, model_file, json_file, ds, load_s, time.perf_counter() - t1, params)
+
+
+def regression_scores(v, y):
+    """(mean squared error, squared correlation coefficient) of predictions v for targets y, LIBLINEAR's formulas
+    (NaN where its division is by zero)."""
+    v = np.asarray(v, np.float64)
+    y = np.asarray(y, np.float64)
+    l = y.size
+    sv, sy, svv, syy, svy = v.sum(), y.sum(), v @ v, y @ y, v @ y
+    denom = (l * svv - sv * sv) * (l * syy - sy * sy)
+    scc = (l * svy - sv * sy) ** 2 / denom if denom else math.nan
+    return float(((v - y) ** 2).sum()) / l, float(scc)
 
 
 def metrics(model, ds, load_s, train_s, params):

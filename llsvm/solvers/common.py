@@ -32,9 +32,11 @@ class FitResult:
 
 
 class Subproblem:
-    """A binary problem over a dataset's view: rows (None: all), y_sign (+1/-1 int8), C per class."""
+    """A binary problem over a dataset's view: rows (None: all), y_sign (+1/-1 int8), C per class. A regression
+    problem (-s 11/12/13) also has `targets` (float64, y_sign all +1, Cp = Cn = C); Crammer and Singer's (-s 4)
+    has `cls` (class index per row, int32) and `C_class` (C per class)."""
 
-    def __init__(self, view, y_sign, Cp, Cn, rows=None, bias=-1.0):
+    def __init__(self, view, y_sign, Cp, Cn, rows=None, bias=-1.0, targets=None, cls=None, C_class=None):
         self.view = view
         self.rows = EMPTY_ROWS if rows is None else np.ascontiguousarray(rows, dtype=np.int64)
         self.y = np.ascontiguousarray(y_sign, dtype=np.int8)
@@ -44,6 +46,24 @@ class Subproblem:
         self.bias = float(bias)
         self.n_features = view.n_features
         self.w_size = view.n_features + (1 if bias >= 0 else 0)
+        self.targets = None if targets is None else np.ascontiguousarray(targets, dtype=np.float64)
+        self.cls = None if cls is None else np.ascontiguousarray(cls, dtype=np.int32)
+        self.C_class = None if C_class is None else np.ascontiguousarray(C_class, dtype=np.float64)
+
+    def columns(self):
+        """The problem's columns as CSC (col_ptr int64, col_row int32 within the problem, col_val float64), the
+        bias column included: what LIBLINEAR's transpose() gives its L1-regularized solvers."""
+        from .._ext._oned import column_counts, column_fill
+        col_ptr = column_counts(self.view.row_view(-1.0), self.rows, self.l)
+        nnz = int(col_ptr[-1])
+        col_row = np.empty(nnz + (self.l if self.bias >= 0 else 0), np.int32)
+        col_val = np.empty(col_row.size, np.float64)
+        column_fill(self.view.row_view(-1.0), self.rows, self.l, col_ptr, col_row, col_val)
+        if self.bias >= 0:
+            col_row[nnz:] = np.arange(self.l, dtype=np.int32)
+            col_val[nnz:] = self.bias
+            col_ptr = np.append(col_ptr, nnz + self.l)
+        return col_ptr, col_row, col_val
 
     @property
     def args(self):
@@ -197,6 +217,21 @@ def problem_seed(seed, k):
     return (int(seed) * 0x9E3779B97F4A7C15 + k + 1) & 0xFFFFFFFFFFFFFFFF
 
 
+# -- numerics the solvers share -------------------------------------------------------------------------------------
+def expit(z):
+    """1 / (1 + exp(-z)) without overflow (numpy only: scipy.special costs its import in every process)."""
+    return np.exp(-np.logaddexp(0.0, -z))
+
+
+def xlogx(x):
+    """x log x with 0 log 0 = 0."""
+    x = np.asarray(x, np.float64)
+    out = np.zeros_like(x)
+    pos = x > 0
+    out[pos] = x[pos] * np.log(x[pos])
+    return out
+
+
 # -- sizes ------------------------------------------------------------------------------------------------------
 _SIZE = re.compile(r"\s*(\d+(?:\.\d*)?)\s*([kKmMgGtT]?)(i?[bB])?\s*")
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
@@ -216,12 +251,16 @@ def parse_size(text):
 WARN_MAX_ITER = "\nWARNING: reaching max number of iterations\n"
 
 
-def report_finished(reporter, n_iter, objective, nSV, iter_name="#iter", blank_line=True):
+def report_finished(reporter, n_iter, objective, nSV, iter_name="#iter", blank_line=True, after_first=""):
     """LIBLINEAR's closing lines of one binary problem: `optimization finished` (after a blank line, as LIBLINEAR's
-    dots end), `Objective value` (the minimization objective) and `nSV`."""
+    dots end), `Objective value` (the minimization objective) and `nSV` (None: no such line). after_first: text
+    between the first two lines (the iteration-limit warning of -s 4, 5, 6 and 21)."""
     reporter.info(f"{chr(10) if blank_line else ''}optimization finished, {iter_name} = {n_iter}\n")
+    if after_first:
+        reporter.info(after_first)
     reporter.info(f"Objective value = {objective:f}\n")
-    reporter.info(f"nSV = {nSV}\n")
+    if nSV is not None:
+        reporter.info(f"nSV = {nSV}\n")
 
 
 def warn_max_iter(reporter, hint=""):
@@ -232,11 +271,11 @@ def warn_max_iter(reporter, hint=""):
 
 # -- --json metrics ---------------------------------------------------------------------------------------------
 def _labels(model):
-    return [int(v) for v in model.label]
+    return [] if model.label is None else [int(v) for v in model.label]
 
 
 def _class_label(model, results, k):
-    return int(model.label[k]) if len(results) > 1 else None
+    return int(model.label[k]) if len(results) > 1 and model.label is not None else None
 
 
 LIBLINEAR_JSON_FIELDS = ("solver_number", "C", "eps", "bias", "seed", "threads", "nr_class", "labels", "classes")

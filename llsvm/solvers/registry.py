@@ -19,8 +19,8 @@ import math
 from dataclasses import dataclass, field, fields, replace
 
 from ..errors import ParameterError
-from ..model import SOLVER_TYPE_TABLE, UNLABELLED
-from . import bm, dcd, h1tree, newton, oned, online, onepass, outofcore, smo, streamsvm
+from ..model import UNLABELLED
+from . import bm, dcd, h1tree, l1r, l2dual, newton, oned, online, onepass, outofcore, smo, streamsvm
 from .common import LIBLINEAR_JSON_FIELDS, liblinear_metrics
 from .outofcore import StreamOptions
 from .onepass import LLSVMOptions
@@ -103,6 +103,10 @@ class SolverSpec:
                                    # default 1) with w_{n+1} = b / B
     work_vectors: int = 1          # float64 arrays of the weight vector's size one binary problem of a random-access
                                    # driver holds while it runs (the trainer checks them against the memory)
+    task: str = "ovr"              # what a random-access driver's problems are: "ovr" (classes one-vs-rest, each a
+                                   # binary Subproblem), "regression" (one problem over real targets, -s 11/12/13),
+                                   # "oneclass" (one problem over all rows, rho in the model, -s 21), "multiclass"
+                                   # (one problem over all classes, a weight column per class, -s 4)
 
     @property
     def key(self):
@@ -148,24 +152,54 @@ def register(spec):
 
 
 def _liblinear(number, title, driver, solver_type, default_eps, eps_meaning, default_max_iter, accepts=(),
-               work_vectors=1):
-    """A LIBLINEAR solver type run in memory: LIBLINEAR's number and solver_type, -v and -C, liblinear_metrics."""
+               work_vectors=1, find_C=True, task="ovr"):
+    """A LIBLINEAR solver type run in memory: LIBLINEAR's number and solver_type, -v (and -C), liblinear_metrics."""
     return SolverSpec(name=str(number), number=number, title=title, driver=driver, access="random",
                       solver_type=solver_type, default_eps=default_eps,
                       eps_meaning=f"{eps_meaning} (default {default_eps:g})", default_max_iter=default_max_iter,
-                      accepts=_LIBLINEAR_COMMON + ("-C",) + accepts, metrics=liblinear_metrics,
-                      json_fields=LIBLINEAR_JSON_FIELDS, work_vectors=work_vectors)
+                      accepts=_LIBLINEAR_COMMON + (("-C",) if find_C else ()) + accepts, metrics=liblinear_metrics,
+                      json_fields=LIBLINEAR_JSON_FIELDS, work_vectors=work_vectors, task=task)
 
 
+_PRIMAL_EPS = "|f'(w)|_2 <= eps*min(pos,neg)/l*|f'(w0)|_2"
+_L1R_EPS = "|f'(w)|_1 <= eps*min(pos,neg)/l*|f'(w0)|_1, f' the minimum-norm subgradient"
+
+
+register(_liblinear(0, "L2-regularized logistic regression (primal)", newton.train_one, "L2R_LR", 0.01,
+                    _PRIMAL_EPS, newton.NEWTON_MAX_ITER, accepts=("-R",), work_vectors=newton.WORK_VECTORS))
 register(_liblinear(1, "L2-regularized L2-loss support vector classification (dual)", dcd.train_one,
                     "L2R_L2LOSS_SVC_DUAL", 0.1, "dual maximal violation", dcd.DUAL_MAX_ITER,
                     work_vectors=newton.WORK_VECTORS))      # it may switch to -s 2's Newton, as LIBLINEAR does
 register(_liblinear(2, "L2-regularized L2-loss support vector classification (primal)", newton.train_one,
-                    "L2R_L2LOSS_SVC", 0.01, "|f'(w)|_2 <= eps*min(pos,neg)/l*|f'(w0)|_2", newton.NEWTON_MAX_ITER,
+                    "L2R_L2LOSS_SVC", 0.01, _PRIMAL_EPS, newton.NEWTON_MAX_ITER,
                     accepts=("-R",), work_vectors=newton.WORK_VECTORS))
 register(_liblinear(3, "L2-regularized L1-loss support vector classification (dual)", dcd.train_one,
                     "L2R_L1LOSS_SVC_DUAL", 0.1, "dual maximal violation", dcd.DUAL_MAX_ITER,
                     work_vectors=dcd.WORK_VECTORS))
+register(_liblinear(4, "support vector classification by Crammer and Singer", l2dual.mcsvm_train_one, "MCSVM_CS",
+                    0.1, "dual maximal violation, max_i (max_m G_i^m - min_m G_i^m)", l2dual.MCSVM_MAX_ITER,
+                    find_C=False, task="multiclass"))
+register(_liblinear(5, "L1-regularized L2-loss support vector classification", l1r.train_one, "L1R_L2LOSS_SVC", 0.01,
+                    _L1R_EPS, l1r.L1R_MAX_ITER, accepts=("-R",), find_C=False, work_vectors=l1r.WORK_VECTORS))
+register(_liblinear(6, "L1-regularized logistic regression", l1r.train_one, "L1R_LR", 0.01, _L1R_EPS,
+                    l1r.L1R_LR_MAX_ITER, accepts=("-R",), find_C=False, work_vectors=l1r.WORK_VECTORS))
+register(_liblinear(7, "L2-regularized logistic regression (dual)", l2dual.lr_dual_train_one, "L2R_LR_DUAL", 0.1,
+                    "max |g'(z)| of the one-variable subproblems", l2dual.DUAL_MAX_ITER, find_C=False,
+                    work_vectors=newton.WORK_VECTORS))     # it may switch to -s 0's Newton, as LIBLINEAR does
+register(_liblinear(11, "L2-regularized L2-loss support vector regression (primal)", newton.train_one,
+                    "L2R_L2LOSS_SVR", 0.0001, "|f'(w)|_2 <= eps*|f'(w0)|_2", newton.NEWTON_MAX_ITER,
+                    accepts=("-R", "-p"), work_vectors=newton.WORK_VECTORS, task="regression"))
+register(_liblinear(12, "L2-regularized L2-loss support vector regression (dual)", l2dual.svr_dual_train_one,
+                    "L2R_L2LOSS_SVR_DUAL", 0.1, "|violation|_1 <= eps*|initial violation|_1",
+                    l2dual.DUAL_MAX_ITER, accepts=("-p",), find_C=False, work_vectors=newton.WORK_VECTORS,
+                    task="regression"))
+register(_liblinear(13, "L2-regularized L1-loss support vector regression (dual)", l2dual.svr_dual_train_one,
+                    "L2R_L1LOSS_SVR_DUAL", 0.1, "|violation|_1 <= eps*|initial violation|_1",
+                    l2dual.DUAL_MAX_ITER, accepts=("-p",), find_C=False, work_vectors=l2dual.WORK_VECTORS,
+                    task="regression"))
+register(_liblinear(21, "one-class support vector machine (dual)", l2dual.oneclass_train_one, "ONECLASS_SVM", 0.01,
+                    "max -G over alpha<1 minus min -G over alpha>0", l2dual.ONECLASS_MAX_ITER, accepts=("-n",),
+                    find_C=False, work_vectors=l2dual.WORK_VECTORS, task="oneclass"))
 register(SolverSpec(
     name="llsvm", number=None,
     title="one-pass harsh shrinking + block optimization of the -s 3 problem, out of core",
@@ -258,13 +292,6 @@ def specs():
     return list(REGISTRY.values())
 
 
-def implemented_text():
-    return ", ".join(f"-s {s.name}" for s in specs())
-
-
-LIBLINEAR_NUMBERS = tuple(i for i, name in enumerate(SOLVER_TYPE_TABLE) if name)
-
-
 def get(value):
     """The spec of an -s value (LIBLINEAR's number as int or text, or a name); ParameterError otherwise."""
     if isinstance(value, SolverSpec):
@@ -274,9 +301,6 @@ def get(value):
         n = int(v)
         if n in REGISTRY:
             return REGISTRY[n]
-        if n in LIBLINEAR_NUMBERS:
-            raise ParameterError(f"unknown solver type {n}: LIBLINEAR's -s {n} is not implemented in llsvm yet "
-                                 f"(implemented: {implemented_text()})")
         raise ParameterError("unknown solver type")
     if v in REGISTRY:
         return REGISTRY[v]
@@ -322,6 +346,8 @@ class Params:
     seed: int = 1
     threads: int = 1
     options: object = None
+    svr_p: float = 0.1                                # -p: epsilon of the SVR loss (-s 11, 12, 13)
+    nu: float = 0.5                                   # -n: nu of the one-class SVM (-s 21)
 
     @property
     def spec(self):
@@ -346,6 +372,13 @@ class Params:
         _finite("-c", "C", self.C)
         if not self.C > 0:
             raise ParameterError("C <= 0")
+        _finite("-p", "p", self.svr_p)
+        if self.svr_p < 0:
+            raise ParameterError("p < 0")
+        if not 0 < self.nu <= 1:
+            raise ParameterError("nu <= 0 or nu > 1")
+        if spec.task == "oneclass" and self.bias >= 0:
+            raise ParameterError("prob->bias >=0, but this is ignored in ONECLASS_SVM")
         _finite("-B", "the bias", self.bias)
         for label, weight in self.weights:
             if not (_is_finite(weight) and weight >= 0):

@@ -1,0 +1,106 @@
+"""-s 5 and -s 6: LIBLINEAR 2.50's L1-regularized solvers, around the kernels of cext/_l1r.pyx (whose opening
+comment states each problem, update and stopping rule): coordinate descent for the L2-loss SVC (solve_l1r_l2_svc)
+and newGLMNET for logistic regression (solve_l1r_lr). Both work on the problem's columns, which the driver builds
+from the row view as LIBLINEAR's transpose() does (the bias column included).
+
+The certificate: the primal objective and the largest violation of the optimality conditions (the minimum-norm
+subgradient, as the solvers measure it); these problems have no dual that LIBLINEAR computes, so dual and gap are
+NaN.
+"""
+import numpy as np
+
+from .._ext import _l1r as K
+from .._ext import _linear as L
+from .._ext._random import rng_state
+from .common import FitResult
+from .newton import primal_tol
+
+L1R_L2LOSS_SVC = 5
+L1R_LR = 6
+L1R_MAX_ITER = 1000
+L1R_LR_MAX_ITER = 100
+WORK_VECTORS = 6
+
+
+def _closing(reporter, it, objective, w, limit, banner=False):
+    if reporter is None:
+        return
+    if banner:
+        reporter.info("=========================\n")
+        reporter.info(f"optimization finished, #iter = {it}\n")
+        if limit:
+            reporter.info("WARNING: reaching max number of iterations\n")
+    else:
+        reporter.info(f"\noptimization finished, #iter = {it}\n")
+        if limit:
+            reporter.info("\nWARNING: reaching max number of iterations\n")
+    reporter.info(f"Objective value = {objective:f}\n")
+    reporter.info(f"#nonzeros/#features = {int(np.count_nonzero(w))}/{w.size}\n")
+
+
+def certify(sub, w, l2loss, regularize_bias=True, columns=None):
+    """(primal, max violation, nSV) of an L1-regularized model: |w|_1 + sum C_i loss_i, the largest minimum-norm
+    subgradient violation over the features, and the rows whose loss has a non-zero gradient. `columns`: the
+    problem's columns as the solver left them ((col_ptr, col_row, col_val), -s 5's values multiplied by y_i), to
+    compute X w and X^T v from them; None: from the row view."""
+    C = sub.C()
+    m = np.empty(sub.l, np.float64)
+    if columns is None:
+        L.xv(*sub.args, w, m)
+        m *= sub.y
+    else:
+        K.col_xv(*columns, w, m)
+        if not l2loss:
+            m *= sub.y
+    if l2loss:
+        b = np.maximum(1.0 - m, 0.0)
+        loss = float(C @ (b * b))
+        coef = -2.0 * C * b                 # times y_i: in -s 5's columns, or below
+    else:
+        loss = float(C @ np.logaddexp(0.0, -m))
+        coef = -C * sub.y * np.exp(-np.logaddexp(0.0, m))
+    g = np.empty(sub.w_size, np.float64)
+    I = np.flatnonzero(coef).astype(np.int32)
+    if columns is None:
+        if l2loss:
+            coef = coef * sub.y
+        L.sub_xtv(*sub.args, I, coef[I], g)
+    else:
+        K.col_xtv(*columns, coef, g)
+    reg = np.abs(w)
+    if not regularize_bias:
+        reg[-1] = 0.0
+    v = np.where(w > 0, np.abs(g + 1.0), np.where(w < 0, np.abs(g - 1.0), np.maximum(np.abs(g) - 1.0, 0.0)))
+    if not regularize_bias:
+        v[-1] = abs(g[-1])
+    return float(reg.sum()) + loss, float(v.max()) if v.size else 0.0, int(I.size)
+
+
+def train_one(sub, params, seed, reporter, warm=None):
+    """One binary problem of -s 5 or -s 6 with LIBLINEAR's train_one logic (the primal tolerance)."""
+    l2loss = params.solver == L1R_L2LOSS_SVC
+    max_iter = params.max_iter or params.spec.default_max_iter
+    eps = primal_tol(sub, params.eps)
+    col_ptr, col_row, col_val = sub.columns()
+    C = sub.C()
+    w = np.zeros(sub.w_size, np.float64)
+    if l2loss:
+        ev = np.zeros(2 * min(max_iter, 1 << 22) // 10 + 4096, np.int8)
+        it, n, _ = K.l1r_l2svc(col_ptr, col_row, col_val, sub.y, C, params.regularize_bias, eps, max_iter, w,
+                               rng_state(seed), ev)
+        if reporter is not None and n:
+            reporter.info(ev[:n].tobytes().decode("ascii"))
+    else:
+        it, cycles, inner = K.l1r_lr(col_ptr, col_row, col_val, sub.y, C, params.regularize_bias, eps, max_iter, w,
+                                     rng_state(seed))
+        if reporter is not None:
+            for k in range(it):
+                if inner[k]:
+                    reporter.info("WARNING: reaching max number of inner iterations\n")
+                reporter.info(f"iter {k + 1:3d}  #CD cycles {int(cycles[k])}\n")
+    primal, viol, nSV = certify(sub, w, l2loss, params.regularize_bias, (col_ptr, col_row, col_val))
+    _closing(reporter, it, primal, w, it >= max_iter, banner=not l2loss)
+    res = FitResult(w=w, n_iter=it, primal=primal, max_violation=viol, nSV=nSV,
+                    converged=it < max_iter, solver=params.solver)
+    res.extra["objective_value"] = primal
+    return res
