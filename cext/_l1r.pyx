@@ -48,7 +48,7 @@ cdef int _check(const int64_t[::1] col_ptr, const int32_t[::1] col_row, const do
 
 # -- 1. -s 5 ------------------------------------------------------------------------------------------------------
 cdef int64_t _l1r_l2svc(const int64_t* cp, const int32_t* cr, double* cv, int64_t l, int64_t w_size,
-                        const signed char* y, const double* C, bint regularize_bias, double eps, int64_t max_iter,
+                        const signed char* y, const double* C3, bint regularize_bias, double eps, int64_t max_iter,
                         double* w, double* b, double* xj_sq, int32_t* index, Rng* g, char* ev, int64_t* n_ev,
                         int64_t cap) noexcept nogil:
     cdef int64_t j, s, it = 0, active_size = w_size, k, i, num_ls
@@ -59,6 +59,7 @@ cdef int64_t _l1r_l2svc(const int64_t* cp, const int32_t* cr, double* cv, int64_
     cdef double loss_old = 0.0, loss_new, val, tmp, b_new
     cdef bint free_j
     cdef int32_t t
+    # C of a row by its label, LIBLINEAR's C[GETI(i)]: C3[y_i + 1] (a 3-entry table, no gather from an l-array)
     for i in range(l):
         b[i] = 1.0
     for j in range(w_size):
@@ -69,7 +70,7 @@ cdef int64_t _l1r_l2svc(const int64_t* cp, const int32_t* cr, double* cv, int64_
             i = cr[k]
             cv[k] *= y[i]                      # the column holds y_i x_ij from here on
             val = cv[k]
-            xj_sq[j] += C[i] * val * val
+            xj_sq[j] += C3[y[i] + 1] * val * val
     while it < max_iter:
         Gmax_new = 0.0
         Gnorm1_new = 0.0
@@ -84,7 +85,7 @@ cdef int64_t _l1r_l2svc(const int64_t* cp, const int32_t* cr, double* cv, int64_
                 i = cr[k]
                 if b[i] > 0:
                     val = cv[k]
-                    tmp = C[i] * val
+                    tmp = C3[y[i] + 1] * val
                     G_loss -= tmp * b[i]
                     H += tmp * val
             G_loss *= 2
@@ -150,11 +151,11 @@ cdef int64_t _l1r_l2svc(const int64_t* cp, const int32_t* cr, double* cv, int64_
                     for k in range(cp[j], cp[j + 1]):
                         i = cr[k]
                         if b[i] > 0:
-                            loss_old += C[i] * b[i] * b[i]
+                            loss_old += C3[y[i] + 1] * b[i] * b[i]
                         b_new = b[i] + d_diff * cv[k]
                         b[i] = b_new
                         if b_new > 0:
-                            loss_new += C[i] * b_new * b_new
+                            loss_new += C3[y[i] + 1] * b_new * b_new
                 else:
                     loss_new = 0.0
                     for k in range(cp[j], cp[j + 1]):
@@ -162,7 +163,7 @@ cdef int64_t _l1r_l2svc(const int64_t* cp, const int32_t* cr, double* cv, int64_
                         b_new = b[i] + d_diff * cv[k]
                         b[i] = b_new
                         if b_new > 0:
-                            loss_new += C[i] * b_new * b_new
+                            loss_new += C3[y[i] + 1] * b_new * b_new
                 cond = cond + loss_new - loss_old
                 if cond <= 0:
                     break
@@ -197,14 +198,19 @@ cdef int64_t _l1r_l2svc(const int64_t* cp, const int32_t* cr, double* cv, int64_
 
 
 def l1r_l2svc(const int64_t[::1] col_ptr, const int32_t[::1] col_row, double[::1] col_val,
-              const signed char[::1] y, const double[::1] C, bint regularize_bias, double eps, int64_t max_iter,
+              const signed char[::1] y, double Cp, double Cn, bint regularize_bias, double eps, int64_t max_iter,
               double[::1] w, uint64_t[::1] rng, signed char[::1] events):
-    """-s 5 from w = 0. col_val is overwritten (by y_i x_ij). w receives the solution; returns (iterations, event
-    characters written, b = 1 - y_i w.x_i)."""
-    cdef int64_t l = y.shape[0], w_size = w.shape[0], n_ev = 0, it
+    """-s 5 from w = 0, C_i = Cp for y_i = +1, Cn for y_i = -1. col_val is overwritten (by y_i x_ij). w receives the
+    solution; returns (iterations, event characters written, b = 1 - y_i w.x_i)."""
+    cdef int64_t l = y.shape[0], w_size = w.shape[0], n_ev = 0, it, i
+    cdef double C3[3]
     _check(col_ptr, col_row, col_val, l, w_size, rng)
-    if C.shape[0] != l:
-        raise ValueError("C must have l entries")
+    for i in range(l):
+        if y[i] != 1 and y[i] != -1:
+            raise ValueError("labels must be +1 or -1")
+    C3[0] = Cn
+    C3[1] = 0.0
+    C3[2] = Cp
     b = np.empty(l, np.float64)
     xj_sq = np.empty(w_size, np.float64)
     index = np.empty(w_size, np.int32)
@@ -215,7 +221,7 @@ def l1r_l2svc(const int64_t[::1] col_ptr, const int32_t[::1] col_row, double[::1
     cdef char* ev = <char*>&events[0] if cap else NULL
     with nogil:
         it = _l1r_l2svc(&col_ptr[0], &col_row[0] if col_row.shape[0] else NULL,
-                        &col_val[0] if col_val.shape[0] else NULL, l, w_size, &y[0], &C[0], regularize_bias, eps,
+                        &col_val[0] if col_val.shape[0] else NULL, l, w_size, &y[0], C3, regularize_bias, eps,
                         max_iter, &w[0], &bb[0], &xs[0], &ix[0], <Rng*>&rng[0], ev, &n_ev, cap)
     return it, n_ev, b
 

@@ -23,7 +23,7 @@
 #    < eps (over all variables), shrinks bounded variables beyond those extremes, and updates up to
 #    max(active/10, 1) pairs (i, j): the i with the largest -G_i among alpha_i < 1 matched, in order, with the j of
 #    the smallest -G_j among alpha_j > 0, each pair solved exactly within the box. Pairs are ordered by (-G, index),
-#    a total order, so sorting gives LIBLINEAR's quick-select selection exactly.
+#    a total order, so quick-select and sorting the selected few give LIBLINEAR's pairs exactly.
 # 4. -s 4, Crammer and Singer's multiclass SVM (Keerthi, Sundararajan, Chang, Hsieh, Lin, KDD 2008, the sequential
 #    dual method; LIBLINEAR's Solver_MCSVM_CS):
 #        min_alpha 1/2 sum_m ||w_m||^2 + sum_i sum_m e_i^m alpha_i^m,  alpha_i^m <= C_{y_i} [m = y_i],
@@ -302,6 +302,41 @@ cdef int _cmp_node(const void* a, const void* b) noexcept nogil:
     return 0
 
 
+cdef inline void _swap_node(Node* a, int64_t i, int64_t j) noexcept nogil:
+    cdef Node t = a[i]
+    a[i] = a[j]
+    a[j] = t
+
+
+cdef void _select(Node* a, int64_t n, int64_t k) noexcept nogil:
+    """Rearrange a[0:n] so that a[0:k] hold its k smallest nodes (in _cmp_node's total order), in O(n) expected:
+    iterative quick-select with a median-of-three pivot. The set is unique, so the pairs chosen are LIBLINEAR's."""
+    cdef int64_t lo = 0, hi = n - 1, mid, i, store
+    if k <= 0 or k >= n:
+        return
+    while hi > lo:
+        mid = lo + (hi - lo) // 2
+        if _cmp_node(&a[mid], &a[lo]) < 0:
+            _swap_node(a, mid, lo)
+        if _cmp_node(&a[hi], &a[lo]) < 0:
+            _swap_node(a, hi, lo)
+        if _cmp_node(&a[hi], &a[mid]) < 0:
+            _swap_node(a, hi, mid)
+        _swap_node(a, mid, hi)              # the median of three as the pivot, at hi
+        store = lo
+        for i in range(lo, hi):
+            if _cmp_node(&a[i], &a[hi]) < 0:
+                _swap_node(a, store, i)
+                store += 1
+        _swap_node(a, store, hi)            # a[store] is in its sorted place
+        if store == k or store == k - 1:
+            return
+        if store > k:
+            hi = store - 1
+        else:
+            lo = store + 1
+
+
 cdef int64_t _oneclass(const RowView* v, const int64_t* r, int64_t l, double nu, double eps, int64_t max_iter,
                        double* alpha, double* w, int64_t w_size, double* QD, double* G, int32_t* index,
                        Node* up, Node* low, char* ev, int64_t* n_ev, int64_t cap, value_t* kind) noexcept nogil:
@@ -365,10 +400,13 @@ cdef int64_t _oneclass(const RowView* v, const int64_t* r, int64_t l, double nu,
             max_inner = len_up
         if len_low < max_inner:
             max_inner = len_low
-        if len_up:
-            qsort(up, len_up, sizeof(Node), _cmp_node)
-        if len_low:
-            qsort(low, len_low, sizeof(Node), _cmp_node)
+        # the max_inner largest of Iup and smallest of Ilow, each sorted (LIBLINEAR's quick_select_min_k + qsort)
+        _select(up, len_up, len_up - max_inner)
+        if max_inner:
+            qsort(&up[len_up - max_inner], max_inner, sizeof(Node), _cmp_node)
+        _select(low, len_low, max_inner)
+        if max_inner:
+            qsort(low, max_inner, sizeof(Node), _cmp_node)
         for s in range(max_inner):
             i = up[len_up - s - 1].index
             j = low[s].index

@@ -13,16 +13,18 @@
 #    the Python driver (llsvm/solvers/dcd.py) calls it in chunks of 10 iterations and owns output, warnings and the
 #    -s 2 fallback. (On small sets, one Python call per iteration cost more than the iteration itself.)
 #    The next row in the permutation is prefetched while the current one is processed.
-# 2. Building blocks of the trust-region-free Newton method of LIBLINEAR's -s 2 (Galli & Lin 2021, newton.cpp;
-#    Lin, Weng, Keerthi 2008): X v, X^T (restricted) v, the generalized Hessian-vector product of the squared
-#    hinge loss and its diagonal preconditioner. The Newton/PCG loop itself is in llsvm/solvers/newton.py.
+# 2. Building blocks of the Newton method of LIBLINEAR's -s 0, -s 2 and -s 11 (Galli & Lin 2021, newton.cpp;
+#    Lin, Weng, Keerthi 2008): X v, X^T (restricted) v, the (generalized) Hessian-vector product
+#    s + factor X_I^T diag(c) X_I s and its diagonal preconditioner, and the whole preconditioned conjugate gradient
+#    (`pcg`: NEWTON::pcg, solving H s = -g with the quadratic-model stopping rule). The Newton loop and line search
+#    are in llsvm/solvers/newton.py.
 # 3. Decision values for prediction (features beyond the model's nr_feature ignored, bias appended).
 # Every kernel takes the rows as one row view X (a `Rows`, cext/_view.pyx: arrays, n_features, the bias, and for a
 # memory-mapped binary file read in place its segment table, so such a file is trained on and predicted without a
 # copy); subproblems (one-vs-rest classes, cross-validation folds) are the full view plus `rows`, the rows they
 # use. Each def dispatches on X.f32 to the float or double specialization of a fused nogil implementation. The
 # coordinate step (G, PG, the clipped minimizer) is dual_step.pxd's, shared with _llsvm and _stream.
-from libc.math cimport fabs, INFINITY
+from libc.math cimport fabs, sqrt, INFINITY
 from libc.stdint cimport int32_t, int64_t, uint64_t
 
 import numpy as np
@@ -445,6 +447,110 @@ def l2svc_hv(Rows X not None, const int64_t[::1] rows, const int32_t[::1] I, con
         else:
             _hv(&X.v, r, &I[0] if n_I else NULL, n_I, &C[0] if n_I else NULL, &s[0], &out[0], out.shape[0],
                 <double*>NULL)
+
+
+# -- the conjugate gradient of the Newton method (NEWTON::pcg) ----------------------------------------------------
+cdef double _ddot(const double* x, const double* y, int64_t n) noexcept nogil:
+    """x . y summed in LIBLINEAR's blas order (groups of five, then the rest), so that its iterates are matched."""
+    cdef int64_t i = 0
+    cdef double t = 0.0
+    while i < n - 4:
+        t += x[i] * y[i] + x[i + 1] * y[i + 1] + x[i + 2] * y[i + 2] + x[i + 3] * y[i + 3] + x[i + 4] * y[i + 4]
+        i += 5
+    while i < n:
+        t += x[i] * y[i]
+        i += 1
+    return t
+
+
+cdef void _hess(const RowView* v, const int64_t* r, const int32_t* I, int64_t n_I, const double* c, double factor,
+                bint regularize_bias, const double* s, double* Hs, int64_t n, value_t* kind) noexcept nogil:
+    """Hs = s + factor sum_{i in I} c_i (x_i . s) x_i, the bias's own term dropped when it is not regularized."""
+    cdef int64_t k
+    _hv(v, r, I, n_I, c, s, Hs, n, kind)
+    for k in range(n):
+        Hs[k] = s[k] + factor * Hs[k]
+    if not regularize_bias:
+        Hs[n - 1] -= s[n - 1]
+
+
+cdef int64_t _pcg(const RowView* v, const int64_t* r, const int32_t* I, int64_t n_I, const double* c,
+                  double factor, bint regularize_bias, const double* g, const double* M, double* s, double* res,
+                  double eps_cg, double* d, double* Hd, double* z, int64_t n, int* flags,
+                  value_t* kind) noexcept nogil:
+    cdef int64_t i, cg_iter = 0, max_cg_iter = n if n > 5 else 5
+    cdef double zTr, znewTrnew, alpha, beta, cgtol, dHd, Q = 0.0, newQ, Qdiff, gMinv_norm
+    for i in range(n):
+        s[i] = 0.0
+        res[i] = -g[i]
+        z[i] = res[i] / M[i]
+        d[i] = z[i]
+    zTr = _ddot(z, res, n)
+    gMinv_norm = sqrt(zTr)
+    cgtol = sqrt(gMinv_norm)
+    if eps_cg < cgtol:
+        cgtol = eps_cg
+    flags[0] = 0
+    while cg_iter < max_cg_iter:
+        cg_iter += 1
+        _hess(v, r, I, n_I, c, factor, regularize_bias, d, Hd, n, kind)
+        dHd = _ddot(d, Hd, n)
+        if dHd <= 1.0e-16:
+            break
+        alpha = zTr / dHd
+        for i in range(n):
+            s[i] += alpha * d[i]
+        for i in range(n):
+            res[i] -= alpha * Hd[i]
+        newQ = -0.5 * (_ddot(s, res, n) - _ddot(s, g, n))
+        Qdiff = newQ - Q
+        if newQ <= 0 and Qdiff <= 0:
+            if cg_iter * Qdiff >= cgtol * newQ:
+                break
+        else:
+            flags[0] |= 1
+            break
+        Q = newQ
+        for i in range(n):
+            z[i] = res[i] / M[i]
+        znewTrnew = _ddot(z, res, n)
+        beta = znewTrnew / zTr
+        for i in range(n):
+            d[i] = beta * d[i] + z[i]
+        zTr = znewTrnew
+    if cg_iter == max_cg_iter:
+        flags[0] |= 2
+    return cg_iter
+
+
+def pcg(Rows X not None, const int64_t[::1] rows, const int32_t[::1] I, const double[::1] c, double factor,
+        bint regularize_bias, const double[::1] g, const double[::1] M, double[::1] s, double[::1] r,
+        double eps_cg):
+    """Preconditioned CG for H s = -g, H = I + factor X_I^T diag(c) X_I (LIBLINEAR 2.50's NEWTON::pcg, with its
+    quadratic-model stopping rule and at most max(n, 5) steps). s and r (the residual) receive the result.
+    Returns (CG steps, flags): flag 1 = the quadratic model was positive or increasing, 2 = the step limit."""
+    cdef int64_t n = g.shape[0]
+    cdef int flags = 0
+    cdef int64_t it
+    _check_w(X, n, "g")
+    if M.shape[0] != n or s.shape[0] != n or r.shape[0] != n:
+        raise ValueError("pcg: g, M, s and r must have the same size")
+    if n != X.v.n_features + (1 if X.v.bias >= 0 else 0):
+        raise ValueError("pcg: the vectors must have the view's features and bias")
+    work = np.empty((3, n), np.float64)
+    cdef double[:, ::1] wk = work
+    cdef const int64_t* rr = _rows_ptr(rows)
+    cdef int64_t n_I = I.shape[0]
+    cdef const int32_t* Ip = &I[0] if n_I else NULL
+    cdef const double* cp = &c[0] if c.shape[0] else NULL
+    with nogil:
+        if X.f32:
+            it = _pcg(&X.v, rr, Ip, n_I, cp, factor, regularize_bias, &g[0], &M[0], &s[0], &r[0], eps_cg,
+                      &wk[0, 0], &wk[1, 0], &wk[2, 0], n, &flags, <float*>NULL)
+        else:
+            it = _pcg(&X.v, rr, Ip, n_I, cp, factor, regularize_bias, &g[0], &M[0], &s[0], &r[0], eps_cg,
+                      &wk[0, 0], &wk[1, 0], &wk[2, 0], n, &flags, <double*>NULL)
+    return it, flags
 
 
 cdef void _diag(const RowView* v, const int64_t* r, const int32_t* I, int64_t n_I, const double* C, double* out,

@@ -18,6 +18,7 @@ Both text methods take text as LIBLINEAR prints it (newlines included). Their ta
 callables (the library API's ``say=`` and ``warn=``). ``buffered()`` gives a child that keeps its text in order
 until ``replay()``: parallel one-vs-rest classes and folds print whole and in task order.
 """
+import os
 import sys
 
 
@@ -38,14 +39,27 @@ class _NoBar:
         self.close()
 
 
+def write_standard(name, text):
+    """Write text to the standard stream `name` ("stdout" or "stderr") and flush it. When its reader has gone (a
+    pipe into `head`), the stream is pointed at the null device and the command goes on quietly, so that its
+    model is still written (a C program would die of SIGPIPE and lose it)."""
+    stream = getattr(sys, name)
+    try:
+        stream.write(text)
+        stream.flush()
+    except BrokenPipeError:
+        try:
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, stream.fileno())
+            os.close(null)
+        except (OSError, ValueError):
+            setattr(sys, name, open(os.devnull, "w"))
+
+
 def _writer(target, default):
     """A function writing text to `target`: a callable, a stream, or None (the standard stream at write time)."""
     if target is None:
-        def write(text):
-            stream = getattr(sys, default)
-            stream.write(text)
-            stream.flush()
-        return write
+        return lambda text: write_standard(default, text)
     if callable(target):
         return target
 

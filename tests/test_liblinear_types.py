@@ -418,3 +418,29 @@ def test_iteration_limit_switches_like_liblinear(load):
     out = []
     train(ds, solver=13, max_iter=2, say=out.append)
     assert "\nWARNING: reaching max number of iterations\nUsing -s 11 may be faster (also see FAQ)\n\n" in "".join(out)
+
+
+def test_columns_are_checked_against_the_memory(load, monkeypatch):
+    """-s 5 and -s 6 copy the data into columns, as LIBLINEAR's transpose: the copy is checked before it is made."""
+    from llsvm import memory
+    ds = load("heart_scale")
+    monkeypatch.setattr(memory, "available", lambda: 20_000)
+    with pytest.raises(memory.MemoryLimitError, match=r"the columns of 270 rows with 3378 non-zeros .* take "):
+        train(ds, solver=5)
+
+
+def test_output_into_a_closed_pipe_still_writes_the_model(shared_plain, tmp_path):
+    """`llsvm-train ... | head -1`: once the reader has gone the output goes nowhere, quietly, and the model is still
+    written (no 'internal error', exit 0)."""
+    import os
+    data = shared_plain("dna.scale")
+    model = tmp_path / "m.model"
+    r, w = os.pipe()
+    os.close(r)                                   # the reader has gone before the first line
+    try:
+        p = subprocess.run([sys.executable, "-m", "llsvm.cli.train", "-s", "6", str(data), str(model)], stdout=w,
+                           stderr=subprocess.PIPE, text=True, timeout=120)
+    finally:
+        os.close(w)
+    assert p.returncode == 0 and p.stderr == ""
+    assert model.read_text().startswith("solver_type L1R_LR\n")

@@ -9,7 +9,6 @@ import math
 import os
 import re
 import resource
-import sys
 import time
 
 import click
@@ -19,7 +18,7 @@ from ..errors import LLSVMError, ParameterError
 from ..fileutil import atomic_output
 from ..grid import grid_search, grid_table, parse_grid
 from ..io import read_dataset
-from ..report import Reporter
+from ..report import Reporter, write_standard
 from ..solvers.common import parse_size
 from ..solvers.registry import DESIGN_KEYS, SOLVER_OPTIONS, Params, accepting, get, option_fields, specs
 from ..textio import line_limit
@@ -465,8 +464,7 @@ def _finish(model, model_file, json_file, ds, load_s, train_s, params):
 
 
 def _stdout(s):
-    sys.stdout.write(s)
-    sys.stdout.flush()
+    write_standard("stdout", s)
 
 
 if __name__ == "__main__":  # python -m llsvm.cli.train

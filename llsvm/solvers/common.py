@@ -9,7 +9,8 @@ import numpy as np
 from .._ext import _linear as K
 from .._ext import _random
 from ..errors import ParameterError
-from ..memory import MIN_BUDGET, check_floor  # noqa: F401 (MIN_BUDGET: the out-of-core drivers' floor)
+from ..memory import MIN_BUDGET, check_floor, format_size  # noqa: F401 (MIN_BUDGET: the out-of-core drivers' floor)
+from ..memory import check as check_memory
 
 EMPTY_ROWS = np.empty(0, np.int64)
 INT_MAX = 2147483647
@@ -56,6 +57,9 @@ class Subproblem:
         from .._ext._oned import column_counts, column_fill
         col_ptr = column_counts(self.view.row_view(-1.0), self.rows, self.l)
         nnz = int(col_ptr[-1])
+        total = nnz + (self.l if self.bias >= 0 else 0)
+        check_memory(12 * total, f"the columns of {self.l} rows with {nnz} non-zeros (a copy of the data, as "
+                                 f"LIBLINEAR's transpose makes) take {format_size(12 * total)}")
         col_row = np.empty(nnz + (self.l if self.bias >= 0 else 0), np.int32)
         col_val = np.empty(col_row.size, np.float64)
         column_fill(self.view.row_view(-1.0), self.rows, self.l, col_ptr, col_row, col_val)

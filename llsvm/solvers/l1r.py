@@ -86,7 +86,7 @@ def train_one(sub, params, seed, reporter, warm=None):
     w = np.zeros(sub.w_size, np.float64)
     if l2loss:
         ev = np.zeros(2 * min(max_iter, 1 << 22) // 10 + 4096, np.int8)
-        it, n, _ = K.l1r_l2svc(col_ptr, col_row, col_val, sub.y, C, params.regularize_bias, eps, max_iter, w,
+        it, n, _ = K.l1r_l2svc(col_ptr, col_row, col_val, sub.y, sub.Cp, sub.Cn, params.regularize_bias, eps, max_iter, w,
                                rng_state(seed), ev)
         if reporter is not None and n:
             reporter.info(ev[:n].tobytes().decode("ascii"))

@@ -79,12 +79,9 @@ class _L2SVCFun:
         if not self.regularize_bias:
             g[-1] -= w[-1]
 
-    def Hv(self, s, Hs):
-        K.l2svc_hv(*self.sub.args, self.I, self.C, s, Hs)
-        Hs *= 2.0
-        Hs += s
-        if not self.regularize_bias:
-            Hs[-1] -= s[-1]
+    def hessian(self):
+        """(I, c, factor) of the Hessian I + factor X_I^T diag(c) X_I: the rows with a positive loss, 2 C."""
+        return self.I, self.C, 2.0
 
     def diag_preconditioner(self, M):
         M.fill(1.0)
@@ -137,11 +134,9 @@ class _LRFun(_L2SVCFun):
         if not self.regularize_bias:
             g[-1] -= w[-1]
 
-    def Hv(self, s, Hs):
-        K.l2svc_hv(*self.sub.args, self.I, self.CD, s, Hs)
-        Hs += s
-        if not self.regularize_bias:
-            Hs[-1] -= s[-1]
+    def hessian(self):
+        """Every row, with weight C_i D_i."""
+        return self.I, self.CD, 1.0
 
     def diag_preconditioner(self, M):
         M.fill(1.0)
@@ -186,43 +181,13 @@ def make_fun(sub, solver, regularize_bias=True, p=0.1):
 
 
 def _pcg(fun, g, M, s, r, eps_cg, say):
-    """Preconditioned conjugate gradient for H s = -g with the quadratic-model stopping rule (NEWTON::pcg)."""
-    n = g.shape[0]
-    s.fill(0.0)
-    np.negative(g, out=r)
-    z = r / M
-    d = z.copy()
-    Hd = np.empty(n, np.float64)
-    zTr = float(z @ r)
-    cgtol = min(eps_cg, math.sqrt(math.sqrt(zTr)))
-    Q = 0.0
-    cg_iter = 0
-    max_cg_iter = max(n, 5)
-    while cg_iter < max_cg_iter:
-        cg_iter += 1
-        fun.Hv(d, Hd)
-        dHd = float(d @ Hd)
-        if dHd <= 1.0e-16:
-            break
-        alpha = zTr / dHd
-        s += alpha * d
-        r -= alpha * Hd
-        newQ = -0.5 * (float(s @ r) - float(s @ g))
-        Qdiff = newQ - Q
-        if newQ <= 0 and Qdiff <= 0:
-            if cg_iter * Qdiff >= cgtol * newQ:
-                break
-        else:
-            say("WARNING: quadratic approximation > 0 or increasing in CG\n")
-            break
-        Q = newQ
-        np.divide(r, M, out=z)
-        znewTrnew = float(z @ r)
-        beta = znewTrnew / zTr
-        d *= beta
-        d += z
-        zTr = znewTrnew
-    if cg_iter == max_cg_iter:
+    """Preconditioned conjugate gradient for H s = -g with the quadratic-model stopping rule (NEWTON::pcg): the
+    kernel runs the whole loop (cext/_linear.pyx: pcg) on the function's Hessian H = I + factor X_I^T diag(c) X_I."""
+    I, c, factor = fun.hessian()
+    cg_iter, flags = K.pcg(*fun.sub.args, I, c, factor, fun.regularize_bias, g, M, s, r, eps_cg)
+    if flags & 1:
+        say("WARNING: quadratic approximation > 0 or increasing in CG\n")
+    if flags & 2:
         say("WARNING: reaching maximal number of CG steps\n")
     return cg_iter
 
