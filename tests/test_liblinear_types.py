@@ -95,6 +95,25 @@ def test_binary_and_regression_types_reach_the_twins_optimum(seed, solver, C, ep
         assert res.gap <= 1e-4 * max(1.0, abs(f))
 
 
+@pytest.mark.parametrize("solver,eps", [(0, 1e-8), (5, 1e-8), (6, 1e-6), (11, 1e-8)])
+def test_unregularized_bias_reaches_the_twins_optimum(solver, eps):
+    """-R -B 1: the bias weight is left out of the regularizer (L2 and L1 alike)."""
+    import scipy.sparse as sp
+    X, y = tiny(5, kind="regression" if solver in REGRESS else "binary")
+    X[:, 0] += 2.0                                   # an offset only a free bias absorbs cheaply
+    ds = CSRDataset.from_csr(sp.csr_matrix(X), y)
+    model = train(ds, solver=solver, C=0.7, eps=eps, bias=1.0, regularize_bias=False)
+    Xb = dense_with_bias(ds, 1.0)
+    ys = y if solver in REGRESS else np.where(y == model.label[0], 1.0, -1.0)
+    C = np.full(y.size, 0.7)
+    f = T.primal(solver, model.W[:, 0], Xb, ys, C, regularize_bias=False)
+    f_ref = T.primal(solver, T.solve(solver, Xb, ys, C, regularize_bias=False), Xb, ys, C, regularize_bias=False)
+    assert f_ref * (1 - 1e-6) - 1e-9 <= f <= f_ref * (1 + 1e-5) + 1e-9
+    # and it differs from the regularized problem's optimum
+    f_reg = T.primal(solver, T.solve(solver, Xb, ys, C), Xb, ys, C, regularize_bias=False)
+    assert f < f_reg
+
+
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_mcsvm_reaches_the_twins_optimum(seed):
     import scipy.sparse as sp
