@@ -463,3 +463,20 @@ def test_output_into_a_closed_pipe_still_writes_the_model(shared_plain, tmp_path
         os.close(w)
     assert p.returncode == 0 and p.stderr == ""
     assert model.read_text().startswith("solver_type L1R_LR\n")
+
+
+@pytest.mark.parametrize("bias,regularize", [(-1.0, True), (1.0, True), (1.0, False)])
+def test_l1_certificates_from_the_kernels_equal_a_full_pass(load, bias, regularize):
+    """-s 5 takes its margins from the kernel's b, -s 6 its loss and violation from the kernel's exp(w.x) and last
+    gradient: the same figures as a pass over the data (l1r.certify from the row view)."""
+    from llsvm.solvers import l1r
+    from llsvm.solvers.common import Subproblem
+    ds = load("heart_scale")
+    for solver in (5, 6):
+        m = train(ds, solver=solver, bias=bias, regularize_bias=regularize)
+        r = m.meta["results"][0]
+        y = np.where(ds.y == m.label[0], 1, -1).astype(np.int8)
+        primal, viol, nSV = l1r.certify(Subproblem(ds, y, 1.0, 1.0, bias=bias), r.w, solver == 5, regularize)
+        assert r.primal == pytest.approx(primal, rel=1e-12)
+        assert r.max_violation == pytest.approx(viol, rel=1e-9, abs=1e-12)
+        assert r.nSV == nSV

@@ -38,14 +38,28 @@ def _closing(reporter, it, objective, w, limit, banner=False):
     reporter.info(f"#nonzeros/#features = {int(np.count_nonzero(w))}/{w.size}\n")
 
 
-def certify(sub, w, l2loss, regularize_bias=True, columns=None):
+def certify_lr(sub, w, exp_wx, violation, regularize_bias=True):
+    """certify() for -s 6 from what its kernel leaves: exp(w.x_i) of every row and the violation it measured over
+    every feature at w (no pass over the data)."""
+    m = sub.y * np.log(exp_wx)
+    loss = float(sub.C() @ np.logaddexp(0.0, -m))
+    reg = np.abs(w)
+    if not regularize_bias:
+        reg[-1] = 0.0
+    nSV = int(np.count_nonzero(np.exp(-np.logaddexp(0.0, m))))
+    return float(reg.sum()) + loss, float(violation), nSV
+
+
+def certify(sub, w, l2loss, regularize_bias=True, columns=None, b=None):
     """(primal, max violation, nSV) of an L1-regularized model: |w|_1 + sum C_i loss_i, the largest minimum-norm
     subgradient violation over the features, and the rows whose loss has a non-zero gradient. `columns`: the
     problem's columns as the solver left them ((col_ptr, col_row, col_val), -s 5's values multiplied by y_i), to
-    compute X w and X^T v from them; None: from the row view."""
+    compute X w and X^T v from them; None: from the row view. b: -s 5's 1 - y_i w.x_i as its kernel left it."""
     C = sub.C()
     m = np.empty(sub.l, np.float64)
-    if columns is None:
+    if b is not None:
+        m = 1.0 - b
+    elif columns is None:
         L.xv(*sub.args, w, m)
         m *= sub.y
     else:
@@ -86,19 +100,23 @@ def train_one(sub, params, seed, reporter, warm=None):
     w = np.zeros(sub.w_size, np.float64)
     if l2loss:
         ev = np.zeros(2 * min(max_iter, 1 << 22) // 10 + 4096, np.int8)
-        it, n, _ = K.l1r_l2svc(col_ptr, col_row, col_val, sub.y, sub.Cp, sub.Cn, params.regularize_bias, eps, max_iter, w,
+        it, n, b = K.l1r_l2svc(col_ptr, col_row, col_val, sub.y, sub.Cp, sub.Cn, params.regularize_bias, eps, max_iter, w,
                                rng_state(seed), ev)
         if reporter is not None and n:
             reporter.info(ev[:n].tobytes().decode("ascii"))
     else:
-        it, cycles, inner = K.l1r_lr(col_ptr, col_row, col_val, sub.y, C, params.regularize_bias, eps, max_iter, w,
-                                     rng_state(seed))
+        it, cycles, inner, exp_wx, violation = K.l1r_lr(col_ptr, col_row, col_val, sub.y, C,
+                                                         params.regularize_bias, eps, max_iter, w, rng_state(seed))
         if reporter is not None:
             for k in range(it):
                 if inner[k]:
                     reporter.info("WARNING: reaching max number of inner iterations\n")
                 reporter.info(f"iter {k + 1:3d}  #CD cycles {int(cycles[k])}\n")
-    primal, viol, nSV = certify(sub, w, l2loss, params.regularize_bias, (col_ptr, col_row, col_val))
+    if not l2loss and np.isfinite(violation):
+        primal, viol, nSV = certify_lr(sub, w, exp_wx, violation, params.regularize_bias)
+    else:
+        primal, viol, nSV = certify(sub, w, l2loss, params.regularize_bias, (col_ptr, col_row, col_val),
+                                    b if l2loss else None)
     _closing(reporter, it, primal, w, it >= max_iter, banner=not l2loss)
     res = FitResult(w=w, n_iter=it, primal=primal, max_violation=viol, nSV=nSV,
                     converged=it < max_iter, solver=params.solver)
