@@ -41,6 +41,10 @@ three), every job a subprocess of the installed commands:
     same file in this process (BinaryDataset.iter_blocks, page cache warm).
 -s smo (part `smo`, issue 15): against libsvm-official's C svm_train on ../shared/data sets, in this process:
 training time ratio, the dual objective of both models by one definition, nSV and accuracy (scripts/bench_smo.py).
+LIBLINEAR's other solver types (part `types`, issue 18): -s 0 4 5 6 7 11 12 13 21 against liblinear-official's C
+`train` in this process, on the generated sets (--types-scale of their rows), a generated regression set and
+../shared/data: time, the objective at the same -e, test accuracy / MSE, predict agreement, models read both ways,
+and LIBLINEAR against itself with another rand() seed (scripts/bench_liblinear.py).
 Timings are medians of --repeats runs. Results: a Markdown table on stdout and Markdown + JSON in bench-results/.
 
 Datasets: the generated `sparse` (500k x 100k, ~75 nnz/row) and `dense` (400k x 200) sets, made under data/ by
