@@ -18,6 +18,21 @@ def _format_rows(dec):
     return "".join(fmt % tuple(r) for r in dec.tolist())
 
 
+def squared_correlation(n, sum_v, sum_y, sum_vv, sum_yy, sum_vy):
+    """LIBLINEAR's squared correlation coefficient of n predictions v and targets y from their sums (NaN where its
+    division is by zero)."""
+    denom = (n * sum_vv - sum_v * sum_v) * (n * sum_yy - sum_y * sum_y)
+    return ((n * sum_vy - sum_v * sum_y) ** 2 / denom) if denom else math.nan
+
+
+def regression_scores(v, y):
+    """(mean squared error, squared correlation coefficient) of predictions v for targets y, LIBLINEAR's."""
+    v = np.asarray(v, np.float64)
+    y = np.asarray(y, np.float64)
+    scc = squared_correlation(y.size, float(v.sum()), float(y.sum()), float(v @ v), float(y @ y), float(v @ y))
+    return float(((v - y) ** 2).sum()) / y.size, float(scc)
+
+
 def predict_file(model, test_path, out, *, dec_out=None, probability=False, zero_based=False, progress=None):
     """Predict every row of a text or binary test file with any model (the BaseModel interface), LIBLINEAR's
     predict style.
@@ -61,8 +76,7 @@ def predict_file(model, test_path, out, *, dec_out=None, probability=False, zero
     finally:
         if hasattr(ds, "close"):
             ds.close()
-    denom = (total * sum_vv - sum_v * sum_v) * (total * sum_yy - sum_y * sum_y)
     return {"n_rows": total, "correct": correct, "accuracy": 100.0 * correct / total if total else math.nan,
             "mean_squared_error": err / total if total else math.nan,
-            "squared_correlation": ((total * sum_vy - sum_v * sum_y) ** 2 / denom) if denom else math.nan,
+            "squared_correlation": squared_correlation(total, sum_v, sum_y, sum_vv, sum_yy, sum_vy),
             "predict_seconds": time.perf_counter() - t0}

@@ -278,8 +278,8 @@ def cross_validation(data, nr_fold, y=None, *, params=None, reporter=None, say=N
 
 
 def calc_start_C(view, l, params):
-    """The smallest C worth trying, a power of two (LIBLINEAR's calc_start_C; llsvm's -C of -s 1 and -s 3 uses
-    the formula of their primal twins -s 2 and -s 0)."""
+    """The smallest C worth trying, a power of two (LIBLINEAR's calc_start_C; for llsvm's -C of -s 1, -s 2's
+    1/(2 l max x.x), of -s 3, 1/(l max x.x))."""
     norms = np.empty(view.n_rows, np.float64)
     K.sq_norms(view.row_view(params.bias), np.empty(0, np.int64), norms)
     max_xTx = float(norms.max()) if norms.size else 0.0
@@ -305,7 +305,7 @@ def find_parameter_C(data, nr_fold, y=None, *, start_C=None, start_p=None, param
     for -s 11 over C and p, as LIBLINEAR's find_parameters).
 
     Returns (best_C, best_score) for classification (the CV accuracy as a fraction), (best_C, best_p, best_MSE)
-    for -s 11. Lines `log2c=...\trate=...` (`log2c=...\tp=...\tMean squared error=...`) go to the reporter.
+    for -s 11. Lines `log2c=...\\trate=...` (`log2c=...\\tp=...\\tMean squared error=...`) go to the reporter.
     """
     params = _params(params, kw)
     if not params.spec.find_C:

@@ -480,3 +480,12 @@ def test_l1_certificates_from_the_kernels_equal_a_full_pass(load, bias, regulari
         assert r.primal == pytest.approx(primal, rel=1e-12)
         assert r.max_violation == pytest.approx(viol, rel=1e-9, abs=1e-12)
         assert r.nSV == nSV
+
+
+def test_crammer_singer_dual_is_checked_against_the_memory(load, monkeypatch):
+    """-s 4 holds l x nr_class dual variables: they are checked before they are made."""
+    from llsvm import memory
+    ds = load("heart_scale")
+    monkeypatch.setattr(memory, "available", lambda: 5_000)
+    with pytest.raises(memory.MemoryLimitError, match=r"-s 4's dual variables for 270 rows and 2 classes take "):
+        train(ds, solver=4)

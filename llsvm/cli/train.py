@@ -12,12 +12,12 @@ import resource
 import time
 
 import click
-import numpy as np
 
 from ..errors import LLSVMError, ParameterError
 from ..fileutil import atomic_output
 from ..grid import grid_search, grid_table, parse_grid
 from ..io import read_dataset
+from ..predict import regression_scores
 from ..report import Reporter, write_standard
 from ..solvers.common import parse_size
 from ..solvers.registry import DESIGN_KEYS, SOLVER_OPTIONS, Params, accepting, get, option_fields, specs
@@ -431,18 +431,6 @@ def main(training_set_file, model_file, solver, cost, svr_p, nu, eps, bias, no_r
     t1 = time.perf_counter()
     model = train(ds, reporter=reporter, params=params)
     _finish(model, model_file, json_file, ds, load_s, time.perf_counter() - t1, params)
-
-
-def regression_scores(v, y):
-    """(mean squared error, squared correlation coefficient) of predictions v for targets y, LIBLINEAR's formulas
-    (NaN where its division is by zero)."""
-    v = np.asarray(v, np.float64)
-    y = np.asarray(y, np.float64)
-    l = y.size
-    sv, sy, svv, syy, svy = v.sum(), y.sum(), v @ v, y @ y, v @ y
-    denom = (l * svv - sv * sv) * (l * syy - sy * sy)
-    scc = (l * svy - sv * sy) ** 2 / denom if denom else math.nan
-    return float(((v - y) ** 2).sum()) / l, float(scc)
 
 
 def metrics(model, ds, load_s, train_s, params):

@@ -267,6 +267,17 @@ def report_finished(reporter, n_iter, objective, nSV, iter_name="#iter", blank_l
         reporter.info(f"nSV = {nSV}\n")
 
 
+def event_buffer(max_iter, extra=64):
+    """A buffer for a kernel's progress characters ('.' every 10 iterations, '*' per restart, extra for others)."""
+    return np.zeros(2 * min(max_iter, 1 << 22) // 10 + extra, np.int8)
+
+
+def say_events(reporter, buf, n):
+    """Print the first n progress characters a kernel left in buf."""
+    if reporter is not None and n:
+        reporter.info(buf[:n].tobytes().decode("ascii"))
+
+
 def warn_max_iter(reporter, hint=""):
     """LIBLINEAR's iteration-limit warning, for every solver: on the info stream (LIBLINEAR prints it with info(),
     so -q silences it), after the problem's closing lines; `hint` is LIBLINEAR's advice that follows it."""

@@ -12,7 +12,7 @@ import numpy as np
 from .._ext import _l1r as K
 from .._ext import _linear as L
 from .._ext._random import rng_state
-from .common import FitResult
+from .common import FitResult, event_buffer, say_events
 from .newton import primal_tol
 
 L1R_L2LOSS_SVC = 5
@@ -56,13 +56,12 @@ def certify(sub, w, l2loss, regularize_bias=True, columns=None, b=None):
     problem's columns as the solver left them ((col_ptr, col_row, col_val), -s 5's values multiplied by y_i), to
     compute X w and X^T v from them; None: from the row view. b: -s 5's 1 - y_i w.x_i as its kernel left it."""
     C = sub.C()
-    m = np.empty(sub.l, np.float64)
     if b is not None:
         m = 1.0 - b
     elif columns is None:
-        L.xv(*sub.args, w, m)
-        m *= sub.y
+        m = sub.y * sub.margins(w)
     else:
+        m = np.empty(sub.l, np.float64)
         K.col_xv(*columns, w, m)
         if not l2loss:
             m *= sub.y
@@ -99,11 +98,10 @@ def train_one(sub, params, seed, reporter, warm=None):
     C = sub.C()
     w = np.zeros(sub.w_size, np.float64)
     if l2loss:
-        ev = np.zeros(2 * min(max_iter, 1 << 22) // 10 + 4096, np.int8)
+        ev = event_buffer(max_iter, extra=4096)            # and a '#' per line search that recomputes b
         it, n, b = K.l1r_l2svc(col_ptr, col_row, col_val, sub.y, sub.Cp, sub.Cn, params.regularize_bias, eps, max_iter, w,
                                rng_state(seed), ev)
-        if reporter is not None and n:
-            reporter.info(ev[:n].tobytes().decode("ascii"))
+        say_events(reporter, ev, n)
     else:
         it, cycles, inner, exp_wx, violation = K.l1r_lr(col_ptr, col_row, col_val, sub.y, C,
                                                          params.regularize_bias, eps, max_iter, w, rng_state(seed))

@@ -14,9 +14,9 @@ maximization form, gap, a violation).
 import numpy as np
 
 from .._ext import _l2dual as K
-from .._ext import _linear as L
 from .._ext._random import rng_state
-from .common import FitResult, WARN_MAX_ITER, report_finished, warn_max_iter, xlogx
+from .. import memory
+from .common import FitResult, WARN_MAX_ITER, event_buffer, report_finished, say_events, warn_max_iter, xlogx
 from .newton import L2R_LR, L2R_L2LOSS_SVR, NEWTON_MAX_ITER, primal_tol, solve_newton
 
 L2R_LR_DUAL = 7
@@ -30,29 +30,14 @@ MCSVM_MAX_ITER = 100000
 WORK_VECTORS = 2
 
 
-def _events(max_iter):
-    return np.zeros(2 * min(max_iter, 1 << 22) // 10 + 64, np.int8)
-
-
-def _say(reporter, ev, n):
-    if reporter is not None and n:
-        reporter.info(ev[:n].tobytes().decode("ascii"))
-
-
-def _margins(sub, w):
-    out = np.empty(sub.l, np.float64)
-    L.xv(*sub.args, w, out)
-    return out
-
-
 # -- -s 7 ---------------------------------------------------------------------------------------------------------
 def lr_dual_train_one(sub, params, seed, reporter, warm=None):
     max_iter = params.max_iter or params.spec.default_max_iter
     alpha = np.empty(2 * sub.l, np.float64)
     w = np.zeros(sub.w_size, np.float64)
-    ev = _events(max_iter)
+    ev = event_buffer(max_iter)
     it, n = K.lr_dual(*sub.args, sub.y, sub.Cp, sub.Cn, params.eps, max_iter, alpha, w, rng_state(seed), ev)
-    _say(reporter, ev, n)
+    say_events(reporter, ev, n)
     a = alpha[0::2].copy()
     C = sub.C()
     ent = xlogx(alpha[0::2]) + xlogx(alpha[1::2]) - xlogx(C)
@@ -61,7 +46,7 @@ def lr_dual_train_one(sub, params, seed, reporter, warm=None):
     if reporter is not None:
         reporter.info(f"\noptimization finished, #iter = {it}\n")
         reporter.info(f"Objective value = {objective:f}\n")
-    m = sub.y * _margins(sub, w)
+    m = sub.y * sub.margins(w)
     primal = 0.5 * wTw + float(C @ np.logaddexp(0.0, -m))
     # the violation: the largest |g'| of the one-variable problems at alpha (log(alpha / (C - alpha)) - y w.x ...)
     viol = float(np.max(np.abs(np.log(alpha[0::2] / alpha[1::2]) + m))) if sub.l else 0.0
@@ -86,15 +71,15 @@ def svr_dual_train_one(sub, params, seed, reporter, warm=None):
     C, p = sub.Cp, params.svr_p
     beta = np.zeros(sub.l, np.float64)
     w = np.zeros(sub.w_size, np.float64)
-    ev = _events(max_iter)
+    ev = event_buffer(max_iter)
     it, n = K.svr_dual(*sub.args, sub.targets, C, p, l1, params.eps, max_iter, beta, w, rng_state(seed), ev)
-    _say(reporter, ev, n)
+    say_events(reporter, ev, n)
     lam = 0.0 if l1 else 0.5 / C
     wTw = float(w @ w)
     objective = 0.5 * wTw + float(p * np.abs(beta).sum() - sub.targets @ beta + 0.5 * lam * (beta @ beta))
     nSV = int(np.count_nonzero(beta))
     report_finished(reporter, it, objective, nSV)
-    e = np.abs(_margins(sub, w) - sub.targets) - p
+    e = np.abs(sub.margins(w) - sub.targets) - p
     np.maximum(e, 0.0, out=e)
     primal = 0.5 * wTw + C * float((e if l1 else e * e).sum())
     res = FitResult(w=w, alpha=beta, n_iter=it, primal=primal, dual=-objective, gap=primal + objective,
@@ -116,7 +101,7 @@ def svr_dual_train_one(sub, params, seed, reporter, warm=None):
 
 def _svr_violation(sub, w, beta, C, p, lam, l1):
     """The largest projected-gradient violation of the SVR dual at beta (LIBLINEAR's `violation`)."""
-    G = _margins(sub, w) - sub.targets + lam * beta
+    G = sub.margins(w) - sub.targets + lam * beta
     Gp, Gn = G + p, G - p
     U = C if l1 else np.inf
     v = np.where(beta > 0, np.abs(Gp), np.abs(Gn))
@@ -135,13 +120,13 @@ def oneclass_train_one(sub, params, seed, reporter, warm=None):
     l, nu = sub.l, params.nu
     alpha = np.empty(l, np.float64)
     w = np.zeros(sub.w_size, np.float64)
-    ev = _events(max_iter)
+    ev = event_buffer(max_iter)
     it, n = K.oneclass(*sub.args, l, nu, params.eps, max_iter, alpha, w, ev)
-    _say(reporter, ev, n)
+    say_events(reporter, ev, n)
     wTw = float(w @ w)
     nSV = int(np.count_nonzero(alpha > 0))
     report_finished(reporter, it, wTw / 2, nSV, after_first=WARN_MAX_ITER + "\n" if it >= max_iter else "")
-    G = _margins(sub, w)
+    G = sub.margins(w)
     free = (alpha > 0) & (alpha < 1)
     if free.any():
         rho = float(G[free].mean())
@@ -167,12 +152,15 @@ def oneclass_train_one(sub, params, seed, reporter, warm=None):
 def mcsvm_train_one(sub, params, seed, reporter, warm=None):
     max_iter = params.max_iter or params.spec.default_max_iter
     k = sub.C_class.size
+    # alpha and its class order (l k of them), and the decision values of the certificate: checked before made
+    memory.check(20 * sub.l * k, f"-s 4's dual variables for {sub.l} rows and {k} classes take "
+                                 f"{memory.format_size(20 * sub.l * k)}")
     alpha = np.empty(sub.l * k, np.float64)
     W = np.zeros((sub.w_size, k), np.float64)
-    ev = _events(max_iter)
+    ev = event_buffer(max_iter)
     it, n = K.mcsvm_cs(*sub.args, sub.cls, sub.C_class, params.eps, max_iter, alpha, W.reshape(-1),
                        rng_state(seed), ev)
-    _say(reporter, ev, n)
+    say_events(reporter, ev, n)
     A = alpha.reshape(sub.l, k)
     rows = np.arange(sub.l)
     wTw = float((W * W).sum())
@@ -180,10 +168,8 @@ def mcsvm_train_one(sub, params, seed, reporter, warm=None):
     nSV = int(np.count_nonzero(A))
     report_finished(reporter, it, objective, nSV, after_first=WARN_MAX_ITER if it >= max_iter else "")
     dec = np.empty((sub.l, k), np.float64)
-    col = np.empty(sub.l, np.float64)
     for m in range(k):
-        L.xv(*sub.args, np.ascontiguousarray(W[:, m]), col)
-        dec[:, m] = col
+        dec[:, m] = sub.margins(np.ascontiguousarray(W[:, m]))
     own = dec[rows, sub.cls]
     marg = dec - own[:, None] + 1.0
     marg[rows, sub.cls] = 0.0

@@ -7,7 +7,6 @@ cext/_linear.pyx. One Newton loop (solve_newton), three functions:
   -s 11 L2-loss SVR          f(w) = 1/2 w.w + sum C_i max(0, |w.x_i - y_i| - p)^2      (l2r_l2_svr_fun)
 each with the certificate of its dual (the dual point the optimality conditions give at w).
 """
-import math
 
 import numpy as np
 
@@ -37,7 +36,7 @@ def train_one(sub, params, seed, reporter, warm=None):
     """One problem of -s 0, -s 2 or -s 11 with LIBLINEAR's train_one logic (the tolerance of primal_tol)."""
     return solve_newton(sub, primal_tol(sub, params.eps), params.max_iter or params.spec.default_max_iter,
                         w0=None if warm is None else warm.get("w"), regularize_bias=params.regularize_bias,
-                        reporter=reporter, solver=params.solver, p=getattr(params, "svr_p", 0.1))
+                        reporter=reporter, solver=params.solver, p=params.svr_p)
 
 
 class _L2SVCFun:
@@ -84,10 +83,12 @@ class _L2SVCFun:
         return self.I, self.C, 2.0
 
     def diag_preconditioner(self, M):
+        """M = 1 + diag(factor X_I^T diag(c) X_I) of hessian() (0 for an unregularized bias before the data)."""
         M.fill(1.0)
         if not self.regularize_bias:
             M[-1] = 0.0
-        K.l2svc_diag(*self.sub.args, self.I, self.C, M)
+        I, c, factor = self.hessian()
+        K.l2svc_diag(*self.sub.args, I, c * (factor / 2.0), M)     # the kernel adds 2 sum c_i x_ij^2
 
     def linesearch_and_update(self, w, s, f, g, alpha):
         """Backtracking line search on f(w + alpha s) using X s (l2r_erm_fun::linesearch_and_update)."""
@@ -138,11 +139,6 @@ class _LRFun(_L2SVCFun):
         """Every row, with weight C_i D_i."""
         return self.I, self.CD, 1.0
 
-    def diag_preconditioner(self, M):
-        M.fill(1.0)
-        if not self.regularize_bias:
-            M[-1] = 0.0
-        K.l2svc_diag(*self.sub.args, self.I, 0.5 * self.CD, M)     # the kernel adds 2 sum c_i x_ij^2
 
 
 class _SVRFun(_L2SVCFun):
