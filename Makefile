@@ -6,25 +6,37 @@ PIP    := $(PY) -m pip --disable-pip-version-check
 BIN    := $(VENV)/bin
 KERNELS := $(wildcard cext/*.pyx cext/*.pxd)
 
-.PHONY: all demo test fuzz bench reproduce-llsvm reproduce-streamsvm reproduce-h1tree reproduce-online reproduce-oned build annotate clean distclean
+.PHONY: all demo test fuzz bench reproduce-llsvm reproduce-streamsvm reproduce-h1tree reproduce-online reproduce-oned build wheel annotate clean distclean
 
 all: build
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 
-# build tools, then the project in editable mode with its test dependencies
+# build tools, then the project in editable mode with its runtime dependencies only: the install compiles the
+# kernels in place, once, on every core (setup.py)
 $(VENV)/.installed: pyproject.toml setup.py | $(PY)
-	$(PIP) install -q "setuptools>=69" wheel "Cython>=3.0" "numpy>=1.24"
-	$(PIP) install -q --no-build-isolation -e ".[test]"
+	$(PIP) install -q "setuptools>=69" wheel "Cython>=3.1" "numpy>=1.24"
+	$(PIP) install -q --no-build-isolation -e .
 	touch $@
 
-# rebuild the kernels when a .pyx/.pxd changes (LLSVM_CYTHON_DEBUG=1 make build: bounds checks on)
+# rebuild the kernels that changed since (nothing right after the install; LLSVM_CYTHON_DEBUG=1 make build: bounds
+# checks on)
 $(VENV)/.built: $(VENV)/.installed $(KERNELS)
 	$(PY) setup.py -q build_ext --inplace
 	touch $@
 
 build: $(VENV)/.built
+
+# the test extra (pyproject.toml), for make test and make fuzz only: make demo does not need it
+$(VENV)/.test-deps: $(VENV)/.installed pyproject.toml
+	$(PIP) install -q $$($(PY) scripts/extra_requirements.py test)
+	touch $@
+
+# a wheel in dist/, built as pip install . builds it (isolated build environment, kernels compiled on every core)
+wheel: | $(PY)
+	$(PIP) wheel -q --no-deps -w dist .
+	@ls dist/*.whl
 
 # cython -a: HTML annotation of every kernel (yellow lines = Python interaction)
 annotate: $(VENV)/.installed
@@ -40,24 +52,24 @@ demo: build data/demo data/demo.t
 	$(BIN)/llsvm-train -s 3 -B 1 data/demo.bin data/demo.model
 	$(BIN)/llsvm-predict data/demo.t data/demo.model data/demo.predictions
 
-test: build
+test: build $(VENV)/.test-deps
 	$(PY) -m pytest tests -q
 
 # mutation fuzzing (atheris) of the LIBSVM text parser, the binary reader and the model loader, each in its own
 # process under a 2 GB memory limit; 60 s in all by default (tests/test_fuzz.py runs the same for make test).
 # FUZZ_ARGS="--time 600" for ten minutes, "--runs 400000 --jobs 2", "--targets binary", "--replay model FILE";
 # the corpus and failing inputs go under fuzz-results/ (python -m fuzz --help)
-fuzz: build
+fuzz: build $(VENV)/.test-deps
 	$(PY) -m fuzz $(FUZZ_ARGS)
 
 # parser / binary-load, solver, -s llsvm and -s streamsvm figures (BENCH_ARGS="--parts stream" for one part);
 # results under bench-results/
-bench: build
+bench: build $(VENV)/.test-deps
 	$(PY) scripts/bench.py $(BENCH_ARGS)
 
 # the "reproduce" extra (matplotlib) for the experiment-reproduction scripts, installed once when missing
-$(VENV)/.reproduce: $(VENV)/.installed pyproject.toml
-	$(PY) -c "import matplotlib" 2>/dev/null || $(PIP) install -q --no-build-isolation -e ".[test,reproduce]"
+$(VENV)/.reproduce: $(VENV)/.test-deps pyproject.toml
+	$(PY) -c "import matplotlib" 2>/dev/null || $(PIP) install -q $$($(PY) scripts/extra_requirements.py reproduce)
 	touch $@
 
 # Alrajeh et al.'s Figure 1 and Table 2 (-s llsvm --one-pass, the paper's algorithm, vs -s 3) and a table of
@@ -101,4 +113,4 @@ clean:
 	rm -rf build cext/*.c cext/*.html llsvm/_ext/*.so $(VENV)/.built
 
 distclean: clean
-	rm -rf $(VENV) bench-results fuzz-results *.egg-info
+	rm -rf $(VENV) bench-results fuzz-results dist *.egg-info
