@@ -34,14 +34,13 @@ import mmap
 import os
 import struct
 import threading
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 from ._ext._rowops import CSR_OFFSETS, CSR_ORDER, CSR_RANGE, block_stats, check_block, check_csr
 from .dataset import MAX_LABELS, CSRDataset, Dataset, block_rows_for, label_table
 from .errors import DataFormatError, ParameterError
-from .fileutil import _temp_beside, commit_output
+from .fileutil import _temp_beside, commit_output, discard_temporary, rename_temporary
 
 try:
     # ISA-L's CRC-32 (the same polynomial and values as zlib's: only faster, ~34 GB/s here against ~6.5)
@@ -75,6 +74,13 @@ _CSR_PROBLEMS = {CSR_OFFSETS: "row offsets out of order or out of bounds",
 
 def _pad8(n):
     return (n + 7) & ~7
+
+
+def _thread_pool(threads):
+    """A ThreadPoolExecutor of `threads` workers (concurrent.futures, and the logging it brings, imported only when
+    a pool is needed: start-up, issue 26)."""
+    from concurrent.futures import ThreadPoolExecutor
+    return ThreadPoolExecutor(max_workers=threads)
 
 
 def payload_layout(n_rows, nnz, float32, row_ids, alpha=False):
@@ -149,7 +155,7 @@ class BinaryWriter:
             self._f = os.fdopen(fd, "wb")
             self._f.write(b"\0" * HEADER_SIZE)
         except BaseException:
-            os.unlink(self._tmp)
+            discard_temporary(self._tmp)
             raise
         self._pos = HEADER_SIZE
         self._written = HEADER_SIZE   # bytes handed to the file so far (_emit keeps the rest)
@@ -391,7 +397,7 @@ class BinaryWriter:
             if self.output:
                 commit_output(self._tmp, self.path)
             else:
-                os.replace(self._tmp, self.path)
+                rename_temporary(self._tmp, self.path)
             self._closed = True
             return self.path
         except BaseException:
@@ -406,10 +412,7 @@ class BinaryWriter:
         try:
             self._f.close()
         finally:
-            try:
-                os.unlink(self._tmp)
-            except OSError:
-                pass
+            discard_temporary(self._tmp)
 
     def __enter__(self):
         return self
@@ -783,7 +786,7 @@ class BinaryDataset(Dataset):
         (docs/formats.md section 2, "Readers"); raises DataFormatError at the first problem."""
         def one(b):
             self.read_block(b)
-        with ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
+        with _thread_pool(max(1, threads)) as pool:
             list(pool.map(one, range(self.n_blocks)))
         return True
 
@@ -861,7 +864,7 @@ class BinaryDataset(Dataset):
                 alpha[r0:r0 + nr] = ab
 
         if threads > 1 and nb > 1:
-            with ThreadPoolExecutor(max_workers=threads) as pool:
+            with _thread_pool(threads) as pool:
                 list(pool.map(one, range(nb)))
         else:
             for b in range(nb):
@@ -931,7 +934,7 @@ class BinaryDataset(Dataset):
             np.add(ptr[1:], k0, out=indptr[r0 + 1:r0 + nb + 1])
 
         if threads > 1 and b1 - b0 > 1:
-            with ThreadPoolExecutor(max_workers=threads) as pool:
+            with _thread_pool(threads) as pool:
                 list(pool.map(one, range(b0, b1)))
         else:
             for b in range(b0, b1):

@@ -7,12 +7,16 @@ The rename of a command's output is its point of no return (`commit_output`): fr
 CLI's signal handler ignores SIGINT and SIGTERM (cli/common.py), and the command finishes its remaining small
 steps (further renames, the metrics, its last lines) and exits 0. So exit 130 or 143 always means that no target
 was changed, and exit 0 that all of them were written.
+
+Temporary files and directories are recorded by name before they are created and forgotten once renamed or
+removed (`temporary_file`, `temporary_dir`, `rename_temporary`, `discard_temporary`, `remove_tree`). Whatever
+moment a signal lands at, even between the creation and the line that would clean up (Python runs a signal
+handler between any two bytecodes, also at the entry of a cleanup function), what is still recorded is removed by
+the console script once signals are ignored (cli/entry.py: remove_temporaries).
 """
 import contextlib
 import os
-import shutil
 import sys
-import tempfile
 
 
 class _Commit:
@@ -36,26 +40,102 @@ def commit_output(tmp, path):
     and the target is untouched)."""
     _Commit.started = True
     os.replace(tmp, path)
+    _forget(tmp)
+
+
+class _Temporaries:
+    """The temporary paths of the running process that may exist: path -> True for a directory, False for a file."""
+    paths = {}
+
+
+def _record(path, is_dir):
+    _Temporaries.paths[path] = is_dir
+
+
+def _forget(path):
+    _Temporaries.paths.pop(path, None)
+
+
+def _random_name(directory, prefix, suffix=""):
+    # 48 random bits: a name that exists already (retried by the callers) is practically impossible
+    return os.path.join(directory, f"{prefix}{os.urandom(6).hex()}{suffix}")
+
+
+def temporary_file(directory, prefix, suffix=".tmp"):
+    """A new file in `directory`, created exclusively with mode 0600, recorded before it exists: (fd, path)."""
+    flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    while True:
+        path = _random_name(directory, prefix, suffix)
+        _record(path, False)
+        try:
+            return os.open(path, flags, 0o600), path
+        except FileExistsError:         # another file's name: not ours to remove
+            _forget(path)
+
+
+def temporary_dir(directory, prefix):
+    """A new directory in `directory` (mode 0700), recorded before it exists."""
+    while True:
+        path = _random_name(directory, prefix)
+        _record(path, True)
+        try:
+            os.mkdir(path, 0o700)
+            return path
+        except FileExistsError:
+            _forget(path)
+
+
+def rename_temporary(tmp, path):
+    """os.replace a finished temporary file onto `path` (not a command's output: commit_output renames those)."""
+    os.replace(tmp, path)
+    _forget(tmp)
+
+
+def discard_temporary(tmp):
+    """Remove a temporary file (gone already: nothing to do)."""
+    with contextlib.suppress(OSError):
+        os.unlink(tmp)
+    _forget(tmp)
+
+
+def remove_temporaries():
+    """Remove every recorded temporary path that is left (the console scripts call it last, with SIGINT and SIGTERM
+    ignored, so nothing cuts it short). Returns the paths it removed."""
+    removed = []
+    for path, is_dir in list(_Temporaries.paths.items()):
+        if is_dir:
+            if os.path.isdir(path):
+                import shutil
+                shutil.rmtree(path, ignore_errors=True)
+                removed.append(path)
+        elif os.path.lexists(path):
+            discard_temporary(path)
+            removed.append(path)
+        _forget(path)
+    return removed
 
 
 def remove_tree(path):
-    """shutil.rmtree that a Ctrl-C cannot cut short: a KeyboardInterrupt raised while it removes (the signal can
-    land in the cleanup itself, after the work is done) is held until the tree is gone, then raised."""
+    """shutil.rmtree that a signal cannot cut short. The signal can land in the removal itself (once the work is
+    done, in a driver's cleanup), where the CLI's handler raises SystemExit(130/143) (cli/common.py) and a plain
+    Python caller gets KeyboardInterrupt: either is held until the tree is gone, then raised. (Holding only
+    KeyboardInterrupt left the directory behind: issue 26, the random-signal test's `llsvm-*` leak.)"""
     interrupted = None
     while True:
         try:
+            import shutil
             shutil.rmtree(path, ignore_errors=True)
+            _forget(path)
             break
-        except KeyboardInterrupt as exc:
-            interrupted = exc
+        except (KeyboardInterrupt, SystemExit) as exc:
+            if interrupted is None:
+                interrupted = exc
     if interrupted is not None:
         raise interrupted
 
 
 def _temp_beside(path):
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=directory)
-    return fd, tmp
+    return temporary_file(os.path.dirname(os.path.abspath(path)), "." + os.path.basename(path) + ".")
 
 
 @contextlib.contextmanager
@@ -78,8 +158,7 @@ def atomic_output(path, mode="wb"):
         os.chmod(tmp, 0o666 & ~_umask())
         commit_output(tmp, path)
     except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+        discard_temporary(tmp)
         raise
 
 

@@ -7,13 +7,28 @@ import signal
 import sys
 
 
+def remove_temporaries():
+    """Remove the temporary files and directories the command recorded and left (llsvm/fileutil.py); nothing when
+    it never imported fileutil (then it made none)."""
+    fileutil = sys.modules.get("llsvm.fileutil")
+    if fileutil is not None:
+        try:
+            fileutil.remove_temporaries()
+        except Exception:           # best effort on the way out: never a traceback
+            pass
+
+
 def _exit_now(signum, frame):
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_IGN)
+    remove_temporaries()
     os._exit(128 + signum)
 
 
 def install_startup_handlers():
     """Until a command's body runs there is nothing to clean up, so SIGINT or SIGTERM ends the process at once,
-    silently, with 128 + the signal (130, 143). The body's own handlers (cli/common.py, handle_errors) take over
+    silently, with 128 + the signal (130, 143) (after removing any recorded temporary path, for a signal that comes
+    after the body has ended). The body's own handlers (cli/common.py, handle_errors) take over
     while it runs and give these back when it ends."""
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, _exit_now)
@@ -22,7 +37,9 @@ def install_startup_handlers():
 def _run(command):
     """Run a command's Click main and end the process here: flush the output, then leave without the
     interpreter's finalization (it resets the signal handlers, so a Ctrl-C during it would kill the process by
-    the signal instead of exiting with 130; it also only joins threads whose work is done)."""
+    the signal instead of exiting with 130; it also only joins threads whose work is done). First, with the
+    signals ignored, it removes the temporary paths the command left: a signal can land between a path's creation
+    and the code that would remove it."""
     try:
         command()
         code = 0
@@ -31,6 +48,7 @@ def _run(command):
     # the command is over (its output committed or cleaned up): a signal now would only change the exit code
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, signal.SIG_IGN)
+    remove_temporaries()
     if code is None:
         code = 0
     elif not isinstance(code, int):

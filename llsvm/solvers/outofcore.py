@@ -4,7 +4,6 @@ reporter and the temporary directory of one run."""
 import math
 import os
 import queue
-import secrets
 import tempfile
 import threading
 import time
@@ -16,13 +15,12 @@ from .. import memory
 from ..binfmt import DEFAULT_BLOCK_BYTES, WRITE_ALIGN, BinaryDataset, BinaryWriter
 from ..dataset import CSRDataset
 from ..errors import DataFormatError, LLSVMError, ParameterError
-from ..fileutil import remove_tree
+from ..fileutil import remove_tree, temporary_dir
 from ..model import Model
 from ..report import as_reporter
 from ..textio import DEFAULT_CHUNK, DEFAULT_MAX_LINE, line_limit
 from .common import Classes, problem_seed, report_finished, stacked_weights, warn_max_iter
 
-DEFAULT_MAX_ITER = 100
 DEFAULT_INNER_EPS = 0.1
 DEFAULT_BATCH = 16
 LOCKSTEP_RATIO = 2.0
@@ -261,20 +259,13 @@ class OutOfCoreSolver:
         base = self.opt.tmp_dir or tempfile.gettempdir()
         if not os.path.isdir(base):
             raise LLSVMError(f"temporary directory {base} does not exist")
-        # the name is chosen and recorded before the directory exists, and os.mkdir (one C call) runs inside the
-        # try: a Ctrl-C lands before the directory exists or after it is recorded, never in between
-        # (tempfile.mkdtemp's own Python code after its mkdir was such a window: the random-signal test once left
-        # the directory behind). 48 random bits make a name that exists already (retried) practically impossible.
+        # recorded before it exists (fileutil.temporary_dir): whatever a signal interrupts, from here to the end of
+        # the removal below, the console script removes what is left (issue 26: a SIGINT landing as the removal
+        # began left the directory behind)
         src = None
         directory = None
         try:
-            while directory is None:
-                name = os.path.join(base, f"llsvm-{secrets.token_hex(6)}")
-                directory = name
-                try:
-                    os.mkdir(name, 0o700)
-                except FileExistsError:
-                    directory = None
+            directory = temporary_dir(base, "llsvm-")
             src = Input(data, self.zero_based, self.progress, self.block_bytes, self.chunk_size, self.max_line,
                         self.params.spec.class_labels)
             return self._fit(src, directory, t0)
