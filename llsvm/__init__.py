@@ -8,11 +8,11 @@ Data API (text or binary input, detected from the first bytes):
     for block in llsvm.iter_blocks("train.bin", max_bytes=64 << 20): ...
     llsvm.dump_text("train.bin", "train.txt")      # binary -> LIBSVM text (%.17g)
 """
-import importlib
+from .lazy import exports
 
-# the public names and the modules that define them; imported on first use (PEP 562), so that importing
-# llsvm.cli.entry, the console scripts' first step, imports nothing heavy before it installs its signal handlers
-_EXPORTS = {
+# the public names and the modules that define them; imported on first use, so that importing llsvm.cli.entry, the
+# console scripts' first step, imports nothing heavy before it installs its signal handlers
+__getattr__, __dir__ = exports(__name__, {
     "binfmt": ("BinaryDataset", "BinaryWriter"),
     "dataset": ("CSRDataset", "Dataset"),
     "errors": ("ConvergenceWarning", "DataFormatError", "LLSVMError", "ModelFormatError", "ParameterError"),
@@ -22,22 +22,7 @@ _EXPORTS = {
     "solvers": ("LLSVMOptions", "Params", "StreamOptions"),
     "trainer": ("cross_validation", "find_parameter_C", "train"),
     "textio": ("TextStream",),
-}
-_HOME = {name: module for module, names in _EXPORTS.items() for name in names}
-
-
-def __getattr__(name):
-    module = _HOME.get(name)
-    if module is None:
-        raise AttributeError(f"module 'llsvm' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_HOME))
-
+})
 
 __version__ = "0.1.0"
 

@@ -7,8 +7,8 @@ machine's available memory (MemAvailable) and the room left under an address-spa
 is smaller. Arrays bounded by the size of the input itself (rows read from a file) are not checked here: the
 parser's line limit and block sizes bound them.
 """
-import ctypes
 import os
+import re
 import resource
 
 from .errors import LLSVMError, ParameterError
@@ -110,6 +110,20 @@ def check_floor(budget, text=None):
         raise ParameterError(f"memory budget{shown} is too small (at least {format_size(MIN_BUDGET)})")
 
 
+_SIZE = re.compile(r"\s*(\d+(?:\.\d*)?)\s*([kKmMgGtT]?)(i?[bB])?\s*")
+_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+
+
+def parse_size(text):
+    """Bytes of a size such as 64M, 1.5G, 512k, 1000 (binary units; a trailing B or iB is allowed)."""
+    m = _SIZE.fullmatch(str(text))
+    if not m:
+        raise ParameterError(f"invalid size {text!r} (examples: 64M, 2G, 512K)")
+    n = int(float(m.group(1)) * _UNITS[m.group(2).lower()])
+    check_floor(n, text)
+    return n
+
+
 def check_budget(budget, need, state, *, solver, rows, partial=False, note=None,
                  what="alpha and the per-row state"):
     """The one check of a --memory budget against what a run needs at least (the out-of-core solvers): `need`
@@ -139,6 +153,7 @@ def release_freed_blocks(threshold=MMAP_THRESHOLD):
     keep the freed pages resident, and the resident size drifts far above what is in use (measured, -s streamsvm
     --memory 64M on 500,000 rows: 110 MB in one run, 228 MB in the next). Setting the threshold turns that
     adjustment off for the rest of the process. Without glibc (no mallopt) nothing changes."""
+    import ctypes
     try:
         mallopt = ctypes.CDLL(None).mallopt
     except (OSError, AttributeError):

@@ -14,7 +14,6 @@ are drawn from it before any work starts, so results do not depend on `threads`.
 import math
 import os
 import warnings
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -50,6 +49,7 @@ def _run(tasks, threads, reporter):
         child = reporter.buffered()
         return t(child), child
 
+    from concurrent.futures import ThreadPoolExecutor
     results = []
     with ThreadPoolExecutor(max_workers=threads) as pool:
         for fut in [pool.submit(buffered, t) for t in tasks]:

@@ -45,6 +45,12 @@ LIBLINEAR's other solver types (part `types`, issue 18): -s 0 4 5 6 7 11 12 13 2
 `train` in this process, on the generated sets (--types-scale of their rows), a generated regression set and
 ../shared/data: time, the objective at the same -e, test accuracy / MSE, predict agreement, models read both ways,
 and LIBLINEAR against itself with another rand() seed (scripts/bench_liblinear.py).
+Start-up (part `startup`, issue 26): the wall of llsvm-train -q, llsvm-predict, llsvm-convert --info and --help on
+heart_scale against LIBLINEAR's train/predict and Python's own floor (python, import numpy, import click), medians
+of --startup-runs, and the solver modules each -s imports (scripts/bench_startup.py). Busy machine (part
+`contention`, issue 26): -s smo and kernel prediction with the default threads against --threads 1 (and the
+opt-in --threads N, and LIBSVM's binaries when given) beside one CPU-bound process per core, and quiet
+(scripts/bench_contention.py).
 Timings are medians of --repeats runs. Results: a Markdown table on stdout and Markdown + JSON in bench-results/.
 
 Datasets: the generated `sparse` (500k x 100k, ~75 nnz/row) and `dense` (400k x 200) sets, made under data/ by
@@ -319,7 +325,7 @@ def bench_llsvm(name, path, test_path, repeats, tmp, memory=LLSVM_MEMORY):
     """-s llsvm --memory M (default mode, and --one-pass) against -s 3, from text, as a user runs them
     (subprocesses), with the issue's targets: primal within 1e-3 relative of -s 3 -e 0.001's, test accuracy within
     0.1 points of -s 3's, wall <= 1.0x -s 3's, peak RSS <= M + 60 MB, --one-pass wall <= 0.6x -s 3's."""
-    from llsvm.solvers.common import parse_size
+    from llsvm.memory import parse_size
 
     exe = os.path.join(os.path.dirname(sys.executable), "llsvm-train")
     T = LLSVM_TARGETS
@@ -778,8 +784,18 @@ def shared_sets(tmp, only=None):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sets", default="sparse,dense,multiclass", help="generated sets (comma list; '' for none)")
-    ap.add_argument("--parts", default="parse,solvers,llsvm,stream,smo,types",
-                    help="what to run: parse, solvers, llsvm, stream, smo, types (comma list)")
+    ap.add_argument("--parts", default="parse,solvers,llsvm,stream,smo,types,startup,contention",
+                    help="what to run: parse, solvers, llsvm, stream, smo, types, startup, contention (comma list)")
+    ap.add_argument("--startup-runs", type=int, default=20, help="part startup: runs of each command (median)")
+    ap.add_argument("--liblinear-dir", default=os.environ.get("LIBLINEAR_DIR"),
+                    help="part startup: directory of LIBLINEAR's train and predict built from its sources (default "
+                         "$LIBLINEAR_DIR; without it, liblinear-official's Python module stands in)")
+    ap.add_argument("--contention-sets", default=None,
+                    help="part contention: sets of ../shared/data or paths (default dna.scale,usps.t,segment.scale,a9a)")
+    ap.add_argument("--contention-repeats", type=int, default=3, help="part contention: runs of each variant")
+    ap.add_argument("--hogs", type=int, default=None, help="part contention: CPU-bound processes (default: the CPUs)")
+    ap.add_argument("--libsvm-dir", default=os.environ.get("LIBSVM_DIR"),
+                    help="part contention: directory of LIBSVM's svm-train and svm-predict (default $LIBSVM_DIR)")
     ap.add_argument("--types", default=None,
                     help="part types: LIBLINEAR's solver types to run (comma list; default 0,7,5,6,4,11,12,13,21)")
     ap.add_argument("--types-scale", type=float, default=0.2,
@@ -814,6 +830,8 @@ def main():
     tmp = tempfile.mkdtemp(prefix="llsvm-bench-")
     rows, solver_rows, e2e_rows, llsvm_rows, t2_rows, stream_rows = [], [], [], [], [], []
     llsvm_shared_rows, smo_rows, type_rows = [], [], []
+    startup, contention_rows = None, []
+    shared_dir = os.path.join(ROOT, "..", "shared", "data")
     try:
         generated = [(name, *ensure_set(name, args.data_dir, args.scale, args.quiet))
                      for name in [x for x in args.sets.split(",") if x]]
@@ -889,6 +907,15 @@ def main():
             type_rows = bench_types(generated, os.path.join(ROOT, "..", "shared", "data"), tmp, args.repeats,
                                     say=None if args.quiet else say, types=tps, scale=args.types_scale,
                                     shared=not args.no_shared)
+        if "startup" in parts and not args.no_shared:
+            from bench_startup import bench_startup
+            startup = bench_startup(shared_dir, tmp, args.startup_runs, args.liblinear_dir,
+                                    say=None if args.quiet else say)
+        if "contention" in parts and not args.no_shared:
+            from bench_contention import DEFAULT_SETS, bench_contention
+            csets = DEFAULT_SETS if args.contention_sets is None else args.contention_sets.split(",")
+            contention_rows = bench_contention(shared_dir, tmp, csets, args.contention_repeats, args.hogs,
+                                               args.libsvm_dir, say=None if args.quiet else say)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -928,10 +955,19 @@ def main():
         from bench_liblinear import types_markdown
         text.append("## LIBLINEAR's solver types vs liblinear-official (C=1, default -e and -p, single thread; "
                     "in-process C training calls, medians)\n\n" + types_markdown(type_rows, md_header, md_row))
+    if startup:
+        from bench_startup import startup_markdown
+        text.append("## Start-up: wall of a command on heart_scale (medians, round-robin runs)\n\n"
+                    + startup_markdown(startup, md_header, md_row))
+    if contention_rows:
+        from bench_contention import contention_markdown
+        text.append("## -s smo and kernel prediction on a busy machine (wall, seconds, medians; -s smo defaults)\n\n"
+                    + contention_markdown(contention_rows, md_header, md_row))
     report = "\n\n".join(text)
     with open(os.path.join(args.out_dir, f"bench-{stamp}.json"), "w") as f:
         json.dump({"meta": meta, "parse": rows, "solvers": solver_rows, "end_to_end": e2e_rows,
-                   "llsvm": llsvm_rows, "llsvm_shared": llsvm_shared_rows, "table2": t2_rows, "stream": stream_rows, "smo": smo_rows, "types": type_rows},
+                   "llsvm": llsvm_rows, "llsvm_shared": llsvm_shared_rows, "table2": t2_rows, "stream": stream_rows, "smo": smo_rows, "types": type_rows,
+                   "startup": startup, "contention": contention_rows},
                   f, indent=1, default=float)
     with open(os.path.join(args.out_dir, f"bench-{stamp}.md"), "w") as f:
         f.write(f"llsvm bench {stamp} ({meta['python']}, {meta['cpus']} cpus)\n\n{report}\n")

@@ -1,7 +1,8 @@
 """Part `smo` of `make bench` (issue 15): `-s smo` against libsvm-official's C `svm_train`, in one process, on the
 same rows with the same parameters (C-SVC, RBF, C = 1, gamma = 1/num_features, eps 1e-3, -m 100, shrinking on).
 
-Per set (llsvm with --threads at -s smo's default, the CPUs available; libsvm-official's OpenMP build likewise):
+Per set (llsvm with --threads N, N the CPUs available, as libsvm-official's wheel, built with OpenMP, uses them all;
+-s smo's default is one thread, as svm-train's, and part `contention` measures it on a busy machine):
   - training time: llsvm.train on the loaded dataset against LIBSVM's C `svm_train` call on an svm_problem built
     beforehand (medians of --repeats; the problem's construction and the data reading are not timed for either);
   - the dual objective of every one-vs-one pair, both models evaluated by one definition (D = sum |a| - 1/2 a'Qa
@@ -13,6 +14,7 @@ Sets: the issue's heart_scale, svmguide1 (scaled to [-1, 1] by the training file
 -l -1 -u 1 and -r), splice, dna.scale, usps.t, a9a; and, as data the figures were not tuned on, --smo-extra sets of
 ../shared/data (default: fourclass, german.numer, mushrooms, segment.scale, vehicle.scale).
 """
+import os
 import statistics
 import time
 
@@ -25,9 +27,10 @@ from llsvm._ext._rowops import row_sq_norms
 from llsvm.dataset import CSRDataset
 from benchutil import minmax_scale, shared_set
 from llsvm.solvers.registry import Params
-from llsvm.solvers.smo import DEFAULT_THREADS, SMOOptions
+from llsvm.solvers.smo import SMOOptions
 from llsvm.svm_model import KERNEL_TYPES
 
+CPUS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 ISSUE_SETS = ("heart_scale", "svmguide1", "splice", "dna.scale", "usps.t", "a9a")
 EXTRA_SETS = ("fourclass", "german.numer", "mushrooms", "segment.scale", "vehicle.scale")
 SCALED = {"svmguide1"}
@@ -113,8 +116,8 @@ def bench_set(name, tr, te, repeats, say=None):
     ll_s, lm = _median(lambda: L.libsvm.svm_train(prob, param), repeats)
     lm = svmutil.toPyModel(lm)
     lm.x_space = None
-    # --threads as llsvm-train -s smo defaults it: the CPUs available (libsvm-official's OpenMP build uses them all)
-    params = Params(solver="smo", C=1.0, threads=DEFAULT_THREADS, options=SMOOptions(kernel_type=2, gamma=gamma))
+    # every CPU, as libsvm-official's OpenMP build
+    params = Params(solver="smo", C=1.0, threads=CPUS, options=SMOOptions(kernel_type=2, gamma=gamma))
     our_s, model = _median(lambda: llsvm.train(tr, params=params, say=lambda s: None), repeats)
     nSV_l, coef_l, SV_l = _libsvm_arrays(lm)
     d_l = pair_duals("rbf", gamma, 0.0, 3, nSV_l, coef_l, SV_l)

@@ -50,18 +50,26 @@ def resolve(name, data_dir, generated, shared_dir=None):
     return None
 
 
-def shared_set(shared_dir, name, tmp):
-    """A set of the shared data directory (name.xz) decompressed into tmp and read (class labels), or None when
-    it is absent."""
+def shared_file(shared_dir, name, tmp):
+    """A file of the shared data directory (name.xz) decompressed into tmp (once): its path, or None when absent."""
     import lzma
     import shutil
     src = os.path.join(shared_dir, name + ".xz")
     if not os.path.exists(src):
         return None
     out = os.path.join(tmp, name)
-    with lzma.open(src) as f, open(out, "wb") as g:
-        shutil.copyfileobj(f, g)
-    return llsvm.read_dataset(out, class_labels=True)
+    if not os.path.exists(out):
+        with lzma.open(src) as f, open(out + ".part", "wb") as g:
+            shutil.copyfileobj(f, g)
+        os.replace(out + ".part", out)
+    return out
+
+
+def shared_set(shared_dir, name, tmp):
+    """A set of the shared data directory (name.xz) decompressed into tmp and read (class labels), or None when
+    it is absent."""
+    out = shared_file(shared_dir, name, tmp)
+    return None if out is None else llsvm.read_dataset(out, class_labels=True)
 
 
 def minmax_scale(tr, te=None):

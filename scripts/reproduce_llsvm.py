@@ -50,7 +50,8 @@ import llsvm  # noqa: E402
 from llsvm._ext import _linear as KL  # noqa: E402
 from llsvm._ext import _random as RNG  # noqa: E402
 from llsvm.solvers import DUAL_MAX_ITER, LLSVMOptions, Subproblem, group_classes  # noqa: E402
-from llsvm.solvers.onepass import DEFAULT_EPS as LLSVM_DEFAULT_EPS, DEFAULT_INNER_EPS  # noqa: E402
+from llsvm.solvers.onepass import DEFAULT_INNER_EPS  # noqa: E402
+from llsvm.solvers.registry import PASS_EPS as LLSVM_DEFAULT_EPS  # noqa: E402
 from benchutil import (accuracy, match_problems, md_header, md_row, mismatch, pyplot, resolve,  # noqa: E402
                        run_meta, save_png, say, shared_training_sets, timed_train, timestamp)
 

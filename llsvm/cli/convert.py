@@ -1,12 +1,8 @@
 """llsvm-convert: LIBSVM text <-> llsvm binary, and --info to describe a file."""
 import click
 
-from ..binfmt import BinaryWriter
 from ..errors import LLSVMError, ParameterError
 from ..fileutil import atomic_output
-from ..io import describe, open_dataset
-from ..sources import TextSource, sniff_path
-from ..textio import write_text
 from .common import check_input, handle_errors, make_reporter, os_errors
 
 
@@ -45,6 +41,7 @@ def _writing(path):
 
 
 def _to_binary(ds, in_kind, output_file, float32, block_rows, total, reporter):
+    from ..binfmt import BinaryWriter
     from_binary = in_kind == "binary"
     bar = reporter.bar(total=total, desc="converting")
     try:
@@ -94,6 +91,10 @@ def main(input_file, output_file, info, to, float32, block_rows, zero_based, qui
     if not info and output_file is None:
         raise click.UsageError("Missing argument 'OUTPUT' (or use --info).")
     check_input(input_file)
+    # the options are good: now the readers (numpy, the kernels; --help and usage errors answer without them)
+    from ..io import describe, open_dataset
+    from ..sources import TextSource, sniff_path
+    from ..textio import write_text
     if info:
         info_dict = describe(input_file, zero_based=zero_based, reporter=reporter)
         print_info(input_file, info_dict)

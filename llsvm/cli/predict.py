@@ -1,13 +1,12 @@
 """llsvm-predict: LIBLINEAR's `predict` (and LIBSVM's `svm-predict` for a LIBSVM kernel model file), streaming the
-test data so memory does not grow with it."""
+test data so memory does not grow with it. The model reader and numpy are imported once the options are parsed
+(--help and a usage error answer at once: issue 26)."""
 import json
 
 import click
 
 from ..errors import LLSVMError, ModelFormatError
 from ..fileutil import atomic_output
-from ..model import load_model
-from ..predict import predict_file
 from .common import InputOpenError, check_input, handle_errors, make_reporter, os_errors
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -30,6 +29,8 @@ def main(test_file, model_file, output_file, probability, quiet, dec_file, zero_
     llsvm-predict [options] test_file model_file output_file."""
     reporter = make_reporter(quiet, progress)
     check_input(test_file)
+    from ..model import load_model
+    from ..predict import predict_file
     try:
         model = load_model(model_file)
     except ModelFormatError as exc:

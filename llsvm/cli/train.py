@@ -3,26 +3,21 @@
 Everything that depends on the solver comes from the registry (llsvm/solvers/registry.py): what -s takes, the
 help text, which options apply to which solver, the default -e and --threads, how the input is read, and the
 --json metrics.
+
+Start-up (issue 26): this module imports only what parsing the command line needs (click, the registry's data);
+numpy, the kernels, the reader and the solver that runs are imported by main once the options are checked, so
+`--help` and an option error answer at once, and a run imports one driver.
 """
-import json
 import math
 import os
 import re
-import resource
 import time
 
 import click
 
 from ..errors import LLSVMError, ParameterError
-from ..fileutil import atomic_output
-from ..grid import grid_search, grid_table, parse_grid
-from ..io import read_dataset
-from ..predict import regression_scores
 from ..report import Reporter, write_standard
-from ..solvers.common import parse_size
 from ..solvers.registry import DESIGN_KEYS, SOLVER_OPTIONS, Params, accepting, get, option_fields, specs
-from ..textio import line_limit
-from ..trainer import cross_validation, find_parameter_C, make_driver, train
 from .common import ParamError, check_input, handle_errors, os_errors
 
 
@@ -91,10 +86,13 @@ class LiblinearCommand(click.Command):
 
 
 def peak_rss_mb():
+    import resource
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
 def write_json(path, data):
+    import json
+    from ..fileutil import atomic_output
     with os_errors(f"can't write JSON file {path}", detail=True, error=LLSVMError):
         with atomic_output(path, "w") as f:
             json.dump(data, f, indent=1, default=float)
@@ -242,7 +240,9 @@ def _options(spec, values):
 @click.option("--threads", type=click.IntRange(min=1), default=None,
               help="Threads for one-vs-rest classes and cross-validation folds (same model for any N). "
                    "-s streamsvm: 2 runs the reader and the trainer concurrently, 1 alternates them (deterministic "
-                   f"for a seed). Default: {_defaults('default_threads')}.")
+                   "for a seed). -s smo, h1tree: OpenMP threads sharing each long kernel column (same model; they "
+                   "pay only when the cores are idle, so one unless asked, as LIBSVM's svm-train). "
+                   f"Default: {_defaults('default_threads')}.")
 @click.option("--seed", type=click.IntRange(min=0), default=1, help="Seed of the random number generator.")
 @click.option("--max-iter", type=click.IntRange(min=1), default=None,
               help="Iteration limit: outer iterations (passes of -s streamsvm, Newton iterations of -s 2). "
@@ -323,7 +323,10 @@ def main(training_set_file, model_file, solver, cost, svr_p, nu, eps, bias, no_r
             raise click.BadParameter(f"{bias!r} is not a number (or R with {accepting('-B R')})",
                                      param_hint="'-B'") from None
     try:
-        budget = None if memory is None else parse_size(memory)
+        budget = None
+        if memory is not None:
+            from ..memory import parse_size
+            budget = parse_size(memory)
     except LLSVMError as exc:
         raise click.BadParameter(str(exc), param_hint="'--memory'") from None
     if tmp_dir is not None and not os.path.isdir(tmp_dir):
@@ -356,6 +359,7 @@ def main(training_set_file, model_file, solver, cost, svr_p, nu, eps, bias, no_r
 
     grid_spec = None
     if grid is not None:
+        from ..grid import parse_grid
         try:
             grid_spec = parse_grid(grid)
         except ParameterError as exc:
@@ -371,6 +375,10 @@ def main(training_set_file, model_file, solver, cost, svr_p, nu, eps, bias, no_r
         base = "stdin" if training_set_file == "-" else os.path.basename(training_set_file.rstrip("/"))
         model_file = base + ".model"
     opening = os_errors(f"can't open input file {training_set_file}", types=(IsADirectoryError,))
+    # the options are good: now what the run needs (numpy, the kernels, the reader, the one solver)
+    from ..io import read_dataset
+    from ..textio import line_limit
+    from ..trainer import cross_validation, find_parameter_C, make_driver, train
     t0 = time.perf_counter()
     if spec.streams and nr_fold is None:
         # streamed: the input is never held in memory as a whole
@@ -385,6 +393,7 @@ def main(training_set_file, model_file, solver, cost, svr_p, nu, eps, bias, no_r
     name = spec.solver_type if spec.number is not None else spec.name
 
     if grid is not None:
+        from ..grid import grid_search, grid_table
         t1 = time.perf_counter()
         result = grid_search(ds, nr_fold or 5, grid_spec, reporter=reporter, params=params)
         _stdout(grid_table(result))
@@ -415,6 +424,7 @@ def main(training_set_file, model_file, solver, cost, svr_p, nu, eps, bias, no_r
         t1 = time.perf_counter()
         target = cross_validation(ds, nr_fold, reporter=reporter, params=params)
         if spec.task == "regression":
+            from ..predict import regression_scores
             mse, scc = regression_scores(target, ds.y)
             _stdout(f"Cross Validation Mean squared error = {mse:g}\n"
                     f"Cross Validation Squared correlation coefficient = {scc:g}\n")

@@ -1,22 +1,35 @@
 """The solvers: one driver module per family and the registry that maps every -s value to its spec.
 
+    registry.py   SolverSpec, REGISTRY, Params: every -s value as data, the solvers' defaults
+    common.py     what every driver shares (classes, costs, seeds, the fit result, closing lines)
     dcd.py        -s 1, -s 3   dual coordinate descent (LIBLINEAR's solve_l2r_l1l2_svc)
-    newton.py     -s 2         Newton with preconditioned CG (LIBLINEAR's NEWTON)
+    newton.py     -s 0, 2, 11  Newton with preconditioned CG (LIBLINEAR's NEWTON)
+    l2dual.py     -s 4, 7, 12, 13, 21   LIBLINEAR's other dual solvers
+    l1r.py        -s 5, 6      L1-regularized CD over the columns
     onepass.py    -s llsvm     one-pass harsh shrinking + block optimization, out of core
     streamsvm.py  -s streamsvm dual cached loops, out of core
     bm.py         -s bm        block minimization, out of core
-    common.py     what every driver shares (classes, costs, seeds, the fit result, closing lines)
     outofcore.py  what the out-of-core drivers share (the input adapter, the driver base)
-    registry.py   SolverSpec, REGISTRY, Params
+    smo.py        -s smo       LIBSVM's C-SVC (ovo.py: its one-vs-one pairs)
+    h1tree.py     -s h1tree    H1-SVM decision lists
+    online.py     -s olsvm, olsvm-rhl, norma, pegaz, pegasos
+    oned.py       -s local1d, project1d
+
+The names below are imported from their modules on first use (llsvm/lazy.py): importing the registry imports no
+driver.
 """
-from .common import EMPTY_ROWS, FitResult, Subproblem, group_classes, parse_size
-from .dcd import DUAL_MAX_ITER, solve_dcd
-from .newton import NEWTON_MAX_ITER, solve_newton
-from .onepass import LLSVMOptions, OnePassSolver
-from .outofcore import StreamOptions
-from .registry import REGISTRY, Params, SolverSpec, get, specs
-from .bm import BlockMinimizationSolver
-from .streamsvm import StreamSVMSolver
+from ..lazy import exports
+
+__getattr__, __dir__ = exports(__name__, {
+    "common": ("EMPTY_ROWS", "FitResult", "Subproblem", "group_classes", "parse_size"),
+    "dcd": ("solve_dcd",),
+    "newton": ("solve_newton",),
+    "registry": ("REGISTRY", "Params", "SolverSpec", "get", "specs", "DUAL_MAX_ITER", "NEWTON_MAX_ITER"),
+    "onepass": ("LLSVMOptions", "OnePassSolver"),
+    "outofcore": ("StreamOptions",),
+    "bm": ("BlockMinimizationSolver",),
+    "streamsvm": ("StreamSVMSolver",),
+})
 
 __all__ = ["EMPTY_ROWS", "FitResult", "Subproblem", "group_classes", "parse_size", "DUAL_MAX_ITER", "solve_dcd",
            "NEWTON_MAX_ITER", "solve_newton", "LLSVMOptions", "OnePassSolver", "StreamOptions", "REGISTRY", "Params",

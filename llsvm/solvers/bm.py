@@ -19,10 +19,9 @@ import numpy as np
 from .._ext import _linear as KL
 from .._ext._random import rng_state
 from .common import EMPTY_ROWS, Classes, FitResult
-from .dcd import DUAL_MAX_ITER
 from .outofcore import STREAM_JSON_FIELDS, StreamedSolver, stream_metrics
+from .registry import DUAL_MAX_ITER
 
-DEFAULT_EPS = 0.1            # the -s 3 default: max |PG_i| over every row of an outer iteration
 
 
 class BlockMinimizationSolver(StreamedSolver):

@@ -1,7 +1,6 @@
 """What every solver driver shares, each in one copy: the fit result and its certificate fields, the binary
 subproblem over a row view, classes and the one-vs-rest split (LIBLINEAR's label order and {-1,+1} swap), class
 costs after -wi weights, seeds, sizes (--memory), and the closing lines and warnings every solver prints."""
-import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -9,7 +8,7 @@ import numpy as np
 from .._ext import _linear as K
 from .._ext import _random
 from ..errors import ParameterError
-from ..memory import MIN_BUDGET, check_floor, format_size  # noqa: F401 (MIN_BUDGET: the out-of-core drivers' floor)
+from ..memory import MIN_BUDGET, format_size, parse_size  # noqa: F401 (MIN_BUDGET, parse_size: re-exported)
 from ..memory import check as check_memory
 
 EMPTY_ROWS = np.empty(0, np.int64)
@@ -234,21 +233,6 @@ def xlogx(x):
     pos = x > 0
     out[pos] = x[pos] * np.log(x[pos])
     return out
-
-
-# -- sizes ------------------------------------------------------------------------------------------------------
-_SIZE = re.compile(r"\s*(\d+(?:\.\d*)?)\s*([kKmMgGtT]?)(i?[bB])?\s*")
-_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
-
-
-def parse_size(text):
-    """Bytes of a size such as 64M, 1.5G, 512k, 1000 (binary units; a trailing B or iB is allowed)."""
-    m = _SIZE.fullmatch(str(text))
-    if not m:
-        raise ParameterError(f"invalid size {text!r} (examples: 64M, 2G, 512K)")
-    n = int(float(m.group(1)) * _UNITS[m.group(2).lower()])
-    check_floor(n, text)
-    return n
 
 
 # -- what every solver prints -----------------------------------------------------------------------------------

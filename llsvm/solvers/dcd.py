@@ -12,14 +12,12 @@ import numpy as np
 from .._ext import _linear as K
 from .._ext._random import rng_state
 from .common import FitResult, report_finished, warn_max_iter
-from .newton import NEWTON_MAX_ITER, solve_newton
+from .newton import solve_newton
+from .registry import DUAL_MAX_ITER, NEWTON_MAX_ITER
 
 L2R_L2LOSS_SVC_DUAL = 1
 L2R_L1LOSS_SVC_DUAL = 3
-DUAL_MAX_ITER = 300
 
-# arrays of the weight vector's size one -s 3 problem holds (w and the certificate's w(alpha))
-WORK_VECTORS = 2
 
 
 def train_one(sub, params, seed, reporter, warm=None):

@@ -30,7 +30,6 @@ from ..errors import ParameterError
 from .common import FitResult, Seeds, group_classes
 from .smo import SMOOptions
 
-DEFAULT_EPS = 1e-3
 HARD_CLASS = ("greedy", "alternate", "larger")
 JSON_FIELDS = ("C", "eps", "h1_c", "hard_class", "rbf_depth", "nr_class", "labels", "n_hyperplanes",
                "average_depth", "rbf_nSV", "reach_rbf", "trees")

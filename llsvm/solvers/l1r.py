@@ -17,9 +17,6 @@ from .newton import primal_tol
 
 L1R_L2LOSS_SVC = 5
 L1R_LR = 6
-L1R_MAX_ITER = 1000
-L1R_LR_MAX_ITER = 100
-WORK_VECTORS = 6
 
 
 def _closing(reporter, it, objective, w, limit, banner=False):

@@ -17,17 +17,14 @@ from .._ext import _l2dual as K
 from .._ext._random import rng_state
 from .. import memory
 from .common import FitResult, WARN_MAX_ITER, event_buffer, report_finished, say_events, warn_max_iter, xlogx
-from .newton import L2R_LR, L2R_L2LOSS_SVR, NEWTON_MAX_ITER, primal_tol, solve_newton
+from .newton import L2R_LR, L2R_L2LOSS_SVR, primal_tol, solve_newton
+from .registry import NEWTON_MAX_ITER
 
 L2R_LR_DUAL = 7
 L2R_L2LOSS_SVR_DUAL = 12
 L2R_L1LOSS_SVR_DUAL = 13
 ONECLASS_SVM = 21
 MCSVM_CS = 4
-DUAL_MAX_ITER = 300
-ONECLASS_MAX_ITER = 1000
-MCSVM_MAX_ITER = 100000
-WORK_VECTORS = 2
 
 
 # -- -s 7 ---------------------------------------------------------------------------------------------------------

@@ -12,14 +12,11 @@ import numpy as np
 
 from .._ext import _linear as K
 from .common import FitResult, expit, xlogx
+from .registry import NEWTON_MAX_ITER
 
 L2R_LR = 0
 L2R_L2LOSS_SVC = 2
 L2R_L2LOSS_SVR = 11
-NEWTON_MAX_ITER = 1000
-# arrays of the weight vector's size solve_newton holds at once (w, g, s, r, M, w_zero, z, d, Hd, w_alpha and a
-# temporary of the line search): the trainer checks them against the memory before it starts
-WORK_VECTORS = 11
 
 
 def primal_tol(sub, eps):

@@ -18,11 +18,9 @@ from .. import memory
 from .._ext import _oned as K
 from .._ext._random import rng_state
 from ..errors import ParameterError
-from .common import FitResult, liblinear_metrics, report_finished, warn_max_iter
+from .common import LIBLINEAR_JSON_FIELDS, FitResult, liblinear_metrics, report_finished, warn_max_iter
 
-LOCAL_MAX_ITER = 4096          # 2^12: the spec's B1 budget
-PROJECT_MAX_ITER = 1024        # 2^10 directions: B5
-JSON_FIELDS = ("oned",)
+JSON_FIELDS = LIBLINEAR_JSON_FIELDS + ("oned",)
 
 
 @dataclass

@@ -52,7 +52,6 @@ from .common import (EMPTY_ROWS, MIN_BUDGET, Classes, FitResult, class_costs, pr
                      stacked_weights, warn_max_iter)
 from .outofcore import Input, OutOfCoreSolver
 
-DEFAULT_EPS = 0.1           # -e: the largest projected-gradient violation over every row (LIBLINEAR's -s 3)
 DEFAULT_INNER_EPS = 0.01    # --inner-eps: the paper's relative change of the dual per outer iteration
 DEFAULT_MAX_PASSES = 10     # --max-passes: re-check passes
 DEFAULT_INNER_ITER = 5

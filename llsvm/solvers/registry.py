@@ -4,6 +4,13 @@ The CLI builds `-s` parsing, its help text, which options apply, and the --json 
 trainer dispatches on them. A new solver is one kernel in cext/, one driver module here, and one entry below
 (docs/solvers.md has the recipe).
 
+An entry is data: what the CLI needs to parse options and write its help (names, titles, defaults, which options
+apply) is written here, and the code (the driver, its options class, its --json metrics and their keys) is named
+as "module:attribute" of llsvm.solvers and imported only when it is asked for. So `llsvm-train --help` imports no
+solver, and a `-s 1` run imports dcd.py alone, not the other twelve drivers (issue 26: start-up). The defaults a
+driver needs itself (DUAL_MAX_ITER, NEWTON_MAX_ITER) have their one home here; drivers import them from here, never
+the other way round.
+
 Two kinds of driver:
 - access "random": the data is loaded (in memory or memory-mapped) and the trainer runs LIBLINEAR's machinery
   around the driver: classes and one-vs-rest, -wi weights, sub-seeds, threads over classes, -v folds and the -C
@@ -15,15 +22,30 @@ Two kinds of driver:
   takes a path ('-' for stdin), a BinaryDataset or in-memory rows, streams them within its memory budget, and
   returns the Model. Text lines are limited to textio.line_limit(its memory budget) unless `max_line=` is given.
 """
+import importlib
 import math
 from dataclasses import dataclass, field, fields, replace
 
 from ..errors import ParameterError
-from ..model import UNLABELLED
-from . import bm, dcd, h1tree, l1r, l2dual, newton, oned, online, onepass, outofcore, smo, streamsvm
-from .common import LIBLINEAR_JSON_FIELDS, liblinear_metrics
-from .outofcore import StreamOptions
-from .onepass import LLSVMOptions
+
+# -- the solvers' defaults (their one home) ---------------------------------------------------------------------
+DUAL_MAX_ITER = 300            # LIBLINEAR's dual coordinate descent (-s 1, 3, 7, 12, 13): outer iterations
+NEWTON_MAX_ITER = 1000         # LIBLINEAR's Newton (-s 0, 2, 11), and -s 1 / -s 7 when they switch to it
+ONECLASS_MAX_ITER = 1000       # -s 21
+MCSVM_MAX_ITER = 100000        # -s 4
+L1R_MAX_ITER = 1000            # -s 5
+L1R_LR_MAX_ITER = 100          # -s 6 (Newton iterations)
+OUT_OF_CORE_MAX_ITER = 100     # -s llsvm, streamsvm, bm
+LOCAL_MAX_ITER = 4096          # -s local1d: 2^12, the spec's B1 budget
+PROJECT_MAX_ITER = 1024        # -s project1d: 2^10 directions, B5
+PASS_EPS = 0.1                 # -s llsvm, streamsvm, bm: -s 3's default, max |PG_i| over every row of a pass
+KERNEL_EPS = 1e-3              # -s smo, h1tree: LIBSVM's default
+# arrays of the weight vector's size one binary problem holds while it runs (the trainer checks them against the
+# memory before it starts): solve_newton's w, g, s, r, M, w_zero, z, d, Hd, w_alpha and a line-search temporary;
+# -s 3's w and the certificate's w(alpha); -s 5/6's w and the column sums and caches of the L1 solvers
+NEWTON_WORK_VECTORS = 11
+DUAL_WORK_VECTORS = 2
+L1R_WORK_VECTORS = 6
 
 # the keys every --json file of llsvm-train has (docs/formats.md, section 4); a spec's json_fields come on top
 DESIGN_KEYS = ("solver", "n_rows", "n_features", "nnz", "load_seconds", "train_seconds", "n_iter", "primal", "dual",
@@ -76,22 +98,29 @@ SOLVER_OPTIONS = {
 }
 
 
+def load(ref):
+    """The object a "module:attribute" reference names in llsvm.solvers (the module imported on first use)."""
+    module, _, attr = ref.partition(":")
+    return getattr(importlib.import_module(f"{__package__}.{module}"), attr)
+
+
 @dataclass(frozen=True)
 class SolverSpec:
-    """What the CLI, the trainer and the tests need to know of one solver."""
+    """What the CLI, the trainer and the tests need to know of one solver. The *_ref fields name code as
+    "module:attribute" of llsvm.solvers; the properties of the same name without _ref import it when asked."""
     name: str                      # the -s value as users type it: LIBLINEAR's number ("3") or a name ("llsvm")
     number: int                    # LIBLINEAR's solver number; None for llsvm's own solvers
     title: str                     # one line of llsvm-train --help
-    driver: object                 # see the module docstring
-    access: str                    # "random" or "stream"
+    driver_ref: str                # the driver (see the module docstring)
+    access: str                    # "random", "loaded" or "stream"
     solver_type: str               # the model file's solver_type: the problem it solves, in LIBLINEAR's names
     default_eps: float             # None: -e does not apply (the online solvers run a fixed number of steps)
     eps_meaning: str               # what -e measures
     default_max_iter: object       # an int, or the rule as text for --help (-s smo: LIBSVM's max(10^7, 100 l))
-    options: type = None           # its own options (a dataclass: fields and defaults), None when it has none
+    options_ref: str = None        # its own options (a dataclass: fields and defaults), None when it has none
     accepts: tuple = ()            # keys of SOLVER_OPTIONS it takes
-    json_fields: tuple = ()        # its --json keys beyond DESIGN_KEYS
-    metrics: object = None         # metrics(model, params, ds) -> the --json dict (ds: the loaded data or None)
+    json_fields_ref: str = None    # its --json keys beyond DESIGN_KEYS (a tuple), None when it has none
+    metrics_ref: str = None        # metrics(model, params, ds) -> the --json dict (ds: the loaded data or None)
     model_kind: str = "linear"     # "linear" (a hashed linear model with --hash-bits), "kernel" (LIBSVM's model
                                    # file), "tree" (llsvm_tree_model)
     default_threads: int = 1
@@ -109,6 +138,22 @@ class SolverSpec:
                                    # (one problem over all classes, a weight column per class, -s 4)
 
     @property
+    def driver(self):
+        return load(self.driver_ref)
+
+    @property
+    def options(self):
+        return None if self.options_ref is None else load(self.options_ref)
+
+    @property
+    def metrics(self):
+        return load(self.metrics_ref)
+
+    @property
+    def json_fields(self):
+        return () if self.json_fields_ref is None else load(self.json_fields_ref)
+
+    @property
     def key(self):
         """The Params.solver value: LIBLINEAR's number, or the name."""
         return self.number if self.number is not None else self.name
@@ -117,6 +162,7 @@ class SolverSpec:
     def class_labels(self):
         """Whether its training labels are class labels: integers in the int range, as LIBLINEAR casts them (text
         input is read with class_labels, which refuses a label beyond it at its line and column)."""
+        from ..model import UNLABELLED
         return self.solver_type not in UNLABELLED
 
     @property
@@ -154,96 +200,100 @@ def register(spec):
 def _liblinear(number, title, driver, solver_type, default_eps, eps_meaning, default_max_iter, accepts=(),
                work_vectors=1, find_C=True, task="ovr"):
     """A LIBLINEAR solver type run in memory: LIBLINEAR's number and solver_type, -v (and -C), liblinear_metrics."""
-    return SolverSpec(name=str(number), number=number, title=title, driver=driver, access="random",
+    return SolverSpec(name=str(number), number=number, title=title, driver_ref=driver, access="random",
                       solver_type=solver_type, default_eps=default_eps,
                       eps_meaning=f"{eps_meaning} (default {default_eps:g})", default_max_iter=default_max_iter,
-                      accepts=_LIBLINEAR_COMMON + (("-C",) if find_C else ()) + accepts, metrics=liblinear_metrics,
-                      json_fields=LIBLINEAR_JSON_FIELDS, work_vectors=work_vectors, task=task)
+                      accepts=_LIBLINEAR_COMMON + (("-C",) if find_C else ()) + accepts,
+                      metrics_ref="common:liblinear_metrics", json_fields_ref="common:LIBLINEAR_JSON_FIELDS",
+                      work_vectors=work_vectors, task=task)
 
 
 _PRIMAL_EPS = "|f'(w)|_2 <= eps*min(pos,neg)/l*|f'(w0)|_2"
 _L1R_EPS = "|f'(w)|_1 <= eps*min(pos,neg)/l*|f'(w0)|_1, f' the minimum-norm subgradient"
 
 
-register(_liblinear(0, "L2-regularized logistic regression (primal)", newton.train_one, "L2R_LR", 0.01,
-                    _PRIMAL_EPS, newton.NEWTON_MAX_ITER, accepts=("-R",), work_vectors=newton.WORK_VECTORS))
-register(_liblinear(1, "L2-regularized L2-loss support vector classification (dual)", dcd.train_one,
-                    "L2R_L2LOSS_SVC_DUAL", 0.1, "dual maximal violation", dcd.DUAL_MAX_ITER,
-                    work_vectors=newton.WORK_VECTORS))      # it may switch to -s 2's Newton, as LIBLINEAR does
-register(_liblinear(2, "L2-regularized L2-loss support vector classification (primal)", newton.train_one,
-                    "L2R_L2LOSS_SVC", 0.01, _PRIMAL_EPS, newton.NEWTON_MAX_ITER,
-                    accepts=("-R",), work_vectors=newton.WORK_VECTORS))
-register(_liblinear(3, "L2-regularized L1-loss support vector classification (dual)", dcd.train_one,
-                    "L2R_L1LOSS_SVC_DUAL", 0.1, "dual maximal violation", dcd.DUAL_MAX_ITER,
-                    work_vectors=dcd.WORK_VECTORS))
-register(_liblinear(4, "support vector classification by Crammer and Singer", l2dual.mcsvm_train_one, "MCSVM_CS",
-                    0.1, "dual maximal violation, max_i (max_m G_i^m - min_m G_i^m)", l2dual.MCSVM_MAX_ITER,
+register(_liblinear(0, "L2-regularized logistic regression (primal)", "newton:train_one", "L2R_LR", 0.01,
+                    _PRIMAL_EPS, NEWTON_MAX_ITER, accepts=("-R",), work_vectors=NEWTON_WORK_VECTORS))
+register(_liblinear(1, "L2-regularized L2-loss support vector classification (dual)", "dcd:train_one",
+                    "L2R_L2LOSS_SVC_DUAL", 0.1, "dual maximal violation", DUAL_MAX_ITER,
+                    work_vectors=NEWTON_WORK_VECTORS))      # it may switch to -s 2's Newton, as LIBLINEAR does
+register(_liblinear(2, "L2-regularized L2-loss support vector classification (primal)", "newton:train_one",
+                    "L2R_L2LOSS_SVC", 0.01, _PRIMAL_EPS, NEWTON_MAX_ITER,
+                    accepts=("-R",), work_vectors=NEWTON_WORK_VECTORS))
+register(_liblinear(3, "L2-regularized L1-loss support vector classification (dual)", "dcd:train_one",
+                    "L2R_L1LOSS_SVC_DUAL", 0.1, "dual maximal violation", DUAL_MAX_ITER,
+                    work_vectors=DUAL_WORK_VECTORS))
+register(_liblinear(4, "support vector classification by Crammer and Singer", "l2dual:mcsvm_train_one", "MCSVM_CS",
+                    0.1, "dual maximal violation, max_i (max_m G_i^m - min_m G_i^m)", MCSVM_MAX_ITER,
                     find_C=False, task="multiclass"))
-register(_liblinear(5, "L1-regularized L2-loss support vector classification", l1r.train_one, "L1R_L2LOSS_SVC", 0.01,
-                    _L1R_EPS, l1r.L1R_MAX_ITER, accepts=("-R",), find_C=False, work_vectors=l1r.WORK_VECTORS))
-register(_liblinear(6, "L1-regularized logistic regression", l1r.train_one, "L1R_LR", 0.01, _L1R_EPS,
-                    l1r.L1R_LR_MAX_ITER, accepts=("-R",), find_C=False, work_vectors=l1r.WORK_VECTORS))
-register(_liblinear(7, "L2-regularized logistic regression (dual)", l2dual.lr_dual_train_one, "L2R_LR_DUAL", 0.1,
-                    "max |g'(z)| of the one-variable subproblems", l2dual.DUAL_MAX_ITER, find_C=False,
-                    work_vectors=newton.WORK_VECTORS))     # it may switch to -s 0's Newton, as LIBLINEAR does
-register(_liblinear(11, "L2-regularized L2-loss support vector regression (primal)", newton.train_one,
-                    "L2R_L2LOSS_SVR", 0.0001, "|f'(w)|_2 <= eps*|f'(w0)|_2", newton.NEWTON_MAX_ITER,
-                    accepts=("-R", "-p"), work_vectors=newton.WORK_VECTORS, task="regression"))
-register(_liblinear(12, "L2-regularized L2-loss support vector regression (dual)", l2dual.svr_dual_train_one,
+register(_liblinear(5, "L1-regularized L2-loss support vector classification", "l1r:train_one", "L1R_L2LOSS_SVC",
+                    0.01, _L1R_EPS, L1R_MAX_ITER, accepts=("-R",), find_C=False, work_vectors=L1R_WORK_VECTORS))
+register(_liblinear(6, "L1-regularized logistic regression", "l1r:train_one", "L1R_LR", 0.01, _L1R_EPS,
+                    L1R_LR_MAX_ITER, accepts=("-R",), find_C=False, work_vectors=L1R_WORK_VECTORS))
+register(_liblinear(7, "L2-regularized logistic regression (dual)", "l2dual:lr_dual_train_one", "L2R_LR_DUAL", 0.1,
+                    "max |g'(z)| of the one-variable subproblems", DUAL_MAX_ITER, find_C=False,
+                    work_vectors=NEWTON_WORK_VECTORS))     # it may switch to -s 0's Newton, as LIBLINEAR does
+register(_liblinear(11, "L2-regularized L2-loss support vector regression (primal)", "newton:train_one",
+                    "L2R_L2LOSS_SVR", 0.0001, "|f'(w)|_2 <= eps*|f'(w0)|_2", NEWTON_MAX_ITER,
+                    accepts=("-R", "-p"), work_vectors=NEWTON_WORK_VECTORS, task="regression"))
+register(_liblinear(12, "L2-regularized L2-loss support vector regression (dual)", "l2dual:svr_dual_train_one",
                     "L2R_L2LOSS_SVR_DUAL", 0.1, "|violation|_1 <= eps*|initial violation|_1",
-                    l2dual.DUAL_MAX_ITER, accepts=("-p",), find_C=False, work_vectors=newton.WORK_VECTORS,
+                    DUAL_MAX_ITER, accepts=("-p",), find_C=False, work_vectors=NEWTON_WORK_VECTORS,
                     task="regression"))
-register(_liblinear(13, "L2-regularized L1-loss support vector regression (dual)", l2dual.svr_dual_train_one,
+register(_liblinear(13, "L2-regularized L1-loss support vector regression (dual)", "l2dual:svr_dual_train_one",
                     "L2R_L1LOSS_SVR_DUAL", 0.1, "|violation|_1 <= eps*|initial violation|_1",
-                    l2dual.DUAL_MAX_ITER, accepts=("-p",), find_C=False, work_vectors=l2dual.WORK_VECTORS,
+                    DUAL_MAX_ITER, accepts=("-p",), find_C=False, work_vectors=DUAL_WORK_VECTORS,
                     task="regression"))
-register(_liblinear(21, "one-class support vector machine (dual)", l2dual.oneclass_train_one, "ONECLASS_SVM", 0.01,
-                    "max -G over alpha<1 minus min -G over alpha>0", l2dual.ONECLASS_MAX_ITER, accepts=("-n",),
-                    find_C=False, work_vectors=l2dual.WORK_VECTORS, task="oneclass"))
+register(_liblinear(21, "one-class support vector machine (dual)", "l2dual:oneclass_train_one", "ONECLASS_SVM", 0.01,
+                    "max -G over alpha<1 minus min -G over alpha>0", ONECLASS_MAX_ITER, accepts=("-n",),
+                    find_C=False, work_vectors=DUAL_WORK_VECTORS, task="oneclass"))
 register(SolverSpec(
     name="llsvm", number=None,
     title="one-pass harsh shrinking + block optimization of the -s 3 problem, out of core",
-    driver=onepass.OnePassSolver, access="stream", solver_type="L2R_L1LOSS_SVC_DUAL",
-    default_eps=onepass.DEFAULT_EPS, eps_meaning=f"{PASS_VIOLATION} (default {onepass.DEFAULT_EPS:g})",
-    default_max_iter=outofcore.DEFAULT_MAX_ITER, options=LLSVMOptions,
+    driver_ref="onepass:OnePassSolver", access="stream", solver_type="L2R_L1LOSS_SVC_DUAL",
+    default_eps=PASS_EPS, eps_meaning=f"{PASS_VIOLATION} (default {PASS_EPS:g})",
+    default_max_iter=OUT_OF_CORE_MAX_ITER, options_ref="onepass:LLSVMOptions",
     accepts=_OUT_OF_CORE + ("--inner-iter", "--keep-active-set", "-B R", "--inner-eps", "--one-pass",
-                            "--max-passes"), metrics=onepass.metrics,
-    json_fields=onepass.JSON_FIELDS, progress_desc="first pass"))
+                            "--max-passes"), metrics_ref="onepass:metrics",
+    json_fields_ref="onepass:JSON_FIELDS", progress_desc="first pass"))
 register(SolverSpec(
     name="streamsvm", number=None,
     title="reader/trainer dual cached loops for the -s 3 problem, out of core",
-    driver=streamsvm.StreamSVMSolver, access="stream", solver_type="L2R_L1LOSS_SVC_DUAL",
-    default_eps=streamsvm.DEFAULT_EPS, eps_meaning=f"{PASS_VIOLATION} (default {streamsvm.DEFAULT_EPS:g})",
-    default_max_iter=outofcore.DEFAULT_MAX_ITER, options=StreamOptions,
-    accepts=_OUT_OF_CORE + ("--hash-bits",), metrics=streamsvm.metrics, json_fields=streamsvm.JSON_FIELDS,
+    driver_ref="streamsvm:StreamSVMSolver", access="stream", solver_type="L2R_L1LOSS_SVC_DUAL",
+    default_eps=PASS_EPS, eps_meaning=f"{PASS_VIOLATION} (default {PASS_EPS:g})",
+    default_max_iter=OUT_OF_CORE_MAX_ITER, options_ref="outofcore:StreamOptions",
+    accepts=_OUT_OF_CORE + ("--hash-bits",), metrics_ref="streamsvm:metrics", json_fields_ref="streamsvm:JSON_FIELDS",
     default_threads=2, threads_change_model=True, progress_unit="rows"))
 register(SolverSpec(
     name="bm", number=None, title="block minimization for the -s 3 problem, out of core",
-    driver=bm.BlockMinimizationSolver, access="stream", solver_type="L2R_L1LOSS_SVC_DUAL",
-    default_eps=bm.DEFAULT_EPS, eps_meaning=f"{PASS_VIOLATION} (default {bm.DEFAULT_EPS:g})",
-    default_max_iter=outofcore.DEFAULT_MAX_ITER, options=StreamOptions,
-    accepts=_OUT_OF_CORE + ("--hash-bits", "--inner-eps"), metrics=bm.metrics, json_fields=bm.JSON_FIELDS))
+    driver_ref="bm:BlockMinimizationSolver", access="stream", solver_type="L2R_L1LOSS_SVC_DUAL",
+    default_eps=PASS_EPS, eps_meaning=f"{PASS_VIOLATION} (default {PASS_EPS:g})",
+    default_max_iter=OUT_OF_CORE_MAX_ITER, options_ref="outofcore:StreamOptions",
+    accepts=_OUT_OF_CORE + ("--hash-bits", "--inner-eps"), metrics_ref="bm:metrics", json_fields_ref="bm:JSON_FIELDS"))
 
+# The kernel solvers run one thread by default, as LIBSVM's svm-train does: --threads N shares each long kernel
+# column among N OpenMP threads, which pays on an idle machine only (issue 26: beside two busy processes, every
+# column waited for a descheduled thread, 34x the one-thread time)
 register(SolverSpec(
     name="smo", number=None,
     title="C-SVC with a kernel (LIBSVM's svm-train -s 0): SMO with second-order working sets and shrinking, "
           "one-vs-one; LIBSVM's model file",
-    driver=smo.fit, access="loaded", solver_type="C_SVC", default_eps=smo.DEFAULT_EPS,
-    eps_meaning=f"LIBSVM's maximal violating pair, m(alpha) - M(alpha) (default {smo.DEFAULT_EPS:g})",
-    default_max_iter="max(10^7, 100 l)", options=smo.SMOOptions,
-    accepts=("-v", "--grid", "-t", "-g", "-d", "-r", "-m", "-h"), metrics=smo.metrics, json_fields=smo.JSON_FIELDS,
-    model_kind="kernel", default_threads=smo.DEFAULT_THREADS))
+    driver_ref="smo:fit", access="loaded", solver_type="C_SVC", default_eps=KERNEL_EPS,
+    eps_meaning=f"LIBSVM's maximal violating pair, m(alpha) - M(alpha) (default {KERNEL_EPS:g})",
+    default_max_iter="max(10^7, 100 l)", options_ref="smo:SMOOptions",
+    accepts=("-v", "--grid", "-t", "-g", "-d", "-r", "-m", "-h"), metrics_ref="smo:metrics",
+    json_fields_ref="smo:JSON_FIELDS", model_kind="kernel"))
 
 register(SolverSpec(
     name="h1tree", number=None,
     title="a decision list of H1-SVM hyperplanes per pair of classes (Fehr et al.), optionally ending in an RBF "
           "node; llsvm's tree model file",
-    driver=h1tree.fit, access="loaded", solver_type="H1_TREE", default_eps=h1tree.DEFAULT_EPS,
-    eps_meaning=f"each node's maximal violating pair (default {h1tree.DEFAULT_EPS:g})",
-    default_max_iter="max(10^7, 100 m_h) per node", options=h1tree.H1Options,
+    driver_ref="h1tree:fit", access="loaded", solver_type="H1_TREE", default_eps=KERNEL_EPS,
+    eps_meaning=f"each node's maximal violating pair (default {KERNEL_EPS:g})",
+    default_max_iter="max(10^7, 100 m_h) per node", options_ref="h1tree:H1Options",
     accepts=("-v", "-t", "-g", "-d", "-r", "-m", "-h", "--hard-class", "--h1-c", "--min-remove", "--max-depth",
              "--rbf-depth", "--rbf-select", "--rbf-tol"),
-    metrics=h1tree.metrics, json_fields=h1tree.JSON_FIELDS, model_kind="tree", default_threads=smo.DEFAULT_THREADS))
+    metrics_ref="h1tree:metrics", json_fields_ref="h1tree:JSON_FIELDS", model_kind="tree"))
 
 _ONLINE_COMMON = ("-v", "--grid", "-t", "-g", "--sigma", "-d", "-r", "-m", "--epochs", "--average", "--original")
 
@@ -251,10 +301,10 @@ _ONLINE_COMMON = ("-v", "--grid", "-t", "-g", "--sigma", "-d", "-r", "-m", "--ep
 def _online(name, title, extra=()):
     """An online kernel SVM of issue 16 (llsvm/solvers/online.py): LIBSVM's model file, one-vs-one."""
     return SolverSpec(
-        name=name, number=None, title=title, driver=online.fit, access="loaded", solver_type="C_SVC",
+        name=name, number=None, title=title, driver_ref="online:fit", access="loaded", solver_type="C_SVC",
         default_eps=None, eps_meaning="none (they run --epochs passes; -e is refused)",
-        default_max_iter="--epochs x rows steps per pair", options=online.OnlineOptions,
-        accepts=_ONLINE_COMMON + extra, metrics=online.metrics, json_fields=online.JSON_FIELDS,
+        default_max_iter="--epochs x rows steps per pair", options_ref="online:OnlineOptions",
+        accepts=_ONLINE_COMMON + extra, metrics_ref="online:metrics", json_fields_ref="online:JSON_FIELDS",
         model_kind="kernel")
 
 
@@ -273,18 +323,18 @@ _ONED_COMMON = ("-v", "--oned", "--oned-norm", "--max-seconds")
 def _oned(name, title, default_max_iter, extra=()):
     """A solver of issue 17 (llsvm/solvers/oned.py): LIBLINEAR's model file with a free bias, one-vs-rest."""
     return SolverSpec(
-        name=name, number=None, title=title, driver=oned.train_one, access="random",
+        name=name, number=None, title=title, driver_ref="oned:train_one", access="random",
         solver_type="L2R_L1LOSS_SVC_DUAL", default_eps=None,
         eps_meaning="none (they run --max-iter steps; -e is refused)", default_max_iter=default_max_iter,
-        options=oned.OneDOptions, accepts=_ONED_COMMON + extra, metrics=oned.metrics,
-        json_fields=LIBLINEAR_JSON_FIELDS + oned.JSON_FIELDS, free_bias=True, work_vectors=2)
+        options_ref="oned:OneDOptions", accepts=_ONED_COMMON + extra, metrics_ref="oned:metrics",
+        json_fields_ref="oned:JSON_FIELDS", free_bias=True, work_vectors=2)
 
 
 register(_oned("local1d", "LocalSVM (Schneider et al., Algorithm 3): L1-loss SVM with a free bias by coordinate "
                           "steps of a direction, each solved exactly on its 1-D projection (sorted scan)",
-               oned.LOCAL_MAX_ITER))
+               LOCAL_MAX_ITER))
 register(_oned("project1d", "ProjectSVM (Algorithm 2): the best of --max-iter random Gaussian directions, each "
-                            "solved on its 1-D projection", oned.PROJECT_MAX_ITER, ("--target-loss",)))
+                            "solved on its 1-D projection", PROJECT_MAX_ITER, ("--target-loss",)))
 
 
 def specs():

@@ -15,7 +15,6 @@ Output lines as svm-train prints them per pair (`optimization finished, #iter = 
 gamma 0 or not given is 1/num_features (the largest feature index of the training data), as svm-train sets it.
 """
 import math
-import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,12 +27,8 @@ from ..svm_model import KERNEL_TYPES
 from .common import FitResult, class_costs
 from .ovo import Pairs
 
-DEFAULT_EPS = 1e-3
 DEFAULT_CACHE_MB = 100.0
 INT_MAX = 2147483647
-# --threads: the OpenMP threads that compute kernel columns (LIBSVM's own build uses every core for them); the
-# model does not depend on it
-DEFAULT_THREADS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 JSON_FIELDS = ("C", "eps", "kernel_type", "gamma", "degree", "coef0", "cache_size", "shrinking", "nr_class",
                "labels", "total_sv", "pairs")
 

@@ -26,7 +26,6 @@ from ..errors import ParameterError
 from .common import Classes, FitResult
 from .outofcore import STREAM_JSON_FIELDS, BinaryProblem, StreamedSolver, stream_metrics
 
-DEFAULT_EPS = 0.1            # the -s 3 default: max |PG_i| over every row of a pass
 LOCKSTEP_ROWS = 256
 CACHE_SLACK = 1.5           # a slot's buffer holds its row with up to about 2x room (see _stream.pyx)
 
