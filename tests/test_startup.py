@@ -1,0 +1,117 @@
+"""Start-up and defaults that do not depend on the machine (issue 26), checked by counting, not by timing:
+- what a command imports: `--help` and option errors import neither numpy nor any solver; a run imports the driver
+  of its solver and no other (the registry keeps every solver as data);
+- the kernel solvers' OpenMP threads: one by default, and waiting passively when asked for.
+The wall-clock figures are `make bench`'s part `startup` and part `contention`, never a test's verdict."""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from llsvm.solvers import registry
+
+# the driver modules of llsvm.solvers (registry, common, lazy helpers aside)
+DRIVERS = {"dcd", "newton", "l1r", "l2dual", "onepass", "outofcore", "streamsvm", "bm", "smo", "ovo", "h1tree",
+           "online", "oned"}
+# what a run of each solver may import among them: its driver and what that driver is built on
+OWN = {"1": {"dcd", "newton"}, "3": {"dcd", "newton"}, "0": {"newton"}, "2": {"newton"}, "11": {"newton"},
+       "5": {"l1r", "newton"}, "6": {"l1r", "newton"}, "4": {"l2dual", "newton"}, "7": {"l2dual", "newton"}, "12": {"l2dual", "newton"},
+       "13": {"l2dual", "newton"}, "21": {"l2dual", "newton"}, "llsvm": {"onepass", "outofcore"},
+       "streamsvm": {"streamsvm", "outofcore"}, "bm": {"bm", "outofcore"}, "smo": {"smo", "ovo"},
+       "h1tree": {"h1tree", "smo", "ovo"}, "olsvm": {"online", "smo", "ovo"}, "local1d": {"oned"},
+       "project1d": {"oned"}}
+
+PROBE = textwrap.dedent("""
+    import json, sys
+    command = sys.argv[1]
+    sys.argv = ["llsvm-" + command] + sys.argv[2:]
+    import importlib
+    main = importlib.import_module("llsvm.cli." + command).main
+    try:
+        main()
+    except SystemExit as exc:
+        code = exc.code
+    else:
+        code = 0
+    print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
+""")
+
+
+def imported(command, *args, cwd=None):
+    p = subprocess.run([sys.executable, "-c", PROBE, command, *args], capture_output=True, text=True, timeout=120,
+                       cwd=cwd)
+    assert p.returncode == 0, p.stderr[-2000:]
+    out = json.loads(p.stdout.strip().splitlines()[-1])
+    return out["code"], set(out["modules"])
+
+
+def drivers_in(modules):
+    return {m.split(".")[2] for m in modules if m.startswith("llsvm.solvers.")} & DRIVERS
+
+
+@pytest.fixture(scope="module")
+def small_set(tmp_path_factory):
+    rng = np.random.default_rng(7)
+    path = tmp_path_factory.mktemp("startup") / "small.txt"
+    with open(path, "w") as f:
+        for i in range(120):
+            y = (1, 2, 3)[i % 3]
+            f.write(f"{y} " + " ".join(f"{j + 1}:{rng.normal() + 0.4 * y * (j == y):.4f}" for j in range(5)) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("command,args", [("train", ["--help"]), ("predict", ["--help"]), ("convert", ["--help"]),
+                                          ("train", ["-s", "99", "x"]), ("train", ["-c", "0", "x"])],
+                         ids=["train-help", "predict-help", "convert-help", "train-bad-solver", "train-bad-C"])
+def test_help_and_option_errors_import_no_numpy_and_no_solver(command, args):
+    code, modules = imported(command, *args)
+    assert code in (0, 1, 2)
+    assert "numpy" not in modules and "scipy" not in modules and "tqdm" not in modules
+    assert not drivers_in(modules), drivers_in(modules)
+    assert not any(m.startswith("llsvm._ext") for m in modules)
+
+
+@pytest.mark.parametrize("solver", sorted(OWN, key=str))
+def test_a_run_imports_only_its_own_driver(solver, small_set, tmp_path):
+    spec = registry.get(solver)
+    code, modules = imported("train", "-q", "-s", solver, str(small_set), str(tmp_path / "m"), cwd=tmp_path)
+    assert code == 0
+    assert drivers_in(modules) <= OWN[solver], sorted(drivers_in(modules) - OWN[solver])
+    assert spec.driver_ref.split(":")[0] in drivers_in(modules)
+    assert "scipy" not in modules
+
+
+def test_every_solver_has_an_import_expectation():
+    assert {s.name for s in registry.specs()} - set(OWN) <= {"pegaz", "pegasos", "norma", "olsvm-rhl"}
+
+
+def test_predict_imports_no_driver(small_set, tmp_path):
+    subprocess.run([os.path.join(os.path.dirname(sys.executable), "llsvm-train"), "-q", str(small_set),
+                    str(tmp_path / "m")], check=True, timeout=120)
+    code, modules = imported("predict", str(small_set), str(tmp_path / "m"), str(tmp_path / "out"))
+    assert code == 0
+    assert not drivers_in(modules) and "llsvm.solvers.registry" not in modules
+    assert "scipy" not in modules
+
+
+def test_kernel_solvers_default_to_one_thread():
+    """The OpenMP solvers (kernel columns) run one thread unless asked: on a busy machine more cost far more than
+    they save, so the default can never be slower than --threads 1 (the same code path)."""
+    for spec in registry.specs():
+        if spec.model_kind in ("kernel", "tree"):
+            assert spec.default_threads == 1, spec.name
+
+
+@pytest.mark.parametrize("given,expected", [(None, "PASSIVE"), ("active", "active")])
+def test_openmp_threads_wait_passively_unless_told(given, expected):
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    if given is not None:
+        env["OMP_WAIT_POLICY"] = given
+    code = "import os, llsvm._ext._kernel; print(os.environ['OMP_WAIT_POLICY'])"
+    p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == expected
