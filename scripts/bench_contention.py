@@ -147,7 +147,7 @@ def contention_markdown(rows, md_header, md_row):
     if not rows:
         return "(no set found)"
     keys = list(rows[0]["busy"].keys())
-    lines = [md_header(["set", "machine"] + keys + ["default / one thread (train, predict)"])]
+    lines = md_header(["set", "machine"] + keys + ["default / one thread (train, predict)"])
     for r in rows:
         for state in ("quiet", "busy"):
             cells = [r["dataset"], "quiet" if state == "quiet" else f"{r['hogs']} hogs"]

@@ -124,13 +124,13 @@ def bench_startup(shared_dir, tmp, runs=20, liblinear_dir=None, say=say):
 
 
 def startup_markdown(result, md_header, md_row):
-    lines = [f"LIBLINEAR: {result['liblinear']}", "",
-             md_header(["command", "median (ms)", "min (ms)", "max (ms)", "target"])]
+    lines = [f"LIBLINEAR: {result['liblinear']}", ""] + md_header(["command", "median (ms)", "min (ms)", "max (ms)",
+                                                                  "target"])
     for r in result["rows"]:
         target = "" if r["target_s"] is None else f"<= {r['target_s'] * 1000:.0f} ms {'✓' if r['ok'] else '✗'}"
         lines.append(md_row([r["command"], f"{r['median_s'] * 1000:.1f}", f"{r['min_s'] * 1000:.1f}",
                              f"{r['max_s'] * 1000:.1f}", target]))
-    lines += ["", md_header(["llsvm-train -s", "llsvm.solvers modules imported", "only its own"])]
+    lines += [""] + md_header(["llsvm-train -s", "llsvm.solvers modules imported", "only its own"])
     for r in result["imports"]:
         lines.append(md_row([r["solver"], ", ".join(r["modules"]), "✓" if r["ok"] else f"✗ {r['unexpected']}"]))
     return "\n".join(lines)
