@@ -56,7 +56,8 @@ test: build $(VENV)/.test-deps
 	$(PY) -m pytest tests -q
 
 # mutation fuzzing (atheris) of the LIBSVM text parser, the binary reader and the model loader, each in its own
-# process under a 2 GB memory limit; 60 s in all by default (tests/test_fuzz.py runs the same for make test).
+# process under a 2 GB memory limit; 60 s in all by default (make test runs a fixed number of inputs per target,
+# tests/test_fuzz.py, so that its verdict does not depend on the machine's speed).
 # FUZZ_ARGS="--time 600" for ten minutes, "--runs 400000 --jobs 2", "--targets binary", "--replay model FILE";
 # the corpus and failing inputs go under fuzz-results/ (python -m fuzz --help)
 fuzz: build $(VENV)/.test-deps

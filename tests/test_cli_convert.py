@@ -734,6 +734,27 @@ def test_subprocess_error_exit_codes(tmp_path):
     assert listing(tmp_path) == ["bad.txt"]
 
 
+def wait_until_converting(proc, directory, name, timeout=60):
+    """Until the writer's temporary file beside `name` (.NAME.*.tmp) holds data: the command is converting, its
+    handlers are installed and part of the output is written (its first 8 MiB buffer of the 48 MB), most of the
+    work still ahead. A point in the work, not a time, so the signal lands mid-conversion on a fast machine as on a
+    slow one (the 0.1 s sleep once the file appeared, used before, was a fifth of the rest of the conversion here:
+    a machine 5x faster would have finished first). The timeout only guards against a hang: this takes 0.4 s."""
+    deadline = time.monotonic() + timeout
+    while True:
+        for n in os.listdir(directory):
+            if n.startswith(f".{name}.") and n.endswith(".tmp"):
+                try:
+                    if os.path.getsize(os.path.join(directory, n)) > 0:
+                        return
+                except FileNotFoundError:       # renamed or removed meanwhile: the loop sees the process end
+                    pass
+        assert proc.poll() is None, ("the conversion finished before the signal: make the input larger",
+                                     proc.communicate())
+        assert time.monotonic() < deadline, "the conversion never started"
+        time.sleep(0.002)
+
+
 @pytest.mark.parametrize("sig, expected_rc, expected_err", [
     (signal.SIGINT, 128 + signal.SIGINT, ""),      # handle_errors turns SIGINT into SystemExit(130), silently
     (signal.SIGTERM, 128 + signal.SIGTERM, ""),    # and SIGTERM into SystemExit(143)
@@ -745,14 +766,7 @@ def test_signal_during_conversion_leaves_nothing(big_text, tmp_path, sig, expect
     proc = subprocess.Popen([console_script(), "--no-progress", str(big_text), str(out)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
-        # wait until the writer's temporary file exists: the command is converting, its handlers installed
-        deadline = time.monotonic() + 20
-        while not any(n.startswith(".big.bin.") and n.endswith(".tmp") for n in os.listdir(out_dir)):
-            assert proc.poll() is None, proc.communicate()
-            assert time.monotonic() < deadline, "the conversion never started"
-            time.sleep(0.002)
-        time.sleep(0.1)
-        assert proc.poll() is None, "the conversion finished before the signal: make the input larger"
+        wait_until_converting(proc, out_dir, "big.bin")
         proc.send_signal(sig)
         stdout, stderr = proc.communicate(timeout=30)
     finally:
@@ -771,13 +785,7 @@ def test_signal_keeps_existing_output(big_text, tmp_path):
     proc = subprocess.Popen([console_script(), str(big_text), str(out)], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE)
     try:
-        deadline = time.monotonic() + 20
-        while len(os.listdir(tmp_path)) < 2:
-            assert proc.poll() is None, proc.communicate()
-            assert time.monotonic() < deadline, "the conversion never started"
-            time.sleep(0.002)
-        time.sleep(0.1)
-        assert proc.poll() is None
+        wait_until_converting(proc, tmp_path, "big.bin")
         proc.send_signal(signal.SIGTERM)
         proc.communicate(timeout=30)
     finally:

@@ -574,15 +574,15 @@ def test_huge_header_counts_fail_fast(tmp_path, small_bin, field, value):
     set_header(raw, field, value)
     bad = write_raw(tmp_path / "huge.bin", raw)
     tracemalloc.start()
-    t0 = time.perf_counter()
+    t0 = time.process_time()     # CPU seconds: time spent waiting for a busy machine's cores does not count
     try:
         for stage in ("open", "load"):
             rejected(bad, None, stage)
-        elapsed = time.perf_counter() - t0
+        cpu = time.process_time() - t0
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    assert elapsed < 1.0
+    assert cpu < 1.0             # 0.5-3 ms measured: work in proportion to a huge count would take far longer
     assert peak < 4 << 20
 
 

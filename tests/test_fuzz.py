@@ -4,11 +4,14 @@
   and llsvm's parser against it through the text oracle, so the oracle itself is tested.
 - The binary and model oracles are shown to catch crafted files and models.
 - Each reproducer in fuzz/regressions.py must pass its oracle: one fails while its bug is open.
-- A one-minute run (20 s per target) must execute a minimum number of inputs and find nothing.
+- A short run (a fixed number of inputs per target, about 20 s each on a quiet machine) must find nothing;
+  the harness's own target shows a crash, a hang and a huge allocation are each counted. Both count inputs
+  (--runs), never seconds, so a slow or busy machine takes longer but cannot change the verdict.
 """
 import importlib.util
 import json
 import os
+import signal
 import struct
 import subprocess
 import sys
@@ -312,21 +315,51 @@ def test_regression(case, work):
 # ---------------------------------------------------------------------------------------------------------------
 # The short run of make test
 
-MIN_INPUTS = 1000          # per target in 20 s: far below what any target runs, far above doing nothing
+# Inputs per target: about what the former 20 s budget ran on 2 quiet cores (text 20,000-34,000, binary 43,000-
+# 73,000, model 173,000-318,000 as this VM's speed varied), so each run takes 15-25 s, worker start-up included.
+# A count, not a time budget: a slow or busy machine takes longer but runs the same number of inputs, and the
+# verdict (no failure, the whole count run) cannot depend on its speed.
+SHORT_RUNS = {"text": 20_000, "binary": 50_000, "model": 200_000}
 needs_atheris = pytest.mark.skipif(importlib.util.find_spec("atheris") is None,
                                    reason="atheris (the test extra) is not installed")
+
+
+def run_fuzz(args, tmp_path, timeout=600):
+    """python -m fuzz ARGS with its results under tmp_path: (completed process, summary.json's targets). The runner
+    and its workers get their own session, killed together if the run hangs (the timeout only guards against a
+    hang: the runs here take 10-25 s)."""
+    summary = tmp_path / "summary.json"
+    proc = subprocess.Popen([sys.executable, "-m", "fuzz", *args, "--results", str(tmp_path / "results"),
+                             "--json", str(summary)], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+
+    def kill_session():
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        return proc.communicate()
+
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        out, err = kill_session()
+        pytest.fail(f"python -m fuzz {' '.join(args)} still running after {timeout} s\n{out}{err[-3000:]}")
+    except BaseException:               # Ctrl-C: the session does not get the terminal's SIGINT
+        kill_session()
+        raise
+    done = subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+    assert summary.exists(), out + err[-3000:]
+    return done, json.loads(summary.read_text())["targets"]
 
 
 @needs_atheris
 @pytest.mark.parametrize("target", ["text", "binary", "model"])
 def test_fuzz_short_run(target, tmp_path):
-    summary = tmp_path / "summary.json"
-    proc = subprocess.run([sys.executable, "-m", "fuzz", "--targets", target, "--time", "20",
-                           "--results", str(tmp_path / "results"), "--json", str(summary)],
-                          cwd=REPO, capture_output=True, text=True, timeout=600)
-    result = json.loads(summary.read_text())["targets"][target]
+    proc, targets_ = run_fuzz(["--targets", target, "--runs", str(SHORT_RUNS[target])], tmp_path)
+    result = targets_[target]
     assert result["failures"] == 0, proc.stdout + proc.stderr[-3000:]
-    assert result["inputs"] >= MIN_INPUTS, proc.stdout
+    assert result["inputs"] == SHORT_RUNS[target], proc.stdout          # the whole count ran, no worker died early
     assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
 
 
@@ -344,14 +377,20 @@ def test_replay(tmp_path):
 @needs_atheris
 def test_runner_counts_crashes_hangs_and_allocations(tmp_path):
     """The harness's own target: one input aborts, one hangs past --timeout, one asks for 8 TiB. Each is a failure,
-    the run goes on after each, and the exit status says so."""
-    summary = tmp_path / "summary.json"
-    proc = subprocess.run([sys.executable, "-m", "fuzz", "--targets", "selftest", "--time", "12", "--timeout", "2",
-                           "--results", str(tmp_path / "results"), "--json", str(summary)],
-                          cwd=REPO, capture_output=True, text=True, timeout=600)
-    result = json.loads(summary.read_text())["targets"]["selftest"]
+    the run goes on after each, and the exit status says so.
+
+    The seeds (fuzz/seeds.py) are checked by every worker before any mutation, so a count of inputs reaches all
+    three whatever the machine's speed: one worker stops on the hang, the next (its corpus without that input) on
+    the crash, the third records the MemoryError and runs the rest of the count. Only libFuzzer's
+    per-input -timeout is a time: the hang exceeds any timeout, and 5 s is over a thousand times what any other
+    input takes (microseconds), so a slow machine cannot turn an ordinary input into a timeout."""
+    runs = 10_000           # seeds, then about a second of mutations; the hang costs ~6 s (libFuzzer's alarm period)
+    proc, targets_ = run_fuzz(["--targets", "selftest", "--runs", str(runs), "--timeout", "5"], tmp_path)
+    result = targets_["selftest"]
     kinds = sorted(c["kind"] for c in result["crashes"])
     assert kinds == ["crash", "timeout"], proc.stdout
+    assert all(c["artifact"] for c in result["crashes"]), proc.stdout
     assert any(rule.startswith("exception.MemoryError") for rule in result["rules"]), proc.stdout
-    assert result["inputs"] >= MIN_INPUTS, proc.stdout
+    assert result["inputs"] == runs, proc.stdout
+    assert result["workers"] == 3, proc.stdout
     assert proc.returncode == 1

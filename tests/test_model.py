@@ -328,15 +328,15 @@ def test_huge_header_fails_fast_without_allocating(tmp_path, nr_feature, bias, n
     p = tmp_path / "huge.model"
     p.write_text(text)
     tracemalloc.start()
-    t0 = time.perf_counter()
+    t0 = time.process_time()     # CPU seconds: time spent waiting for a busy machine's cores does not count
     try:
         with pytest.raises(ModelFormatError) as ei:
             Model.load(p)
-        seconds = time.perf_counter() - t0
+        cpu = time.process_time() - t0
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    assert seconds < 0.2
+    assert cpu < 0.2             # 0.4-4.4 ms measured (1000 labels the most); a pass over 1e9 features, far more
     assert peak < 4 << 20
     assert str(ei.value).startswith(f"{p}:6: ")
 

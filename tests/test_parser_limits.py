@@ -14,7 +14,6 @@ import resource
 import sys
 import subprocess
 import threading
-import time
 
 import numpy as np
 import pytest
@@ -34,14 +33,23 @@ from llsvm.textio import DEFAULT_MAX_LINE, MIN_MAX_LINE, TextStream, line_limit,
 MiB = 1 << 20
 AS_LIMIT = 2 << 30          # the address-space limit of the subprocesses
 RSS_MARGIN = 192 * MiB      # the interpreter, NumPy, SciPy and Click, on top of the line buffer
+# what the writer may get into the pipe beyond the limit before the command gives up: the pipe's buffer (measured:
+# the limit + 64 KiB + the prefix) and a read chunk. A count of bytes, not a time: a command that went on reading
+# the 2 GiB line (in bounded memory) would take all 2 GiB whatever the machine's speed.
+READ_AHEAD = 4 * MiB
 
-# writes argv[1] (hex) then argv[2] bytes of 'a' (no newline) to stdout; stops quietly when the reader is gone
+# writes argv[1] (hex) then argv[2] bytes of 'a' (no newline) to stdout; stops quietly when the reader is gone and
+# writes the number of bytes the pipe took to the file argv[3] (the reader consumed all of them but a pipe buffer)
 WRITER = r"""
 import os, sys
+written = 0
 def put(data):
+    global written
     view = memoryview(data)
     while view:
-        view = view[os.write(1, view):]
+        n = os.write(1, view)
+        written += n
+        view = view[n:]
 try:
     put(bytes.fromhex(sys.argv[1]))
     left = int(sys.argv[2])
@@ -51,6 +59,8 @@ try:
         left -= len(block)
 except BrokenPipeError:
     pass
+with open(sys.argv[3], "w") as f:
+    f.write(str(written))
 os._exit(0)
 """
 
@@ -63,14 +73,17 @@ def _limit_address_space():
 
 def run_long_line(args, prefix=b"", total=2 << 30, timeout=60):
     """`python -m args...` reading `prefix` then a line of `total` bytes of 'a' from a pipe, under RLIMIT_AS 2 GiB.
-    Returns (exit code, stdout, stderr, peak RSS in bytes, seconds)."""
+    Returns (exit code, stdout, stderr, peak RSS in bytes, bytes the writer got into the pipe). The timeout only
+    guards against a hang: a run takes 0.4-1.5 s."""
     import tempfile
     fd, peak_file = tempfile.mkstemp(prefix="llsvm-peak-")
     os.close(fd)
+    fd, written_file = tempfile.mkstemp(prefix="llsvm-written-")
+    os.close(fd)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")]),
                LLSVM_PEAK_FILE=peak_file)
-    t0 = time.monotonic()
-    writer = subprocess.Popen([sys.executable, "-c", WRITER, prefix.hex(), str(total)], stdout=subprocess.PIPE)
+    writer = subprocess.Popen([sys.executable, "-c", WRITER, prefix.hex(), str(total), written_file],
+                              stdout=subprocess.PIPE)
     try:
         proc = subprocess.Popen([sys.executable, "-c", PEAK, *map(str, args)], stdin=writer.stdout,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
@@ -97,8 +110,12 @@ def run_long_line(args, prefix=b"", total=2 << 30, timeout=60):
     with open(peak_file) as f:
         peak = int(f.read() or 0) * 1024
     os.unlink(peak_file)
+    with open(written_file) as f:
+        written = int(f.read() or -1)
+    os.unlink(written_file)
     assert peak > 0, "the command did not report its peak RSS"
-    return proc.returncode, outs["out"], outs["err"], peak, time.monotonic() - t0
+    assert written >= 0, "the writer did not report its count"
+    return proc.returncode, outs["out"], outs["err"], peak, written
 
 
 def too_long(line, limit):
@@ -110,33 +127,33 @@ def too_long(line, limit):
 
 def test_default_limit_llsvm_train_s3_in_bounded_memory():
     """-s 3 reads the whole input in memory: the 2 GiB line (after three good lines) stops at the 256 MiB limit."""
-    rc, out, err, rss, secs = run_long_line(["llsvm.cli.train", "-q", "-s", "3", "-", os.devnull],
-                                            prefix="".join(SMALL.splitlines(True)[:3]).encode())
+    rc, out, err, rss, written = run_long_line(["llsvm.cli.train", "-q", "-s", "3", "-", os.devnull],
+                                               prefix="".join(SMALL.splitlines(True)[:3]).encode())
     assert (rc, out) == (1, ""), err
     assert err == too_long(4, DEFAULT_MAX_LINE)
     assert "Traceback" not in err
     assert rss < DEFAULT_MAX_LINE + RSS_MARGIN, rss
-    assert secs < 20
+    assert written < DEFAULT_MAX_LINE + READ_AHEAD, written
 
 
 @pytest.mark.parametrize("solver", ["llsvm", "streamsvm", "bm"])
 def test_memory_lowers_the_limit_for_streamed_training(solver):
     """--memory 64M: the out-of-core solvers read text lines of at most 64M / 4 = 16 MiB."""
-    rc, out, err, rss, secs = run_long_line(["llsvm.cli.train", "-q", "-s", solver, "--memory", "64M", "-",
-                                             os.devnull])
+    rc, out, err, rss, written = run_long_line(["llsvm.cli.train", "-q", "-s", solver, "--memory", "64M", "-",
+                                                os.devnull])
     assert (rc, out) == (1, ""), err
     assert err == too_long(1, 16 * MiB)
     assert rss < 16 * MiB + RSS_MARGIN, rss
-    assert secs < 20
+    assert written < 16 * MiB + READ_AHEAD, written
 
 
 def test_default_limit_llsvm_convert_from_stdin(tmp_path):
     out_file = tmp_path / "out.bin"
-    rc, out, err, rss, secs = run_long_line(["llsvm.cli.convert", "-", out_file], prefix=b"1 1:1\n")
+    rc, out, err, rss, written = run_long_line(["llsvm.cli.convert", "-", out_file], prefix=b"1 1:1\n")
     assert (rc, out) == (1, ""), err
     assert err == too_long(2, DEFAULT_MAX_LINE)
     assert rss < DEFAULT_MAX_LINE + RSS_MARGIN, rss
-    assert secs < 20
+    assert written < DEFAULT_MAX_LINE + READ_AHEAD, written
     assert os.listdir(tmp_path) == []            # no output, no temporary file
 
 
@@ -145,11 +162,12 @@ def test_default_limit_llsvm_predict_from_stdin(tmp_path):
     data = tmp_path / "small.txt"
     data.write_text(SMALL)
     assert_exit(CliRunner().invoke(train_main, ["-q", str(data), str(model)]), 0)
-    rc, out, err, rss, secs = run_long_line(["llsvm.cli.predict", "-", model, tmp_path / "pred"],
-                                            prefix=b"1 1:1\n-1 2:1\n")
+    rc, out, err, rss, written = run_long_line(["llsvm.cli.predict", "-", model, tmp_path / "pred"],
+                                               prefix=b"1 1:1\n-1 2:1\n")
     assert (rc, out) == (1, ""), err
     assert err == too_long(3, DEFAULT_MAX_LINE)
     assert rss < DEFAULT_MAX_LINE + RSS_MARGIN, rss
+    assert written < DEFAULT_MAX_LINE + READ_AHEAD, written
     assert not (tmp_path / "pred").exists()
 
 
