@@ -42,11 +42,17 @@ from .dataset import MAX_LABELS, CSRDataset, Dataset, block_rows_for, label_tabl
 from .errors import DataFormatError, ParameterError
 from .fileutil import _temp_beside, commit_output, discard_temporary, rename_temporary
 
-try:
-    # ISA-L's CRC-32 (the same polynomial and values as zlib's: only faster, ~34 GB/s here against ~6.5)
-    from isal.isal_zlib import crc32
-except ImportError:                                     # pragma: no cover - isal is a dependency
-    from zlib import crc32
+def crc32(data, value=0):
+    """CRC-32 of `data` continuing `value`: ISA-L's (the same polynomial and values as zlib's, only faster, ~34 GB/s
+    here against ~6.5), imported on the first checksum, so that a command that reads only text never loads it
+    (start-up, issue 26); zlib's when isal is missing."""
+    global crc32
+    try:
+        from isal.isal_zlib import crc32 as fast
+    except ImportError:                                 # pragma: no cover - isal is a dependency
+        from zlib import crc32 as fast
+    crc32 = fast
+    return fast(data, value)
 
 MAGIC = b"LLSVMBIN"
 BLOCK_MAGIC = b"LLSVMBLK"
