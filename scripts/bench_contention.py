@@ -3,7 +3,9 @@
 Cron jobs, shared servers, CI and several trainings side by side are this tool's ordinary setting. With --hogs
 CPU-bound processes beside it (default: one per CPU, each a `yes > /dev/null`), on each set:
   - `llsvm-train -q -s smo SET MODEL` with the default threads, with `--threads 1` and with `--threads N` (N the
-    CPUs, the opt-in), wall time, medians of --contention-repeats runs taken round-robin;
+    CPUs, the opt-in), wall time, medians of --contention-repeats runs taken round-robin; and `--threads 1` once
+    more, as a control: the spread between two identical commands on a busy machine (A/A) is the noise the
+    default's ratio is read against;
   - `llsvm-predict TEST MODEL OUT` with that kernel model (the test file, else the training file): with the
     default environment and with OMP_NUM_THREADS=1;
   - LIBSVM's `svm-train` and `svm-predict` (same parameters) when --libsvm-dir (or LIBSVM_DIR) names a directory
@@ -86,6 +88,7 @@ def _commands(path, test, tmp, tag, libsvm_dir):
     train = {
         "default": ([_bin("llsvm-train"), "-q", "-s", "smo", path, model], None),
         "--threads 1": ([_bin("llsvm-train"), "-q", "-s", "smo", "--threads", "1", path, model], None),
+        "--threads 1 (A/A)": ([_bin("llsvm-train"), "-q", "-s", "smo", "--threads", "1", path, model], None),
         f"--threads {_cpus()}": ([_bin("llsvm-train"), "-q", "-s", "smo", "--threads", str(_cpus()), path, model],
                                  None),
     }
@@ -131,11 +134,13 @@ def bench_contention(shared_dir, tmp, sets=DEFAULT_SETS, repeats=3, hogs=None, l
         busy = row["busy"]
         row["train_ratio"] = busy["train default"] / busy["train --threads 1"]
         row["predict_ratio"] = busy["predict default"] / busy["predict OMP_NUM_THREADS=1"]
+        row["aa_ratio"] = busy["train --threads 1 (A/A)"] / busy["train --threads 1"]
         row["ok"] = row["train_ratio"] <= TARGET_RATIO and row["predict_ratio"] <= TARGET_RATIO
         rows.append(row)
         if say:
             say(f"# contention {label}: quiet {fmt_times(row['quiet'])}; busy {fmt_times(busy)}; default / one "
-                f"thread under load: train {row['train_ratio']:.3f}, predict {row['predict_ratio']:.3f}")
+                f"thread under load: train {row['train_ratio']:.3f}, predict {row['predict_ratio']:.3f} (A/A "
+                f"{row['aa_ratio']:.3f})")
     return rows
 
 
@@ -147,7 +152,7 @@ def contention_markdown(rows, md_header, md_row):
     if not rows:
         return "(no set found)"
     keys = list(rows[0]["busy"].keys())
-    lines = md_header(["set", "machine"] + keys + ["default / one thread (train, predict)"])
+    lines = md_header(["set", "machine"] + keys + ["default / one thread (train, predict)", "A/A"])
     for r in rows:
         for state in ("quiet", "busy"):
             cells = [r["dataset"], "quiet" if state == "quiet" else f"{r['hogs']} hogs"]
@@ -155,7 +160,8 @@ def contention_markdown(rows, md_header, md_row):
             if state == "busy":
                 cells.append(f"{r['train_ratio']:.3f}, {r['predict_ratio']:.3f} "
                              f"{'✓' if r['ok'] else '✗'} (<= {TARGET_RATIO})")
+                cells.append(f"{r['aa_ratio']:.3f}")
             else:
-                cells.append("")
+                cells += ["", ""]
             lines.append(md_row(cells))
     return "\n".join(lines)
