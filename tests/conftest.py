@@ -177,6 +177,19 @@ def make_random_libsvm(seed, n_rows=200, n_features=50, density=0.1, empty_frac=
                         values.astype(np.float64), n_feat)
 
 
+def write_small_set(path, n_rows, labels=(-1, 1), n_features=30, nnz=6, seed=1):
+    """A small learnable LIBSVM text file (seeded): row i has class labels[i % len(labels)] and nnz features whose
+    values lean towards its class."""
+    rng = np.random.default_rng(seed)
+    with open(path, "w") as f:
+        for i in range(n_rows):
+            k = i % len(labels)
+            cols = np.sort(rng.choice(n_features, size=nnz, replace=False))
+            f.write(f"{labels[k]} " + " ".join(f"{c + 1}:{rng.normal() + 0.5 * (c % len(labels) == k):.4f}"
+                                               for c in cols) + "\n")
+    return path
+
+
 def write_repeated_libsvm(path, repeats, seed=7):
     """1,000 distinct random rows (12 non-zeros among 3,000 features, labels alternating -1/+1) written `repeats`
     times: about 166 KB each; large inputs made in well under a second."""

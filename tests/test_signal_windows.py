@@ -12,13 +12,13 @@ records or removes it. Here each console script runs in a subprocess that sends 
 Each must exit 130, print no traceback, leave the target as it was and no temporary file or directory anywhere.
 """
 import os
-import signal
 import subprocess
 import sys
 import textwrap
 
-import numpy as np
 import pytest
+
+from conftest import write_small_set
 
 # the wrapper sends SIGINT to its own process once, at the moment named, then goes on as the wrapped function
 SCRIPT = textwrap.dedent("""
@@ -51,14 +51,7 @@ SCRIPT = textwrap.dedent("""
 @pytest.fixture(scope="module")
 def small_set(tmp_path_factory):
     """A small two-class LIBSVM text file (seeded)."""
-    rng = np.random.default_rng(26)
-    path = tmp_path_factory.mktemp("data") / "small.txt"
-    with open(path, "w") as f:
-        for i in range(400):
-            y = 1 if i % 2 else -1
-            cols = np.sort(rng.choice(30, size=6, replace=False))
-            f.write(f"{y} " + " ".join(f"{c + 1}:{rng.normal() + 0.3 * y:.4f}" for c in cols) + "\n")
-    return path
+    return write_small_set(tmp_path_factory.mktemp("data") / "small.txt", 400, seed=26)
 
 
 def _run(module, attr, when, command, args, tmp_path):

@@ -9,8 +9,9 @@ import subprocess
 import sys
 import textwrap
 
-import numpy as np
 import pytest
+
+from conftest import write_small_set
 
 from llsvm.solvers import registry
 
@@ -55,13 +56,9 @@ def drivers_in(modules):
 
 @pytest.fixture(scope="module")
 def small_set(tmp_path_factory):
-    rng = np.random.default_rng(7)
-    path = tmp_path_factory.mktemp("startup") / "small.txt"
-    with open(path, "w") as f:
-        for i in range(120):
-            y = (1, 2, 3)[i % 3]
-            f.write(f"{y} " + " ".join(f"{j + 1}:{rng.normal() + 0.4 * y * (j == y):.4f}" for j in range(5)) + "\n")
-    return path
+    """A small three-class LIBSVM text file (seeded)."""
+    return write_small_set(tmp_path_factory.mktemp("startup") / "small.txt", 120, labels=(1, 2, 3), n_features=5,
+                           nnz=5, seed=7)
 
 
 @pytest.mark.parametrize("command,args", [("train", ["--help"]), ("predict", ["--help"]), ("convert", ["--help"]),
