@@ -42,6 +42,7 @@ from .dataset import MAX_LABELS, CSRDataset, Dataset, block_rows_for, label_tabl
 from .errors import DataFormatError, ParameterError
 from .fileutil import _temp_beside, commit_output, discard_temporary, rename_temporary
 
+
 def crc32(data, value=0):
     """CRC-32 of `data` continuing `value`: ISA-L's (the same polynomial and values as zlib's, only faster, ~34 GB/s
     here against ~6.5), imported on the first checksum, so that a command that reads only text never loads it

@@ -61,28 +61,26 @@ def _random_name(directory, prefix, suffix=""):
     return os.path.join(directory, f"{prefix}{os.urandom(6).hex()}{suffix}")
 
 
-def temporary_file(directory, prefix, suffix=".tmp"):
-    """A new file in `directory`, created exclusively with mode 0600, recorded before it exists: (fd, path)."""
-    flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+def _create(directory, prefix, suffix, is_dir, make):
+    """(make(path), path) for a new random path in `directory`, recorded before make creates it."""
     while True:
         path = _random_name(directory, prefix, suffix)
-        _record(path, False)
+        _record(path, is_dir)
         try:
-            return os.open(path, flags, 0o600), path
+            return make(path), path
         except FileExistsError:         # another file's name: not ours to remove
             _forget(path)
 
 
+def temporary_file(directory, prefix, suffix=".tmp"):
+    """A new file in `directory`, created exclusively with mode 0600, recorded before it exists: (fd, path)."""
+    flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    return _create(directory, prefix, suffix, False, lambda path: os.open(path, flags, 0o600))
+
+
 def temporary_dir(directory, prefix):
-    """A new directory in `directory` (mode 0700), recorded before it exists."""
-    while True:
-        path = _random_name(directory, prefix)
-        _record(path, True)
-        try:
-            os.mkdir(path, 0o700)
-            return path
-        except FileExistsError:
-            _forget(path)
+    """A new directory in `directory` (mode 0700), recorded before it exists: its path."""
+    return _create(directory, prefix, "", True, lambda path: os.mkdir(path, 0o700))[1]
 
 
 def rename_temporary(tmp, path):
@@ -100,19 +98,12 @@ def discard_temporary(tmp):
 
 def remove_temporaries():
     """Remove every recorded temporary path that is left (the console scripts call it last, with SIGINT and SIGTERM
-    ignored, so nothing cuts it short). Returns the paths it removed."""
-    removed = []
+    ignored, so nothing cuts it short)."""
     for path, is_dir in list(_Temporaries.paths.items()):
         if is_dir:
-            if os.path.isdir(path):
-                import shutil
-                shutil.rmtree(path, ignore_errors=True)
-                removed.append(path)
-        elif os.path.lexists(path):
+            remove_tree(path)
+        else:
             discard_temporary(path)
-            removed.append(path)
-        _forget(path)
-    return removed
 
 
 def remove_tree(path):

@@ -24,7 +24,7 @@ import subprocess
 import sys
 import time
 
-from benchutil import say, shared_file
+from benchutil import resolve, say, shared_file, timed_command
 
 TARGET_RATIO = 1.05
 DEFAULT_SETS = ("dna.scale", "usps.t", "segment.scale", "a9a")
@@ -60,24 +60,17 @@ class Hogs:
         return False
 
 
-def _wall(argv, env=None):
-    t = time.perf_counter()
-    p = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-    wall = time.perf_counter() - t
-    if p.returncode != 0:
-        raise RuntimeError(f"{' '.join(argv)} exited {p.returncode}: {p.stderr.decode(errors='replace')[-500:]}")
-    return wall
-
-
 def _resolve(shared_dir, name, tmp):
-    """(label, train path, test path or None) of a shared set name or a path."""
-    if os.path.exists(name):
-        test = name + ".t"
-        return os.path.basename(name), name, test if os.path.exists(test) else None
-    path = shared_file(shared_dir, name, tmp)
-    if path is None:
+    """(label, train path, test path or None) of a shared set name or a path (benchutil.resolve; a shared set is
+    decompressed into tmp)."""
+    found = resolve(name, tmp, (), shared_dir)
+    if found is None:
         return None
-    return name, path, shared_file(shared_dir, name + ".t", tmp)
+    kind, path, test = found
+    if kind == "shared":
+        path = shared_file(shared_dir, name, tmp)
+        test = test and shared_file(shared_dir, name + ".t", tmp)
+    return os.path.basename(name), path, test
 
 
 def _commands(path, test, tmp, tag, libsvm_dir):
@@ -110,9 +103,9 @@ def _measure(train, predict, repeats):
     times.update({("predict", k): [] for k in predict})
     for _ in range(repeats):
         for k, (argv, env) in train.items():
-            times[("train", k)].append(_wall(argv, env))
+            times[("train", k)].append(timed_command(argv, env))
         for k, (argv, env) in predict.items():
-            times[("predict", k)].append(_wall(argv, env))
+            times[("predict", k)].append(timed_command(argv, env))
     return {f"{what} {k}": statistics.median(v) for (what, k), v in times.items()}
 
 

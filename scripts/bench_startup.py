@@ -24,9 +24,8 @@ import os
 import statistics
 import subprocess
 import sys
-import time
 
-from benchutil import say, shared_file
+from benchutil import say, shared_file, timed_command
 
 TARGET_S = 0.15
 # driver modules a run may import besides its own: the registry, what every driver shares, and -s 1's switch to
@@ -55,15 +54,6 @@ def liblinear_commands(liblinear_dir, data, tmp):
                f"p, _, _ = predict(y, x, m, '-q'); open({out!r}, 'w').write(''.join(f'{{v:g}}\\n' for v in p))")
     return ("liblinear-official via python -c (no LIBLINEAR binaries given)",
             [sys.executable, "-c", train], [sys.executable, "-c", predict])
-
-
-def _run(argv):
-    t = time.perf_counter()
-    p = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    wall = time.perf_counter() - t
-    if p.returncode != 0:
-        raise RuntimeError(f"{' '.join(argv)} exited {p.returncode}: {p.stderr.decode(errors='replace')[-500:]}")
-    return wall
 
 
 def solver_modules(data, solver, tmp):
@@ -100,10 +90,10 @@ def bench_startup(shared_dir, tmp, runs=20, liblinear_dir=None, say=say):
     }
     times = {k: [] for k in commands}
     for argv in commands.values():          # one warm-up run each (page cache)
-        _run(argv)
+        timed_command(argv)
     for i in range(runs):
         for k, argv in commands.items():
-            times[k].append(_run(argv))
+            times[k].append(timed_command(argv))
     rows = []
     for k, ts in times.items():
         med = statistics.median(ts)

@@ -50,6 +50,17 @@ def resolve(name, data_dir, generated, shared_dir=None):
     return None
 
 
+def timed_command(argv, env=None):
+    """Wall seconds of a command run to its end (output discarded); RuntimeError with its stderr when it fails."""
+    import subprocess
+    t = time.perf_counter()
+    p = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    wall = time.perf_counter() - t
+    if p.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv)} exited {p.returncode}: {p.stderr.decode(errors='replace')[-500:]}")
+    return wall
+
+
 def shared_file(shared_dir, name, tmp):
     """A file of the shared data directory (name.xz) decompressed into tmp (once): its path, or None when absent."""
     import lzma

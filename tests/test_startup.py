@@ -117,3 +117,13 @@ def test_openmp_threads_spin_briefly_unless_told(given, expected):
     p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip() == str(expected)
+
+
+@pytest.mark.parametrize("spec", registry.specs(), ids=lambda s: s.name)
+def test_every_reference_of_the_registry_resolves(spec):
+    """The registry names code as "module:attribute": each must import to what the trainer and the CLI call."""
+    assert callable(spec.driver)
+    assert callable(spec.metrics)
+    assert spec.options is None or hasattr(spec.options, "check")
+    assert isinstance(spec.json_fields, tuple) and all(isinstance(k, str) for k in spec.json_fields)
+    assert spec.options_ref is None or spec.options is not None

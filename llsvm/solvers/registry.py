@@ -11,7 +11,7 @@ solver, and a `-s 1` run imports dcd.py alone, not the other twelve drivers (iss
 driver needs itself (DUAL_MAX_ITER, NEWTON_MAX_ITER) have their one home here; drivers import them from here, never
 the other way round.
 
-Two kinds of driver:
+Three kinds of driver:
 - access "random": the data is loaded (in memory or memory-mapped) and the trainer runs LIBLINEAR's machinery
   around the driver: classes and one-vs-rest, -wi weights, sub-seeds, threads over classes, -v folds and the -C
   search. The driver is `train_one(sub, params, seed, reporter, warm) -> FitResult` for one binary Subproblem.
