@@ -29,6 +29,7 @@ from kernel_types cimport value_t
 from kernel cimport dot_dense
 from smo_step cimport same_label_step
 from llsvm._ext._view cimport Rows
+from llsvm._ext._stop cimport stop_requested, check_stop
 
 cdef double TAU = 1e-12
 cdef double ZERO_REL = 1e-12
@@ -73,6 +74,8 @@ cdef int64_t _node(const RowView* X, const int64_t* hard, int64_t m_h, const int
         QD[t] = row_sq_norm(X, hard[t], kind)
         G[t] = _dot(X, hard[t], w, kind) - 1.0
     while it < limit:
+        if stop_requested():            # O(nnz of the hard rows) a pair: checked at every pair (cext/_stop.pyx)
+            break
         Gmax = -INFINITY
         i = -1
         for t in range(m_h):
@@ -194,6 +197,7 @@ def solve_node(Rows X not None, hard, soft, double y_h, double C=INFINITY, doubl
                                d, ssum, &f_soft[0], &out[0], <double*>NULL)
     finally:
         free(G); free(QD); free(Ki); free(d); free(ssum)
+    check_stop()                        # a node cut short by a signal is never returned
     fs = np.asarray(f_soft)
     return {"alpha": np.asarray(alpha), "w": np.asarray(w), "b": float(out[0]), "n_iter": int(n_iter),
             "gap": float(out[1]), "norm_w": float(out[2]), "zero": bool(out[2] <= ZERO_REL * out[3]),

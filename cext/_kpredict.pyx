@@ -25,6 +25,7 @@ from kernel_types cimport value_t
 from rowview cimport RowView
 from kernel cimport KernelParams, kernel_function, KERNEL_LINEAR, KERNEL_SIGMOID
 from llsvm._ext._view cimport Rows
+from llsvm._ext._stop cimport stop_requested, check_stop
 
 BLOCK_BYTES = 4 << 20       # the kernel slab of one block of test rows
 
@@ -121,6 +122,8 @@ def decision_values(Rows X not None, Rows SV not None, int kernel_type, int degr
     with nogil:
         r0 = 0
         while r0 < n:
+            if stop_requested():        # once a block of B rows x the l SVs, ~4 MB of kernel values (_stop.pyx)
+                break
             nb = min(B, n - r0)
             if X.f32:
                 _kernel_rows(&p, &X.v, r0, nb, &SV.v, &K[0], <float*>NULL)
@@ -128,6 +131,7 @@ def decision_values(Rows X not None, Rows SV not None, int kernel_type, int degr
                 _kernel_rows(&p, &X.v, r0, nb, &SV.v, &K[0], <double*>NULL)
             _decisions(&K[0], nb, l, k, sp, coef, &rho[0], &dec[r0, 0], n_dec)
             r0 += nb
+    check_stop()
 
 
 cdef inline double _sigmoid_predict(double dec, double A, double B) noexcept nogil:

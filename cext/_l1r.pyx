@@ -27,6 +27,7 @@ import numpy as np
 
 from kernel_util cimport put_char as _event
 from rng cimport Rng, rng_shuffle as _shuffle
+from llsvm._ext._stop cimport stop_requested, check_stop
 
 
 cdef int _check(const int64_t[::1] col_ptr, const int32_t[::1] col_row, const double[::1] col_val, int64_t l,
@@ -73,6 +74,8 @@ cdef int64_t _l1r_l2svc(const int64_t* cp, const int32_t* cr, double* cv, int64_
             val = cv[k]
             xj_sq[j] += C3[y[i] + 1] * val * val
     while it < max_iter:
+        if stop_requested():            # once a pass over the active features (cext/_stop.pyx)
+            break
         Gmax_new = 0.0
         Gnorm1_new = 0.0
         _shuffle(g, index, active_size)
@@ -241,6 +244,7 @@ def l1r_l2svc(const int64_t[::1] col_ptr, const int32_t[::1] col_row, double[::1
         it = _l1r_l2svc(&col_ptr[0], &col_row[0] if col_row.shape[0] else NULL,
                         &col_val[0] if col_val.shape[0] else NULL, l, w_size, &y[0], C3, regularize_bias, eps,
                         max_iter, &w[0], &bb[0], &xs[0], &ix[0], <Rng*>&rng[0], ev, &n_ev, cap)
+    check_stop()
     return it, n_ev, b
 
 
@@ -277,6 +281,8 @@ cdef int64_t _l1r_lr(const int64_t* cp, const int32_t* cr, const double* cv, int
         tau[i] = C[i] * tau_tmp
         D[i] = C[i] * exp_wTx[i] * tau_tmp * tau_tmp
     while newton_iter < max_newton_iter:
+        if stop_requested():            # once a pass over the active features (cext/_stop.pyx)
+            break
         Gmax_new = 0.0
         Gnorm1_new = 0.0
         active_size = w_size
@@ -325,6 +331,8 @@ cdef int64_t _l1r_lr(const int64_t* cp, const int32_t* cr, const double* cv, int
         for i in range(l):
             xTd[i] = 0.0
         while it < max_iter:
+            if stop_requested():            # once a pass over the active features (cext/_stop.pyx)
+                break
             QP_Gmax_new = 0.0
             QP_Gnorm1_new = 0.0
             _shuffle(g, index, QP_active_size)
@@ -473,6 +481,7 @@ def l1r_lr(const int64_t[::1] col_ptr, const int32_t[::1] col_row, const double[
                      &col_val[0] if col_val.shape[0] else NULL, l, w_size, &y[0], &C[0], regularize_bias, eps,
                      max_newton_iter, &w[0], &a[0, 0], &a[1, 0], &a[2, 0], &a[3, 0], &b[0, 0], &b[1, 0], &b[2, 0],
                      &b[3, 0], &b[4, 0], &ix[0], <Rng*>&rng[0], &cy[0], &il[0], &final_violation)
+    check_stop()
     return it, cycles[:it].copy(), inner[:it].copy(), nl[1].copy(), final_violation
 
 

@@ -48,6 +48,7 @@ from rowview cimport RowView, row_dot, row_axpy, row_sq_norm, row_row_dot, row_i
 from rowview cimport subset_row as _row, subset_ptr as _rows_ptr
 from rng cimport Rng, rng_shuffle as _shuffle
 from llsvm._ext._view cimport Rows
+from llsvm._ext._stop cimport stop_requested, check_stop
 
 
 cdef int _check(Rows X, int64_t l, const int64_t[::1] rows, int64_t w_len, int64_t mult, uint64_t[::1] rng) except -1:
@@ -85,6 +86,8 @@ cdef int64_t _lr_dual(const RowView* v, const int64_t* r, int64_t l, const signe
         row_axpy(v, row, y[i] * alpha[2 * i], w, kind)
         index[i] = <int32_t>i
     while it < max_iter:
+        if stop_requested():            # once a pass over the active rows (cext/_stop.pyx; the wrapper raises)
+            break
         _shuffle(g, index, l)
         newton_iter = 0
         Gmax = 0.0
@@ -157,6 +160,7 @@ def lr_dual(Rows X not None, const int64_t[::1] rows, const signed char[::1] y, 
         else:
             it = _lr_dual(&X.v, r, l, &y[0], Cp, Cn, eps, max_iter, &alpha[0], &w[0], w.shape[0], &xt[0], &ix[0],
                           <Rng*>&rng[0], ev, &n_ev, cap, <double*>NULL)
+    check_stop()
     return it, n_ev
 
 
@@ -180,6 +184,8 @@ cdef int64_t _svr_dual(const RowView* v, const int64_t* r, int64_t l, const doub
             row_axpy(v, row, beta[i], w, kind)
         index[i] = <int32_t>i
     while it < max_iter:
+        if stop_requested():            # once a pass over the active rows (cext/_stop.pyx; the wrapper raises)
+            break
         Gmax_new = 0.0
         Gnorm1_new = 0.0
         _shuffle(g, index, active_size)
@@ -278,6 +284,7 @@ def svr_dual(Rows X not None, const int64_t[::1] rows, const double[::1] y, doub
         else:
             it = _svr_dual(&X.v, r, l, &y[0], C, p, l1_loss, eps, max_iter, &beta[0], &w[0], w.shape[0], &qd[0],
                            &ix[0], <Rng*>&rng[0], ev, &n_ev, cap, <double*>NULL)
+    check_stop()
     return it, n_ev
 
 
@@ -360,6 +367,8 @@ cdef int64_t _oneclass(const RowView* v, const int64_t* r, int64_t l, double nu,
             row_axpy(v, ri, alpha[i], w, kind)
         index[i] = <int32_t>i
     while it < max_iter:
+        if stop_requested():            # once a pass over the active rows (cext/_stop.pyx; the wrapper raises)
+            break
         negGmax = -INFINITY
         negGmin = INFINITY
         for s in range(active_size):
@@ -492,6 +501,7 @@ def oneclass(Rows X not None, const int64_t[::1] rows, int64_t l, double nu, dou
     finally:
         free(up)
         free(low)
+    check_stop()
     return it, n_ev
 
 
@@ -565,6 +575,8 @@ cdef int64_t _mcsvm(const RowView* v, const int64_t* r, int64_t l, int64_t k, co
         y_index[i] = cls[i]
         index[i] = <int32_t>i
     while it < max_iter:
+        if stop_requested():            # once a pass over the active rows (cext/_stop.pyx; the wrapper raises)
+            break
         stopping = -INFINITY
         _shuffle(g, index, active_size)
         s = 0
@@ -704,4 +716,5 @@ def mcsvm_cs(Rows X not None, const int64_t[::1] rows, const int32_t[::1] cls, c
             it = _mcsvm(&X.v, r, l, k, &cls[0], &C_class[0], eps, max_iter, &alpha[0], &w[0], w_size, &qd[0], &ix[0],
                         &ai[0], &yi[0], &asi[0], &wk[0], &wk[k], &wk[2 * k], &wk[3 * k], &di[0], &wk[4 * k],
                         <Rng*>&rng[0], ev, &n_ev, cap, <double*>NULL)
+    check_stop()
     return it, n_ev

@@ -31,6 +31,7 @@ import numpy as np
 
 from kernel_util cimport LLSVM_PREFETCH
 from kernel_types cimport value_t
+from llsvm._ext._stop cimport stop_requested, check_stop
 from rowview cimport RowView, row_dot, row_axpy, row_sq_norm, row_indices, row_values
 from rowview cimport subset_row as _row, subset_ptr as _rows_ptr
 from dual_step cimport dual_gradient, projected_gradient, dual_step
@@ -266,6 +267,8 @@ cdef class DCDState:
         cdef int64_t n_ev = 0
         with nogil:
             while done < n_epochs:
+                if stop_requested():     # once a pass (cext/_stop.pyx)
+                    break
                 if f32:
                     self.active_size = _dcd_pass(v, self.r, self.y, self.alpha, self.w, self.xnorm,
                                                  self.index, self.active_size, self.PGmax_old, self.PGmin_old,
@@ -297,6 +300,7 @@ cdef class DCDState:
                     self.PGmax_old = INFINITY
                 if self.PGmin_old >= 0:
                     self.PGmin_old = -INFINITY
+        check_stop()
         return converged, events[:n_ev].decode("ascii")
 
 
@@ -492,6 +496,8 @@ cdef int64_t _pcg(const RowView* v, const int64_t* r, const int32_t* I, int64_t 
         cgtol = eps_cg
     flags[0] = 0
     while cg_iter < max_cg_iter:
+        if stop_requested():            # a Hessian-vector product a step (cext/_stop.pyx)
+            break
         cg_iter += 1
         _hess(v, r, I, n_I, c, factor, regularize_bias, d, Hd, n, kind)
         dHd = _ddot(d, Hd, n)
@@ -550,6 +556,7 @@ def pcg(Rows X not None, const int64_t[::1] rows, const int32_t[::1] I, const do
         else:
             it = _pcg(&X.v, rr, Ip, n_I, cp, factor, regularize_bias, &g[0], &M[0], &s[0], &r[0], eps_cg,
                       &wk[0, 0], &wk[1, 0], &wk[2, 0], n, &flags, <double*>NULL)
+    check_stop()
     return it, flags
 
 

@@ -35,6 +35,7 @@ from rowview cimport RowView, row_dot, row_axpy, row_indices, row_values
 from dual_step cimport dual_gradient, dual_step, projected_gradient
 from rng cimport Rng, rng_shuffle
 from llsvm._ext._view cimport Rows
+from llsvm._ext._stop cimport stop_requested, check_stop
 
 
 # a row's status in the driver's per-row, per-problem byte (onepass.py imports these): where its alpha is (the low
@@ -110,6 +111,8 @@ cdef double _block_pass(const RowView* v, int64_t l, const signed char* y, const
     cdef int it, yi
     cdef double G, PG, a, a_old, C, d_sum = 0.0, pg_max = 0.0
     for it in range(n_inner):
+        if stop_requested():            # once a pass over the block (cext/_stop.pyx; the wrapper raises)
+            break
         if shuffle:
             rng_shuffle(g, idx, l)
         for s in range(l):
@@ -172,6 +175,7 @@ def block_pass(Rows X not None, const signed char[::1] y, const double[::1] QD, 
         else:
             d_sum = _block_pass(&X.v, l, &y[0], &QD[0], &alpha[0], &w[0], Cp, Cn, n_inner, <Rng*>&rng[0],
                                 &index[0], shuffle, &n_updates, &pg_max, G_ptr, <double*>NULL)
+    check_stop()
     return d_sum, n_updates, pg_max
 
 

@@ -44,6 +44,7 @@ from kernel_types cimport value_t
 from rowview cimport RowView, row_dot, row_indices, row_values
 from rng cimport Rng, rng_normal_fill
 from llsvm._ext._view cimport Rows
+from llsvm._ext._stop cimport stop_requested, check_stop
 
 # why a loop stopped (the driver's names: REASONS)
 DEF STOP_MAX_ITER = 0
@@ -589,6 +590,8 @@ cdef int _local(int64_t N, int64_t d, const int64_t* cptr, const int32_t* crow, 
             if t < 1e-15 * (sqrt(wn2) + 1.0) or thres - 1.0 < 1e-15:
                 reason = STOP_STEP
                 break
+        if stop_requested():                        # an iteration sorts N values: checked at every one
+            break                                   # (cext/_stop.pyx; the wrapper raises)
         if max_seconds > 0 and _now() - t0 > max_seconds:
             reason = STOP_TIME
             break
@@ -704,6 +707,7 @@ def local_svm(const int64_t[::1] col_ptr, const int32_t[::1] col_row, const doub
                         max_seconds, &w[0], &pp[0], &sv[0], &cl, state, counts,
                         &snap[0, 0] if snap.shape[0] else NULL, &snapw[0, 0] if snapw.shape[0] else NULL,
                         snap.shape[0], &ns, &trace[0, 0] if trace.shape[0] else NULL, trace.shape[0])
+    check_stop()
     return {"l_min": state[0], "b": state[1], "t": state[2], "thres": state[3], "seconds": state[4],
             "n_iter": counts[0], "accepted": counts[1], "rejected": counts[2], "calls": counts[3],
             "n_trace": counts[4], "n_snap": ns, "reason": REASONS[reason]}
@@ -720,6 +724,8 @@ cdef int _project(const RowView* X, const int64_t* rows, int64_t N, int64_t d, C
     cdef int reason = STOP_MAX_ITER
     cdef const double* dirn
     for it in range(max_iter):
+        if stop_requested():                        # (cext/_stop.pyx; the wrapper raises)
+            break
         if max_seconds > 0 and _now() - t0 > max_seconds:
             reason = STOP_TIME
             break
@@ -818,6 +824,7 @@ def project_svm(Rows X not None, const int64_t[::1] rows, const int8_t[::1] y, d
                               <Rng*>&rng[0], &Lv[0], &uv[0], &w[0], state, counts,
                               &snap[0, 0] if snap.shape[0] else NULL, &snapw[0, 0] if snapw.shape[0] else NULL,
                               snap.shape[0], &ns, <double*>NULL)
+    check_stop()
     return {"l_min": state[0], "b": state[1], "t": None, "thres": None, "seconds": state[4],
             "n_iter": counts[0], "accepted": counts[1], "rejected": counts[2], "calls": counts[3],
             "n_trace": 0, "n_snap": ns, "reason": REASONS[reason]}

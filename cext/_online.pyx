@@ -48,6 +48,7 @@ from kernel_types cimport value_t
 from rowview cimport RowView, row_indices, row_values
 from kernel cimport KernelParams, dot_dense, scatter_row, kernel_from_dot
 from llsvm._ext._view cimport Rows
+from llsvm._ext._stop cimport stop_requested, check_stop
 from llsvm._ext._kernel cimport kernel_params
 
 
@@ -341,7 +342,7 @@ cdef int64_t _epochs(State* st, int64_t epochs, int64_t* viol, int64_t* over, va
                 q1 = q0 + st.k
                 if q1 > l:
                     q1 = l
-                if t == st.max_steps:
+                if t == st.max_steps or stop_requested():     # a step can cost a kernel column: every step
                     return t
                 t += 1
                 eta = 1.0 / (st.lam * <double>t)
@@ -377,7 +378,7 @@ cdef int64_t _epochs(State* st, int64_t epochs, int64_t* viol, int64_t* over, va
                 q0 = q1
             continue
         for q in range(l):
-            if t == st.max_steps:
+            if t == st.max_steps or stop_requested():         # (cext/_stop.pyx) the caller raises
                 return t
             t += 1
             i = st.order[q]
@@ -616,6 +617,7 @@ def _core(Rows X, order, y, params, const double[::1] sqnorm, str kind, double C
         free(st.support)
         free(st.in_support)
         free(st.plus)
+    check_stop()                    # epochs cut short by a signal are never returned
     res.update(s=st.s, eta=st.eta, b=st.b, acc_b=st.acc_b, n_avg=int(st.n_avg), t=int(t), seconds=t1 - t0)
     if st.store != NULL:
         res.update(store_hits=int(st.store.hits - hits0), store_misses=int(st.store.misses - misses0))

@@ -36,6 +36,7 @@ from libc.stdlib cimport malloc, free
 import numpy as np
 
 from llsvm._ext._kernel cimport KernelCache
+from llsvm._ext._stop cimport stop_requested, check_stop
 from smo_step cimport same_label_step
 
 cdef double TAU = 1e-12
@@ -215,6 +216,8 @@ cdef void _reconstruct_gradient(KernelCache cache, Work* w) noexcept nogil:
             nr_free += 1
     if nr_free * l > 2 * a * (l - a):
         for i in range(a, l):
+            if stop_requested():            # one column per step (cext/_stop.pyx); the caller then raises
+                return
             Ki = cache.get_column(i, a)
             for j in range(a):
                 if w.status[j] == FREE:
@@ -222,6 +225,8 @@ cdef void _reconstruct_gradient(KernelCache cache, Work* w) noexcept nogil:
     else:
         for i in range(a):
             if w.status[i] == FREE:
+                if stop_requested():
+                    return
                 Ki = cache.get_column(i, l)
                 alpha_i = w.alpha[i]
                 for j in range(a, l):
@@ -304,6 +309,8 @@ cdef int64_t _solve(KernelCache cache, Work* w, int64_t max_iter, bint shrinking
     gap_out[0] = INFINITY
     converged[0] = False
     while it < max_iter:
+        if stop_requested():                # a kernel column or two per pair: checked at every pair
+            break
         counter -= 1
         if counter == 0:
             counter = l if l < 1000 else 1000
@@ -366,6 +373,8 @@ cdef void _start_gradient(KernelCache cache, Work* w, bint shrinking) noexcept n
     for i in range(l):
         if w.status[i] == LOWER_BOUND:
             continue
+        if stop_requested():
+            return
         col = cache.get_column(i, l)
         for t in range(l):
             w.G[t] += _q(w.y, i, t, col) * w.alpha[i]
@@ -482,6 +491,7 @@ def solve(KernelCache cache not None, const signed char[::1] y, const double[::1
         free(w.G_bar)
         free(w.QD)
         free(w.active_set)
+    check_stop()                            # a solve cut short by a signal is never returned
     Gn = np.asarray(G_out)
     obj = 0.5 * float((np.asarray(alpha) * (Gn + np.asarray(p))).sum())   # not BLAS (its threads spin afterwards)
     return {"n_iter": int(n_iter), "rho": float(rho), "obj": obj, "gap": float(gap), "G": Gn,

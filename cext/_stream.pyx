@@ -58,6 +58,7 @@ from rowview cimport RowView, row_dot, row_axpy, row_sq_norm, row_indices, row_v
 from dual_step cimport dual_gradient, projected_gradient, dual_step
 from rng cimport Rng, rng_seed, rng_bounded
 from llsvm._ext._view cimport Rows
+from llsvm._ext._stop cimport stop_requested
 
 cnp.import_array()
 
@@ -745,8 +746,8 @@ cdef class StreamCache:
             self.in_batch = False
             pthread_cond_broadcast(&self.cond)
             nb = 0
-            if self.stop_flag or (max_picks >= 0 and done >= max_picks):
-                break
+            if self.stop_flag or stop_requested() or (max_picks >= 0 and done >= max_picks):
+                break                   # a signal (cext/_stop.pyx): the driver, back in Python, raises
             while (self.size == 0 or self.pause_req > 0 or self.reader_waiting) and not self.stop_flag:
                 if self.pause_req == 0 and not self.reader_waiting and not blocking:
                     break
@@ -852,7 +853,8 @@ cdef class StreamCache:
         the reader's flow control, so that a pass never ends before the trainer had its share of it."""
         with nogil:
             pthread_mutex_lock(&self.mtx)
-            while self.pass_picks < target and not self.stop_flag and self.size > 0:
+            # the trainer broadcasts after every batch, and stops at a signal (then this returns too)
+            while self.pass_picks < target and not self.stop_flag and self.size > 0 and not stop_requested():
                 pthread_cond_wait(&self.cond, &self.mtx)
             pthread_mutex_unlock(&self.mtx)
 

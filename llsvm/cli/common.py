@@ -49,10 +49,43 @@ def report_error(exc):
         click.echo(f"Error: {exc}", err=True)
 
 
+class _KernelStop:
+    """The kernels' stop flag (cext/_stop.pyx), armed for the body of a command whose handlers handle_errors
+    installed. The command arms it (arm_kernel_stop) once its options are checked, just before it imports the
+    kernels: the flag's module is a compiled one, which --help and an option error do not load."""
+
+    def __init__(self):
+        self.wanted = False
+        self.module = None
+
+    def arm(self):
+        if self.wanted and self.module is None:
+            from .._ext import _stop
+            _stop.arm()
+            self.module = _stop
+
+    def disarm(self):
+        self.wanted = False
+        if self.module is not None:
+            self.module.disarm()
+            self.module = None
+
+
+_kernel_stop = _KernelStop()
+
+
+def arm_kernel_stop():
+    """From here to the end of the command's body, SIGINT and SIGTERM also stop a kernel in the middle of its
+    loop (cext/_stop.pyx); called by each command before it loads its data and kernels."""
+    _kernel_stop.arm()
+
+
 def handle_errors(fn):
     """Run a command body: LLSVMError -> message on stderr and exit 1 (Click's usage errors keep exit 2); out of
-    memory -> a message and exit 1; SIGINT -> exit 130 and SIGTERM -> 143 after cleanup; no traceback reaches the
-    user (LLSVM_DEBUG=1 shows one for an unexpected error)."""
+    memory -> a message and exit 1; SIGINT -> exit 130 and SIGTERM -> 143 after cleanup, also in the middle of a
+    kernel call once the body has called arm_kernel_stop (cext/_stop.pyx); a signal the process
+    inherited as ignored stays ignored; no traceback reaches the user (LLSVM_DEBUG=1 shows one for an unexpected
+    error)."""
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         previous = {}
@@ -60,9 +93,11 @@ def handle_errors(fn):
         reset_commit()
         try:
             for sig in (signal.SIGINT, signal.SIGTERM):
-                previous[sig] = signal.signal(sig, handler)
+                if signal.getsignal(sig) != signal.SIG_IGN:     # an inherited SIG_IGN stays (LIBLINEAR's too)
+                    previous[sig] = signal.signal(sig, handler)
         except ValueError:      # not the main thread (e.g. inside a test runner thread)
             pass
+        _kernel_stop.wanted = bool(previous)
         try:
             return fn(*args, **kwargs)
         except LLSVMError as exc:
@@ -80,6 +115,7 @@ def handle_errors(fn):
                        "(LLSVM_DEBUG=1 shows where it happened)", err=True)
             sys.exit(1)
         finally:
+            _kernel_stop.disarm()
             for sig, prev in previous.items():
                 signal.signal(sig, prev)
     return wrapper

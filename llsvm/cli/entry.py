@@ -28,10 +28,12 @@ def _exit_now(signum, frame):
 def install_startup_handlers():
     """Until a command's body runs there is nothing to clean up, so SIGINT or SIGTERM ends the process at once,
     silently, with 128 + the signal (130, 143) (after removing any recorded temporary path, for a signal that comes
-    after the body has ended). The body's own handlers (cli/common.py, handle_errors) take over
+    after the body has ended). A signal the process inherited as ignored (SIG_IGN: a job started in the
+    background by a script, `nohup`) stays ignored, as LIBLINEAR's `train` leaves it. The body's own handlers (cli/common.py, handle_errors) take over
     while it runs and give these back when it ends."""
     for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, _exit_now)
+        if signal.getsignal(sig) != signal.SIG_IGN:     # inherited as ignored (a background job): stays so
+            signal.signal(sig, _exit_now)
 
 
 def _run(command):

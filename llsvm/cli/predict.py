@@ -7,7 +7,7 @@ import click
 
 from ..errors import LLSVMError, ModelFormatError
 from ..fileutil import atomic_output
-from .common import InputOpenError, check_input, handle_errors, make_reporter, os_errors
+from .common import InputOpenError, arm_kernel_stop, check_input, handle_errors, make_reporter, os_errors
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("test_file")
@@ -29,6 +29,7 @@ def main(test_file, model_file, output_file, probability, quiet, dec_file, zero_
     llsvm-predict [options] test_file model_file output_file."""
     reporter = make_reporter(quiet, progress)
     check_input(test_file)
+    arm_kernel_stop()               # a signal stops kernel prediction in the middle of a block from here on
     from ..model import load_model
     from ..predict import predict_file
     try:

@@ -18,7 +18,7 @@ import click
 from ..errors import LLSVMError, ParameterError
 from ..report import Reporter, write_standard
 from ..solvers.registry import DESIGN_KEYS, SOLVER_OPTIONS, Params, accepting, get, option_fields, specs
-from .common import ParamError, check_input, handle_errors, os_errors
+from .common import ParamError, arm_kernel_stop, check_input, handle_errors, os_errors
 
 
 def _solver_lines():
@@ -376,6 +376,7 @@ def main(training_set_file, model_file, solver, cost, svr_p, nu, eps, bias, no_r
         model_file = base + ".model"
     opening = os_errors(f"can't open input file {training_set_file}", types=(IsADirectoryError,))
     # the options are good: now what the run needs (numpy, the kernels, the reader, the one solver)
+    arm_kernel_stop()               # a signal stops a kernel in the middle of its loop from here on
     from ..io import read_dataset
     from ..textio import line_limit
     from ..trainer import cross_validation, find_parameter_C, make_driver, train
