@@ -10,8 +10,10 @@ records or removes it. Here each console script runs in a subprocess that sends 
 - right after the directory is created, before fit() holds its name;
 - right after an output's temporary file is created (the model file; the binary file of llsvm-convert).
 Each must exit 130, print no traceback, leave the target as it was and no temporary file or directory anywhere.
+And a SIGINT the process inherited as ignored (a background job of a script) stays ignored (issue 27).
 """
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -120,3 +122,30 @@ def test_sigterm_inside_the_removal_exits_143(small_set, tmp_path):
     assert p.returncode == 143, p.stderr[-2000:]
     assert not (tmp_path / "model").exists()
     assert os.listdir(tmp_path / "tmp") == []
+
+
+def _ignore_sigint():
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@pytest.mark.parametrize("ignored", [True, False], ids=["inherited-SIG_IGN", "default"])
+@pytest.mark.parametrize("module,attr", [("llsvm.io", "read_dataset"), ("llsvm.trainer", "train")],
+                         ids=["reading", "training"])
+def test_an_inherited_ignored_sigint_stays_ignored(small_set, tmp_path, module, attr, ignored):
+    """A job a script starts in the background (`llsvm-train ... &` without job control, `nohup`) inherits SIGINT
+    ignored, and a Ctrl-C at the terminal must not end it, as it does not end LIBLINEAR's `train` (issue 27, item
+    8): the SIGINT lands before the data is read, or before the training starts, and the model is still
+    written. The same run with SIGINT not ignored exits 130 (the control)."""
+    (tmp_path / "tmp").mkdir()
+    target = tmp_path / "model"
+    env = dict(os.environ, TMPDIR=str(tmp_path / "tmp"))
+    p = subprocess.run([sys.executable, "-c", SCRIPT, module, attr, "before", "train", "-q", "-s", "1",
+                        str(small_set), str(target)], env=env, capture_output=True, text=True, timeout=120,
+                       preexec_fn=_ignore_sigint if ignored else None)
+    assert "Traceback" not in p.stderr, p.stderr[-2000:]
+    if ignored:
+        assert p.returncode == 0, p.stderr[-2000:]
+        assert target.read_text().startswith("solver_type L2R_L2LOSS_SVC_DUAL")
+    else:
+        assert p.returncode == 130, p.stderr[-2000:]
+        assert not target.exists()
