@@ -16,7 +16,7 @@
 #   blocks clean up) and raises SystemExit(128 + signal) itself when no handler did. A result cut short is never
 #   returned.
 # - `disarm()` gives the previous C handlers back; `signal.signal` replacing a handler replaces this one too.
-# The flag is cleared by arm(), so an in-process caller (the tests) can run one command after another.
+# The flag is cleared by arm() and by disarm(), so an in-process caller (the tests) can run one command after another.
 from cpython.exc cimport PyErr_CheckSignals
 
 cdef extern from *:
@@ -97,9 +97,12 @@ def arm():
 
 
 def disarm():
-    """Give back the C handlers arm() found."""
+    """Give back the C handlers arm() found and clear the flag: it speaks only for the body that armed it, so a
+    kernel called later in the same process (a library caller, the next test) is not stopped by it."""
+    global llsvm_stop_signum
     llsvm_disarm(SIGINT)
     llsvm_disarm(SIGTERM)
+    llsvm_stop_signum = 0
 
 
 def stopped():

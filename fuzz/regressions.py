@@ -78,6 +78,11 @@ def _model(text):
     return lambda work: text
 
 
+def _options(text):
+    """An input of the options target: llsvm-train's option tokens (fuzz/options.py)."""
+    return lambda work: text
+
+
 LINEAR = b"solver_type L2R_L1LOSS_SVC_DUAL\nnr_class 2\nlabel %s\nnr_feature 1\nbias -1\nw\n0.5 \n"
 
 CASES = [
@@ -110,4 +115,35 @@ CASES = [
     Case("model", "one-class-huge-nr-class", "a one-class model with nr_class 2^31 - 1 and no weights is accepted; "
          "predicting 3 rows allocates 48 GiB", _model(b"solver_type ONECLASS_SVM\nnr_class 2147483647\n"
                                                        b"nr_feature 0\nbias -1\nrho 0\nw\n")),
+    # options (llsvm-train's option values, issue 27)
+    Case("options", "s7-weight-zero", "-s 7 -w1 0 writes NaN weights (C = 0 for the class), which predict refuses",
+         _options(b"-s 7 -w1 0")),
+    Case("options", "s7-huge-C", "-s 7 -c 1e308 writes NaN weights", _options(b"-s 7 -c 1e308")),
+    Case("options", "s21-nu-one", "-s 21 -n 1 writes rho inf", _options(b"-s 21 -n 1")),
+    Case("options", "free-bias-subnormal", "-s local1d -B 1e-320 writes w_(n+1) = b / B = inf",
+         _options(b"-s local1d -B 1e-320")),
+    Case("options", "degree-beyond-int", "-d 2147483648: internal error (OverflowError)",
+         _options(b"-s smo -t 1 -d 2147483648")),
+    Case("options", "sigma-underflow", "--sigma 1e-320: internal error (ZeroDivisionError)",
+         _options(b"-s olsvm --sigma 1e-320")),
+    Case("options", "grid-sigma-underflow", "--grid sigma=1e-320: internal error (ZeroDivisionError)",
+         _options(b"-s olsvm -v 2 --grid sigma=1e-320")),
+    Case("options", "grid-N-huge", "--grid C=1:10:99999999999999999999999: internal error (numpy's size limit)",
+         _options(b"-s pegaz -v 2 --grid C=1:10:99999999999999999999999")),
+    Case("options", "epochs-beyond-long", "--epochs 99999999999999999999: internal error (OverflowError)",
+         _options(b"-s olsvm --epochs 99999999999999999999")),
+    Case("options", "batch-beyond-long", "-k 99999999999999999999: internal error (OverflowError)",
+         _options(b"-s pegasos -k 99999999999999999999")),
+    Case("options", "pegasos-huge-C", "-s pegasos -c 1e308: internal error (lambda = 1/(C l) = 0)",
+         _options(b"-s pegasos -c 1e308")),
+    Case("options", "max-iter-beyond-long", "--max-iter 99999999999999999999: internal error (OverflowError)",
+         _options(b"-s 5 --max-iter 99999999999999999999")),
+    Case("options", "inner-iter-beyond-int", "--inner-iter 2147483648: internal error (OverflowError)",
+         _options(b"-s llsvm --inner-iter 2147483648")),
+    Case("options", "threads-beyond-int", "--threads 2147483648: internal error (OverflowError)",
+         _options(b"-s smo --threads 2147483648")),
+    Case("options", "memory-beyond-cache", "-s streamsvm --memory 1000T: internal error (a cache of 2^31 rows)",
+         _options(b"-s streamsvm --memory 1000T")),
+    Case("options", "solver-double-minus", "-s --5: internal error (int('--5'), found by the fuzzer)",
+         _options(b"-s --5 -B R")),
 ]

@@ -1,15 +1,15 @@
 """`make fuzz` / `python -m fuzz`: run the fuzz targets, each in its own process under a memory limit, and report.
 
-    python -m fuzz [--targets text,binary,model] [--time SECONDS] [--runs N] [--jobs J] [--results DIR]
+    python -m fuzz [--targets text,binary,model,options] [--time SECONDS] [--runs N] [--jobs J] [--results DIR]
                    [--max-len N] [--timeout S] [--memory-mb MB] [--seed N] [--json FILE]
     python -m fuzz --replay TARGET FILE...
 
---time is the budget of the whole run, shared equally by the targets (60 s by default: 20 s each); --runs N stops
+--time is the budget of the whole run, shared equally by the targets (60 s by default: 15 s each); --runs N stops
 each target after N inputs (with --runs alone there is no time limit). --jobs runs that many targets at once.
 Each target runs as `python -m fuzz.worker` with RLIMIT_AS and libFuzzer's -rss_limit_mb at --memory-mb, inputs
-up to --max-len bytes (by default 8192 for text, 16384 for binary, 4096 for models) and libFuzzer's per-input
--timeout. A worker that libFuzzer stops (a crash, a hang past the timeout, memory past the limit) counts one
-failure, with libFuzzer's saved input, and is started again on what remains of its budget.
+up to --max-len bytes (by default 8192 for text, 16384 for binary, 4096 for models, 512 for option lists) and
+libFuzzer's per-input -timeout. A worker that libFuzzer stops (a crash, a hang past the timeout, memory past the
+limit) counts one failure, with libFuzzer's saved input, and is started again on what remains of its budget.
 
 Results go under --results (default fuzz-results/, not tracked): per target the corpus (kept between runs), the
 failing inputs by rule (failures/<rule>/<sha1>.input with the traceback beside it), libFuzzer's artifacts and its
@@ -28,8 +28,8 @@ import threading
 import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TARGETS = ("text", "binary", "model")
-MAX_LEN = {"text": 8192, "binary": 16384, "model": 4096, "selftest": 64}
+TARGETS = ("text", "binary", "model", "options")
+MAX_LEN = {"text": 8192, "binary": 16384, "model": 4096, "options": 512, "selftest": 64}
 MAX_RESTARTS = 50
 STARTUP_SLACK = 120          # seconds a worker may take beyond its budget (imports, seeds) before it is killed
 
@@ -174,7 +174,7 @@ def replay(target, files, memory_mb):
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m fuzz", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--targets", default=",".join(TARGETS), help="comma-separated: text, binary, model")
+    ap.add_argument("--targets", default=",".join(TARGETS), help="comma-separated: text, binary, model, options")
     ap.add_argument("--time", type=float, default=None, help="seconds for the whole run (default 60)")
     ap.add_argument("--runs", type=int, default=None, help="inputs per target")
     ap.add_argument("--jobs", type=int, default=1, help="targets run at once")
@@ -189,7 +189,7 @@ def main(argv=None):
 
     if args.replay:
         if len(args.replay) < 2 or args.replay[0] not in TARGETS + ("selftest",):
-            ap.error("--replay TARGET FILE...: TARGET is text, binary or model")
+            ap.error("--replay TARGET FILE...: TARGET is text, binary, model or options")
         return replay(args.replay[0], args.replay[1:], args.memory_mb)
 
     names = [t for t in args.targets.split(",") if t]

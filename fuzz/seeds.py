@@ -21,6 +21,8 @@ from llsvm import BinaryWriter, CSRDataset, Model, train
 from llsvm.svm_model import SVMModel
 from llsvm.textio import write_text
 
+from . import options
+
 
 def _random_csr(rng, n_rows, n_features, density, labels, float32=False):
     rows, indices, values = [0], [], []
@@ -128,6 +130,30 @@ def model_seeds(work):
         prob_density_marks=np.sort(rng.standard_normal(10))).to_text().encode()
     seeds["libsvm-epsilon_svr-linear"] = SVMModel("epsilon_svr", "linear", 3, 0, 0, [0.3],
                                                   rng.standard_normal((1, 6)), SV, probA=[0.7]).to_text().encode()
+    seeds.update(trained_kernel_and_tree_seeds(rng))
+    return seeds
+
+
+def trained_kernel_and_tree_seeds(rng):
+    """Kernel models trained by -s smo and an online solver, and tree models of -s h1tree (two and three classes,
+    leaves, an RBF node, a zero-node list), as llsvm-train writes them."""
+    from llsvm.solvers.h1tree import H1Options
+    from llsvm.solvers.online import OnlineOptions
+    from llsvm.solvers.smo import SMOOptions
+    seeds = {}
+    two = _random_csr(rng, 16, 5, 0.6, [1, -1])
+    three = _random_csr(rng, 18, 6, 0.6, [2, 1, 3])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        seeds["smo-rbf-three"] = train(three, solver="smo").to_text().encode()
+        seeds["smo-poly-two"] = train(two, solver="smo", options=SMOOptions(kernel_type=1, gamma=0.5,
+                                                                             coef0=1.0)).to_text().encode()
+        seeds["olsvm-two"] = train(two, solver="olsvm", options=OnlineOptions(epochs=2)).to_text().encode()
+        seeds["h1tree-two"] = train(two, solver="h1tree").to_text().encode()
+        seeds["h1tree-three"] = train(three, solver="h1tree").to_text().encode()
+        seeds["h1tree-rbf-three"] = train(three, solver="h1tree",
+                                          options=H1Options(rbf_depth=1)).to_text().encode()
+        seeds["h1tree-rbf-only"] = train(two, solver="h1tree", options=H1Options(rbf_depth=0)).to_text().encode()
     return seeds
 
 
@@ -138,6 +164,8 @@ def seeds(target, work):
         return binary_seeds(work)
     if target == "model":
         return model_seeds(work)
+    if target == "options":
+        return options.seeds()
     if target == "selftest":
         return {"fine": b"fine", "crash": b"CRASH", "hang": b"HANG", "alloc": b"ALLOC"}
     raise KeyError(target)
@@ -165,7 +193,12 @@ DICTIONARIES = {
               b"L1R_L2LOSS_SVC", b"L1R_LR", b"L2R_LR_DUAL", b"L2R_L2LOSS_SVR", b"L2R_L2LOSS_SVR_DUAL",
               b"L2R_L1LOSS_SVR_DUAL", b"ONECLASS_SVM", b"2147483647", b"2147483648", b"-2147483649",
               b"9223372036854775808", b"28", b"29", b"0", b"-1", b"nan", b"inf", b"1e309", b"0x1p3", b"1_0",
-              b"\r\n", b"\t", b"\v", b"\x1c", b"\x1f", b"\x00", b"\x85", b"\xa0"],
+              b"\r\n", b"\t", b"\v", b"\x1c", b"\x1f", b"\x00", b"\x85", b"\xa0",
+              # tree models (-s h1tree)
+              b"llsvm_tree_model 1\n", b"solver_type H1_TREE\n", b"multiclass ovo\n", b"h1_c ", b"nr_tree ",
+              b"tree ", b" nr_node ", b" final leaf ", b" final rbf", b"node hard ", b" b ", b" w ", b"rbf_model\n",
+              b"65536", b"65537"],
+    "options": options.dictionary(),
     "selftest": [],
 }
 

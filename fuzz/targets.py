@@ -17,6 +17,7 @@ The rules of each oracle are listed in the docstrings of ``check_text``, ``check
 import contextlib
 import math
 import os
+import re
 import resource
 import struct
 import tempfile
@@ -29,7 +30,9 @@ import numpy as np
 from llsvm import BinaryDataset, BinaryWriter, DataFormatError, LLSVMError, ModelFormatError, load_model, train
 from llsvm.binfmt import FLAG_ALPHA, FLAG_CONTINUOUS, FLAG_FLOAT32, FLAG_ROW_IDS, MAGIC
 from llsvm.dataset import CSRDataset
+from llsvm.memory import MemoryLimitError
 from llsvm.svm_model import KERNEL_TYPES, SVM_TYPES, SVMModel
+from llsvm.tree_model import TreeModel
 from llsvm.io import describe, open_dataset
 from llsvm.textio import DEFAULT_CHUNK, DEFAULT_MAX_LINE
 
@@ -272,10 +275,12 @@ def binary_invariants(data, ds, arrays):
     - binary.label_table: without flag 4, the footer's labels are the distinct labels in order of first
       occurrence with their counts (n_labels <= 65536); with flag 4 there is no table and the file has more
       than 65536 distinct labels;
-    - binary.max_sq_norm: the header's max_sq_norm is the largest squared row norm (relative 1e-6; never NaN).
+    - binary.max_sq_norm: the header's max_sq_norm is the largest squared row norm (relative 1e-6; never NaN);
+    - binary.n_qid: the header's qid count is at most n_rows (text allows one qid token per row).
     """
     y, indptr, indices, values, row_ids, alpha = arrays
-    (_, _, flags, n_rows, n_features, nnz, _, _, _, max_sq, _, n_labels) = _HEADER.unpack_from(data)
+    (_, _, flags, n_rows, n_features, nnz, _, _, _, max_sq, n_qid, n_labels) = _HEADER.unpack_from(data)
+    require(n_qid <= n_rows, "binary.n_qid", f"n_qid {n_qid} for {n_rows} rows")
     require(flags & ~(FLAG_FLOAT32 | FLAG_ROW_IDS | FLAG_CONTINUOUS | FLAG_ALPHA | FLAG_WIDTH) == 0,
             "binary.flags", f"flags 0x{flags:x}")
     require(y.shape[0] == n_rows == ds.n_rows and indptr.shape[0] == n_rows + 1, "binary.rows",
@@ -498,22 +503,96 @@ def check_svm_model(data, m, work):
                 f"predictions {pred.tolist()} not among the labels")
 
 
+def tree_model_invariants(data, m):
+    """The rules an accepted tree model meets (docs/formats.md section 1.4): model.bytes as above;
+    model.nr_class: 1..65536 distinct C-int labels, one tree per pair in LIBSVM's pair order; model.tree: every
+    node's hard label and every leaf among its pair's labels, w's indices ascending within nr_feature, b and the
+    values finite; model.rbf: an RBF node (a classification kernel model meeting svm_model_invariants, with the
+    tree model's labels in order) exactly when the file has one, and always when a tree ends in it."""
+    bad = sorted(set(data) - MODEL_BYTES)
+    require(not bad, "model.bytes", f"byte 0x{bad[0]:02x}" if bad else "")
+    k = m.nr_class
+    labels = [int(v) for v in m.label]
+    require(1 <= k <= 65536 and len(set(labels)) == k, "model.nr_class", str(k))
+    require(all(INT32_MIN <= v <= INT32_MAX for v in labels), "model.labels", "a label beyond C int")
+    require(0 <= m.nr_feature <= INT32_MAX, "model.nr_feature", str(m.nr_feature))
+    pairs = [(labels[i], labels[j]) for i in range(k) for j in range(i + 1, k)]
+    require([(t.a, t.b) for t in m.trees] == pairs, "model.tree", "trees not one per pair in LIBSVM's order")
+    for t in m.trees:
+        for n in t.nodes:
+            require(n.hard in (t.a, t.b), "model.tree", f"hard label {n.hard} in tree ({t.a}, {t.b})")
+            require(math.isfinite(n.b) and bool(np.isfinite(n.val).all()), "model.tree", "a value not finite")
+            require(n.idx.size == 0 or (int(n.idx[0]) >= 0 and int(n.idx[-1]) < m.nr_feature
+                                        and bool((np.diff(n.idx) > 0).all())), "model.tree", "w's indices")
+        require(t.final == ("rbf",) or (t.final[0] == "leaf" and t.final[1] in (t.a, t.b)), "model.tree",
+                f"final {t.final} of tree ({t.a}, {t.b})")
+    needs = any(t.final == ("rbf",) for t in m.trees)
+    require(not needs or m.rbf is not None, "model.rbf", "a tree ends in the RBF node, and there is none")
+    require((m.rbf is not None) == (b"\nrbf_model\n" in data), "model.rbf", "an RBF node not in the file, or lost")
+    if m.rbf is not None:
+        require(m.rbf.label is not None and [int(v) for v in m.rbf.label] == labels, "model.rbf", "its labels")
+        svm_model_invariants(m.rbf.to_text().encode(), m.rbf)
+
+
+def check_tree_model(data, m, work):
+    """A tree model (-s h1tree): tree_model_invariants; saved and loaded again it gives the same text
+    (model.roundtrip); the three probe rows (one reaching feature 70001, beyond any small model: ignored, never a
+    wider W) get finite pair values in [-1, 1] or the RBF node's, and labels among the model's (model.predict). A
+    MemoryLimitError (the nodes' W sized by their largest index, checked before it is made) is a refusal."""
+    tree_model_invariants(data, m)
+    again_path = work.file("again.model")
+    m.save(again_path)
+    again = load_model(again_path)
+    require(isinstance(again, TreeModel) and again.to_text() == m.to_text(), "model.roundtrip",
+            "the saved text changes when saved again")
+    try:
+        with np.errstate(all="ignore"):
+            dec = np.asarray(m.decision_function(_probe_rows()))
+            pred = np.asarray(m.labels_from_decisions(dec))
+    except MemoryLimitError:
+        return
+    require(dec.shape == (3, len(m.trees)), "model.predict", f"decision values of shape {dec.shape}")
+    if m.rbf is None:
+        require(bool(np.isin(dec, (-1.0, 1.0)).all()), "model.predict", f"pair values {dec.tolist()}")
+    require(pred.shape == (3,) and set(pred.tolist()) <= set(float(v) for v in m.label), "model.predict",
+            f"predictions {pred.tolist()} not among the labels")
+
+
+# "path:LINE: message" (every reader names the line of the first problem, docs/formats.md section 1); the one
+# exception: a byte that is not ASCII, named by its offset before any line is read
+_AT_LINE = re.compile(r":(\d+): ")
+
+
+def refusal_names_line(path, exc):
+    """model.error_line: a refusal names the file, then the line (or the offset of a non-ASCII byte)."""
+    text = str(exc)
+    require(text.startswith(path + ":"), "model.error_line", f"the message does not start with the file: {text!r}")
+    rest = text[len(path):]
+    require(_AT_LINE.match(rest) is not None or rest.startswith(": not a model file (non-ASCII byte at offset"),
+            "model.error_line", f"no line in {text[:200]!r}")
+
+
 def check_model(data, work):
     """Model files through llsvm.load_model (LIBLINEAR's format, the hashed format, LIBSVM's kernel models:
-    check_svm_model).
+    check_svm_model; tree models: check_tree_model).
 
-    A ModelFormatError is a rejection. An accepted model must meet model_invariants; saving and loading it again
-    gives the same model and the same text (model.roundtrip); predicting three rows (one empty, one reaching
-    feature 70001) gives three labels, each one of the model's labels for a classifier, +-1 for a one-class
-    model (model.predict), without an allocation beyond the runner's memory limit.
+    A ModelFormatError is a rejection, which names the file and the line (model.error_line). An accepted model
+    must meet model_invariants; saving and loading it again gives the same model and the same text
+    (model.roundtrip); predicting three rows (one empty, one reaching feature 70001) gives three labels, each one
+    of the model's labels for a classifier, +-1 for a one-class model (model.predict), without an allocation
+    beyond the runner's memory limit.
     """
     path = work.write("input.model", data)
     try:
         m = load_model(path)
-    except ModelFormatError:
+    except ModelFormatError as exc:
+        refusal_names_line(path, exc)
         return
     if isinstance(m, SVMModel):
         check_svm_model(data, m, work)
+        return
+    if isinstance(m, TreeModel):
+        check_tree_model(data, m, work)
         return
     model_invariants(data, m)
     again_path = work.file("again.model")
@@ -552,4 +631,12 @@ def check_selftest(data, work):
         np.ones(1 << 40)
 
 
-CHECKS = {"text": check_text, "binary": check_binary, "model": check_model, "selftest": check_selftest}
+from . import options  # noqa: E402  (fuzz/options.py, llsvm-train's options; it uses OracleFailure above)
+
+
+def check_options(data, work):
+    options.check_options(data, work)
+
+
+CHECKS = {"text": check_text, "binary": check_binary, "model": check_model, "options": check_options,
+          "selftest": check_selftest}

@@ -38,7 +38,7 @@ import threading
 import numpy as np
 
 from ._ext._rowops import CSR_OFFSETS, CSR_ORDER, CSR_RANGE, block_stats, check_block, check_csr
-from .dataset import MAX_LABELS, CSRDataset, Dataset, block_rows_for, label_table
+from .dataset import MAX_LABELS, CSRDataset, Dataset, RowError, block_rows_for, label_table, norm_overflow
 from .errors import DataFormatError, ParameterError
 from .fileutil import _temp_beside, commit_output, discard_temporary, rename_temporary
 
@@ -188,7 +188,7 @@ class BinaryWriter:
         ds = CSRDataset(y, indptr, indices, values, n_features, row_ids=row_ids, check=True)
         status, row = check_csr(ds.indptr, ds.indices, ds.n_features if n_features is not None else 2 ** 31 - 1)
         if status:
-            raise ParameterError(f"row {row}: " + _CSR_PROBLEMS[status])
+            raise ParameterError(f"row {row + 1}: " + _CSR_PROBLEMS[status])
         self.write_dataset(ds)
 
     def write_dataset(self, ds):
@@ -217,12 +217,13 @@ class BinaryWriter:
         # what the header records about the rows, in one pass: the reader checks the file against it
         max_index, bad_label, bad_norm, sq = block_stats(ds.row_view())
         row0 = self.n_rows + self._pending_rows
+        # rows are numbered from 1 in messages (row0 + k + 1), as in the trainers'
         if bad_label >= 0:
-            raise ParameterError(f"row {row0 + bad_label}: the label {float(ds.y[bad_label])!r} is not a finite "
+            raise ParameterError(f"row {row0 + bad_label + 1}: the label {float(ds.y[bad_label])!r} is not a finite "
                                  "number")
         if bad_norm >= 0:
-            raise ParameterError(f"row {row0 + bad_norm}: its squared norm is not a finite number (a value is NaN "
-                                 "or infinite, or too large)")
+            a, b = int(ds.indptr[bad_norm]), int(ds.indptr[bad_norm + 1])
+            raise RowError(row0 + bad_norm, norm_overflow(ds.indices[a:b], ds.values[a:b]))
         if ds.n_features is not None:
             self.n_features = max(self.n_features, int(ds.n_features))
         self._width = max(self._width, max_index + 1)
@@ -375,6 +376,9 @@ class BinaryWriter:
                 self.n_features = max(self.n_features, int(n_features))
             if n_qid is not None:
                 self.n_qid = int(n_qid)
+            if not 0 <= self.n_qid <= self.n_rows:      # what the readers check (one qid token per row at most)
+                raise ParameterError(f"n_qid {self.n_qid}: a file of {self.n_rows} rows holds 0..{self.n_rows} qid "
+                                     "tokens")
             if self._continuous:
                 labels = np.empty(0, "<f8")
                 counts = np.empty(0, "<u8")
@@ -577,6 +581,10 @@ class BinaryDataset(Dataset):
         if self.continuous and n <= MAX_LABELS:
             raise self._bad(f"header flag 4 (continuous labels: more than {MAX_LABELS} distinct values) but the "
                             f"file has only {n} rows", "flags")
+        # the text it came from allows one qid:N per row, right after the label (the blocks keep no qid)
+        if self.n_qid > n:
+            raise self._bad(f"header n_qid {self.n_qid} but the file has only {n} rows (a row holds at most one "
+                            "qid token)", "n_qid")
 
     def _check_label_table(self, counts):
         """The footer's label table (self.labels) and its counts (uint64) against each other and the header."""

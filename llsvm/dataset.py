@@ -33,6 +33,50 @@ def label_table(y):
     return uniq[order], counts[order].astype(np.int64)
 
 
+class RowError(ParameterError):
+    """A row refused for its values after reading (its squared norm is not a finite number: the trainers, the
+    binary writer): "[source: ]row N: detail". `row`: its 0-based number, so that a caller reading text can name
+    the row's line instead (io.row_error_at_line)."""
+
+    def __init__(self, row, detail, source=None):
+        self.row = int(row)
+        self.detail = detail
+        self.source = source
+        super().__init__(f"{source + ': ' if source else ''}row {self.row + 1}: {detail}")
+
+    def __reduce__(self):
+        return (type(self), (self.row, self.detail, self.source))
+
+
+def norm_overflow(indices, values):
+    """What is wrong with a row whose squared norm is not a finite number (its 0-based indices and values), for a
+    RowError: a value that is NaN or infinite, or values so large that the sum of their squares overflows."""
+    values = np.asarray(values, dtype=np.float64)
+    bad = np.flatnonzero(~np.isfinite(values))
+    if bad.size:
+        j = int(bad[0])
+        return f"the value of feature {int(indices[j]) + 1} is {values[j]!r}, not a finite number"
+    big = float(np.abs(values).max()) if values.size else 0.0
+    return (f"the squared norm of the features overflows (values up to {big:g}; the sum of their squares is beyond "
+            "the largest double): scale the features")
+
+
+def check_row_norms(ds, sq=None):
+    """Refuse (RowError) a dataset with a row whose squared norm is not a finite number, naming the first
+    such row (1-based) and its largest value (norm_overflow): kernels, dot products and the binary format's
+    max_sq_norm all overflow on it. `sq`: the squared row norms when the caller has them (else computed here:
+    one pass over the rows)."""
+    if sq is None:
+        from ._ext._rowops import row_sq_norms
+        sq = row_sq_norms(ds.row_view())
+    ok = np.isfinite(sq)
+    if ok.all():
+        return
+    r = int(np.argmin(ok))
+    row = ds.take_rows(np.array([r], np.int64))
+    raise RowError(r + int(getattr(ds, "first_row", 0) or 0), norm_overflow(row.indices, row.values), ds.source)
+
+
 def block_rows_for(indptr, max_rows=None, max_bytes=None, value_size=8, row_overhead=16, first=False):
     """Row boundaries [0, r1, r2, ..., n] cutting a CSR into blocks of at most max_rows rows / max_bytes bytes
     (`first`: only [0, r1]).

@@ -21,6 +21,7 @@ import numpy as np
 from .errors import ParameterError
 from .report import as_reporter
 from .solvers.common import Seeds
+from .solvers.registry import sigma_gamma
 
 NAMES = {"c": "C", "C": "C", "g": "gamma", "gamma": "gamma", "sigma": "sigma"}
 MAX_CELLS = 10_000
@@ -36,42 +37,62 @@ def _number(text, term):
     return v
 
 
+def _width(text, term, key):
+    """A value of the grid: a finite number > 0; for sigma, one whose gamma 1/(2 sigma^2) is finite and > 0."""
+    v = _number(text, term)
+    if key == "sigma":
+        try:
+            sigma_gamma(v)
+        except ParameterError as exc:
+            raise ParameterError(f"--grid: {text!r} in {term!r}: {str(exc).partition(': ')[2]}") from None
+    return v
+
+
 def parse_grid(text):
     """{"C": [...], "gamma": [...], "sigma": [...]} (the names given) from the --grid syntax; ParameterError names
-    the bad term."""
+    the bad term. The number of cells is known from the terms and checked before any value is made (a range of
+    2^31 values is refused at once)."""
     terms = [t for t in re.split(r"[\s;]+", text.strip()) if t]
     if not terms:
         raise ParameterError("--grid: no NAME=VALUES term (e.g. 'C=1e-4:1e4:9 g=0.25,0.5,1,2')")
-    grid = {}
+    parsed = {}
     for term in terms:
         name, eq, values = term.partition("=")
         if not eq or name not in NAMES:
             raise ParameterError(f"--grid: {term!r} is not NAME=VALUES with NAME one of C, g, sigma")
         key = NAMES[name]
-        if key in grid:
+        if key in parsed:
             raise ParameterError(f"--grid: {name} is given twice")
         if ":" in values:
             parts = values.split(":")
             if len(parts) != 3:
                 raise ParameterError(f"--grid: {term!r}: a range is A:B:N")
-            a, b = _number(parts[0], term), _number(parts[1], term)
+            a, b = _width(parts[0], term, key), _width(parts[1], term, key)
             try:
                 n = int(parts[2])
             except ValueError:
                 n = 0
             if n < 1:
                 raise ParameterError(f"--grid: {term!r}: N must be an integer >= 1")
+            parsed[key] = (n, (a, b))
+        else:
+            vals = [_width(v, term, key) for v in values.split(",")]
+            parsed[key] = (len(vals), vals)
+    if "gamma" in parsed and "sigma" in parsed:
+        raise ParameterError("--grid: g and sigma both set the kernel width: give one of them")
+    cells = math.prod(n for n, _ in parsed.values())
+    if cells > MAX_CELLS:
+        raise ParameterError(f"--grid: {cells} cells; at most {MAX_CELLS}")
+    grid = {}
+    for key, (n, spec) in parsed.items():
+        if isinstance(spec, tuple):
+            a, b = spec
             vals = [a] if n == 1 else [float(v) for v in np.logspace(math.log10(a), math.log10(b), n)]
             if n > 1:
                 vals[0], vals[-1] = a, b            # the ends exactly as written
         else:
-            vals = [_number(v, term) for v in values.split(",")]
+            vals = spec
         grid[key] = vals
-    if "gamma" in grid and "sigma" in grid:
-        raise ParameterError("--grid: g and sigma both set the kernel width: give one of them")
-    cells = math.prod(len(v) for v in grid.values())
-    if cells > MAX_CELLS:
-        raise ParameterError(f"--grid: {cells} cells; at most {MAX_CELLS}")
     return grid
 
 
@@ -97,7 +118,7 @@ def _options_with(options, width_key, width):
     """The options with the cell's kernel width (sigma given as gamma = 1/(2 sigma^2))."""
     if width_key is None:
         return options
-    changes = {"gamma": 1.0 / (2.0 * width * width) if width_key == "sigma" else width}
+    changes = {"gamma": sigma_gamma(width) if width_key == "sigma" else width}
     if hasattr(options, "sigma"):
         changes["sigma"] = None
     return replace(options, **changes)

@@ -1,15 +1,16 @@
 """Reading and writing datasets: one entry point that sniffs the magic bytes (text, compressed text, binary)."""
 import os
+import re
 
 import numpy as np
 
 from ._ext._rowops import max_sq_norm
 from .binfmt import DEFAULT_BLOCK_BYTES, BinaryDataset, write_binary as _write_binary
-from .dataset import CSRDataset
-from .errors import DataFormatError, LLSVMError
+from .dataset import CSRDataset, RowError
+from .errors import DataFormatError, LLSVMError, ParameterError
 from .fileutil import atomic_output
 from .sources import STDIN, TextSource, display_name, sniff_path
-from .textio import DEFAULT_CHUNK, DEFAULT_MAX_LINE, TextStream, read_text, write_text
+from .textio import DEFAULT_CHUNK, DEFAULT_MAX_LINE, TextStream, line_of_row, read_text, write_text
 
 
 def file_kind(path):
@@ -77,12 +78,50 @@ def _as_dataset(data, zero_based=False, float32=False):
     return data, False
 
 
+BINARY_NOTE = " (the binary format records each row's squared norm)"
+
+
+def row_error_at_line(path, exc, zero_based=False, note=BINARY_NOTE):
+    """A row of the LIBSVM text at `path` refused after reading (dataset.RowError: the binary writer's, the
+    trainers'), as an error that names the row's line and the column of its largest value (the text is scanned
+    again to find them; standard input cannot be: its row number then)."""
+    name = display_name(path)
+    found = None
+    try:
+        if os.fspath(path) != STDIN and sniff_path(path) != "binary":
+            found = line_of_row(path, exc.row, zero_based=zero_based)
+    except (LLSVMError, OSError):        # the file changed since it was read: its row number then
+        found = None
+    if found is None:
+        return ParameterError(f"{name}: row {exc.row + 1}: {exc.detail}{note}")
+    line, text = found
+    col, big = None, -1.0
+    for m in _PAIR.finditer(text.split(b"#", 1)[0]):
+        try:
+            v = abs(float(m.group(2)))
+        except ValueError:
+            continue
+        if v > big:
+            col, big = m.start(2) + 1, v
+    where = f"line {line}" + (f", column {col}" if col is not None else "")
+    return ParameterError(f"{name}: {where}: {exc.detail}{note}")
+
+
+# an index:value pair of a text line (not qid:N), up to a comment; the value's column is the match's start(2) + 1
+_PAIR = re.compile(rb"(?<=[ \t\v\f\r])(\d+):(\S+)")
+
+
 def write_binary(data, out_path, *, float32=None, block_rows=None, block_bytes=DEFAULT_BLOCK_BYTES,
                  zero_based=False):
-    """Write a dataset, or convert the file at a path, to a binary file (streaming, atomic)."""
+    """Write a dataset, or convert the file at a path, to a binary file (streaming, atomic). A row of text the
+    binary format cannot hold is refused at its line (row_error_at_line)."""
     ds, opened = _as_dataset(data, zero_based=zero_based, float32=bool(float32))
     try:
         return _write_binary(ds, out_path, float32=float32, block_rows=block_rows, block_bytes=block_bytes)
+    except RowError as exc:
+        if not opened or isinstance(ds, BinaryDataset):
+            raise
+        raise row_error_at_line(data, exc, zero_based) from None
     finally:
         if opened and isinstance(ds, BinaryDataset):
             ds.close()

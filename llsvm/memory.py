@@ -103,6 +103,42 @@ def check_weights(n_features, count=1, *, budget=None, cause=None, extra=0):
     check(total, what, budget=budget, hint=HASH_HINT)
 
 
+CLASSES_HINT = ("each distinct label is a class: for real-valued targets use a regression solver (-s 11, 12 or 13), "
+                "or merge the labels into fewer classes")
+
+
+def check_classes(n_classes, problems, nbytes, what, *, budget=None):
+    """Refuse a run whose per-class state does not fit, before any of it is made, naming the count: `n_classes`
+    classes make `problems` (text: "100000 one-vs-rest problems", "4999950000 class pairs (one-vs-one)"), whose
+    `what` (text: "labels, dual variables and weight vectors") take `nbytes` in all."""
+    check(nbytes, f"{n_classes} classes make {problems}: their {what} take {format_size(nbytes)}", budget=budget,
+          hint=CLASSES_HINT)
+
+
+# the share of the memory available a kernel cache may take (the rest is for the solver's other arrays)
+CACHE_SHARE = 0.5
+
+
+def cache_mb(requested_mb, *, share=CACHE_SHARE):
+    """The MB a kernel cache of -m `requested_mb` may take: LIBSVM's -m is a cap on a cache filled as columns are
+    computed, so -m 1e12 means "as much as is useful", never more than `share` of the memory available now
+    (MemAvailable, the room under ulimit -v). Call it when the cache is made."""
+    free = available()
+    mb = float(requested_mb)
+    if free is not None:
+        mb = min(mb, share * free / float(1 << 20))
+    return mb
+
+
+def within_available(budget):
+    """A --memory budget as a run can honour it: one above the memory available (--memory 1000T) is the memory
+    available, as a run without --memory has it (never below MIN_BUDGET)."""
+    free = available()
+    if budget is None or free is None:
+        return budget
+    return min(int(budget), max(MIN_BUDGET, int(free)))
+
+
 def check_floor(budget, text=None):
     """Refuse a --memory budget below MIN_BUDGET (ParameterError; `text` is the size as the user wrote it)."""
     if budget is not None and budget < MIN_BUDGET:

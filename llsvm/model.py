@@ -33,7 +33,7 @@ import numpy as np
 
 from ._ext._linear import decision_values
 from .dataset import CSRDataset
-from .errors import ModelFormatError, ParameterError, escape, quote
+from .errors import LLSVMError, ModelFormatError, ParameterError, escape, quote
 from .fileutil import atomic_output
 from .hashing import HASH_FUNCTION, MAX_BITS, MIN_BITS, check_bits, hash_dataset
 
@@ -75,6 +75,20 @@ def _as_rows(X):
     return CSRDataset.from_csr(sp.csr_matrix(X), np.zeros(X.shape[0]))
 
 
+class NonFiniteModelError(LLSVMError):
+    """A model holding a number that is not finite (NaN or infinite), refused by `save` before anything is written:
+    its reader, and so llsvm-predict, would refuse the file. `what` names the value ("the weight of feature 3 of
+    class 1"), `value` is it; `hint` (optional) says which option to change."""
+
+    def __init__(self, what, value, hint=None):
+        self.what, self.value, self.hint = what, value, hint
+        super().__init__(f"the model is not written: {what} is {value!r}, not a finite number, which llsvm-predict "
+                         f"would refuse" + (f"; {hint}" if hint else ""))
+
+    def with_hint(self, hint):
+        return NonFiniteModelError(self.what, self.value, hint)
+
+
 class BaseModel:
     """What llsvm-predict and the library need of any model, linear, kernel or tree.
 
@@ -85,7 +99,8 @@ class BaseModel:
     labels, which a kernel model takes from the probabilities), `probability_header()`, `predict(X)`,
     `predict_probability(X)`; `report_style` ("liblinear" or "libsvm": llsvm-predict's summary lines) and
     `probability_refusal` (why -b 1 is refused);
-    `save(path)` (atomic) and `to_text()`.
+    `save(path)` (atomic, refused with NonFiniteModelError when a value is not finite: `finite_values()`) and
+    `to_text()`.
     """
 
     label = None
@@ -117,8 +132,37 @@ class BaseModel:
         """(labels, probabilities (n_rows, nr_class)) where the model has them (LIBLINEAR's -b 1)."""
         return self.labels_and_probabilities(self.decision_function(X))
 
+    def finite_values(self):
+        """(describe, values) for every number of the model's file that its reader requires finite: `values` a
+        number or an array, `describe(index)` the name of its entry at `index` (a tuple, () for a number). This
+        default serves the tree models (llsvm/tree_model.py): every node's b and w, and the RBF node's values."""
+        for t in getattr(self, "trees", ()):
+            for k, n in enumerate(t.nodes):
+                where = f"node {k + 1} of the tree of the pair ({t.a}, {t.b})"
+                yield (lambda i, where=where: f"b of {where}"), n.b
+                yield (lambda i, n=n, where=where: f"the weight of feature {int(n.idx[i[0]]) + 1} in {where}"), n.val
+        rbf = getattr(self, "rbf", None)
+        if rbf is not None:
+            for describe, values in rbf.finite_values():
+                yield (lambda i, describe=describe: f"{describe(i)} of the RBF node"), values
+
+    def check_finite(self):
+        """Raise NonFiniteModelError naming the first value of finite_values() that is not a finite number."""
+        for describe, values in self.finite_values():
+            a = np.asarray(values, dtype=np.float64)
+            if a.ndim == 0:
+                if not np.isfinite(a):
+                    raise NonFiniteModelError(describe(()), float(a))
+                continue
+            ok = np.isfinite(a)
+            if not ok.all():
+                at = tuple(int(v) for v in np.argwhere(~ok)[0])
+                raise NonFiniteModelError(describe(at), float(a[at]))
+
     def save(self, path):
-        """Write the model atomically in its format."""
+        """Write the model atomically in its format; a model with a value that is not finite is refused first
+        (NonFiniteModelError), so no file that its own reader would refuse is ever written."""
+        self.check_finite()
         text = self.to_text()
         with atomic_output(os.fspath(path), "w") as f:
             f.write(text)
@@ -196,6 +240,20 @@ class Model(BaseModel):
     def w(self):
         """The weights as LIBLINEAR's flat array w[feature * nr_w + class]."""
         return self.W.ravel()
+
+    def finite_values(self):
+        """bias, rho and every weight (BaseModel.finite_values)."""
+        yield (lambda i: "the bias"), self.bias
+        if self.rho is not None:
+            yield (lambda i: "rho"), self.rho
+
+        def weight(i):
+            row, col = i
+            name = "the bias weight" if row >= self.nr_feature else f"the weight of feature {row + 1}"
+            if self.nr_w > 1 and self.label is not None:
+                name += f" of class {int(self.label[col])}"
+            return name
+        yield weight, self.W
 
     # -- prediction ---------------------------------------------------------------------------------------------
     def prepare(self, X):

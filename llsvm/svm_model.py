@@ -50,6 +50,17 @@ def ovo_vote(dec, label):
     return np.asarray(label)[np.argmax(votes, axis=1)].astype(np.float64)
 
 
+def _refuse_nonfinite(a, name):
+    """ParameterError naming the first entry of `a` that is not a finite number: "rho[2] is nan", "sv_coef[0][17]
+    is inf (the coefficient of SV 18)"."""
+    bad = np.argwhere(~np.isfinite(a))
+    if bad.size:
+        at = tuple(int(v) for v in bad[0])
+        where = "".join(f"[{v}]" for v in at)
+        sv = f" (the coefficient of SV {at[1] + 1})" if name == "sv_coef" else ""
+        raise ParameterError(f"{name}{where} is {float(a[at])!r}{sv}, not a finite number")
+
+
 def _finite(a):
     return bool(np.isfinite(a).all())
 
@@ -119,21 +130,24 @@ class SVMModel(BaseModel):
         self.nr_class = k
         n_pairs = k * (k - 1) // 2
         self.rho = np.array(rho, dtype=np.float64).reshape(-1)
-        if self.rho.shape[0] != n_pairs or not _finite(self.rho):
-            raise ParameterError(f"rho must be {n_pairs} finite values, not {self.rho.shape[0]}")
+        if self.rho.shape[0] != n_pairs:
+            raise ParameterError(f"rho must be {n_pairs} values, not {self.rho.shape[0]}")
+        _refuse_nonfinite(self.rho, "rho")
         self.sv_coef = np.array(sv_coef, dtype=np.float64, ndmin=2)
         if l == 0 and self.sv_coef.size == 0:
             self.sv_coef = self.sv_coef.reshape(k - 1, 0)
-        if self.sv_coef.shape != (k - 1, l) or not _finite(self.sv_coef):
-            raise ParameterError(f"sv_coef has shape {self.sv_coef.shape}, expected {(k - 1, l)} finite values")
+        if self.sv_coef.shape != (k - 1, l):
+            raise ParameterError(f"sv_coef has shape {self.sv_coef.shape}, expected {(k - 1, l)}")
+        _refuse_nonfinite(self.sv_coef, "sv_coef")
         self.sv_coef = np.ascontiguousarray(self.sv_coef)
 
         def vector(v, n, name):
             if v is None:
                 return None
             a = np.array(v, dtype=np.float64).reshape(-1)
-            if a.shape[0] != n or not _finite(a):
-                raise ParameterError(f"{name} must be {n} finite values, not {a.shape[0]}")
+            if a.shape[0] != n:
+                raise ParameterError(f"{name} must be {n} values, not {a.shape[0]}")
+            _refuse_nonfinite(a, name)
             return a
 
         if classification:
@@ -288,6 +302,17 @@ class SVMModel(BaseModel):
         if self.svm_type == "one_class":
             return "label normal outlier"
         return "labels" + "".join(f" {int(v)}" for v in self.label)
+
+    def finite_values(self):
+        """gamma, coef0, rho, sv_coef, the SVs' values and the probability figures (BaseModel.finite_values)."""
+        yield (lambda i: "gamma"), self.gamma
+        yield (lambda i: "coef0"), self.coef0
+        yield (lambda i: f"rho[{i[0]}]"), self.rho
+        yield (lambda i: f"sv_coef[{i[0]}][{i[1]}] (the coefficient of SV {i[1] + 1})"), self.sv_coef
+        yield (lambda i: f"a value of SV {int(np.searchsorted(self.SV.indptr, i[0], side='right'))}"), self.SV.values
+        for name in ("probA", "probB", "prob_density_marks"):
+            if getattr(self, name) is not None:
+                yield (lambda i, name=name: f"{name}[{i[0]}]"), getattr(self, name)
 
     # -- files --------------------------------------------------------------------------------------------------
     def to_text(self):

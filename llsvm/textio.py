@@ -127,7 +127,9 @@ class _Scanner:
         self.bytes_read = 0
         self.max_line = builder.max_line
 
-    def run(self, take_each):
+    def run(self, take_each, with_text=False):
+        """Yield the CSR arrays of each chunk (take_each) or of the whole input; with_text (and take_each):
+        (arrays, the line before the chunk, a copy of the chunk's text) for each chunk."""
         src = self.source
         chunk = cap = self.chunk_size
         buf = np.empty(cap + 1, dtype=np.uint8)   # +1: room for a final newline
@@ -157,6 +159,7 @@ class _Scanner:
                         buf.resize(cap + 1, refcheck=False)
                     continue
                 end = nl + 1
+            line0 = self.builder.line
             status = self.builder.parse(buf, end)
             if status != ST_OK:
                 raise _error(src.name, status, self.builder, buf, end, self.zero_based, self.max_line)
@@ -166,7 +169,7 @@ class _Scanner:
                 self.progress.update(pos - last_pos)
                 last_pos = pos
             if take_each:
-                yield self.builder.take()
+                yield (self.builder.take(), line0, bytes(buf[:end])) if with_text else self.builder.take()
             rest = filled - end
             if rest:
                 buf[:rest] = buf[end:filled]
@@ -198,11 +201,40 @@ def read_text(path, *, zero_based=False, float32=False, chunk_size=DEFAULT_CHUNK
         (y, indptr, indices, values), = scanner.run(take_each=False)
         scanner.check_not_empty(y.shape[0])
         n_features = builder.max_index + 1
-        return CSRDataset(y, indptr, indices, values, n_features, n_qid=builder.n_qid, source=src.name,
-                          check=False)
+        ds = CSRDataset(y, indptr, indices, values, n_features, n_qid=builder.n_qid, source=src.name, check=False)
+        ds.zero_based = zero_based      # how its lines read again (io.row_error_at_line names a refused row's line)
+        return ds
     finally:
         if own:
             src.close()
+
+
+_SKIPPED = re.compile(rb"[ \t\r\v\f]*(#|$)")
+
+
+def line_of_row(path, row, *, zero_based=False, chunk_size=DEFAULT_CHUNK, max_line=DEFAULT_MAX_LINE):
+    """(line number, text) of data row `row` (0-based) of a LIBSVM text file, for a message that names the line of
+    a row refused after reading (blank and comment lines are not rows): the file is scanned again by the chunked
+    scanner, and only the chunk holding the row is split into lines. None for standard input (it cannot be read
+    twice) or a row the file does not have."""
+    if path == "-":
+        return None
+    with TextSource(path) as src:
+        builder = CSRBuilder(zero_based=zero_based, max_line=max_line)
+        seen = 0
+        for (y, _, _, _), line0, text in _Scanner(src, builder, chunk_size, zero_based).run(True, with_text=True):
+            if seen + y.shape[0] <= row:
+                seen += y.shape[0]
+                continue
+            k = row - seen
+            for n, line in enumerate(text.split(b"\n")):
+                if _SKIPPED.match(line):
+                    continue
+                if k == 0:
+                    return line0 + n + 1, line
+                k -= 1
+            return None
+    return None
 
 
 class TextStream(Dataset):

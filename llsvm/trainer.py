@@ -19,25 +19,38 @@ import numpy as np
 
 from . import memory
 from ._ext import _linear as K
-from .dataset import CSRDataset
+from .dataset import CSRDataset, RowError, check_row_norms
 from .errors import ConvergenceWarning, ParameterError
 from .model import Model
 from .report import as_reporter
-from .solvers.common import Seeds, Subproblem, class_costs, group_classes, one_vs_rest
+from .solvers.common import Seeds, Subproblem, check_ovr, class_costs, group_classes, one_vs_rest
 from .solvers.registry import Params, accepting
 
 
 def _as_dataset(data, y=None, params=None):
+    """The training rows for random access, refused when a row's squared norm is not a finite number (values so
+    large that it overflows: every solver's arithmetic would, and the binary format cannot hold such a row either,
+    so the streaming solvers refuse it too)."""
     if isinstance(data, (str, os.PathLike)):
         from .io import read_dataset
-        return read_dataset(data, class_labels=params is not None and params.spec.class_labels)
-    if hasattr(data, "as_view"):
-        return data.as_view()
-    if y is None:
-        raise ParameterError("give labels y with a matrix X")
-    import scipy.sparse as sp
-    X = data if sp.issparse(data) else sp.csr_matrix(np.asarray(data, dtype=np.float64))
-    return CSRDataset.from_csr(X, y)
+        ds = read_dataset(data, class_labels=params is not None and params.spec.class_labels)
+    elif hasattr(data, "as_view"):
+        ds = data.as_view()
+    else:
+        if y is None:
+            raise ParameterError("give labels y with a matrix X")
+        import scipy.sparse as sp
+        X = data if sp.issparse(data) else sp.csr_matrix(np.asarray(data, dtype=np.float64))
+        ds = CSRDataset.from_csr(X, y)
+    try:
+        check_row_norms(ds)
+    except RowError as exc:
+        zero_based = getattr(ds, "zero_based", None)       # rows read from a text file: named by their line
+        if zero_based is None or not ds.source or ds.source == "<stdin>":
+            raise
+        from .io import row_error_at_line
+        raise row_error_at_line(ds.source, exc, zero_based, note="") from None
+    return ds
 
 
 def _run(tasks, threads, reporter):
@@ -64,9 +77,12 @@ def solve_binary(sub, params, seed, reporter, warm=None):
     return params.spec.driver(sub, params, seed, reporter, warm)
 
 
-def _check_memory(view, labels, params, threads):
-    """Refuse a run whose weight vectors do not fit, before any is made: the problems running at once each hold
-    the driver's work vectors, and every problem's w is kept and then stacked into the model."""
+def _check_memory(view, labels, params, threads, l):
+    """Refuse a run whose problems do not fit, before any is made: with more than two classes, every one-vs-rest
+    problem's labels, dual variables and w over its l rows (check_ovr, which names the classes); then the weight
+    vectors: the problems running at once each hold the driver's work vectors, and every problem's w is kept and
+    then stacked into the model."""
+    check_ovr(labels.size, l, view.n_features)
     nr_w = 1 if labels.size <= 2 else labels.size
     running = min(nr_w, max(1, threads))
     memory.check_weights(view.n_features, running * params.spec.work_vectors + 2 * nr_w)
@@ -112,7 +128,7 @@ def _fit(view, cls, labels, rows, params, seeds, reporter, warms=None, threads=N
         sub = _whole_problem(view, cls, labels, rows, params, reporter)
         res = solve_binary(sub, params, seeds.next(), reporter, None if warms is None else warms[0])
         return res.w.reshape(sub.w_size, -1), [res]
-    _check_memory(view, labels, params, threads)
+    _check_memory(view, labels, params, threads, view.n_rows if rows is None else rows.size)
     subs = one_vs_rest(view, cls, labels, rows, params, reporter)
     task_seeds = [seeds.next() for _ in subs]
 
@@ -324,6 +340,10 @@ def find_parameter_C(data, nr_fold, y=None, *, start_C=None, start_p=None, param
             full_cls = np.empty(l, np.int64)
             full_cls[tr] = cls
         fold_classes.append((labels, full_cls))
+    # every fold keeps its models from one C to the next (the warm start): all folds' problems at once
+    if params.spec.task == "ovr":
+        check_ovr(max(labels.size for labels, _ in fold_classes), max(tr.size for tr, _ in folds), ds.n_features,
+                  sets=len(folds))
     search = (ds, folds, fold_seeds, fold_classes, reporter)
     if params.spec.task != "regression":
         if start_C is None or start_C <= 0:

@@ -99,15 +99,27 @@ class TreeModel(BaseModel):
             if [int(v) for v in rbf.label] != [int(v) for v in self.label]:
                 raise ParameterError("the RBF node's labels differ from the tree model's")
         self._packed = None
+        self._node_width = None
 
     # -- prediction -----------------------------------------------------------------------------------------------
+    def _width(self, rows_width):
+        """The dense width of the nodes' W for rows `rows_width` wide: at least the largest index any node's w
+        holds + 1, as wide as the rows within nr_feature (so that rows of the model's features are viewed in place),
+        and never narrower than W already is (no repacking back and forth between blocks). Rows wider than that
+        reach beyond nr_feature: their extra entries are left out (_within), never made room for."""
+        if self._node_width is None:
+            self._node_width = max([1] + [int(n.idx[-1]) + 1 for t in self.trees for n in t.nodes if n.idx.size])
+        width = max(self._node_width, min(self.nr_feature, int(rows_width)))
+        return width if self._packed is None else max(width, self._packed[0])
+
     def _pack(self, width):
-        """Per tree: W (r x width, dense; width >= nr_feature), b, and each node's soft label (+1: a, -1: b)."""
+        """Per tree: W (r x width, dense; width > every index of the nodes' w, _width), b, and each node's soft label
+        (+1: a, -1: b)."""
         if self._packed is None or self._packed[0] != width:
             packed = []
             for t in self.trees:
                 r = len(t.nodes)
-                # checked before it is made: the file's nr_feature and the test rows' width set its size
+                # checked before it is made: the nodes' largest index and the model's features set its size
                 memory.check(8 * r * width, f"tree ({t.a}, {t.b}): {r} hyperplanes over {width} features make "
                                             f"{memory.format_size(8 * r * width)} of weights")
                 W = np.zeros((r, width), np.float64)
@@ -132,8 +144,13 @@ class TreeModel(BaseModel):
         from ._ext._h1 import node_eval
         rows = X if prepared else self.prepare(X)
         n = rows.n_rows
-        width = max(self.nr_feature, rows.n_features, 1)
-        view = rows.row_view(-1.0, width)
+        # features beyond nr_feature are ignored, as by linear and kernel models: W is sized by the nodes and the
+        # model's features, never by the test rows' largest index (nor by a file's nr_feature alone)
+        width = self._width(rows.n_features)
+        view = _within(rows, width).row_view(-1.0, width)
+        cells = n * len(self.trees)
+        memory.check(8 * cells, f"the decision values of {n} rows in {len(self.trees)} trees take "
+                                f"{memory.format_size(8 * cells)}")
         dec = np.empty((n, len(self.trees)), np.float64)
         need = np.zeros(n, bool)
         reached = []
@@ -247,9 +264,14 @@ class TreeModel(BaseModel):
                 raise ValueError
         except ValueError:
             raise bad(head["nr_tree"][0], f"nr_tree must be {n_pairs} for {nr_class} classes") from None
+        # every structural rule is checked here, at its line (what TreeModel's constructor checks for models made
+        # in memory can then never fail without one); the pairs as a generator: a header may claim 65536 classes,
+        # 2^31 pairs, in a file of a few lines, refused at the first tree line missing
+        pairs = ((label[i], label[j]) for i in range(nr_class) for j in range(i + 1, nr_class))
         trees = []
+        first_rbf = None               # the line of the first tree that ends in the RBF node
         lineno = len(keys) + 2
-        for _ in range(nr_tree):
+        for a_want, b_want in pairs:
             lineno += 1
             parts = lines[lineno - 1].split() if len(lines) >= lineno else []
             ok = (len(parts) in (7, 8) and parts[0] == "tree" and parts[3] == "nr_node" and parts[5] == "final")
@@ -266,28 +288,61 @@ class TreeModel(BaseModel):
             except (ValueError, IndexError):
                 raise bad(lineno, "expected 'tree A B nr_node R final leaf LABEL|rbf', found "
                                   f"{quote(' '.join(parts))}") from None
+            if (a, b_) != (a_want, b_want):
+                raise bad(lineno, f"tree for the pair ({a}, {b_}) where the pair ({a_want}, {b_want}) is expected "
+                                  "(LIBSVM's pair order of the labels)")
+            if final[0] == "leaf" and final[1] not in (a, b_):
+                raise bad(lineno, f"tree ({a}, {b_}) ends in leaf {final[1]}, not one of its two labels")
+            if final[0] == "rbf" and first_rbf is None:
+                first_rbf = lineno
             nodes = []
             for _ in range(r):
                 lineno += 1
                 parts = lines[lineno - 1].split() if len(lines) >= lineno else []
-                nodes.append(_parse_node(parts, nr_feature, lambda msg, n=lineno: bad(n, msg)))
+                node = _parse_node(parts, nr_feature, lambda msg, n=lineno: bad(n, msg))
+                if node.hard not in (a, b_):
+                    raise bad(lineno, f"a node of tree ({a}, {b_}) has hard label {node.hard}, not one of the "
+                                      "pair's labels")
+                nodes.append(node)
             trees.append(Tree(a, b_, nodes, final))
         if lineno != len(lines):
             raise bad(lineno + 1, f"unexpected line {quote(lines[lineno].strip())} after the trees")
         rbf = None
         if rbf_text is not None:
+            start = lineno + 2                  # the RBF model's first line (svm_type), after the rbf_model line
             try:
                 rbf = SVMModel._parse(path, rbf_text, size)
             except ModelFormatError as exc:
-                raise ModelFormatError(f"{exc} (in the RBF node, which starts at line {lineno + 2})") from None
+                raise ModelFormatError(f"{exc} (in the RBF node, which starts at line {start})") from None
+            if rbf.label is None or [int(v) for v in rbf.label] != label:
+                at = next((k for k, ln in enumerate(rbf_text.split("\n")) if ln.split()[:1] == ["label"]), 0)
+                raise bad(start + at, "the RBF node must be a classification model with the tree model's labels in "
+                                      f"the same order ({' '.join(map(str, label))})")
+        elif first_rbf is not None:
+            raise bad(first_rbf, "this tree ends in the RBF node, and the file has no rbf_model after the trees")
         try:
             return cls(label, nr_feature, trees, h1_c, rbf)
-        except ParameterError as exc:
+        except ParameterError as exc:       # pragma: no cover - every rule above names its line first
             raise ModelFormatError(f"{path}: {exc}") from None
 
     def __repr__(self):
         return (f"TreeModel(nr_class={self.nr_class}, trees={len(self.trees)}, hyperplanes={self.n_hyperplanes}, "
                 f"rbf={'yes' if self.rbf is not None else 'no'})")
+
+
+def _within(rows, width):
+    """The rows with the entries of features beyond `width` left out (the rows themselves when they have none): a
+    dataset the kernels can view `width` wide. The RBF node is given the rows as they are, as svm-predict reads
+    them."""
+    if rows.n_features <= width:
+        return rows
+    from .dataset import CSRDataset
+    rows = rows.contiguous()
+    keep = rows.indices < width
+    if keep.all():
+        return CSRDataset(rows.y, rows.indptr, rows.indices, rows.values, width, check=False)
+    kept = np.concatenate([[0], np.cumsum(keep, dtype=np.int64)])
+    return CSRDataset(rows.y, kept[rows.indptr], rows.indices[keep], rows.values[keep], width, check=False)
 
 
 def _one(values):

@@ -362,7 +362,7 @@ def test_writer_refuses_what_the_reader_would(tmp_path, what, value):
     else:
         values[ds.indptr[33]] = value
     path = tmp_path / "w.bin"
-    with pytest.raises(llsvm.ParameterError, match="row 33: "):
+    with pytest.raises(llsvm.ParameterError, match="row 34: "):      # 1-based, as the trainers count
         llsvm.write_binary(CSRDataset(y, ds.indptr, ds.indices, values, ds.n_features), path, block_rows=20)
     assert not path.exists()
 

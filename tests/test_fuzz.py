@@ -15,6 +15,7 @@ import signal
 import struct
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -22,7 +23,7 @@ import pytest
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
-from fuzz import reference, regressions, seeds, targets  # noqa: E402
+from fuzz import options, reference, regressions, seeds, targets  # noqa: E402
 from fuzz.mutators import fix_checksums  # noqa: E402
 from fuzz.targets import OracleFailure  # noqa: E402
 from llsvm import BinaryDataset, DataFormatError, Model  # noqa: E402
@@ -244,10 +245,13 @@ def test_fix_checksums_makes_a_crafted_file_readable(work):
     with pytest.raises(DataFormatError, match="do not tile"):       # past the checksum: the structure check
         BinaryDataset(work.write("x.bin", fix_checksums(buf)))
     buf = bytearray(data)
-    struct.pack_into("<Q", buf, 72, 99)                                # n_qid: any value is valid
+    struct.pack_into("<Q", buf, 72, 9)                                 # n_qid: any value up to n_rows (9)
     with BinaryDataset(work.write("y.bin", fix_checksums(buf))) as ds:
-        assert ds.n_qid == 99
+        assert ds.n_qid == 9
         ds.verify()
+    struct.pack_into("<Q", buf, 72, 10)                                # more qid tokens than rows: refused
+    with pytest.raises(DataFormatError, match="header n_qid 10 but the file has only 9 rows"):
+        BinaryDataset(work.write("z.bin", fix_checksums(buf)))
 
 
 class _Header:
@@ -257,8 +261,8 @@ class _Header:
         self.n_rows, self.labels, self.label_counts = n_rows, np.array(labels), np.array(counts)
 
 
-def _header_bytes(flags=0, n_rows=2, n_features=3, nnz=2, max_sq=4.0, n_labels=2):
-    return struct.pack("<8sIIQQQQQQdQQ", b"LLSVMBIN", 1, flags, n_rows, n_features, nnz, 1, 0, 0, max_sq, 0,
+def _header_bytes(flags=0, n_rows=2, n_features=3, nnz=2, max_sq=4.0, n_labels=2, n_qid=0):
+    return struct.pack("<8sIIQQQQQQdQQ", b"LLSVMBIN", 1, flags, n_rows, n_features, nnz, 1, 0, 0, max_sq, n_qid,
                        n_labels).ljust(128, b"\0")
 
 
@@ -275,6 +279,8 @@ def _header_bytes(flags=0, n_rows=2, n_features=3, nnz=2, max_sq=4.0, n_labels=2
     (dict(), [-1.0, 1.0], [1, 1], "binary.label_table"),
     (dict(flags=4, n_labels=0), [], [], "binary.label_table"),
     (dict(n_rows=3), [1.0, -1.0], [1, 1], "binary.rows"),
+    (dict(n_qid=2), [1.0, -1.0], [1, 1], None),
+    (dict(n_qid=3), [1.0, -1.0], [1, 1], "binary.n_qid"),
 ])
 def test_binary_invariants(header, labels, counts, rule):
     arrays = (np.array([1.0, -1.0]), np.array([0, 1, 2]), np.array([2, 0], np.int32), np.array([2.0, -1.0]),
@@ -302,6 +308,93 @@ def test_model_invariants(model, rule):
         targets.model_invariants(valid.to_text().replace(" ", "\x1f", 1).encode(), valid)
 
 
+def _tree(hard=1, leaf=1, index=0):
+    """A one-node tree model; hard, leaf, index: set after construction (which refuses them), as a reader that let
+    them through would give them."""
+    from llsvm.tree_model import Node, Tree, TreeModel
+    m = TreeModel([1, -1], 3, [Tree(1, -1, [Node(1, 0.5, [0], [1.0])], ("leaf", 1))], float("inf"))
+    m.trees[0].nodes[0].hard = hard
+    m.trees[0].nodes[0].idx = np.array([index], np.int64)
+    m.trees[0].final = ("leaf", leaf)
+    return m
+
+
+def test_tree_model_oracle(work):
+    """The tree models' oracle (check_tree_model): a valid model passes (round trip, finite pair values on the probe
+    rows, one of which reaches feature 70001, far beyond the model); one the reader would refuse does not."""
+    good = _tree()
+    targets.check_tree_model(good.to_text().encode(), good, work)
+    for broken, rule in [(_tree(hard=7), "model.tree"), (_tree(leaf=3), "model.tree"), (_tree(index=5), "model.tree")]:
+        with pytest.raises(OracleFailure, match=rule):
+            targets.tree_model_invariants(broken.to_text().encode(), broken)
+    with pytest.raises(OracleFailure, match="model.bytes"):
+        targets.tree_model_invariants(good.to_text().replace(" ", "\x1f", 1).encode(), good)
+
+
+def test_model_refusals_must_name_the_line(work, monkeypatch):
+    """model.error_line: every reader's refusal names the file and line (a malformed tree, a LIBSVM model, a linear
+    one pass); a refusal without a line is a failure (the tree reader's structural errors had none)."""
+    tree = _tree().to_text()
+    for bad in (tree.replace("leaf 1", "leaf 7"), tree.replace("tree 1 -1", "tree -1 1"),
+                tree.replace("hard 1", "hard 5"), "svm_type c_svc\nkernel_type rbf\n", "solver_type L2R_LR\nw\n"):
+        targets.check_model(bad.encode(), work)
+    from llsvm import tree_model
+    from llsvm.errors import ModelFormatError
+
+    def no_line(path, text, size):
+        raise ModelFormatError(f"{path}: something is wrong")
+    monkeypatch.setattr(tree_model.TreeModel, "_parse", staticmethod(no_line))
+    with pytest.raises(OracleFailure, match="model.error_line"):
+        targets.check_model(tree.encode(), work)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The options target (fuzz/options.py): llsvm-train's options in-process on a tiny file
+
+def test_options_command_stays_in_its_directory(work):
+    """A token that is not an option is dropped (it would be taken for a file), an option's value is the next token
+    whatever it is, a missing one is empty, the path options get a path in the scratch directory, @NAME picks the
+    training file, and -v, -C, --grid and the help write no model."""
+    args, dataset, writes = options.command(b"-s 7 /etc/passwd -c --json @three -w-1", work)
+    assert (args, dataset, writes) == (["-s", "7", "-c", "--json", "-w-1", ""], "three", True)
+    args, dataset, writes = options.command(b"--json /etc/x --tmp-dir --keep-active-set /k -v 3", work)
+    assert args == ["--json", work.file("run.json"), "--tmp-dir", work.file("tmp"), "-v", "3"]
+    assert (dataset, writes) == ("two", False)
+    assert options.command(b"-s smo -h 0", work)[::2] == (["-s", "smo", "-h", "0"], True)
+    assert options.command(b"-h -q", work)[::2] == (["-h", "-q"], False)
+
+
+def test_options_oracle_catches_failures(work, monkeypatch):
+    """The oracle is not vacuous: a model that predict refuses, an internal error and a slow stop are failures."""
+    import llsvm.grid
+    from llsvm.model import Model
+    options.check_options(b"-s 7 -c 1e308", work)              # refused where it is saved: fine
+    monkeypatch.setattr(Model, "check_finite", lambda self: None)
+    with pytest.raises(OracleFailure, match="options.predict_refuses"):
+        options.check_options(b"-s 7 -c 1e308", work)
+    monkeypatch.undo()
+
+    def broken(text):
+        raise ValueError("a bug")
+    monkeypatch.setattr(llsvm.grid, "parse_grid", broken)
+    with pytest.raises(OracleFailure, match="options.internal_error"):
+        options.check_options(b"-s smo -v 2 --grid C=1", work)
+    monkeypatch.undo()
+    monkeypatch.setattr(options, "GUARD_SECONDS", 0.2)
+    monkeypatch.setattr(options, "STOP_SECONDS", 0.0)
+    with pytest.raises(OracleFailure, match="options.slow_stop"):
+        options.check_options(b"-s project1d --max-iter 2147483647", work)
+
+
+def test_options_guard_interrupts_a_long_run(work, monkeypatch):
+    """A value that asks for hours (--max-iter 2147483647 directions) gets the guard's SIGINT and must end with
+    exit 130 within STOP_SECONDS: the kernels poll the stop flag (issue 27, item 1)."""
+    monkeypatch.setattr(options, "GUARD_SECONDS", 0.3)
+    t0 = time.monotonic()
+    options.check_options(b"-s project1d --max-iter 2147483647", work)
+    assert time.monotonic() - t0 < 0.3 + options.STOP_SECONDS + 1.0
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Reproducers of the bugs found: each fails while its bug is open
 
@@ -319,7 +412,7 @@ def test_regression(case, work):
 # 73,000, model 173,000-318,000 as this VM's speed varied), so each run takes 15-25 s, worker start-up included.
 # A count, not a time budget: a slow or busy machine takes longer but runs the same number of inputs, and the
 # verdict (no failure, the whole count run) cannot depend on its speed.
-SHORT_RUNS = {"text": 20_000, "binary": 50_000, "model": 200_000}
+SHORT_RUNS = {"text": 20_000, "binary": 50_000, "model": 200_000, "options": 1_500}     # options: 15-25 s
 needs_atheris = pytest.mark.skipif(importlib.util.find_spec("atheris") is None,
                                    reason="atheris (the test extra) is not installed")
 
@@ -354,7 +447,7 @@ def run_fuzz(args, tmp_path, timeout=600):
 
 
 @needs_atheris
-@pytest.mark.parametrize("target", ["text", "binary", "model"])
+@pytest.mark.parametrize("target", ["text", "binary", "model", "options"])
 def test_fuzz_short_run(target, tmp_path):
     proc, targets_ = run_fuzz(["--targets", target, "--runs", str(SHORT_RUNS[target])], tmp_path)
     result = targets_[target]

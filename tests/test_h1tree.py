@@ -220,8 +220,17 @@ BAD = {
     "nr_tree": ("HEAD nr_tree 2\n", ":9: nr_tree must be 1 for 2 classes"),
     "node": ("HEAD nr_tree 1\ntree 1 -1 nr_node 1 final leaf 1\nnode hard 1 b x w 0\n", ":11: a node needs"),
     "index": ("HEAD nr_tree 1\ntree 1 -1 nr_node 1 final leaf 1\nnode hard 1 b 0.5 w 2 3:1 2:1\n", ":11: w entry '2:1'"),
-    "leaf": ("HEAD nr_tree 1\ntree 1 -1 nr_node 0 final leaf 7\n", ": tree (1, -1) ends in leaf 7"),
-    "rbf missing": ("HEAD nr_tree 1\ntree 1 -1 nr_node 0 final rbf\n", ": a tree ends in the RBF node"),
+    # every structural error names its line (docs/formats.md 1.4; issue 27, item 8: these named none)
+    "leaf": ("HEAD nr_tree 1\ntree 1 -1 nr_node 0 final leaf 7\n", ":10: tree (1, -1) ends in leaf 7"),
+    "rbf missing": ("HEAD nr_tree 1\ntree 1 -1 nr_node 0 final rbf\n", ":10: this tree ends in the RBF node, and "
+                    "the file has no rbf_model"),
+    "pair": ("HEAD nr_tree 1\ntree -1 1 nr_node 0 final leaf 1\n", ":10: tree for the pair (-1, 1) where the pair "
+             "(1, -1) is expected"),
+    "hard": ("HEAD nr_tree 1\ntree 1 -1 nr_node 1 final leaf 1\nnode hard 2 b 0.5 w 0\n",
+             ":11: a node of tree (1, -1) has hard label 2"),
+    "rbf labels": ("HEAD nr_tree 1\ntree 1 -1 nr_node 0 final rbf\nrbf_model\nsvm_type c_svc\nkernel_type linear\n"
+                   "nr_class 2\ntotal_sv 0\nrho 0\nlabel -1 1\nnr_sv 0 0\nSV\n",
+                   ":17: the RBF node must be a classification model with the tree model's labels"),
     "trailing": ("HEAD nr_tree 1\ntree 1 -1 nr_node 0 final leaf 1\nextra\n", ":11: unexpected line 'extra'"),
 }
 HEAD = "llsvm_tree_model 1\nsolver_type H1_TREE\nnr_class 2\nlabel 1 -1\nnr_feature 3\nbias -1\nmulticlass ovo\nh1_c inf\n"
@@ -243,11 +252,12 @@ def test_malformed_tree_models_are_refused(tmp_path, name):
 
 
 def test_a_tree_file_too_wide_for_memory_is_refused_before_allocating(tmp_path):
-    """nr_feature sets the width of the dense hyperplanes prediction makes: a hostile file naming 2^31 - 1 features
-    for 20 nodes (320 GiB of weights) is refused with exit 1 and a message, not attempted."""
+    """The nodes' largest index sets the width of the dense hyperplanes prediction makes: a hostile file whose 20
+    nodes reach feature 2^31 - 1 (320 GiB of weights) is refused with exit 1 and a message, not attempted; one that
+    only names 2^31 - 1 features in nr_feature costs nothing (features beyond the nodes' have weight 0)."""
     p = tmp_path / "m.model"
     p.write_text(HEAD.replace("nr_feature 3", "nr_feature 2147483647") + "nr_tree 1\ntree 1 -1 nr_node 20 final leaf 1\n"
-                 + "node hard 1 b 0.5 w 1 5:1\n" * 20)
+                 + "node hard 1 b 0.5 w 1 2147483647:1\n" * 20)
     data = tmp_path / "d.txt"
     data.write_text("1 1:1\n")
     r = CliRunner().invoke(predict_main, [str(data), str(p), str(tmp_path / "out")])
@@ -255,3 +265,8 @@ def test_a_tree_file_too_wide_for_memory_is_refused_before_allocating(tmp_path):
     assert r.stderr.startswith("Error: tree (1, -1): 20 hyperplanes over 2147483647 features make 320 GiB of weights, "
                                "more than")
     assert not os.path.exists(tmp_path / "out")
+    p.write_text(HEAD.replace("nr_feature 3", "nr_feature 2147483647") + "nr_tree 1\ntree 1 -1 nr_node 20 final leaf 1\n"
+                 + "node hard 1 b 0.5 w 1 5:1\n" * 20)
+    r = CliRunner().invoke(predict_main, [str(data), str(p), str(tmp_path / "out")])
+    assert_exit(r, 0)
+    assert (tmp_path / "out").read_text() == "1\n"          # f = 0.5 >= 0 at every node: the leaf

@@ -214,12 +214,14 @@ def test_constructor_refusals():
     for change, msg in [({"kernel_type": "precomputed"}, "precomputed kernels are not supported"),
                         ({"svm_type": "c_svm"}, "unknown svm_type"),
                         ({"nSV": [2, 2]}, "summing to total_sv 3"),
-                        ({"rho": [0.1, 0.2]}, "rho must be 1 finite values"),
+                        ({"rho": [0.1, 0.2]}, "rho must be 1 values, not 2"),
+                        ({"rho": [np.inf]}, r"rho\[0\] is inf, not a finite number"),
                         ({"sv_coef": [[1, 2]]}, "sv_coef has shape"),
                         ({"gamma": -1}, "gamma must be finite and >= 0"),
                         ({"probA": [1.0]}, "probA and probB, or neither"),
                         ({"label": None}, "needs label and nSV"),
-                        ({"sv_coef": [[1, np.nan, 0]]}, "sv_coef has shape"),
+                        ({"sv_coef": [[1, np.nan, 0]]},
+                         r"sv_coef\[0\]\[1\] is nan \(the coefficient of SV 2\), not a finite number"),
                         ({"SV": sp.csr_matrix(([1.0, 2.0], [2, 1], [0, 2, 2, 2]), shape=(3, 3))},
                          "strictly ascending")]:
         with pytest.raises(ParameterError, match=msg):

@@ -40,8 +40,9 @@ def _writing(path):
     return os_errors(f"can't write output file {path}", detail=True, error=LLSVMError)
 
 
-def _to_binary(ds, in_kind, output_file, float32, block_rows, total, reporter):
-    from ..binfmt import BinaryWriter
+def _to_binary(ds, in_kind, output_file, float32, block_rows, total, reporter, input_file, zero_based):
+    from ..binfmt import BinaryWriter, RowError
+    from ..io import row_error_at_line
     from_binary = in_kind == "binary"
     bar = reporter.bar(total=total, desc="converting")
     try:
@@ -60,6 +61,10 @@ def _to_binary(ds, in_kind, output_file, float32, block_rows, total, reporter):
                     bar.update(block.nbytes)
             with _writing(output_file):
                 w.close(n_features=ds.n_features, n_qid=ds.n_qid)
+    except RowError as exc:         # a text row the format cannot hold: named by its line
+        if from_binary:
+            raise
+        raise row_error_at_line(input_file, exc, zero_based) from None
     finally:
         bar.close()
     reporter.line(f"wrote {output_file}: {w.n_rows} rows, {w.n_features} features, {w.nnz} non-zeros, "
@@ -115,7 +120,7 @@ def main(input_file, output_file, info, to, float32, block_rows, zero_based, qui
     ds = open_dataset(input_file, zero_based=zero_based, float32=float32, stream=True)
     try:
         if to == "binary":
-            _to_binary(ds, in_kind, output_file, float32, block_rows, total, reporter)
+            _to_binary(ds, in_kind, output_file, float32, block_rows, total, reporter, input_file, zero_based)
         else:
             with _writing(output_file):
                 with atomic_output(output_file, "wb") as f:

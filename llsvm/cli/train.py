@@ -12,13 +12,18 @@ import math
 import os
 import re
 import time
+import warnings
 
 import click
 
 from ..errors import LLSVMError, ParameterError
 from ..report import Reporter, write_standard
-from ..solvers.registry import DESIGN_KEYS, SOLVER_OPTIONS, Params, accepting, get, option_fields, specs
+from ..solvers.registry import DESIGN_KEYS, INT_MAX, SOLVER_OPTIONS, Params, accepting, get, option_fields, specs
 from .common import ParamError, arm_kernel_stop, check_input, handle_errors, os_errors
+
+
+# NumPy's floating-point RuntimeWarnings (np.errstate's over, invalid, divide and under)
+FLOATING_POINT_WARNINGS = r"(overflow|invalid value|divide by zero|underflow) encountered"
 
 
 def _solver_lines():
@@ -242,9 +247,9 @@ def _options(spec, values):
                    "-s streamsvm: 2 runs the reader and the trainer concurrently, 1 alternates them (deterministic "
                    "for a seed). -s smo, h1tree: OpenMP threads sharing each long kernel column (same model; they "
                    "pay only when the cores are idle, so one unless asked, as LIBSVM's svm-train). "
-                   f"Default: {_defaults('default_threads')}.")
+                   f"Default: {_defaults('default_threads')}; at most the number of CPUs (-s streamsvm: 2).")
 @click.option("--seed", type=click.IntRange(min=0), default=1, help="Seed of the random number generator.")
-@click.option("--max-iter", type=click.IntRange(min=1), default=None,
+@click.option("--max-iter", type=click.IntRange(min=1, max=INT_MAX), default=None,
               help="Iteration limit: outer iterations (passes of -s streamsvm, Newton iterations of -s 2). "
                    f"Default: {_defaults('default_max_iter')}.")
 @click.option("--json", "json_file", default=None, metavar="FILE", help="Write training metrics as JSON.")
@@ -253,10 +258,10 @@ def _options(spec, values):
 @click.option("--zero-based", is_flag=True, help="Text input has 0-based feature indices.")
 @click.option("--memory", default=None, metavar="SIZE",
               help=f"Budget for the training data, weight vectors and per-row state held in RAM, e.g. 64M, 2G {_for('--memory')}; "
-              "default: the memory available.")
+              "default (and at most): the memory available.")
 @click.option("--tmp-dir", default=None, metavar="DIR",
               help=f"Directory for temporary files {_for('--tmp-dir')}; default: the system's.")
-@click.option("--inner-iter", type=click.IntRange(min=1), default=None,
+@click.option("--inner-iter", type=click.IntRange(min=1, max=INT_MAX), default=None,
               help=f"Passes over each loaded block per outer iteration (default 5) {_for('--inner-iter')}.")
 @click.option("--keep-active-set", default=None, metavar="DIR",
               help=f"Keep the final active-set files (binary format) in DIR {_for('--keep-active-set')}.")
@@ -268,7 +273,7 @@ def _options(spec, values):
 @click.option("--one-pass", is_flag=True,
               help="The paper's Algorithm 2 exactly: no re-check passes, the stopping rule is --inner-eps and the "
                    f"primal is not computed {_for('--one-pass')}.")
-@click.option("--max-passes", type=click.IntRange(min=1), default=None, metavar="N",
+@click.option("--max-passes", type=click.IntRange(min=1, max=INT_MAX), default=None, metavar="N",
               help=f"Re-check passes at most (default 10) {_for('--max-passes')}.")
 @handle_errors
 def main(training_set_file, model_file, solver, cost, svr_p, nu, eps, bias, no_reg_bias, weights, nr_fold, find_C,
@@ -325,8 +330,8 @@ def main(training_set_file, model_file, solver, cost, svr_p, nu, eps, bias, no_r
     try:
         budget = None
         if memory is not None:
-            from ..memory import parse_size
-            budget = parse_size(memory)
+            from ..memory import parse_size, within_available
+            budget = within_available(parse_size(memory))
     except LLSVMError as exc:
         raise click.BadParameter(str(exc), param_hint="'--memory'") from None
     if tmp_dir is not None and not os.path.isdir(tmp_dir):
@@ -380,68 +385,73 @@ def main(training_set_file, model_file, solver, cost, svr_p, nu, eps, bias, no_r
     from ..io import read_dataset
     from ..textio import line_limit
     from ..trainer import cross_validation, find_parameter_C, make_driver, train
-    t0 = time.perf_counter()
-    if spec.streams and nr_fold is None:
-        # streamed: the input is never held in memory as a whole
-        with reporter.bar(desc=spec.progress_desc, unit=spec.progress_unit) as bar, opening:
-            model = make_driver(params, reporter, zero_based=zero_based, progress=bar).fit(training_set_file)
-        _finish(model, model_file, json_file, None, 0.0, time.perf_counter() - t0, params)
-        return
-    with reporter.bar(desc="reading") as bar, opening:
-        ds = read_dataset(training_set_file, zero_based=zero_based, progress=bar, max_line=line_limit(budget),
-                          class_labels=params.spec.class_labels)
-    load_s = time.perf_counter() - t0
-    name = spec.solver_type if spec.number is not None else spec.name
+    # NumPy's floating-point warnings never reach the user, from any thread: an extreme option value (-c 1e308)
+    # overflows a certificate's sums to inf or nan, printed as such (as LIBLINEAR prints them); a model that is not
+    # finite is refused when it is saved (model.save), and the solvers check what they must themselves
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=FLOATING_POINT_WARNINGS, category=RuntimeWarning)
+        t0 = time.perf_counter()
+        if spec.streams and nr_fold is None:
+            # streamed: the input is never held in memory as a whole
+            with reporter.bar(desc=spec.progress_desc, unit=spec.progress_unit) as bar, opening:
+                model = make_driver(params, reporter, zero_based=zero_based, progress=bar).fit(training_set_file)
+            _finish(model, model_file, json_file, None, 0.0, time.perf_counter() - t0, params)
+            return
+        with reporter.bar(desc="reading") as bar, opening:
+            ds = read_dataset(training_set_file, zero_based=zero_based, progress=bar, max_line=line_limit(budget),
+                              class_labels=params.spec.class_labels)
+        load_s = time.perf_counter() - t0
+        name = spec.solver_type if spec.number is not None else spec.name
 
-    if grid is not None:
-        from ..grid import grid_search, grid_table
+        if grid is not None:
+            from ..grid import grid_search, grid_table
+            t1 = time.perf_counter()
+            result = grid_search(ds, nr_fold or 5, grid_spec, reporter=reporter, params=params)
+            _stdout(grid_table(result))
+            if json_file:
+                write_json(json_file, {"solver": name, "n_rows": ds.n_rows, "n_features": ds.n_features, "nnz": ds.nnz,
+                                       "load_seconds": load_s, "train_seconds": time.perf_counter() - t1,
+                                       "nr_fold": result.nr_fold, "cells": result.cells, "best": result.best,
+                                       "peak_rss_mb": peak_rss_mb()})
+            return
+        if find_C:
+            _stdout(f"Doing parameter search with {nr_fold}-fold cross validation.\n")
+            t1 = time.perf_counter()
+            found = find_parameter_C(ds, nr_fold, start_C=cost, start_p=svr_p, reporter=reporter, params=params)
+            if spec.task == "regression":
+                best_C, best_p, best_mse = found
+                _stdout(f"Best C = {best_C:g} Best p = {best_p:g}  CV MSE = {best_mse:g}\n")
+                result = {"best_C": best_C, "best_p": best_p, "cv_mse": best_mse}
+            else:
+                best_C, best_rate = found
+                _stdout(f"Best C = {best_C:g}  CV accuracy = {100.0 * best_rate:g}%\n")
+                result = {"best_C": best_C, "cv_accuracy": 100.0 * best_rate}
+            if json_file:
+                write_json(json_file, {"solver": name, "n_rows": ds.n_rows, "n_features": ds.n_features, "nnz": ds.nnz,
+                                       "load_seconds": load_s, "train_seconds": time.perf_counter() - t1, **result,
+                                       "peak_rss_mb": peak_rss_mb()})
+            return
+        if nr_fold is not None:
+            t1 = time.perf_counter()
+            target = cross_validation(ds, nr_fold, reporter=reporter, params=params)
+            if spec.task == "regression":
+                from ..predict import regression_scores
+                mse, scc = regression_scores(target, ds.y)
+                _stdout(f"Cross Validation Mean squared error = {mse:g}\n"
+                        f"Cross Validation Squared correlation coefficient = {scc:g}\n")
+                result = {"cv_mse": mse, "cv_squared_correlation": scc}
+            else:
+                acc = 100.0 * float((target == ds.y).sum()) / ds.n_rows
+                _stdout(f"Cross Validation Accuracy = {acc:g}%\n")
+                result = {"cv_accuracy": acc}
+            if json_file:
+                write_json(json_file, {"solver": name, "n_rows": ds.n_rows, "n_features": ds.n_features, "nnz": ds.nnz,
+                                       "load_seconds": load_s, "train_seconds": time.perf_counter() - t1,
+                                       "nr_fold": nr_fold, **result, "peak_rss_mb": peak_rss_mb()})
+            return
         t1 = time.perf_counter()
-        result = grid_search(ds, nr_fold or 5, grid_spec, reporter=reporter, params=params)
-        _stdout(grid_table(result))
-        if json_file:
-            write_json(json_file, {"solver": name, "n_rows": ds.n_rows, "n_features": ds.n_features, "nnz": ds.nnz,
-                                   "load_seconds": load_s, "train_seconds": time.perf_counter() - t1,
-                                   "nr_fold": result.nr_fold, "cells": result.cells, "best": result.best,
-                                   "peak_rss_mb": peak_rss_mb()})
-        return
-    if find_C:
-        _stdout(f"Doing parameter search with {nr_fold}-fold cross validation.\n")
-        t1 = time.perf_counter()
-        found = find_parameter_C(ds, nr_fold, start_C=cost, start_p=svr_p, reporter=reporter, params=params)
-        if spec.task == "regression":
-            best_C, best_p, best_mse = found
-            _stdout(f"Best C = {best_C:g} Best p = {best_p:g}  CV MSE = {best_mse:g}\n")
-            result = {"best_C": best_C, "best_p": best_p, "cv_mse": best_mse}
-        else:
-            best_C, best_rate = found
-            _stdout(f"Best C = {best_C:g}  CV accuracy = {100.0 * best_rate:g}%\n")
-            result = {"best_C": best_C, "cv_accuracy": 100.0 * best_rate}
-        if json_file:
-            write_json(json_file, {"solver": name, "n_rows": ds.n_rows, "n_features": ds.n_features, "nnz": ds.nnz,
-                                   "load_seconds": load_s, "train_seconds": time.perf_counter() - t1, **result,
-                                   "peak_rss_mb": peak_rss_mb()})
-        return
-    if nr_fold is not None:
-        t1 = time.perf_counter()
-        target = cross_validation(ds, nr_fold, reporter=reporter, params=params)
-        if spec.task == "regression":
-            from ..predict import regression_scores
-            mse, scc = regression_scores(target, ds.y)
-            _stdout(f"Cross Validation Mean squared error = {mse:g}\n"
-                    f"Cross Validation Squared correlation coefficient = {scc:g}\n")
-            result = {"cv_mse": mse, "cv_squared_correlation": scc}
-        else:
-            acc = 100.0 * float((target == ds.y).sum()) / ds.n_rows
-            _stdout(f"Cross Validation Accuracy = {acc:g}%\n")
-            result = {"cv_accuracy": acc}
-        if json_file:
-            write_json(json_file, {"solver": name, "n_rows": ds.n_rows, "n_features": ds.n_features, "nnz": ds.nnz,
-                                   "load_seconds": load_s, "train_seconds": time.perf_counter() - t1,
-                                   "nr_fold": nr_fold, **result, "peak_rss_mb": peak_rss_mb()})
-        return
-    t1 = time.perf_counter()
-    model = train(ds, reporter=reporter, params=params)
-    _finish(model, model_file, json_file, ds, load_s, time.perf_counter() - t1, params)
+        model = train(ds, reporter=reporter, params=params)
+        _finish(model, model_file, json_file, ds, load_s, time.perf_counter() - t1, params)
 
 
 def metrics(model, ds, load_s, train_s, params):
@@ -454,10 +464,46 @@ def metrics(model, ds, load_s, train_s, params):
     return m
 
 
+# the solver options that scale a model's numbers (kernel values, steps, box)
+_SCALING = ("-g", "-d", "-r", "--sigma", "--eta0", "--lambda", "--h1-c")
+
+
+def _overflow_hint(params):
+    """What to change when a model is not finite: the options given that scale its numbers (-c, -wi, -B, -p, -n and
+    the solver's own, _SCALING, when they differ from their defaults), else the data's scale."""
+    given = []
+    if params.C != 1.0:
+        given.append(f"-c {params.C:g}")
+    given += [f"-w{label} {weight:g}" for label, weight in params.weights]
+    if params.bias >= 0 and not (params.spec.free_bias and params.bias == 1.0):
+        given.append(f"-B {params.bias:g}")
+    if params.spec.task == "regression" and params.svr_p != 0.1:
+        given.append(f"-p {params.svr_p:g}")
+    if params.spec.task == "oneclass" and params.nu != 0.5:
+        given.append(f"-n {params.nu:g}")
+    opts = params.options
+    if opts is not None:
+        defaults = type(opts)()
+        names = option_fields(params.spec)
+        for flag in _SCALING:
+            name = SOLVER_OPTIONS[flag]
+            value = getattr(opts, name, None) if name in names else None
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and value != getattr(defaults, name):
+                given.append(f"{flag} {value:g}")
+    if not given:
+        return "the data's values make it overflow: scale the features"
+    return f"the options make it overflow: change {' or '.join(given)}"
+
+
 def _finish(model, model_file, json_file, ds, load_s, train_s, params):
-    """Save the model (atomically) and the metrics."""
+    """Save the model (atomically) and the metrics; a model that is not finite is refused, with the options to
+    change."""
+    from ..model import NonFiniteModelError
     with os_errors(f"can't save model to file {model_file}"):
-        model.save(model_file)
+        try:
+            model.save(model_file)
+        except NonFiniteModelError as exc:
+            raise exc.with_hint(_overflow_hint(params)) from None
     if json_file:
         write_json(json_file, metrics(model, ds, load_s, train_s, params))
 

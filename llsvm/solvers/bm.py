@@ -17,6 +17,7 @@ import time
 import numpy as np
 
 from .._ext import _linear as KL
+from .. import memory
 from .._ext._random import rng_state
 from .common import EMPTY_ROWS, Classes, FitResult
 from .outofcore import STREAM_JSON_FIELDS, StreamedSolver, stream_metrics
@@ -129,6 +130,10 @@ class BlockMinimizationSolver(StreamedSolver):
         classes = Classes(labels)
         n_rows, n_feat = int(src.n_rows), self._n_features(src)
         w_size = n_feat + (1 if self.bias >= 0 else 0)
+        if self.opt.memory is None and len(problems) > 1:      # under --memory, _plan refuses a budget below them
+            memory.check_classes(len(labels), f"{len(problems)} one-vs-rest problems over {n_rows} rows",
+                                 self._state(n_rows, len(problems)) + self._weights(n_feat, len(problems)),
+                                 "dual variables and weight vectors")
         self.check_weights(n_feat, len(problems))
         limit = self._plan(src, n_rows, n_feat, len(problems))
         self._costs = self._unit_costs(src)

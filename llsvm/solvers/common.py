@@ -10,6 +10,7 @@ from .._ext import _random
 from ..errors import ParameterError
 from ..memory import MIN_BUDGET, format_size, parse_size  # noqa: F401 (MIN_BUDGET, parse_size: re-exported)
 from ..memory import check as check_memory
+from ..memory import check_classes
 
 EMPTY_ROWS = np.empty(0, np.int64)
 INT_MAX = 2147483647
@@ -146,6 +147,37 @@ class Classes:
         return [(k, wC[k], float(C)) for k in range(len(self.labels))]
 
 
+# Python objects one binary problem or class pair keeps besides its arrays: its Subproblem or (i, j, rows, y) tuple,
+# FitResult and records (measured with tracemalloc: about 1.2 KiB for a one-vs-rest problem, 1.5 KiB for a pair of
+# -s smo, 2.6 KiB for a tree of -s h1tree; rounded up)
+PROBLEM_OBJECT_BYTES = 2048
+PAIR_OBJECT_BYTES = 2048
+TREE_OBJECT_BYTES = 4096
+
+
+def check_ovr(k, l, n_features, sets=1, *, budget=None):
+    """Refuse the one-vs-rest problems of k classes over l rows before any is made (k > 2; two classes make one
+    problem): each holds its labels (l bytes), its dual variables (8 l) and its weight vector, stacked into the
+    model (twice 8 (n_features + 1)). `sets`: how many such sets are held at once (the -C search keeps every
+    fold's)."""
+    if k <= 2:
+        return
+    per = 9 * int(l) + 16 * (int(n_features) + 1) + PROBLEM_OBJECT_BYTES
+    check_classes(k, f"{k} one-vs-rest problems over {l} rows" + (f" in each of {sets} folds" if sets > 1 else ""),
+                  sets * k * per, "labels, dual variables and weight vectors", budget=budget)
+
+
+def check_ovo(k, l, what="rows, labels, coefficients and model", per_row=33, per_pair=PAIR_OBJECT_BYTES):
+    """Refuse the one-vs-one class pairs of k classes over l rows before any is made (LIBSVM's svm_train, -s smo,
+    the online solvers, -s h1tree): every row is in k - 1 pairs, and each (pair, row) costs `per_row` bytes (a
+    kernel solver's: its row index 8 and label 1, its coefficient 8 and alpha 8, the model's sv_coef 8), each
+    pair `per_pair` more."""
+    if k <= 2:
+        return
+    P = k * (k - 1) // 2
+    check_classes(k, f"{P} class pairs (one-vs-one) over {l} rows", per_row * (k - 1) * int(l) + per_pair * P, what)
+
+
 def one_vs_rest(view, cls, labels, rows, params, reporter):
     """The binary subproblems of a random-access run over (view, rows): Classes.problems' split and costs, with
     labels (model order) and the class index of every row of the view; rows None: all of them."""
@@ -197,7 +229,11 @@ def class_costs(C, weights, labels, reporter=None):
             if reporter is not None:
                 reporter.warning(f"WARNING: class label {int(lab)} specified in weight is not found\n")
         else:
-            wC[hit[0]] *= float(weight)
+            c = float(wC[hit[0]]) * float(weight)        # Python floats: an overflow is inf, not a RuntimeWarning
+            if not np.isfinite(c):
+                raise ParameterError(f"-w{int(lab)} {float(weight):g}: the class's C, {float(C):g} x "
+                                     f"{float(weight):g}, overflows")
+            wC[hit[0]] = c
     return wC
 
 

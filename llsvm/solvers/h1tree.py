@@ -27,10 +27,13 @@ import numpy as np
 from .. import memory
 from .._ext import _h1
 from ..errors import ParameterError
-from .common import FitResult, Seeds, group_classes
+from .common import TREE_OBJECT_BYTES, FitResult, Seeds, check_ovo, group_classes
 from .smo import SMOOptions
 
 HARD_CLASS = ("greedy", "alternate", "larger")
+# dense arrays of the weight vector's size a node holds (cext/_h1.pyx solve_node: w, and its d and ssum; with
+# --hard-class greedy the first candidate's w while the second is solved; the kept non-zeros of a w)
+H1_WORK_VECTORS = 5
 JSON_FIELDS = ("C", "eps", "h1_c", "hard_class", "rbf_depth", "nr_class", "labels", "n_hyperplanes",
                "average_depth", "rbf_nSV", "reach_rbf", "trees")
 ZERO_REL = 1e-12
@@ -73,7 +76,14 @@ def _node(view, rows, y, hard, opts, eps, max_iter):
     C = math.inf if math.isinf(opts.h1_c) else opts.h1_c * S.size / H.size
     while C * H.size < S.size:              # kappa = 1: the sum of the box may round just below m_s
         C = math.nextafter(C, math.inf)
-    out = _h1.solve_node(view, H, S, float(hard), C, eps=eps, max_iter=max_iter)
+    try:
+        out = _h1.solve_node(view, H, S, float(hard), C, eps=eps, max_iter=max_iter)
+    except MemoryError as exc:        # the kernel's calloc says nothing: say what it was
+        if str(exc):
+            raise
+        need = 3 * 8 * (view.n_features + 1) + 24 * H.size
+        raise MemoryError(f"an H1 node over {view.n_features} features and {H.size} hard rows: its dense arrays "
+                          f"({memory.format_size(need)}) could not be allocated") from None
     removed = S[out["removed"]]             # the soft rows it answers: y_s (w.x + b) > 0 strictly
     out.update(hard=hard, C=C, m_h=int(H.size), m_s=int(S.size))
     return out, removed
@@ -140,10 +150,19 @@ def _leaf(yS, a, b):
     return a if n_pos >= yS.size - n_pos else b
 
 
-def _pair_rows(cls, i, j):
+def _class_rows(cls, k, rows=None):
+    """The rows of each of the k classes, each in file order, among `rows` (None: all), found once (a pair's rows
+    are two of them: no pass over every row per pair)."""
+    use = np.arange(cls.size, dtype=np.int64) if rows is None else np.sort(np.asarray(rows, np.int64))
+    c = cls[use]
+    order = use[np.argsort(c, kind="stable")]
+    bounds = np.concatenate([[0], np.cumsum(np.bincount(c, minlength=k))])
+    return [order[bounds[m]:bounds[m + 1]] for m in range(k)]
+
+
+def _pair_rows(members, i, j):
     """The rows of classes i and j (class i first, each in file order) and their labels (+1 for i)."""
-    ri = np.flatnonzero(cls == i)
-    rj = np.flatnonzero(cls == j)
+    ri, rj = members[i], members[j]
     rows = np.concatenate([ri, rj]).astype(np.int64)
     y = np.concatenate([np.ones(ri.size, np.int8), -np.ones(rj.size, np.int8)])
     return rows, y
@@ -152,13 +171,18 @@ def _pair_rows(cls, i, j):
 def _lists(ds, cls, labels, opts, params, reporter, rows=None):
     """Every pair's list over `rows` (None: all): [(i, j, nodes, yS, stalled)]."""
     view = ds.row_view()
-    use = np.ones(ds.n_rows, bool) if rows is None else np.isin(np.arange(ds.n_rows), rows)
     out = []
     k = labels.size
+    members = _class_rows(cls, k, rows)
     for i in range(k):
         for j in range(i + 1, k):
-            prows, y = _pair_rows(np.where(use, cls, -1), i, j)
+            prows, y = _pair_rows(members, i, j)
             nodes, _, yS, stalled = build_list(view, prows, y, opts, params.eps, params.max_iter)
+            for d, n in enumerate(nodes):        # the data's norms are finite: only --h1-c can make it overflow
+                if not (math.isfinite(n["b"]) and np.isfinite(n["val"]).all()):
+                    raise ParameterError(f"-s h1tree: node {d + 1} of the list of the pair ({labels[i]}, "
+                                         f"{labels[j]}) overflows (its b or w is not a finite number): lower --h1-c "
+                                         "or scale the features")
             if reporter is not None:
                 for d, n in enumerate(nodes):
                     reporter.info(f"tree {labels[i]} {labels[j]} node {d + 1}: hard {labels[i] if n['hard'] > 0 else labels[j]}, "
@@ -246,6 +270,16 @@ def _auto_cuts(ds, cls, labels, opts, params, reporter):
     return cuts
 
 
+def _check_memory(ds, k, opts):
+    """Refuse a run that cannot fit before any node is solved: the lists of the k (k - 1) / 2 pairs and their
+    records, the RBF node's -s smo pairs when it may be trained, and each node's dense arrays of n_features (a
+    4-row file with index 2^28 would otherwise ask for gigabytes per node, then fail without a word)."""
+    check_ovo(k, ds.n_rows, "decision lists and records", per_row=1, per_pair=TREE_OBJECT_BYTES)
+    if opts.rbf_depth != "none":
+        check_ovo(k, ds.n_rows)
+    memory.check_weights(ds.n_features, H1_WORK_VECTORS)
+
+
 class _Silent:
     def info(self, text):
         pass
@@ -263,6 +297,7 @@ def fit(ds, params, reporter, n_features=None):
     opts = H1Options(**{**base.__dict__, "gamma": SMOOptions.resolved(base, nf).gamma})
     labels, cls = group_classes(ds.y)
     k = labels.size
+    _check_memory(ds, k, opts)
     if k == 1:
         reporter.info("WARNING: training data in only one class. See README for details.\n")
     cuts = _auto_cuts(ds, cls, labels, opts, params, reporter) if opts.rbf_depth == "auto" and k > 1 else None
@@ -305,6 +340,9 @@ def metrics(model, params, ds):
     average classification depth and the share of training rows that reach the RBF node."""
     res = model.meta["results"]
     opts = model.meta["options"]
+    cells = ds.n_rows * len(model.trees)
+    memory.check(25 * cells, f"the classification depth of {ds.n_rows} rows in {len(model.trees)} trees (--json) "
+                             f"takes {memory.format_size(25 * cells)}")
     depth = np.zeros((ds.n_rows, len(model.trees)), np.int64)
     reached = np.zeros((ds.n_rows, len(model.trees)), bool)
     if model.trees:

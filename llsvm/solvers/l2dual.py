@@ -11,6 +11,8 @@ cext/_l2dual.pyx (whose opening comment states each problem, update and stopping
 Each driver prints LIBLINEAR's lines and returns a FitResult with the certificate of its problem (primal, dual in
 maximization form, gap, a violation).
 """
+import math
+
 import numpy as np
 
 from .._ext import _l2dual as K
@@ -130,7 +132,12 @@ def oneclass_train_one(sub, params, seed, reporter, warm=None):
     else:
         ub = float(G[alpha == 0].min()) if (alpha == 0).any() else np.inf
         lb = float(G[alpha == 1].max()) if (alpha == 1).any() else -np.inf
-        rho = (ub + lb) / 2
+        # LIBLINEAR takes (ub + lb) / 2, which is infinite when one side is empty: with -n 1 every alpha is 1 (their
+        # sum is nu l = l) and every rho >= lb is optimal; the model takes the finite end, lb (or ub), which LIBLINEAR's
+        # predict reads, where it would write "rho inf"
+        rho = (ub + lb) / 2 if math.isfinite(ub) and math.isfinite(lb) else (lb if math.isfinite(lb) else ub)
+        if not math.isfinite(rho):
+            rho = 0.0                               # no rows at all
     if reporter is not None:
         reporter.info(f"rho = {rho:f}\n")
     # the scaled primal: 1/2 |w|^2 - nu l rho + sum max(0, rho - w.x_i); the dual (maximization) -1/2 |w|^2

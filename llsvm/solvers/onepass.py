@@ -42,14 +42,14 @@ import numpy as np
 from .._ext import _linear as KL
 from .._ext import _llsvm as K
 from .._ext._rowops import compact_rows
-from ..binfmt import BinaryDataset, BinaryWriter
-from ..dataset import CSRDataset
+from ..binfmt import BinaryDataset, BinaryWriter, RowError
+from ..dataset import CSRDataset, norm_overflow
 from ..errors import DataFormatError, LLSVMError, ParameterError
 from .. import memory
 from ..model import Model
 from .._ext._random import rng_state
-from .common import (EMPTY_ROWS, MIN_BUDGET, Classes, FitResult, class_costs, problem_seed, report_finished,
-                     stacked_weights, warn_max_iter)
+from .common import (EMPTY_ROWS, MIN_BUDGET, PROBLEM_OBJECT_BYTES, Classes, FitResult, class_costs, problem_seed,
+                     report_finished, stacked_weights, warn_max_iter)
 from .outofcore import Input, OutOfCoreSolver
 
 DEFAULT_INNER_EPS = 0.01    # --inner-eps: the paper's relative change of the dual per outer iteration
@@ -60,6 +60,7 @@ ROW_BYTES = 48            # a loaded active row: label, offset, row id, alpha, Q
 # STATE bits) and IN_SET when the row is in the active set; ACTIVE = FREE | IN_SET
 ZERO, AT_CP, FREE, AT_CN, STATE, IN_SET, ACTIVE = K.ZERO, K.AT_CP, K.FREE, K.AT_CN, K.STATE, K.IN_SET, K.ACTIVE
 STATUS_BYTES = 1
+OPEN_FILES_SLACK = 64          # files -s llsvm may hold open besides one per problem (input, its copy, a re-check's)
 # re-check passes: a row outside the active set comes back at alpha = 0 when G < REENTER, at C when G > -REENTER
 # (0: every violator, as LIBLINEAR's unshrinking brings every row back); block optimization sweeps until its
 # violations are within SWEEP_FRACTION x eps (docs/solvers.md, "-s llsvm", has the measurements behind both)
@@ -222,6 +223,17 @@ class OnePassSolver(OutOfCoreSolver):
         def QD_of(block):
             q = np.empty(block.n_rows)
             KL.sq_norms(block.row_view(self.bias), EMPTY_ROWS, q)
+            if not np.isfinite(q).all():
+                # a row the binary copy would refuse (--one-pass reads text without one): refused the same way
+                k = int(np.argmin(np.isfinite(q)))
+                a, b = int(block.indptr[k]), int(block.indptr[k + 1])
+                row = int(getattr(block, "first_row", 0) or 0) + k
+                with np.errstate(over="ignore", invalid="ignore"):
+                    own = float(np.square(block.values[a:b], dtype=np.float64).sum())
+                if not np.isfinite(own):
+                    raise RowError(row, norm_overflow(block.indices[a:b], block.values[a:b]))
+                raise ParameterError(f"-B {self.bias:g}: with the bias coordinate the squared norm of row {row + 1} "
+                                     "overflows")
             return q
 
         def replay(new_problems, upto):
@@ -274,6 +286,7 @@ class OnePassSolver(OutOfCoreSolver):
             cls, new = classes.add(block.y)
             if new:
                 defs = classes.problems(self.C, self.weights)
+                self._check_problems(len(classes.labels), len(defs), n_rows + block.n_rows, n_features)
                 self.check_weights(n_features, len(defs))
                 fresh = []
                 for k, d in enumerate(defs):
@@ -531,6 +544,37 @@ class OnePassSolver(OutOfCoreSolver):
                 src.close()
 
     # -- memory -------------------------------------------------------------------------------------------------
+    def _check_problems(self, n_classes, n_problems, n_rows, n_features):
+        """Before the problems of new classes are made (more than two classes: one-vs-rest): without --memory
+        (_check_state checks a budget), their status bytes (at least the first 64 KiB each), weight vectors and
+        objects against the memory available; and, each writing its active set to a file of its own, the open
+        files: the soft limit (ulimit -n) is raised up to the hard one when it is too low, and a count beyond that
+        is refused, naming the classes, rather than failing on the file that does not open."""
+        if n_problems <= 1:
+            return
+        if self.opt.memory is None:
+            per = max(1 << 16, STATUS_BYTES * int(n_rows)) + 8 * (int(n_features) + 1) + PROBLEM_OBJECT_BYTES
+            memory.check_classes(n_classes, f"{n_problems} one-vs-rest problems", n_problems * per,
+                                 "status bytes, weight vectors and active-set writers")
+        need = n_problems + OPEN_FILES_SLACK
+        try:
+            import resource
+            soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        except (ImportError, ValueError, OSError):
+            return
+        if soft == resource.RLIM_INFINITY or need <= soft:
+            return
+        if hard == resource.RLIM_INFINITY or need <= hard:
+            try:
+                resource.setrlimit(resource.RLIMIT_NOFILE, (need if hard == resource.RLIM_INFINITY
+                                                            else max(need, min(hard, 2 * need)), hard))
+                return
+            except (ValueError, OSError):
+                pass
+        raise LLSVMError(f"{n_classes} classes make {n_problems} one-vs-rest problems, each writing its active set "
+                         f"to a file: -s llsvm needs {need} open files, more than the {max(soft, hard)} this "
+                         f"process may open (ulimit -n); {memory.CLASSES_HINT}")
+
     def _state_bytes(self, n_rows, n_problems, n_features):
         """What training holds whatever the budget: per problem, one status byte per row and the weight vector."""
         return n_problems * (STATUS_BYTES * int(n_rows) + 8 * (int(n_features) + 1))

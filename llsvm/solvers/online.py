@@ -24,10 +24,12 @@ primal value of the list's objective: a fixed number of stochastic steps has no 
 max_violation are null in --json).
 """
 import math
+import sys
 from dataclasses import dataclass, replace
 
 import numpy as np
 
+from .. import memory
 from .._ext import _kernel as KK
 from .._ext import _online
 from .._ext._rowops import row_sq_norms, take_rows
@@ -36,10 +38,14 @@ from ..errors import ParameterError
 from ..svm_model import KERNEL_TYPES
 from .common import FitResult, Seeds
 from .ovo import Pairs
-from .smo import DEFAULT_CACHE_MB, SMOOptions, WARN_MAX_ITER_LIBSVM
+from .registry import check_count, sigma_gamma
+from .smo import DEFAULT_CACHE_MB, SMOOptions, WARN_MAX_ITER_LIBSVM, check_kernel_diag, check_pair_finite
 
 # the -s name of each solver and the list cext/_online.run runs
 KINDS = {"olsvm": "3b", "olsvm-rhl": "3a", "norma": "norma", "pegaz": "pegaz", "pegasos": "pegasos"}
+# what to change when a run's steps overflow
+OVERFLOW_HINT = {"3b": "lower -c", "3a": "lower -c", "pegaz": "lower -c", "norma": "lower --eta0 (or -c)",
+                 "pegasos": "lower -c or raise --lambda"}
 OBJECTIVE = {"3b": "R_hl", "3a": "R_rhl", "norma": "R_rhl", "pegaz": "R_rhl", "pegasos": "pegasos"}
 JSON_FIELDS = ("C", "kernel_type", "gamma", "degree", "coef0", "epochs", "average", "original", "nr_class", "labels",
                "total_sv", "pairs")
@@ -75,20 +81,17 @@ class OnlineOptions:
         if self.sigma is not None:
             if self.gamma is not None:
                 raise ParameterError("--sigma and -g both set the kernel width: give one of them")
-            if not (math.isfinite(self.sigma) and self.sigma > 0):
-                raise ParameterError(f"--sigma {self.sigma:g}: sigma must be a finite number > 0")
-        if not (isinstance(self.epochs, (int, np.integer)) and self.epochs >= 1):
-            raise ParameterError("--epochs must be at least 1")
+            sigma_gamma(self.sigma)              # a finite gamma > 0 (1e-320 overflows it, 1e200 makes it 0)
+        check_count("--epochs", self.epochs)
         if self.eta0 is not None and not (math.isfinite(self.eta0) and self.eta0 > 0):
             raise ParameterError(f"--eta0 {self.eta0:g}: eta0 must be a finite number > 0")
         if self.lam is not None and not (math.isfinite(self.lam) and self.lam > 0):
             raise ParameterError(f"--lambda {self.lam:g}: lambda must be a finite number > 0")
-        if not (isinstance(self.batch, (int, np.integer)) and self.batch >= 1):
-            raise ParameterError("-k must be at least 1")
+        check_count("-k", self.batch, high=None)     # a mini-batch larger than the rows is all of them
 
     def resolved(self, n_features):
         """gamma set: from --sigma (1/(2 sigma^2)), or -g, or LIBSVM's 1/num_features."""
-        gamma = 1.0 / (2.0 * self.sigma * self.sigma) if self.sigma is not None else self.gamma
+        gamma = sigma_gamma(self.sigma) if self.sigma is not None else self.gamma
         if not gamma and n_features > 0:
             gamma = 1.0 / n_features
         return replace(self, gamma=float(gamma or 0.0))
@@ -142,6 +145,26 @@ def _objective(kind, out, y, C, lam, o):
     return C * hinge + 0.5 * aKa
 
 
+def _check_pegasos_lambda(lam, given, C, l):
+    """Pegasos' first step is 1/lambda: refuse a lambda for which it is not a finite number (a --lambda below
+    1/DBL_MAX, or the default 1/(C l) of a -c so large that C l overflows, or so small that lambda does)."""
+    if lam > 0 and math.isfinite(lam) and math.isfinite(1.0 / lam):
+        return
+    if given:
+        raise ParameterError(f"--lambda {lam!r}: -s pegasos's first step 1/lambda overflows: lambda must be at least "
+                             f"{1.0 / sys.float_info.max:.3g}")
+    raise ParameterError(f"-c {C!r}: -s pegasos's lambda = 1/(C l) on {l} rows is {lam!r}, so its first step "
+                         "1/lambda is not a finite number: give another -c, or --lambda")
+
+
+def check_epoch_counters(epochs, n_pairs):
+    """The violation counts kept per epoch (the kernel's two counters of the running pair, then each pair's list
+    for --json), checked against the memory before any pair runs: --epochs 300000000 would take gigabytes."""
+    need = epochs * (16 + 40 * max(n_pairs, 1))
+    memory.check(need, f"--epochs {epochs} keeps the violation counts of every epoch for {max(n_pairs, 1)} class "
+                       f"pair(s): {memory.format_size(need)}", hint="give fewer --epochs")
+
+
 def solve_pair(view, sq, y, index, kind, C, opts, seeds, max_iter=None, store=None):
     """One binary problem: the pair's rows are view rows `index` (None: all of them, in order) with labels y (+1/-1,
     in the pair's order), visited in the order of one seeded shuffle of the pair's positions. Returns (alpha
@@ -153,6 +176,9 @@ def solve_pair(view, sq, y, index, kind, C, opts, seeds, max_iter=None, store=No
     eta0 = (opts.eta0 if opts.eta0 is not None else DEFAULT_ETA0) if kivinen else None
     if (kind == "pegasos" or kivinen) and lam is None:
         lam = 1.0 / (C * l) if l else 1.0
+    if kind == "pegasos":
+        _check_pegasos_lambda(lam, opts.lam is not None, C, l)
+    batch = min(opts.batch, max(l, 1))        # a mini-batch larger than the rows is all of them (as the kernel has it)
     order = seeds.permutation(l)
     if index is not None:                      # the pair is part of the view's rows: visit them through it
         y_view = np.zeros(view.n_rows, np.int8)
@@ -161,20 +187,28 @@ def solve_pair(view, sq, y, index, kind, C, opts, seeds, max_iter=None, store=No
     else:
         y_view = y
     linear = opts.kernel_type == 0 and not opts.original
-    steps = opts.epochs * (l if kind != "pegasos" else -(-l // opts.batch))
+    steps = opts.epochs * (l if kind != "pegasos" else -(-l // batch))
     cut = max_iter if max_iter is not None and max_iter < steps else None
     kparams = opts.kernel_params()
     out = _online.run(view, order, y_view, kparams, sq, kind=kind, C=C, epochs=opts.epochs,
                       bias=(kind == "3b" and opts.bias_update), average=opts.average, original=opts.original,
                       linear=linear, eta0=eta0, lam=lam if kind == "pegasos" or kivinen else None,
-                      k=opts.batch, projection=opts.projection, store=store, max_steps=-1 if cut is None else cut)
-    o = out["o"] if out["o"] is not None else _outputs(view, sq, out["alpha"], out["b"], kparams)
-    if index is not None:
-        out["alpha"] = out["alpha"][index]
-        o = o[index]
-    alpha = out["alpha"]
-    out.update(primal=_objective(kind, out, y.astype(np.float64), C, lam, o), nSV=int(np.count_nonzero(alpha)),
-               lam=lam, converged=cut is None)
+                      k=batch, projection=opts.projection, store=store, max_steps=-1 if cut is None else cut)
+    if not (np.isfinite(out["alpha"]).all() and math.isfinite(out["b"])):
+        # the steps overflowed: no objective from non-finite numbers (the caller refuses it, smo.check_pair_finite)
+        alpha = out["alpha"] if index is None else out["alpha"][index]
+        out.update(alpha=alpha, primal=math.nan, nSV=int(np.count_nonzero(alpha)), lam=lam, converged=False)
+        return alpha, out
+    # finite coefficients whose outputs or objective overflow (huge steps): the primal is reported as inf or nan,
+    # without numpy's RuntimeWarnings on stderr
+    with np.errstate(over="ignore", invalid="ignore"):
+        o = out["o"] if out["o"] is not None else _outputs(view, sq, out["alpha"], out["b"], kparams)
+        if index is not None:
+            out["alpha"] = out["alpha"][index]
+            o = o[index]
+        alpha = out["alpha"]
+        primal = _objective(kind, out, y.astype(np.float64), C, lam, o)
+    out.update(primal=primal, nSV=int(np.count_nonzero(alpha)), lam=lam, converged=cut is None)
     return alpha, out
 
 
@@ -193,10 +227,13 @@ def fit(ds, params, reporter, n_features=None, context=None):
     if pairs.nr_class == 1:
         reporter.info("WARNING: training data in only one class. See README for details.\n")
     seeds = Seeds(params.seed)
+    top = check_kernel_diag(ds, row_sq_norms(ds.row_view()), opts)
     n_pairs = len(pairs.problems)
     total = sum(rows.size for _, _, rows, _ in pairs.problems) or 1
     coefs, results = [], []
     columns = opts.kernel_type != 0 and not opts.original       # whether the run uses kernel columns
+    check_epoch_counters(opts.epochs, n_pairs)
+    store_mb = None
     for p, (i, j, rows, y) in enumerate(pairs.problems):
         held = None if context is None else context.get(p)
         if held is None:
@@ -208,10 +245,13 @@ def fit(ds, params, reporter, n_features=None, context=None):
             view = sub.row_view()
             sq = row_sq_norms(view)
             # the column store: -m MB (shared among the pairs in proportion to their rows), when a column can be
-            # needed again: a later epoch, or a later run of the grid search (one epoch visits each row once)
+            # needed again: a later epoch, or a later run of the grid search (one epoch visits each row once); -m is
+            # a cap, as LIBSVM's, bounded by the memory available when the first store is made
             store = None
             if columns and (context is not None or opts.epochs > 1):
-                share = opts.cache_size * (rows.size / total if n_pairs > 1 else 1.0)
+                if store_mb is None:
+                    store_mb = memory.cache_mb(opts.cache_size)
+                share = store_mb * (rows.size / total if n_pairs > 1 else 1.0)
                 store = _online.ColumnStore(view, opts.kernel_params(), sq, share)
             held = (sub, view, sq, index, store)
             if context is not None:
@@ -219,6 +259,8 @@ def fit(ds, params, reporter, n_features=None, context=None):
         sub, view, sq, index, store = held
         coef, out = solve_pair(view, sq, y, index, kind, params.C, opts, seeds, params.max_iter, store)
         rho = -out["b"]
+        check_pair_finite(name, int(labels[i]), int(labels[j]), coef, rho,
+                          f"the steps are too large for kernel values up to {top:g}: {OVERFLOW_HINT[kind]}", rows)
         if not out["converged"]:
             reporter.info(WARN_MAX_ITER_LIBSVM)
         reporter.info(f"\noptimization finished, #iter = {out['t']}\n")

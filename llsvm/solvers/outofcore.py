@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import memory
-from ..binfmt import DEFAULT_BLOCK_BYTES, WRITE_ALIGN, BinaryDataset, BinaryWriter
+from ..binfmt import DEFAULT_BLOCK_BYTES, WRITE_ALIGN, BinaryDataset, BinaryWriter, RowError
 from ..dataset import CSRDataset
 from ..errors import DataFormatError, LLSVMError, ParameterError
 from ..fileutil import remove_tree, temporary_dir
@@ -269,6 +269,11 @@ class OutOfCoreSolver:
             src = Input(data, self.zero_based, self.progress, self.block_bytes, self.chunk_size, self.max_line,
                         self.params.spec.class_labels)
             return self._fit(src, directory, t0)
+        except RowError as exc:            # a text row the binary copy cannot hold: named by its line
+            if not isinstance(data, (str, os.PathLike)):
+                raise
+            from ..io import row_error_at_line
+            raise row_error_at_line(data, exc, self.zero_based, note="") from None
         finally:
             try:
                 if src is not None:

@@ -10,16 +10,18 @@
 import numpy as np
 
 from ..svm_model import KERNEL_TYPES, SVMModel
-from .common import group_classes
+from .common import check_ovo, group_classes
 
 
 class Pairs:
     """The one-vs-one problems of labels y: `labels`, `nr_class`, and `problems`, a list of (i, j, rows, y) with rows
-    (int64, indices into y: class i's then class j's, each in file order) and y (int8, +1 then -1)."""
+    (int64, indices into y: class i's then class j's, each in file order) and y (int8, +1 then -1). What the pairs
+    and the model of their solutions hold is checked against the memory before any pair is made (check_ovo)."""
 
     def __init__(self, y):
         self.labels, cls = group_classes(y)
         self.nr_class = self.labels.size
+        check_ovo(self.nr_class, cls.size)
         self.perm = np.argsort(cls, kind="stable").astype(np.int64)
         self.count = np.bincount(cls, minlength=self.nr_class)
         self.start = np.concatenate([[0], np.cumsum(self.count)[:-1]]).astype(np.int64)

@@ -24,6 +24,10 @@ Three kinds of driver:
 """
 import importlib
 import math
+import numbers
+import os
+import re
+import sys
 from dataclasses import dataclass, field, fields, replace
 
 from ..errors import ParameterError
@@ -40,6 +44,7 @@ LOCAL_MAX_ITER = 4096          # -s local1d: 2^12, the spec's B1 budget
 PROJECT_MAX_ITER = 1024        # -s project1d: 2^10 directions, B5
 PASS_EPS = 0.1                 # -s llsvm, streamsvm, bm: -s 3's default, max |PG_i| over every row of a pass
 KERNEL_EPS = 1e-3              # -s smo, h1tree: LIBSVM's default
+INT_MAX = 2147483647           # LIBLINEAR's and LIBSVM's int: the largest count an option takes (--max-iter, -d, ...)
 # arrays of the weight vector's size one binary problem holds while it runs (the trainer checks them against the
 # memory before it starts): solve_newton's w, g, s, r, M, w_zero, z, d, Hd, w_alpha and a line-search temporary;
 # -s 3's w and the certificate's w(alpha); -s 5/6's w and the column sums and caches of the L1 solvers
@@ -136,6 +141,7 @@ class SolverSpec:
                                    # binary Subproblem), "regression" (one problem over real targets, -s 11/12/13),
                                    # "oneclass" (one problem over all rows, rho in the model, -s 21), "multiclass"
                                    # (one problem over all classes, a weight column per class, -s 4)
+    zero_weight: str = None        # None: a class weight -wi 0 (C = 0 for the class) is fine; else why it is not
 
     @property
     def driver(self):
@@ -198,14 +204,14 @@ def register(spec):
 
 
 def _liblinear(number, title, driver, solver_type, default_eps, eps_meaning, default_max_iter, accepts=(),
-               work_vectors=1, find_C=True, task="ovr"):
+               work_vectors=1, find_C=True, task="ovr", zero_weight=None):
     """A LIBLINEAR solver type run in memory: LIBLINEAR's number and solver_type, -v (and -C), liblinear_metrics."""
     return SolverSpec(name=str(number), number=number, title=title, driver_ref=driver, access="random",
                       solver_type=solver_type, default_eps=default_eps,
                       eps_meaning=f"{eps_meaning} (default {default_eps:g})", default_max_iter=default_max_iter,
                       accepts=_LIBLINEAR_COMMON + (("-C",) if find_C else ()) + accepts,
                       metrics_ref="common:liblinear_metrics", json_fields_ref="common:LIBLINEAR_JSON_FIELDS",
-                      work_vectors=work_vectors, task=task)
+                      work_vectors=work_vectors, task=task, zero_weight=zero_weight)
 
 
 _PRIMAL_EPS = "|f'(w)|_2 <= eps*min(pos,neg)/l*|f'(w0)|_2"
@@ -232,7 +238,10 @@ register(_liblinear(6, "L1-regularized logistic regression", "l1r:train_one", "L
                     L1R_LR_MAX_ITER, accepts=("-R",), find_C=False, work_vectors=L1R_WORK_VECTORS))
 register(_liblinear(7, "L2-regularized logistic regression (dual)", "l2dual:lr_dual_train_one", "L2R_LR_DUAL", 0.1,
                     "max |g'(z)| of the one-variable subproblems", DUAL_MAX_ITER, find_C=False,
-                    work_vectors=NEWTON_WORK_VECTORS))     # it may switch to -s 0's Newton, as LIBLINEAR does
+                    work_vectors=NEWTON_WORK_VECTORS,     # it may switch to -s 0's Newton, as LIBLINEAR does
+                    # LIBLINEAR's solve_l2r_lr_dual takes log(alpha / (C - alpha)) with 0 < alpha < C: at C = 0 it
+                    # is 0/0 and its weights NaN
+                    zero_weight="its dual variables lie strictly between 0 and C, so every class needs C > 0"))
 register(_liblinear(11, "L2-regularized L2-loss support vector regression (primal)", "newton:train_one",
                     "L2R_L2LOSS_SVR", 0.0001, "|f'(w)|_2 <= eps*|f'(w0)|_2", NEWTON_MAX_ITER,
                     accepts=("-R", "-p"), work_vectors=NEWTON_WORK_VECTORS, task="regression"))
@@ -342,12 +351,15 @@ def specs():
     return list(REGISTRY.values())
 
 
+_NUMBER = re.compile(r"[+-]?[0-9]+")
+
+
 def get(value):
     """The spec of an -s value (LIBLINEAR's number as int or text, or a name); ParameterError otherwise."""
     if isinstance(value, SolverSpec):
         return value
     v = str(value).strip()
-    if v.lstrip("-").isdigit():
+    if _NUMBER.fullmatch(v):                # a LIBLINEAR number ("--5" or "²" is not one: unknown, no ValueError)
         n = int(v)
         if n in REGISTRY:
             return REGISTRY[n]
@@ -373,13 +385,54 @@ def _is_finite(value):
 
 
 def _text(value):
-    return f"{value:g}" if isinstance(value, float) else str(value)
+    """An option value as messages quote it: %g, or Python's shortest form for a subnormal number (1e-320, which
+    %g shows as 9.99989e-321) or one %g would change."""
+    if not isinstance(value, float):
+        return str(value)
+    short = f"{value:g}"
+    if not math.isfinite(value) or (float(short) == value and not 0 < abs(value) < sys.float_info.min):
+        return short
+    return repr(value)
 
 
 def _finite(flag, name, value):
     """Refuse a NaN or infinite option value, naming the option (exit 1 from the CLI, as check_parameter's)."""
     if not _is_finite(value):
         raise ParameterError(f"{flag} {_text(value)}: {name} must be a finite number")
+
+
+def check_count(flag, value, low=1, high=INT_MAX):
+    """Refuse an integer option below `low` or above `high` (None: no such bound), naming it: the counts of
+    LIBLINEAR and LIBSVM are C ints, and a larger one would end in an OverflowError inside a kernel."""
+    if not isinstance(value, numbers.Integral):
+        raise ParameterError(f"{flag} {_text(value)}: must be an integer")
+    if low is not None and value < low:
+        raise ParameterError(f"{flag} must be at least {low}")
+    if high is not None and value > high:
+        raise ParameterError(f"{flag} {value}: must be at most {high}")
+
+
+def sigma_gamma(sigma, flag="--sigma"):
+    """gamma = 1/(2 sigma^2) of a Gaussian width sigma, refused (naming `flag`) unless it is a finite number > 0: a
+    sigma so small that the square underflows or the quotient overflows, or so large that gamma underflows to 0
+    (which would silently mean LIBSVM's default 1/num_features)."""
+    try:
+        ok = math.isfinite(sigma) and sigma > 0
+        gamma = 1.0 / (2.0 * sigma * sigma) if ok else math.nan
+    except (ZeroDivisionError, OverflowError, TypeError):
+        gamma = math.nan
+    if not (math.isfinite(gamma) and gamma > 0):
+        raise ParameterError(f"{flag} {_text(sigma)}: sigma must be a finite number > 0 whose gamma = 1/(2 sigma^2) is "
+                             "a finite number > 0 (sigma from about 5.3e-155 to 9.4e153)")
+    return gamma
+
+
+def usable_cpus():
+    """The CPUs this process may run on (its affinity), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
 
 
 @dataclass
@@ -433,6 +486,9 @@ class Params:
         for label, weight in self.weights:
             if not (_is_finite(weight) and weight >= 0):
                 raise ParameterError(f"-w{label} {_text(weight)}: a class weight must be a finite number >= 0")
+            if weight == 0 and spec.zero_weight:
+                raise ParameterError(f"-w{label} {_text(weight)}: -s {spec.name} needs a class weight > 0 "
+                                     f"({spec.zero_weight})")
         if not self.regularize_bias:
             if self.bias != 1.0:
                 raise ParameterError("To not regularize bias, must specify -B 1 along with -R")
@@ -443,6 +499,11 @@ class Params:
             if self.bias == 0:
                 raise ParameterError(f"-B 0: -s {spec.name} fits a free bias b and writes it as w_(n+1) = b / B, "
                                      "so B must be > 0 (default 1)")
+            if 0 < self.bias < sys.float_info.min:
+                # 1 / B overflows: w_(n+1) = b / B would be infinite for any b but 0
+                raise ParameterError(f"-B {_text(self.bias)}: -s {spec.name} writes its free bias b as w_(n+1) = "
+                                     f"b / B, which overflows for so small a B: B must be at least "
+                                     f"{sys.float_info.min:.17g} (default 1)")
             if self.bias < 0:
                 self.bias = 1.0
         if spec.model_kind in ("kernel", "tree") and self.bias >= 0:
@@ -458,10 +519,13 @@ class Params:
                 raise ParameterError(f"-s {spec.name} takes {spec.options.__name__}, not "
                                      f"{type(self.options).__name__}")
             self.options.check()
-        if self.max_iter is not None and self.max_iter < 1:
-            raise ParameterError("--max-iter must be at least 1")
-        if self.threads < 1:
-            raise ParameterError("--threads must be at least 1")
+        if self.max_iter is not None:
+            check_count("--max-iter", self.max_iter)
+        check_count("--threads", self.threads, high=None)
+        # more threads than CPUs never run at once (LIBLINEAR-multicore's -n takes any count too): each would only
+        # cost its stack, and a thousand of them fail to start under an address-space limit; -s streamsvm's two
+        # (its reader and trainer side by side) stay two
+        self.threads = min(self.threads, max(usable_cpus(), spec.default_threads))
         return self
 
     def but(self, **changes):

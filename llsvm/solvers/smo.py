@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import memory
 from .._ext import _kernel as KK
 from .._ext import _smo
 from .._ext._rowops import row_sq_norms
@@ -26,6 +27,7 @@ from ..errors import ParameterError
 from ..svm_model import KERNEL_TYPES
 from .common import FitResult, class_costs
 from .ovo import Pairs
+from .registry import check_count
 
 DEFAULT_CACHE_MB = 100.0
 INT_MAX = 2147483647
@@ -63,6 +65,7 @@ class SMOOptions:
             raise ParameterError("gamma < 0")
         if self.degree < 0:
             raise ParameterError("degree of polynomial kernel < 0")
+        check_count("-d", self.degree, low=None)     # LIBSVM's int
         if not self.cache_size > 0:
             raise ParameterError("cache_size <= 0")
         if self.shrinking not in (0, 1):
@@ -90,23 +93,76 @@ def solve_pair(view, rows, y, Cp, Cn, opts, sq, eps, max_iter=None, n_threads=1,
     QD = np.empty(l, np.float64)
     KK.kernel_diag(rows, params, sq, QD)
     if cache is None:
-        cache = KK.KernelCache(view, rows, params, sq, opts.cache_size, n_threads)
+        # -m is a cap, as LIBSVM's (its cache allocates as it fills): bounded by the memory available
+        cache = KK.KernelCache(view, rows, params, sq, memory.cache_mb(opts.cache_size), n_threads)
     alpha = np.zeros(l, np.float64)
-    out = _smo.solve(cache, y, -np.ones(l), alpha, Cp, Cn, QD, eps=eps,
-                     max_iter=max_iter_default(l) if max_iter is None else max_iter, shrinking=bool(opts.shrinking))
-    G = out["G"]
-    C = np.where(y > 0, Cp, Cn)
-    # G_t + 1 = y_t sum_s alpha_s y_s K_ts, so y_t f(x_t) = G_t + 1 - y_t rho and a'Qa = a'(G + 1)
-    # element-wise sums, not BLAS: OpenBLAS's threads spin after a call and would take the core the kernel
-    # columns' OpenMP threads need
-    aQa = float((alpha * (G + 1.0)).sum())
-    hinge = np.maximum(0.0, -G + y * out["rho"])
-    primal = 0.5 * aQa + float((C * hinge).sum())
-    dual = float(alpha.sum()) - 0.5 * aQa
+    # a huge C (-c 1e308) may overflow the certificate's sums (inf or nan, reported as such) or the solve itself
+    # (the caller refuses a rho or coefficient that is not finite: check_pair_finite); numpy's RuntimeWarnings
+    # never reach stderr
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = _smo.solve(cache, y, -np.ones(l), alpha, Cp, Cn, QD, eps=eps,
+                         max_iter=max_iter_default(l) if max_iter is None else max_iter,
+                         shrinking=bool(opts.shrinking))
+        G = out["G"]
+        C = np.where(y > 0, Cp, Cn)
+        # G_t + 1 = y_t sum_s alpha_s y_s K_ts, so y_t f(x_t) = G_t + 1 - y_t rho and a'Qa = a'(G + 1)
+        # element-wise sums, not BLAS: OpenBLAS's threads spin after a call and would take the core the kernel
+        # columns' OpenMP threads need
+        aQa = float((alpha * (G + 1.0)).sum())
+        hinge = np.maximum(0.0, -G + y * out["rho"])
+        primal = 0.5 * aQa + float((C * hinge).sum())
+        sum_alpha = float(alpha.sum())
+        dual = sum_alpha - 0.5 * aQa
     cache.reset_order()
     out.update(cache=cache, primal=primal, dual=dual, nSV=int(np.count_nonzero(alpha)),
-               nBSV=int(np.count_nonzero((alpha > 0) & (alpha >= C))), sum_alpha=float(alpha.sum()))
+               nBSV=int(np.count_nonzero((alpha > 0) & (alpha >= C))), sum_alpha=sum_alpha)
     return alpha * y, out
+
+
+def kernel_text(opts):
+    """The kernel as messages name it: -t, and the parameters it uses (LIBSVM's option letters)."""
+    kind = KERNEL_TYPES[opts.kernel_type]
+    parts = [f"-t {opts.kernel_type} ({kind})"]
+    if opts.kernel_type != 0:
+        parts.append(f"-g {float(opts.gamma or 0.0):g}")
+    if opts.kernel_type == 1:
+        parts.append(f"-d {opts.degree}")
+    if opts.kernel_type in (1, 3):
+        parts.append(f"-r {float(opts.coef0):g}")
+    return " ".join(parts)
+
+
+def check_kernel_diag(ds, sq, opts):
+    """Refuse rows whose kernel value with themselves, K(x, x), is not a finite number (a polynomial kernel of
+    large values: (gamma x.x + coef0)^degree overflows, though x.x does not), naming the first such row (1-based)
+    and its largest value, before any pair is solved: every kernel column holding it would overflow, and rho and
+    the coefficients with it. The squared norms `sq` are finite (the trainer refuses the rest,
+    dataset.check_row_norms). Returns the largest K(x, x)."""
+    n = ds.n_rows
+    QD = np.empty(n, np.float64)
+    KK.kernel_diag(np.arange(n, dtype=np.int64), opts.kernel_params(), sq, QD)
+    ok = np.isfinite(QD)
+    if not ok.all():
+        t = int(np.argmin(ok))
+        row = ds.take_rows(np.array([t], np.int64))
+        big = float(np.abs(row.values).max()) if row.values.size else 0.0
+        raise ParameterError(f"row {t + 1}: the kernel value K(x, x) is {float(QD[t])!r}, not a finite number "
+                             f"({kernel_text(opts)}; values up to {big:g}): scale the features or change the kernel "
+                             "parameters")
+    return float(np.abs(QD).max()) if n else 0.0
+
+
+def check_pair_finite(name, a, b, coef, rho, hint, rows):
+    """Refuse the solution of the class pair (a, b) when the solver's arithmetic overflowed (the data's squared
+    norms and kernel values are finite: the options made it so), naming the value that is not finite (`rows`: the
+    pair's rows, 0-based in the training set, for the coefficient's row)."""
+    bad = np.flatnonzero(~np.isfinite(coef))
+    if math.isfinite(rho) and not bad.size:
+        return
+    what = f"rho is {rho!r}" if not math.isfinite(rho) else \
+        f"the coefficient of row {int(rows[bad[0]]) + 1} is {float(coef[bad[0]])!r}"
+    raise ParameterError(f"-s {name}: the solution of the class pair ({a}, {b}) overflows ({what}, not a finite "
+                         f"number): {hint}")
 
 
 def fit(ds, params, reporter, n_features=None, context=None):
@@ -123,6 +179,7 @@ def fit(ds, params, reporter, n_features=None, context=None):
     wC = class_costs(params.C, params.weights, labels.tolist(), reporter)
     view = ds.row_view()
     sq = row_sq_norms(view)
+    top = check_kernel_diag(ds, sq, opts)
     coefs, results = [], []
     for p, (i, j, rows, y) in enumerate(pairs.problems):
         cache = None if context is None else context.get(p)
@@ -131,11 +188,15 @@ def fit(ds, params, reporter, n_features=None, context=None):
         used = out.pop("cache")
         if context is not None:
             context[p] = used
+        check_pair_finite("smo", int(labels[i]), int(labels[j]), coef, out["rho"],
+                          f"C {float(wC[i]):g} and {float(wC[j]):g} with kernel values up to {top:g}; lower -c "
+                          "(or -wi) or scale the features", rows)
         if not out["converged"]:
             reporter.info(WARN_MAX_ITER_LIBSVM)
         reporter.info(f"\noptimization finished, #iter = {out['n_iter']}\n")
         if wC[i] == wC[j] and wC[i] > 0:
-            reporter.info(f"nu = {out['sum_alpha'] / (wC[i] * rows.size):f}\n")
+            # Python floats: C l may overflow to inf (nu 0) without numpy's RuntimeWarning on stderr
+            reporter.info(f"nu = {float(out['sum_alpha']) / (float(wC[i]) * rows.size):f}\n")
         reporter.info(f"obj = {out['obj']:f}, rho = {out['rho']:f}\n")
         reporter.info(f"nSV = {out['nSV']}, nBSV = {out['nBSV']}\n")
         coefs.append(coef)

@@ -21,12 +21,14 @@ import time
 
 import numpy as np
 
+from .. import memory
 from .._ext._stream import SLOT_BYTES, StreamCache
 from ..errors import ParameterError
 from .common import Classes, FitResult
 from .outofcore import STREAM_JSON_FIELDS, BinaryProblem, StreamedSolver, stream_metrics
 
 LOCKSTEP_ROWS = 256
+MAX_OMEGA = (1 << 31) - 1   # the most rows StreamCache holds
 CACHE_SLACK = 1.5           # a slot's buffer holds its row with up to about 2x room (see _stream.pyx)
 
 
@@ -40,7 +42,7 @@ def _cap(room, row_bytes, slots=0):
     cap = int((room - slots * SLOT_BYTES) // (row_bytes - SLOT_BYTES)) if slots else 0
     if cap > slots or not slots:
         cap = int(room // row_bytes)        # beyond the slots there are: each new slot costs a whole row
-    return max(1, cap)
+    return max(1, min(cap, MAX_OMEGA))      # a huge --memory (1000T) leaves room for more rows than a cache indexes
 
 
 # per row of the data: alpha and the reader's frozen copy (8 bytes each), slot_of (4)
@@ -113,6 +115,7 @@ class StreamSVMSolver(StreamedSolver):
             labels = [int(v) for v in Classes(src.labels()).labels]
             problems = self._problems(labels, self.reporter)
             self._n_problems = len(problems)
+            self._check_classes(src, labels, problems)
             for p in problems:
                 self._train_problem(p, src, Classes(labels), t0, None)
             return problems, labels
@@ -132,9 +135,19 @@ class StreamSVMSolver(StreamedSolver):
         if complete and len(problems) == 1:
             problems[0].trace, problems[0].result = first.trace, first.result
             return problems, labels
+        self._check_classes(src, labels, problems)
         for p in problems:
             self._train_problem(p, src, Classes(labels), t0, None)
         return problems, labels
+
+    def _check_classes(self, src, labels, problems):
+        """One-vs-rest (more than two classes): the problems run one after the other, but each keeps its w for the
+        model, stacked at the end: refused up front, naming the classes, when they cannot fit (without --memory;
+        under it, the budget check counts them)."""
+        if len(problems) > 1 and self.opt.memory is None:
+            k = len(problems)
+            memory.check_classes(len(labels), f"{k} one-vs-rest problems",
+                                 (2 * k + 1) * 8 * (self._n_features(src) + 1), "weight vectors (and the model's)")
 
     def _train_problem(self, p, src, classes, t0, writer):
         """Run the cached loops for problem p. With `writer`, the first pass reads text (and copies it); returns
@@ -209,8 +222,12 @@ class StreamSVMSolver(StreamedSolver):
                                             self._seed(p.k), batch=self.opt.batch, n_sched=max(n_rows, 1),
                                             unbounded=budget is None)
                         if not lockstep:
-                            trainer = threading.Thread(target=cache.train, name="llsvm-trainer", daemon=True)
-                            trainer.start()
+                            thread = threading.Thread(target=cache.train, name="llsvm-trainer", daemon=True)
+                            try:
+                                thread.start()
+                            except RuntimeError as exc:     # "can't start new thread": no room for its stack
+                                raise MemoryError(f"the trainer's thread could not start ({exc})") from None
+                            trainer = thread                # joined by the finally below once it has started
                     if text_pass:
                         end = first + block.n_rows
                         need_rows = end > cache.n_rows_capacity
