@@ -270,11 +270,6 @@ def check_options(data, work):
 
 def _check(data, work):
     args, dataset, writes_model = command(data, work)
-    if os.environ.get("DBG_OPTIONS_LOG"):                                   # DEBUG (remove)
-        with open("/proc/self/status") as f:
-            st = dict(l.split(":", 1) for l in f)
-        with open(os.environ["DBG_OPTIONS_LOG"], "a") as f:
-            f.write(f"{st['VmSize'].split()[0]} {st['VmRSS'].split()[0]} {st['Threads'].strip()} {data[:120]!r}\n")
     train_path = _data_file(work, dataset)
     model = work.file("model")
     for path in (model, work.file("run.json"), work.file("pred")):

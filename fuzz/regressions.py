@@ -146,4 +146,6 @@ CASES = [
          _options(b"-s streamsvm --memory 1000T")),
     Case("options", "solver-double-minus", "-s --5: internal error (int('--5'), found by the fuzzer)",
          _options(b"-s --5 -B R")),
+    Case("options", "cv-empty-fold", "-s pegaz -v 8 on 7 rows per class: an empty fold's zero rows could not be "
+         "predicted (internal error, found by the fuzzer)", _options(b"-s pegaz -v 8 @three")),
 ]

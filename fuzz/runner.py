@@ -27,6 +27,8 @@ import tempfile
 import threading
 import time
 
+from fuzz.worker import RESTART
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TARGETS = ("text", "binary", "model", "options")
 MAX_LEN = {"text": 8192, "binary": 16384, "model": 4096, "options": 512, "selftest": 64}
@@ -64,6 +66,7 @@ class TargetRun:
         self.crashes = []             # workers stopped by libFuzzer: (kind, artifact or None)
         self.elapsed = 0.0
         self.starts = 0
+        self.planned = 0              # restarts the worker asked for (its memory), not failures
 
     def run(self):
         base = os.path.join(self.args.results, self.target)
@@ -86,7 +89,7 @@ class TargetRun:
                         break
                     if self.runs is not None and self._read(counter)[0] >= self.runs:
                         break
-                    if self.starts > MAX_RESTARTS:
+                    if self.starts - self.planned > MAX_RESTARTS:
                         self.crashes.append(("too many restarts", None))
                         break
                     before = set(os.listdir(artifacts))
@@ -113,6 +116,9 @@ class TargetRun:
                         break
                     if rc == 0:
                         break
+                    if rc == RESTART:             # a planned restart (fuzz/worker.py), not a failure
+                        self.planned += 1
+                        continue
                     new = sorted(set(os.listdir(artifacts)) - before)
                     if new:
                         for name in new:
@@ -143,7 +149,8 @@ class TargetRun:
         return {"inputs": self.inputs, "seconds": round(self.elapsed, 1),
                 "inputs_per_second": round(self.inputs / self.elapsed, 1) if self.elapsed else None,
                 "failures": self.failed, "rules": self.rules,
-                "crashes": [{"kind": k, "artifact": a} for k, a in self.crashes], "workers": self.starts}
+                "crashes": [{"kind": k, "artifact": a} for k, a in self.crashes], "workers": self.starts,
+                "planned_restarts": self.planned}
 
 
 def replay(target, files, memory_mb):

@@ -3,7 +3,8 @@
     python -m fuzz.worker --target text --results DIR --scratch DIR --counter FILE [--deadline T] [--runs N] ...
 
 The runner (fuzz/runner.py) starts it, and starts it again after libFuzzer stops on a crash, a timeout or an
-out-of-memory. The address-space limit (RLIMIT_AS) is set before llsvm is imported, so any allocation beyond it,
+out-of-memory, or when the worker asks for it (exit status RESTART: its resident memory has grown past
+RESTART_SHARE of the limit; not a failure). The address-space limit (RLIMIT_AS) is set before llsvm is imported, so any allocation beyond it,
 NumPy's included, fails here as a MemoryError (libFuzzer's own -malloc_limit_mb does not see NumPy). The worker
 catches every failure of a check itself, saves the input under DIR/<target>/failures/<rule>/ and goes on, so one
 bug does not stop the run; it stops when its budget (seconds or inputs) is spent. Counts go to the runner through
@@ -22,6 +23,17 @@ import traceback
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SAVE_PER_RULE = 3            # inputs kept per failure rule (the first ones found)
+# a worker whose resident memory passes this share of its limit between two inputs exits with RESTART and the runner
+# starts a fresh one (not a failure): memory the instrumentation keeps (atheris holds native memory over long runs of
+# some inputs, e.g. llsvm-train -s 11 -C in-process, 4 MB each) must not end the run as an out-of-memory crash
+RESTART_SHARE = 0.7
+RESTART = 75
+
+
+def resident():
+    """Bytes of this process's resident memory now."""
+    with open("/proc/self/statm", "rb") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
 def set_memory_limit(mb):
@@ -143,14 +155,15 @@ def main(argv=None):
         f.write(seeds.dictionary_text(target))
 
     rec = Recorder(target, args.results, args.scratch, args.counter)
+    restart_above = int(RESTART_SHARE * (args.memory_mb << 20))
     deadline = args.deadline
     runs = args.runs
 
-    def stop():
+    def stop(status=0):
         rec.write_rules()
         work.cleanup()
         sys.stderr.flush()
-        os._exit(0)
+        os._exit(status)
 
     if (runs is not None and rec.inputs >= runs) or (deadline is not None and time.time() >= deadline):
         stop()
@@ -163,6 +176,8 @@ def main(argv=None):
             rec.failure(data, exc)
         if (runs is not None and rec.inputs >= runs) or (deadline is not None and time.time() >= deadline):
             stop()
+        if resident() > restart_above:
+            stop(RESTART)               # the runner starts a fresh worker on the rest of the budget
 
     lf_args = [sys.argv[0], corpus, f"-max_len={args.max_len}", f"-timeout={args.timeout}",
                f"-rss_limit_mb={args.memory_mb}", f"-artifact_prefix={artifacts}{os.sep}", f"-seed={args.seed}",

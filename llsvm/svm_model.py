@@ -258,7 +258,9 @@ class SVMModel(BaseModel):
         k = self.nr_class
         if k == 2:
             return np.where(dec.reshape(-1) > 0, self.label[0], self.label[1]).astype(np.float64)
-        return ovo_vote(dec.reshape(dec.shape[0], -1), self.label)
+        # the pair count, not -1: zero rows (an empty cross-validation fold, as LIBSVM's stratified folds can
+        # leave) have no size to infer it from
+        return ovo_vote(dec.reshape(dec.shape[0], k * (k - 1) // 2), self.label)
 
     def probabilities_from_decisions(self, dec):
         """svm_predict_probability's estimates: (n_rows, k) for classification (model.label's order), (n_rows, 2)

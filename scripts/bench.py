@@ -50,7 +50,9 @@ heart_scale against LIBLINEAR's train/predict and Python's own floor (python, im
 of --startup-runs, and the solver modules each -s imports (scripts/bench_startup.py). Busy machine (part
 `contention`, issue 26): -s smo and kernel prediction with the default threads against --threads 1 (and the
 opt-in --threads N, and LIBSVM's binaries when given) beside one CPU-bound process per core, and quiet
-(scripts/bench_contention.py).
+(scripts/bench_contention.py). Signals (part `signals`, issue 27): for every solver of the registry and for
+llsvm-predict with an -s smo model, on a9a, the exit latency after SIGINT and after SIGTERM sent in the middle of a
+run (median and worst of --signal-runs), the exit code and that no file is left (scripts/bench_signals.py).
 Timings are medians of --repeats runs. Results: a Markdown table on stdout and Markdown + JSON in bench-results/.
 
 Datasets: the generated `sparse` (500k x 100k, ~75 nnz/row) and `dense` (400k x 200) sets, made under data/ by
@@ -784,8 +786,9 @@ def shared_sets(tmp, only=None):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sets", default="sparse,dense,multiclass", help="generated sets (comma list; '' for none)")
-    ap.add_argument("--parts", default="parse,solvers,llsvm,stream,smo,types,startup,contention",
-                    help="what to run: parse, solvers, llsvm, stream, smo, types, startup, contention (comma list)")
+    ap.add_argument("--parts", default="parse,solvers,llsvm,stream,smo,types,startup,contention,signals",
+                    help="what to run: parse, solvers, llsvm, stream, smo, types, startup, contention, signals "
+                         "(comma list)")
     ap.add_argument("--startup-runs", type=int, default=20, help="part startup: runs of each command (median)")
     ap.add_argument("--liblinear-dir", default=os.environ.get("LIBLINEAR_DIR"),
                     help="part startup: directory of LIBLINEAR's train and predict built from its sources (default "
@@ -796,6 +799,11 @@ def main():
     ap.add_argument("--hogs", type=int, default=None, help="part contention: CPU-bound processes (default: the CPUs)")
     ap.add_argument("--libsvm-dir", default=os.environ.get("LIBSVM_DIR"),
                     help="part contention: directory of LIBSVM's svm-train and svm-predict (default $LIBSVM_DIR)")
+    ap.add_argument("--signal-runs", type=int, default=5,
+                    help="part signals: runs per signal and command (median and worst latency)")
+    ap.add_argument("--signal-solvers", default=None,
+                    help="part signals: -s values to run, and 'predict' (comma list; default: every solver and "
+                         "predict)")
     ap.add_argument("--types", default=None,
                     help="part types: LIBLINEAR's solver types to run (comma list; default 0,7,5,6,4,11,12,13,21)")
     ap.add_argument("--types-scale", type=float, default=0.2,
@@ -830,13 +838,15 @@ def main():
     tmp = tempfile.mkdtemp(prefix="llsvm-bench-")
     rows, solver_rows, e2e_rows, llsvm_rows, t2_rows, stream_rows = [], [], [], [], [], []
     llsvm_shared_rows, smo_rows, type_rows = [], [], []
-    startup, contention_rows = None, []
+    startup, contention_rows, signal_rows = None, [], []
     shared_dir = os.path.join(ROOT, "..", "shared", "data")
     try:
+        # the generated sets and the decompressed shared sets, for the parts that read them
         generated = [(name, *ensure_set(name, args.data_dir, args.scale, args.quiet))
-                     for name in [x for x in args.sets.split(",") if x]]
+                     for name in [x for x in args.sets.split(",") if x]] \
+            if parts & {"parse", "solvers", "llsvm", "types"} else []
         only = None if args.shared_sets is None else set(x for x in args.shared_sets.split(",") if x)
-        shared = [] if args.no_shared else shared_sets(tmp, only)
+        shared = [] if args.no_shared or not parts & {"parse", "solvers", "llsvm"} else shared_sets(tmp, only)
         if "parse" in parts:
             for name, path, _ in generated:
                 if name == "multiclass":
@@ -916,6 +926,11 @@ def main():
             csets = DEFAULT_SETS if args.contention_sets is None else args.contention_sets.split(",")
             contention_rows = bench_contention(shared_dir, tmp, csets, args.contention_repeats, args.hogs,
                                                args.libsvm_dir, say=None if args.quiet else say)
+        if "signals" in parts and not args.no_shared:
+            from bench_signals import bench_signals
+            signal_rows = bench_signals(shared_dir, tmp, args.signal_runs,
+                                        None if args.signal_solvers is None else args.signal_solvers.split(","),
+                                        say=None if args.quiet else say)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -963,11 +978,15 @@ def main():
         from bench_contention import contention_markdown
         text.append("## -s smo and kernel prediction on a busy machine (wall, seconds, medians; -s smo defaults)\n\n"
                     + contention_markdown(contention_rows, md_header, md_row))
+    if signal_rows:
+        from bench_signals import signals_markdown
+        text.append("## Exit after SIGINT and SIGTERM in the middle of a run, on a9a (wall from kill() to the exit)"
+                    "\n\n" + signals_markdown(signal_rows, md_header, md_row))
     report = "\n\n".join(text)
     with open(os.path.join(args.out_dir, f"bench-{stamp}.json"), "w") as f:
         json.dump({"meta": meta, "parse": rows, "solvers": solver_rows, "end_to_end": e2e_rows,
                    "llsvm": llsvm_rows, "llsvm_shared": llsvm_shared_rows, "table2": t2_rows, "stream": stream_rows, "smo": smo_rows, "types": type_rows,
-                   "startup": startup, "contention": contention_rows},
+                   "startup": startup, "contention": contention_rows, "signals": signal_rows},
                   f, indent=1, default=float)
     with open(os.path.join(args.out_dir, f"bench-{stamp}.md"), "w") as f:
         f.write(f"llsvm bench {stamp} ({meta['python']}, {meta['cpus']} cpus)\n\n{report}\n")

@@ -159,6 +159,16 @@ def test_option_ranges_are_named(data, tmp_path, args, message):
     assert not model.exists()
 
 
+@pytest.mark.parametrize("solver", ["smo", "pegaz"])
+def test_cross_validation_with_an_empty_fold(tmp_path, solver):
+    """-v 8 on 7 rows of each of 3 classes (found by the options fuzzer): LIBSVM's stratified folds leave fold 0
+    without rows, and predicting its zero rows with a 3-class kernel model was a ValueError (an internal error)."""
+    path = write_small_set(tmp_path / "three.txt", 21, labels=(1, 2, 3), n_features=8)
+    proc = train(["-s", solver, "-v", "8"], path, tmp_path / "m")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("Cross Validation Accuracy = ")
+
+
 def test_solver_that_is_not_a_number(data, tmp_path):
     """-s --5 (found by the options fuzzer): int('--5') raised ValueError, an internal error."""
     for solver in ("--5", "²", "-1"):
