@@ -477,7 +477,11 @@ def solve(KernelCache cache not None, const signed char[::1] y, const double[::1
             for k in range(l):
                 alpha[w.active_set[k]] = w.alpha[k]
                 G_out[w.active_set[k]] = w.G[k]
+            # (not after a signal: the result is discarded, and each swap walks every cached column, seconds with
+            # a large -m)
             for k in range(l):
+                if stop_requested():
+                    break
                 while w.active_set[k] != k:
                     cache.swap(k, w.active_set[k])
                     _swap_int(w.active_set, k, w.active_set[k])
