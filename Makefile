@@ -6,7 +6,7 @@ PIP    := $(PY) -m pip --disable-pip-version-check
 BIN    := $(VENV)/bin
 KERNELS := $(wildcard cext/*.pyx cext/*.pxd)
 
-.PHONY: all demo test fuzz bench reproduce-llsvm reproduce-streamsvm reproduce-h1tree reproduce-online reproduce-oned build wheel annotate clean distclean
+.PHONY: all data demo test fuzz bench reproduce-llsvm reproduce-streamsvm reproduce-h1tree reproduce-online reproduce-oned build wheel annotate clean distclean
 
 all: build
 
@@ -45,6 +45,14 @@ annotate: $(VENV)/.installed
 
 include data/Makefile.mk
 
+# the public LIBSVM sets the tests, benchmarks and reproduction scripts read (data/sets.tsv: public addresses at
+# fixed commits, transforms, sha256), fetched and verified into data/public/NAME.xz + MANIFEST.tsv; a set already
+# there and matching is skipped. Without internet: LLSVM_DATA_MIRROR=DIR make data (or DATA_ARGS="--mirror DIR")
+# takes NAME.xz or NAME from a local copy instead. DATA_ARGS="a9a a9a.t" for some sets; scripts/fetch_data.py --help
+FETCH_DATA := $(PY) scripts/fetch_data.py
+data: | $(PY)
+	$(FETCH_DATA) $(DATA_ARGS)
+
 # the main job on a small generated set: convert, describe, train (from the binary file), predict
 demo: build data/demo data/demo.t
 	$(BIN)/llsvm-convert -q data/demo data/demo.bin
@@ -52,7 +60,10 @@ demo: build data/demo data/demo.t
 	$(BIN)/llsvm-train -s 3 -B 1 data/demo.bin data/demo.model
 	$(BIN)/llsvm-predict data/demo.t data/demo.model data/demo.predictions
 
+# fetches the public sets first, best effort (a set that cannot be had is reported and its tests skip; CI sets
+# LLSVM_DATA_MIRROR in .ci/run)
 test: build $(VENV)/.test-deps
+	$(FETCH_DATA) --best-effort -q $(DATA_ARGS)
 	$(PY) -m pytest tests -q
 
 # mutation fuzzing (atheris) of the LIBSVM text parser, the binary reader and the model loader, each in its own
@@ -63,9 +74,10 @@ test: build $(VENV)/.test-deps
 fuzz: build $(VENV)/.test-deps
 	$(PY) -m fuzz $(FUZZ_ARGS)
 
-# parser / binary-load, solver, -s llsvm and -s streamsvm figures (BENCH_ARGS="--parts stream" for one part);
-# results under bench-results/
+# parser / binary-load, solver, -s llsvm and -s streamsvm figures (BENCH_ARGS="--parts stream" for one part), on the
+# generated sets and the public sets (fetched first, best effort); results under bench-results/
 bench: build $(VENV)/.test-deps
+	$(FETCH_DATA) --best-effort -q $(DATA_ARGS)
 	$(PY) scripts/bench.py $(BENCH_ARGS)
 
 # the "reproduce" extra (matplotlib) for the experiment-reproduction scripts, installed once when missing
@@ -75,8 +87,10 @@ $(VENV)/.reproduce: $(VENV)/.test-deps pyproject.toml
 
 # Alrajeh et al.'s Figure 1 and Table 2 (-s llsvm --one-pass, the paper's algorithm, vs -s 3) and a table of
 # -s llsvm's default mode (re-check passes: accuracy, primal against the tight -s 3, passes, time), on the generated
-# sets and ../shared/data; results under reproduce-results/ (REPRODUCE_ARGS="--quick" for a smoke run on the small sets)
+# sets and the public sets of data/public (fetched first, best effort: the rows of a set that cannot be had are left
+# out); results under reproduce-results/ (REPRODUCE_ARGS="--quick" for a smoke run on the small sets)
 reproduce-llsvm: build $(VENV)/.reproduce data/demo data/sparse data/dense data/multiclass
+	$(FETCH_DATA) --best-effort -q $(DATA_ARGS)
 	$(PY) scripts/reproduce_llsvm.py $(REPRODUCE_ARGS)
 
 # Matsushima et al.'s Figures 3 and 4: (D* - D_t)/D* against wall-clock time for -s streamsvm, -s bm, -s llsvm and
@@ -87,27 +101,29 @@ reproduce-streamsvm: build $(VENV)/.reproduce data/demo data/sparse data/dense
 	$(PY) scripts/reproduce_streamsvm.py $(REPRODUCE_ARGS)
 
 # Fehr et al.'s Tables 1-3 (H1-SVM trees against an RBF SVM: hyperplanes or SVs, training and classification time,
-# accuracy, the ratios) on the spec's stand-ins from ../shared/data (usps.t 70/30, mushrooms, skin_nonskin,
-# svmguide1) and the fourclass node sequence as a PNG, with the acceptance figures; results under
-# reproduce-results/h1tree/ (REPRODUCE_ARGS="--quick": usps.t and mushrooms, one repeat)
-reproduce-h1tree: build $(VENV)/.reproduce
+# accuracy, the ratios) on public stand-ins from data/public (make data: usps.t 70/30, mushrooms, skin_nonskin,
+# svmguide1) and the fourclass node sequence as a PNG, with the acceptance figures A1-A5 (docs/solvers.md); results
+# under reproduce-results/h1tree/ (REPRODUCE_ARGS="--quick": usps.t and mushrooms, one repeat)
+reproduce-h1tree: build $(VENV)/.reproduce data
 	$(PY) scripts/reproduce_h1tree.py $(REPRODUCE_ARGS)
 
-# Kecman & Melki's Table II rows (reuters_moneyfx trn + tst from ../shared/data, the generated chessboard and two
-# Gaussians; 5-fold grids, -s olsvm against -s smo and libsvm-official, CPU time), Figs. 1-8 (error and CPU time per
-# cell; -s olsvm, norma --eta0 1 and pegaz, cached and --original, on the 4,992-row chessboard) and the C5 violation
-# bound, with the acceptance figures C1-C5; results under reproduce-results/online/ (REPRODUCE_ARGS="--quick": the
-# 4,992-row chessboard only, 2 folds, 4 cells; "--parts reuters,threeway"; "--libsvm-cache FILE" keeps the LIBSVM
-# cells for the next run: the full gaussians grid's LIBSVM side is long)
+# Kecman & Melki's Table II rows (reuters_moneyfx trn + tst from data/public, fetched first, best effort; the
+# generated chessboard and two Gaussians; 5-fold grids, -s olsvm against -s smo and libsvm-official, CPU time),
+# Figs. 1-8 (error and CPU time per cell; -s olsvm, norma --eta0 1 and pegaz, cached and --original, on the
+# 4,992-row chessboard) and the C5 violation bound, with the acceptance figures C1-C5 (docs/solvers.md); results under
+# reproduce-results/online/ (REPRODUCE_ARGS="--quick": the 4,992-row chessboard only, 2 folds, 4 cells; "--parts
+# reuters,threeway"; "--libsvm-cache FILE" keeps the LIBSVM cells for the next run: the full gaussians grid's LIBSVM
+# side is long)
 reproduce-online: build $(VENV)/.reproduce data/chessboard data/gaussians
+	$(FETCH_DATA) --best-effort -q $(DATA_ARGS)
 	$(PY) scripts/reproduce_online.py $(REPRODUCE_ARGS)
 
 # Schneider, Bogojeska & Vlachos' Table 2 rows (svmguide1, splice, diabetes, svmguide3, skin_nonskin from
-# ../shared/data: training accuracy, smoothness theta and time to within 1 % against -s 3 --max-iter 2^k), Fig. 9
-# and ProjectSVM's accuracy against the number of directions as PNGs, with the acceptance figures B1-B5 (optimum:
-# libsvm-official and cvxopt); results under reproduce-results/oned/ (REPRODUCE_ARGS="--quick": 2^8 iterations,
-# no skin_nonskin)
-reproduce-oned: build $(VENV)/.reproduce
+# data/public, make data: training accuracy, smoothness theta and time to within 1 % against -s 3 --max-iter
+# 2^k), Fig. 9 and ProjectSVM's accuracy against the number of directions as PNGs, with the acceptance figures B1-B5
+# (docs/solvers.md; optimum: libsvm-official and cvxopt); results under reproduce-results/oned/
+# (REPRODUCE_ARGS="--quick": 2^8 iterations, no skin_nonskin)
+reproduce-oned: build $(VENV)/.reproduce data
 	$(PY) scripts/reproduce_oned.py $(REPRODUCE_ARGS)
 
 clean:

@@ -1,5 +1,7 @@
-# Data rules (included by the top Makefile). Generated sets come from scripts/gen_data.py (deterministic);
-# the public LIBSVM sets are downloaded when online. Nothing here is committed: data/ is ignored but for this file.
+# Data rules (included by the top Makefile). Generated sets come from scripts/gen_data.py (deterministic); the
+# public LIBSVM sets the tests and reproduction scripts read come from `make data` (scripts/fetch_data.py, the
+# addresses and checksums of data/sets.tsv, into data/public); the large sets below are downloaded when online.
+# Nothing under data/ is committed but this file and sets.tsv.
 GEN := $(PY) scripts/gen_data.py
 LIBSVM_SITE := https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets
 
