@@ -1,5 +1,6 @@
 # The H1-SVM tree node, linear kernel (Fehr, Zapien Arreola, Burkhardt, "Fast Support Vector Machine
-# Classification of Very Large Datasets"; specs/seed-solvers.md section 0 item 1 and section 2.1-2.2, R1-R3, R5, R9).
+# Classification of Very Large Datasets", GfKl 2007; docs/solvers.md, "H1-SVM: the paper's gaps and the resolutions
+# implemented": the nearest-point form, R1-R3, R5, R9).
 #
 # Problem: hard rows H (label y_h, m_h of them), soft rows S (label -y_h, m_s of them) of a row view. With the soft
 # alphas fixed to 1 (eq. 10) and the equality (11), sum_H a_i = m_s, the dual (8) is the nearest-point problem
@@ -10,7 +11,7 @@
 # later index; the pair's sub-problem solved exactly and clipped to [0, C] (LIBSVM's y_i == y_j case). Start
 # a = m_s/m_h (feasible iff C m_h >= m_s). Stop (R9): max_{a_i<C} (-G_i) - min_{a_j>0} (-G_j) <= eps, or no j,
 # or max_iter pairs (default max(1e7, 100 m_h); converged = False then).
-# Update, O(nnz(X_H)) per pair as spec 2.2 says: v (dense, n_features + bias coordinate) += d_i x_i + d_j x_j, then
+# Update, O(nnz(X_H)) per pair: v (dense, n_features + bias coordinate) += d_i x_i + d_j x_j, then
 # G_t = x_t . v - 1 is recomputed over H (exact to v: no drift), and the column K_it = x_t . x_i is read against
 # x_i scattered into a dense buffer, only for the candidates t of j.
 # Output: w = y_h v (eq. 12), b = y_h - w.x_e with x_e the hard row of smallest y_h w.x (R2: min_H y_h f = 1), the

@@ -1,5 +1,6 @@
 # Linear SVMs from 1-D projections (Schneider, Bogojeska, Vlachos, "Solving Linear SVMs with Multiple 1D
-# Projections", CIKM 2014; ../shared/specs/seed-solvers.md section 3 for the corrections implemented here).
+# Projections", CIKM 2014; the corrections implemented here: docs/solvers.md, "1-D projections: the printed errors
+# and the corrections implemented").
 #
 # Problem (eq. 1-3 with p = 1): min_{w,b} ||w||^2/2 + sum_i C_i max(0, 1 - y_i (w.x_i + b)), y_i in {-1,+1}, the bias
 # b unregularised, C_i = Cp for y_i = +1 and Cn for y_i = -1. Every solver here restricts w to a line w = v L and

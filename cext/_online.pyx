@@ -1,7 +1,8 @@
 # The online kernel SVMs of issue 16 (Kecman & Melki, "Fast online algorithms for support vector machines: models
-# and experimental studies", IEEE SoutheastCon 2016; ../shared/specs/seed-solvers.md section 4): Lists 3b, 3a, 1
-# (NORMA) and 2 (Pegaz), and Pegasos proper (Shalev-Shwartz, Singer, Srebro, ICML 2007), kernel and linear. One
-# epoch loop (_epochs) runs every list in one of three forms:
+# and experimental studies", IEEE SoutheastCon 2016; the resolutions implemented: docs/solvers.md, "Online lists:
+# the printed errors and the resolutions implemented"): Lists 3b, 3a, 1 (NORMA) and 2 (Pegaz), and Pegasos proper
+# (Shalev-Shwartz, Singer, Srebro, ICML 2007), kernel and linear. One epoch loop (_epochs) runs every list in one of
+# three forms:
 #   cached    the output cache o over every training row, one kernel column per change (optionally served by a
 #             ColumnStore of full columns kept across runs: the grid search's store per kernel and fold);
 #   original  the paper's lists as printed (--original): no cache, the output at x_i is the kernel row restricted
@@ -19,7 +20,7 @@
 # List 3a (R_rhl, no bias): y_i o_i < 1: o += eta (y_i - alpha_i / C) K[:, i], alpha_i := (1 - eta/C) alpha_i +
 # eta y_i; y_i o_i > 1: o -= (eta alpha_i / C) K[:, i], alpha_i := (1 - eta/C) alpha_i.
 # List 1, NORMA (R_rhl): viol = y_i o_i before the decay; every alpha_j decays by d (faithful: d = 1 - eta/C = 1 -
-# sqrt(2/t), which is 0 at t = 2 and wipes the model, spec finding 7; with eta0 and lambda: eta = eta0/sqrt(t), d = 1 -
+# sqrt(2/t), which is 0 at t = 2 and wipes the model, as printed; with eta0 and lambda: eta = eta0/sqrt(t), d = 1 -
 # eta lambda); on viol <= 1 alpha_i := eta y_i (overwritten, not decayed).
 # List 2, Pegaz: alpha = eta_t beta, obar = K beta; viol = y_i eta obar_i <= 1: beta_i += y_i, obar += y_i K[:, i];
 # at the end alpha = eta_T beta.

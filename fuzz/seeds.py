@@ -18,7 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from llsvm import BinaryWriter, CSRDataset, Model, train
-from llsvm.svm_model import SVMModel
+from llsvm.models.svm import SVMModel
 from llsvm.textio import write_text
 
 from . import options
@@ -118,7 +118,7 @@ def model_seeds(work):
     seeds["one-class"] = Model("ONECLASS_SVM", 2, None, 2, -1, rng.standard_normal((2, 1)),
                                rho=0.5).to_text().encode()
     seeds["mcsvm"] = Model("MCSVM_CS", 2, [4, 9], 2, 1.0, rng.standard_normal((3, 2))).to_text().encode()
-    # LIBSVM kernel models (llsvm/svm_model.py), as svm_save_model writes them
+    # LIBSVM kernel models (llsvm/models/svm.py), as svm_save_model writes them
     SV = sp.csr_matrix(np.where(rng.random((6, 4)) < 0.6, rng.standard_normal((6, 4)), 0.0))
     seeds["libsvm-c_svc-rbf-three"] = SVMModel(
         "c_svc", "rbf", 3, 0.25, 0, rng.standard_normal(3), rng.standard_normal((2, 6)), SV, label=[1, 2, 3],
@@ -137,9 +137,9 @@ def model_seeds(work):
 def trained_kernel_and_tree_seeds(rng):
     """Kernel models trained by -s smo and an online solver, and tree models of -s h1tree (two and three classes,
     leaves, an RBF node, a zero-node list), as llsvm-train writes them."""
-    from llsvm.solvers.h1tree import H1Options
-    from llsvm.solvers.online import OnlineOptions
-    from llsvm.solvers.smo import SMOOptions
+    from llsvm.options import H1Options
+    from llsvm.options import OnlineOptions
+    from llsvm.options import SMOOptions
     seeds = {}
     two = _random_csr(rng, 16, 5, 0.6, [1, -1])
     three = _random_csr(rng, 18, 6, 0.6, [2, 1, 3])

@@ -31,8 +31,8 @@ from llsvm import BinaryDataset, BinaryWriter, DataFormatError, LLSVMError, Mode
 from llsvm.binfmt import FLAG_ALPHA, FLAG_CONTINUOUS, FLAG_FLOAT32, FLAG_ROW_IDS, MAGIC
 from llsvm.dataset import CSRDataset
 from llsvm.memory import MemoryLimitError
-from llsvm.svm_model import KERNEL_TYPES, SVM_TYPES, SVMModel
-from llsvm.tree_model import TreeModel
+from llsvm.models.svm import KERNEL_TYPES, SVM_TYPES, SVMModel
+from llsvm.models.tree import TreeModel
 from llsvm.io import describe, open_dataset
 from llsvm.textio import DEFAULT_CHUNK, DEFAULT_MAX_LINE
 

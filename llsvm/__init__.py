@@ -17,10 +17,11 @@ __getattr__, __dir__ = exports(__name__, {
     "dataset": ("CSRDataset", "Dataset"),
     "errors": ("ConvergenceWarning", "DataFormatError", "LLSVMError", "ModelFormatError", "ParameterError"),
     "io": ("dump_text", "file_kind", "iter_blocks", "open_dataset", "read_dataset", "to_csr", "write_binary"),
-    "model": ("Model", "load_model"),
-    "svm_model": ("SVMModel",),
-    "solvers": ("LLSVMOptions", "Params", "StreamOptions"),
-    "trainer": ("cross_validation", "find_parameter_C", "train"),
+    "models": ("Model", "SVMModel", "load_model"),
+    "options": ("H1Options", "LLSVMOptions", "OneDOptions", "OnlineOptions", "SMOOptions", "StreamOptions"),
+    "params": ("Params",),
+    "solvers.trainer": ("cross_validation", "find_parameter_C", "train"),
+    "solvers.grid": ("grid_search",),
     "textio": ("TextStream",),
 })
 
@@ -30,6 +31,6 @@ __all__ = [
     "BinaryDataset", "BinaryWriter", "CSRDataset", "Dataset", "TextStream",
     "LLSVMError", "DataFormatError", "ModelFormatError", "ParameterError", "ConvergenceWarning",
     "read_dataset", "open_dataset", "iter_blocks", "write_binary", "dump_text", "to_csr", "file_kind",
-    "train", "cross_validation", "find_parameter_C", "Params", "Model", "SVMModel", "load_model",
-    "LLSVMOptions", "StreamOptions",
+    "train", "cross_validation", "find_parameter_C", "grid_search", "Params", "Model", "SVMModel", "load_model",
+    "LLSVMOptions", "StreamOptions", "SMOOptions", "H1Options", "OnlineOptions", "OneDOptions",
 ]

@@ -21,7 +21,7 @@ Solvers (issue "Foundation II"), against liblinear-official's C library in the s
     against `-s 3` (medians of --repeats), and `-s 3 -e 0.001` for the reference primal; the targets as ✓/✗
     lines: default mode primal within 1e-3 relative of the reference's, test accuracy within 0.1 points of
     `-s 3`'s, wall <= 1.0x `-s 3`'s, peak RSS <= the budget + 60 MB; `--one-pass` wall <= 0.6x `-s 3`'s;
-  - on each ../shared/data set, from its binary file: `-s 3` (converged? from its --json) and `-s llsvm` at
+  - on each public set (data/public, `make data`), from its binary file: `-s 3` (converged? from its --json) and `-s llsvm` at
     --memory a quarter of the binary file's size (the solver's minimum when that is more), test accuracy (5-fold
     CV without a test file); target: within 0.2 points where `-s 3` converges;
   - the paper's Table 2 (`-s llsvm --one-pass` vs `-s 3`, in memory) on every set.
@@ -39,11 +39,11 @@ three), every job a subprocess of the installed commands:
     <= 0.5 x bm's, and every peak RSS (both solvers, text and binary) <= --memory + 60 MB; for information, the
     trainer's update rate and the reader's MB/s (medians over the passes) against sequential block reading of the
     same file in this process (BinaryDataset.iter_blocks, page cache warm).
--s smo (part `smo`, issue 15): against libsvm-official's C svm_train on ../shared/data sets, in this process:
+-s smo (part `smo`, issue 15): against libsvm-official's C svm_train on the public sets, in this process:
 training time ratio, the dual objective of both models by one definition, nSV and accuracy (scripts/bench_smo.py).
 LIBLINEAR's other solver types (part `types`, issue 18): -s 0 4 5 6 7 11 12 13 21 against liblinear-official's C
 `train` in this process, on the generated sets (--types-scale of their rows), a generated regression set and
-../shared/data: time, the objective at the same -e, test accuracy / MSE, predict agreement, models read both ways,
+the public sets: time, the objective at the same -e, test accuracy / MSE, predict agreement, models read both ways,
 and LIBLINEAR against itself with another rand() seed (scripts/bench_liblinear.py).
 Start-up (part `startup`, issue 26): the wall of llsvm-train -q, llsvm-predict, llsvm-convert --info and --help on
 heart_scale against LIBLINEAR's train/predict and Python's own floor (python, import numpy, import click), medians
@@ -56,7 +56,8 @@ run (median and worst of --signal-runs), the exit code and that no file is left 
 Timings are medians of --repeats runs. Results: a Markdown table on stdout and Markdown + JSON in bench-results/.
 
 Datasets: the generated `sparse` (500k x 100k, ~75 nnz/row) and `dense` (400k x 200) sets, made under data/ by
-scripts/gen_data.py when missing, plus every file in ../shared/data (xz, decompressed to a temporary directory).
+scripts/gen_data.py when missing, plus every public LIBSVM set in data/public (NAME.xz, decompressed to a temporary
+directory; `make data` fetches them from the addresses of data/sets.tsv and checks them).
 """
 import argparse
 import json
@@ -77,8 +78,8 @@ sys.path.insert(0, HERE)
 import numpy as np  # noqa: E402
 
 import llsvm  # noqa: E402
-from benchutil import (accuracy, ensure_binary, match_problems, md_header, md_row, mismatch,  # noqa: E402
-                       run_meta, say, shared_training_sets, timestamp, warm_page_cache)
+from benchutil import (DATA_DIR, FETCH_HINT, accuracy, ensure_binary, match_problems, md_header,  # noqa: E402
+                       md_row, mismatch, run_meta, say, shared_training_sets, timestamp, warm_page_cache)
 from benchutil import liblinear_train as _liblinear_train, ll_W as _ll_W, timed  # noqa: E402
 
 SETS = {
@@ -226,8 +227,8 @@ def bench_solvers(name, path, test_path, repeats, tmp, threads_set=False):
     """llsvm vs LIBLINEAR for -s 3 and -s 1 on one train/test pair; returns a list of rows."""
     from liblinear.liblinearutil import save_model
 
-    from llsvm.trainer import train
-    from llsvm.model import Model
+    from llsvm.solvers.trainer import train
+    from llsvm.models.linear import Model
 
     ds = llsvm.read_dataset(path)
     te = llsvm.read_dataset(test_path) if test_path else ds
@@ -302,7 +303,8 @@ ACC_SLACK = 1e-9                  # accuracy differences are multiples of 100/n:
 def table2_row(name, ds, inner_iter=None):
     """The paper's Table 2 on one set: alpha_i = 0 counts of -s llsvm --one-pass (the paper's Algorithm 2) and
     -s 3, and their status mismatch."""
-    from llsvm.solvers.onepass import DEFAULT_INNER_ITER, LLSVMOptions
+    from llsvm.options import OPTION, LLSVMOptions
+    DEFAULT_INNER_ITER = OPTION['--inner-iter'].default
     m = llsvm.train(ds, solver="llsvm", bias=1.0, options=LLSVMOptions(return_alpha=True, one_pass=True,
                                                                      inner_iter=inner_iter or DEFAULT_INNER_ITER))
     m3 = llsvm.train(ds, solver=3, bias=1.0, say=_quiet)
@@ -385,7 +387,7 @@ def llsvm_min_memory(n_rows, n_features, n_classes):
 
 
 def bench_llsvm_shared(name, path, test_path, tmp):
-    """One ../shared/data set: -s 3 (converged? from its --json) and -s llsvm (default mode) with --memory a quarter
+    """One public set (data/public): -s 3 (converged? from its --json) and -s llsvm (default mode) with --memory a quarter
     of the binary file's size (the solver's minimum when that is less), both trained from the binary file; test
     accuracy, or 5-fold cross-validation accuracy when the set has no test file."""
     exe = os.path.join(os.path.dirname(sys.executable), "llsvm-train")
@@ -528,7 +530,7 @@ def bench_stream(name, path, test_path, binpath, repeats, tmp, memory=STREAM_MEM
     """-s streamsvm and -s bm (--memory) against -s 3 (unlimited) on one binary file, and their peak RSS from the
     text file too; returns one row."""
     exe = os.path.join(os.path.dirname(sys.executable), "llsvm-train")
-    from llsvm.solvers import parse_size
+    from llsvm.memory import parse_size
     budget_mb = parse_size(memory) / (1 << 20)
 
     def say(msg):
@@ -710,7 +712,7 @@ def llsvm_markdown(rows, shared_rows, t2rows):
                                  _ok(r["within_0_2pp"])]))
         conv = [r for r in shared_rows if r["s3_converged"]]
         ok = sum(1 for r in conv if r["within_0_2pp"])
-        out.append(f"### ../shared/data: -s llsvm (default mode) vs -s 3\n\nBoth trained from the binary file (C=1, "
+        out.append(f"### public sets (data/public): -s llsvm (default mode) vs -s 3\n\nBoth trained from the binary file (C=1, "
                    f"-B 1); test accuracy, or {SHARED_FOLDS}-fold cross-validation accuracy when the set has no test "
                    f"file. -s llsvm's --memory is a quarter of the binary file's size"
                    + (", or the solver's minimum (status bytes, weight vectors and the smallest working set) when "
@@ -768,10 +770,12 @@ def markdown(rows):
 
 
 def shared_sets(tmp, only=None):
-    """(name, train path, test path or None) for every set in ../shared/data (those named in `only`, when given),
-    decompressed into tmp."""
-    shared = os.path.join(ROOT, "..", "shared", "data")
+    """(name, train path, test path or None) for every public set in data/public (those named in `only`, when
+    given), decompressed into tmp."""
+    shared = DATA_DIR
     out = []
+    if not shared_training_sets(shared):
+        say(f"# no public sets in {os.path.relpath(shared, ROOT)}: their rows are left out ({FETCH_HINT})")
     for name in shared_training_sets(shared):
         if only is not None and name not in only:
             continue
@@ -794,7 +798,7 @@ def main():
                     help="part startup: directory of LIBLINEAR's train and predict built from its sources (default "
                          "$LIBLINEAR_DIR; without it, liblinear-official's Python module stands in)")
     ap.add_argument("--contention-sets", default=None,
-                    help="part contention: sets of ../shared/data or paths (default dna.scale,usps.t,segment.scale,a9a)")
+                    help="part contention: public sets (data/public) or paths (default dna.scale,usps.t,segment.scale,a9a)")
     ap.add_argument("--contention-repeats", type=int, default=3, help="part contention: runs of each variant")
     ap.add_argument("--hogs", type=int, default=None, help="part contention: CPU-bound processes (default: the CPUs)")
     ap.add_argument("--libsvm-dir", default=os.environ.get("LIBSVM_DIR"),
@@ -809,9 +813,9 @@ def main():
     ap.add_argument("--types-scale", type=float, default=0.2,
                     help="part types: fraction of the generated sets' rows (default 0.2)")
     ap.add_argument("--smo-sets", default=None,
-                    help="part smo: sets of ../shared/data (default: the issue's six and five not tuned on)")
+                    help="part smo: public sets (data/public; default: the issue's six and five not tuned on)")
     ap.add_argument("--llsvm-memory", default=LLSVM_MEMORY,
-                    help="part llsvm: --memory of the -s llsvm runs on the generated sets (the shared sets get a "
+                    help="part llsvm: --memory of the -s llsvm runs on the generated sets (the public sets get a "
                          "quarter of their binary file's size)")
     ap.add_argument("--stream-sets", default="sparse",
                     help="part stream: generated set names or paths of text training files (test file: PATH.t); "
@@ -823,9 +827,9 @@ def main():
     ap.add_argument("--scale", type=float, default=1.0, help="fraction of the default rows (quick runs)")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--sklearn-repeats", type=int, default=None, help="default: --repeats")
-    ap.add_argument("--no-shared", action="store_true", help="skip ../shared/data")
+    ap.add_argument("--no-shared", action="store_true", help="skip the public sets (data/public)")
     ap.add_argument("--shared-sets", default=None,
-                    help="only these sets of ../shared/data (comma list of names such as a9a,dna.scale)")
+                    help="only these public sets of data/public (comma list of names such as a9a,dna.scale)")
     ap.add_argument("--data-dir", default=os.path.join(ROOT, "data"))
     ap.add_argument("--out-dir", default=os.path.join(ROOT, "bench-results"))
     ap.add_argument("-q", "--quiet", action="store_true")
@@ -839,9 +843,9 @@ def main():
     rows, solver_rows, e2e_rows, llsvm_rows, t2_rows, stream_rows = [], [], [], [], [], []
     llsvm_shared_rows, smo_rows, type_rows = [], [], []
     startup, contention_rows, signal_rows = None, [], []
-    shared_dir = os.path.join(ROOT, "..", "shared", "data")
+    shared_dir = DATA_DIR
     try:
-        # the generated sets and the decompressed shared sets, for the parts that read them
+        # the generated sets and the decompressed public sets, for the parts that read them
         generated = [(name, *ensure_set(name, args.data_dir, args.scale, args.quiet))
                      for name in [x for x in args.sets.split(",") if x]] \
             if parts & {"parse", "solvers", "llsvm", "types"} else []
@@ -909,12 +913,12 @@ def main():
         if "smo" in parts and not args.no_shared:
             from bench_smo import ISSUE_SETS, EXTRA_SETS, bench_smo
             smo_sets = ISSUE_SETS + EXTRA_SETS if args.smo_sets is None else args.smo_sets.split(",")
-            smo_rows = bench_smo(os.path.join(ROOT, "..", "shared", "data"), tmp, max(args.repeats, 3), smo_sets,
+            smo_rows = bench_smo(shared_dir, tmp, max(args.repeats, 3), smo_sets,
                                  say=None if args.quiet else say)
         if "types" in parts:
             from bench_liblinear import TYPES, bench_types
             tps = TYPES if args.types is None else tuple(int(t) for t in args.types.split(","))
-            type_rows = bench_types(generated, os.path.join(ROOT, "..", "shared", "data"), tmp, args.repeats,
+            type_rows = bench_types(generated, shared_dir, tmp, args.repeats,
                                     say=None if args.quiet else say, types=tps, scale=args.types_scale,
                                     shared=not args.no_shared)
         if "startup" in parts and not args.no_shared:

@@ -14,9 +14,9 @@ and the same without the hogs (a quiet machine), so the table shows what the opt
 are free and what they cost when they are not. Targets: under load, the default's wall <= 1.05x `--threads 1`'s,
 for training and for prediction.
 
-Sets: ../shared/data's dna.scale, usps.t, segment.scale and a9a (--contention-sets: names there, or paths of
-LIBSVM files, e.g. a scaled pendigits; a path's test file is PATH.t when it exists). The default -s smo
-parameters (C-SVC, RBF, C = 1, gamma = 1/num_features, -m 100, shrinking on).
+Sets: the public dna.scale, usps.t, segment.scale and a9a of data/public (`make data`; --contention-sets: names
+there, or paths of LIBSVM files, e.g. a scaled pendigits; a path's test file is PATH.t when it exists). The default
+-s smo parameters (C-SVC, RBF, C = 1, gamma = 1/num_features, -m 100, shrinking on).
 """
 import os
 import statistics

@@ -21,9 +21,9 @@ Every LIBLINEAR call is preceded by srand(1) (its solvers call rand() and never 
     For scale, LIBLINEAR against itself: its model after srand(2) against its model after srand(1), the agreement
     two equally valid runs at this -e reach (regression: values within 1 % of the targets' standard deviation).
 Sets: the generated `sparse`, `dense` and `multiclass` sets at --types-scale of bench's sizes, a generated
-regression set (seeds 1 and 2, the second not looked at while building), and ../shared/data: classification sets
-for -s 0 4 5 6 7, the labels of classification sets as regression targets (as LIBLINEAR's own tests do) for
--s 11 12 13, every set (labels ignored) for -s 21.
+regression set (seeds 1 and 2, the second not looked at while building), and the public sets of data/public
+(`make data`): classification sets for -s 0 4 5 6 7, the labels of classification sets as regression targets (as
+LIBLINEAR's own tests do) for -s 11 12 13, every set (labels ignored) for -s 21.
 """
 import os
 import statistics
@@ -128,8 +128,8 @@ def bench_one(solver, name, ds, te, repeats, tmp, bias=-1.0):
     """One (type, set) row."""
     from liblinear import liblinearutil as LU
 
-    from llsvm.model import load_model
-    from llsvm.trainer import train
+    from llsvm.models import load_model
+    from llsvm.solvers.trainer import train
 
     te = te if te is not None else ds
     X = ds.to_csr()
@@ -295,14 +295,13 @@ def types_markdown(rows, md_header, md_row):
     return "\n".join(out)
 
 
-if __name__ == "__main__":      # a quick look: python scripts/bench_liblinear.py [types] (shared sets only)
+if __name__ == "__main__":      # a quick look: python scripts/bench_liblinear.py [types] (public sets only)
     import sys
     import tempfile
-    from benchutil import md_header, md_row, say
+    from benchutil import DATA_DIR, md_header, md_row, say
     tps = tuple(int(t) for t in sys.argv[1].split(",")) if len(sys.argv) > 1 else TYPES
     with tempfile.TemporaryDirectory() as d:
         t0 = time.perf_counter()
-        rs = bench_types([], os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data"), d, 3, say=say,
-                         types=tps)
+        rs = bench_types([], DATA_DIR, d, 3, say=say, types=tps)
         print(types_markdown(rs, md_header, md_row))
         say(f"{time.perf_counter() - t0:.0f} s")

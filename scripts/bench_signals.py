@@ -1,8 +1,8 @@
 """Part `signals` of `make bench` (issue 27, item 1): how long a command takes to exit after SIGINT or SIGTERM.
 
 For every solver of the registry (`llsvm-train -q -s S a9a MODEL`, llsvm/solvers/registry.py) and for
-`llsvm-predict -q a9a.t MODEL OUT` with an `-s smo` model of a9a (trained once, to its end), on ../shared/data's
-a9a (decompressed into the temporary directory):
+`llsvm-predict -q a9a.t MODEL OUT` with an `-s smo` model of a9a (trained once, to its end), on the public
+a9a (data/public, `make data`; decompressed into the temporary directory):
   - R, the wall of start-up and loading: the median of three `llsvm-train -q -s 1 --max-iter 1 a9a` runs;
   - T, the wall time of an uninterrupted run (the shorter of two), capped at 20 s (the run is killed there). A
     solver that ends less than 2 s after R is run again with the next parameters of its LONGER list (smaller -e, a
@@ -25,7 +25,7 @@ import sys
 import tempfile
 import time
 
-from benchutil import say, shared_file
+from benchutil import FETCH_HINT, say, shared_file
 
 TARGET_S = 1.0
 TICK = os.sysconf("SC_CLK_TCK")
@@ -229,13 +229,13 @@ def ready_time(train, tmp, repeats=3):
 
 
 def bench_signals(shared_dir, tmp, runs=5, solvers=None, cap=20.0, min_t=2.0, wait=60.0, say=say):
-    from llsvm.solvers import registry
+    from llsvm.params import specs
 
     train = shared_file(shared_dir, "a9a", tmp)
     test = shared_file(shared_dir, "a9a.t", tmp)
     if train is None or test is None:
-        raise FileNotFoundError(f"a9a.xz and a9a.t.xz are needed in {shared_dir}")
-    names = [s.name for s in registry.specs()] + ["predict"]
+        raise FileNotFoundError(f"a9a.xz and a9a.t.xz are needed in {shared_dir} ({FETCH_HINT})")
+    names = [s.name for s in specs()] + ["predict"]
     if solvers is not None:
         unknown = sorted(set(solvers) - set(names))
         if unknown:

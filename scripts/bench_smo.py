@@ -12,7 +12,8 @@ Per set (llsvm with --threads N, N the CPUs available, as libsvm-official's whee
     none (target: within 0.1 points).
 Sets: the issue's heart_scale, svmguide1 (scaled to [-1, 1] by the training file's feature ranges, as svm-scale
 -l -1 -u 1 and -r), splice, dna.scale, usps.t, a9a; and, as data the figures were not tuned on, --smo-extra sets of
-../shared/data (default: fourclass, german.numer, mushrooms, segment.scale, vehicle.scale).
+the public sets (data/public, `make data`; default: fourclass, german.numer, mushrooms, segment.scale,
+vehicle.scale).
 """
 import os
 import statistics
@@ -26,9 +27,9 @@ from llsvm._ext import _kernel as KK
 from llsvm._ext._rowops import row_sq_norms
 from llsvm.dataset import CSRDataset
 from benchutil import minmax_scale, shared_set
-from llsvm.solvers.registry import Params
-from llsvm.solvers.smo import SMOOptions
-from llsvm.svm_model import KERNEL_TYPES
+from llsvm.params import Params
+from llsvm.options import SMOOptions
+from llsvm.models.svm import KERNEL_TYPES
 
 CPUS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 ISSUE_SETS = ("heart_scale", "svmguide1", "splice", "dna.scale", "usps.t", "a9a")
@@ -37,7 +38,7 @@ SCALED = {"svmguide1"}
 
 
 def load_set(shared, name, tmp):
-    """(train dataset, test dataset or None) of a ../shared/data set, scaled where the issue says so."""
+    """(train dataset, test dataset or None) of a public set (data/public), scaled where the issue says so."""
     tr = shared_set(shared, name, tmp)
     if tr is None:
         return None

@@ -25,12 +25,12 @@ import statistics
 import subprocess
 import sys
 
-from benchutil import say, shared_file, timed_command
+from benchutil import FETCH_HINT, say, shared_file, timed_command
 
 TARGET_S = 0.15
-# driver modules a run may import besides its own: the registry, what every driver shares, and -s 1's switch to
-# Newton (LIBLINEAR's -s 1 falls back on -s 2's solver)
-SHARED_MODULES = {"registry", "common"}
+# modules of llsvm.solvers a run may import besides its driver: the registry, the training layer (trainer, folds),
+# what every driver shares, and -s 1's switch to Newton (LIBLINEAR's -s 1 falls back on -s 2's solver)
+SHARED_MODULES = {"registry", "trainer", "folds", "common"}
 EXPECTED = {"1": {"dcd", "newton"}, "3": {"dcd", "newton"}, "smo": {"smo", "ovo"},
             "llsvm": {"onepass", "outofcore"}}
 
@@ -69,7 +69,7 @@ def solver_modules(data, solver, tmp):
 def bench_startup(shared_dir, tmp, runs=20, liblinear_dir=None, say=say):
     data = shared_file(shared_dir, "heart_scale", tmp)
     if data is None:
-        raise FileNotFoundError(f"heart_scale.xz not in {shared_dir}")
+        raise FileNotFoundError(f"heart_scale.xz not in {shared_dir} ({FETCH_HINT})")
     import llsvm
     compileall.compile_dir(os.path.dirname(llsvm.__file__), quiet=1)
     model = os.path.join(tmp, "hs.model")

@@ -21,8 +21,16 @@ def say(text):
 
 
 # -- data sets ----------------------------------------------------------------------------------------------------
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# the public LIBSVM sets (NAME.xz, MANIFEST.tsv), fetched and checked by `make data` (scripts/fetch_data.py, from the
+# addresses of data/sets.tsv): the one place the scripts look for them
+DATA_DIR = os.path.join(ROOT, "data", "public")
+FETCH_HINT = "`make data` fetches the public sets into data/public"
+
+
 def shared_training_sets(shared_dir):
-    """The training sets in a shared data directory: stems of its .xz files, test files (.t.xz) left out."""
+    """The training sets in a public data directory (DATA_DIR): stems of its .xz files, test files (.t.xz) left
+    out."""
     if not os.path.isdir(shared_dir):
         return []
     return sorted(fn[:-3] for fn in os.listdir(shared_dir) if fn.endswith(".xz") and not fn.endswith(".t.xz"))
@@ -31,7 +39,8 @@ def shared_training_sets(shared_dir):
 def resolve(name, data_dir, generated, shared_dir=None):
     """(kind, train path, test path or None) of a set name, or None when its file is absent.
 
-    kind "generated": data_dir/name (a name in `generated`, or any file there); "shared": shared_dir/name.xz;
+    kind "generated": data_dir/name (a name in `generated`, or any file there); "shared": shared_dir/name.xz (the
+    public sets, DATA_DIR);
     "file": name taken as a path. The test file is the training file's path + ".t" (shared: name.t.xz).
     """
     if name in generated or os.path.exists(os.path.join(data_dir, name)):
@@ -62,7 +71,8 @@ def timed_command(argv, env=None):
 
 
 def shared_file(shared_dir, name, tmp):
-    """A file of the shared data directory (name.xz) decompressed into tmp (once): its path, or None when absent."""
+    """A file of the public data directory (name.xz, DATA_DIR) decompressed into tmp (once): its path, or None when
+    absent."""
     import lzma
     import shutil
     src = os.path.join(shared_dir, name + ".xz")
@@ -77,8 +87,8 @@ def shared_file(shared_dir, name, tmp):
 
 
 def shared_set(shared_dir, name, tmp):
-    """A set of the shared data directory (name.xz) decompressed into tmp and read (class labels), or None when
-    it is absent."""
+    """A set of the public data directory (name.xz, DATA_DIR) decompressed into tmp and read (class labels), or
+    None when it is absent."""
     out = shared_file(shared_dir, name, tmp)
     return None if out is None else llsvm.read_dataset(out, class_labels=True)
 

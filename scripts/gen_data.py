@@ -26,9 +26,10 @@ KIND is one of:
 ``demo``
     Small binary sparse set (2,000 x 1,000, ~20 nnz/row).
 ``chessboard``
-    Kecman and Melki's chess board (seed-solvers spec, section 4.3): x uniform on [0, 4]^2, y = +1 when
-    floor(x1) + floor(x2) is even, else -1 (a 4 x 4 board); 8,000 rows (the paper's; 4,992 for its Figs. 5-8
-    with ``--rows``). Labels come from the written (rounded) coordinates; no label noise.
+    Kecman and Melki's chess board (the paper gives no generator; this one is fixed here, docs/solvers.md's
+    reproduce-online section): x uniform on [0, 4]^2, y = +1 when floor(x1) + floor(x2) is even, else -1 (a 4 x 4
+    board); 8,000 rows (the paper's; 4,992 for its Figs. 5-8 with ``--rows``). Labels come from the written
+    (rounded) coordinates; no label noise.
 ``gaussians``
     Their two normally distributed classes: N(0, I_2) against N((2, 2), I_2), equal priors, 15,000 rows; the
     label is the class the row was drawn from (the classes overlap: the Bayes error is about 7.9 %).

@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
-"""Fehr, Zapién Arreola and Burkhardt's Tables 1-3 (H1-SVM trees against an RBF SVM) on the stand-ins of
-../shared/specs/seed-solvers.md section 2.3, and the fourclass node sequence of Figs. 2-3 (`make reproduce-h1tree`).
+"""Fehr, Zapién Arreola and Burkhardt's Tables 1-3 (H1-SVM trees against an RBF SVM, "Fast support vector machine
+classification of very large datasets", GfKl 2007) on public stand-ins, and the fourclass node sequence of Figs. 2-3
+(`make reproduce-h1tree`); the stand-ins and the acceptance figures are those of docs/solvers.md, "H1-SVM:
+reproduction (`make reproduce-h1tree`) and acceptance figures A1-A5".
 
 Training is a subprocess of the installed command, as a user runs it: `llsvm-train -s smo` (the RBF column: C-SVC,
-RBF, gamma as scikit-learn's 'scale' = 1 / (n_features var(X)), C as the spec's calibration), `llsvm-train -s h1tree
+RBF, gamma as scikit-learn's 'scale' = 1 / (n_features var(X)), C as listed below), `llsvm-train -s h1tree
 --hard-class alternate` (the paper's "H1-SVM" column) and `--hard-class greedy` ("Gr-Heu"); training time is its
 wall time. Classification time is the model's decision values over the loaded test rows (median of --repeats, at
 least 3), the paper's measure; `llsvm-predict`'s wall time (start-up, parsing and writing included, the same for
 every model) is reported beside it, and the accuracy is llsvm-predict's.
-Sets (features min-max scaled to [-1, 1] on the training rows where the spec says so):
+Sets, from data/public (`make data` fetches them; skin_nonskin and svmguide1 min-max scaled to [-1, 1] on the
+training rows):
   - usps.t, stratified 70/30 (seed --seed), one-vs-one, --h1-c 2, RBF C = 10          (Table 2, USPS)
   - mushrooms, stratified 70/30, --h1-c inf, RBF C = 1                               (the "mostly easy" regime)
   - skin_nonskin, 3,372 random training rows, the rest as test, --h1-c inf, RBF C = 10 (Table 3, cell nuclei):
@@ -34,10 +37,10 @@ sys.path.insert(0, HERE)
 import numpy as np  # noqa: E402
 
 import llsvm  # noqa: E402
-from benchutil import (md_header, md_row, minmax_scale, pyplot, run_meta, save_png, say, shared_set,  # noqa: E402
-                       timestamp)
+from benchutil import (DATA_DIR, FETCH_HINT, md_header, md_row, minmax_scale, pyplot, run_meta,  # noqa: E402
+                       save_png, say, shared_set, timestamp)
 
-SHARED = os.path.join(ROOT, "..", "shared", "data")
+SHARED = DATA_DIR
 BIN = os.path.dirname(sys.executable)
 
 
@@ -46,7 +49,10 @@ def exe(name):
 
 
 def load(name, tmp):
-    return shared_set(SHARED, name, tmp)
+    ds = shared_set(SHARED, name, tmp)
+    if ds is None:
+        say(f"# {name}: not in {os.path.relpath(SHARED, ROOT)}, skipped ({FETCH_HINT})")
+    return ds
 
 
 def split(ds, test_fraction, seed, n_train=None):

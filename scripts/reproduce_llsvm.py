@@ -49,11 +49,14 @@ import numpy as np  # noqa: E402
 import llsvm  # noqa: E402
 from llsvm._ext import _linear as KL  # noqa: E402
 from llsvm._ext import _random as RNG  # noqa: E402
-from llsvm.solvers import DUAL_MAX_ITER, LLSVMOptions, Subproblem, group_classes  # noqa: E402
-from llsvm.solvers.onepass import DEFAULT_INNER_EPS  # noqa: E402
-from llsvm.solvers.registry import PASS_EPS as LLSVM_DEFAULT_EPS  # noqa: E402
-from benchutil import (accuracy, match_problems, md_header, md_row, mismatch, pyplot, resolve,  # noqa: E402
-                       run_meta, save_png, say, shared_training_sets, timed_train, timestamp)
+from llsvm.options import OPTION, LLSVMOptions  # noqa: E402
+from llsvm.params import DUAL_MAX_ITER  # noqa: E402
+from llsvm.params import PASS_EPS as LLSVM_DEFAULT_EPS  # noqa: E402
+from llsvm.solvers import Subproblem, group_classes  # noqa: E402
+from benchutil import (DATA_DIR, FETCH_HINT, accuracy, match_problems, md_header, md_row, mismatch,  # noqa: E402
+                       pyplot, resolve, run_meta, save_png, say, shared_training_sets, timed_train, timestamp)
+
+DEFAULT_INNER_EPS = OPTION["--inner-eps"].default_for("llsvm")
 
 GENERATED = ("demo", "sparse", "dense", "multiclass")     # data/<name> and data/<name>.t (data/Makefile.mk)
 QUICK_MAX_BYTES = 10 << 20                                # --quick: training files up to 10 MB (on disk)
@@ -464,8 +467,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sets", default=None,
                     help="comma list of set names (generated: demo, sparse, dense, multiclass under --data-dir; "
-                         "shared: file stems in --shared-dir, e.g. a9a) or paths; default: the generated sets "
-                         "present plus every training set in the shared directory")
+                         "public: file stems in --shared-dir, e.g. a9a) or paths; default: the generated sets "
+                         "present plus every training set in the public directory")
     ap.add_argument("--out", default=None, help="output directory (default reproduce-results/llsvm-<timestamp>)")
     ap.add_argument("--quick", action="store_true",
                     help=f"only small sets (training file up to {QUICK_MAX_BYTES >> 20} MB): a smoke run")
@@ -481,7 +484,8 @@ def main():
     ap.add_argument("--tight-max-iter", type=int, default=1000)
     ap.add_argument("--fig-iter", type=int, default=10, help="iterations shown in Figure 1")
     ap.add_argument("--data-dir", default=os.path.join(ROOT, "data"))
-    ap.add_argument("--shared-dir", default=os.path.join(ROOT, "..", "shared", "data"))
+    ap.add_argument("--shared-dir", default=DATA_DIR, metavar="DIR",
+                    help="the public sets (NAME.xz; default data/public, which `make data` fills)")
     args = ap.parse_args()
 
     shared_dir = os.path.normpath(args.shared_dir)
@@ -490,7 +494,7 @@ def main():
         if os.path.isdir(shared_dir):
             names += shared_training_sets(shared_dir)
         else:
-            say(f"# skipping the shared sets: {shared_dir} is absent")
+            say(f"# skipping the public sets: {shared_dir} is absent ({FETCH_HINT})")
     else:
         names = [s for s in args.sets.split(",") if s]
     plan = []

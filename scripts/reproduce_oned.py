@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Schneider, Bogojeska and Vlachos, "Solving Linear SVMs with Multiple 1D Projections" (CIKM 2014): Table 2's rows
 for svmguide1, splice, diabetes, svmguide3 and SkinNonSkin, Fig. 9 (time against accuracy) and ProjectSVM's accuracy
-against the number of directions, with the acceptance figures B1-B5 of ../shared/specs/seed-solvers.md section 3.7
-(`make reproduce-oned`).
+against the number of directions, with the acceptance figures B1-B5 of docs/solvers.md, "1-D projections:
+reproduction (`make reproduce-oned`) and acceptance figures B1-B5" (`make reproduce-oned`).
 
-Everything runs in this process, single-threaded, on the sets of ../shared/data (accuracies are training accuracies,
-spec finding 6; C = 1 throughout):
+Everything runs in this process, single-threaded, on the public sets of data/public (`make data` fetches them;
+accuracies are training accuracies, as docs/solvers.md explains for Table 2; C = 1 throughout):
   local1d   -s local1d (unit mode; svmguide3 also paper mode) for 2^K iterations (K = 14; SkinNonSkin 10): the
             state after every power-of-two iteration (the kernel's snapshots) gives the accuracy sequence a_k at
             2, 4, ..., its maximum, the raw smoothness theta = sum |a_{k+1} - a_k| / (max a - min a), and the time
@@ -14,7 +14,7 @@ spec finding 6; C = 1 throughout):
   svcdual   llsvm -s 3 -B 1 --max-iter 2^k, k = 1..K (LIBLINEAR's SVCDUAL; its default -e 0.1), each run timed:
             the same figures; Table 2's theta is normalised per row by the smaller of the two.
   optimum   the exact optimum of the problem (L1 loss, C = 1, free unregularised bias): libsvm-official -t 0 -c 1
-            -e 1e-5 (the spec's reference) and, as the certified lower bound, the dual optimum by cvxopt (sets up to
+            -e 1e-5 (B1's reference) and, as the certified lower bound, the dual optimum by cvxopt (sets up to
             --cvxopt-max rows); B1 is the primal of -s local1d after 2^12 iterations against the better of the two.
   project   -s project1d for 2^10 directions: accuracy and loss (against the optimum) after every power of two
             (B5 on svmguide1; splice's accuracy and Theorem 4.1's number of directions recorded).
@@ -42,8 +42,9 @@ import numpy as np  # noqa: E402
 
 import llsvm  # noqa: E402
 from llsvm.solvers.common import group_classes  # noqa: E402
-from llsvm.solvers.oned import OneDOptions  # noqa: E402
-from benchutil import md_header, md_row, pyplot, run_meta, save_png, say, shared_set, timed_train, timestamp  # noqa: E402
+from llsvm.options import OneDOptions  # noqa: E402
+from benchutil import (DATA_DIR, FETCH_HINT, md_header, md_row, pyplot, run_meta, save_png, say,  # noqa: E402
+                       shared_set, timed_train, timestamp)
 
 # Table 2 of the paper: LocalSVM's accuracy, its theta, SVCDUAL's accuracy and theta, LocalSVM's time (ms)
 PAPER = {"svmguide1": (95, 1.00, 84, 2.32, 1.7), "splice": (85, 1.00, 84, 1.09, 41.8),
@@ -182,7 +183,8 @@ def fmt(x, spec=".2f"):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--shared", default=os.path.join(ROOT, "..", "shared", "data"))
+    ap.add_argument("--shared", default=DATA_DIR, metavar="DIR",
+                    help="the public sets (NAME.xz; default data/public, which `make data` fills)")
     ap.add_argument("--out", default=os.path.join(ROOT, "reproduce-results", "oned"))
     ap.add_argument("--sets", default=",".join(PAPER))
     ap.add_argument("--repeats", type=int, default=5, help="LocalSVM runs per set for the times (the median)")
@@ -202,7 +204,7 @@ def main(argv=None):
         for name in a.sets.split(","):
             ds = shared_set(a.shared, name, tmp)
             if ds is None:
-                say(f"# {name}: not in {a.shared}, skipped")
+                say(f"# {name}: not in {a.shared}, skipped ({FETCH_HINT})")
                 continue
             say(f"# {name}: {ds.n_rows} rows x {ds.n_features}")
             report[name] = {"rows": ds.n_rows, "features": ds.n_features}

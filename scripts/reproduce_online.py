@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""Kecman and Melki's "Fast Online Algorithms for SVMs" (OL SVM List 3b against SMO, NORMA and Pegaz): Table II's
-reuters, chessboard and two-Gaussians rows and the shapes of Figures 1-8, with the acceptance figures C1-C5 of
-../shared/specs/seed-solvers.md section 4.5 (`make reproduce-online`).
+"""Kecman and Melki's "Fast Online Algorithms for SVMs" (IEEE SoutheastCon 2016; OL SVM List 3b against SMO, NORMA
+and Pegaz): Table II's reuters, chessboard and two-Gaussians rows and the shapes of Figures 1-8, with the acceptance
+figures C1-C5 of docs/solvers.md, "Online lists: reproduction (`make reproduce-online`) and acceptance figures
+C1-C5" (`make reproduce-online`).
 
-Every method runs in this process on the same folds: llsvm.grid.fold_plan's (LIBSVM's stratified folds from
---seed), the folds of `llsvm-train -v` and of llsvm.grid.grid_search. The llsvm methods are grid_search cells
+Every method runs in this process on the same folds: llsvm.solvers.grid.fold_plan's (LIBSVM's stratified folds from
+--seed), the folds of `llsvm-train -v` and of llsvm.solvers.grid.grid_search. The llsvm methods are grid_search cells
 (-s olsvm: List 3b, --epochs passes (default 1), bias update on; -s smo: llsvm's LIBSVM port; -s norma with --eta0 1; -s pegaz);
 libsvm-official 3.37 is C-SVC with the RBF kernel, -m --cache-mb (default 1024, every method's kernel cache), -e 0.001, trained per cell and fold on the fold's rows
 (an svm_problem built once per fold beforehand), its training timed around svm_train only, its predictions
@@ -14,7 +15,7 @@ grid_search's fit_cpu_seconds, the fits alone; LIBSVM: svm_train); the tables gi
 A cell's error is the percentage of rows misclassified over all folds (100 - the -v accuracy).
 
 Parts (--parts, default all):
-  reuters     reuters_moneyfx .trn + .tst of ../shared/data as one set (11,069 rows), C in 10^{-4..4} x gamma in
+  reuters     reuters_moneyfx .trn + .tst of data/public as one set (11,069 rows), C in 10^{-4..4} x gamma in
               {0.25, 0.5, 1, 2}: -s olsvm, -s smo, libsvm-official (Table II's row, Figs. 3-4; C1)
   chessboard  data/chessboard (8,000 rows), C in 10^{-4..4} x sigma in {0.1, 0.3, 1, 3} (gamma = 1/(2 sigma^2)):
               -s olsvm, libsvm-official (C2)
@@ -57,9 +58,10 @@ import numpy as np  # noqa: E402
 import scipy.sparse as sp  # noqa: E402
 
 import llsvm  # noqa: E402
-from benchutil import md_header, md_row, pyplot, run_meta, save_png, say, shared_set, timestamp  # noqa: E402
+from benchutil import (DATA_DIR, FETCH_HINT, md_header, md_row, pyplot, run_meta, save_png, say,  # noqa: E402
+                       shared_set, timestamp)
 
-SHARED = os.path.join(ROOT, "..", "shared", "data")
+SHARED = DATA_DIR         # the public sets (reuters_moneyfx), fetched by `make data`
 DATA = os.path.join(ROOT, "data")
 PARTS = ("reuters", "chessboard", "gaussians", "threeway", "c5")
 
@@ -71,13 +73,13 @@ GRIDS = {   # part: (C values, width name, widths)
     "gaussians": (GAUSS_C, "sigma", [0.3, 1.0, 3.0, 10.0]),
 }
 QUICK_GRID = ([1.0, 100.0], "sigma", [0.3, 1.0])
-# Table II's rows (error SMO %, error OL SVM %, OL SVM x faster) and the acceptance figures of section 4.5
+# Table II's rows (error SMO %, error OL SVM %, OL SVM x faster) and the acceptance figures C1-C3 (docs/solvers.md)
 PAPER = {"reuters": (5.65, 4.48, 4.10), "chessboard": (13.62, 4.27, 7.65), "gaussians": (28.25, 7.82, 41.50)}
 ACCEPT = {  # part: (C-figure, OL SVM best error at most, points above LIBSVM's best at most, grid speedup at least)
     "reuters": ("C1", 4.48, 0.5, 4.1), "chessboard": ("C2", 4.27, 1.0, 7.65), "gaussians": ("C3", 7.82, 0.5, 10.0)}
 # the kernel cache of every method, MB (--cache-mb): LIBSVM's -m, -s smo's -m, the online solvers' column store
 CACHE_MB = [1024.0]
-# passes of the online methods (--epochs; the paper does not say how many: the spec's default is 1)
+# passes of the online methods (--epochs; the paper does not say how many: -s olsvm's default is 1)
 EPOCHS = [1]
 LABELS = {"olsvm": "OL SVM (-s olsvm)", "smo": "-s smo", "libsvm": "libsvm-official", "norma": "NORMA (--eta0 1)",
           "pegaz": "Pegaz"}
@@ -201,7 +203,7 @@ def libsvm_fit(prob, C, gamma):
 def libsvm_grid(name, ds, cells_spec, nr_fold, seed, cache):
     """libsvm-official over the cells [(width, C, gamma)] on fold_plan's folds: one cell dict each."""
     from libsvm import svmutil
-    from llsvm.grid import fold_plan
+    from llsvm.solvers.folds import fold_plan
     from bench_smo import _libsvm_problem
     version = libsvm_version()
     sha = fingerprint(ds)
@@ -246,8 +248,8 @@ def libsvm_grid(name, ds, cells_spec, nr_fold, seed, cache):
 # -- llsvm --------------------------------------------------------------------------------------------------------
 def llsvm_grid(ds, solver, Cs, width_key, widths, nr_fold, seed, options=None):
     """grid_search's cells (grid order: width outer, C inner), each with its width."""
-    from llsvm.grid import grid_search
-    from llsvm.solvers.registry import Params
+    from llsvm.solvers.grid import grid_search
+    from llsvm.params import Params
     res = grid_search(ds, nr_fold, {"C": list(Cs), width_key: list(widths)},
                       params=Params(solver=solver, seed=seed, threads=1, options=options))
     out = []
@@ -262,7 +264,7 @@ def llsvm_grid(ds, solver, Cs, width_key, widths, nr_fold, seed, options=None):
 
 
 def online_options(**kw):
-    from llsvm.solvers.online import OnlineOptions
+    from llsvm.options import OnlineOptions
     kw.setdefault("epochs", EPOCHS[0])
     return OnlineOptions(cache_size=CACHE_MB[0], **kw)
 
@@ -384,7 +386,7 @@ def grid_part(part, name, ds, grid, args, cache, methods_wanted, quick):
             methods[m] = libsvm_grid(name, ds, [(w, C, gam(w)) for w in widths for C in Cs], args.folds, args.seed,
                                      cache)
         elif m == "smo":
-            from llsvm.solvers.smo import SMOOptions
+            from llsvm.options import SMOOptions
             methods[m] = llsvm_grid(ds, "smo", Cs, width_key, widths, args.folds, args.seed,
                                     SMOOptions(cache_size=CACHE_MB[0]))
         else:
@@ -466,7 +468,7 @@ def check_seconds(l, rng):
 def c5_part(name, ds, grid, args, cache, quick):
     from llsvm._ext import _online
     from llsvm._ext._rowops import row_sq_norms
-    from llsvm.solvers.registry import Params
+    from llsvm.params import Params
     Cs, width_key, widths = grid
     rng = np.random.default_rng(args.seed)
     perm = rng.permutation(ds.n_rows)
@@ -636,7 +638,7 @@ def main():
                 def reuters():
                     ds = load_reuters(tmp)
                     if ds is None:
-                        say("# reuters: reuters_moneyfx.trn/.tst.xz not in ../shared/data: skipped")
+                        say(f"# reuters: reuters_moneyfx.trn/.tst.xz not in data/public: skipped ({FETCH_HINT})")
                         return None
                     return grid_part("reuters", "reuters_moneyfx", ds, GRIDS["reuters"], args, cache,
                                      ("olsvm", "smo", "libsvm"), False)

@@ -50,8 +50,10 @@ import numpy as np  # noqa: E402
 import llsvm  # noqa: E402
 from llsvm._ext import _linear as KL  # noqa: E402
 from llsvm._ext import _random as RNG  # noqa: E402
-from llsvm.solvers import (DUAL_MAX_ITER, LLSVMOptions, StreamOptions, Subproblem, group_classes,  # noqa: E402
-                           parse_size)
+from llsvm.memory import parse_size  # noqa: E402
+from llsvm.options import LLSVMOptions, StreamOptions  # noqa: E402
+from llsvm.params import DUAL_MAX_ITER  # noqa: E402
+from llsvm.solvers import Subproblem, group_classes  # noqa: E402
 from benchutil import (accuracy, ensure_binary, md_header, md_row, pyplot, resolve, run_meta,  # noqa: E402
                        save_png, say, timed_train, timestamp, warm_page_cache)
 from reproduce_llsvm import problem_seeds  # noqa: E402

@@ -1,8 +1,9 @@
 """Shared fixtures for the llsvm tests.
 
 - ``repo_root``: the repository root (the directory holding pyproject.toml).
-- ``shared_data``: ``../shared/data`` next to the repository (the public LIBSVM sets); the test is skipped when the
-  directory is absent.
+- ``shared_data``: ``data/public`` of the repository, the public LIBSVM sets (NAME.xz and MANIFEST.tsv) that
+  ``make data`` fetches and checks (``scripts/fetch_data.py``; ``make test`` runs it best effort); the test is skipped,
+  saying so, when none are there. ``load(name)`` and ``shared_plain(name)`` skip when that one set is missing.
 - ``write_bytes``: ``write_bytes(data, name="data.txt")`` writes a bytes string into the test's tmp_path and returns
   the path.
 - ``random_libsvm``: ``random_libsvm(seed, ...)`` makes a random LIBSVM text file's bytes together with the exact
@@ -60,11 +61,16 @@ def repo_root():
     return REPO_ROOT
 
 
+# the public LIBSVM sets, fetched by `make data` (scripts/fetch_data.py, from the addresses of data/sets.tsv)
+PUBLIC_DATA = REPO_ROOT / "data" / "public"
+FETCH_HINT = "`make data` fetches them (without internet: LLSVM_DATA_MIRROR=DIR make data, DIR holding NAME.xz)"
+
+
 @pytest.fixture(scope="session")
 def shared_data():
-    path = (REPO_ROOT / ".." / "shared" / "data").resolve()
-    if not path.is_dir():
-        pytest.skip(f"{path} is absent (the public LIBSVM data sets are not available here)")
+    path = PUBLIC_DATA
+    if not path.is_dir() or not any(path.glob("*.xz")):
+        pytest.skip(f"the public LIBSVM sets are not in {path}: {FETCH_HINT}")
     return path
 
 
@@ -78,7 +84,7 @@ def load(shared_data):
         if name not in cache:
             path = shared_data / f"{name}.xz"
             if not path.is_file():
-                pytest.skip(f"{path} is absent")
+                pytest.skip(f"{path} is absent: {FETCH_HINT}")
             cache[name] = llsvm.read_dataset(path)
         return cache[name]
     return get
@@ -86,7 +92,8 @@ def load(shared_data):
 
 @pytest.fixture(scope="session")
 def shared_plain(shared_data, tmp_path_factory):
-    """plain(name) -> path of ../shared/data/NAME.xz decompressed once per session into a temp directory."""
+    """plain(name) -> path of data/public/NAME.xz decompressed once per session into a temp directory (the test is
+    skipped when that set is missing)."""
     import lzma
 
     d = tmp_path_factory.mktemp("shared-plain")
@@ -94,6 +101,8 @@ def shared_plain(shared_data, tmp_path_factory):
 
     def plain(name):
         if name not in cache:
+            if not (shared_data / f"{name}.xz").is_file():
+                pytest.skip(f"{shared_data / (name + '.xz')} is absent: {FETCH_HINT}")
             with lzma.open(shared_data / f"{name}.xz") as f:
                 (d / name).write_bytes(f.read())
             cache[name] = d / name

@@ -19,17 +19,18 @@ from click.testing import CliRunner
 from conftest import assert_exit
 
 import llsvm
+from llsvm.models import load_model
 from llsvm.cli.predict import main as predict_main
 from llsvm.cli.train import main as train_main
-from llsvm.trainer import cross_validation
-from llsvm.trainer import train as llsvm_fit
-from llsvm.model import Model
+from llsvm.solvers.trainer import cross_validation
+from llsvm.solvers.trainer import train as llsvm_fit
+from llsvm.models.linear import Model
 
 import liblinear.liblinear as liblinear  # noqa: E402  (a test dependency: missing is a failure)
 from liblinear import liblinearutil as llu  # noqa: E402
 
 BIN = os.path.dirname(sys.executable)
-HEART = dict(rows=270, features=13, nnz=3378)        # ../shared/data/MANIFEST.tsv
+HEART = dict(rows=270, features=13, nnz=3378)        # data/sets.tsv
 DNA = dict(rows=2000, features=180, nnz=91233, labels=[3, 1, 2])
 
 # a small binary set that needs no shared data: 3 features, labels +1 / -1 (first row +1)
@@ -94,7 +95,7 @@ def predict(runner, *args):
 
 
 def library_output(path, **kw):
-    """(model, the exact text the library says) for llsvm.trainer.train on a file."""
+    """(model, the exact text the library says) for llsvm.solvers.trainer.train on a file."""
     chunks = []
     model = llsvm_fit(str(path), say=chunks.append, **kw)
     return model, "".join(chunks)
@@ -227,8 +228,8 @@ def test_primal_newton_output_equals_liblinear(runner, heart, tmp_path):
     [blk] = newton_blocks(r.stdout)
     assert blk[0] == "init f 2.700e+02 |g| 5.054e+02"    # f(0) = C l, from the data alone
     llu.save_model(str(tmp_path / "ll"), ll_model)
-    ours = Model.load(tmp_path / "m")
-    theirs = Model.load(tmp_path / "ll")
+    ours = load_model(tmp_path / "m")
+    theirs = load_model(tmp_path / "ll")
     assert ours.solver_type == theirs.solver_type == "L2R_L2LOSS_SVC"
     np.testing.assert_allclose(ours.W, theirs.W, rtol=0, atol=1e-12)
 
@@ -288,7 +289,7 @@ def test_cross_validation_lines_and_no_model(runner, heart, monkeypatch, tmp_pat
     cv = lines[-2]
     body = "\n".join(lines[:-2]) + "\n"
     assert len(blocks(body)) == 5
-    from llsvm.solvers import Params
+    from llsvm.params import Params
     target = cross_validation(llsvm.read_dataset(heart), 5, params=Params(solver=1))
     y = llsvm.read_dataset(heart).y
     acc = 100.0 * float((target == y).sum()) / y.size
@@ -483,11 +484,11 @@ def test_class_weights_like_liblinear(runner, heart, tmp_path):
     assert_exit(r, 0)
     r = train(runner, "-q", "-s", "2", heart, tmp_path / "plain.model")
     assert_exit(r, 0)
-    ours = Model.load(tmp_path / "w.model")
-    plain = Model.load(tmp_path / "plain.model")
+    ours = load_model(tmp_path / "w.model")
+    plain = load_model(tmp_path / "plain.model")
     ll, _ = liblinear_train(heart, "-s 2 -w1 5 -w-1 2")
     llu.save_model(str(tmp_path / "ll.model"), ll)
-    theirs = Model.load(tmp_path / "ll.model")
+    theirs = load_model(tmp_path / "ll.model")
     np.testing.assert_allclose(ours.W, theirs.W, rtol=0, atol=1e-12)
     assert np.abs(ours.W - plain.W).max() > 0.05
     # the dual solver takes them too: C+ = 5, C- = 2 gives a model unlike the unweighted one
@@ -554,7 +555,7 @@ def test_max_iter_switches_to_primal(runner, heart, tmp_path):
     newton = newton_blocks(tail)
     assert len(newton) == 1 and len(newton[0]) >= 2
     # the model is then the -s 2 optimum, written as -s 1's solver type
-    m = Model.load(tmp_path / "m")
+    m = load_model(tmp_path / "m")
     assert m.solver_type == "L2R_L2LOSS_SVC_DUAL"
     r3 = train(runner, "--max-iter", "2", "-s", "3", heart, tmp_path / "m3")
     assert_exit(r3, 0)
@@ -752,7 +753,7 @@ def test_features_beyond_the_model_are_ignored(runner, heart, tmp_path):
 def test_bias_is_appended(runner, heart, tmp_path):
     mfile = tmp_path / "m"
     assert_exit(train(runner, "-q", "-B", "1", heart, mfile), 0)
-    model = Model.load(mfile)
+    model = load_model(mfile)
     assert model.bias == 1.0 and model.W.shape == (14, 1) and model.W[13, 0] != 0.0
     r = predict(runner, "--decision-values", tmp_path / "dec", heart, mfile, tmp_path / "out")
     assert_exit(r, 0)
@@ -775,7 +776,7 @@ def test_decision_values_binary_and_multiclass(runner, heart, dna, tmp_path):
         assert lines[-1] == ""
         rows = [[float(t) for t in line.split(" ")] for line in lines[:-1]]
         assert all(len(row) == ncol for row in rows)
-        model = Model.load(mfile)
+        model = load_model(mfile)
         expected = model.decision_function(llsvm.read_dataset(path))
         np.testing.assert_array_equal(np.array(rows).reshape(expected.shape), expected)
         _, values, _ = liblinear_predict(path, mfile)

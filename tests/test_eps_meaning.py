@@ -19,7 +19,7 @@ import scipy.sparse as sp
 
 import llsvm
 from llsvm.dataset import CSRDataset
-from llsvm.solvers import LLSVMOptions, StreamOptions
+from llsvm.options import LLSVMOptions, StreamOptions
 
 KB = 1 << 10
 C = 1.0

@@ -311,7 +311,7 @@ def test_model_invariants(model, rule):
 def _tree(hard=1, leaf=1, index=0):
     """A one-node tree model; hard, leaf, index: set after construction (which refuses them), as a reader that let
     them through would give them."""
-    from llsvm.tree_model import Node, Tree, TreeModel
+    from llsvm.models.tree import Node, Tree, TreeModel
     m = TreeModel([1, -1], 3, [Tree(1, -1, [Node(1, 0.5, [0], [1.0])], ("leaf", 1))], float("inf"))
     m.trees[0].nodes[0].hard = hard
     m.trees[0].nodes[0].idx = np.array([index], np.int64)
@@ -338,12 +338,12 @@ def test_model_refusals_must_name_the_line(work, monkeypatch):
     for bad in (tree.replace("leaf 1", "leaf 7"), tree.replace("tree 1 -1", "tree -1 1"),
                 tree.replace("hard 1", "hard 5"), "svm_type c_svc\nkernel_type rbf\n", "solver_type L2R_LR\nw\n"):
         targets.check_model(bad.encode(), work)
-    from llsvm import tree_model
+    from llsvm.models import tree as tree_model
     from llsvm.errors import ModelFormatError
 
     def no_line(path, text, size):
         raise ModelFormatError(f"{path}: something is wrong")
-    monkeypatch.setattr(tree_model.TreeModel, "_parse", staticmethod(no_line))
+    monkeypatch.setattr(tree_model.TreeModel, "parse", staticmethod(no_line))
     with pytest.raises(OracleFailure, match="model.error_line"):
         targets.check_model(tree.encode(), work)
 
@@ -366,8 +366,8 @@ def test_options_command_stays_in_its_directory(work):
 
 def test_options_oracle_catches_failures(work, monkeypatch):
     """The oracle is not vacuous: a model that predict refuses, an internal error and a slow stop are failures."""
-    import llsvm.grid
-    from llsvm.model import Model
+    import llsvm.solvers.grid
+    from llsvm.models.linear import Model
     options.check_options(b"-s 7 -c 1e308", work)              # refused where it is saved: fine
     monkeypatch.setattr(Model, "check_finite", lambda self: None)
     with pytest.raises(OracleFailure, match="options.predict_refuses"):
@@ -376,7 +376,7 @@ def test_options_oracle_catches_failures(work, monkeypatch):
 
     def broken(text):
         raise ValueError("a bug")
-    monkeypatch.setattr(llsvm.grid, "parse_grid", broken)
+    monkeypatch.setattr(llsvm.solvers.grid, "parse_grid", broken)
     with pytest.raises(OracleFailure, match="options.internal_error"):
         options.check_options(b"-s smo -v 2 --grid C=1", work)
     monkeypatch.undo()

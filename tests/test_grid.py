@@ -8,10 +8,11 @@ from click.testing import CliRunner
 import llsvm
 from llsvm.cli.train import main as train_main
 from llsvm.dataset import CSRDataset
-from llsvm.grid import fold_plan, grid_search, parse_grid
-from llsvm.solvers import online, smo
-from llsvm.solvers.registry import Params
-from llsvm.trainer import cross_validation
+from llsvm.solvers.folds import fold_plan
+from llsvm.solvers.grid import grid_search, parse_grid
+from llsvm.options import OnlineOptions, SMOOptions
+from llsvm.params import Params
+from llsvm.solvers.trainer import cross_validation
 
 from conftest import assert_exit
 
@@ -44,8 +45,8 @@ def _data(seed=1, l=180, labels=(1, -1)):
     return CSRDataset.from_csr(sp.csr_matrix(X), y)
 
 
-CASES = [("smo", smo.SMOOptions(cache_size=0.05)), ("olsvm", online.OnlineOptions(epochs=2, cache_size=0.05)),
-         ("pegasos", online.OnlineOptions(epochs=2, batch=3)), ("norma", online.OnlineOptions(eta0=1.0))]
+CASES = [("smo", SMOOptions(cache_size=0.05)), ("olsvm", OnlineOptions(epochs=2, cache_size=0.05)),
+         ("pegasos", OnlineOptions(epochs=2, batch=3)), ("norma", OnlineOptions(eta0=1.0))]
 
 
 @pytest.mark.parametrize("solver,opts", CASES, ids=[c[0] for c in CASES])
@@ -80,7 +81,7 @@ def test_folds_are_the_cross_validation_folds():
 def test_sigma_cells_and_store_reuse():
     ds = _data(l=300)
     res = grid_search(ds, 3, {"C": [1.0, 10.0, 100.0], "sigma": [0.5]},
-                      params=Params(solver="olsvm", options=online.OnlineOptions(cache_size=50)))
+                      params=Params(solver="olsvm", options=OnlineOptions(cache_size=50)))
     assert all(c["sigma"] == 0.5 and c["gamma"] == 2.0 for c in res.cells)
 
 

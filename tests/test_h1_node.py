@@ -1,7 +1,7 @@
 """cext/_h1.pyx, the H1-SVM tree node (linear kernel) and the decision list: against its NumPy twin
 (tests/reference/h1_twin.py) bit for bit, against cvxopt's solutions of primal (6)-(7) and of the dual box QP, the
 centroid difference of kappa = 1, the hard rows' side (R2), the zero solution (R5), sparse and float32 views, the
-refusals, and the stall of the greedy tree on fourclass (specs/seed-solvers.md sections 0.1-0.2 and 2)."""
+refusals, and the stall of the greedy tree on fourclass (docs/solvers.md, "H1-SVM: the paper's gaps and the resolutions implemented")."""
 import math
 
 import numpy as np

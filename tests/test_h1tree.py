@@ -1,4 +1,4 @@
-"""-s h1tree (llsvm/solvers/h1tree.py, llsvm/tree_model.py): the decision lists against the NumPy twin's tree
+"""-s h1tree (llsvm/solvers/h1tree.py, llsvm/models/tree.py): the decision lists against the NumPy twin's tree
 (tests/reference/h1_twin.py: the same nodes, removed sets, leaves and predictions), the stall guard, one-vs-one
 voting, the RBF node and its cut, the model file (round trip, refusals) and the --json records."""
 import json
@@ -14,10 +14,10 @@ import llsvm
 from llsvm.cli.predict import main as predict_main
 from llsvm.cli.train import main as train_main
 from llsvm.dataset import CSRDataset
-from llsvm.solvers import h1tree
-from llsvm.solvers.registry import Params
-from llsvm.solvers.smo import SMOOptions
-from llsvm.tree_model import TreeModel
+from llsvm.options import H1Options
+from llsvm.params import Params
+from llsvm.options import SMOOptions
+from llsvm.models.tree import TreeModel
 from reference import h1_twin as T
 from test_smo_train import blobs as smo_blobs
 
@@ -30,7 +30,7 @@ def blobs(seed, l, n, labels, sep=2.5, sparse=0.0):
 
 def train(X, y, **opts):
     ds = CSRDataset.from_csr(sp.csr_matrix(X), y)
-    params = Params(solver="h1tree", options=h1tree.H1Options(**opts))
+    params = Params(solver="h1tree", options=H1Options(**opts))
     return ds, llsvm.train(ds, params=params, say=lambda s: None)
 
 
@@ -109,7 +109,7 @@ def test_fourclass_stalls_with_c_inf_and_builds_nodes_with_kappa_1(shared_plain)
     ds = llsvm.read_dataset(str(path))
     m = llsvm.train(ds, params=Params(solver="h1tree"), say=lambda s: None)
     assert m.n_hyperplanes == 0 and m.meta["results"][0].extra["stalled"]
-    m1 = llsvm.train(ds, params=Params(solver="h1tree", options=h1tree.H1Options(h1_c=1.0)), say=lambda s: None)
+    m1 = llsvm.train(ds, params=Params(solver="h1tree", options=H1Options(h1_c=1.0)), say=lambda s: None)
     assert m1.n_hyperplanes >= 1
 
 

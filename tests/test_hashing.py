@@ -11,14 +11,15 @@ from click.testing import CliRunner
 from conftest import assert_exit
 
 import llsvm
+from llsvm.models import load_model
 from llsvm import ModelFormatError, ParameterError
 from llsvm._ext._hashing import fmix32_array
 from llsvm._ext._hashing import hash_rows as hash_view
 from llsvm._ext._view import Rows
 from llsvm.cli.predict import main as predict_main
 from llsvm.hashing import HASH_FUNCTION, check_bits, hash_dataset
-from llsvm.trainer import train as llsvm_fit
-from llsvm.model import Model
+from llsvm.solvers.trainer import train as llsvm_fit
+from llsvm.models.linear import Model
 from llsvm.predict import predict_file
 from reference.hashing_twin import fmix32_reference, hash_rows_reference
 
@@ -278,7 +279,7 @@ def test_hashed_model_round_trip_byte_exact(tmp_path):
     assert model.to_text() == text
     model.save(tmp_path / "h.model")
     assert (tmp_path / "h.model").read_bytes() == text.encode("ascii")
-    back = Model.load(tmp_path / "h.model")
+    back = load_model(tmp_path / "h.model")
     assert back.hash_bits == 2 and back.nr_feature == 4 and back.bias == 1.0
     bit_equal(back.W, model.W)
     back.save(tmp_path / "again.model")
@@ -289,7 +290,7 @@ def test_hashed_model_round_trip_byte_exact(tmp_path):
     mc.save(tmp_path / "mc.model")
     data = (tmp_path / "mc.model").read_bytes()
     assert data.startswith(b"llsvm_hashed_model 1\nhash fmix32-signed 3\nsolver_type L2R_L2LOSS_SVC_DUAL\n")
-    back = Model.load(tmp_path / "mc.model")
+    back = load_model(tmp_path / "mc.model")
     assert back.hash_bits == 3
     bit_equal(back.W, mc.W)
     assert back.to_text().encode("ascii") == data
@@ -300,7 +301,7 @@ def test_ordinary_model_unchanged_byte_for_byte(tmp_path):
     assert model.hash_bits is None
     model.save(tmp_path / "p.model")
     assert (tmp_path / "p.model").read_bytes() == text.encode("ascii")
-    back = Model.load(tmp_path / "p.model")
+    back = load_model(tmp_path / "p.model")
     assert back.hash_bits is None
     assert back.to_text() == text
     # an ordinary model ignores features beyond nr_feature rather than hashing them
@@ -335,7 +336,7 @@ def test_hashed_model_errors_carry_file_line_numbers(tmp_path, line_no, new_line
     path = tmp_path / "bad.model"
     path.write_text(hashed_text_with(line_no, new_line))
     with pytest.raises(ModelFormatError) as exc:
-        Model.load(path)
+        load_model(path)
     assert str(exc.value).startswith(f"{path}:{line_no}: ")
     assert message in str(exc.value)
 
@@ -344,10 +345,10 @@ def test_hashed_model_truncated_weights(tmp_path):
     path = tmp_path / "short.model"
     path.write_text("".join(HASHED[1].splitlines(keepends=True)[:-2]))    # 3 of 5 weight lines
     with pytest.raises(ModelFormatError, match=r":12: expected 5 weight lines, found 3"):
-        Model.load(path)
+        load_model(path)
     path.write_text("llsvm_hashed_model 1\n")
     with pytest.raises(ModelFormatError, match=r":2: expected 'hash"):
-        Model.load(path)
+        load_model(path)
 
 
 def test_model_constructor_checks_hash_bits():
@@ -416,7 +417,7 @@ def test_hashed_model_predicts_unhashed_data(trained):
     raw = Model(fit.solver_type, fit.nr_class, fit.label, fit.nr_feature, fit.bias, fit.W)
     assert not np.array_equal(raw.decision_function(test), model.decision_function(test))
     # the file loads back to the same predictions
-    loaded = Model.load(trained["model_file"])
+    loaded = load_model(trained["model_file"])
     assert loaded.hash_bits == 10
     bit_equal(loaded.decision_function(test), model.decision_function(test))
 
@@ -428,7 +429,7 @@ def expected_output(model, ds):
 
 
 def test_predict_file_hashes_every_block(trained, monkeypatch):
-    model, test = Model.load(trained["model_file"]), trained["test"]
+    model, test = load_model(trained["model_file"]), trained["test"]
     labels, correct = expected_output(trained["model"], test)
     out, dec = io.StringIO(), io.StringIO()
     m = predict_file(model, trained["test_file"], out, dec_out=dec)

@@ -20,15 +20,17 @@ import time
 import numpy as np
 import pytest
 
-from llsvm import grid as grid_module
+from llsvm.solvers import grid as grid_module
 from llsvm import memory
 from llsvm.errors import ParameterError
-from llsvm.model import Model, NonFiniteModelError, load_model
+from llsvm.models import Model, NonFiniteModelError, load_model
 from llsvm.report import Reporter
 from llsvm.solvers import online, smo
-from llsvm.solvers.registry import Params, sigma_gamma
-from llsvm.svm_model import SVMModel
-from llsvm.tree_model import Node, Tree, TreeModel
+from llsvm.options import sigma_gamma
+from llsvm.options import OnlineOptions, SMOOptions
+from llsvm.params import Params
+from llsvm.models.svm import SVMModel
+from llsvm.models.tree import Node, Tree, TreeModel
 
 from conftest import write_small_set
 from test_reliability import assert_clean_failure, run_limited
@@ -240,7 +242,7 @@ def test_column_store_bounded_by_the_memory_available(data, monkeypatch):
     the memory available when the store is made."""
     from llsvm.io import read_dataset
     ds = read_dataset(str(data["two"]))
-    params = Params(solver="olsvm", options=online.OnlineOptions(cache_size=1e12, epochs=2)).check()
+    params = Params(solver="olsvm", options=OnlineOptions(cache_size=1e12, epochs=2)).check()
     context = {}
     online.fit(ds, params, Reporter(quiet=True), context=context)
     assert context[0][4].capacity == ds.n_rows               # plenty of memory: every column
@@ -258,7 +260,7 @@ def test_kernel_cache_bounded_by_the_memory_available(data, monkeypatch):
     sq = row_sq_norms(view)
     rows = np.arange(ds.n_rows, dtype=np.int64)
     y = np.where(ds.y > 0, 1, -1).astype(np.int8)
-    opts = smo.SMOOptions(cache_size=1e12).resolved(ds.n_features)
+    opts = SMOOptions(cache_size=1e12).resolved(ds.n_features)
     _, out = smo.solve_pair(view, rows, y, 1.0, 1.0, opts, sq, 0.1)
     assert out["cache"].stats["capacity"] == ds.n_rows
     monkeypatch.setattr(memory, "available", lambda: 2 * 4 * ds.n_rows * 40)
@@ -271,3 +273,15 @@ def test_epoch_counters_checked_before_they_are_made(data, tmp_path):
     proc = train(["-s", "olsvm", "--epochs", "300000000"], data["two"], tmp_path / "m")
     assert_clean_failure(proc, "Error: --epochs 300000000 keeps the violation counts of every epoch",
                          "give fewer --epochs")
+
+
+def test_predict_json_to_an_unwritable_place_is_refused_before_predicting(data, tmp_path):
+    """llsvm-predict --json into a missing directory: refused up front, as llsvm-train refuses it, naming the file
+    (it was an "internal error" after the predictions were written), and no output is written."""
+    assert train([], data["two"], tmp_path / "m").returncode == 0
+    proc = run_limited(["llsvm-predict", "--json", tmp_path / "no" / "x.json", data["two"], tmp_path / "m",
+                        tmp_path / "out"])
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr == f"Error: can't write JSON file {tmp_path / 'no' / 'x.json'}: no such directory or not " \
+                          "writable\n"
+    assert not (tmp_path / "out").exists()

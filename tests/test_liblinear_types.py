@@ -24,9 +24,9 @@ import llsvm
 from llsvm.cli.predict import main as predict_main
 from llsvm.cli.train import main as train_main
 from llsvm.dataset import CSRDataset
-from llsvm.model import load_model
-from llsvm.solvers import Params
-from llsvm.trainer import cross_validation, find_parameter_C, train
+from llsvm.models import load_model
+from llsvm.params import Params
+from llsvm.solvers.trainer import cross_validation, find_parameter_C, train
 from reference import liblinear_twin as T
 
 CLASSIFY = (0, 4, 5, 6, 7)

@@ -10,7 +10,7 @@
   label order and {-1,+1} swap, a class appearing late), temporary files (success, error, signals), the CLI lines,
   options and exit codes, and determinism by seed.
 
-All data is generated here (small, fixed seeds) in tmp_path; one test reads ../shared/data when present.
+All data is generated here (small, fixed seeds) in tmp_path; one test reads data/public (make data) when present.
 """
 import functools
 import gzip
@@ -40,7 +40,8 @@ from llsvm.cli.predict import main as predict_main
 from llsvm.cli.train import main as train_main
 from llsvm.dataset import CSRDataset
 from llsvm.errors import ConvergenceWarning
-from llsvm.solvers import LLSVMOptions, OnePassSolver
+from llsvm.options import LLSVMOptions
+from llsvm.solvers import OnePassSolver
 from reference.files import write_text
 from reference import dcd_twin as T
 from reference import llsvm_twin as LT
@@ -540,7 +541,7 @@ def test_against_liblinear_s3(LL, seed):
 
 
 def test_shared_a9a_close_to_liblinear(shared_plain, LL):
-    """../shared/data a9a: accuracy on a9a.t within two points of LIBLINEAR -s 3 -B 1 (the paper's claim: close
+    """data/public a9a: accuracy on a9a.t within two points of LIBLINEAR -s 3 -B 1 (the paper's claim: close
     accuracy; measured 83.9% against 85.0%), and the dual below LIBLINEAR's primal."""
     import ctypes
 
@@ -1167,7 +1168,7 @@ def test_cli_cross_validation(tmp_path):
 # an option the solver does not take: exit 1 (the registry refuses it, naming it); a bad value: Click's exit 2
 @pytest.mark.parametrize("args,needle,code", [
     (["-s", "llsvm", "-C"], "Warm-start parameter search only available for -s 0, -s 1, -s 2, -s 3 and -s 11", 1),
-    (["-s", "3", "--inner-iter", "3"], "--inner-iter applies only to -s llsvm, not to -s 3", 1),
+    (["-s", "3", "--inner-iter", "3"], "--inner-iter applies only to -s llsvm and -s bm, not to -s 3", 1),
     (["-s", "3", "--keep-active-set", "KEEP"], "--keep-active-set applies only to -s llsvm, not to -s 3", 1),
     (["-s", "1", "--memory", "64M"], "--memory applies only to -s llsvm, -s streamsvm and -s bm, not to -s 1", 1),
     (["-s", "2", "--tmp-dir", "TMP"], "--tmp-dir applies only to -s llsvm, -s streamsvm and -s bm, not to -s 2", 1),

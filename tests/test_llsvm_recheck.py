@@ -22,7 +22,7 @@ from conftest import assert_exit
 import llsvm
 from llsvm._ext import _llsvm as K
 from llsvm._ext._view import Rows
-from llsvm.solvers import LLSVMOptions
+from llsvm.options import LLSVMOptions
 from reference import dcd_twin as T
 from reference import llsvm_twin as LT
 from reference.files import write_text

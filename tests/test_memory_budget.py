@@ -26,6 +26,7 @@ from click.testing import CliRunner
 from conftest import assert_exit, run_peak
 
 import llsvm
+import llsvm.memory
 from llsvm.cli.train import main as train_main
 
 MB = 1 << 20
@@ -62,7 +63,7 @@ def train(solver, src, model, *extra):
 @pytest.mark.parametrize("kind", ["text", "binary"])
 @pytest.mark.parametrize("solver", SOLVERS)
 def test_peak_rss_within_budget(inputs, tmp_path, solver, kind):
-    budget = llsvm.solvers.parse_size(BUDGET)
+    budget = llsvm.memory.parse_size(BUDGET)
     proc, peak = train(solver, inputs[kind], tmp_path / "m.model", "--memory", BUDGET)
     assert proc.returncode == 0, proc.stderr
     print(f"-s {solver} {kind} --memory {BUDGET}: peak RSS {peak / MB:.1f} MB")

@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 
 import llsvm
+from llsvm.models import load_model
 from llsvm import ModelFormatError
-from llsvm.trainer import train as llsvm_fit
-from llsvm.model import Model
+from llsvm.solvers.trainer import train as llsvm_fit
+from llsvm.models.linear import Model
 
 from liblinear import liblinearutil as llu  # noqa: E402
 
@@ -111,7 +112,7 @@ def test_golden_text(name, tmp_path):
     llu.save_model(str(tmp_path / "ll"), m)
     assert (tmp_path / "ll").read_bytes() == text.encode("ascii")
     # and so do we
-    back = Model.load(tmp_path / "m")
+    back = load_model(tmp_path / "m")
     assert back.to_text() == text
     np.testing.assert_array_equal(bits(back.W), bits(model.W))
     assert (back.solver_type, back.nr_class, back.nr_feature, back.bias, back.rho) == \
@@ -198,7 +199,7 @@ def test_load_round_trips_bit_exactly(tmp_path):
     model = Model("L2R_L1LOSS_SVC_DUAL", k, [7, -3, 0, 2147483647], n, 1.0, W)
     path = tmp_path / "m"
     model.save(path)
-    back = Model.load(path)
+    back = load_model(path)
     np.testing.assert_array_equal(bits(back.W), bits(W))
     assert back.label.tolist() == [7, -3, 0, 2147483647]
     assert (back.nr_class, back.nr_feature, back.bias, back.nr_w) == (4, 400, 1.0, 4)
@@ -214,7 +215,7 @@ def test_load_accepts_crlf_and_missing_final_newline(tmp_path):
     (tmp_path / "crlf").write_bytes(text.replace("\n", "\r\n").encode())
     (tmp_path / "nonl").write_bytes(text.rstrip("\n").encode())
     for name in ("crlf", "nonl"):
-        assert Model.load(tmp_path / name).to_text() == text
+        assert load_model(tmp_path / name).to_text() == text
 
 
 # -- strict loading -----------------------------------------------------------------------------------------------
@@ -249,7 +250,7 @@ def variant(replace=None, drop=None, insert=None, append=None):
 def test_valid_base_loads(tmp_path):
     p = tmp_path / "m"
     p.write_text(variant())
-    m = Model.load(p)
+    m = load_model(p)
     assert (m.nr_class, m.nr_feature, m.bias, m.label.tolist()) == (3, 2, 1.0, [3, 1, 2])
     np.testing.assert_array_equal(m.W, [[0.5, -1, 2], [0.25, 0, -3], [1, 2, 3]])
     assert llu.load_model(str(p)) is not None
@@ -302,7 +303,7 @@ def test_malformed_model_rejected_with_line(tmp_path, name):
     p = tmp_path / "bad.model"
     p.write_text(text)
     with pytest.raises(ModelFormatError) as ei:
-        Model.load(p)
+        load_model(p)
     msg = str(ei.value)
     assert msg.startswith(f"{p}:{line}: "), msg
     for w in words:
@@ -312,10 +313,10 @@ def test_malformed_model_rejected_with_line(tmp_path, name):
 
 def test_missing_model_file(tmp_path):
     with pytest.raises(ModelFormatError) as ei:
-        Model.load(tmp_path / "nope.model")
+        load_model(tmp_path / "nope.model")
     assert str(ei.value).startswith(f"can't open model file {tmp_path / 'nope.model'}")
     with pytest.raises(ModelFormatError) as ei:
-        Model.load(tmp_path)                       # a directory
+        load_model(tmp_path)                       # a directory
     assert str(ei.value).startswith(f"can't open model file {tmp_path}")
 
 
@@ -331,7 +332,7 @@ def test_huge_header_fails_fast_without_allocating(tmp_path, nr_feature, bias, n
     t0 = time.process_time()     # CPU seconds: time spent waiting for a busy machine's cores does not count
     try:
         with pytest.raises(ModelFormatError) as ei:
-            Model.load(p)
+            load_model(p)
         cpu = time.process_time() - t0
         _, peak = tracemalloc.get_traced_memory()
     finally:
@@ -348,7 +349,7 @@ def test_binary_file_rejected(tmp_path, data, offset):
     p = tmp_path / "bin.model"
     p.write_bytes(data)
     with pytest.raises(ModelFormatError) as ei:
-        Model.load(p)
+        load_model(p)
     msg = str(ei.value)
     assert msg.startswith(f"{p}")
     assert f"non-ASCII byte at offset {offset}" in msg
@@ -358,7 +359,7 @@ def test_ascii_control_bytes_rejected_with_line(tmp_path):
     p = tmp_path / "ctl.model"
     p.write_bytes(b"\x00\x01\x02\x03 junk\nmore\n")
     with pytest.raises(ModelFormatError) as ei:
-        Model.load(p)
+        load_model(p)
     assert str(ei.value) == f"{p}:1: a control character '\\x00' in the model file"
 
 
@@ -378,7 +379,7 @@ def test_fuzzer_findings_are_refused_at_their_line(tmp_path, text, line, message
     p = tmp_path / "f.model"
     p.write_bytes(text.encode())
     with pytest.raises(ModelFormatError) as ei:
-        Model.load(p)
+        load_model(p)
     assert str(ei.value) == f"{p}:{line}: {message}"
 
 
@@ -434,7 +435,7 @@ def test_we_read_liblinear_models(sets, tmp_path, name, options):
     ll = llu.train(y, x, options + " -q")
     mfile = tmp_path / "ll.model"
     llu.save_model(str(mfile), ll)
-    model = Model.load(mfile)
+    model = load_model(mfile)
     assert model.to_text() == mfile.read_text()
     assert model.nr_class == ll.get_nr_class() and model.nr_feature == ll.get_nr_feature()
     labels, values = ll_predict(ll, y, x)

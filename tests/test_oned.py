@@ -17,7 +17,8 @@ from llsvm.cli.train import main as train_main
 from llsvm.dataset import CSRDataset
 from llsvm.solvers import oned
 from llsvm.solvers.common import Subproblem
-from llsvm.solvers.registry import Params
+from llsvm.options import OneDOptions
+from llsvm.params import Params
 from reference import oned_twin as T
 
 from conftest import assert_exit
@@ -55,7 +56,7 @@ def c_local(X, y, max_iter, norm="unit", exact=False, Cp=1.0, Cn=1.0):
     """The C LocalSVM on (X, y) with the whole trace."""
     _, sub = sub_of(X, y, Cp, Cn)
     params = Params(solver="local1d", C=1.0, max_iter=max_iter,
-                    options=oned.OneDOptions(oned_norm=norm, oned="exact" if exact else "scan")).check()
+                    options=OneDOptions(oned_norm=norm, oned="exact" if exact else "scan")).check()
     return oned.run(sub, params, trace_rows=2 * max_iter)
 
 
@@ -258,7 +259,7 @@ def test_local_svm_near_the_libsvm_optimum(shared_plain):
 def test_project_svm_replays_the_twin(norm):
     X, y = problem(8, n=300, d=5, density=0.6)
     _, sub = sub_of(X, y)
-    params = Params(solver="project1d", max_iter=200, options=oned.OneDOptions(oned_norm=norm)).check()
+    params = Params(solver="project1d", max_iter=200, options=OneDOptions(oned_norm=norm)).check()
     w, out = oned.run(sub, params, seed=11)
     tw = T.project_svm(X, y, 1.0, 1.0, 200, _random.normal_fill, _random.rng_state(11), norm)
     np.testing.assert_allclose(w, tw["w"], rtol=1e-9, atol=1e-12)
@@ -274,7 +275,7 @@ def test_project_svm_target_loss_stops():
     full = oned.run(sub, Params(solver="project1d", max_iter=256).check(), seed=1)[1]
     target = full["snapshots"][3]["l_min"]          # the loss after 8 directions
     _, out = oned.run(sub, Params(solver="project1d", max_iter=256,
-                                  options=oned.OneDOptions(target_loss=target)).check(), seed=1)
+                                  options=OneDOptions(target_loss=target)).check(), seed=1)
     assert out["reason"] == "target" and out["n_iter"] <= 8 and out["l_min"] <= target
 
 

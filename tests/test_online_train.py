@@ -13,7 +13,8 @@ from llsvm.dataset import CSRDataset
 from llsvm.solvers import online
 from llsvm.solvers.common import Seeds
 from llsvm.solvers.ovo import Pairs
-from llsvm.solvers.registry import Params
+from llsvm.options import OnlineOptions
+from llsvm.params import Params
 from reference import online_twin as OT
 from reference.smo_twin import kernel_matrix
 
@@ -33,7 +34,7 @@ def blobs(seed, l, n, labels, spread=1.2):
 
 def fit(X, y, solver, C=1.0, seed=1, **opts):
     ds = CSRDataset.from_csr(sp.csr_matrix(X), y)
-    model = llsvm.train(ds, params=Params(solver=solver, C=C, seed=seed, options=online.OnlineOptions(**opts)))
+    model = llsvm.train(ds, params=Params(solver=solver, C=C, seed=seed, options=OnlineOptions(**opts)))
     return ds, model
 
 
@@ -138,9 +139,9 @@ def test_max_iter_cuts_the_run_and_says_so():
     ds = CSRDataset.from_csr(sp.csr_matrix(X), y)
     lines = []
     with pytest.warns(llsvm.ConvergenceWarning):
-        m = llsvm.train(ds, params=Params(solver="olsvm", max_iter=10, options=online.OnlineOptions(gamma=0.5)))
+        m = llsvm.train(ds, params=Params(solver="olsvm", max_iter=10, options=OnlineOptions(gamma=0.5)))
     assert m.meta["results"][0].n_iter == 10 and not m.meta["results"][0].converged
-    m = llsvm.train(ds, params=Params(solver="olsvm", max_iter=100, options=online.OnlineOptions(gamma=0.5)),
+    m = llsvm.train(ds, params=Params(solver="olsvm", max_iter=100, options=OnlineOptions(gamma=0.5)),
                     say=lines.append)
     assert m.meta["results"][0].n_iter == 100 and "WARNING" not in "".join(lines)
 
@@ -156,7 +157,7 @@ def test_max_iter_cuts_the_run_and_says_so():
 ])
 def test_option_refusals(opts, message):
     with pytest.raises(llsvm.ParameterError, match=message):
-        Params(solver="pegasos", options=online.OnlineOptions(**opts)).check()
+        Params(solver="pegasos", options=OnlineOptions(**opts)).check()
 
 
 @pytest.mark.parametrize("solver,opts,message", [
@@ -210,7 +211,7 @@ def test_context_reuses_columns_without_changing_models(labels):
     ds = CSRDataset.from_csr(sp.csr_matrix(X), y)
     context = {}
     for C in (0.5, 4.0):
-        p = Params(solver="olsvm", C=C, options=online.OnlineOptions(gamma=0.7, epochs=2, cache_size=1.0)).check()
+        p = Params(solver="olsvm", C=C, options=OnlineOptions(gamma=0.7, epochs=2, cache_size=1.0)).check()
         with_ctx = online.fit(ds, p, llsvm.report.as_reporter(), context=context)
         fresh = online.fit(ds, p, llsvm.report.as_reporter())
         assert with_ctx.to_text() == fresh.to_text()

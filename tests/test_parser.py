@@ -14,7 +14,7 @@ import llsvm
 from llsvm.textio import read_text
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parent.parent
-SHARED = (REPO_ROOT / ".." / "shared" / "data").resolve()
+SHARED = REPO_ROOT / "data" / "public"         # the public sets, `make data`
 SHARED_FILES = sorted(p.name for p in SHARED.glob("*.xz")) if SHARED.is_dir() else ["<absent>"]
 
 

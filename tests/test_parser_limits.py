@@ -22,12 +22,12 @@ from click.testing import CliRunner
 from conftest import PEAK, REPO_ROOT, assert_exit
 
 import llsvm
+from llsvm.models import load_model
 from llsvm.cli.convert import main as convert_main
 from llsvm.cli.predict import main as predict_main
 from llsvm.cli.train import main as train_main
 from llsvm.errors import ModelFormatError, escape, quote
-from llsvm.model import Model
-from llsvm.solvers.onepass import LLSVMOptions
+from llsvm.options import LLSVMOptions
 from llsvm.textio import DEFAULT_MAX_LINE, MIN_MAX_LINE, TextStream, line_limit, read_text
 
 MiB = 1 << 20
@@ -346,18 +346,18 @@ def test_label_count_mismatch_is_reported_at_the_label_line(tmp_path, labels):
     n = len(labels.split()) - 1
     p = _model(tmp_path, BASE_MODEL, {3: labels})
     with pytest.raises(ModelFormatError) as info:
-        Model.load(p)
+        load_model(p)
     assert str(info.value) == f"{p}:3: 'label' lists {n} labels for nr_class 3"
     # the label line after nr_feature and bias: still its own line
     lines = BASE_MODEL[:2] + BASE_MODEL[3:5] + [labels] + BASE_MODEL[5:]
     with pytest.raises(ModelFormatError) as info:
-        Model.load(_model(tmp_path, lines))
+        load_model(_model(tmp_path, lines))
     assert str(info.value).endswith(":5: 'label' lists %d labels for nr_class 3" % n)
     # a hashed model: its two lines come first
     hashed = HASHED_HEAD + ["solver_type L2R_L1LOSS_SVC_DUAL", "nr_class 3", labels, "nr_feature 2", "bias -1", "w",
                             "1 2 3 ", "4 5 6 "]
     with pytest.raises(ModelFormatError) as info:
-        Model.load(_model(tmp_path, hashed))
+        load_model(_model(tmp_path, hashed))
     assert str(info.value).endswith(":5: 'label' lists %d labels for nr_class 3" % n)
 
 
@@ -378,7 +378,7 @@ MODEL_MESSAGES = [
 def test_model_messages_quote_escaped(tmp_path, line, text, message):
     p = _model(tmp_path, BASE_MODEL, {line: text})
     with pytest.raises(ModelFormatError) as info:
-        Model.load(p)
+        load_model(p)
     assert str(info.value) == f"{p}:{line}: {message}"
 
 
@@ -390,10 +390,10 @@ def test_model_messages_quote_escaped(tmp_path, line, text, message):
 def test_hashed_model_messages_quote_escaped(tmp_path, line, text, message):
     lines = HASHED_HEAD + ["solver_type L2R_L1LOSS_SVC_DUAL", "nr_class 2", "label 1 -1", "nr_feature 2",
                            "bias -1", "w", "1 ", "2 "]
-    assert Model.load(_model(tmp_path, lines)).hash_bits == 1
+    assert load_model(_model(tmp_path, lines)).hash_bits == 1
     p = _model(tmp_path, lines, {line: text})
     with pytest.raises(ModelFormatError) as info:
-        Model.load(p)
+        load_model(p)
     assert str(info.value) == f"{p}:{line}: {message}"
 
 

@@ -17,11 +17,16 @@ from conftest import assert_exit
 import llsvm
 from llsvm.cli.predict import main as predict_main
 from llsvm.cli.train import main as train_main
-from llsvm.model import BaseModel, Model, load_model
+from llsvm.models import BaseModel, load_model
 from llsvm.solvers import registry
-from llsvm.solvers.registry import DESIGN_KEYS, SOLVER_OPTIONS
+from llsvm.options import OPTIONS
+from llsvm.params import accepting, get, specs
+from llsvm.solvers.registry import DESIGN_KEYS
 
-SPECS = registry.specs()
+# the options that name the solvers taking them (llsvm/options.py)
+SOLVER_OPTIONS = [o.flag for o in OPTIONS if o.solvers is not None]
+
+SPECS = specs()
 IDS = [s.name for s in SPECS]
 
 # an example value of every solver option (keys of SOLVER_OPTIONS); a new option must add one here
@@ -29,7 +34,6 @@ OPTION_ARGS = {
     "-R": ["-R", "-B", "1"],
     "-p": ["-p", "0.2"],
     "-n": ["-n", "0.3"],
-    "-v": ["-v", "3"],
     "-C": ["-C"],
     "--memory": ["--memory", "64M"],
     "--tmp-dir": ["--tmp-dir", "TMP"],
@@ -178,7 +182,7 @@ def test_iteration_limit_warning_on_stdout(spec, sets, tmp_path):
         # after the problem's closing lines, as LIBLINEAR's train_one prints it
         assert r.stdout.index("Objective value = ") < r.stdout.index("WARNING: reaching max number of iterations")
     with pytest.warns(llsvm.ConvergenceWarning):       # the library, printing nothing, warns through Python
-        llsvm.train(str(text), params=registry.Params(solver=spec.key, max_iter=1, threads=1,
+        llsvm.train(str(text), params=llsvm.Params(solver=spec.key, max_iter=1, threads=1,
                                                       eps=None if spec.default_eps is None else 1e-12))
 
 
@@ -195,7 +199,7 @@ def test_options_refused_or_accepted(spec, flag, sets, tmp_path):
         if flag in REFUSAL:
             assert r.stderr.startswith(REFUSAL[flag]), r.stderr
         else:
-            assert r.stderr == f"ERROR: {flag} applies only to {registry.accepting(flag)}, not to -s {spec.name}\n"
+            assert r.stderr == f"ERROR: {flag} applies only to {accepting(flag)}, not to -s {spec.name}\n"
         assert r.stdout == ""
         assert not (tmp_path / "o.model").exists()
 
@@ -210,7 +214,7 @@ def test_json_holds_design_keys(spec, sets, tmp_path):
     r = train(*base_args(spec), "-q", "--json", tmp_path / "m.json", text, tmp_path / "m.model")
     assert_exit(r, 0)
     m = json.loads((tmp_path / "m.json").read_text())
-    missing = [k for k in DESIGN_KEYS + spec.json_fields if k not in m]
+    missing = [k for k in DESIGN_KEYS + registry.json_fields(spec) if k not in m]
     assert not missing, missing
     first_seen = list(dict.fromkeys(int(v) for v in llsvm.read_dataset(str(text)).y))
     # one record per binary problem: one-vs-rest classes, or one-vs-one pairs or trees (3 of each for 3 classes);
@@ -231,7 +235,7 @@ def test_model_round_trips_and_predicts(spec, sets, tmp_path):
     text, binary = sets["three"]
     model_path = tmp_path / "m.model"
     assert_exit(train(*base_args(spec), "-q", text, model_path), 0)
-    model = Model.load(model_path)
+    model = load_model(model_path)
     assert isinstance(model, BaseModel)
     assert model.to_text() == model_path.read_text()
     if spec.model_kind == "kernel":
@@ -271,7 +275,7 @@ def test_train_help_lists_every_solver():
     # the options a solver alone takes say which solvers take them
     text = " ".join(r.stdout.split())
     assert "e.g. 64M, 2G (-s llsvm, -s streamsvm and -s bm)" in text
-    assert "(default 5) (-s llsvm)" in text
+    assert "Passes over each loaded block: -s llsvm, per outer iteration (default 5); -s bm" in text
     assert "(-s streamsvm and -s bm)" in text
     assert "Find the parameter C by cross validation (-s 0, -s 1, -s 2, -s 3 and -s 11)" in text
 
@@ -288,20 +292,20 @@ def test_predict_help():
 
 def test_unknown_solvers():
     with pytest.raises(llsvm.ParameterError, match=r"^unknown solver type$"):
-        registry.get("nope")
+        get("nope")
     for n in (8, 9, 10, 14, 20, 22):          # numbers LIBLINEAR 2.50 does not use
         with pytest.raises(llsvm.ParameterError, match=r"^unknown solver type$"):
-            registry.get(n)
+            get(n)
     assert {s.number for s in SPECS if s.number is not None} == {0, 1, 2, 3, 4, 5, 6, 7, 11, 12, 13, 21}
     for spec in SPECS:
-        assert registry.get(spec.name) is spec and registry.get(spec.key) is spec
+        assert get(spec.name) is spec and get(spec.key) is spec
 
 
 @pytest.mark.parametrize("first,message", [("svm_type c_svc\n", ":2: no 'SV' line: truncated model file"),
                                            ("llsvm_tree_model 1\n", ":2: expected 'solver_type H1_TREE', found ''")])
 def test_model_kinds_by_first_line(tmp_path, first, message):
-    """LIBSVM's `svm_type` goes to the kernel model reader (llsvm/svm_model.py), `llsvm_tree_model` to the tree
-    model's (llsvm/tree_model.py)."""
+    """LIBSVM's `svm_type` goes to the kernel model reader (llsvm/models/svm.py), `llsvm_tree_model` to the tree
+    model's (llsvm/models/tree.py)."""
     p = tmp_path / "m.model"
     p.write_text(first)
     with pytest.raises(llsvm.ModelFormatError, match=message):

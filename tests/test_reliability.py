@@ -16,14 +16,14 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-import llsvm.trainer
+import llsvm.solvers.trainer
 from llsvm import memory
 from llsvm.binfmt import BinaryDataset
 from llsvm.cli import train as train_cli
 from llsvm.cli.common import handle_errors
 from llsvm.fileutil import atomic_output, remove_tree
 from llsvm.errors import ParameterError
-from llsvm.solvers.registry import Params
+from llsvm.params import Params
 
 from conftest import assert_exit
 
@@ -121,7 +121,7 @@ def test_memory_error_is_a_message_not_a_traceback(monkeypatch, tmp_path, write_
 
     def boom(*a, **k):
         raise MemoryError("Unable to allocate 16.0 GiB for an array with shape (2147483648,)")
-    monkeypatch.setattr(llsvm.trainer, "train", boom)      # what llsvm-train's main imports when it runs
+    monkeypatch.setattr(llsvm.solvers.trainer, "train", boom)      # what llsvm-train's main imports when it runs
     result = CliRunner().invoke(train_cli.main, ["-q", str(data), str(tmp_path / "m")])
     assert_exit(result, 1)
     assert result.stderr == "Error: out of memory: Unable to allocate 16.0 GiB for an array with shape (2147483648,)\n"
@@ -226,8 +226,8 @@ def _timed_run(cmd):
 
 def wait_for_handlers(proc, timeout=30):
     """Wait until the console script has installed its signal handlers (llsvm/cli/entry.py): /proc shows SIGTERM
-    caught. Before that the Python interpreter is still starting, before any llsvm code runs (30-80 ms; README,
-    "Limits and failure behaviour"). Returns the seconds waited."""
+    caught. Before that the Python interpreter is still starting, before any llsvm code runs (30-80 ms; docs/guide.md,
+    section 5, "When something goes wrong"). Returns the seconds waited."""
     t0 = time.monotonic()
     bit = 1 << (signal.SIGTERM - 1)
     while time.monotonic() - t0 < timeout:

@@ -15,10 +15,10 @@ import llsvm
 from llsvm.cli.predict import main as predict_main
 from llsvm.cli.train import main as train_main
 from llsvm.dataset import CSRDataset
-from llsvm.solvers import smo
 from llsvm.solvers.common import Seeds
-from llsvm.solvers.registry import Params
-from llsvm.trainer import _stratified_fold_plan
+from llsvm.options import SMOOptions
+from llsvm.params import Params
+from llsvm.solvers.folds import stratified_folds
 from reference import smo_twin as S
 
 from conftest import assert_exit
@@ -43,7 +43,7 @@ def libsvm_model(X, y, opts):
 def ours(X, y, **kw):
     opts = {k: kw.pop(k) for k in ("kernel_type", "gamma", "degree", "coef0", "cache_size", "shrinking") if k in kw}
     ds = CSRDataset.from_csr(sp.csr_matrix(X), y)
-    params = Params(solver="smo", options=smo.SMOOptions(**opts), **kw)
+    params = Params(solver="smo", options=SMOOptions(**opts), **kw)
     return ds, llsvm.train(ds, params=params, say=lambda s: None)
 
 
@@ -151,16 +151,16 @@ def test_stratified_folds(nr_fold):
     """LIBSVM's plan: fold i takes [i c / n, (i + 1) c / n) of every class c; folds partition the rows."""
     y = np.array([2.0] * 37 + [1.0] * 11 + [5.0] * 23)
     np.random.default_rng(0).shuffle(y)
-    folds = _stratified_fold_plan(y, nr_fold, Seeds(3), None)
+    folds = stratified_folds(y, nr_fold, Seeds(3), None)
     tests = np.concatenate([te for _, te in folds])
     assert sorted(tests.tolist()) == list(range(y.size))
     for i, (tr, te) in enumerate(folds):
         assert sorted(np.concatenate([tr, te]).tolist()) == list(range(y.size))
         for lab, c in ((2.0, 37), (1.0, 11), (5.0, 23)):
             assert np.count_nonzero(y[te] == lab) == (i + 1) * c // nr_fold - i * c // nr_fold
-    again = _stratified_fold_plan(y, nr_fold, Seeds(3), None)
+    again = stratified_folds(y, nr_fold, Seeds(3), None)
     assert all(np.array_equal(a[1], b[1]) for a, b in zip(folds, again))
-    other = _stratified_fold_plan(y, nr_fold, Seeds(4), None)
+    other = stratified_folds(y, nr_fold, Seeds(4), None)
     assert not all(np.array_equal(a[1], b[1]) for a, b in zip(folds, other))
 
 

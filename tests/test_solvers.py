@@ -21,13 +21,14 @@ import pytest
 import scipy.sparse as sp
 
 import llsvm
+from llsvm.models import load_model
 from llsvm.solvers import dcd as dcd_mod, newton as newton_mod
 from llsvm.dataset import CSRDataset
 from llsvm.errors import ConvergenceWarning
 from llsvm.report import as_reporter
-from llsvm.solvers import Params, group_classes
-from llsvm.trainer import cross_validation, find_parameter_C, solve_binary, train
-from llsvm.model import Model
+from llsvm.params import Params
+from llsvm.solvers import group_classes
+from llsvm.solvers.trainer import cross_validation, find_parameter_C, solve_binary, train
 from llsvm.solvers import Subproblem, solve_dcd
 from reference import dcd_twin as T
 
@@ -563,7 +564,7 @@ def test_parity_with_liblinear(load, LL, tmp_path, name, test_name, solver, bias
     ours.save(tmp_path / "ours.model")
     np.testing.assert_array_equal(ll_predict(LL, te, LL.load_model(str(tmp_path / "ours.model"))), pred)
     LL.save_model(str(tmp_path / "lib.model"), lib)
-    back = Model.load(tmp_path / "lib.model")
+    back = load_model(tmp_path / "lib.model")
     np.testing.assert_array_equal(back.W, ll_W(lib))
     np.testing.assert_array_equal(back.predict(te), pred_lib)
 
@@ -928,11 +929,11 @@ def test_same_model_from_text_xz_stdin_binary_and_arrays(shared_data, tmp_path):
     ds = llsvm.read_dataset(txt)
     models["arrays"] = train(ds.to_csr(), ds.y, **kw)
     out = tmp_path / "stdin.model"
-    code = ("import sys\nfrom llsvm.trainer import train\n"
+    code = ("import sys\nfrom llsvm.solvers.trainer import train\n"
             "train('-', solver=1, bias=1.0, C=0.5, seed=3).save(sys.argv[1])\n")
     proc = subprocess.run([sys.executable, "-c", code, str(out)], input=text, capture_output=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    stdin_model = Model.load(out)
+    stdin_model = load_model(out)
     ref = models["text"]
     assert ref.nr_w == 3 and ref.W.shape == (181, 3)
     for name, m in models.items():

@@ -13,6 +13,7 @@ import pytest
 
 from conftest import write_small_set
 
+from llsvm.params import get, specs
 from llsvm.solvers import registry
 
 # the driver modules of llsvm.solvers (registry, common, lazy helpers aside)
@@ -74,7 +75,7 @@ def test_help_and_option_errors_import_no_numpy_and_no_solver(command, args):
 
 @pytest.mark.parametrize("solver", sorted(OWN, key=str))
 def test_a_run_imports_only_its_own_driver(solver, small_set, tmp_path):
-    spec = registry.get(solver)
+    spec = get(solver)
     code, modules = imported("train", "-q", "-s", solver, str(small_set), str(tmp_path / "m"), cwd=tmp_path)
     assert code == 0
     assert drivers_in(modules) <= OWN[solver], sorted(drivers_in(modules) - OWN[solver])
@@ -85,7 +86,7 @@ def test_a_run_imports_only_its_own_driver(solver, small_set, tmp_path):
 
 
 def test_every_solver_has_an_import_expectation():
-    assert {s.name for s in registry.specs()} - set(OWN) <= {"pegaz", "pegasos", "norma", "olsvm-rhl"}
+    assert {s.name for s in specs()} - set(OWN) <= {"pegaz", "pegasos", "norma", "olsvm-rhl"}
 
 
 def test_predict_imports_no_driver(small_set, tmp_path):
@@ -100,7 +101,7 @@ def test_predict_imports_no_driver(small_set, tmp_path):
 def test_kernel_solvers_default_to_one_thread():
     """The OpenMP solvers (kernel columns) run one thread unless asked: on a busy machine more cost far more than
     they save, so the default can never be slower than --threads 1 (the same code path)."""
-    for spec in registry.specs():
+    for spec in specs():
         if spec.model_kind in ("kernel", "tree"):
             assert spec.default_threads == 1, spec.name
 
@@ -119,11 +120,11 @@ def test_openmp_threads_spin_briefly_unless_told(given, expected):
     assert p.stdout.strip() == str(expected)
 
 
-@pytest.mark.parametrize("spec", registry.specs(), ids=lambda s: s.name)
+@pytest.mark.parametrize("spec", specs(), ids=lambda s: s.name)
 def test_every_reference_of_the_registry_resolves(spec):
     """The registry names code as "module:attribute": each must import to what the trainer and the CLI call."""
-    assert callable(spec.driver)
-    assert callable(spec.metrics)
+    assert callable(registry.driver(spec))
+    assert callable(registry.metrics(spec))
     assert spec.options is None or hasattr(spec.options, "check")
-    assert isinstance(spec.json_fields, tuple) and all(isinstance(k, str) for k in spec.json_fields)
-    assert spec.options_ref is None or spec.options is not None
+    fields = registry.json_fields(spec)
+    assert isinstance(fields, tuple) and all(isinstance(k, str) for k in fields)

@@ -1,4 +1,4 @@
-"""LIBSVM kernel models (llsvm/svm_model.py, cext/_kpredict.pyx) against libsvm-official, in both directions.
+"""LIBSVM kernel models (llsvm/models/svm.py, cext/_kpredict.pyx) against libsvm-official, in both directions.
 
 - LIBSVM -> llsvm: models trained by libsvm.svmutil (every svm_type, every kernel_type 0-3, with and without
   -b 1) and written by svm_save_model; llsvm loads them; its decision values, labels and -b 1 probabilities equal
@@ -22,8 +22,8 @@ import llsvm
 from llsvm import ModelFormatError, ParameterError
 from llsvm.cli.predict import main as predict_main
 from llsvm.dataset import CSRDataset
-from llsvm.model import load_model
-from llsvm.svm_model import SVMModel
+from llsvm.models import load_model
+from llsvm.models.svm import SVMModel
 
 from libsvm import svmutil  # noqa: E402  (a test dependency: missing is a failure)
 from libsvm.svm import gen_svm_nodearray, libsvm as clib  # noqa: E402

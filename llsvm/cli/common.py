@@ -150,5 +150,27 @@ def check_input(path):
             pass
 
 
+def check_writable(path, what):
+    """Refuse early (before any work) an output path whose directory cannot take a new file."""
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory) or not os.access(directory, os.W_OK | os.X_OK) or os.path.isdir(path):
+        raise LLSVMError(f"can't write {what} {path}: no such directory or not writable")
+
+
+def write_json(path, data):
+    """A command's --json file, written atomically; a failure names the file and the system's reason."""
+    import json
+    from ..fileutil import atomic_output
+    with os_errors(f"can't write JSON file {path}", detail=True, error=LLSVMError):
+        with atomic_output(path, "w") as f:
+            json.dump(data, f, indent=1, default=float)
+            f.write("\n")
+
+
+def peak_rss_mb():
+    import resource
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
 def make_reporter(quiet, progress):
     return Reporter(quiet=quiet, progress=progress)

@@ -1,13 +1,12 @@
 """llsvm-predict: LIBLINEAR's `predict` (and LIBSVM's `svm-predict` for a LIBSVM kernel model file), streaming the
 test data so memory does not grow with it. The model reader and numpy are imported once the options are parsed
 (--help and a usage error answer at once: issue 26)."""
-import json
-
 import click
 
 from ..errors import LLSVMError, ModelFormatError
 from ..fileutil import atomic_output
-from .common import InputOpenError, arm_kernel_stop, check_input, handle_errors, make_reporter, os_errors
+from .common import (InputOpenError, arm_kernel_stop, check_input, check_writable, handle_errors, make_reporter,
+                     os_errors, write_json)
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("test_file")
@@ -25,12 +24,15 @@ from .common import InputOpenError, arm_kernel_stop, check_input, handle_errors,
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr.")
 @handle_errors
 def main(test_file, model_file, output_file, probability, quiet, dec_file, zero_based, json_file, progress):
-    """Predict with a model file (LIBLINEAR's format, llsvm's hashed models, or LIBSVM's kernel models):
+    """Predict with a model file (LIBLINEAR's format, llsvm's hashed and tree models (-s h1tree), or LIBSVM's kernel
+    models):
     llsvm-predict [options] test_file model_file output_file."""
     reporter = make_reporter(quiet, progress)
     check_input(test_file)
+    if json_file:
+        check_writable(json_file, "JSON file")
     arm_kernel_stop()               # a signal stops kernel prediction in the middle of a block from here on
-    from ..model import load_model
+    from ..models import load_model
     from ..predict import predict_file
     try:
         model = load_model(model_file)
@@ -69,9 +71,7 @@ def main(test_file, model_file, output_file, probability, quiet, dec_file, zero_
         reporter.line(f"Accuracy = {m['accuracy']:g}% ({m['correct']}/{m['n_rows']})")
         result.update(accuracy=m["accuracy"], correct=m["correct"])
     if json_file:
-        with atomic_output(json_file, "w") as f:
-            json.dump(result, f, indent=1)
-            f.write("\n")
+        write_json(json_file, result)
 
 
 class _opening:

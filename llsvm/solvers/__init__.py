@@ -1,6 +1,9 @@
-"""The solvers: one driver module per family and the registry that maps every -s value to its spec.
+"""The solvers: the training layer, one driver module per family, and the registry that finds a spec's code.
 
-    registry.py   SolverSpec, REGISTRY, Params: every -s value as data, the solvers' defaults
+    trainer.py    training the LIBLINEAR way for every spec: classes, one-vs-rest, threads, -v, -C
+    grid.py       the cross-validation grid search of the kernel solvers (--grid)
+    folds.py      LIBLINEAR's and LIBSVM's folds
+    registry.py   a spec's driver and --json metrics, imported on first use (the specs: llsvm/params.py)
     common.py     what every driver shares (classes, costs, seeds, the fit result, closing lines)
     dcd.py        -s 1, -s 3   dual coordinate descent (LIBLINEAR's solve_l2r_l1l2_svc)
     newton.py     -s 0, 2, 11  Newton with preconditioned CG (LIBLINEAR's NEWTON)
@@ -21,16 +24,13 @@ driver.
 from ..lazy import exports
 
 __getattr__, __dir__ = exports(__name__, {
-    "common": ("EMPTY_ROWS", "FitResult", "Subproblem", "group_classes", "parse_size"),
+    "common": ("EMPTY_ROWS", "FitResult", "Subproblem", "group_classes"),
     "dcd": ("solve_dcd",),
     "newton": ("solve_newton",),
-    "registry": ("REGISTRY", "Params", "SolverSpec", "get", "specs", "DUAL_MAX_ITER", "NEWTON_MAX_ITER"),
-    "onepass": ("LLSVMOptions", "OnePassSolver"),
-    "outofcore": ("StreamOptions",),
+    "onepass": ("OnePassSolver",),
     "bm": ("BlockMinimizationSolver",),
     "streamsvm": ("StreamSVMSolver",),
 })
 
-__all__ = ["EMPTY_ROWS", "FitResult", "Subproblem", "group_classes", "parse_size", "DUAL_MAX_ITER", "solve_dcd",
-           "NEWTON_MAX_ITER", "solve_newton", "LLSVMOptions", "OnePassSolver", "StreamOptions", "REGISTRY", "Params",
-           "SolverSpec", "get", "specs", "BlockMinimizationSolver", "StreamSVMSolver"]
+__all__ = ["EMPTY_ROWS", "FitResult", "Subproblem", "group_classes", "solve_dcd", "solve_newton", "OnePassSolver",
+           "BlockMinimizationSolver", "StreamSVMSolver"]

@@ -19,9 +19,9 @@ import numpy as np
 from .._ext import _linear as KL
 from .. import memory
 from .._ext._random import rng_state
+from ..params import echo
 from .common import EMPTY_ROWS, Classes, FitResult
 from .outofcore import STREAM_JSON_FIELDS, StreamedSolver, stream_metrics
-from .registry import DUAL_MAX_ITER
 
 
 
@@ -209,8 +209,8 @@ class BlockMinimizationSolver(StreamedSolver):
                     KL.sq_norms(view, EMPTY_ROWS, xnorm)
                 state = KL.DCDState(view, EMPTY_ROWS, ys, alpha, p.w, xnorm,
                                     np.arange(unit.n_rows, dtype=np.int32), p.Cp, p.Cn, True, p.rng)
-                while state.n_iter < DUAL_MAX_ITER:
-                    done, _ = state.run(min(10, DUAL_MAX_ITER - state.n_iter), self.opt.inner_eps, True)
+                while state.n_iter < self.opt.inner_iter:
+                    done, _ = state.run(min(10, self.opt.inner_iter - state.n_iter), self.opt.inner_eps, True)
                     if done:
                         break
                 inner = int(state.n_iter)
@@ -222,9 +222,9 @@ class BlockMinimizationSolver(StreamedSolver):
                                     "max_violation": viol, "skipped": skipped, "inner_iter": inner})
 
 
-JSON_FIELDS = STREAM_JSON_FIELDS + ("trace",)
+JSON_FIELDS = STREAM_JSON_FIELDS + ("inner_iter", "trace")
 
 
 def metrics(model, params, ds=None):
-    """--json of -s bm: outofcore.stream_metrics with its per-block records under "trace"."""
-    return stream_metrics(model, params, trace_key="trace")
+    """--json of -s bm: outofcore.stream_metrics with --inner-iter and its per-block records under "trace"."""
+    return {**stream_metrics(model, params, trace_key="trace"), **echo(params, "inner_iter")}

@@ -8,12 +8,13 @@ import numpy as np
 from .._ext import _linear as K
 from .._ext import _random
 from ..errors import ParameterError
-from ..memory import MIN_BUDGET, format_size, parse_size  # noqa: F401 (MIN_BUDGET, parse_size: re-exported)
+from ..memory import format_size
+from ..options import INT_MAX
+from ..params import echo
 from ..memory import check as check_memory
 from ..memory import check_classes
 
 EMPTY_ROWS = np.empty(0, np.int64)
-INT_MAX = 2147483647
 
 
 @dataclass
@@ -51,19 +52,23 @@ class Subproblem:
         self.cls = None if cls is None else np.ascontiguousarray(cls, dtype=np.int32)
         self.C_class = None if C_class is None else np.ascontiguousarray(C_class, dtype=np.float64)
 
-    def columns(self):
+    def columns(self, with_bias=True, extra_bytes=0, what=None):
         """The problem's columns as CSC (col_ptr int64, col_row int32 within the problem, col_val float64), the
-        bias column included: what LIBLINEAR's transpose() gives its L1-regularized solvers."""
+        bias column included unless with_bias is false: what LIBLINEAR's transpose() gives its L1-regularized
+        solvers (and -s local1d its coordinate steps). The memory is checked first: the columns and `extra_bytes`
+        more (`what`: what the message calls them)."""
         from .._ext._oned import column_counts, column_fill
         col_ptr = column_counts(self.view.row_view(-1.0), self.rows, self.l)
         nnz = int(col_ptr[-1])
-        total = nnz + (self.l if self.bias >= 0 else 0)
-        check_memory(12 * total, f"the columns of {self.l} rows with {nnz} non-zeros (a copy of the data, as "
-                                 f"LIBLINEAR's transpose makes) take {format_size(12 * total)}")
-        col_row = np.empty(nnz + (self.l if self.bias >= 0 else 0), np.int32)
+        bias = with_bias and self.bias >= 0
+        total = nnz + (self.l if bias else 0)
+        check_memory(12 * total + extra_bytes,
+                     what or f"the columns of {self.l} rows with {nnz} non-zeros (a copy of the data, as LIBLINEAR's "
+                             f"transpose makes) take {format_size(12 * total)}")
+        col_row = np.empty(total, np.int32)
         col_val = np.empty(col_row.size, np.float64)
         column_fill(self.view.row_view(-1.0), self.rows, self.l, col_ptr, col_row, col_val)
-        if self.bias >= 0:
+        if bias:
             col_row[nnz:] = np.arange(self.l, dtype=np.int32)
             col_val[nnz:] = self.bias
             col_ptr = np.append(col_ptr, nnz + self.l)
@@ -275,16 +280,22 @@ def xlogx(x):
 WARN_MAX_ITER = "\nWARNING: reaching max number of iterations\n"
 
 
-def report_finished(reporter, n_iter, objective, nSV, iter_name="#iter", blank_line=True, after_first=""):
+def report_finished(reporter, n_iter, objective, nSV, iter_name="#iter", blank_line=True, after_first="", before="",
+                    last=""):
     """LIBLINEAR's closing lines of one binary problem: `optimization finished` (after a blank line, as LIBLINEAR's
     dots end), `Objective value` (the minimization objective) and `nSV` (None: no such line). after_first: text
-    between the first two lines (the iteration-limit warning of -s 4, 5, 6 and 21)."""
+    between the first two lines (the iteration-limit warning of -s 4, 5, 6 and 21); before: text before them (the
+    line of = of -s 6's Newton); last: a closing line of the solver's own (-s 5/6: #nonzeros/#features)."""
+    if before:
+        reporter.info(before)
     reporter.info(f"{chr(10) if blank_line else ''}optimization finished, {iter_name} = {n_iter}\n")
     if after_first:
         reporter.info(after_first)
     reporter.info(f"Objective value = {objective:f}\n")
     if nSV is not None:
         reporter.info(f"nSV = {nSV}\n")
+    if last:
+        reporter.info(last)
 
 
 def event_buffer(max_iter, extra=64):
@@ -313,7 +324,7 @@ def _class_label(model, results, k):
     return int(model.label[k]) if len(results) > 1 and model.label is not None else None
 
 
-LIBLINEAR_JSON_FIELDS = ("solver_number", "C", "eps", "bias", "seed", "threads", "nr_class", "labels", "classes")
+JSON_FIELDS = ("solver_number", "C", "eps", "bias", "seed", "threads", "nr_class", "labels", "classes")
 
 
 def liblinear_metrics(model, params, ds):
@@ -326,8 +337,7 @@ def liblinear_metrics(model, params, ds):
         "dual": sum(r.dual for r in res), "gap": sum(r.gap for r in res),
         "max_violation": max(r.max_violation for r in res), "nSV": sum(r.nSV for r in res),
         "converged": all(r.converged for r in res),
-        "C": params.C, "eps": params.eps, "bias": params.bias, "seed": params.seed, "threads": params.threads,
-        "nr_class": model.nr_class, "labels": _labels(model),
+        **echo(params, "C", "eps", "bias", "seed", "threads"), "nr_class": model.nr_class, "labels": _labels(model),
         "classes": [{"label": _class_label(model, res, k), "n_iter": r.n_iter,
                      "primal": r.primal, "dual": r.dual, "gap": r.gap, "max_violation": r.max_violation,
                      "nSV": r.nSV, "converged": r.converged} for k, r in enumerate(res)],

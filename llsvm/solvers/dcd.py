@@ -13,7 +13,7 @@ from .._ext import _linear as K
 from .._ext._random import rng_state
 from .common import FitResult, report_finished, warn_max_iter
 from .newton import solve_newton
-from .registry import DUAL_MAX_ITER, NEWTON_MAX_ITER
+from ..params import DUAL_MAX_ITER, NEWTON_MAX_ITER
 
 L2R_L2LOSS_SVC_DUAL = 1
 L2R_L1LOSS_SVC_DUAL = 3

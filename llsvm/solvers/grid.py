@@ -18,10 +18,14 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .errors import ParameterError
-from .report import as_reporter
-from .solvers.common import Seeds
-from .solvers.registry import sigma_gamma
+from ..errors import ParameterError
+from ..options import sigma_gamma
+from ..report import as_reporter
+from ..params import accepting
+from . import registry
+from .common import Seeds
+from .folds import stratified_folds
+from .trainer import as_dataset, checked_params
 
 NAMES = {"c": "C", "C": "C", "g": "gamma", "gamma": "gamma", "sigma": "sigma"}
 MAX_CELLS = 10_000
@@ -96,12 +100,6 @@ def parse_grid(text):
     return grid
 
 
-def fold_plan(y, nr_fold, seed):
-    """The folds of -v and of the grid search for a loaded driver: [(train rows, test rows)]."""
-    from .trainer import _stratified_fold_plan
-    return _stratified_fold_plan(np.asarray(y), nr_fold, Seeds(seed), as_reporter())
-
-
 @dataclass
 class GridResult:
     """cells: one dict per cell in grid order (width outer, C inner): C, gamma (and sigma when the grid gave
@@ -127,9 +125,7 @@ def _options_with(options, width_key, width):
 def grid_search(data, nr_fold, grid, y=None, *, params=None, reporter=None, say=None, warn=None, **kw):
     """Cross-validate every cell of the grid (parse_grid's dict, or its text) for a kernel solver (an access
     "loaded" spec that takes --grid). Returns a GridResult."""
-    from .trainer import _as_dataset, _params
-    from .solvers.registry import accepting
-    params = _params(params, kw)
+    params = checked_params(params, kw)
     spec = params.spec
     if not spec.accepts_option("--grid"):
         raise ParameterError(f"--grid applies only to {accepting('--grid')}, not to -s {spec.name}")
@@ -139,14 +135,13 @@ def grid_search(data, nr_fold, grid, y=None, *, params=None, reporter=None, say=
         raise ParameterError("n-fold cross validation: n must >= 2")
     reporter = as_reporter(reporter, say, warn)
     silent = as_reporter()
-    ds = _as_dataset(data, y, params)
+    ds = as_dataset(data, y, params)
     base = params.options if params.options is not None else spec.options()
     Cs = grid.get("C", [params.C])
     width_key = "sigma" if "sigma" in grid else ("gamma" if "gamma" in grid else None)
     widths = grid[width_key] if width_key else [None]
     seeds = Seeds(params.seed)
-    from .trainer import _stratified_fold_plan
-    folds = _stratified_fold_plan(ds.y, nr_fold, seeds, reporter)
+    folds = stratified_folds(ds.y, nr_fold, seeds, reporter)
     fold_seeds = [seeds.next() for _ in folds]
     cells = []
     for width in widths:
@@ -165,7 +160,7 @@ def grid_search(data, nr_fold, grid, y=None, *, params=None, reporter=None, say=
             for c, C in enumerate(Cs):
                 p = params.but(C=C, seed=fold_seeds[f], options=opts).check()
                 w0, c0 = time.perf_counter(), time.process_time()
-                model = spec.driver(train, p, silent, n_features=ds.n_features, context=context)
+                model = registry.driver(spec)(train, p, silent, n_features=ds.n_features, context=context)
                 w1, c1 = time.perf_counter(), time.process_time()
                 pred[c, te] = model.predict(test)
                 wall[c] += time.perf_counter() - w0

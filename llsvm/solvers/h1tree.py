@@ -1,6 +1,6 @@
 """-s h1tree: the SVM decision tree of H1-SVM nodes (Fehr, Zapién Arreola and Burkhardt, "Fast support vector
-machine classification of very large datasets", GfKl 2007), with the resolutions of ../shared/specs/seed-solvers.md
-section 2.1 (R1-R9), one-vs-one.
+machine classification of very large datasets", GfKl 2007), with the resolutions of docs/solvers.md, "H1-SVM:
+the paper's gaps and the resolutions implemented" (R1-R9), one-vs-one.
 
 For every pair of classes (a, b) (LIBSVM's label order; y = +1 for a), the rows S of the pair:
   while S holds both classes and the list is shorter than --max-depth:
@@ -20,52 +20,22 @@ For every pair of classes (a, b) (LIBSVM's label order; y = +1 for a), the rows 
   the best accuracy on a stratified 20 % validation split (--rbf-select train: on the training rows).
 """
 import math
-from dataclasses import dataclass
 
 import numpy as np
 
 from .. import memory
 from .._ext import _h1
 from ..errors import ParameterError
+from ..options import H1Options, SMOOptions
+from ..params import echo
 from .common import TREE_OBJECT_BYTES, FitResult, Seeds, check_ovo, group_classes
-from .smo import SMOOptions
-
-HARD_CLASS = ("greedy", "alternate", "larger")
+from .folds import stratified_folds
 # dense arrays of the weight vector's size a node holds (cext/_h1.pyx solve_node: w, and its d and ssum; with
 # --hard-class greedy the first candidate's w while the second is solved; the kept non-zeros of a w)
 H1_WORK_VECTORS = 5
 JSON_FIELDS = ("C", "eps", "h1_c", "hard_class", "rbf_depth", "nr_class", "labels", "n_hyperplanes",
                "average_depth", "rbf_nSV", "reach_rbf", "trees")
 ZERO_REL = 1e-12
-
-
-@dataclass
-class H1Options(SMOOptions):
-    """The tree's options (and, inherited, the RBF node's kernel options of -s smo)."""
-    hard_class: str = "greedy"
-    h1_c: float = math.inf            # inf, or kappa >= 1: C = kappa m_s / m_h
-    min_remove: float = 0.0
-    max_depth: int = 256
-    rbf_depth: object = "none"        # "none", "auto" or a depth K >= 0
-    rbf_select: str = "validation"    # "validation" (a stratified 20 % split) or "train"
-    rbf_tol: float = 0.5              # points of accuracy
-
-    def check(self):
-        super().check()
-        if self.hard_class not in HARD_CLASS:
-            raise ParameterError(f"--hard-class {self.hard_class}: one of {', '.join(HARD_CLASS)}")
-        if not (self.h1_c >= 1):
-            raise ParameterError(f"--h1-c {self.h1_c:g}: kappa must be >= 1 (or inf)")
-        if not (0 <= self.min_remove < 1):
-            raise ParameterError(f"--min-remove {self.min_remove:g}: a fraction in [0, 1)")
-        if self.max_depth < 1:
-            raise ParameterError("--max-depth must be at least 1")
-        if not (self.rbf_depth in ("none", "auto") or (isinstance(self.rbf_depth, int) and self.rbf_depth >= 0)):
-            raise ParameterError(f"--rbf-depth {self.rbf_depth}: auto, none or a depth >= 0")
-        if self.rbf_select not in ("validation", "train"):
-            raise ParameterError(f"--rbf-select {self.rbf_select}: validation or train")
-        if not (math.isfinite(self.rbf_tol) and self.rbf_tol >= 0):
-            raise ParameterError(f"--rbf-tol {self.rbf_tol:g}: points of accuracy >= 0")
 
 
 # -- one node and one list --------------------------------------------------------------------------------------
@@ -197,7 +167,8 @@ def _rbf(ds, opts, params, reporter, rows=None):
     """The RBF node: -s smo's C-SVC with the kernel options, on the given rows (None: all)."""
     from . import smo
     sub = ds if rows is None else ds.take_rows(rows)
-    kernel = SMOOptions(opts.kernel_type, opts.gamma, opts.degree, opts.coef0, opts.cache_size, opts.shrinking)
+    kernel = SMOOptions(kernel_type=opts.kernel_type, gamma=opts.gamma, degree=opts.degree, coef0=opts.coef0,
+                        cache_size=opts.cache_size, shrinking=opts.shrinking)
     return smo.fit(sub, params.but(options=kernel), reporter, n_features=ds.n_features)
 
 
@@ -245,11 +216,10 @@ def _first(rows_ds, nodes, n_features):
 def _auto_cuts(ds, cls, labels, opts, params, reporter):
     """R6's cut of every pair's list, chosen on a stratified 20 % validation split (or the training rows): per pair
     (the cut, [(accuracy, expected cost) of every cut])."""
-    from ..trainer import _stratified_fold_plan
     if opts.rbf_select == "train":
         tr = va = np.arange(ds.n_rows, dtype=np.int64)
     else:
-        tr, va = _stratified_fold_plan(ds.y, 5, Seeds(params.seed), reporter)[0]
+        tr, va = stratified_folds(ds.y, 5, Seeds(params.seed), reporter)[0]
         tr, va = np.sort(tr), np.sort(va)
     lists = _lists(ds, cls, labels, opts, params, None, rows=tr)
     rbf = _rbf(ds, opts, params, _Silent(), rows=tr)
@@ -290,11 +260,11 @@ class _Silent:
 
 def fit(ds, params, reporter, n_features=None):
     """Train the H1-SVM tree model on a loaded dataset; returns a TreeModel (meta: per tree its nodes' records)."""
-    from ..tree_model import Node, Tree, TreeModel
+    from ..models.tree import Node, Tree, TreeModel
 
     nf = ds.n_features if n_features is None else n_features
     base = params.options or H1Options()
-    opts = H1Options(**{**base.__dict__, "gamma": SMOOptions.resolved(base, nf).gamma})
+    opts = base.resolved(nf)
     labels, cls = group_classes(ds.y)
     k = labels.size
     _check_memory(ds, k, opts)
@@ -353,8 +323,8 @@ def metrics(model, params, ds):
         "n_iter": sum(r.n_iter for r in res), "primal": None, "dual": None, "gap": None,
         "max_violation": max((r.max_violation for r in res), default=0.0), "nSV": model.n_hyperplanes,
         "converged": all(r.converged for r in res),
-        "C": params.C, "eps": params.eps, "h1_c": None if math.isinf(opts.h1_c) else opts.h1_c,
-        "hard_class": opts.hard_class, "rbf_depth": opts.rbf_depth, "nr_class": model.nr_class,
+        **echo(params, "C", "eps", "h1_c", "hard_class", "rbf_depth", options=opts),
+        "h1_c": None if math.isinf(opts.h1_c) else opts.h1_c, "nr_class": model.nr_class,
         "labels": [int(v) for v in model.label], "n_hyperplanes": model.n_hyperplanes,
         "average_depth": float(depth.sum(axis=1).mean()) if ds.n_rows else 0.0,
         "rbf_nSV": int(model.rbf.total_sv) if model.rbf is not None else 0, "reach_rbf": reach,

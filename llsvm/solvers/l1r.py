@@ -12,7 +12,7 @@ import numpy as np
 from .._ext import _l1r as K
 from .._ext import _linear as L
 from .._ext._random import rng_state
-from .common import FitResult, event_buffer, say_events
+from .common import WARN_MAX_ITER, FitResult, event_buffer, report_finished, say_events
 from .newton import primal_tol
 
 L1R_L2LOSS_SVC = 5
@@ -20,19 +20,14 @@ L1R_LR = 6
 
 
 def _closing(reporter, it, objective, w, limit, banner=False):
+    """LIBLINEAR's closing lines of -s 5 and 6 (-s 6's Newton after a line of =), the warning between the first
+    two, and the count of non-zero weights."""
     if reporter is None:
         return
-    if banner:
-        reporter.info("=========================\n")
-        reporter.info(f"optimization finished, #iter = {it}\n")
-        if limit:
-            reporter.info("WARNING: reaching max number of iterations\n")
-    else:
-        reporter.info(f"\noptimization finished, #iter = {it}\n")
-        if limit:
-            reporter.info("\nWARNING: reaching max number of iterations\n")
-    reporter.info(f"Objective value = {objective:f}\n")
-    reporter.info(f"#nonzeros/#features = {int(np.count_nonzero(w))}/{w.size}\n")
+    warning = (WARN_MAX_ITER.lstrip("\n") if banner else WARN_MAX_ITER) if limit else ""
+    report_finished(reporter, it, objective, None, blank_line=not banner, after_first=warning,
+                    before="=========================\n" if banner else "",
+                    last=f"#nonzeros/#features = {int(np.count_nonzero(w))}/{w.size}\n")
 
 
 def certify_lr(sub, w, exp_wx, violation, regularize_bias=True):

@@ -20,7 +20,7 @@ from .._ext._random import rng_state
 from .. import memory
 from .common import FitResult, WARN_MAX_ITER, event_buffer, report_finished, say_events, warn_max_iter, xlogx
 from .newton import L2R_LR, L2R_L2LOSS_SVR, primal_tol, solve_newton
-from .registry import NEWTON_MAX_ITER
+from ..params import NEWTON_MAX_ITER
 
 L2R_LR_DUAL = 7
 L2R_L2LOSS_SVR_DUAL = 12
@@ -43,8 +43,7 @@ def lr_dual_train_one(sub, params, seed, reporter, warm=None):
     wTw = float(w @ w)
     objective = 0.5 * wTw + float(ent.sum())
     if reporter is not None:
-        reporter.info(f"\noptimization finished, #iter = {it}\n")
-        reporter.info(f"Objective value = {objective:f}\n")
+        report_finished(reporter, it, objective, None)
     m = sub.y * sub.margins(w)
     primal = 0.5 * wTw + float(C @ np.logaddexp(0.0, -m))
     # the violation: the largest |g'| of the one-variable problems at alpha (log(alpha / (C - alpha)) - y w.x ...)

@@ -12,7 +12,7 @@ import numpy as np
 
 from .._ext import _linear as K
 from .common import FitResult, expit, xlogx
-from .registry import NEWTON_MAX_ITER
+from ..params import NEWTON_MAX_ITER
 
 L2R_LR = 0
 L2R_L2LOSS_SVC = 2

@@ -10,49 +10,17 @@ its predict needs only w and the bias); --json names the real solver, its modes 
 """
 import math
 import time
-from dataclasses import dataclass
 
 import numpy as np
 
 from .. import memory
 from .._ext import _oned as K
 from .._ext._random import rng_state
-from ..errors import ParameterError
-from .common import LIBLINEAR_JSON_FIELDS, FitResult, liblinear_metrics, report_finished, warn_max_iter
+from .common import JSON_FIELDS as LIBLINEAR_JSON_FIELDS
+from ..params import echo
+from .common import FitResult, liblinear_metrics, report_finished, warn_max_iter
 
 JSON_FIELDS = LIBLINEAR_JSON_FIELDS + ("oned",)
-
-
-@dataclass
-class OneDOptions:
-    """The options of -s local1d and -s project1d (None: the default)."""
-    oned: str = "scan"              # the 1-D solver: the paper's sorted scan, or the exact 1-D optimum
-    oned_norm: str = "unit"         # project on the unit direction (the loss is the primal), or as printed
-    max_seconds: float = None       # stop after this many seconds of a binary problem's loop
-    target_loss: float = None       # -s project1d: stop once the loss is at most this
-
-    def check(self):
-        if self.oned not in ("scan", "exact"):
-            raise ParameterError(f"--oned {self.oned}: must be scan or exact")
-        if self.oned_norm not in ("unit", "paper"):
-            raise ParameterError(f"--oned-norm {self.oned_norm}: must be unit or paper")
-        if self.max_seconds is not None and not (math.isfinite(self.max_seconds) and self.max_seconds > 0):
-            raise ParameterError(f"--max-seconds {self.max_seconds:g}: must be a positive finite number")
-        if self.target_loss is not None and not math.isfinite(self.target_loss):
-            raise ParameterError(f"--target-loss {self.target_loss:g}: must be a finite number")
-        return self
-
-
-def _columns(sub):
-    """The problem's columns (CSC over its rows, values as double): LocalSVM changes one coordinate a step."""
-    X = sub.view.row_view(-1.0)
-    col_ptr = K.column_counts(X, sub.rows, sub.l)
-    nnz = int(col_ptr[-1])
-    memory.check(nnz * 12 + sub.l * 96, "the columns and sorting arrays of -s local1d")
-    col_row = np.empty(nnz, np.int32)
-    col_val = np.empty(nnz, np.float64)
-    K.column_fill(X, sub.rows, sub.l, col_ptr, col_row, col_val)
-    return col_ptr, col_row, col_val
 
 
 def thm41_draws(d, N, c0=1.0):
@@ -78,7 +46,8 @@ def run(sub, params, seed=1, trace_rows=0):
     if local:
         trace = np.zeros((trace_rows, 3), np.int32)
         t0 = time.perf_counter()
-        cols = _columns(sub)
+        cols = sub.columns(with_bias=False, extra_bytes=sub.l * 96,
+                           what="the columns and sorting arrays of -s local1d")
         setup = time.perf_counter() - t0
         out = K.local_svm(*cols, sub.y, sub.Cp, sub.Cn, unit, exact, max_iter, max_seconds, w, snap, snapw, trace)
         out["trace"] = trace[:out["n_trace"]]
@@ -156,5 +125,5 @@ def metrics(model, params, ds):
         d["dual"] = d["gap"] = d["max_violation"] = None
     for cls, r in zip(out["classes"], res):
         cls["oned"] = r.extra["oned"]
-    out["oned"] = {"oned": params.options.oned, "oned_norm": params.options.oned_norm}
+    out["oned"] = echo(params, "oned", "oned_norm")
     return out

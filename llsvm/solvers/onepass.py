@@ -31,7 +31,6 @@ problem whose costs change) is brought up to date by replaying the rows before i
 kept (a bounded prefix), else by re-reading the input (impossible for stdin: a clear error). Every problem thus
 sees the rows in stream order, so text, stdin and binary input give the same model.
 """
-import math
 import os
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -46,15 +45,14 @@ from ..binfmt import BinaryDataset, BinaryWriter, RowError
 from ..dataset import CSRDataset, norm_overflow
 from ..errors import DataFormatError, LLSVMError, ParameterError
 from .. import memory
-from ..model import Model
+from ..models.linear import Model
 from .._ext._random import rng_state
-from .common import (EMPTY_ROWS, MIN_BUDGET, PROBLEM_OBJECT_BYTES, Classes, FitResult, class_costs, problem_seed,
+from ..memory import MIN_BUDGET
+from ..params import echo
+from .common import (EMPTY_ROWS, PROBLEM_OBJECT_BYTES, Classes, FitResult, class_costs, problem_seed,
                      report_finished, stacked_weights, warn_max_iter)
 from .outofcore import Input, OutOfCoreSolver
 
-DEFAULT_INNER_EPS = 0.01    # --inner-eps: the paper's relative change of the dual per outer iteration
-DEFAULT_MAX_PASSES = 10     # --max-passes: re-check passes
-DEFAULT_INNER_ITER = 5
 ROW_BYTES = 48            # a loaded active row: label, offset, row id, alpha, QD, order, sign
 # per-row state of every problem: one status byte, the kernel's: where alpha is (ZERO, AT_CP, FREE, AT_CN: the
 # STATE bits) and IN_SET when the row is in the active set; ACTIVE = FREE | IN_SET
@@ -66,27 +64,6 @@ OPEN_FILES_SLACK = 64          # files -s llsvm may hold open besides one per pr
 # violations are within SWEEP_FRACTION x eps (docs/solvers.md, "-s llsvm", has the measurements behind both)
 REENTER = 0.0
 SWEEP_FRACTION = 0.5
-
-@dataclass
-class LLSVMOptions:
-    memory: int = None            # bytes of training data held in RAM (None: no limit)
-    inner_iter: int = DEFAULT_INNER_ITER
-    tmp_dir: str = None
-    keep_active_set: str = None   # directory to copy the final active-set files into
-    radius_bias: bool = False     # -B R: the bias value is the data radius max ||x_i||
-    return_alpha: bool = False    # FitResult.alpha over all rows (for experiments)
-    inner_eps: float = DEFAULT_INNER_EPS   # block optimization stops at this relative change of the dual
-    one_pass: bool = False        # the paper's Algorithm 2 exactly: no re-check passes
-    max_passes: int = DEFAULT_MAX_PASSES   # re-check passes at most
-
-    def check(self):
-        if self.inner_iter < 1:
-            raise ParameterError("--inner-iter must be at least 1")
-        if not (self.inner_eps > 0 and math.isfinite(self.inner_eps)):
-            raise ParameterError("--inner-eps must be a positive finite number")
-        if self.max_passes < 1:
-            raise ParameterError("--max-passes must be at least 1")
-
 
 @dataclass
 class _Trace:
@@ -796,9 +773,9 @@ def metrics(model, params, ds=None):
         "gap": None if one_pass else sum(r.gap for r in res),
         "max_violation": None if one_pass else max(r.max_violation for r in res),
         "nSV": sum(r.nSV for r in res), "converged": all(r.converged for r in res),
-        "C": params.C, "eps": params.eps, "inner_eps": o.inner_eps, "one_pass": one_pass,
-        "max_passes": None if one_pass else o.max_passes, "bias": info["bias"], "seed": params.seed,
-        "threads": params.threads, "memory": o.memory, "inner_iter": o.inner_iter,
+        **echo(params, "C", "eps", "inner_eps", "one_pass", "max_passes"), "one_pass": one_pass,
+        "max_passes": None if one_pass else o.max_passes, "bias": info["bias"],
+        **echo(params, "seed", "threads", "memory", "inner_iter"),
         "active_first_pass": sum(r.extra["active_first_pass"] for r in res),
         "blocks": max((max(r.extra["blocks"]) if r.extra["blocks"] else 0) for r in res),
         "rechecks": max(len(c) for c in rc), "reentered": sum(x["reentered"] for c in rc for x in c),

@@ -1,5 +1,5 @@
 """-s olsvm | olsvm-rhl | norma | pegaz | pegasos: the online kernel SVMs of Kecman and Melki ("Fast online algorithms
-for support vector machines", IEEE SoutheastCon 2016; ../shared/specs/seed-solvers.md section 4) and Pegasos
+for support vector machines", IEEE SoutheastCon 2016; docs/solvers.md, "Online lists: the printed errors and the resolutions implemented") and Pegasos
 (Shalev-Shwartz, Singer, Srebro, ICML 2007), on loaded (or memory-mapped) rows, one-vs-one as -s smo.
 
     -s olsvm      List 3b: min R_hl = sum hinge, a kernel perceptron with margin 1, eta_t = C sqrt(2/t), bias
@@ -25,7 +25,6 @@ max_violation are null in --json).
 """
 import math
 import sys
-from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -35,11 +34,12 @@ from .._ext import _online
 from .._ext._rowops import row_sq_norms, take_rows
 from ..dataset import CSRDataset
 from ..errors import ParameterError
-from ..svm_model import KERNEL_TYPES
-from .common import FitResult, Seeds
+from ..options import OnlineOptions
+from ..params import echo
+from ..models.svm import KERNEL_TYPES
+from .common import WARN_MAX_ITER, FitResult, Seeds
 from .ovo import Pairs
-from .registry import check_count, sigma_gamma
-from .smo import DEFAULT_CACHE_MB, SMOOptions, WARN_MAX_ITER_LIBSVM, check_kernel_diag, check_pair_finite
+from .smo import check_kernel_diag, check_pair_finite
 
 # the -s name of each solver and the list cext/_online.run runs
 KINDS = {"olsvm": "3b", "olsvm-rhl": "3a", "norma": "norma", "pegaz": "pegaz", "pegasos": "pegasos"}
@@ -49,71 +49,12 @@ OVERFLOW_HINT = {"3b": "lower -c", "3a": "lower -c", "pegaz": "lower -c", "norma
 OBJECTIVE = {"3b": "R_hl", "3a": "R_rhl", "norma": "R_rhl", "pegaz": "R_rhl", "pegasos": "pegasos"}
 JSON_FIELDS = ("C", "kernel_type", "gamma", "degree", "coef0", "epochs", "average", "original", "nr_class", "labels",
                "total_sv", "pairs")
-SV_BLOCK = 256
-DEFAULT_ETA0 = 1.0      # -s norma with --lambda alone          # support vectors per kernel block when the outputs are recomputed (--original)
+SV_BLOCK = 256          # support vectors per kernel block when the outputs are recomputed (--original)
+DEFAULT_ETA0 = 1.0      # -s norma with --lambda alone
 
 
-@dataclass
-class OnlineOptions:
-    """The online solvers' options: LIBSVM's kernel (-t -g -d -r; --sigma instead of -g), -m the MB of kernel
-    columns kept, --epochs, --average, --bias-update (-s olsvm), --original, --eta0/--lambda (-s norma; --lambda
-    also -s pegasos), -k and --projection (-s pegasos)."""
-    kernel_type: int = 2
-    gamma: float = None
-    sigma: float = None
-    degree: int = 3
-    coef0: float = 0.0
-    cache_size: float = DEFAULT_CACHE_MB
-    epochs: int = 1
-    average: bool = False
-    bias_update: bool = True
-    original: bool = False
-    eta0: float = None
-    lam: float = None
-    batch: int = 1
-    projection: bool = False
-
-    def kernel_options(self):
-        return SMOOptions(self.kernel_type, self.gamma, self.degree, self.coef0, self.cache_size)
-
-    def check(self):
-        self.kernel_options().check()           # LIBSVM's refusals, one home
-        if self.sigma is not None:
-            if self.gamma is not None:
-                raise ParameterError("--sigma and -g both set the kernel width: give one of them")
-            sigma_gamma(self.sigma)              # a finite gamma > 0 (1e-320 overflows it, 1e200 makes it 0)
-        check_count("--epochs", self.epochs)
-        if self.eta0 is not None and not (math.isfinite(self.eta0) and self.eta0 > 0):
-            raise ParameterError(f"--eta0 {self.eta0:g}: eta0 must be a finite number > 0")
-        if self.lam is not None and not (math.isfinite(self.lam) and self.lam > 0):
-            raise ParameterError(f"--lambda {self.lam:g}: lambda must be a finite number > 0")
-        check_count("-k", self.batch, high=None)     # a mini-batch larger than the rows is all of them
-
-    def resolved(self, n_features):
-        """gamma set: from --sigma (1/(2 sigma^2)), or -g, or LIBSVM's 1/num_features."""
-        gamma = sigma_gamma(self.sigma) if self.sigma is not None else self.gamma
-        if not gamma and n_features > 0:
-            gamma = 1.0 / n_features
-        return replace(self, gamma=float(gamma or 0.0))
-
-    def kernel_params(self):
-        return {"kernel_type": self.kernel_type, "gamma": float(self.gamma or 0.0), "coef0": float(self.coef0),
-                "degree": int(self.degree)}
-
-
-def _refuse_foreign(kind, opts, params, name):
-    """Options of another list, given through the library (the CLI refuses them by the registry's accepts)."""
-    foreign = []
-    if kind != "3b" and not opts.bias_update:
-        foreign.append("--no-bias-update")
-    if kind not in ("norma",) and opts.eta0 is not None:
-        foreign.append("--eta0")
-    if kind not in ("norma", "pegasos") and opts.lam is not None:
-        foreign.append("--lambda")
-    if kind != "pegasos" and (opts.batch != 1 or opts.projection):
-        foreign.append("-k" if opts.batch != 1 else "--projection")
-    if foreign:
-        raise ParameterError(f"{foreign[0]} does not apply to -s {name}")
+def _refuse_weights(params, name):
+    """-wi through the library (the CLI refuses it as an option no online list takes)."""
     if params.weights:
         raise ParameterError(f"-wi does not apply to -s {name}: its step size is one for every row")
 
@@ -221,7 +162,7 @@ def fit(ds, params, reporter, n_features=None, context=None):
     name = params.spec.name
     kind = KINDS[name]
     opts = (params.options or OnlineOptions()).resolved(ds.n_features if n_features is None else n_features)
-    _refuse_foreign(kind, opts, params, name)
+    _refuse_weights(params, name)
     pairs = Pairs(ds.y)
     labels = pairs.labels
     if pairs.nr_class == 1:
@@ -262,7 +203,7 @@ def fit(ds, params, reporter, n_features=None, context=None):
         check_pair_finite(name, int(labels[i]), int(labels[j]), coef, rho,
                           f"the steps are too large for kernel values up to {top:g}: {OVERFLOW_HINT[kind]}", rows)
         if not out["converged"]:
-            reporter.info(WARN_MAX_ITER_LIBSVM)
+            reporter.info(WARN_MAX_ITER)
         reporter.info(f"\noptimization finished, #iter = {out['t']}\n")
         reporter.info(f"violations = {int(np.sum(out['viol']))}\n")
         reporter.info(f"obj = {out['primal']:f}, rho = {rho:f}\n")
@@ -291,8 +232,8 @@ def metrics(model, params, ds):
         "solver": params.spec.name, "n_rows": ds.n_rows, "n_features": ds.n_features, "nnz": ds.nnz,
         "n_iter": sum(r.n_iter for r in res), "primal": sum(r.primal for r in res), "dual": None, "gap": None,
         "max_violation": None, "nSV": int(model.total_sv), "converged": all(r.converged for r in res),
-        "C": params.C, "kernel_type": KERNEL_TYPES[opts.kernel_type], "gamma": opts.gamma, "degree": opts.degree,
-        "coef0": opts.coef0, "epochs": opts.epochs, "average": opts.average, "original": opts.original,
+        **echo(params, "C", "kernel_type", "gamma", "degree", "coef0", "epochs", "average", "original", options=opts),
+        "kernel_type": KERNEL_TYPES[opts.kernel_type],
         "nr_class": int(model.nr_class), "labels": [int(v) for v in model.label], "total_sv": int(model.total_sv),
         "pairs": [{"labels": list(r.extra["labels"]), "n_iter": r.n_iter, "objective": r.extra["objective"],
                    "primal": r.primal, "rho": r.extra["rho"], "violations": r.extra["viol"],

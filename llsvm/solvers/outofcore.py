@@ -1,7 +1,6 @@
 """What the out-of-core drivers (-s llsvm, -s streamsvm, -s bm) share: the input adapter over a path, stdin, a
 binary file or in-memory rows; a read-ahead thread; and the driver base class that owns the parameters, the
 reporter and the temporary directory of one run."""
-import math
 import os
 import queue
 import tempfile
@@ -16,14 +15,12 @@ from ..binfmt import DEFAULT_BLOCK_BYTES, WRITE_ALIGN, BinaryDataset, BinaryWrit
 from ..dataset import CSRDataset
 from ..errors import DataFormatError, LLSVMError, ParameterError
 from ..fileutil import remove_tree, temporary_dir
-from ..model import Model
+from ..models.linear import Model
+from ..params import Params, echo
 from ..report import as_reporter
 from ..textio import DEFAULT_CHUNK, DEFAULT_MAX_LINE, line_limit
 from .common import Classes, problem_seed, report_finished, stacked_weights, warn_max_iter
 
-DEFAULT_INNER_EPS = 0.1
-DEFAULT_BATCH = 16
-LOCKSTEP_RATIO = 2.0
 READ_BLOCK_BYTES = 8 << 20
 # under --memory: text's parser chunk and binary copy blocks (a 32nd of the budget, within these bounds) and the
 # copy writer's write alignment
@@ -218,7 +215,6 @@ class OutOfCoreSolver:
     name = None
 
     def __init__(self, params=None, reporter=None, *, zero_based=False, progress=None, max_line=None, **fields):
-        from .registry import Params
         if params is None:
             params = Params(solver=self.name, **fields)
         elif fields:
@@ -285,21 +281,6 @@ class OutOfCoreSolver:
 
 
 @dataclass
-class StreamOptions:
-    memory: int = None             # bytes of training rows held in RAM (None: no limit)
-    tmp_dir: str = None
-    hash_bits: int = None          # -s streamsvm: map features into 2^hash_bits signed buckets on the fly
-    inner_eps: float = DEFAULT_INNER_EPS   # -s bm: stopping tolerance of the DCD run on each block
-    batch: int = DEFAULT_BATCH     # -s streamsvm: trainer picks per lock
-    lockstep_ratio: float = LOCKSTEP_RATIO  # -s streamsvm with one thread: picks per row read
-    return_alpha: bool = False     # FitResult.alpha over all rows
-
-    def check(self):
-        if not (self.inner_eps > 0 and math.isfinite(self.inner_eps)):
-            raise ParameterError("--inner-eps must be a positive finite number")
-
-
-@dataclass
 class Trace:
     seconds: list = field(default_factory=list)   # from the start of training
     dual: list = field(default_factory=list)      # D = sum(alpha) - |w|^2/2 (maximization form)
@@ -344,7 +325,6 @@ class StreamedSolver(OutOfCoreSolver):
     def __init__(self, params=None, reporter=None, **kw):
         super().__init__(params, reporter, **kw)
         m = self.opt.memory
-        memory.check_floor(m)
         self.block_bytes = READ_BLOCK_BYTES if m is None else int(min(READ_BLOCK_BYTES, max(64 << 10, m // 8)))
         # text: the parser's chunk and the binary copy's blocks, a 32nd of the budget each
         piece = None if m is None else int(min(TEXT_PIECE, max(MIN_TEXT_PIECE, m // 32)))
@@ -467,8 +447,8 @@ def stream_metrics(model, params, trace_key):
         "gap": total("gap"), "max_violation": (None if any(r.max_violation is None for r in res)
                                                else max(r.max_violation for r in res)),
         "nSV": sum(r.nSV for r in res), "converged": all(r.converged for r in res),
-        "C": params.C, "eps": params.eps, "bias": params.bias, "seed": params.seed, "threads": params.threads,
-        "memory": o.memory, "hash_bits": o.hash_bits, "inner_eps": o.inner_eps if params.solver == "bm" else None,
+        **echo(params, "C", "eps", "bias", "seed", "threads", "memory", "hash_bits", "inner_eps"),
+        "inner_eps": o.inner_eps if params.spec.accepts_option("--inner-eps") else None,
         "nr_class": model.nr_class, "labels": [int(v) for v in model.label],
         # the records of a two-class problem, also under "classes"
         trace_key: per[0][trace_key] if len(per) == 1 else None,

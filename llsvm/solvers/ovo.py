@@ -5,11 +5,11 @@
 - for every pair i < j of classes: a binary problem over class i's rows (y = +1) then class j's (y = -1);
 - the model: a row is a support vector if its coefficient is non-zero in any of its pairs; SVs in grouped order;
   sv_coef[j-1] holds the coefficients of class i's SVs in pair (i, j), sv_coef[i] those of class j's; rho of every
-  pair (llsvm.svm_model.SVMModel, LIBSVM's model file).
+  pair (llsvm.models.svm.SVMModel, LIBSVM's model file).
 """
 import numpy as np
 
-from ..svm_model import KERNEL_TYPES, SVMModel
+from ..models.svm import KERNEL_TYPES, SVMModel
 from .common import check_ovo, group_classes
 
 

@@ -9,13 +9,12 @@ What svm_train does for C_SVC (LIBSVM 3.x, svm.cpp), step by step, with llsvm's 
   column cache of -m MB (cext/_kernel.pyx), from alpha = 0;
 - the model: a row is a support vector if its alpha is non-zero in any of its pairs; SVs in grouped order;
   sv_coef[j-1] holds the coefficients (alpha_t y_t) of class i's SVs in pair (i, j), sv_coef[i] those of class
-  j's; rho of every pair (llsvm.svm_model.SVMModel, LIBSVM's model file).
+  j's; rho of every pair (llsvm.models.svm.SVMModel, LIBSVM's model file).
 Output lines as svm-train prints them per pair (`optimization finished, #iter = N`, `nu = ` when Cp = Cn,
 `obj = , rho = `, `nSV = , nBSV = `) and `Total nSV = ` at the end; LIBSVM's progress dots are not printed.
 gamma 0 or not given is 1/num_features (the largest feature index of the training data), as svm-train sets it.
 """
 import math
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -24,13 +23,12 @@ from .._ext import _kernel as KK
 from .._ext import _smo
 from .._ext._rowops import row_sq_norms
 from ..errors import ParameterError
-from ..svm_model import KERNEL_TYPES
-from .common import FitResult, class_costs
+from ..options import INT_MAX, SMOOptions
+from ..params import echo
+from ..models.svm import KERNEL_TYPES
+from .common import WARN_MAX_ITER, FitResult, class_costs
 from .ovo import Pairs
-from .registry import check_count
 
-DEFAULT_CACHE_MB = 100.0
-INT_MAX = 2147483647
 JSON_FIELDS = ("C", "eps", "kernel_type", "gamma", "degree", "coef0", "cache_size", "shrinking", "nr_class",
                "labels", "total_sv", "pairs")
 
@@ -38,50 +36,6 @@ JSON_FIELDS = ("C", "eps", "kernel_type", "gamma", "degree", "coef0", "cache_siz
 def max_iter_default(l):
     """LIBSVM's iteration limit of a problem of l rows: max(10^7, 100 l) (INT_MAX beyond it)."""
     return max(10_000_000, INT_MAX if l > INT_MAX // 100 else 100 * l)
-
-
-@dataclass
-class SMOOptions:
-    """svm-train's kernel options with its defaults: -t kernel_type (0 linear, 1 polynomial, 2 rbf, 3 sigmoid),
-    -g gamma (None or 0: 1/num_features), -d degree, -r coef0, -m cache_size (MB), -h shrinking (0 or 1)."""
-    kernel_type: int = 2
-    gamma: float = None
-    degree: int = 3
-    coef0: float = 0.0
-    cache_size: float = DEFAULT_CACHE_MB
-    shrinking: int = 1
-
-    def check(self):
-        """LIBSVM's check_parameter, in its words, plus the non-finite values it lets through."""
-        if self.kernel_type == 4:
-            raise ParameterError("-t 4 (precomputed kernel) is not supported by llsvm")
-        if self.kernel_type not in (0, 1, 2, 3):
-            raise ParameterError("unknown kernel type")
-        for flag, name, value in (("-g", "gamma", self.gamma), ("-r", "coef0", self.coef0),
-                                  ("-m", "cache_size", self.cache_size)):
-            if value is not None and not math.isfinite(value):
-                raise ParameterError(f"{flag} {value:g}: {name} must be a finite number")
-        if self.gamma is not None and self.gamma < 0:
-            raise ParameterError("gamma < 0")
-        if self.degree < 0:
-            raise ParameterError("degree of polynomial kernel < 0")
-        check_count("-d", self.degree, low=None)     # LIBSVM's int
-        if not self.cache_size > 0:
-            raise ParameterError("cache_size <= 0")
-        if self.shrinking not in (0, 1):
-            raise ParameterError("shrinking != 0 and shrinking != 1")
-
-    def resolved(self, n_features):
-        """The options with gamma set (svm-train: 0 or absent means 1/num_features when there are features)."""
-        gamma = self.gamma
-        if not gamma and n_features > 0:
-            gamma = 1.0 / n_features
-        return SMOOptions(self.kernel_type, float(gamma or 0.0), self.degree, self.coef0, self.cache_size,
-                          self.shrinking)
-
-    def kernel_params(self):
-        return {"kernel_type": self.kernel_type, "gamma": float(self.gamma or 0.0), "coef0": float(self.coef0),
-                "degree": int(self.degree)}
 
 
 def solve_pair(view, rows, y, Cp, Cn, opts, sq, eps, max_iter=None, n_threads=1, cache=None):
@@ -192,7 +146,7 @@ def fit(ds, params, reporter, n_features=None, context=None):
                           f"C {float(wC[i]):g} and {float(wC[j]):g} with kernel values up to {top:g}; lower -c "
                           "(or -wi) or scale the features", rows)
         if not out["converged"]:
-            reporter.info(WARN_MAX_ITER_LIBSVM)
+            reporter.info(WARN_MAX_ITER)
         reporter.info(f"\noptimization finished, #iter = {out['n_iter']}\n")
         if wC[i] == wC[j] and wC[i] > 0:
             # Python floats: C l may overflow to inf (nu 0) without numpy's RuntimeWarning on stderr
@@ -212,8 +166,6 @@ def fit(ds, params, reporter, n_features=None, context=None):
     return model
 
 
-WARN_MAX_ITER_LIBSVM = "\nWARNING: reaching max number of iterations\n"
-
 
 def metrics(model, params, ds):
     """--json of -s smo: the certificate summed over the pairs (max_violation: the largest m(a) - M(a)), and one
@@ -226,8 +178,8 @@ def metrics(model, params, ds):
         "dual": sum(r.dual for r in res), "gap": sum(r.gap for r in res),
         "max_violation": max((r.max_violation for r in res), default=0.0), "nSV": int(model.total_sv),
         "converged": all(r.converged for r in res),
-        "C": params.C, "eps": params.eps, "kernel_type": KERNEL_TYPES[opts.kernel_type], "gamma": opts.gamma,
-        "degree": opts.degree, "coef0": opts.coef0, "cache_size": opts.cache_size, "shrinking": opts.shrinking,
+        **echo(params, "C", "eps", "kernel_type", "gamma", "degree", "coef0", "cache_size", "shrinking", options=opts),
+        "kernel_type": KERNEL_TYPES[opts.kernel_type],
         "nr_class": int(model.nr_class), "labels": [int(v) for v in model.label], "total_sv": int(model.total_sv),
         "pairs": [{"labels": list(r.extra["labels"]), "n_iter": r.n_iter, "obj": r.extra["obj"],
                    "rho": r.extra["rho"], "primal": r.primal, "dual": r.dual, "gap": r.gap,

@@ -17,22 +17,24 @@ import warnings
 
 import numpy as np
 
-from . import memory
-from ._ext import _linear as K
-from .dataset import CSRDataset, RowError, check_row_norms
-from .errors import ConvergenceWarning, ParameterError
-from .model import Model
-from .report import as_reporter
-from .solvers.common import Seeds, Subproblem, check_ovr, class_costs, group_classes, one_vs_rest
-from .solvers.registry import Params, accepting
+from .. import memory
+from .._ext import _linear as K
+from ..dataset import CSRDataset, RowError, check_row_norms
+from ..errors import ConvergenceWarning, ParameterError
+from ..models.linear import Model
+from ..params import Params, accepting
+from ..report import as_reporter
+from . import registry
+from .common import Seeds, Subproblem, check_ovr, class_costs, group_classes, one_vs_rest
+from .folds import plain_folds, stratified_folds
 
 
-def _as_dataset(data, y=None, params=None):
+def as_dataset(data, y=None, params=None):
     """The training rows for random access, refused when a row's squared norm is not a finite number (values so
     large that it overflows: every solver's arithmetic would, and the binary format cannot hold such a row either,
     so the streaming solvers refuse it too)."""
     if isinstance(data, (str, os.PathLike)):
-        from .io import read_dataset
+        from ..io import read_dataset
         ds = read_dataset(data, class_labels=params is not None and params.spec.class_labels)
     elif hasattr(data, "as_view"):
         ds = data.as_view()
@@ -48,7 +50,7 @@ def _as_dataset(data, y=None, params=None):
         zero_based = getattr(ds, "zero_based", None)       # rows read from a text file: named by their line
         if zero_based is None or not ds.source or ds.source == "<stdin>":
             raise
-        from .io import row_error_at_line
+        from ..io import row_error_at_line
         raise row_error_at_line(ds.source, exc, zero_based, note="") from None
     return ds
 
@@ -74,7 +76,7 @@ def _run(tasks, threads, reporter):
 
 def solve_binary(sub, params, seed, reporter, warm=None):
     """One binary subproblem with the driver of a random-access solver (LIBLINEAR's train_one)."""
-    return params.spec.driver(sub, params, seed, reporter, warm)
+    return registry.driver(params.spec)(sub, params, seed, reporter, warm)
 
 
 def _check_memory(view, labels, params, threads, l):
@@ -148,7 +150,8 @@ def _model(params, labels, n_features, W, results):
     return Model(params.spec.solver_type, labels.size, labels, n_features, params.bias, W, meta=meta)
 
 
-def _params(params, kw):
+def checked_params(params, kw):
+    """The Params of a library call, given as `params` or as their fields in `kw`, checked."""
     if params is None:
         weights = kw.pop("weights", None)
         params = Params(**kw, weights=list(weights.items()) if isinstance(weights, dict) else list(weights or []))
@@ -157,7 +160,7 @@ def _params(params, kw):
 
 def make_driver(params, reporter, zero_based=False, progress=None):
     """The driver object of a streaming solver for checked Params."""
-    return params.spec.driver(params, reporter, zero_based=zero_based, progress=progress)
+    return registry.driver(params.spec)(params, reporter, zero_based=zero_based, progress=progress)
 
 
 def _warn_unconverged(silent, results):
@@ -175,19 +178,19 @@ def train(data, y=None, *, params=None, reporter=None, say=None, warn=None, **kw
     warnings (default: neither), or give a `reporter`. A streaming solver (-s llsvm, streamsvm, bm) streams a
     path, never loading it whole.
     """
-    params = _params(params, kw)
+    params = checked_params(params, kw)
     rep = as_reporter(reporter, say, warn)
     if params.spec.streams:
         if not isinstance(data, (str, os.PathLike)) and not hasattr(data, "iter_blocks"):
-            data = _as_dataset(data, y)
+            data = as_dataset(data, y)
         model = make_driver(params, rep).fit(data)
         _warn_unconverged(reporter is None and say is None, model.meta["results"])
         return model
-    ds = _as_dataset(data, y, params)
+    ds = as_dataset(data, y, params)
     if ds.n_rows == 0:
         raise ParameterError("no training data")
     if params.spec.access == "loaded":
-        model = params.spec.driver(ds, params, rep)
+        model = registry.driver(params.spec)(ds, params, rep)
         _warn_unconverged(reporter is None and say is None, model.meta["results"])
         return model
     _warn_ignored(params, rep)
@@ -195,47 +198,6 @@ def train(data, y=None, *, params=None, reporter=None, say=None, warn=None, **kw
     W, results = _fit(ds, cls, labels, None, params, Seeds(params.seed), rep)
     _warn_unconverged(reporter is None and say is None, results)
     return _model(params, labels, ds.n_features, W, results)
-
-
-def _fold_plan(l, nr_fold, seeds, reporter):
-    if nr_fold > l:
-        nr_fold = l
-        reporter.warning("WARNING: # folds > # data. Will use # folds = # data instead (i.e., leave-one-out cross "
-                         "validation)\n")
-    perm = seeds.permutation(l)
-    fold_start = [i * l // nr_fold for i in range(nr_fold + 1)]
-    folds = []
-    for i in range(nr_fold):
-        b, e = fold_start[i], fold_start[i + 1]
-        folds.append((np.concatenate([perm[:b], perm[e:]]), perm[b:e]))
-    return folds
-
-
-def _stratified_fold_plan(y, nr_fold, seeds, reporter):
-    """LIBSVM's folds for classification (svm_cross_validation): every class's rows, in their grouped order, are
-    shuffled (here by the seeded RNG, where LIBSVM calls rand()), and fold i takes the slice
-    [i c / nr_fold, (i + 1) c / nr_fold) of each class c in turn, so every fold keeps the class proportions. With
-    nr_fold >= l (leave-one-out) LIBSVM's plain permutation is used instead (_fold_plan)."""
-    l = y.size
-    if nr_fold >= l:
-        return _fold_plan(l, nr_fold, seeds, reporter)
-    _, cls = group_classes(y)
-    perm = np.argsort(cls, kind="stable").astype(np.int64)
-    count = np.bincount(cls)
-    start = np.concatenate([[0], np.cumsum(count)[:-1]])
-    index = perm.copy()
-    for c in range(count.size):
-        block = index[start[c]:start[c] + count[c]]
-        index[start[c]:start[c] + count[c]] = block[seeds.permutation(int(count[c]))]
-    tests = []
-    for i in range(nr_fold):
-        tests.append(np.concatenate([index[start[c] + i * count[c] // nr_fold:start[c] + (i + 1) * count[c] // nr_fold]
-                                     for c in range(count.size)]))
-    folds = []
-    for i in range(nr_fold):
-        train = np.concatenate([tests[k] for k in range(nr_fold) if k != i])
-        folds.append((train, tests[i]))
-    return folds
 
 
 def _predict_rows(view, model, rows, bias):
@@ -253,18 +215,18 @@ def _predict_rows(view, model, rows, bias):
 
 def cross_validation(data, nr_fold, y=None, *, params=None, reporter=None, say=None, warn=None, **kw):
     """LIBLINEAR's n-fold cross-validation: the predicted label of every row (from the fold leaving it out)."""
-    params = _params(params, kw)
+    params = checked_params(params, kw)
     spec = params.spec
-    if not spec.cross_validation:
+    if not spec.accepts_option("-v"):
         raise ParameterError(f"cross validation (-v) is available for {accepting('-v')}, not -s {spec.name}")
     reporter = as_reporter(reporter, say, warn)
-    ds = _as_dataset(data, y, params)
+    ds = as_dataset(data, y, params)
     _warn_ignored(params, reporter)
     seeds = Seeds(params.seed)
     if spec.access == "loaded":
-        folds = _stratified_fold_plan(ds.y, nr_fold, seeds, reporter)
+        folds = stratified_folds(ds.y, nr_fold, seeds, reporter)
     else:
-        folds = _fold_plan(ds.n_rows, nr_fold, seeds, reporter)
+        folds = plain_folds(ds.n_rows, nr_fold, seeds, reporter)
     target = np.empty(ds.n_rows, np.float64)
     fold_seeds = [seeds.next() for _ in folds]
 
@@ -272,7 +234,7 @@ def cross_validation(data, nr_fold, y=None, *, params=None, reporter=None, say=N
         def task(s):
             tr, te = folds[i]
             if spec.access == "loaded":
-                model = spec.driver(ds.take_rows(tr), params.but(seed=fold_seeds[i]), s, n_features=ds.n_features)
+                model = registry.driver(spec)(ds.take_rows(tr), params.but(seed=fold_seeds[i]), s, n_features=ds.n_features)
                 return te, model.predict(ds.take_rows(te))
             if spec.streams:
                 model = make_driver(params.but(threads=1, seed=fold_seeds[i]), s).fit(ds.take_rows(tr))
@@ -323,14 +285,14 @@ def find_parameter_C(data, nr_fold, y=None, *, start_C=None, start_p=None, param
     Returns (best_C, best_score) for classification (the CV accuracy as a fraction), (best_C, best_p, best_MSE)
     for -s 11. Lines `log2c=...\\trate=...` (`log2c=...\\tp=...\\tMean squared error=...`) go to the reporter.
     """
-    params = _params(params, kw)
+    params = checked_params(params, kw)
     if not params.spec.find_C:
         raise ParameterError(f"the C search (-C) is available for {accepting('-C')}, not -s {params.spec.name}")
     reporter = as_reporter(reporter, say, warn)
-    ds = _as_dataset(data, y, params)
+    ds = as_dataset(data, y, params)
     l = ds.n_rows
     seeds = Seeds(params.seed)
-    folds = _fold_plan(l, nr_fold, seeds, reporter)
+    folds = plain_folds(l, nr_fold, seeds, reporter)
     fold_seeds = [seeds.next() for _ in folds]
     fold_classes = []
     for tr, _ in folds:
@@ -426,3 +388,28 @@ def _search_C(search, params, start_C, max_C):
 def _g(x):
     """C's %g."""
     return "%g" % x
+
+
+def cv_summary(target, y, params):
+    """What -v prints and its --json result, for the predictions of cross_validation: LIBLINEAR's mean squared
+    error and squared correlation for regression, the accuracy otherwise."""
+    if params.spec.task == "regression":
+        from ..predict import regression_scores
+        mse, scc = regression_scores(target, y)
+        return (f"Cross Validation Mean squared error = {mse:g}\n"
+                f"Cross Validation Squared correlation coefficient = {scc:g}\n",
+                {"cv_mse": mse, "cv_squared_correlation": scc})
+    acc = 100.0 * float((target == y).sum()) / y.size
+    return f"Cross Validation Accuracy = {acc:g}%\n", {"cv_accuracy": acc}
+
+
+def search_summary(found, params):
+    """What -C prints and its --json result, for what find_parameter_C found: LIBLINEAR's best C (and p, for
+    regression) with its score."""
+    if params.spec.task == "regression":
+        best_C, best_p, best_mse = found
+        return (f"Best C = {best_C:g} Best p = {best_p:g}  CV MSE = {best_mse:g}\n",
+                {"best_C": best_C, "best_p": best_p, "cv_mse": best_mse})
+    best_C, best_rate = found
+    return (f"Best C = {best_C:g}  CV accuracy = {100.0 * best_rate:g}%\n",
+            {"best_C": best_C, "cv_accuracy": 100.0 * best_rate})

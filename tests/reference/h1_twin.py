@@ -1,7 +1,8 @@
 """NumPy twin of the H1-SVM tree node and tree (Fehr, Zapien Arreola, Burkhardt, "Fast Support Vector Machine
-Classification of Very Large Datasets"; specs/seed-solvers.md section 0 items 1-3 and section 2), linear kernel.
+Classification of Very Large Datasets", GfKl 2007; the resolutions of docs/solvers.md, "H1-SVM: the paper's gaps
+and the resolutions implemented"), linear kernel.
 
-The node as a nearest-point problem (spec 0.1). Hard set H (label y_h, m_h rows), soft set S (label y_s = -y_h,
+The node as a nearest-point problem. Hard set H (label y_h, m_h rows), soft set S (label y_s = -y_h,
 m_s rows). Substituting alpha_j = 1 on S (eq. 10) into the dual (8), and the equality (11),
 y_h sum_H alpha_i + y_s m_s = 0, i.e. sum_H alpha_i = m_s, the dual (as a minimisation) is
 

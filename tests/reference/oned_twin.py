@@ -1,5 +1,6 @@
 """NumPy twin of the 1-D projection solvers of issue 17 (Schneider, Bogojeska, Vlachos, CIKM 2014; the corrections of
-../shared/specs/seed-solvers.md section 3), for small problems: the reference cext/_oned.pyx is tested against.
+docs/solvers.md, "1-D projections: the printed errors and the corrections implemented"), for small problems: the
+reference cext/_oned.pyx is tested against.
 
 Problem: min_{w,b} ||w||^2/2 + sum_i C_i max(0, 1 - y_i (w.x_i + b)), y_i in {-1,+1}, b unregularised, C_i = Cp for
 y_i = +1 and Cn for y_i = -1.

@@ -1,11 +1,11 @@
-"""NumPy twin of the online kernel SVMs of issue 16 (docs: /work/shared/specs/seed-solvers.md section 4), for tiny
-dense problems: the reference the C epoch loops will be tested against.
+"""NumPy twin of the online kernel SVMs of issue 16 (docs/solvers.md, "Online lists: the printed errors and the
+resolutions implemented"), for tiny dense problems: the reference the C epoch loops will be tested against.
 
 Kecman and Melki, "Fast Online Algorithms for SVMs: Models and Experimental Studies": List 1 NORMA, List 2 Pegaz,
 List 3a OL SVM (min R_rhl), List 3b OL SVM (min R_hl, the one of all the paper's experiments); and Pegasos proper
 (Shalev-Shwartz, Singer, Srebro, ICML 2007), kernel and linear.
 
-Common to the four lists (spec 4.1-4.2):
+Common to the four lists (the paper's Lists 1-3, read as docs/solvers.md says):
   * the data are shuffled ONCE (shuffle_order); step t = 1..N*l visits i_t = order[(t - 1) mod l] (the paper's
     "i = i + 1, if i > l, i = 0" is a MATLAB slip for ((t - 1) mod l) + 1); t keeps counting across epochs;
   * eta_t = C * sqrt(2 / t);
@@ -14,7 +14,7 @@ Common to the four lists (spec 4.1-4.2):
     averaged alike, so o = K alpha (+ b) holds for the average too; this is sklearn's average=1 rule);
   * `cached=True` is the o-cache form (o = K alpha (+ b) kept up to date by one kernel column per change),
     `cached=False` the paper's original form (the output at x_i computed from the full row K[i, :] . alpha each
-    step; the spec's `--original`).  Both make the same decisions, so they give the same alpha up to rounding.
+    step; `--original`).  Both make the same decisions, so they give the same alpha up to rounding.
 
 Every function returns a dict with at least
   alpha (float64[l]), o (the output cache at the end, = K alpha (+ b)), t (steps run), n_viol (list: violations
@@ -183,7 +183,7 @@ def norma(K, y, C, order, epochs=1, eta0=None, lam=None, average=False, cached=T
         viol = y_i (K[i, :] . alpha);  alpha_j *= d for all j != i;  if viol <= 1: alpha_i := eta y_i (overwrite).
     viol is taken before the decay, and alpha_i is never decayed by its own step.
     Faithful mode (eta0 is None): eta_t = C sqrt(2/t), d = 1 - eta_t / C = 1 - sqrt(2/t): -0.41 at t = 1 and
-    exactly 0 at t = 2, which wipes every coefficient but the current one (spec finding 7).
+    exactly 0 at t = 2, which wipes every coefficient but the current one (as printed; docs/solvers.md).
     Usable mode (eta0 and lam given, Kivinen's NORMA): eta_t = eta0 / sqrt(t), d = 1 - eta_t lam.
 
     cached=True keeps alpha = s abar and o = s obar with one global scale s (the decay is s *= d, O(1)) and obar

@@ -31,9 +31,9 @@ import re
 
 import numpy as np
 
-from . import memory
-from .errors import ModelFormatError, ParameterError, quote
-from .model import INT32_MAX, BaseModel, _as_rows, _c_float, _c_int
+from .. import memory
+from ..errors import ModelFormatError, ParameterError, quote
+from .base import INT32_MAX, BaseModel, as_rows, c_float, c_int
 
 TREE_MAGIC = "llsvm_tree_model"
 TREE_VERSION = 1
@@ -134,14 +134,14 @@ class TreeModel(BaseModel):
         return self._packed[1]
 
     def prepare(self, X):
-        return _as_rows(X)
+        return as_rows(X)
 
     def decision_function(self, X, *, prepared=False, depth=None, reach=None):
         """(n_rows, n_trees) pair values, positive for the pair's first class: +1 or -1 from the answering node or
         the leaf, the RBF model's pairwise value for a row that reaches it. depth, reach (optional (n_rows, n_trees)
         arrays, int64 and bool): receive the nodes evaluated per row and tree, and whether the row reached the
         tree's RBF node."""
-        from ._ext._h1 import node_eval
+        from .._ext._h1 import node_eval
         rows = X if prepared else self.prepare(X)
         n = rows.n_rows
         # features beyond nr_feature are ignored, as by linear and kernel models: W is sized by the nodes and the
@@ -181,7 +181,7 @@ class TreeModel(BaseModel):
 
     def labels_from_decisions(self, dec):
         """LIBSVM's vote over the pairs (dec > 0: the pair's first class), ties to the class listed first."""
-        from .svm_model import ovo_vote
+        from .svm import ovo_vote
         dec = np.asarray(dec, dtype=np.float64)
         return ovo_vote(dec.reshape(dec.shape[0], len(self.trees)), self.label)
 
@@ -206,9 +206,9 @@ class TreeModel(BaseModel):
         return text
 
     @classmethod
-    def _parse(cls, path, text, size):
+    def parse(cls, path, text, size):
         """The tree format, strictly: every refusal names path:line."""
-        from .svm_model import SVMModel
+        from .svm import SVMModel
 
         def bad(lineno, msg):
             return ModelFormatError(f"{path}:{lineno}: {msg}")
@@ -231,19 +231,19 @@ class TreeModel(BaseModel):
                 raise bad(lineno, f"expected {key}, found {quote(' '.join(parts))}")
             head[key] = (lineno, parts[1:])
         try:
-            nr_class = _c_int(_one(head["nr_class"][1]))
+            nr_class = c_int(_one(head["nr_class"][1]))
             if not 1 <= nr_class <= 65536:
                 raise ValueError
         except ValueError:
             raise bad(head["nr_class"][0], "nr_class must be an integer in 1..65536") from None
         try:
-            label = [_c_int(v) for v in head["label"][1]]
+            label = [c_int(v) for v in head["label"][1]]
             if len(label) != nr_class or len(set(label)) != nr_class or any(abs(v) > INT32_MAX for v in label):
                 raise ValueError
         except ValueError:
             raise bad(head["label"][0], f"label must list {nr_class} distinct integers") from None
         try:
-            nr_feature = _c_int(_one(head["nr_feature"][1]))
+            nr_feature = c_int(_one(head["nr_feature"][1]))
             if not 0 <= nr_feature <= INT32_MAX:
                 raise ValueError
         except ValueError:
@@ -259,7 +259,7 @@ class TreeModel(BaseModel):
             raise bad(head["h1_c"][0], "h1_c must be inf or a number >= 1") from None
         n_pairs = nr_class * (nr_class - 1) // 2
         try:
-            nr_tree = _c_int(_one(head["nr_tree"][1]))
+            nr_tree = c_int(_one(head["nr_tree"][1]))
             if nr_tree != n_pairs:
                 raise ValueError
         except ValueError:
@@ -276,9 +276,9 @@ class TreeModel(BaseModel):
             parts = lines[lineno - 1].split() if len(lines) >= lineno else []
             ok = (len(parts) in (7, 8) and parts[0] == "tree" and parts[3] == "nr_node" and parts[5] == "final")
             try:
-                a, b_, r = _c_int(parts[1]), _c_int(parts[2]), _c_int(parts[4])
+                a, b_, r = c_int(parts[1]), c_int(parts[2]), c_int(parts[4])
                 if parts[6] == "leaf" and len(parts) == 8:
-                    final = ("leaf", _c_int(parts[7]))
+                    final = ("leaf", c_int(parts[7]))
                 elif parts[6] == "rbf" and len(parts) == 7:
                     final = ("rbf",)
                 else:
@@ -311,7 +311,7 @@ class TreeModel(BaseModel):
         if rbf_text is not None:
             start = lineno + 2                  # the RBF model's first line (svm_type), after the rbf_model line
             try:
-                rbf = SVMModel._parse(path, rbf_text, size)
+                rbf = SVMModel.parse(path, rbf_text, size)
             except ModelFormatError as exc:
                 raise ModelFormatError(f"{exc} (in the RBF node, which starts at line {start})") from None
             if rbf.label is None or [int(v) for v in rbf.label] != label:
@@ -336,7 +336,7 @@ def _within(rows, width):
     them."""
     if rows.n_features <= width:
         return rows
-    from .dataset import CSRDataset
+    from ..dataset import CSRDataset
     rows = rows.contiguous()
     keep = rows.indices < width
     if keep.all():
@@ -358,7 +358,7 @@ def _h1_c_text(h1_c):
 def _parse_h1_c(tok):
     if tok == "inf":
         return math.inf
-    v = _c_float(tok)
+    v = c_float(tok)
     if not (math.isfinite(v) and v >= 1):
         raise ValueError
     return v
@@ -368,9 +368,9 @@ def _parse_node(parts, nr_feature, bad):
     if len(parts) < 7 or parts[0] != "node" or parts[1] != "hard" or parts[3] != "b" or parts[5] != "w":
         raise bad(f"expected 'node hard LABEL b VALUE w NNZ index:value ...', found {quote(' '.join(parts[:8]))}")
     try:
-        hard = _c_int(parts[2])
-        b = _c_float(parts[4])
-        nnz = _c_int(parts[6])
+        hard = c_int(parts[2])
+        b = c_float(parts[4])
+        nnz = c_int(parts[6])
         if not math.isfinite(b) or nnz < 0 or nnz != len(parts) - 7:
             raise ValueError
     except ValueError:
@@ -384,7 +384,7 @@ def _parse_node(parts, nr_feature, bad):
             if m is None:
                 raise ValueError
             j = int(m.group(1))
-            v = _c_float(m.group(2))
+            v = c_float(m.group(2))
             if not (prev < j <= nr_feature) or not math.isfinite(v):
                 raise ValueError
         except ValueError:

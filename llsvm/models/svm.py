@@ -22,10 +22,10 @@ import warnings
 
 import numpy as np
 
-from ._ext._kpredict import decision_values as _decision_values, svc_probability
-from .dataset import CSRDataset
-from .errors import ConvergenceWarning, ModelFormatError, ParameterError, escape, quote
-from .model import INT32_MAX, INT32_MIN, _FLOAT, _INT, BaseModel, _as_rows, _c_float, _c_int
+from .._ext._kpredict import decision_values as _decision_values, svc_probability
+from ..dataset import CSRDataset
+from ..errors import ConvergenceWarning, ModelFormatError, ParameterError, quote
+from .base import FLOAT, INT, INT32_MAX, INT32_MIN, BaseModel, as_rows, c_float, c_int, header_int, parse_header
 
 SVM_TYPES = ("c_svc", "nu_svc", "one_class", "epsilon_svr", "nu_svr")
 KERNEL_TYPES = ("linear", "polynomial", "rbf", "sigmoid")
@@ -235,7 +235,7 @@ class SVMModel(BaseModel):
         classes, (n_rows,) for two classes, one-class and SVR ((n_rows, 0) for a single class). `prepared` is
         accepted for the BaseModel interface (a kernel model reads the rows as they are); block_rows: test rows
         per kernel block (default: a slab of about 4 MB)."""
-        rows = _as_rows(X)
+        rows = as_rows(X)
         k = self.nr_class
         classification = self.svm_type in CLASSIFICATION
         n_dec = k * (k - 1) // 2 if classification else 1
@@ -353,8 +353,58 @@ class SVMModel(BaseModel):
                        + "".join("%d:%.8g " % (j, v) for j, v in zip(idx[a:b], val[a:b])) + "\n")
         return "".join(out)
 
+    @staticmethod
+    def header_fields():
+        """The LIBSVM header's keys and their readers (llsvm.models.base.parse_header)."""
+        def svm_type(key, args, fail):
+            if len(args) != 1 or args[0] not in SVM_TYPES:
+                raise fail(f"unknown svm type {quote(' '.join(args))} (one of {', '.join(SVM_TYPES)})")
+            return args[0]
+
+        def kernel_type(key, args, fail):
+            if args == ["precomputed"]:
+                raise fail("a precomputed-kernel model: llsvm does not support precomputed kernels")
+            if len(args) != 1 or args[0] not in KERNEL_TYPES:
+                raise fail(f"unknown kernel function {quote(' '.join(args))} (one of {', '.join(KERNEL_TYPES)})")
+            return args[0]
+
+        def numbers(key, args, fail):
+            vals = []
+            for tok in args:
+                try:
+                    v = c_float(tok)
+                except ValueError:
+                    raise fail(f"'{key}' values must be numbers (found {quote(tok)})") from None
+                if not np.isfinite(v):
+                    raise fail(f"'{key}' values must be finite (found {quote(tok)})")
+                vals.append(v)
+            if key in ("gamma", "coef0"):
+                if len(vals) != 1:
+                    raise fail(f"'{key}' takes one number")
+                if key == "gamma" and vals[0] < 0:
+                    raise fail(f"gamma < 0: {quote(args[0])}")
+                vals = vals[0]
+            return vals
+
+        def integers(key, args, fail):
+            try:
+                vals = [c_int(p) for p in args]
+            except ValueError:
+                found = next(p for p in args if not INT.fullmatch(p))
+                raise fail(f"'{key}' values must be integers (found {quote(found)})") from None
+            low = INT32_MIN if key == "label" else 0
+            beyond = [v for v in vals if not low <= v <= INT32_MAX]
+            if beyond:
+                raise fail(f"'{key}' value {beyond[0]} out of range")
+            return vals
+
+        return {"svm_type": svm_type, "kernel_type": kernel_type, "degree": header_int(0), "nr_class": header_int(1),
+                "total_sv": header_int(0), **{key: numbers for key in ("gamma", "coef0", "rho", "probA", "probB",
+                                                                       "prob_density_marks")},
+                "label": integers, "nr_sv": integers}
+
     @classmethod
-    def _parse(cls, path, text, size):
+    def parse(cls, path, text, size):
         """LIBSVM's model file, strictly: every refusal names path:line."""
         def bad(lineno, msg):
             return ModelFormatError(f"{path}:{lineno}: {msg}")
@@ -362,75 +412,7 @@ class SVMModel(BaseModel):
         lines = text.split("\n")
         if lines and lines[-1] == "":
             lines.pop()                     # the newline ending the last line
-        head, where = {}, {}
-        lineno = 0
-        for lineno, line in enumerate(lines, 1):
-            parts = line.split()
-            if not parts:
-                raise bad(lineno, "empty line in the model header")
-            key, args = parts[0], parts[1:]
-            if key == "SV":
-                if args:
-                    raise bad(lineno, "'SV' must stand alone on its line")
-                break
-            if key in head:
-                raise bad(lineno, f"'{key}' given twice")
-            where[key] = lineno
-            if key == "svm_type":
-                if len(args) != 1 or args[0] not in SVM_TYPES:
-                    raise bad(lineno, f"unknown svm type {quote(' '.join(args))} (one of {', '.join(SVM_TYPES)})")
-                head[key] = args[0]
-            elif key == "kernel_type":
-                if args == ["precomputed"]:
-                    raise bad(lineno, "a precomputed-kernel model: llsvm does not support precomputed kernels")
-                if len(args) != 1 or args[0] not in KERNEL_TYPES:
-                    raise bad(lineno, f"unknown kernel function {quote(' '.join(args))} "
-                                      f"(one of {', '.join(KERNEL_TYPES)})")
-                head[key] = args[0]
-            elif key in ("degree", "nr_class", "total_sv"):
-                if len(args) != 1:
-                    raise bad(lineno, f"'{key}' takes one integer")
-                try:
-                    v = _c_int(args[0])
-                except ValueError:
-                    raise bad(lineno, f"'{key}' is not an integer: {quote(args[0])}") from None
-                low = 1 if key == "nr_class" else 0
-                if not low <= v <= INT32_MAX:
-                    raise bad(lineno, f"'{key}' out of range: {v}")
-                head[key] = v
-            elif key in ("gamma", "coef0", "rho", "probA", "probB", "prob_density_marks"):
-                vals = []
-                for tok in args:
-                    try:
-                        v = _c_float(tok)
-                    except ValueError:
-                        raise bad(lineno, f"'{key}' values must be numbers (found {quote(tok)})") from None
-                    if not np.isfinite(v):
-                        raise bad(lineno, f"'{key}' values must be finite (found {quote(tok)})")
-                    vals.append(v)
-                if key in ("gamma", "coef0"):
-                    if len(vals) != 1:
-                        raise bad(lineno, f"'{key}' takes one number")
-                    if key == "gamma" and vals[0] < 0:
-                        raise bad(lineno, f"gamma < 0: {quote(args[0])}")
-                    vals = vals[0]
-                head[key] = vals
-            elif key in ("label", "nr_sv"):
-                try:
-                    vals = [_c_int(p) for p in args]
-                except ValueError:
-                    found = next(p for p in args if not _INT.fullmatch(p))
-                    raise bad(lineno, f"'{key}' values must be integers (found {quote(found)})") from None
-                low = INT32_MIN if key == "label" else 0
-                beyond = [v for v in vals if not low <= v <= INT32_MAX]
-                if beyond:
-                    raise bad(lineno, f"'{key}' value {beyond[0]} out of range")
-                head[key] = vals
-            else:
-                raise bad(lineno, f"unknown text in model file: [{escape(key)}]")
-        else:
-            raise bad(lineno + 1, "no 'SV' line: truncated model file")
-        sv_line = lineno
+        head, where, sv_line = parse_header(lines, "SV", cls.header_fields(), bad, truncated_after=True)
         for key in ("svm_type", "kernel_type", "nr_class", "total_sv", "rho"):
             if key not in head:
                 raise bad(sv_line, f"the header has no '{key}'")
@@ -496,7 +478,7 @@ class SVMModel(BaseModel):
                 raise bad(ln, f"expected {m} coefficients, found {len(parts)}")
             for j in range(m):
                 tok = parts[j]
-                if not _FLOAT.fullmatch(tok):
+                if not FLOAT.fullmatch(tok):
                     raise bad(ln, f"a coefficient is not a number (found {quote(tok)})")
                 coef[j, i] = v = float(tok)
                 if not np.isfinite(v):
@@ -504,7 +486,7 @@ class SVMModel(BaseModel):
             prev = 0
             for tok in parts[m:]:
                 mt = _PAIR.fullmatch(tok)
-                if mt is None or not _FLOAT.fullmatch(mt.group(2)):
+                if mt is None or not FLOAT.fullmatch(mt.group(2)):
                     raise bad(ln, f"expected index:value, found {quote(tok)}")
                 idx = int(mt.group(1))
                 if idx <= prev or idx > INT32_MAX:

@@ -1,0 +1,258 @@
+"""llsvm-train's options from their rows (llsvm/options.py): the Click options and their help, and the reading of a
+command line into checked parameters (Request), in LIBLINEAR's order and words. Nothing here names a solver: what
+a solver takes, its defaults and its checks are the rows' and the specs' (llsvm/params.py).
+
+Imports click and the rows only (issue 26: `--help` and an option error answer before numpy is loaded).
+"""
+import string
+from dataclasses import dataclass
+
+import click
+
+from ..errors import ParameterError
+from ..options import OPTION, OPTIONS, Count
+from ..params import Params, accepting, get, specs
+from .common import ParamError
+
+
+def _names(names):
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def per_solver(attr):
+    """ "-s 1 and 3: 300; -s 2: 1000; ..." for a SolverSpec field."""
+    seen = {}
+    for s in specs():
+        seen.setdefault(getattr(s, attr), []).append(s.name)
+    return "; ".join(f"-s {_names(names)}: {value}" for value, names in seen.items())
+
+
+class _Solvers:
+    """{solvers} in a row's help: who takes the row's option ({solvers:FLAG}: who takes FLAG)."""
+
+    def __init__(self, flag):
+        self.flag = flag
+
+    def __format__(self, spec):
+        return accepting(spec or self.flag)
+
+
+def help_text(row):
+    """A row's help with its placeholders filled in."""
+    fields = {name for _, name, _, _ in string.Formatter().parse(row.help) if name}
+    values = {"default": row.default, "solvers": _Solvers(row.flag)}
+    if "per_solver" in fields:
+        values["per_solver"] = per_solver(row.per_solver)
+    return row.help.format(**values)
+
+
+def _click_type(kind):
+    if isinstance(kind, Count):
+        return {"type": click.IntRange(min=kind.low, max=kind.high)}
+    if kind is bool:
+        return {}
+    if isinstance(kind, tuple) and all(isinstance(k, str) for k in kind):
+        return {"type": click.Choice(list(kind))}
+    if kind is str:
+        return {}
+    return {"type": kind}
+
+
+def click_option(row):
+    """The Click option of a row (None for a row without one, such as -B R)."""
+    decls = row.decls if row.decls is not None else (row.flag,)
+    if not decls:
+        return None
+    kw = dict(default=None, help=help_text(row) if row.help else None, hidden=row.hidden, **_click_type(row.kind))
+    if row.kind is bool and "/" not in decls[0]:
+        kw["is_flag"] = True
+    if row.metavar:
+        kw["metavar"] = row.metavar
+    if row.multiple:
+        kw.update(multiple=True, default=())
+    return click.option(*decls, row.dest, **kw)
+
+
+def table_options(fn):
+    """Decorate a command with a Click option per row, in the rows' order."""
+    for row in reversed(OPTIONS):
+        option = click_option(row)
+        if option is not None:
+            fn = option(fn)
+    return fn
+
+
+def _usage(row, message):
+    return click.BadParameter(message.removeprefix(f"{row.flag} "), param_hint=f"'{row.flag}'")
+
+
+@dataclass
+class Request:
+    """A command line, read and checked: the Params, and what the command does with them."""
+    params: Params
+    nr_fold: int
+    find_C: bool
+    grid: str
+    json_file: str
+    quiet: bool
+    progress: object
+    zero_based: bool
+    given: dict            # {flag: value} of the options given (the values as Click read them)
+
+    @property
+    def spec(self):
+        return self.params.spec
+
+    @property
+    def budget(self):
+        return getattr(self.params.options, "memory", None)
+
+
+class CommandLine:
+    """The values Click read, by the rows' dest; which options were given."""
+
+    def __init__(self, values):
+        self.values = values
+
+    def value(self, row):
+        if row.of is not None:
+            flag, wanted = row.of
+            text = self.values.get(OPTION[flag].dest)
+            try:
+                return True if text is not None and OPTION[flag].parse(text) == wanted else None
+            except ParameterError:
+                return None
+        return self.values.get(row.dest)
+
+    def given(self, row):
+        value = self.value(row)
+        return value is not None and value != ()
+
+    def given_flags(self):
+        return {row.flag: self.value(row) for row in OPTIONS if self.given(row)}
+
+
+def read_request(values, reporter_warning):
+    """Read and check llsvm-train's options, in LIBLINEAR's order: -v's count, the solver, -p and -n in
+    check_parameter's words, every option the solver does not take, options that exclude each other, the values
+    that are not plain numbers (usage errors), then Params.check. `reporter_warning(text)` says that -C picked a
+    solver."""
+    line = CommandLine(values)
+    nr_fold, find_C = values["nr_fold"], bool(values["find_C"])
+    if nr_fold is not None and nr_fold < 2:
+        raise click.UsageError("n-fold cross validation: n must >= 2")
+    try:
+        spec = get(values["solver"] if values["solver"] is not None else OPTION["-s"].default)
+    except ParameterError as exc:
+        if find_C:
+            raise ParamError(OPTION["-C"].refusal.format(solvers=accepting("-C"))) from None
+        raise ParamError(str(exc)) from None
+    given = line.given_flags()
+    _check_early(given)
+    _check_applicable(spec, given)
+    _check_conflicts(given)
+    parsed = _parse_values(line)
+    if find_C:
+        nr_fold = nr_fold or 5
+        if values["solver"] is None:
+            reporter_warning("Solver not specified. Using -s 2\n")
+            spec = get(2)
+    params = _params(spec, values, parsed)
+    return Request(params=params, nr_fold=nr_fold, find_C=find_C, grid=values["grid"],
+                   json_file=values["json_file"], quiet=bool(values["quiet"]), progress=values["progress"],
+                   zero_based=bool(values["zero_based"]), given=given)
+
+
+def _check_early(given):
+    """-p and -n: LIBLINEAR's check_parameter words, before asking whether the solver takes them."""
+    for flag, value in given.items():
+        row = OPTION[flag]
+        if row.early:
+            try:
+                row.check(value)
+            except ParameterError as exc:
+                raise ParamError(str(exc)) from None
+
+
+def _check_applicable(spec, given):
+    """Refuse every option the solver does not take (exit 1, naming the option and the solvers that take it).
+    -R is left to Params.check, which refuses it in LIBLINEAR's words."""
+    for flag in given:
+        row = OPTION[flag]
+        if row.solvers is None or flag == "-R" or spec.accepts_option(flag):
+            continue
+        if row.refusal:
+            raise ParamError(row.refusal.format(solvers=accepting(flag)))
+        raise ParamError(f"{flag} applies only to {accepting(flag)}, not to -s {spec.name}")
+
+
+def _check_conflicts(given):
+    for flag in given:
+        others, why = OPTION[flag].conflicts or ((), None)
+        for other in others:
+            if other in given:
+                raise ParamError(f"{other} {why}")
+
+
+def _parse_values(line):
+    """{dest: value} of the options whose text is parsed (-B, --h1-c, --memory, ...) and the usage checks of the
+    others: a bad value is a usage error naming the option (exit 2)."""
+    parsed = {}
+    for row in OPTIONS:
+        if not line.given(row) or row.of is not None:
+            continue
+        value = line.value(row)
+        try:
+            if row.usage_check:
+                row.check(value)
+            if row.parse is not None:
+                parsed[row.dest] = row.parse(value)
+        except ParameterError as exc:
+            raise _usage(row, str(exc)) from None
+    return parsed
+
+
+def _params(spec, values, parsed):
+    """The checked Params: the rows' values (parsed where they are text), the options of the solver's own class,
+    Params' defaults for the rest; -B R is B = 1 and the radius option."""
+    from ..options import RADIUS
+    merged = {**values, **parsed}
+    if merged.get("bias") == RADIUS:
+        merged.update(bias=1.0, radius_bias=True)
+    options = None
+    if spec.options is not None:
+        names = {row.dest for row in spec.options.rows()}
+        options = spec.options(**{k: v for k, v in merged.items() if k in names and v is not None})
+    kw = {row.dest: merged[row.dest] for row in OPTIONS
+          if row.where == "params" and merged.get(row.dest) is not None}
+    kw["solver"] = spec.key
+    kw["weights"] = list(merged["weights"])
+    if "regularize_bias" in kw:
+        kw["regularize_bias"] = OPTION["-R"].flag_value
+    kw.setdefault("threads", spec.default_threads)
+    try:
+        return Params(options=options, **kw).check()
+    except ParameterError as exc:
+        raise ParamError(str(exc)) from None
+
+
+def overflow_hint(params):
+    """What to change when a model is not finite: the options given that scale its numbers (-c, -wi, -B and the
+    rows marked `scales`, when they differ from their defaults), else the data's scale."""
+    spec = params.spec
+    given = []
+    if params.C != OPTION["-c"].default:
+        given.append(f"-c {params.C:g}")
+    given += [f"-w{label} {weight:g}" for label, weight in params.weights]
+    if params.bias >= 0 and not (spec.free_bias and params.bias == 1.0):
+        given.append(f"-B {params.bias:g}")
+    for row in OPTIONS:
+        if not row.scales or row.flag == "-c" or not spec.accepts_option(row.flag):
+            continue
+        source = params if row.where == "params" else params.options
+        value = getattr(source, row.dest, None)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value != row.default_for(spec.name):
+            given.append(f"{row.flag} {value:g}")
+    if not given:
+        return "the data's values make it overflow: scale the features"
+    return f"the options make it overflow: change {' or '.join(given)}"

@@ -1,0 +1,61 @@
+"""Loading a model of any kind by its file's first line: LIBLINEAR's `solver_type ...` (a linear model),
+`llsvm_hashed_model` (a linear model over hashed features; both llsvm.models.linear), LIBSVM's `svm_type ...` (a
+kernel model: `svm_type`, `kernel_type`, ..., `SV`; llsvm.models.svm) and `llsvm_tree_model` (llsvm's tree model of
+-s h1tree; llsvm.models.tree). `load_model` reads any of them; llsvm-predict uses only the
+BaseModel interface. The kernel and tree modules are imported only when such a file is read.
+"""
+import os
+import re
+
+from ..errors import ModelFormatError, quote
+from .linear import HASHED_MAGIC, Model
+
+# C's white space and printable ASCII are a model file's characters: any other control character is refused
+_CONTROL = re.compile(r"[^\t\n\v\f\r\x20-\x7e]")
+
+
+def _read_svm(path, text, size):
+    """LIBSVM's kernel model (llsvm.models.svm, imported on first use)."""
+    from .svm import SVMModel
+
+    return SVMModel.parse(path, text, size)
+
+
+def _read_tree(path, text, size):
+    """llsvm's tree model of -s h1tree (llsvm.models.tree, imported on first use)."""
+    from .tree import TreeModel
+
+    return TreeModel.parse(path, text, size)
+
+
+# first word of a model file -> its reader (LIBLINEAR's format when none matches)
+MODEL_FORMATS = {
+    HASHED_MAGIC: Model.parse_hashed,
+    "svm_type": _read_svm,
+    "llsvm_tree_model": _read_tree,
+}
+
+
+def load_model(path):
+    """A model of any kind from its file, the kind chosen by its first line; anything malformed raises
+    ModelFormatError."""
+    path = os.fspath(path)
+    try:
+        size = os.path.getsize(path)
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as exc:
+        raise ModelFormatError(f"can't open model file {path}: {exc.strerror}") from None
+    try:
+        text = data.decode("ascii")
+    except UnicodeDecodeError as exc:
+        raise ModelFormatError(f"{path}: not a model file (non-ASCII byte at offset {exc.start})") from None
+    # a model file is printable ASCII and C's white space (what LIBLINEAR's fscanf separates on); Python's
+    # split() would also separate on \x1c-\x1f, so any other control character is refused here, once
+    odd = _CONTROL.search(text)
+    if odd is not None:
+        lineno = text.count("\n", 0, odd.start()) + 1
+        raise ModelFormatError(f"{path}:{lineno}: a control character {quote(odd.group())} in the model file")
+    first = text.split("\n", 1)[0].split()
+    reader = MODEL_FORMATS.get(first[0] if first else None, Model.parse_liblinear)
+    return reader(path, text, size)
