@@ -19,6 +19,11 @@ def remove_temporaries():
 
 
 def _exit_now(signum, frame):
+    fileutil = sys.modules.get("llsvm.fileutil")
+    if fileutil is not None and fileutil.output_committed():
+        # the body has ended after renaming an output into place (its handlers gave these back): the command
+        # succeeded, and an exit of 130 or 143 must leave every target as it was, so the signal is ignored
+        return
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, signal.SIG_IGN)
     remove_temporaries()
