@@ -29,9 +29,13 @@
 # the same kernel values and the same order of rows the two agree bit for bit. With shrinking the order of the rows
 # matters beyond ties (the rebuilt G is summed by position and its last bits can change the path): to follow
 # libsvm-official's own run, give the rows in its order (svm_train groups them by class, the first class first).
+# Progress, as LIBSVM's Solver prints it (the driver prints the events in order): '.' every min(l, 1000)
+# iterations (after do_shrinking), '*' at each rebuild of the whole gradient (the unshrink, a stopping check over
+# every variable, the end after max_iter pairs with variables shrunk), 'W' for reconstruct_gradient's "using -h 0
+# may be faster" (fewer than half the active variables free).
 from libc.math cimport INFINITY
 from libc.stdint cimport int64_t
-from libc.stdlib cimport malloc, free
+from libc.stdlib cimport malloc, free, realloc
 
 import numpy as np
 
@@ -67,6 +71,24 @@ cdef struct Work:
     # statistics
     int64_t n_shrink
     int64_t min_active
+    # LIBSVM's progress characters, in order (grown by doubling; ev_lost when a growth failed)
+    char* ev
+    int64_t ev_n
+    int64_t ev_cap
+    bint ev_lost
+
+
+cdef void _event(Work* w, char c) noexcept nogil:
+    cdef char* grown
+    if w.ev_n == w.ev_cap:
+        grown = <char*>realloc(w.ev, 2 * w.ev_cap)
+        if grown == NULL:
+            w.ev_lost = True
+            return
+        w.ev = grown
+        w.ev_cap *= 2
+    w.ev[w.ev_n] = c
+    w.ev_n += 1
 
 
 cdef inline double _C(const Work* w, int64_t t) noexcept nogil:
@@ -214,6 +236,8 @@ cdef void _reconstruct_gradient(KernelCache cache, Work* w) noexcept nogil:
     for j in range(a):
         if w.status[j] == FREE:
             nr_free += 1
+    if 2 * nr_free < a:
+        _event(w, b'W')                     # LIBSVM's "WARNING: using -h 0 may be faster"
     if nr_free * l > 2 * a * (l - a):
         for i in range(a, l):
             if stop_requested():            # one column per step (cext/_stop.pyx); the caller then raises
@@ -264,6 +288,7 @@ cdef void _do_shrinking(KernelCache cache, Work* w) noexcept nogil:
         w.unshrink = True
         _reconstruct_gradient(cache, w)
         w.active_size = w.l
+        _event(w, b'*')
     t = 0
     while t < w.active_size:               # active_size shrinks as the loop goes (LIBSVM's for loop)
         if _be_shrunk(w, t, Gmax1, Gmax2):
@@ -316,12 +341,15 @@ cdef int64_t _solve(KernelCache cache, Work* w, int64_t max_iter, bint shrinking
             counter = l if l < 1000 else 1000
             if shrinking:
                 _do_shrinking(cache, w)
+            _event(w, b'.')
         if _select(cache, w, w.active_size, &i, &j, gap_out):
             if w.active_size == l:          # nothing shrunk: the check over every variable is this one
+                _event(w, b'*')
                 converged[0] = True
                 break
             _reconstruct_gradient(cache, w)
             w.active_size = l
+            _event(w, b'*')
             if _select(cache, w, l, &i, &j, gap_out):
                 converged[0] = True
                 break
@@ -355,8 +383,10 @@ cdef int64_t _solve(KernelCache cache, Work* w, int64_t max_iter, bint shrinking
     if not converged[0] and shrinking:
         # max_iter pairs: every G rebuilt, and the gap is the one at the end over every variable (the last
         # check saw the active set before the last pair)
-        _reconstruct_gradient(cache, w)
-        w.active_size = l
+        if w.active_size < l:
+            _reconstruct_gradient(cache, w)
+            w.active_size = l
+            _event(w, b'*')
         gap_out[0] = _violation(w)
     return it
 
@@ -418,8 +448,9 @@ def solve(KernelCache cache not None, const signed char[::1] y, const double[::1
     Returns a dict: n_iter, rho, obj (f at the solution, LIBSVM's sum a_t (G_t + p_t) / 2), gap (m(a) - M(a) over
     every variable at the last check; after max_iter pairs without shrinking, the check before the last pair), G
     (the final gradient), converged (False when max_iter pairs were made first), n_shrink (do_shrinking calls),
-    min_active_size (the smallest active set they left; l if none) and unshrunk (whether the one-time unshrink at
-    m - M <= 10 eps happened)."""
+    min_active_size (the smallest active set they left; l if none), unshrunk (whether the one-time unshrink at
+    m - M <= 10 eps happened) and events (LIBSVM's progress, bytes of '.', '*' and 'W', see the top; None when
+    memory for them ran out)."""
     cdef int64_t l = cache.l, n_iter = 0, k
     if y.shape[0] != l or p.shape[0] != l or alpha.shape[0] != l or QD.shape[0] != l:
         raise ValueError(f"y, p, alpha and QD must have the cache's {l} entries")
@@ -439,7 +470,7 @@ def solve(KernelCache cache not None, const signed char[::1] y, const double[::1
     cdef Work w
     if l == 0:
         return {"n_iter": 0, "rho": 0.0, "obj": 0.0, "gap": 0.0, "G": np.asarray(G_out), "converged": True,
-                "n_shrink": 0, "min_active_size": 0, "unshrunk": False}
+                "n_shrink": 0, "min_active_size": 0, "unshrunk": False, "events": b""}
     w.l = l
     w.active_size = l
     w.Cp = Cp
@@ -448,6 +479,10 @@ def solve(KernelCache cache not None, const signed char[::1] y, const double[::1
     w.unshrink = False
     w.n_shrink = 0
     w.min_active = l
+    w.ev_n = 0
+    w.ev_cap = 256
+    w.ev_lost = False
+    w.ev = <char*>malloc(w.ev_cap)
     w.y = <signed char*>malloc(l * sizeof(signed char))
     w.yd = <double*>malloc(l * sizeof(double))
     w.status = <char*>malloc(l * sizeof(char))
@@ -459,7 +494,7 @@ def solve(KernelCache cache not None, const signed char[::1] y, const double[::1
     w.active_set = <int64_t*>malloc(l * sizeof(int64_t))
     try:
         if (w.y == NULL or w.yd == NULL or w.status == NULL or w.p == NULL or w.alpha == NULL or w.G == NULL or w.G_bar == NULL
-                or w.QD == NULL or w.active_set == NULL):
+                or w.QD == NULL or w.active_set == NULL or w.ev == NULL):
             raise MemoryError(f"SMO: the work arrays for {l} variables could not be allocated")
         with nogil:
             for k in range(l):
@@ -485,7 +520,9 @@ def solve(KernelCache cache not None, const signed char[::1] y, const double[::1
                 while w.active_set[k] != k:
                     cache.swap(k, w.active_set[k])
                     _swap_int(w.active_set, k, w.active_set[k])
+        events = (<char*>w.ev)[:w.ev_n] if not w.ev_lost else None
     finally:
+        free(w.ev)
         free(w.y)
         free(w.yd)
         free(w.status)
@@ -500,7 +537,7 @@ def solve(KernelCache cache not None, const signed char[::1] y, const double[::1
     obj = 0.5 * float((np.asarray(alpha) * (Gn + np.asarray(p))).sum())   # not BLAS (its threads spin afterwards)
     return {"n_iter": int(n_iter), "rho": float(rho), "obj": obj, "gap": float(gap), "G": Gn,
             "converged": bool(converged), "n_shrink": int(w.n_shrink), "min_active_size": int(w.min_active),
-            "unshrunk": bool(w.unshrink)}
+            "unshrunk": bool(w.unshrink), "events": events}
 
 
 cdef inline void _swap_int(int64_t* a, int64_t i, int64_t j) noexcept nogil:

@@ -5,6 +5,9 @@ obj, the support vectors (their original row numbers), nSV per class and sv_coef
 of every pair is checked against its definition in NumPy (primal, dual, gap). The options and refusals of the CLI
 follow svm-train's (check_parameter's words), and -v uses LIBSVM's stratified folds.
 """
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -234,6 +237,45 @@ def test_h_alone_is_help_and_h_number_is_shrinking(data, tmp_path):
         assert_exit(r, 0)
         outs[h] = m.read_text()
     assert outs["0"].splitlines()[:3] == outs["1"].splitlines()[:3]
+
+
+# -- LIBSVM's progress and closing lines ------------------------------------------------------------------------
+LIBSVM_TRAIN = ("import sys\nfrom libsvm import svmutil\ny, x = svmutil.svm_read_problem(sys.argv[1])\n"
+                "svmutil.svm_train(y, x, ' '.join(sys.argv[2:]))\n")
+
+
+def libsvm_output(path, args):
+    """What libsvm-official's svm_train prints (its C info(), on stdout) for the file and options."""
+    proc = subprocess.run([sys.executable, "-c", LIBSVM_TRAIN, str(path), *args], capture_output=True, text=True,
+                          timeout=300, check=True)
+    return proc.stdout
+
+
+def test_output_is_svm_trains_on_generated_data(tmp_path):
+    """Every line svm-train prints, '.' every min(l, 1000) iterations and '*' at each rebuild of the gradient
+    included: three classes, with and without shrinking."""
+    X, y = blobs(21, 1500, 5, (2, 1, 3), spread=2.5)
+    data = _write(tmp_path / "d.txt", X, y)
+    for args in ([], ["-h", "0"], ["-c", "10"]):
+        r = CliRunner().invoke(train_main, ["-s", "smo", *args, str(data), str(tmp_path / "m")])
+        assert_exit(r, 0)
+        theirs = libsvm_output(data, args)
+        assert theirs.count(".") >= 3 and theirs.count("*") >= 3, theirs
+        assert r.stdout == theirs, args
+
+
+@pytest.mark.parametrize("name,args", [("heart_scale", ["-c", "100"]), ("mushrooms", []),
+                                       ("segment.scale", ["-c", "10"])])
+def test_output_is_svm_trains_on_public_sets(shared_plain, tmp_path, name, args):
+    """The same on public sets: mushrooms' run warns "using -h 0 may be faster" as LIBSVM's reconstruct_gradient
+    does; segment.scale has 21 pairs."""
+    path = shared_plain(name)
+    r = CliRunner().invoke(train_main, ["-s", "smo", *args, str(path), str(tmp_path / "m")])
+    assert_exit(r, 0)
+    theirs = libsvm_output(path, args)
+    assert r.stdout == theirs
+    if name == "mushrooms":
+        assert "\nWARNING: using -h 0 may be faster\n" in theirs
 
 
 # -- LIBSVM's model file ---------------------------------------------------------------------------------------

@@ -11,7 +11,9 @@ What svm_train does for C_SVC (LIBSVM 3.x, svm.cpp), step by step, with llsvm's 
   sv_coef[j-1] holds the coefficients (alpha_t y_t) of class i's SVs in pair (i, j), sv_coef[i] those of class
   j's; rho of every pair (llsvm.models.svm.SVMModel, LIBSVM's model file).
 Output lines as svm-train prints them per pair (`optimization finished, #iter = N`, `nu = ` when Cp = Cn,
-`obj = , rho = `, `nSV = , nBSV = `) and `Total nSV = ` at the end; LIBSVM's progress dots are not printed.
+`obj = , rho = `, `nSV = , nBSV = `) and `Total nSV = ` at the end, each pair's after LIBSVM's progress: '.' every
+min(l, 1000) iterations, '*' at each rebuild of the gradient, and "WARNING: using -h 0 may be faster" (cext/_smo.pyx
+records them, progress_text prints them).
 gamma 0 or not given is 1/num_features (the largest feature index of the training data), as svm-train sets it.
 """
 import math
@@ -36,6 +38,14 @@ JSON_FIELDS = ("C", "eps", "kernel_type", "gamma", "degree", "coef0", "cache_siz
 def max_iter_default(l):
     """LIBSVM's iteration limit of a problem of l rows: max(10^7, 100 l) (INT_MAX beyond it)."""
     return max(10_000_000, INT_MAX if l > INT_MAX // 100 else 100 * l)
+
+
+def progress_text(events):
+    """What LIBSVM's Solver prints while it runs, from the kernel's events: '.' and '*' as they are, 'W' its
+    reconstruct_gradient's warning."""
+    if not events:
+        return ""
+    return events.decode("ascii").replace("W", "\nWARNING: using -h 0 may be faster\n")
 
 
 def solve_pair(view, rows, y, Cp, Cn, opts, sq, eps, max_iter=None, n_threads=1, cache=None):
@@ -145,6 +155,7 @@ def fit(ds, params, reporter, n_features=None, context=None):
         check_pair_finite("smo", int(labels[i]), int(labels[j]), coef, out["rho"],
                           f"C {float(wC[i]):g} and {float(wC[j]):g} with kernel values up to {top:g}; lower -c "
                           "(or -wi) or scale the features", rows)
+        reporter.info(progress_text(out["events"]))
         if not out["converged"]:
             reporter.info(WARN_MAX_ITER)
         reporter.info(f"\noptimization finished, #iter = {out['n_iter']}\n")
