@@ -207,6 +207,11 @@ def _check_cache_size(m):
         raise ParameterError("cache_size <= 0")
 
 
+def _check_probability(b):
+    if b not in (0, 1):
+        raise ParameterError("probability != 0 and probability != 1")
+
+
 def _check_shrinking(h):
     if h not in (0, 1):
         raise ParameterError("shrinking != 0 and shrinking != 1")
@@ -341,6 +346,10 @@ OPTIONS = (
            "-h 0|1: whether to use the shrinking heuristics (default {default}) ({solvers}); -h alone and --help show "
            "this help.", decls=("--shrinking",), kind=int, default=1, metavar="shrinking", solvers=("smo", "h1tree"),
            check=_check_shrinking),
+    Option("-b", "probability", "options",
+           "Whether to train for probability estimates, 0 or 1 (default {default}): LIBSVM's Platt scaling of every "
+           "pair from 5-fold cross-validation (folds from --seed), probA and probB in the model ({solvers}).",
+           kind=int, default=0, metavar="probability_estimates", solvers=("smo",), check=_check_probability),
     Option("--hard-class", "hard_class", "options",
            "Hard class of each node: greedy (train both, keep the one removing more rows; default), alternate (the "
            "larger class first), larger ({solvers}).", kind=HARD_CLASS, default="greedy", solvers=("h1tree",),

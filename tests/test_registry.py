@@ -50,6 +50,7 @@ OPTION_ARGS = {
     "-r": ["-r", "1"],
     "-m": ["-m", "10"],
     "-h": ["-h", "0"],
+    "-b": ["-b", "1"],
     "--hard-class": ["--hard-class", "alternate"],
     "--h1-c": ["--h1-c", "2"],
     "--min-remove": ["--min-remove", "0.01"],

@@ -304,3 +304,89 @@ def test_model_file_is_libsvms_byte_for_byte(tmp_path, args, h):
     loaded = llsvm.load_model(str(ours_path))
     np.testing.assert_array_equal(loaded.decision_function(CSRDataset.from_csr(sp.csr_matrix(X), y)),
                                   np.array(dec_lib))
+
+
+# -- -b 1: LIBSVM's probability training ------------------------------------------------------------------------
+LIBSVM_SAVE = ("import sys\nfrom libsvm import svmutil\ny, x = svmutil.svm_read_problem(sys.argv[1])\n"
+               "svmutil.svm_save_model(sys.argv[2], svmutil.svm_train(y, x, ' '.join(sys.argv[3:])))\n")
+
+
+def libsvm_saved_model(path, out, args):
+    """libsvm-official's model of the file, trained in a fresh process: its rand() starts from glibc's default
+    seed, as svm-train's does."""
+    subprocess.run([sys.executable, "-c", LIBSVM_SAVE, str(path), str(out), *args], check=True, timeout=600,
+                   capture_output=True)
+    return llsvm.load_model(str(out))
+
+
+def log_loss(model, ds):
+    labels, P = model.predict_probability(ds)
+    column = {int(v): k for k, v in enumerate(model.label)}
+    return -float(np.mean(np.log(P[np.arange(ds.n_rows), [column[int(v)] for v in ds.y]])))
+
+
+@pytest.mark.parametrize("name", ["splice", "dna.scale", "svmguide1"])
+def test_probability_log_loss_is_libsvms(shared_plain, tmp_path, name):
+    """-b 1 (two and three classes, scaled and not): the test set's log loss within 1 % of LIBSVM's (the folds
+    differ: LIBSVM draws them with rand(), llsvm from --seed; measured within 0.2 %), the same SVs and rho (the
+    pairs' own solves do not depend on the folds), and LIBSVM predicts llsvm's model's probabilities as llsvm."""
+    train, test = shared_plain(name), shared_plain(name + ".t")
+    ours_path = tmp_path / "ours.model"
+    r = CliRunner().invoke(train_main, ["-s", "smo", "-q", "-b", "1", str(train), str(ours_path)])
+    assert_exit(r, 0)
+    ours = llsvm.load_model(str(ours_path))
+    theirs = libsvm_saved_model(train, tmp_path / "theirs.model", ["-q", "-b", "1"])
+    assert ours.probA is not None and ours.probA.shape == theirs.probA.shape
+    np.testing.assert_array_equal(ours.rho, theirs.rho)
+    ds = llsvm.read_dataset(str(test))
+    a, b = log_loss(ours, ds), log_loss(theirs, ds)
+    assert abs(a / b - 1.0) <= 0.01, (a, b)
+    yl, xl = svmutil.svm_read_problem(str(test))
+    _, _, p_lib = svmutil.svm_predict(yl, xl, svmutil.svm_load_model(str(ours_path)), "-b 1 -q")
+    np.testing.assert_allclose(ours.predict_probability(ds)[1], np.array(p_lib), rtol=1e-12, atol=1e-15)
+
+
+PERMUTATIONS = ("import ctypes, json, sys\nlibc = ctypes.CDLL('libc.so.6')\nout = []\n"
+                "for l in map(int, sys.argv[1:]):\n    perm = list(range(l))\n    for i in range(l):\n"
+                "        j = i + libc.rand() % (l - i)\n        perm[i], perm[j] = perm[j], perm[i]\n"
+                "    out.append(perm)\nprint(json.dumps(out))\n")
+
+
+def test_probability_with_libsvms_folds_is_libsvms(shared_plain, tmp_path):
+    """With LIBSVM's own folds (its rand() sequence replayed through glibc in a fresh process, as svm-train draws
+    them pair after pair), each pair's probA and probB are libsvm-official's: the folds' trainings, their decision
+    values and the sigmoid fit follow LIBSVM's (the fit's sums in another order: 1e-9)."""
+    import json
+    from llsvm._ext._rowops import row_sq_norms
+    from llsvm.solvers import smo
+    from llsvm.solvers.common import class_costs
+    from llsvm.solvers.ovo import Pairs
+    from llsvm.report import as_reporter
+    train = shared_plain("dna.scale")
+    theirs = libsvm_saved_model(train, tmp_path / "theirs.model", ["-q", "-b", "1"])
+    ds = llsvm.read_dataset(str(train))
+    pairs = Pairs(ds.y)
+    sizes = [rows.size for _, _, rows, _ in pairs.problems]
+    perms = json.loads(subprocess.run([sys.executable, "-c", PERMUTATIONS, *map(str, sizes)], check=True,
+                                      capture_output=True, text=True, timeout=60).stdout)
+    params = Params(solver="smo").check()
+    opts = params.options.resolved(ds.n_features)
+    view = ds.row_view()
+    sq = row_sq_norms(view)
+    wC = class_costs(params.C, params.weights, pairs.labels.tolist())
+    for p, (i, j, rows, y) in enumerate(pairs.problems):
+        A, B = smo.svc_probability(ds, view, rows, y, wC[i], wC[j], opts, sq, params, np.array(perms[p]),
+                                   as_reporter())
+        assert A == pytest.approx(theirs.probA[p], rel=1e-9) and B == pytest.approx(theirs.probB[p], rel=1e-9)
+
+
+def test_probability_cross_validation_is_the_same_for_a_seed(tmp_path):
+    """-v with -b 1 (each fold's labels are svm_predict_probability's, as LIBSVM's svm_cross_validation): the
+    folds and the Platt folds come from --seed, so the same command gives the same accuracy."""
+    X, y = blobs(5, 300, 4, (1, 2, 3), spread=3.0)
+    data = _write(tmp_path / "d.txt", X, y)
+    r = CliRunner().invoke(train_main, ["-s", "smo", "-q", "-b", "1", "-v", "5", str(data)])
+    assert_exit(r, 0)
+    assert r.stdout.startswith("Cross Validation Accuracy = ")
+    again = CliRunner().invoke(train_main, ["-s", "smo", "-q", "-b", "1", "-v", "5", str(data)])
+    assert again.stdout == r.stdout                      # the folds and the Platt folds from --seed

@@ -27,17 +27,111 @@ from .._ext._rowops import row_sq_norms
 from ..errors import ParameterError
 from ..options import INT_MAX, SMOOptions
 from ..params import echo
-from ..models.svm import KERNEL_TYPES
-from .common import WARN_MAX_ITER, FitResult, class_costs
+from ..models.svm import KERNEL_TYPES, SVMModel
+from .common import WARN_MAX_ITER, FitResult, Seeds, class_costs
 from .ovo import Pairs
 
-JSON_FIELDS = ("C", "eps", "kernel_type", "gamma", "degree", "coef0", "cache_size", "shrinking", "nr_class",
-               "labels", "total_sv", "pairs")
+JSON_FIELDS = ("C", "eps", "kernel_type", "gamma", "degree", "coef0", "cache_size", "shrinking", "probability",
+               "nr_class", "labels", "total_sv", "pairs")
 
 
 def max_iter_default(l):
     """LIBSVM's iteration limit of a problem of l rows: max(10^7, 100 l) (INT_MAX beyond it)."""
     return max(10_000_000, INT_MAX if l > INT_MAX // 100 else 100 * l)
+
+
+def _report_pair(reporter, out, Cp, Cn, l):
+    """svm-train's lines of one pair: the Solver's progress, the iteration-limit warning, `optimization finished`,
+    `nu` (when both classes have the same C), `obj, rho`, `nSV, nBSV`."""
+    reporter.info(progress_text(out["events"]))
+    if not out["converged"]:
+        reporter.info(WARN_MAX_ITER)
+    reporter.info(f"\noptimization finished, #iter = {out['n_iter']}\n")
+    if Cp == Cn and Cp > 0:
+        # Python floats: C l may overflow to inf (nu 0) without numpy's RuntimeWarning on stderr
+        reporter.info(f"nu = {float(out['sum_alpha']) / (float(Cp) * l):f}\n")
+    reporter.info(f"obj = {out['obj']:f}, rho = {out['rho']:f}\n")
+    reporter.info(f"nSV = {out['nSV']}, nBSV = {out['nBSV']}\n")
+
+
+def svc_probability(ds, view, rows, y, Cp, Cn, opts, sq, params, perm, reporter, nr_fold=5):
+    """(probA, probB) of one pair, LIBSVM's svm_binary_svc_probability: the pair's rows (labels y) cut into 5
+    folds in the order `perm` (LIBSVM draws it with rand(); here the seeded RNG), each fold's decision values from
+    a C-SVC of the other four (C = 1, weights Cp and Cn: its rows +1 first, as svm_train groups them; a fold whose
+    training rows hold one class gets +1 or -1), then Platt's sigmoid fitted to them (sigmoid_train). Each fold's
+    training prints svm-train's lines, as LIBSVM's nested svm_train does."""
+    l = rows.size
+    dec = np.zeros(l, np.float64)
+    for k in range(nr_fold):
+        begin, end = k * l // nr_fold, (k + 1) * l // nr_fold
+        train = np.concatenate([perm[:begin], perm[end:]])
+        test = perm[begin:end]
+        yt = y[train]
+        n_pos, n_neg = int((yt > 0).sum()), int((yt < 0).sum())
+        if n_pos == 0 or n_neg == 0:
+            dec[test] = 0.0 if n_pos == n_neg else (1.0 if n_pos else -1.0)
+            continue
+        grouped = np.concatenate([train[yt > 0], train[yt < 0]])
+        coef, out = solve_pair(view, rows[grouped], y[grouped], Cp, Cn, opts, sq, params.eps, params.max_iter,
+                               params.threads)
+        out.pop("cache")
+        _report_pair(reporter, out, Cp, Cn, grouped.size)
+        sv = np.flatnonzero(coef)
+        reporter.info(f"Total nSV = {sv.size}\n")
+        n_sv_pos = int((y[grouped][sv] > 0).sum())
+        sub = SVMModel("c_svc", KERNEL_TYPES[opts.kernel_type], opts.degree, opts.gamma, opts.coef0,
+                       np.array([out["rho"]]), coef[sv].reshape(1, -1), ds.take_rows(rows[grouped][sv]),
+                       label=np.array([1, -1]), nSV=np.array([n_sv_pos, sv.size - n_sv_pos]))
+        dec[test] = sub.decision_function(ds.take_rows(rows[test]))
+    return sigmoid_train(dec, y, reporter)
+
+
+def sigmoid_train(dec, y, reporter):
+    """Platt's sigmoid P(y = 1 | f) = 1 / (1 + exp(A f + B)) fitted to decision values f with labels y, as LIBSVM's
+    sigmoid_train (Lin, Lin, Weng, "A note on Platt's probabilistic outputs for support vector machines", 2007):
+    Newton's method with a backtracking line search on the regularised targets, at most 100 iterations."""
+    prior1 = float((y > 0).sum())
+    prior0 = float(y.size - prior1)
+    hi, lo = (prior1 + 1.0) / (prior1 + 2.0), 1.0 / (prior0 + 2.0)
+    t = np.where(y > 0, hi, lo)
+    A, B = 0.0, math.log((prior0 + 1.0) / (prior1 + 1.0))
+
+    def f(A, B):
+        fApB = dec * A + B
+        return float(np.where(fApB >= 0, t * fApB + np.log1p(np.exp(-np.abs(fApB))),
+                              (t - 1.0) * fApB + np.log1p(np.exp(-np.abs(fApB)))).sum())
+
+    fval = f(A, B)
+    for _ in range(100):
+        fApB = dec * A + B
+        e = np.exp(-np.abs(fApB))
+        p = np.where(fApB >= 0, e / (1.0 + e), 1.0 / (1.0 + e))
+        q = np.where(fApB >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+        d2 = p * q
+        h11 = 1e-12 + float((dec * dec * d2).sum())
+        h22 = 1e-12 + float(d2.sum())
+        h21 = float((dec * d2).sum())
+        d1 = t - p
+        g1, g2 = float((dec * d1).sum()), float(d1.sum())
+        if abs(g1) < 1e-5 and abs(g2) < 1e-5:
+            break
+        det = h11 * h22 - h21 * h21
+        dA = -(h22 * g1 - h21 * g2) / det
+        dB = -(-h21 * g1 + h11 * g2) / det
+        gd = g1 * dA + g2 * dB
+        step = 1.0
+        while step >= 1e-10:
+            newf = f(A + step * dA, B + step * dB)
+            if newf < fval + 0.0001 * step * gd:
+                A, B, fval = A + step * dA, B + step * dB, newf
+                break
+            step /= 2.0
+        if step < 1e-10:
+            reporter.info("Line search fails in two-class probability estimates\n")
+            break
+    else:
+        reporter.info("Reaching maximal iterations in two-class probability estimates\n")
+    return A, B
 
 
 def progress_text(events):
@@ -145,7 +239,15 @@ def fit(ds, params, reporter, n_features=None, context=None):
     sq = row_sq_norms(view)
     top = check_kernel_diag(ds, sq, opts)
     coefs, results = [], []
+    seeds = Seeds(params.seed)
+    probA, probB = [], []
     for p, (i, j, rows, y) in enumerate(pairs.problems):
+        if opts.probability:
+            # LIBSVM's svm_train: a pair's Platt scaling comes before its own solve
+            A, B = svc_probability(ds, view, rows, y, wC[i], wC[j], opts, sq, params, seeds.permutation(rows.size),
+                                   reporter)
+            probA.append(A)
+            probB.append(B)
         cache = None if context is None else context.get(p)
         coef, out = solve_pair(view, rows, y, wC[i], wC[j], opts, sq, params.eps, params.max_iter, params.threads,
                                cache=cache)
@@ -155,15 +257,7 @@ def fit(ds, params, reporter, n_features=None, context=None):
         check_pair_finite("smo", int(labels[i]), int(labels[j]), coef, out["rho"],
                           f"C {float(wC[i]):g} and {float(wC[j]):g} with kernel values up to {top:g}; lower -c "
                           "(or -wi) or scale the features", rows)
-        reporter.info(progress_text(out["events"]))
-        if not out["converged"]:
-            reporter.info(WARN_MAX_ITER)
-        reporter.info(f"\noptimization finished, #iter = {out['n_iter']}\n")
-        if wC[i] == wC[j] and wC[i] > 0:
-            # Python floats: C l may overflow to inf (nu 0) without numpy's RuntimeWarning on stderr
-            reporter.info(f"nu = {float(out['sum_alpha']) / (float(wC[i]) * rows.size):f}\n")
-        reporter.info(f"obj = {out['obj']:f}, rho = {out['rho']:f}\n")
-        reporter.info(f"nSV = {out['nSV']}, nBSV = {out['nBSV']}\n")
+        _report_pair(reporter, out, wC[i], wC[j], rows.size)
         coefs.append(coef)
         results.append(FitResult(w=None, alpha=np.abs(coef), n_iter=out["n_iter"], primal=out["primal"],
                                  dual=out["dual"], gap=out["primal"] - out["dual"], max_violation=out["gap"],
@@ -171,7 +265,7 @@ def fit(ds, params, reporter, n_features=None, context=None):
                                  extra={"labels": (int(labels[i]), int(labels[j])), "nBSV": out["nBSV"],
                                         "obj": out["obj"], "rho": out["rho"]}))
     model, sv_rows = pairs.model(ds, coefs, [r.extra["rho"] for r in results], opts.kernel_type, opts.degree,
-                                 opts.gamma, opts.coef0)
+                                 opts.gamma, opts.coef0, probA=probA or None, probB=probB or None)
     reporter.info(f"Total nSV = {model.total_sv}\n")
     model.meta = {"results": results, "params": params, "options": opts, "sv_indices": sv_rows + 1}
     return model
@@ -189,7 +283,8 @@ def metrics(model, params, ds):
         "dual": sum(r.dual for r in res), "gap": sum(r.gap for r in res),
         "max_violation": max((r.max_violation for r in res), default=0.0), "nSV": int(model.total_sv),
         "converged": all(r.converged for r in res),
-        **echo(params, "C", "eps", "kernel_type", "gamma", "degree", "coef0", "cache_size", "shrinking", options=opts),
+        **echo(params, "C", "eps", "kernel_type", "gamma", "degree", "coef0", "cache_size", "shrinking", "probability",
+               options=opts),
         "kernel_type": KERNEL_TYPES[opts.kernel_type],
         "nr_class": int(model.nr_class), "labels": [int(v) for v in model.label], "total_sv": int(model.total_sv),
         "pairs": [{"labels": list(r.extra["labels"]), "n_iter": r.n_iter, "obj": r.extra["obj"],

@@ -235,6 +235,9 @@ def cross_validation(data, nr_fold, y=None, *, params=None, reporter=None, say=N
             tr, te = folds[i]
             if spec.access == "loaded":
                 model = registry.driver(spec)(ds.take_rows(tr), params.but(seed=fold_seeds[i]), s, n_features=ds.n_features)
+                if model.supports_probability:
+                    # LIBSVM's svm_cross_validation with -b 1: the labels of svm_predict_probability
+                    return te, model.predict_probability(ds.take_rows(te))[0]
                 return te, model.predict(ds.take_rows(te))
             if spec.streams:
                 model = make_driver(params.but(threads=1, seed=fold_seeds[i]), s).fit(ds.take_rows(tr))
