@@ -97,7 +97,8 @@ def solvers_text(names):
 LIBLINEAR = ("0", "1", "2", "3", "4", "5", "6", "7", "11", "12", "13", "21")
 OUT_OF_CORE = ("llsvm", "streamsvm", "bm")
 ONLINE = ("olsvm", "olsvm-rhl", "norma", "pegaz", "pegasos")
-KERNEL = ("smo", "h1tree") + ONLINE
+LIBSVM_TYPES = ("smo", "epsilon_svr", "one_class")
+KERNEL = LIBSVM_TYPES + ("h1tree",) + ONLINE
 ONED = ("local1d", "project1d")
 HARD_CLASS = ("greedy", "alternate", "larger")
 
@@ -314,9 +315,10 @@ OPTIONS = (
     Option("-c", "C", "params", "Set the parameter C (default {default:g}).", kind=float, default=1.0, metavar="cost",
            scales=True),
     Option("-p", "svr_p", "params", "Epsilon of the SVR loss (default {default}) ({solvers}).", kind=float,
-           default=0.1, metavar="epsilon", solvers=("11", "12", "13"), check=_check_svr_p, early=True, scales=True),
+           default=0.1, metavar="epsilon", solvers=("11", "12", "13", "epsilon_svr"), check=_check_svr_p, early=True,
+           scales=True),
     Option("-n", "nu", "params", "Nu of the one-class SVM (default {default}) ({solvers}).", kind=float,
-           default=0.5, metavar="nu", solvers=("21",), check=_check_nu, early=True, scales=True),
+           default=0.5, metavar="nu", solvers=("21", "one_class"), check=_check_nu, early=True, scales=True),
     Option("-e", "eps", "params", "Tolerance of termination criterion: {per_solver}.", kind=float, metavar="epsilon",
            per_solver="eps_meaning"),
     Option("-B", "bias", "params",
@@ -344,8 +346,8 @@ OPTIONS = (
            default=DEFAULT_CACHE_MB, metavar="cachesize", solvers=KERNEL, check=_check_cache_size),
     Option("-h", "shrinking", "options",
            "-h 0|1: whether to use the shrinking heuristics (default {default}) ({solvers}); -h alone and --help show "
-           "this help.", decls=("--shrinking",), kind=int, default=1, metavar="shrinking", solvers=("smo", "h1tree"),
-           check=_check_shrinking),
+           "this help.", decls=("--shrinking",), kind=int, default=1, metavar="shrinking",
+           solvers=LIBSVM_TYPES + ("h1tree",), check=_check_shrinking),
     Option("-b", "probability", "options",
            "Whether to train for probability estimates, 0 or 1 (default {default}): LIBSVM's Platt scaling of every "
            "pair from 5-fold cross-validation (folds from --seed), probA and probB in the model ({solvers}).",

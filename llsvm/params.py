@@ -201,6 +201,20 @@ register(SolverSpec(
     eps_meaning=f"LIBSVM's maximal violating pair, m(alpha) - M(alpha) (default {KERNEL_EPS:g})",
     default_max_iter="max(10^7, 100 l)", options=SMOOptions, metrics_ref="smo:metrics", model_kind="kernel"))
 
+def _libsvm(name, title, solver_type, task, default_max_iter):
+    """A LIBSVM type of one problem over all rows (llsvm/solvers/single.py): LIBSVM's model file."""
+    return SolverSpec(
+        name=name, number=None, title=title, driver_ref="single:fit", access="loaded", solver_type=solver_type,
+        default_eps=KERNEL_EPS, eps_meaning=f"LIBSVM's maximal violating pair, m(alpha) - M(alpha) (default "
+        f"{KERNEL_EPS:g})", default_max_iter=default_max_iter, options=SMOOptions, metrics_ref="single:metrics",
+        model_kind="kernel", task=task)
+
+
+register(_libsvm("epsilon_svr", "epsilon-SVR with a kernel (LIBSVM's svm-train -s 3): SMO over the 2l variables; "
+                 "LIBSVM's model file", "EPSILON_SVR", "regression", "max(10^7, 200 l)"))
+register(_libsvm("one_class", "one-class SVM with a kernel (LIBSVM's svm-train -s 2): SMO from LIBSVM's start; "
+                 "LIBSVM's model file", "ONE_CLASS", "oneclass", "max(10^7, 100 l)"))
+
 register(SolverSpec(
     name="h1tree", number=None,
     title="a decision list of H1-SVM hyperplanes per pair of classes (Fehr et al.), optionally ending in an RBF "
@@ -252,6 +266,7 @@ def specs():
 
 
 _NUMBER = re.compile(r"[+-]?[0-9]+")
+ALIASES = {"c_svc": "smo"}         # LIBSVM's svm_type name of -s smo (svm-train -s 0)
 
 
 def get(value):
@@ -264,6 +279,7 @@ def get(value):
         if n in REGISTRY:
             return REGISTRY[n]
         raise ParameterError("unknown solver type")
+    v = ALIASES.get(v, v)
     if v in REGISTRY:
         return REGISTRY[v]
     raise ParameterError("unknown solver type")
@@ -347,7 +363,7 @@ class Params:
 
     def _check_bias(self, spec):
         """-B and -R: the one-class SVM has no bias, a free bias needs B > 0, a kernel SVM's bias is its rho."""
-        if spec.task == "oneclass" and self.bias >= 0:
+        if spec.task == "oneclass" and spec.model_kind == "linear" and self.bias >= 0:
             raise ParameterError("prob->bias >=0, but this is ignored in ONECLASS_SVM")
         check_finite("-B", "the bias", self.bias)
         if not self.regularize_bias:

@@ -410,7 +410,7 @@ def test_cli_refusals(shared_plain, tmp_path):
     r = run(train_main, ["-s", "5", "-C", data])
     assert r.exit_code == 1 and "Warm-start parameter search only available for -s 0" in r.output
     r = run(train_main, ["-s", "0", "-p", "0.2", data])
-    assert r.exit_code == 1 and "-p applies only to -s 11, -s 12 and -s 13" in r.output
+    assert r.exit_code == 1 and "-p applies only to -s 11, -s 12, -s 13 and -s epsilon_svr" in r.output
     r = run(train_main, ["-s", "21", "-B", "1", data])
     assert r.exit_code == 1 and "ONECLASS_SVM" in r.output
     r = run(train_main, ["-s", "21", "-c", "2", "-q", data, str(tmp_path / "m")])

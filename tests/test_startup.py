@@ -18,12 +18,13 @@ from llsvm.solvers import registry
 
 # the driver modules of llsvm.solvers (registry, common, lazy helpers aside)
 DRIVERS = {"dcd", "newton", "l1r", "l2dual", "onepass", "outofcore", "streamsvm", "bm", "smo", "ovo", "h1tree",
-           "online", "oned"}
+           "online", "oned", "single"}
 # what a run of each solver may import among them: its driver and what that driver is built on
 OWN = {"1": {"dcd", "newton"}, "3": {"dcd", "newton"}, "0": {"newton"}, "2": {"newton"}, "11": {"newton"},
        "5": {"l1r", "newton"}, "6": {"l1r", "newton"}, "4": {"l2dual", "newton"}, "7": {"l2dual", "newton"}, "12": {"l2dual", "newton"},
        "13": {"l2dual", "newton"}, "21": {"l2dual", "newton"}, "llsvm": {"onepass", "outofcore"},
        "streamsvm": {"streamsvm", "outofcore"}, "bm": {"bm", "outofcore"}, "smo": {"smo", "ovo"},
+       "epsilon_svr": {"single", "smo", "ovo"}, "one_class": {"single", "smo", "ovo"},
        "h1tree": {"h1tree", "smo", "ovo"}, "olsvm": {"online", "smo", "ovo"}, "local1d": {"oned"},
        "project1d": {"oned"}}
 

@@ -40,18 +40,23 @@ def max_iter_default(l):
     return max(10_000_000, INT_MAX if l > INT_MAX // 100 else 100 * l)
 
 
-def _report_pair(reporter, out, Cp, Cn, l):
-    """svm-train's lines of one pair: the Solver's progress, the iteration-limit warning, `optimization finished`,
-    `nu` (when both classes have the same C), `obj, rho`, `nSV, nBSV`."""
+def report_problem(reporter, out, nu=None):
+    """svm-train's lines of one problem: the Solver's progress, the iteration-limit warning, `optimization
+    finished`, `nu` (None: no such line), `obj, rho`, `nSV, nBSV`."""
     reporter.info(progress_text(out["events"]))
     if not out["converged"]:
         reporter.info(WARN_MAX_ITER)
     reporter.info(f"\noptimization finished, #iter = {out['n_iter']}\n")
-    if Cp == Cn and Cp > 0:
-        # Python floats: C l may overflow to inf (nu 0) without numpy's RuntimeWarning on stderr
-        reporter.info(f"nu = {float(out['sum_alpha']) / (float(Cp) * l):f}\n")
+    if nu is not None:
+        reporter.info(f"nu = {nu:f}\n")
     reporter.info(f"obj = {out['obj']:f}, rho = {out['rho']:f}\n")
     reporter.info(f"nSV = {out['nSV']}, nBSV = {out['nBSV']}\n")
+
+
+def _report_pair(reporter, out, Cp, Cn, l):
+    """A C-SVC pair's lines: LIBSVM's solve_c_svc prints nu when both classes have the same C."""
+    # Python floats: C l may overflow to inf (nu 0) without numpy's RuntimeWarning on stderr
+    report_problem(reporter, out, float(out["sum_alpha"]) / (float(Cp) * l) if Cp == Cn and Cp > 0 else None)
 
 
 def svc_probability(ds, view, rows, y, Cp, Cn, opts, sq, params, perm, reporter, nr_fold=5):
@@ -142,10 +147,11 @@ def progress_text(events):
     return events.decode("ascii").replace("W", "\nWARNING: using -h 0 may be faster\n")
 
 
-def solve_pair(view, rows, y, Cp, Cn, opts, sq, eps, max_iter=None, n_threads=1, cache=None):
-    """One binary C-SVC problem over `rows` of the view (labels y, +1/-1): (alpha (signed: alpha_t y_t), result
-    dict of _smo.solve with the certificate, and "cache": the kernel cache, back in its first row order).
-    cache: a KernelCache of an earlier solve over the same rows and kernel (the grid search), or None."""
+def solve(view, rows, y, p, alpha, Cp, Cn, opts, sq, eps, max_iter=None, n_threads=1, cache=None):
+    """LIBSVM's Solver over positions that are rows of the view (a row may come twice: epsilon-SVR's 2l
+    variables), labels y (+1/-1), linear term p, feasible start alpha (receives the solution), box Cp / Cn: the
+    result dict of _smo.solve, with "cache", the kernel cache back in its first row order. cache: a KernelCache of
+    an earlier solve over the same rows and kernel (the grid search), or None."""
     l = rows.size
     params = opts.kernel_params()
     QD = np.empty(l, np.float64)
@@ -153,14 +159,26 @@ def solve_pair(view, rows, y, Cp, Cn, opts, sq, eps, max_iter=None, n_threads=1,
     if cache is None:
         # -m is a cap, as LIBSVM's (its cache allocates as it fills): bounded by the memory available
         cache = KK.KernelCache(view, rows, params, sq, memory.cache_mb(opts.cache_size), n_threads)
-    alpha = np.zeros(l, np.float64)
     # a huge C (-c 1e308) may overflow the certificate's sums (inf or nan, reported as such) or the solve itself
     # (the caller refuses a rho or coefficient that is not finite: check_pair_finite); numpy's RuntimeWarnings
     # never reach stderr
     with np.errstate(over="ignore", invalid="ignore"):
-        out = _smo.solve(cache, y, -np.ones(l), alpha, Cp, Cn, QD, eps=eps,
+        out = _smo.solve(cache, y, p, alpha, Cp, Cn, QD, eps=eps,
                          max_iter=max_iter_default(l) if max_iter is None else max_iter,
                          shrinking=bool(opts.shrinking))
+    cache.reset_order()
+    out["cache"] = cache
+    return out
+
+
+def solve_pair(view, rows, y, Cp, Cn, opts, sq, eps, max_iter=None, n_threads=1, cache=None):
+    """One binary C-SVC problem over `rows` of the view (labels y, +1/-1): (alpha (signed: alpha_t y_t), result
+    dict of _smo.solve with the certificate, and "cache": the kernel cache, back in its first row order).
+    cache: a KernelCache of an earlier solve over the same rows and kernel (the grid search), or None."""
+    l = rows.size
+    alpha = np.zeros(l, np.float64)
+    out = solve(view, rows, y, -np.ones(l), alpha, Cp, Cn, opts, sq, eps, max_iter, n_threads, cache)
+    with np.errstate(over="ignore", invalid="ignore"):
         G = out["G"]
         C = np.where(y > 0, Cp, Cn)
         # G_t + 1 = y_t sum_s alpha_s y_s K_ts, so y_t f(x_t) = G_t + 1 - y_t rho and a'Qa = a'(G + 1)
@@ -171,8 +189,7 @@ def solve_pair(view, rows, y, Cp, Cn, opts, sq, eps, max_iter=None, n_threads=1,
         primal = 0.5 * aQa + float((C * hinge).sum())
         sum_alpha = float(alpha.sum())
         dual = sum_alpha - 0.5 * aQa
-    cache.reset_order()
-    out.update(cache=cache, primal=primal, dual=dual, nSV=int(np.count_nonzero(alpha)),
+    out.update(primal=primal, dual=dual, nSV=int(np.count_nonzero(alpha)),
                nBSV=int(np.count_nonzero((alpha > 0) & (alpha >= C))), sum_alpha=sum_alpha)
     return alpha * y, out
 

@@ -223,7 +223,8 @@ def cross_validation(data, nr_fold, y=None, *, params=None, reporter=None, say=N
     ds = as_dataset(data, y, params)
     _warn_ignored(params, reporter)
     seeds = Seeds(params.seed)
-    if spec.access == "loaded":
+    if spec.access == "loaded" and spec.class_labels:
+        # LIBSVM's svm_cross_validation: stratified folds for classification, a plain permutation otherwise
         folds = stratified_folds(ds.y, nr_fold, seeds, reporter)
     else:
         folds = plain_folds(ds.n_rows, nr_fold, seeds, reporter)

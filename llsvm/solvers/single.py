@@ -1,0 +1,115 @@
+"""-s epsilon_svr and -s one_class: LIBSVM's epsilon-SVR (svm-train -s 3) and one-class SVM (svm-train -s 2), one
+problem over all rows in their file order, on the generic SMO of cext/_smo.pyx (LIBSVM's Solver, Chang & Lin,
+"LIBSVM: a library for support vector machines", ACM TIST 2(3), 2011, sections 2.2, 2.4 and 4).
+
+- epsilon-SVR (solve_epsilon_svr): 2l variables, a_t for the rows with y_t = +1 and linear term p - z_t, a*_t with
+  y_t = -1 and p + z_t (z: the targets, p: -p epsilon), box C for all, start 0; the kernel column of variable t is
+  row (t mod l)'s, its sign y: each row appears twice in the solver's positions (LIBSVM's SVR_Q). The model's
+  coefficients are a_t - a*_t, "nu = sum |coef| / (C l)" is printed, as LIBSVM's.
+- one-class (solve_one_class): min 1/2 a'Ka subject to e'a = nu l, 0 <= a_t <= 1, y = +1, p = 0, from LIBSVM's
+  start (the first floor(nu l) a_t at 1, the next at nu l - floor(nu l)).
+Output lines as svm-train's: the Solver's progress, `optimization finished, #iter = N`, (`nu = ` for SVR),
+`obj = , rho = `, `nSV = , nBSV = ` (no "Total nSV": LIBSVM prints it for classification only). The model is
+LIBSVM's epsilon_svr / one_class file (no label or nr_sv line), byte for byte svm-train's. The certificate: dual
+= -f(a) (the solver's objective), primal of the same (scaled) problem at the model, their gap, and the solver's
+maximal violating pair.
+"""
+import numpy as np
+
+from .._ext._rowops import row_sq_norms
+from ..models.svm import KERNEL_TYPES, SVMModel
+from ..options import SMOOptions
+from ..params import echo
+from .common import FitResult
+from .smo import check_kernel_diag, check_pair_finite, report_problem, solve
+
+JSON_FIELDS = ("C", "eps", "svr_p", "nu", "kernel_type", "gamma", "degree", "coef0", "cache_size", "shrinking",
+               "nr_class", "labels", "total_sv", "pairs")
+SVM_TYPE = {"epsilon_svr": "epsilon_svr", "one_class": "one_class"}
+
+
+def fit(ds, params, reporter, n_features=None, context=None):
+    """Train LIBSVM's epsilon-SVR or one-class SVM on a loaded dataset; returns an SVMModel (meta: results,
+    params, options). n_features: the num_features that sets the default gamma (cross-validation passes the whole
+    set's); context: accepted for the grid search's interface, unused."""
+    spec = params.spec
+    opts = (params.options or SMOOptions()).resolved(ds.n_features if n_features is None else n_features)
+    l = ds.n_rows
+    view = ds.row_view()
+    sq = row_sq_norms(view)
+    top = check_kernel_diag(ds, sq, opts)
+    everything = np.arange(l, dtype=np.int64)
+    z = np.asarray(ds.y, np.float64)
+    if spec.name == "epsilon_svr":
+        rows = np.concatenate([everything, everything])
+        y = np.concatenate([np.ones(l, np.int8), -np.ones(l, np.int8)])
+        p = np.concatenate([params.svr_p - z, params.svr_p + z])
+        alpha = np.zeros(2 * l, np.float64)
+        C = float(params.C)
+        hint = f"C {C:g} with kernel values up to {top:g}; lower -c or scale the features or targets"
+    else:
+        rows, y, p = everything, np.ones(l, np.int8), np.zeros(l, np.float64)
+        alpha = np.zeros(l, np.float64)
+        n = int(params.nu * l)
+        alpha[:n] = 1.0
+        if n < l:
+            alpha[n] = params.nu * l - n
+        C = 1.0
+        hint = f"kernel values up to {top:g}; scale the features"
+    out = solve(view, rows, y, p, alpha, C, C, opts, sq, params.eps, params.max_iter, params.threads)
+    out.pop("cache")
+    coef = alpha[:l] - alpha[l:] if spec.name == "epsilon_svr" else alpha
+    check_pair_finite(spec.name, 1, -1, coef, out["rho"], hint, everything)
+    out.update(_certificate(spec.name, out, coef, z, p, params, l))
+    out["nSV"] = int(np.count_nonzero(coef))
+    out["nBSV"] = int(np.count_nonzero(np.abs(coef) >= C))
+    out["sum_alpha"] = float(np.abs(coef).sum())
+    # LIBSVM's lines: its solve_epsilon_svr prints nu (sum |coef| / (C l)), the one-class SVM none
+    report_problem(reporter, out, out["sum_alpha"] / (C * l) if spec.name == "epsilon_svr" else None)
+    sv = np.flatnonzero(coef)
+    model = SVMModel(SVM_TYPE[spec.name], KERNEL_TYPES[opts.kernel_type], opts.degree, opts.gamma, opts.coef0,
+                     np.array([out["rho"]]), coef[sv].reshape(1, -1), ds.take_rows(sv))
+    result = FitResult(w=None, alpha=coef, n_iter=out["n_iter"], primal=out["primal"], dual=out["dual"],
+                       gap=out["primal"] - out["dual"], max_violation=out["gap"], nSV=out["nSV"],
+                       converged=out["converged"], solver=spec.name,
+                       extra={"nBSV": out["nBSV"], "obj": out["obj"], "rho": out["rho"]})
+    model.meta = {"results": [result], "params": params, "options": opts, "sv_indices": sv + 1}
+    return model
+
+
+def _certificate(name, out, coef, z, p, params, l):
+    """The primal of the problem the solver's dual belongs to, at the solution, and the dual (-f(a)).
+    epsilon-SVR: 1/2 coef'K coef + C sum max(0, |z_t - f(x_t)| - epsilon), f = K coef - rho; K coef is G - p over
+    the first l variables. One-class (scaled by nu l, LIBSVM's form): 1/2 a'Ka + sum max(0, rho - (Ka)_t) - nu l
+    rho, with Ka = G."""
+    G, rho = out["G"], out["rho"]
+    with np.errstate(over="ignore", invalid="ignore"):
+        if name == "epsilon_svr":
+            Kc = G[:l] - p[:l]
+            wTw = float((coef * Kc).sum())
+            loss = np.maximum(0.0, np.abs(z - (Kc - rho)) - params.svr_p)
+            primal = 0.5 * wTw + float(params.C) * float(loss.sum())
+        else:
+            wTw = float((coef * G).sum())
+            primal = 0.5 * wTw + float(np.maximum(0.0, rho - G).sum()) - params.nu * l * rho
+    return {"primal": primal, "dual": -out["obj"]}
+
+
+def metrics(model, params, ds):
+    """--json of -s epsilon_svr and -s one_class: the certificate of the one problem, LIBSVM's parameters."""
+    (r,) = model.meta["results"]
+    opts = model.meta["options"]
+    return {
+        "solver": params.spec.name, "n_rows": ds.n_rows, "n_features": ds.n_features, "nnz": ds.nnz,
+        "n_iter": r.n_iter, "primal": r.primal, "dual": r.dual, "gap": r.gap, "max_violation": r.max_violation,
+        "nSV": int(model.total_sv), "converged": r.converged,
+        **echo(params, "C", "eps", "svr_p", "nu", "kernel_type", "gamma", "degree", "coef0", "cache_size",
+               "shrinking", options=opts),
+        "kernel_type": KERNEL_TYPES[opts.kernel_type],
+        # LIBSVM's model of one problem: nr_class 2, no labels; its one problem as -s smo's pairs list them
+        "nr_class": 2, "labels": [], "total_sv": int(model.total_sv),
+        "pairs": [{"labels": [], "n_iter": r.n_iter, "obj": r.extra["obj"], "rho": r.extra["rho"], "primal": r.primal,
+                   "dual": r.dual, "gap": r.gap, "max_violation": r.max_violation, "nSV": r.nSV,
+                   "nBSV": r.extra["nBSV"], "converged": r.converged}],
+    }
+

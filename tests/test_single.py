@@ -1,0 +1,142 @@
+"""-s epsilon_svr and -s one_class (llsvm/solvers/single.py): LIBSVM's epsilon-SVR and one-class SVM against
+libsvm-official trained on the same file (its svm-train -s 3 and -s 2): model files byte for byte, svm-train's
+stdout line for line, the certificate, predictions, cross-validation and the refusals."""
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from libsvm import svmutil
+
+import llsvm
+from llsvm.cli.predict import main as predict_main
+from llsvm.cli.train import main as train_main
+from llsvm.params import Params
+
+from conftest import assert_exit, write_small_set
+
+LIBSVM = {"epsilon_svr": "3", "one_class": "2"}
+TRAIN = ("import sys\nfrom libsvm import svmutil\ny, x = svmutil.svm_read_problem(sys.argv[1])\n"
+         "svmutil.svm_save_model(sys.argv[2], svmutil.svm_train(y, x, ' '.join(sys.argv[3:])))\n")
+
+
+def libsvm_run(path, model, args):
+    """svm-train's stdout and model (libsvm-official, in a fresh process)."""
+    proc = subprocess.run([sys.executable, "-c", TRAIN, str(path), str(model), *args], capture_output=True,
+                          text=True, timeout=600, check=True)
+    return proc.stdout
+
+
+def ours(solver, path, model, args):
+    r = CliRunner().invoke(train_main, ["-s", solver, *args, str(path), str(model)])
+    assert_exit(r, 0)
+    return r.stdout
+
+
+@pytest.fixture(scope="module")
+def regression_file(tmp_path_factory):
+    """400 rows of 6 features, real targets (a noisy smooth function of the rows)."""
+    g = np.random.default_rng(28)
+    X = g.uniform(-1, 1, (400, 6))
+    z = np.sin(2 * X[:, 0]) + X[:, 1] * X[:, 2] + 0.1 * g.standard_normal(400)
+    path = tmp_path_factory.mktemp("single") / "reg.txt"
+    path.write_text("".join(f"{t:.12g} " + " ".join(f"{j + 1}:{v:.8g}" for j, v in enumerate(r)) + "\n"
+                            for r, t in zip(X, z)))
+    return path
+
+
+CASES = [("epsilon_svr", []), ("epsilon_svr", ["-p", "0.05", "-c", "4"]), ("epsilon_svr", ["-h", "0", "-t", "1"]),
+         ("one_class", []), ("one_class", ["-n", "0.1"]), ("one_class", ["-n", "0.7", "-h", "0", "-t", "0"])]
+
+
+@pytest.mark.parametrize("solver,args", CASES, ids=[f"{s}{''.join(a)}" for s, a in CASES])
+def test_model_and_output_are_svm_trains(regression_file, tmp_path, solver, args):
+    theirs_out = libsvm_run(regression_file, tmp_path / "theirs.model", ["-s", LIBSVM[solver], *args])
+    ours_out = ours(solver, regression_file, tmp_path / "ours.model", args)
+    assert (tmp_path / "ours.model").read_bytes() == (tmp_path / "theirs.model").read_bytes()
+    assert ours_out == theirs_out
+    assert "Total nSV" not in ours_out and ("nu = " in ours_out) == (solver == "epsilon_svr")
+
+
+@pytest.mark.parametrize("solver,name,args", [("epsilon_svr", "german.numer", ["-c", "2"]),
+                                              ("one_class", "heart_scale", ["-n", "0.2"]),
+                                              ("epsilon_svr", "mushrooms", []), ("one_class", "mushrooms", [])])
+def test_model_is_svm_trains_on_public_sets(shared_plain, tmp_path, solver, name, args):
+    """Public sets (their labels as targets for the SVR): the same model file and lines; llsvm-predict gives
+    LIBSVM's svm_predict values. libsvm-official's Python reader drops a file's explicit zeros (german.numer has
+    some), svm-train's C reader keeps them, as llsvm's does: the SV lines are compared without them (against the
+    svm-train binary, LIBSVM 3.37 built from source, the files are byte-identical)."""
+    path = shared_plain(name)
+    theirs_out = libsvm_run(path, tmp_path / "theirs.model", ["-s", LIBSVM[solver], *args])
+    assert ours(solver, path, tmp_path / "ours.model", args) == theirs_out
+    no_zeros = re.compile(r" \d+:0(?= |\n)")
+    assert no_zeros.sub("", (tmp_path / "ours.model").read_text()) == (tmp_path / "theirs.model").read_text()
+    r = CliRunner().invoke(predict_main, ["-q", str(path), str(tmp_path / "ours.model"), str(tmp_path / "out")])
+    assert_exit(r, 0)
+    y, x = svmutil.svm_read_problem(str(path))
+    p_lib, _, _ = svmutil.svm_predict(y, x, svmutil.svm_load_model(str(tmp_path / "theirs.model")), "-q")
+    # (the explicit zeros change the order of the kernels' sums: the last bit)
+    np.testing.assert_allclose([float(v) for v in (tmp_path / "out").read_text().split()], p_lib, rtol=1e-12)
+
+
+@pytest.mark.parametrize("solver", ["epsilon_svr", "one_class"])
+def test_certificate(regression_file, solver):
+    """The dual is -f(a), the primal of the same problem at the model is above it, and the gap closes with eps."""
+    ds = llsvm.read_dataset(str(regression_file))
+    gaps = []
+    for eps in (1e-2, 1e-6):
+        m = llsvm.train(ds, params=Params(solver=solver, eps=eps))
+        (r,) = m.meta["results"]
+        assert r.converged and r.max_violation < eps
+        assert r.dual == pytest.approx(-r.extra["obj"], rel=1e-12)
+        assert r.primal >= r.dual - 1e-9 * abs(r.dual)
+        gaps.append(r.gap / max(1.0, abs(r.primal)))
+    assert gaps[1] < 1e-5 and gaps[1] <= gaps[0]
+
+
+def test_svr_fits_the_function(regression_file):
+    """epsilon-SVR: the training MSE is near the noise level (0.01) and the --json certificate holds."""
+    ds = llsvm.read_dataset(str(regression_file))
+    m = llsvm.train(ds, params=Params(solver="epsilon_svr", C=4.0, svr_p=0.05))
+    mse = float(np.mean((m.predict(ds) - ds.y) ** 2))
+    assert mse < 0.03
+
+
+def test_cross_validation_regression_lines(regression_file):
+    """-v for the SVR: LIBSVM's mean squared error and squared correlation lines, over plain (unstratified)
+    folds, the same for a seed."""
+    r = CliRunner().invoke(train_main, ["-s", "epsilon_svr", "-q", "-v", "4", str(regression_file)])
+    assert_exit(r, 0)
+    lines = r.stdout.splitlines()
+    assert lines[0].startswith("Cross Validation Mean squared error = ")
+    assert lines[1].startswith("Cross Validation Squared correlation coefficient = ")
+    assert float(lines[0].split("= ")[1]) < 0.05
+    again = CliRunner().invoke(train_main, ["-s", "epsilon_svr", "-q", "-v", "4", str(regression_file)])
+    assert again.stdout == r.stdout
+
+
+def test_c_svc_is_smo(tmp_path):
+    """-s c_svc (LIBSVM's svm_type name) is -s smo."""
+    data = write_small_set(tmp_path / "d.txt", 120, labels=(1, 2, 3), n_features=5, nnz=3)
+    for name in ("smo", "c_svc"):
+        r = CliRunner().invoke(train_main, ["-s", name, "-q", str(data), str(tmp_path / f"{name}.model")])
+        assert_exit(r, 0)
+    assert (tmp_path / "smo.model").read_bytes() == (tmp_path / "c_svc.model").read_bytes()
+
+
+@pytest.mark.parametrize("args,message", [
+    (["-s", "one_class", "-n", "0"], "ERROR: nu <= 0 or nu > 1\n"),
+    (["-s", "epsilon_svr", "-p", "-1"], "ERROR: p < 0\n"),
+    (["-s", "one_class", "-p", "0.2"], "ERROR: -p applies only to -s 11, -s 12, -s 13 and -s epsilon_svr, not to "
+                                       "-s one_class\n"),
+    (["-s", "epsilon_svr", "-b", "1"], "ERROR: -b applies only to -s smo, not to -s epsilon_svr\n"),
+    (["-s", "one_class", "-B", "1"], "ERROR: -B applies only to the linear solvers, not to -s one_class (a kernel "
+                                     "SVM's bias is its rho)\n"),
+])
+def test_refusals(regression_file, tmp_path, args, message):
+    r = CliRunner().invoke(train_main, [*args, str(regression_file), str(tmp_path / "m")])
+    assert_exit(r, 1)
+    assert r.stderr == message
+    assert not (tmp_path / "m").exists()
