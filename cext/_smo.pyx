@@ -68,6 +68,8 @@ cdef struct Work:
     double Cn
     double eps
     bint unshrink
+    bint nu                 # LIBSVM's Solver_NU (nu-SVC, nu-SVR): the pair from one class, rho and r by class
+    double r                # Solver_NU's r: the mean of the two classes' rho values
     # statistics
     int64_t n_shrink
     int64_t min_active
@@ -155,22 +157,177 @@ cdef bint _select(KernelCache cache, Work* w, int64_t n, int64_t* out_i, int64_t
     return Gmax + Gmax2 < w.eps or j < 0
 
 
+cdef bint _select_nu(KernelCache cache, Work* w, int64_t n, int64_t* out_i, int64_t* out_j,
+                     double* gap_out) noexcept nogil:
+    """Solver_NU's working pair over positions [0, n): i the largest -y_t G_t over I_up within each class (ip for
+    y = +1, in for y = -1), j the second-order choice among the same class's I_low; True (optimal) when
+    max(m_p - M_p, m_n - M_n) < eps or there is no j."""
+    cdef int64_t ip = -1, iN = -1, j = -1, t
+    cdef double Gmaxp = -INFINITY, Gmaxp2 = -INFINITY, Gmaxn = -INFINITY, Gmaxn2 = -INFINITY
+    cdef double best = INFINITY, diff, quad, obj
+    cdef const signed char* y = w.y
+    cdef const double* G = w.G
+    cdef const char* st = w.status
+    cdef const float* Kp = NULL
+    cdef const float* Kn = NULL
+    for t in range(n):
+        if y[t] > 0:
+            if st[t] != UPPER_BOUND and -G[t] >= Gmaxp:
+                Gmaxp = -G[t]
+                ip = t
+        elif st[t] != LOWER_BOUND and G[t] >= Gmaxn:
+            Gmaxn = G[t]
+            iN = t
+    if ip >= 0:
+        Kp = cache.get_column(ip, n)
+    if iN >= 0:
+        Kn = cache.get_column(iN, n)        # Kp stays valid: the cache holds at least two columns
+    for t in range(n):
+        if y[t] > 0:
+            if st[t] == LOWER_BOUND:
+                continue
+            diff = Gmaxp + G[t]
+            if G[t] >= Gmaxp2:
+                Gmaxp2 = G[t]
+            if diff > 0.0:
+                # same class: Q_it = K_it, the signs cancel
+                quad = w.QD[ip] + w.QD[t] - 2.0 * <double>Kp[t]
+                obj = -(diff * diff) / (quad if quad > 0.0 else TAU)
+                if obj <= best:
+                    best = obj
+                    j = t
+        else:
+            if st[t] == UPPER_BOUND:
+                continue
+            diff = Gmaxn - G[t]
+            if -G[t] >= Gmaxn2:
+                Gmaxn2 = -G[t]
+            if diff > 0.0:
+                quad = w.QD[iN] + w.QD[t] - 2.0 * <double>Kn[t]
+                obj = -(diff * diff) / (quad if quad > 0.0 else TAU)
+                if obj <= best:
+                    best = obj
+                    j = t
+    gap_out[0] = Gmaxp + Gmaxp2 if Gmaxp + Gmaxp2 > Gmaxn + Gmaxn2 else Gmaxn + Gmaxn2
+    out_j[0] = j
+    if j >= 0:
+        out_i[0] = ip if y[j] > 0 else iN
+    return gap_out[0] < w.eps or j < 0
+
+
+cdef inline bint _be_shrunk(const Work* w, int64_t t, double Gmax1, double Gmax2, double Gmax3,
+                            double Gmax4) noexcept nogil:
+    """Whether a bounded variable can leave the active set: at the upper bound, -G_t above Gmax1 (y = +1) or Gmax4
+    (y = -1); at the lower bound, G_t above Gmax2 (y = +1) or Gmax3 (y = -1). LIBSVM's Solver passes (m, M', m, M'),
+    its Solver_NU the four bounds by class."""
+    if w.status[t] == UPPER_BOUND:
+        if w.y[t] > 0:
+            return -w.G[t] > Gmax1
+        return -w.G[t] > Gmax4
+    if w.status[t] == LOWER_BOUND:
+        if w.y[t] > 0:
+            return w.G[t] > Gmax2
+        return w.G[t] > Gmax3
+    return False
+
+
+cdef void _shrink(KernelCache cache, Work* w, double Gmax1, double Gmax2, double Gmax3, double Gmax4) noexcept nogil:
+    """Move behind active_size every variable _be_shrunk says can leave (LIBSVM's loop: active_size shrinks as it
+    goes)."""
+    cdef int64_t t = 0
+    while t < w.active_size:
+        if _be_shrunk(w, t, Gmax1, Gmax2, Gmax3, Gmax4):
+            w.active_size -= 1
+            while w.active_size > t:
+                if not _be_shrunk(w, w.active_size, Gmax1, Gmax2, Gmax3, Gmax4):
+                    _swap(cache, w, t, w.active_size)
+                    break
+                w.active_size -= 1
+        t += 1
+    if w.active_size < w.min_active:
+        w.min_active = w.active_size
+
+
+cdef void _do_shrinking_nu(KernelCache cache, Work* w) noexcept nogil:
+    """Solver_NU's do_shrinking: the bounds by class; its unshrink prints no '*' (LIBSVM's does not)."""
+    cdef double Gmax1 = -INFINITY, Gmax2 = -INFINITY, Gmax3 = -INFINITY, Gmax4 = -INFINITY
+    cdef int64_t t
+    w.n_shrink += 1
+    for t in range(w.active_size):
+        if w.status[t] != UPPER_BOUND:
+            if w.y[t] > 0:
+                if -w.G[t] > Gmax1:
+                    Gmax1 = -w.G[t]
+            elif -w.G[t] > Gmax4:
+                Gmax4 = -w.G[t]
+        if w.status[t] != LOWER_BOUND:
+            if w.y[t] > 0:
+                if w.G[t] > Gmax2:
+                    Gmax2 = w.G[t]
+            elif w.G[t] > Gmax3:
+                Gmax3 = w.G[t]
+    if not w.unshrink and (Gmax1 + Gmax2 if Gmax1 + Gmax2 > Gmax3 + Gmax4 else Gmax3 + Gmax4) <= w.eps * 10:
+        w.unshrink = True
+        _reconstruct_gradient(cache, w)
+        w.active_size = w.l
+    _shrink(cache, w, Gmax1, Gmax2, Gmax3, Gmax4)
+
+
+cdef double _rho_nu(Work* w) noexcept nogil:
+    """Solver_NU's calculate_rho: r1, r2 the two classes' means of G over their free a_t (else the middle of their
+    bounds); rho = (r1 - r2) / 2 and w.r = (r1 + r2) / 2."""
+    cdef double ub1 = INFINITY, ub2 = INFINITY, lb1 = -INFINITY, lb2 = -INFINITY, sum1 = 0.0, sum2 = 0.0, r1, r2
+    cdef int64_t t, n1 = 0, n2 = 0
+    for t in range(w.active_size):
+        if w.y[t] > 0:
+            if w.status[t] == UPPER_BOUND:
+                lb1 = lb1 if lb1 > w.G[t] else w.G[t]
+            elif w.status[t] == LOWER_BOUND:
+                ub1 = ub1 if ub1 < w.G[t] else w.G[t]
+            else:
+                n1 += 1
+                sum1 += w.G[t]
+        else:
+            if w.status[t] == UPPER_BOUND:
+                lb2 = lb2 if lb2 > w.G[t] else w.G[t]
+            elif w.status[t] == LOWER_BOUND:
+                ub2 = ub2 if ub2 < w.G[t] else w.G[t]
+            else:
+                n2 += 1
+                sum2 += w.G[t]
+    r1 = sum1 / n1 if n1 > 0 else (ub1 + lb1) / 2
+    r2 = sum2 / n2 if n2 > 0 else (ub2 + lb2) / 2
+    w.r = (r1 + r2) / 2
+    return (r1 - r2) / 2
+
+
+cdef inline bint _pick(KernelCache cache, Work* w, int64_t n, int64_t* out_i, int64_t* out_j,
+                       double* gap_out) noexcept nogil:
+    if w.nu:
+        return _select_nu(cache, w, n, out_i, out_j, gap_out)
+    return _select(cache, w, n, out_i, out_j, gap_out)
+
+
 cdef double _violation(const Work* w) noexcept nogil:
-    """m(a) - M(a) over every position (no kernel column)."""
-    cdef double Gmax = -INFINITY, Gmax2 = -INFINITY
+    """The stopping rule's value over every position (no kernel column): m(a) - M(a), or Solver_NU's
+    max(m_p - M_p, m_n - M_n) by class. Gp, Gn: the largest -y_t G_t over I_up of each class; Gp2, Gn2: the
+    largest y_t G_t over I_low."""
+    cdef double Gp = -INFINITY, Gp2 = -INFINITY, Gn = -INFINITY, Gn2 = -INFINITY
     cdef int64_t t
     for t in range(w.l):
         if w.y[t] > 0:
-            if w.status[t] != UPPER_BOUND and -w.G[t] > Gmax:
-                Gmax = -w.G[t]
-            if w.status[t] != LOWER_BOUND and w.G[t] > Gmax2:
-                Gmax2 = w.G[t]
+            if w.status[t] != UPPER_BOUND and -w.G[t] > Gp:
+                Gp = -w.G[t]
+            if w.status[t] != LOWER_BOUND and w.G[t] > Gp2:
+                Gp2 = w.G[t]
         else:
-            if w.status[t] != LOWER_BOUND and w.G[t] > Gmax:
-                Gmax = w.G[t]
-            if w.status[t] != UPPER_BOUND and -w.G[t] > Gmax2:
-                Gmax2 = -w.G[t]
-    return Gmax + Gmax2
+            if w.status[t] != LOWER_BOUND and w.G[t] > Gn:
+                Gn = w.G[t]
+            if w.status[t] != UPPER_BOUND and -w.G[t] > Gn2:
+                Gn2 = -w.G[t]
+    if w.nu:
+        return Gp + Gp2 if Gp + Gp2 > Gn + Gn2 else Gn + Gn2
+    return (Gp if Gp > Gn else Gn) + (Gp2 if Gp2 > Gn2 else Gn2)
 
 
 cdef void _update_pair(Work* w, int64_t i, int64_t j, double Qij) noexcept nogil:
@@ -257,18 +414,6 @@ cdef void _reconstruct_gradient(KernelCache cache, Work* w) noexcept nogil:
                     w.G[j] += alpha_i * _q(w.y, i, j, Ki)
 
 
-cdef inline bint _be_shrunk(const Work* w, int64_t t, double Gmax1, double Gmax2) noexcept nogil:
-    if w.status[t] == UPPER_BOUND:
-        if w.y[t] > 0:
-            return -w.G[t] > Gmax1
-        return -w.G[t] > Gmax2
-    if w.status[t] == LOWER_BOUND:
-        if w.y[t] > 0:
-            return w.G[t] > Gmax2
-        return w.G[t] > Gmax1
-    return False
-
-
 cdef void _do_shrinking(KernelCache cache, Work* w) noexcept nogil:
     cdef double Gmax1 = -INFINITY, Gmax2 = -INFINITY    # max -y_t G_t over I_up, max y_t G_t over I_low
     cdef int64_t t
@@ -289,18 +434,7 @@ cdef void _do_shrinking(KernelCache cache, Work* w) noexcept nogil:
         _reconstruct_gradient(cache, w)
         w.active_size = w.l
         _event(w, b'*')
-    t = 0
-    while t < w.active_size:               # active_size shrinks as the loop goes (LIBSVM's for loop)
-        if _be_shrunk(w, t, Gmax1, Gmax2):
-            w.active_size -= 1
-            while w.active_size > t:
-                if not _be_shrunk(w, w.active_size, Gmax1, Gmax2):
-                    _swap(cache, w, t, w.active_size)
-                    break
-                w.active_size -= 1
-        t += 1
-    if w.active_size < w.min_active:
-        w.min_active = w.active_size
+    _shrink(cache, w, Gmax1, Gmax2, Gmax1, Gmax2)
 
 
 cdef void _bar_column(KernelCache cache, Work* w, int64_t i, double sign) noexcept nogil:
@@ -340,9 +474,12 @@ cdef int64_t _solve(KernelCache cache, Work* w, int64_t max_iter, bint shrinking
         if counter == 0:
             counter = l if l < 1000 else 1000
             if shrinking:
-                _do_shrinking(cache, w)
+                if w.nu:
+                    _do_shrinking_nu(cache, w)
+                else:
+                    _do_shrinking(cache, w)
             _event(w, b'.')
-        if _select(cache, w, w.active_size, &i, &j, gap_out):
+        if _pick(cache, w, w.active_size, &i, &j, gap_out):
             if w.active_size == l:          # nothing shrunk: the check over every variable is this one
                 _event(w, b'*')
                 converged[0] = True
@@ -350,7 +487,7 @@ cdef int64_t _solve(KernelCache cache, Work* w, int64_t max_iter, bint shrinking
             _reconstruct_gradient(cache, w)
             w.active_size = l
             _event(w, b'*')
-            if _select(cache, w, l, &i, &j, gap_out):
+            if _pick(cache, w, l, &i, &j, gap_out):
                 converged[0] = True
                 break
             counter = 1                     # shrink at the next iteration
@@ -439,7 +576,8 @@ cdef double _rho(const Work* w) noexcept nogil:
 
 
 def solve(KernelCache cache not None, const signed char[::1] y, const double[::1] p, double[::1] alpha,
-          double Cp, double Cn, const double[::1] QD, double eps=1e-3, max_iter=None, bint shrinking=True):
+          double Cp, double Cn, const double[::1] QD, double eps=1e-3, max_iter=None, bint shrinking=True,
+          bint nu=False):
     """LIBSVM's Solver on the cache's l-row problem, in the cache's current order: labels y (+1/-1), linear term
     p, box C_i = Cp or Cn, QD the kernel's diagonal (kernel_diag). alpha is the feasible start and receives the
     solution. shrinking: LIBSVM's -h 1 (the default, as LIBSVM's) or -h 0. The cache is given back in the order
@@ -450,7 +588,8 @@ def solve(KernelCache cache not None, const signed char[::1] y, const double[::1
     (the final gradient), converged (False when max_iter pairs were made first), n_shrink (do_shrinking calls),
     min_active_size (the smallest active set they left; l if none), unshrunk (whether the one-time unshrink at
     m - M <= 10 eps happened) and events (LIBSVM's progress, bytes of '.', '*' and 'W', see the top; None when
-    memory for them ran out)."""
+    memory for them ran out), r (Solver_NU's r with nu=True: LIBSVM's nu-SVC and nu-SVR, whose pair comes from
+    one class and whose rho and r come from the two classes' free variables; 0 otherwise)."""
     cdef int64_t l = cache.l, n_iter = 0, k
     if y.shape[0] != l or p.shape[0] != l or alpha.shape[0] != l or QD.shape[0] != l:
         raise ValueError(f"y, p, alpha and QD must have the cache's {l} entries")
@@ -470,13 +609,15 @@ def solve(KernelCache cache not None, const signed char[::1] y, const double[::1
     cdef Work w
     if l == 0:
         return {"n_iter": 0, "rho": 0.0, "obj": 0.0, "gap": 0.0, "G": np.asarray(G_out), "converged": True,
-                "n_shrink": 0, "min_active_size": 0, "unshrunk": False, "events": b""}
+                "n_shrink": 0, "min_active_size": 0, "unshrunk": False, "events": b"", "r": 0.0}
     w.l = l
     w.active_size = l
     w.Cp = Cp
     w.Cn = Cn
     w.eps = eps
     w.unshrink = False
+    w.nu = nu
+    w.r = 0.0
     w.n_shrink = 0
     w.min_active = l
     w.ev_n = 0
@@ -507,7 +648,7 @@ def solve(KernelCache cache not None, const signed char[::1] y, const double[::1
                 _update_status(&w, k)
             _start_gradient(cache, &w, shrinking)
             n_iter = _solve(cache, &w, limit, shrinking, &gap, &converged)
-            rho = _rho(&w)
+            rho = _rho_nu(&w) if w.nu else _rho(&w)
             # the solution by the caller's order; the cache back in its order (LIBSVM leaves it permuted)
             for k in range(l):
                 alpha[w.active_set[k]] = w.alpha[k]
@@ -537,7 +678,7 @@ def solve(KernelCache cache not None, const signed char[::1] y, const double[::1
     obj = 0.5 * float((np.asarray(alpha) * (Gn + np.asarray(p))).sum())   # not BLAS (its threads spin afterwards)
     return {"n_iter": int(n_iter), "rho": float(rho), "obj": obj, "gap": float(gap), "G": Gn,
             "converged": bool(converged), "n_shrink": int(w.n_shrink), "min_active_size": int(w.min_active),
-            "unshrunk": bool(w.unshrink), "events": events}
+            "unshrunk": bool(w.unshrink), "events": events, "r": float(w.r)}
 
 
 cdef inline void _swap_int(int64_t* a, int64_t i, int64_t j) noexcept nogil:

@@ -97,7 +97,7 @@ def solvers_text(names):
 LIBLINEAR = ("0", "1", "2", "3", "4", "5", "6", "7", "11", "12", "13", "21")
 OUT_OF_CORE = ("llsvm", "streamsvm", "bm")
 ONLINE = ("olsvm", "olsvm-rhl", "norma", "pegaz", "pegasos")
-LIBSVM_TYPES = ("smo", "epsilon_svr", "one_class")
+LIBSVM_TYPES = ("smo", "nu_svc", "epsilon_svr", "nu_svr", "one_class")
 KERNEL = LIBSVM_TYPES + ("h1tree",) + ONLINE
 ONED = ("local1d", "project1d")
 HARD_CLASS = ("greedy", "alternate", "larger")
@@ -317,8 +317,9 @@ OPTIONS = (
     Option("-p", "svr_p", "params", "Epsilon of the SVR loss (default {default}) ({solvers}).", kind=float,
            default=0.1, metavar="epsilon", solvers=("11", "12", "13", "epsilon_svr"), check=_check_svr_p, early=True,
            scales=True),
-    Option("-n", "nu", "params", "Nu of the one-class SVM (default {default}) ({solvers}).", kind=float,
-           default=0.5, metavar="nu", solvers=("21", "one_class"), check=_check_nu, early=True, scales=True),
+    Option("-n", "nu", "params", "Nu of the one-class SVM, nu-SVC and nu-SVR (default {default}) ({solvers}).",
+           kind=float, default=0.5, metavar="nu", solvers=("21", "nu_svc", "nu_svr", "one_class"), check=_check_nu,
+           early=True, scales=True),
     Option("-e", "eps", "params", "Tolerance of termination criterion: {per_solver}.", kind=float, metavar="epsilon",
            per_solver="eps_meaning"),
     Option("-B", "bias", "params",

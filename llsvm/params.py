@@ -200,6 +200,12 @@ register(SolverSpec(
     driver_ref="smo:fit", access="loaded", solver_type="C_SVC", default_eps=KERNEL_EPS,
     eps_meaning=f"LIBSVM's maximal violating pair, m(alpha) - M(alpha) (default {KERNEL_EPS:g})",
     default_max_iter="max(10^7, 100 l)", options=SMOOptions, metrics_ref="smo:metrics", model_kind="kernel"))
+register(SolverSpec(
+    name="nu_svc", number=None,
+    title="nu-SVC with a kernel (LIBSVM's svm-train -s 1): Solver_NU per pair, one-vs-one; LIBSVM's model file",
+    driver_ref="smo:fit", access="loaded", solver_type="NU_SVC", default_eps=KERNEL_EPS,
+    eps_meaning=f"LIBSVM's maximal violating pair within a class (default {KERNEL_EPS:g})",
+    default_max_iter="max(10^7, 100 l)", options=SMOOptions, metrics_ref="smo:metrics", model_kind="kernel"))
 
 def _libsvm(name, title, solver_type, task, default_max_iter):
     """A LIBSVM type of one problem over all rows (llsvm/solvers/single.py): LIBSVM's model file."""
@@ -212,6 +218,8 @@ def _libsvm(name, title, solver_type, task, default_max_iter):
 
 register(_libsvm("epsilon_svr", "epsilon-SVR with a kernel (LIBSVM's svm-train -s 3): SMO over the 2l variables; "
                  "LIBSVM's model file", "EPSILON_SVR", "regression", "max(10^7, 200 l)"))
+register(_libsvm("nu_svr", "nu-SVR with a kernel (LIBSVM's svm-train -s 4): Solver_NU over the 2l variables; LIBSVM's "
+                 "model file", "NU_SVR", "regression", "max(10^7, 200 l)"))
 register(_libsvm("one_class", "one-class SVM with a kernel (LIBSVM's svm-train -s 2): SMO from LIBSVM's start; "
                  "LIBSVM's model file", "ONE_CLASS", "oneclass", "max(10^7, 100 l)"))
 

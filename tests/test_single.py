@@ -1,6 +1,7 @@
-"""-s epsilon_svr and -s one_class (llsvm/solvers/single.py): LIBSVM's epsilon-SVR and one-class SVM against
-libsvm-official trained on the same file (its svm-train -s 3 and -s 2): model files byte for byte, svm-train's
-stdout line for line, the certificate, predictions, cross-validation and the refusals."""
+"""LIBSVM's other SVM types: -s epsilon_svr, nu_svr and one_class (llsvm/solvers/single.py) and -s nu_svc
+(llsvm/solvers/smo.py, one-vs-one) against libsvm-official trained on the same file (its svm-train -s 3, 4, 2
+and 1): model files byte for byte, svm-train's stdout line for line, the certificate, predictions,
+cross-validation and the refusals."""
 import re
 import subprocess
 import sys
@@ -17,7 +18,7 @@ from llsvm.params import Params
 
 from conftest import assert_exit, write_small_set
 
-LIBSVM = {"epsilon_svr": "3", "one_class": "2"}
+LIBSVM = {"nu_svc": "1", "one_class": "2", "epsilon_svr": "3", "nu_svr": "4"}
 TRAIN = ("import sys\nfrom libsvm import svmutil\ny, x = svmutil.svm_read_problem(sys.argv[1])\n"
          "svmutil.svm_save_model(sys.argv[2], svmutil.svm_train(y, x, ' '.join(sys.argv[3:])))\n")
 
@@ -48,7 +49,8 @@ def regression_file(tmp_path_factory):
 
 
 CASES = [("epsilon_svr", []), ("epsilon_svr", ["-p", "0.05", "-c", "4"]), ("epsilon_svr", ["-h", "0", "-t", "1"]),
-         ("one_class", []), ("one_class", ["-n", "0.1"]), ("one_class", ["-n", "0.7", "-h", "0", "-t", "0"])]
+         ("one_class", []), ("one_class", ["-n", "0.1"]), ("one_class", ["-n", "0.7", "-h", "0", "-t", "0"]),
+         ("nu_svr", []), ("nu_svr", ["-n", "0.2", "-c", "4"]), ("nu_svr", ["-h", "0", "-t", "3", "-g", "0.1"])]
 
 
 @pytest.mark.parametrize("solver,args", CASES, ids=[f"{s}{''.join(a)}" for s, a in CASES])
@@ -58,6 +60,7 @@ def test_model_and_output_are_svm_trains(regression_file, tmp_path, solver, args
     assert (tmp_path / "ours.model").read_bytes() == (tmp_path / "theirs.model").read_bytes()
     assert ours_out == theirs_out
     assert "Total nSV" not in ours_out and ("nu = " in ours_out) == (solver == "epsilon_svr")
+    assert ("epsilon = " in ours_out) == (solver == "nu_svr")
 
 
 @pytest.mark.parametrize("solver,name,args", [("epsilon_svr", "german.numer", ["-c", "2"]),
@@ -81,7 +84,49 @@ def test_model_is_svm_trains_on_public_sets(shared_plain, tmp_path, solver, name
     np.testing.assert_allclose([float(v) for v in (tmp_path / "out").read_text().split()], p_lib, rtol=1e-12)
 
 
-@pytest.mark.parametrize("solver", ["epsilon_svr", "one_class"])
+NU_SVC = [[], ["-n", "0.2", "-h", "0"], ["-t", "0", "-n", "0.4"], ["-t", "1", "-d", "2", "-g", "0.5"]]
+
+
+@pytest.mark.parametrize("args", NU_SVC, ids=["rbf", "shrinking-off", "linear", "poly"])
+def test_nu_svc_model_and_output_are_svm_trains(tmp_path, args):
+    """nu-SVC, three classes one-vs-one (Solver_NU per pair, scaled by its r: `C = 1/r` printed): svm-train's
+    file and lines."""
+    g = np.random.default_rng(11)
+    X = np.vstack([g.normal(c, 1.3, (90, 5)) for c in (-1.0, 0.0, 1.0)])
+    y = np.repeat([2, 1, 3], 90)
+    order = g.permutation(y.size)
+    path = tmp_path / "three.txt"
+    path.write_text("".join(f"{y[k]} " + " ".join(f"{j + 1}:{v:.8g}" for j, v in enumerate(X[k])) + "\n"
+                            for k in order))
+    theirs_out = libsvm_run(path, tmp_path / "theirs.model", ["-s", "1", *args])
+    assert ours("nu_svc", path, tmp_path / "ours.model", args) == theirs_out
+    assert (tmp_path / "ours.model").read_bytes() == (tmp_path / "theirs.model").read_bytes()
+    assert theirs_out.count("C = ") == 3 and "Total nSV = " in theirs_out
+
+
+@pytest.mark.parametrize("name,args", [("heart_scale", []), ("dna.scale", ["-n", "0.1"]), ("mushrooms", [])])
+def test_nu_svc_is_svm_trains_on_public_sets(shared_plain, tmp_path, name, args):
+    path = shared_plain(name)
+    theirs_out = libsvm_run(path, tmp_path / "theirs.model", ["-s", "1", *args])
+    assert ours("nu_svc", path, tmp_path / "ours.model", args) == theirs_out
+    assert (tmp_path / "ours.model").read_bytes() == (tmp_path / "theirs.model").read_bytes()
+
+
+def test_nu_svc_refusals(shared_plain, tmp_path):
+    """An infeasible nu (LIBSVM's check over every pair of classes) and a degenerate kernel whose r is 0 (LIBSVM
+    writes a model of inf and nan): refused, naming what to change."""
+    data = write_small_set(tmp_path / "d.txt", 40, labels=(1, 1, 1, -1), n_features=4, nnz=2)
+    r = CliRunner().invoke(train_main, ["-s", "nu_svc", "-n", "0.9", str(data), str(tmp_path / "m")])
+    assert_exit(r, 1)
+    assert r.stderr == "Error: specified nu is infeasible\n" and not (tmp_path / "m").exists()
+    r = CliRunner().invoke(train_main, ["-s", "nu_svc", "-q", "-t", "3", "-g", "0.5", str(shared_plain("fourclass")),
+                                        str(tmp_path / "m")])
+    assert_exit(r, 1)
+    assert "-s nu_svc: the solution of the class pair (1, -1) overflows (rho is nan" in r.stderr
+    assert "r = 0, C = 1/r" in r.stderr and not (tmp_path / "m").exists()
+
+
+@pytest.mark.parametrize("solver", ["epsilon_svr", "nu_svr", "one_class"])
 def test_certificate(regression_file, solver):
     """The dual is -f(a), the primal of the same problem at the model is above it, and the gap closes with eps."""
     ds = llsvm.read_dataset(str(regression_file))

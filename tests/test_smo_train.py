@@ -220,9 +220,9 @@ def test_refusals(data, tmp_path, args, message):
 def test_kernel_options_belong_to_smo(data, tmp_path, flag, value):
     r = CliRunner().invoke(train_main, ["-s", "3", flag, value, str(data), str(tmp_path / "m")])
     assert_exit(r, 1)
-    takers = ("-s smo, -s epsilon_svr, -s one_class and -s h1tree" if flag == "-h" else
-              "-s smo, -s epsilon_svr, -s one_class, -s h1tree, -s olsvm, -s olsvm-rhl, -s norma, -s pegaz and "
-              "-s pegasos")
+    libsvm = "-s smo, -s nu_svc, -s epsilon_svr, -s nu_svr, -s one_class"
+    takers = (f"{libsvm} and -s h1tree" if flag == "-h" else
+              f"{libsvm}, -s h1tree, -s olsvm, -s olsvm-rhl, -s norma, -s pegaz and -s pegasos")
     assert r.stderr == f"ERROR: {flag} applies only to {takers}, not to -s 3\n"
 
 

@@ -25,6 +25,7 @@ OWN = {"1": {"dcd", "newton"}, "3": {"dcd", "newton"}, "0": {"newton"}, "2": {"n
        "13": {"l2dual", "newton"}, "21": {"l2dual", "newton"}, "llsvm": {"onepass", "outofcore"},
        "streamsvm": {"streamsvm", "outofcore"}, "bm": {"bm", "outofcore"}, "smo": {"smo", "ovo"},
        "epsilon_svr": {"single", "smo", "ovo"}, "one_class": {"single", "smo", "ovo"},
+       "nu_svr": {"single", "smo", "ovo"}, "nu_svc": {"smo", "ovo"},
        "h1tree": {"h1tree", "smo", "ovo"}, "olsvm": {"online", "smo", "ovo"}, "local1d": {"oned"},
        "project1d": {"oned"}}
 

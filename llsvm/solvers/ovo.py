@@ -33,7 +33,7 @@ class Pairs:
                 yp = np.concatenate([np.ones(ci, np.int8), -np.ones(cj, np.int8)])
                 self.problems.append((i, j, rows, yp))
 
-    def model(self, ds, coefs, rho, kernel_type, degree, gamma, coef0, probA=None, probB=None):
+    def model(self, ds, coefs, rho, kernel_type, degree, gamma, coef0, probA=None, probB=None, svm_type="c_svc"):
         """The SVMModel of the pairs' solutions: coefs[p] the signed coefficients (alpha_t y_t) over problem p's
         rows, rho[p] its rho, probA[p] and probB[p] its Platt scaling (-b 1; None: none). Returns (model,
         sv_rows: the SVs' row indices in ds, in the model's order)."""
@@ -55,7 +55,7 @@ class Pairs:
             sv_coef[i, nz_start[j]:nz_start[j] + nSV[j]] = coef[ci:][keep_j]
         sv_rows = self.perm[np.flatnonzero(nonzero)]
         SV = ds.take_rows(sv_rows)         # a CSRDataset (SVMModel takes it as it is); empty with no SVs
-        model = SVMModel("c_svc", KERNEL_TYPES[kernel_type], degree, gamma, coef0,
+        model = SVMModel(svm_type, KERNEL_TYPES[kernel_type], degree, gamma, coef0,
                          np.asarray(rho, np.float64), sv_coef, SV, label=self.labels, nSV=nSV,
                          probA=None if probA is None else np.asarray(probA, np.float64),
                          probB=None if probB is None else np.asarray(probB, np.float64))

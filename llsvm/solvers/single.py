@@ -25,7 +25,7 @@ from .smo import check_kernel_diag, check_pair_finite, report_problem, solve
 
 JSON_FIELDS = ("C", "eps", "svr_p", "nu", "kernel_type", "gamma", "degree", "coef0", "cache_size", "shrinking",
                "nr_class", "labels", "total_sv", "pairs")
-SVM_TYPE = {"epsilon_svr": "epsilon_svr", "one_class": "one_class"}
+SVM_TYPE = {"epsilon_svr": "epsilon_svr", "nu_svr": "nu_svr", "one_class": "one_class"}
 
 
 def fit(ds, params, reporter, n_features=None, context=None):
@@ -40,12 +40,20 @@ def fit(ds, params, reporter, n_features=None, context=None):
     top = check_kernel_diag(ds, sq, opts)
     everything = np.arange(l, dtype=np.int64)
     z = np.asarray(ds.y, np.float64)
-    if spec.name == "epsilon_svr":
+    svr = spec.name in ("epsilon_svr", "nu_svr")
+    if svr:
         rows = np.concatenate([everything, everything])
         y = np.concatenate([np.ones(l, np.int8), -np.ones(l, np.int8)])
-        p = np.concatenate([params.svr_p - z, params.svr_p + z])
-        alpha = np.zeros(2 * l, np.float64)
         C = float(params.C)
+        alpha = np.zeros(2 * l, np.float64)
+        if spec.name == "epsilon_svr":
+            p = np.concatenate([params.svr_p - z, params.svr_p + z])
+        else:
+            p = np.concatenate([-z, z])
+            left = C * params.nu * l / 2          # LIBSVM's solve_nu_svr start: pairs at min(left, C) in turn
+            for t in range(l):
+                alpha[t] = alpha[t + l] = min(left, C)
+                left -= alpha[t]
         hint = f"C {C:g} with kernel values up to {top:g}; lower -c or scale the features or targets"
     else:
         rows, y, p = everything, np.ones(l, np.int8), np.zeros(l, np.float64)
@@ -56,16 +64,20 @@ def fit(ds, params, reporter, n_features=None, context=None):
             alpha[n] = params.nu * l - n
         C = 1.0
         hint = f"kernel values up to {top:g}; scale the features"
-    out = solve(view, rows, y, p, alpha, C, C, opts, sq, params.eps, params.max_iter, params.threads)
+    out = solve(view, rows, y, p, alpha, C, C, opts, sq, params.eps, params.max_iter, params.threads,
+                nu=spec.name == "nu_svr")
     out.pop("cache")
-    coef = alpha[:l] - alpha[l:] if spec.name == "epsilon_svr" else alpha
+    coef = alpha[:l] - alpha[l:] if svr else alpha
     check_pair_finite(spec.name, 1, -1, coef, out["rho"], hint, everything)
     out.update(_certificate(spec.name, out, coef, z, p, params, l))
     out["nSV"] = int(np.count_nonzero(coef))
     out["nBSV"] = int(np.count_nonzero(np.abs(coef) >= C))
     out["sum_alpha"] = float(np.abs(coef).sum())
-    # LIBSVM's lines: its solve_epsilon_svr prints nu (sum |coef| / (C l)), the one-class SVM none
-    report_problem(reporter, out, out["sum_alpha"] / (C * l) if spec.name == "epsilon_svr" else None)
+    # LIBSVM's lines: solve_epsilon_svr prints nu = sum |coef| / (C l), solve_nu_svr epsilon = -r, the one-class
+    # SVM nothing
+    line = {"epsilon_svr": f"nu = {out['sum_alpha'] / (C * l):f}\n", "nu_svr": f"epsilon = {-out['r']:f}\n"}.get(
+        spec.name, "")
+    report_problem(reporter, out, line)
     sv = np.flatnonzero(coef)
     model = SVMModel(SVM_TYPE[spec.name], KERNEL_TYPES[opts.kernel_type], opts.degree, opts.gamma, opts.coef0,
                      np.array([out["rho"]]), coef[sv].reshape(1, -1), ds.take_rows(sv))
@@ -80,15 +92,18 @@ def fit(ds, params, reporter, n_features=None, context=None):
 def _certificate(name, out, coef, z, p, params, l):
     """The primal of the problem the solver's dual belongs to, at the solution, and the dual (-f(a)).
     epsilon-SVR: 1/2 coef'K coef + C sum max(0, |z_t - f(x_t)| - epsilon), f = K coef - rho; K coef is G - p over
-    the first l variables. One-class (scaled by nu l, LIBSVM's form): 1/2 a'Ka + sum max(0, rho - (Ka)_t) - nu l
-    rho, with Ka = G."""
+    the first l variables. nu-SVR: the same with epsilon = -r (the solver's), plus C nu l epsilon. One-class (scaled
+    by nu l, LIBSVM's form): 1/2 a'Ka + sum max(0, rho - (Ka)_t) - nu l rho, with Ka = G."""
     G, rho = out["G"], out["rho"]
     with np.errstate(over="ignore", invalid="ignore"):
-        if name == "epsilon_svr":
+        if name in ("epsilon_svr", "nu_svr"):
             Kc = G[:l] - p[:l]
             wTw = float((coef * Kc).sum())
-            loss = np.maximum(0.0, np.abs(z - (Kc - rho)) - params.svr_p)
-            primal = 0.5 * wTw + float(params.C) * float(loss.sum())
+            epsilon = params.svr_p if name == "epsilon_svr" else -out["r"]
+            loss = float(np.maximum(0.0, np.abs(z - (Kc - rho)) - epsilon).sum())
+            if name == "nu_svr":
+                loss += params.nu * l * epsilon
+            primal = 0.5 * wTw + float(params.C) * loss
         else:
             wTw = float((coef * G).sum())
             primal = 0.5 * wTw + float(np.maximum(0.0, rho - G).sum()) - params.nu * l * rho

@@ -40,15 +40,15 @@ def max_iter_default(l):
     return max(10_000_000, INT_MAX if l > INT_MAX // 100 else 100 * l)
 
 
-def report_problem(reporter, out, nu=None):
+def report_problem(reporter, out, line=""):
     """svm-train's lines of one problem: the Solver's progress, the iteration-limit warning, `optimization
-    finished`, `nu` (None: no such line), `obj, rho`, `nSV, nBSV`."""
+    finished`, the type's own line (C-SVC and epsilon-SVR: `nu = `, nu-SVC: `C = `, nu-SVR: `epsilon = `; "":
+    none), `obj, rho`, `nSV, nBSV`."""
     reporter.info(progress_text(out["events"]))
     if not out["converged"]:
         reporter.info(WARN_MAX_ITER)
     reporter.info(f"\noptimization finished, #iter = {out['n_iter']}\n")
-    if nu is not None:
-        reporter.info(f"nu = {nu:f}\n")
+    reporter.info(line)
     reporter.info(f"obj = {out['obj']:f}, rho = {out['rho']:f}\n")
     reporter.info(f"nSV = {out['nSV']}, nBSV = {out['nBSV']}\n")
 
@@ -56,7 +56,8 @@ def report_problem(reporter, out, nu=None):
 def _report_pair(reporter, out, Cp, Cn, l):
     """A C-SVC pair's lines: LIBSVM's solve_c_svc prints nu when both classes have the same C."""
     # Python floats: C l may overflow to inf (nu 0) without numpy's RuntimeWarning on stderr
-    report_problem(reporter, out, float(out["sum_alpha"]) / (float(Cp) * l) if Cp == Cn and Cp > 0 else None)
+    report_problem(reporter, out, f"nu = {float(out['sum_alpha']) / (float(Cp) * l):f}\n" if Cp == Cn and Cp > 0
+                   else "")
 
 
 def svc_probability(ds, view, rows, y, Cp, Cn, opts, sq, params, perm, reporter, nr_fold=5):
@@ -147,7 +148,7 @@ def progress_text(events):
     return events.decode("ascii").replace("W", "\nWARNING: using -h 0 may be faster\n")
 
 
-def solve(view, rows, y, p, alpha, Cp, Cn, opts, sq, eps, max_iter=None, n_threads=1, cache=None):
+def solve(view, rows, y, p, alpha, Cp, Cn, opts, sq, eps, max_iter=None, n_threads=1, cache=None, nu=False):
     """LIBSVM's Solver over positions that are rows of the view (a row may come twice: epsilon-SVR's 2l
     variables), labels y (+1/-1), linear term p, feasible start alpha (receives the solution), box Cp / Cn: the
     result dict of _smo.solve, with "cache", the kernel cache back in its first row order. cache: a KernelCache of
@@ -165,21 +166,38 @@ def solve(view, rows, y, p, alpha, Cp, Cn, opts, sq, eps, max_iter=None, n_threa
     with np.errstate(over="ignore", invalid="ignore"):
         out = _smo.solve(cache, y, p, alpha, Cp, Cn, QD, eps=eps,
                          max_iter=max_iter_default(l) if max_iter is None else max_iter,
-                         shrinking=bool(opts.shrinking))
+                         shrinking=bool(opts.shrinking), nu=nu)
     cache.reset_order()
     out["cache"] = cache
     return out
 
 
-def solve_pair(view, rows, y, Cp, Cn, opts, sq, eps, max_iter=None, n_threads=1, cache=None):
+def solve_pair(view, rows, y, Cp, Cn, opts, sq, eps, max_iter=None, n_threads=1, cache=None, nu=None):
     """One binary C-SVC problem over `rows` of the view (labels y, +1/-1): (alpha (signed: alpha_t y_t), result
     dict of _smo.solve with the certificate, and "cache": the kernel cache, back in its first row order).
-    cache: a KernelCache of an earlier solve over the same rows and kernel (the grid search), or None."""
+    cache: a KernelCache of an earlier solve over the same rows and kernel (the grid search), or None.
+    nu: LIBSVM's nu-SVC instead (solve_nu_svc: Solver_NU from its start, box 1, then every alpha, rho and the
+    objective scaled by r, the C-SVC of C = 1/r it solves; out["C"] = 1/r); Cp and Cn are then unused."""
     l = rows.size
     alpha = np.zeros(l, np.float64)
-    out = solve(view, rows, y, -np.ones(l), alpha, Cp, Cn, opts, sq, eps, max_iter, n_threads, cache)
-    with np.errstate(over="ignore", invalid="ignore"):
+    if nu is None:
+        out = solve(view, rows, y, -np.ones(l), alpha, Cp, Cn, opts, sq, eps, max_iter, n_threads, cache)
         G = out["G"]
+    else:
+        half = nu * l / 2
+        left = {1: half, -1: half}
+        for t in range(l):                       # LIBSVM's start: each class's first rows at 1, then the rest
+            a = min(1.0, left[int(y[t])])
+            alpha[t] = a
+            left[int(y[t])] -= a
+        out = solve(view, rows, y, np.zeros(l), alpha, 1.0, 1.0, opts, sq, eps, max_iter, n_threads, cache, nu=True)
+        r = np.float64(out["r"])                 # r = 0 (a degenerate kernel): inf and nan as LIBSVM's, which
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):   # the caller then refuses
+            Cp = Cn = float(1.0 / r)
+            alpha *= 1.0 / r                     # LIBSVM: alpha[i] *= y[i] / r
+            out.update(rho=float(out["rho"] / r), obj=float(out["obj"] / (r * r)), C=Cp)
+            G = out["G"] / r - 1.0               # the C-SVC's gradient Q a - e at the scaled alpha
+    with np.errstate(over="ignore", invalid="ignore"):
         C = np.where(y > 0, Cp, Cn)
         # G_t + 1 = y_t sum_s alpha_s y_s K_ts, so y_t f(x_t) = G_t + 1 - y_t rho and a'Qa = a'(G + 1)
         # element-wise sums, not BLAS: OpenBLAS's threads spin after a call and would take the core the kernel
@@ -190,7 +208,7 @@ def solve_pair(view, rows, y, Cp, Cn, opts, sq, eps, max_iter=None, n_threads=1,
         sum_alpha = float(alpha.sum())
         dual = sum_alpha - 0.5 * aQa
     out.update(primal=primal, dual=dual, nSV=int(np.count_nonzero(alpha)),
-               nBSV=int(np.count_nonzero((alpha > 0) & (alpha >= C))), sum_alpha=sum_alpha)
+               nBSV=int(np.count_nonzero((alpha != 0) & (np.abs(alpha) >= C))), sum_alpha=sum_alpha)
     return alpha * y, out
 
 
@@ -258,6 +276,9 @@ def fit(ds, params, reporter, n_features=None, context=None):
     coefs, results = [], []
     seeds = Seeds(params.seed)
     probA, probB = [], []
+    nu = params.nu if params.spec.name == "nu_svc" else None
+    if nu is not None:
+        check_nu_feasible(nu, pairs.count)
     for p, (i, j, rows, y) in enumerate(pairs.problems):
         if opts.probability:
             # LIBSVM's svm_train: a pair's Platt scaling comes before its own solve
@@ -267,14 +288,18 @@ def fit(ds, params, reporter, n_features=None, context=None):
             probB.append(B)
         cache = None if context is None else context.get(p)
         coef, out = solve_pair(view, rows, y, wC[i], wC[j], opts, sq, params.eps, params.max_iter, params.threads,
-                               cache=cache)
+                               cache=cache, nu=nu)
         used = out.pop("cache")
         if context is not None:
             context[p] = used
-        check_pair_finite("smo", int(labels[i]), int(labels[j]), coef, out["rho"],
-                          f"C {float(wC[i]):g} and {float(wC[j]):g} with kernel values up to {top:g}; lower -c "
-                          "(or -wi) or scale the features", rows)
-        _report_pair(reporter, out, wC[i], wC[j], rows.size)
+        hint = (f"C {float(wC[i]):g} and {float(wC[j]):g} with kernel values up to {top:g}; lower -c (or -wi) or "
+                "scale the features" if nu is None else
+                f"r = {out['r']:g}, C = 1/r (kernel values up to {top:g}); change the kernel (-t -g -r) or -n")
+        check_pair_finite(params.spec.name, int(labels[i]), int(labels[j]), coef, out["rho"], hint, rows)
+        if nu is None:
+            _report_pair(reporter, out, wC[i], wC[j], rows.size)
+        else:
+            report_problem(reporter, out, f"C = {out['C']:f}\n")      # LIBSVM's solve_nu_svc: 1/r
         coefs.append(coef)
         results.append(FitResult(w=None, alpha=np.abs(coef), n_iter=out["n_iter"], primal=out["primal"],
                                  dual=out["dual"], gap=out["primal"] - out["dual"], max_violation=out["gap"],
@@ -282,11 +307,21 @@ def fit(ds, params, reporter, n_features=None, context=None):
                                  extra={"labels": (int(labels[i]), int(labels[j])), "nBSV": out["nBSV"],
                                         "obj": out["obj"], "rho": out["rho"]}))
     model, sv_rows = pairs.model(ds, coefs, [r.extra["rho"] for r in results], opts.kernel_type, opts.degree,
-                                 opts.gamma, opts.coef0, probA=probA or None, probB=probB or None)
+                                 opts.gamma, opts.coef0, probA=probA or None, probB=probB or None,
+                                 svm_type="c_svc" if nu is None else "nu_svc")
     reporter.info(f"Total nSV = {model.total_sv}\n")
     model.meta = {"results": results, "params": params, "options": opts, "sv_indices": sv_rows + 1}
     return model
 
+
+
+def check_nu_feasible(nu, count):
+    """LIBSVM's svm_check_parameter for nu-SVC: every pair of classes (counts n1, n2) needs nu (n1 + n2) / 2 <=
+    min(n1, n2)."""
+    for a in range(len(count)):
+        for b in range(a + 1, len(count)):
+            if nu * (count[a] + count[b]) / 2 > min(count[a], count[b]):
+                raise ParameterError("specified nu is infeasible")
 
 
 def metrics(model, params, ds):
