@@ -685,3 +685,22 @@ cdef inline void _swap_int(int64_t* a, int64_t i, int64_t j) noexcept nogil:
     cdef int64_t t = a[i]
     a[i] = a[j]
     a[j] = t
+
+
+def nu_start(const signed char[::1] y, double total, double C, double[::1] alpha):
+    """The start of LIBSVM's nu solvers: position by position, alpha_t = min(C, what is left of its class's
+    total), then subtracted from it; each class starts from `total` (solve_nu_svc: y by class, C = 1, total
+    nu l / 2; solve_nu_svr: y all +1, C the box, total C nu l / 2, the same alpha for a_t and a*_t)."""
+    cdef double left_p = total, left_n = total, a
+    cdef int64_t t, l = y.shape[0]
+    if alpha.shape[0] != l:
+        raise ValueError("y and alpha must have the same length")
+    with nogil:
+        for t in range(l):
+            if y[t] > 0:
+                a = C if C < left_p else left_p
+                left_p -= a
+            else:
+                a = C if C < left_n else left_n
+                left_n -= a
+            alpha[t] = a

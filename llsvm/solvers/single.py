@@ -17,6 +17,7 @@ maximal violating pair.
 import numpy as np
 
 from .._ext._rowops import row_sq_norms
+from .._ext._smo import nu_start
 from ..models.svm import KERNEL_TYPES, SVMModel
 from ..options import SMOOptions
 from ..params import echo
@@ -50,10 +51,9 @@ def fit(ds, params, reporter, n_features=None, context=None):
             p = np.concatenate([params.svr_p - z, params.svr_p + z])
         else:
             p = np.concatenate([-z, z])
-            left = C * params.nu * l / 2          # LIBSVM's solve_nu_svr start: pairs at min(left, C) in turn
-            for t in range(l):
-                alpha[t] = alpha[t + l] = min(left, C)
-                left -= alpha[t]
+            # LIBSVM's solve_nu_svr start: a_t = a*_t = min(what is left of C nu l / 2, C) in turn
+            nu_start(np.ones(l, np.int8), C * params.nu * l / 2, C, alpha[:l])
+            alpha[l:] = alpha[:l]
         hint = f"C {C:g} with kernel values up to {top:g}; lower -c or scale the features or targets"
     else:
         rows, y, p = everything, np.ones(l, np.int8), np.zeros(l, np.float64)

@@ -184,12 +184,7 @@ def solve_pair(view, rows, y, Cp, Cn, opts, sq, eps, max_iter=None, n_threads=1,
         out = solve(view, rows, y, -np.ones(l), alpha, Cp, Cn, opts, sq, eps, max_iter, n_threads, cache)
         G = out["G"]
     else:
-        half = nu * l / 2
-        left = {1: half, -1: half}
-        for t in range(l):                       # LIBSVM's start: each class's first rows at 1, then the rest
-            a = min(1.0, left[int(y[t])])
-            alpha[t] = a
-            left[int(y[t])] -= a
+        _smo.nu_start(y, nu * l / 2, 1.0, alpha)  # LIBSVM's start: each class's first rows at 1, then the rest
         out = solve(view, rows, y, np.zeros(l), alpha, 1.0, 1.0, opts, sq, eps, max_iter, n_threads, cache, nu=True)
         r = np.float64(out["r"])                 # r = 0 (a degenerate kernel): inf and nan as LIBSVM's, which
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):   # the caller then refuses
