@@ -26,9 +26,9 @@ import tempfile
 import time
 
 from benchutil import FETCH_HINT, say, shared_file
+from children import cpu_of, kill, reap
 
 TARGET_S = 1.0
-TICK = os.sysconf("SC_CLK_TCK")
 EXEC = "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])"
 # parameters tried, in order, for a solver whose default run on a9a ends less than 2 s after start-up and loading
 NEWTON = [["-e", "1e-10", "-c", "100000"], ["-v", "10", "-e", "1e-10", "-c", "100000"]]   # Newton: few iterations
@@ -57,35 +57,9 @@ def _bin(name):
     return os.path.join(os.path.dirname(sys.executable), name)
 
 
-def cpu_of(pid):
-    """utime + stime of a process (all its threads), from /proc/<pid>/stat, in seconds."""
-    with open(f"/proc/{pid}/stat") as f:
-        s = f.read()
-    fields = s[s.rindex(")") + 2:].split()
-    return (int(fields[11]) + int(fields[12])) / TICK
-
-
 def _start(argv, env, err):
     with open(err, "wb") as f:
         return subprocess.Popen([sys.executable, "-c", EXEC, *argv], stdout=subprocess.DEVNULL, stderr=f, env=env)
-
-
-def _reap(p, deadline):
-    """os.wait4 polled every millisecond until the child exits or the deadline: (exit code, rusage) or None."""
-    while True:
-        pid, status, usage = os.wait4(p.pid, os.WNOHANG)
-        if pid:
-            p.returncode = os.waitstatus_to_exitcode(status)
-            return p.returncode, usage
-        if time.monotonic() > deadline:
-            return None
-        time.sleep(0.001)
-
-
-def _kill(p):
-    os.kill(p.pid, signal.SIGKILL)      # not p.kill(): its poll() would reap the child before our wait4
-    _, status, _ = os.wait4(p.pid, 0)
-    p.returncode = os.waitstatus_to_exitcode(status)
 
 
 def _read(path):
@@ -98,12 +72,12 @@ def uninterrupted(argv, env, cap, err):
     (killed there)."""
     t0 = time.monotonic()
     p = _start(argv, env, err)
-    got = _reap(p, t0 + cap)
+    got = reap(p, t0 + cap)
     wall = time.monotonic() - t0
     if got is None:
-        _kill(p)
+        kill(p)
         return cap, None, ""
-    return wall, got[0], _read(err)
+    return wall, p.returncode, _read(err)
 
 
 def signalled(argv, env, at, sig, wait, err):
@@ -117,14 +91,15 @@ def signalled(argv, env, at, sig, wait, err):
     c0 = cpu_of(p.pid)          # not reaped by anyone but us: /proc/<pid> is there even if it has just exited
     t_sig = time.monotonic()
     os.kill(p.pid, sig)
-    got = _reap(p, t_sig + wait)
+    got = reap(p, t_sig + wait)
     latency = time.monotonic() - t_sig
     if got is None:
         c1 = cpu_of(p.pid)
-        _kill(p)
+        kill(p)
         return {"blocked": True, "latency": latency, "cpu_after": c1 - c0, "rc": p.returncode, "at": at,
                 "stderr": _read(err)[-500:]}
-    rc, usage = got
+    _, usage = got
+    rc = p.returncode
     return {"latency": latency, "cpu_after": usage.ru_utime + usage.ru_stime - c0, "rc": rc, "at": at,
             "stderr": _read(err)[-500:]}
 

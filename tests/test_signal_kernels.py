@@ -32,8 +32,10 @@ import scipy.sparse as sp
 
 from conftest import write_small_set
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts"))
+from children import cpu_of, kill, reap  # noqa: E402
+
 BIN = os.path.dirname(sys.executable)
-TICK = os.sysconf("SC_CLK_TCK")
 LEAD_CPU = 1.0          # CPU seconds past the calibration run's (start-up and loading) before the signal
 CPU_AFTER = 1.0         # the rule: less CPU than this after the signal
 WALL_AFTER = 20.0       # a child still there this long after the signal is blocked: killed, the test fails
@@ -163,14 +165,6 @@ def quick(args):
 
 
 # -- running a child ----------------------------------------------------------------------------------------------
-def cpu_of(pid):
-    """utime + stime of a process (all its threads), from /proc/<pid>/stat, in seconds."""
-    with open(f"/proc/{pid}/stat") as f:
-        s = f.read()
-    fields = s[s.rindex(")") + 2:].split()
-    return (int(fields[11]) + int(fields[12])) / TICK
-
-
 def _start(argv, work):
     env = dict(os.environ, TMPDIR=str(work / "tmp"))
     out = open(work / "stdout", "wb")
@@ -182,32 +176,14 @@ def _start(argv, work):
         err.close()
 
 
-def _reap(p, deadline):
-    """os.wait4 until the child has exited or the deadline (monotonic) passed: (status, rusage) or None."""
-    while True:
-        pid, status, usage = os.wait4(p.pid, os.WNOHANG)
-        if pid:
-            p.returncode = os.waitstatus_to_exitcode(status)
-            return status, usage
-        if time.monotonic() > deadline:
-            return None
-        time.sleep(0.005)
-
-
-def _kill(p):
-    os.kill(p.pid, signal.SIGKILL)      # not p.kill(): its poll() would reap the child before our wait4
-    _, status, _ = os.wait4(p.pid, 0)
-    p.returncode = os.waitstatus_to_exitcode(status)
-
-
 def calibrate(argv, work):
     """CPU seconds of a complete run (start-up, loading, one iteration, the model written)."""
     work.mkdir()
     (work / "tmp").mkdir()
     p = _start(argv, work)
-    got = _reap(p, time.monotonic() + REACH_WALL)
+    got = reap(p, time.monotonic() + REACH_WALL)
     if got is None:
-        _kill(p)
+        kill(p)
         raise AssertionError(f"the calibration run {argv} did not end within {REACH_WALL} s")
     status, usage = got
     assert p.returncode == 0, (argv, p.returncode, (work / "stderr").read_text()[-2000:])
@@ -229,17 +205,17 @@ def signal_run(argv, work, lead, sig):
         if cpu_of(p.pid) >= lead:
             break
         if time.monotonic() - t0 > REACH_WALL:
-            _kill(p)
+            kill(p)
             res.update(never_reached=True)
             return res
         time.sleep(0.01)
     c0 = cpu_of(p.pid)            # the child is not reaped before we are: /proc/<pid> is there
     t_sig = time.monotonic()
     os.kill(p.pid, sig)
-    got = _reap(p, t_sig + WALL_AFTER)
+    got = reap(p, t_sig + WALL_AFTER)
     if got is None:
         c1 = cpu_of(p.pid)
-        _kill(p)
+        kill(p)
         res.update(blocked=True, cpu_after=c1 - c0, wall_after=time.monotonic() - t_sig)
     else:
         status, usage = got
