@@ -381,13 +381,22 @@ def test_probability_with_libsvms_folds_is_libsvms(shared_plain, tmp_path):
         assert A == pytest.approx(theirs.probA[p], rel=1e-9) and B == pytest.approx(theirs.probB[p], rel=1e-9)
 
 
-def test_probability_cross_validation_is_the_same_for_a_seed(tmp_path):
-    """-v with -b 1 (each fold's labels are svm_predict_probability's, as LIBSVM's svm_cross_validation): the
-    folds and the Platt folds come from --seed, so the same command gives the same accuracy."""
-    X, y = blobs(5, 300, 4, (1, 2, 3), spread=3.0)
-    data = _write(tmp_path / "d.txt", X, y)
-    r = CliRunner().invoke(train_main, ["-s", "smo", "-q", "-b", "1", "-v", "5", str(data)])
-    assert_exit(r, 0)
-    assert r.stdout.startswith("Cross Validation Accuracy = ")
-    again = CliRunner().invoke(train_main, ["-s", "smo", "-q", "-b", "1", "-v", "5", str(data)])
-    assert again.stdout == r.stdout                      # the folds and the Platt folds from --seed
+def test_probability_cross_validation_predicts_by_probabilities():
+    """-v with -b 1: each fold's labels are svm_predict_probability's (the largest probability), as LIBSVM's
+    svm_cross_validation, not the votes: recomputed here over the same folds from the seed, on classes that
+    overlap enough for the two to differ on some rows."""
+    from llsvm.report import as_reporter
+    from llsvm.solvers import smo
+    X, y = blobs(5, 300, 4, (1, 2, 3), spread=0.8)
+    ds = CSRDataset.from_csr(sp.csr_matrix(X), y)
+    params = Params(solver="smo", options=SMOOptions(probability=1)).check()
+    target = llsvm.cross_validation(ds, 5, params=params)
+    seeds = Seeds(params.seed)
+    folds = stratified_folds(ds.y, 5, seeds, as_reporter())
+    by_probability, by_votes = np.empty(ds.n_rows), np.empty(ds.n_rows)
+    for (tr, te), seed in zip(folds, [seeds.next() for _ in folds]):
+        model = smo.fit(ds.take_rows(tr), params.but(seed=seed), as_reporter(), n_features=ds.n_features)
+        by_probability[te] = model.predict_probability(ds.take_rows(te))[0]
+        by_votes[te] = model.predict(ds.take_rows(te))
+    np.testing.assert_array_equal(target, by_probability)
+    assert (by_probability != by_votes).sum() >= 1
