@@ -76,7 +76,8 @@ def solve(K, y, Cp, Cn, eps=1e-3, p=None, max_iter=None, shrinking=False, alpha0
     alpha, G, rho, obj (f at the solution), n_iter, and the final violation m(a) - M(a).
 
     shrinking=True: LIBSVM's -h 1 (Shrinking below; alpha0, a feasible start, only there). The dict then also has
-    converged, n_shrink (do_shrinking calls), min_active_size and unshrunk."""
+    converged, n_shrink (do_shrinking calls), min_active_size, unshrunk, r (0: Solver_NU's only), events and
+    pairs (see Shrinking.run)."""
     if shrinking:
         return Shrinking(K, y, Cp, Cn, eps, p, max_iter, alpha0).run()
     if alpha0 is not None:
@@ -199,9 +200,13 @@ class Shrinking:
     rule is checked again over all rows: it stops, or goes on with do_shrinking at the next iteration. After
     max_iter iterations G is reconstructed too. rho is computed by position (the order of its sum), alpha and G are
     given back by row.
+
+    shrinking=False runs the same loop without do_shrinking (LIBSVM's -h 0: one Solve loop for both; solve() above
+    is the C-SVC's -h 0 written again by index). Solver_NU (tests/reference/smo_nu_twin.py) is this class with its
+    own select, do_shrinking and rho, as in LIBSVM's class Solver_NU : public Solver.
     """
 
-    def __init__(self, K, y, Cp, Cn, eps, p, max_iter, alpha0):
+    def __init__(self, K, y, Cp, Cn, eps, p, max_iter, alpha0, shrinking=True):
         y = np.asarray(y, dtype=np.int64)
         l = self.l = y.shape[0]
         self.Q0 = (y[:, None] * y[None, :] * K).astype(np.float32)     # by row, as the kernel cache computes it
@@ -213,8 +218,12 @@ class Shrinking:
         self.alpha = np.zeros(l) if alpha0 is None else np.array(alpha0, dtype=np.float64)
         self.eps = eps
         self.max_iter = max(10_000_000, 100 * l) if max_iter is None else max_iter
+        self.shrinking = shrinking
         self.active_set = np.arange(l)
         self.active_size = l
+        self.r = 0.0                    # Solver_NU's r (its rho sets it)
+        self.events = []                # LIBSVM's progress: '.', '*', 'W' (reconstruct's "using -h 0" warning)
+        self.pairs = []                 # the working pairs (i, j), by row
         self.status = np.array([self._status(k) for k in range(l)], dtype=np.int64)
         self.unshrink = False
         self.n_shrink = 0
@@ -275,16 +284,21 @@ class Shrinking:
         if a == l:
             return
         self.G[a:] = self.G_bar[a:] + self.p[a:]
+        if 2 * np.count_nonzero(self.status[:a] == FREE) < a:
+            self.events.append("W")
         for t in range(a):
             if self.status[t] == FREE:
                 # Q_kt for the shrunk positions k, from the position-t column (Q is symmetric)
                 self.G[a:] += self.alpha[t] * self.Q0[self.active_set[a:], self.active_set[t]].astype(np.float64)
 
-    def be_shrunk(self, k, Gmax1, Gmax2):
+    def be_shrunk(self, k, Gmax1, Gmax2, Gmax3, Gmax4):
+        """Whether the bounded variable at position k can leave: at the upper bound -G_k > Gmax1 (y = +1) or Gmax4
+        (y = -1), at the lower bound G_k > Gmax2 (y = +1) or Gmax3 (y = -1). LIBSVM's Solver passes (m, M', m, M'),
+        Solver_NU its four bounds by class."""
         if self.status[k] == UPPER:
-            return -self.G[k] > (Gmax1 if self.y[k] > 0 else Gmax2)
+            return -self.G[k] > (Gmax1 if self.y[k] > 0 else Gmax4)
         if self.status[k] == LOWER:
-            return self.G[k] > (Gmax2 if self.y[k] > 0 else Gmax1)
+            return self.G[k] > (Gmax2 if self.y[k] > 0 else Gmax3)
         return False
 
     def do_shrinking(self):
@@ -299,36 +313,52 @@ class Shrinking:
             self.unshrink = True
             self.reconstruct()
             self.active_size = self.l
+            self.events.append("*")
+        self.shrink(lambda k: self.be_shrunk(k, Gmax1, Gmax2, Gmax1, Gmax2))
+
+    def shrink(self, leaves):
+        """Move behind active_size every position k for which leaves(k) holds (LIBSVM's loop: active_size shrinks
+        as it goes, each leaving position swapped with the last staying one)."""
         k = 0
         while k < self.active_size:
-            if self.be_shrunk(k, Gmax1, Gmax2):
+            if leaves(k):
                 self.active_size -= 1
                 while self.active_size > k:
-                    if not self.be_shrunk(self.active_size, Gmax1, Gmax2):
+                    if not leaves(self.active_size):
                         self.swap(k, self.active_size)
                         break
                     self.active_size -= 1
             k += 1
         self.min_active = min(self.min_active, self.active_size)
 
+    def rho(self):
+        """LIBSVM's calculate_rho, by position (the order of its sum)."""
+        return _rho(self.G, self.alpha, self.y, self.C)
+
     def run(self):
+        """Solve: the dict of solve(), with events (LIBSVM's progress characters in order, as cext/_smo.pyx's
+        events) and pairs (the working pair (i, j) of every iteration, as rows)."""
         l = self.l
         n_iter, counter, converged, gap = 0, min(l, 1000) + 1, False, np.inf
         while n_iter < self.max_iter:
             counter -= 1
             if counter == 0:
                 counter = min(l, 1000)
-                self.do_shrinking()
+                if self.shrinking:
+                    self.do_shrinking()
+                self.events.append(".")
             i, j, gap = self.select(self.active_size)
             if j < 0:
                 self.reconstruct()
                 self.active_size = l
+                self.events.append("*")
                 i, j, gap = self.select(l)
                 if j < 0:
                     converged = True
                     break
                 counter = 1
             n_iter += 1
+            self.pairs.append((int(self.active_set[i]), int(self.active_set[j])))
             n = self.active_size
             Qi, Qj = self.column(i, n), self.column(j, n)
             old_i, old_j = self.alpha[i], self.alpha[j]
@@ -344,17 +374,20 @@ class Shrinking:
                         self.G_bar -= self.C[k] * col
                     else:
                         self.G_bar += self.C[k] * col
-        if not converged:
-            self.reconstruct()
-            self.active_size = l
+        if not converged and self.shrinking:
+            # (LIBSVM's -h 0 keeps the last check's gap, from before the last pair)
+            if self.active_size < l:
+                self.reconstruct()
+                self.active_size = l
+                self.events.append("*")
             _, _, gap = self.select(l)
-        rho = _rho(self.G, self.alpha, self.y, self.C)
+        rho = self.rho()
         alpha, G = np.empty(l), np.empty(l)
         alpha[self.active_set] = self.alpha
         G[self.active_set] = self.G
         return {"alpha": alpha, "G": G, "rho": rho, "obj": 0.5 * float(alpha @ (G + self.p0)), "n_iter": n_iter,
                 "gap": gap, "converged": converged, "n_shrink": self.n_shrink, "min_active_size": self.min_active,
-                "unshrunk": self.unshrink}
+                "unshrunk": self.unshrink, "r": self.r, "events": "".join(self.events), "pairs": self.pairs}
 
 
 def _rho(G, alpha, y, C):
@@ -383,22 +416,37 @@ def csvc(X, labels, C=1.0, weights=None, eps=1e-3, shrinking=False, **kernel):
     svm_group_classes; the order matters with shrinking, where the rebuilt gradient sums by position). Returns the
     solver's dict (alpha and G by row) plus the labels (in LIBSVM's order) and the decision function's
     sv_coef = y_i a_i over all rows."""
-    labels = np.asarray(labels)
-    first = labels[0]
-    other = [v for v in labels if v != first][0]
-    if (first, other) == (-1, 1):        # LIBSVM (as LIBLINEAR) puts +1 first for labels {-1, +1}
-        first, other = 1, -1
-    y = np.where(labels == first, 1, -1)
+    first, other, y, order = two_classes(labels)
     weights = dict(weights or {})
-    order = np.argsort(y < 0, kind="stable")
     K = kernel_matrix(X, X, **kernel)[np.ix_(order, order)]
     out = solve(K, y[order], C * weights.get(first, 1.0), C * weights.get(other, 1.0), eps=eps,
                 shrinking=shrinking)
-    for key in ("alpha", "G"):
-        by_row = np.empty_like(out[key])
-        by_row[order] = out[key]
-        out[key] = by_row
+    by_row(out, order)
     out["labels"] = [first, other]
     out["y"] = y
     out["sv_coef"] = y * out["alpha"]
     return out
+
+
+def two_classes(labels):
+    """LIBSVM's two-class problem from labels: (first, other, y, order). first (the first label seen; +1 of
+    {-1, +1}, as LIBSVM and LIBLINEAR put it first) is y = +1; order lists the rows grouped by class, the +1 rows
+    first, each class in its order (svm_group_classes: the order the solver sees them in)."""
+    labels = np.asarray(labels)
+    first = labels[0]
+    other = [v for v in labels if v != first][0]
+    if (first, other) == (-1, 1):
+        first, other = 1, -1
+    y = np.where(labels == first, 1, -1)
+    return first, other, y, np.argsort(y < 0, kind="stable")
+
+
+def by_row(out, order):
+    """A solver's alpha and G (and its working pairs, when it keeps them), solved over the rows in `order`, put
+    back by row (in place)."""
+    for key in ("alpha", "G"):
+        back = np.empty_like(out[key])
+        back[order] = out[key]
+        out[key] = back
+    if "pairs" in out:
+        out["pairs"] = [(int(order[i]), int(order[j])) for i, j in out["pairs"]]
