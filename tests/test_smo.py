@@ -16,15 +16,17 @@ from reference import smo_twin as S
 from test_smo_twin import BIG, CASES, libsvm_coef, libsvm_train, problem
 
 
-def setup(X, kernel_type, gamma, coef0, degree, cache_size=100.0):
+def setup(X, kernel_type, gamma, coef0, degree, cache_size=100.0, rows=None):
+    """A kernel cache over the rows of X (rows: the row of each variable, a row may come twice; None: every row
+    once) and the kernel's diagonal QD by variable."""
     ds = CSRDataset.from_csr(sp.csr_matrix(X), np.zeros(len(X)))
     view = ds.row_view()
     params = {"kernel_type": kernel_type, "gamma": gamma, "coef0": coef0, "degree": degree}
     sq = row_sq_norms(view)
-    rows = np.arange(len(X), dtype=np.int64)
-    QD = np.empty(len(X))
-    KK.kernel_diag(rows, params, sq, QD)
-    return KK.KernelCache(view, None, params, sq, cache_size), QD
+    all_rows = np.arange(len(X), dtype=np.int64) if rows is None else rows
+    QD = np.empty(all_rows.size)
+    KK.kernel_diag(all_rows, params, sq, QD)
+    return KK.KernelCache(view, rows, params, sq, cache_size), QD
 
 
 def signs(y):
