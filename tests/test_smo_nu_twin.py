@@ -37,6 +37,12 @@ CASES = {
     "svr-rbf-8-two-columns": ("svr", 8, 60, 4, 2, 0.25, 0.3, 4.0, True, 0.0),
     "svr-linear-9": ("svr", 9, 80, 4, 0, 1.0, 0.5, 1.0, True, 100.0),
     "svr-linear-10-h0": ("svr", 10, 60, 3, 0, 1.0, 0.2, 2.0, False, 100.0),
+    # rows on a coarse grid: many equal rows, so equal gradients and equal second-order gains, where only the
+    # order of ties (LIBSVM's >= and <=) decides the pair
+    "svc-ties-linear-4": ("svc-grid", 4, 80, 3, 0, 1.0, 0.4, 1.0, True, 100.0),
+    "svc-ties-rbf-5-h0": ("svc-grid", 5, 80, 3, 2, 0.5, 0.4, 1.0, False, 100.0),
+    "svr-ties-linear-7": ("svr-grid", 7, 80, 3, 0, 1.0, 0.4, 1.0, True, 100.0),
+    "svr-ties-rbf-1": ("svr-grid", 1, 80, 3, 2, 0.5, 0.4, 1.0, True, 100.0),
 }
 EPS = 1e-3
 
@@ -50,10 +56,13 @@ def regression(seed, l, n):
 
 def nu_problem(case):
     """One case as Solver_NU sees it: (X in the solver's row order, rows: the row of each variable, y, p, C, the
-    twin's start, the kernel's start from _smo.nu_start as the driver computes it)."""
+    twin's start, the kernel's start from _smo.nu_start as the driver computes it). Kinds "svc-grid" and
+    "svr-grid": the features (and targets) rounded to a coarse grid."""
     kind, seed, l, n, _, _, nu, C, _, _ = case
-    if kind == "svc":
+    if kind.startswith("svc"):
         X, labels = problem(seed, l, n)
+        if kind.endswith("grid"):
+            X = np.round(X).clip(-1, 1)
         _, _, y, order = S.two_classes(labels)
         X, y = X[order], y[order]
         rows, p, C = np.arange(l), np.zeros(l), 1.0
@@ -62,6 +71,8 @@ def nu_problem(case):
         SMO.nu_start(y.astype(np.int8), nu * l / 2, C, kstart)
     else:
         X, z = regression(seed, l, n)
+        if kind.endswith("grid"):
+            X, z = np.round(2 * X) / 2, np.round(4 * z) / 4
         rows, y, p, start = N.svr_problem(z, nu, C)
         kstart = np.zeros(2 * l)
         SMO.nu_start(np.ones(l, np.int8), C * nu * l / 2, C, kstart[:l])
@@ -122,7 +133,8 @@ def test_cases_cover_shrinking():
     assert seen["shrunk"] >= 3 and seen["unshrunk"] >= 3 and seen["W"] >= 1, seen
 
 
-@pytest.mark.parametrize("name", ["svc-rbf-1", "svc-rbf-1-h0", "svc-linear-3", "svr-rbf-6", "svr-linear-10-h0"])
+@pytest.mark.parametrize("name", ["svc-rbf-1", "svc-rbf-1-h0", "svc-linear-3", "svr-rbf-6", "svr-linear-10-h0",
+                                  "svc-ties-rbf-5-h0", "svr-ties-linear-7"])
 def test_kernel_working_pairs_are_the_twins(name):
     """The kernel's alpha after k pairs (max_iter=k) differs from its alpha after k - 1 only in the twin's k-th
     working pair, for the first 150 pairs; after the last of them (and a do_shrinking) alpha is the twin's."""
@@ -141,6 +153,22 @@ def test_kernel_working_pairs_are_the_twins(name):
     np.testing.assert_array_equal(out["G"], tw["G"])
     assert out["n_iter"] == tw["n_iter"] == k_max and out["rho"] == tw["rho"] and out["r"] == tw["r"]
     assert out["gap"] == tw["gap"] and out["events"] == tw["events"].encode()
+
+
+@pytest.mark.parametrize("kind", ["svc", "svr"])
+def test_rho_and_r_without_free_variables(kind):
+    """A start whose class sums are whole (nu l / 2 = 10, C = 1) has no free variable: after 0 pairs (max_iter=0)
+    rho and r come from the middle of each class's bounds (calculate_rho's other branch, r_s = (min G over its
+    a_t = 0 + max G over its a_t = C) / 2): the kernel's equal to the twin's and to NumPy's."""
+    case = (kind, 21, 80, 4, 2, 0.5, 0.25, 1.0, True, 100.0)
+    tw, out, _, (_, _, y, _, C, start, _) = run_both(case, max_iter=0)
+    assert out["n_iter"] == tw["n_iter"] == 0 and not out["converged"]
+    assert not ((start > 0) & (start < C)).any()
+    assert out["rho"] == tw["rho"] and out["r"] == tw["r"]
+    np.testing.assert_array_equal(out["G"], tw["G"])
+    G = tw["G"]
+    rs = {s: (G[(y == s) & (start == 0)].min() + G[(y == s) & (start == C)].max()) / 2 for s in (1, -1)}
+    assert tw["rho"] == (rs[1] - rs[-1]) / 2 and tw["r"] == (rs[1] + rs[-1]) / 2
 
 
 @pytest.mark.parametrize("y,total,C", [
