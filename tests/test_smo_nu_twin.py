@@ -4,10 +4,13 @@ the C-SVC it solves) and against libsvm-official.
 
 The kernel and the twin agree bit for bit on generated problems (several seeds, RBF and linear kernels, -h 1 and
 -h 0, nu-SVC pairs with the rows grouped by class as LIBSVM's svm_group_classes, nu-SVR over its 2l variables, a
-kernel cache of two columns): the start, alpha, G, rho, r, the iteration count, the final violation, the
-shrinking statistics and LIBSVM's progress characters; the objective to 1e-12 (both sum it element-wise, in
-different orders). The kernel does not give its working pairs out: they are read from its alpha after k pairs
-(max_iter=k) for the first pairs, each the twin's pair."""
+kernel cache of two columns, rows on a coarse grid where ties decide the pairs): the start, alpha, G, rho, r, the
+iteration count, the final violation, the shrinking statistics and LIBSVM's progress characters; the objective to
+1e-12 (both sum it element-wise, in different orders); rho and r without free variables (after 0 pairs). The
+kernel does not give its working pairs out: they are read from its alpha after k pairs (max_iter=k) for the first
+150 pairs, each the twin's pair. Each of these checks was seen to fail on a local perturbation of cext/_smo.pyx
+(a tie rule, the shrinking bounds of one class, nu_start's class sums, the diagonal of the other class's i, the
+no-free rho)."""
 import json
 import subprocess
 import sys
