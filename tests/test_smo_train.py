@@ -327,17 +327,19 @@ def log_loss(model, ds):
 
 
 @pytest.mark.parametrize("name", ["splice", "dna.scale", "svmguide1"])
-def test_probability_log_loss_is_libsvms(shared_plain, tmp_path, name):
-    """-b 1 (two and three classes, scaled and not): the test set's log loss within 1 % of LIBSVM's (the folds
-    differ: LIBSVM draws them with rand(), llsvm from --seed; measured within 0.2 %), the same SVs and rho (the
-    pairs' own solves do not depend on the folds), and LIBSVM predicts llsvm's model's probabilities as llsvm."""
+@pytest.mark.parametrize("solver,svm_type", [("smo", "0"), ("nu_svc", "1")])
+def test_probability_log_loss_is_libsvms(shared_plain, tmp_path, name, solver, svm_type):
+    """-b 1 (two and three classes, scaled and not; C-SVC, and nu-SVC whose folds train nu-SVCs): the test set's
+    log loss within 1 % of LIBSVM's (the folds differ: LIBSVM draws them with rand(), llsvm from --seed; measured
+    within 0.2 % for C-SVC), the same SVs and rho (the pairs' own solves do not depend on the folds), and LIBSVM
+    predicts llsvm's model's probabilities as llsvm."""
     train, test = shared_plain(name), shared_plain(name + ".t")
     ours_path = tmp_path / "ours.model"
-    r = CliRunner().invoke(train_main, ["-s", "smo", "-q", "-b", "1", str(train), str(ours_path)])
+    r = CliRunner().invoke(train_main, ["-s", solver, "-q", "-b", "1", str(train), str(ours_path)])
     assert_exit(r, 0)
     ours = llsvm.load_model(str(ours_path))
-    theirs = libsvm_saved_model(train, tmp_path / "theirs.model", ["-q", "-b", "1"])
-    assert ours.probA is not None and ours.probA.shape == theirs.probA.shape
+    theirs = libsvm_saved_model(train, tmp_path / "theirs.model", ["-s", svm_type, "-q", "-b", "1"])
+    assert ours.svm_type == theirs.svm_type and ours.probA is not None and ours.probA.shape == theirs.probA.shape
     np.testing.assert_array_equal(ours.rho, theirs.rho)
     ds = llsvm.read_dataset(str(test))
     a, b = log_loss(ours, ds), log_loss(theirs, ds)

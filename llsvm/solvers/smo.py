@@ -53,19 +53,25 @@ def report_problem(reporter, out, line=""):
     reporter.info(f"nSV = {out['nSV']}, nBSV = {out['nBSV']}\n")
 
 
-def _report_pair(reporter, out, Cp, Cn, l):
-    """A C-SVC pair's lines: LIBSVM's solve_c_svc prints nu when both classes have the same C."""
+def _report_pair(reporter, out, Cp, Cn, l, nu=None):
+    """A pair's lines: LIBSVM's solve_c_svc prints nu when both classes have the same C, solve_nu_svc (nu not
+    None) C = 1/r."""
+    if nu is not None:
+        report_problem(reporter, out, f"C = {out['C']:f}\n")
+        return
     # Python floats: C l may overflow to inf (nu 0) without numpy's RuntimeWarning on stderr
     report_problem(reporter, out, f"nu = {float(out['sum_alpha']) / (float(Cp) * l):f}\n" if Cp == Cn and Cp > 0
                    else "")
 
 
-def svc_probability(ds, view, rows, y, Cp, Cn, opts, sq, params, perm, reporter, nr_fold=5):
+def svc_probability(ds, view, rows, y, Cp, Cn, opts, sq, params, perm, reporter, nr_fold=5, nu=None):
     """(probA, probB) of one pair, LIBSVM's svm_binary_svc_probability: the pair's rows (labels y) cut into 5
     folds in the order `perm` (LIBSVM draws it with rand(); here the seeded RNG), each fold's decision values from
-    a C-SVC of the other four (C = 1, weights Cp and Cn: its rows +1 first, as svm_train groups them; a fold whose
-    training rows hold one class gets +1 or -1), then Platt's sigmoid fitted to them (sigmoid_train). Each fold's
-    training prints svm-train's lines, as LIBSVM's nested svm_train does."""
+    the pair's SVM type trained on the other four (its rows +1 first, as svm_train groups them; a fold whose
+    training rows hold one class gets +1 or -1): a C-SVC of C = 1 and weights Cp and Cn, or with `nu` a nu-SVC of
+    that nu (LIBSVM's sub-parameters are the run's with C and weights changed, which nu-SVC does not read); then
+    Platt's sigmoid fitted to them (sigmoid_train). Each fold's training prints svm-train's lines, as LIBSVM's
+    nested svm_train does."""
     l = rows.size
     dec = np.zeros(l, np.float64)
     for k in range(nr_fold):
@@ -79,14 +85,14 @@ def svc_probability(ds, view, rows, y, Cp, Cn, opts, sq, params, perm, reporter,
             continue
         grouped = np.concatenate([train[yt > 0], train[yt < 0]])
         coef, out = solve_pair(view, rows[grouped], y[grouped], Cp, Cn, opts, sq, params.eps, params.max_iter,
-                               params.threads)
+                               params.threads, nu=nu)
         out.pop("cache")
-        _report_pair(reporter, out, Cp, Cn, grouped.size)
+        _report_pair(reporter, out, Cp, Cn, grouped.size, nu)
         sv = np.flatnonzero(coef)
         reporter.info(f"Total nSV = {sv.size}\n")
         n_sv_pos = int((y[grouped][sv] > 0).sum())
-        sub = SVMModel("c_svc", KERNEL_TYPES[opts.kernel_type], opts.degree, opts.gamma, opts.coef0,
-                       np.array([out["rho"]]), coef[sv].reshape(1, -1), ds.take_rows(rows[grouped][sv]),
+        sub = SVMModel("c_svc" if nu is None else "nu_svc", KERNEL_TYPES[opts.kernel_type], opts.degree, opts.gamma,
+                       opts.coef0, np.array([out["rho"]]), coef[sv].reshape(1, -1), ds.take_rows(rows[grouped][sv]),
                        label=np.array([1, -1]), nSV=np.array([n_sv_pos, sv.size - n_sv_pos]))
         dec[test] = sub.decision_function(ds.take_rows(rows[test]))
     return sigmoid_train(dec, y, reporter)
@@ -278,7 +284,7 @@ def fit(ds, params, reporter, n_features=None, context=None):
         if opts.probability:
             # LIBSVM's svm_train: a pair's Platt scaling comes before its own solve
             A, B = svc_probability(ds, view, rows, y, wC[i], wC[j], opts, sq, params, seeds.permutation(rows.size),
-                                   reporter)
+                                   reporter, nu=nu)
             probA.append(A)
             probB.append(B)
         cache = None if context is None else context.get(p)
@@ -291,10 +297,7 @@ def fit(ds, params, reporter, n_features=None, context=None):
                 "scale the features" if nu is None else
                 f"r = {out['r']:g}, C = 1/r (kernel values up to {top:g}); change the kernel (-t -g -r) or -n")
         check_pair_finite(params.spec.name, int(labels[i]), int(labels[j]), coef, out["rho"], hint, rows)
-        if nu is None:
-            _report_pair(reporter, out, wC[i], wC[j], rows.size)
-        else:
-            report_problem(reporter, out, f"C = {out['C']:f}\n")      # LIBSVM's solve_nu_svc: 1/r
+        _report_pair(reporter, out, wC[i], wC[j], rows.size, nu)
         coefs.append(coef)
         results.append(FitResult(w=None, alpha=np.abs(coef), n_iter=out["n_iter"], primal=out["primal"],
                                  dual=out["dual"], gap=out["primal"] - out["dual"], max_violation=out["gap"],
