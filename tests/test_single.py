@@ -307,8 +307,10 @@ def test_svr_probability_with_seeded_folds(shared_plain, regression_file, tmp_pa
     files = {}
     for key, seed in (("a", []), ("b", []), ("c", ["--seed", "7"])):
         files[key] = tmp_path / f"{key}.model"
-        r = CliRunner().invoke(train_main, ["-s", solver, "-q", "-b", "1", *seed, str(path), str(files[key])])
+        r = CliRunner().invoke(train_main, ["-s", solver, "-q", "-b", "1", "--json", str(tmp_path / "m.json"), *seed,
+                                            str(path), str(files[key])])
         assert_exit(r, 0)
+        assert json.loads((tmp_path / "m.json").read_text())["probability"] == 1
     ours = llsvm.load_model(str(files["a"]))
     assert abs(ours.svr_probability / theirs.svr_probability - 1.0) <= 0.05, (ours.svr_probability,
                                                                             theirs.svr_probability)

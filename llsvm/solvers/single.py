@@ -29,7 +29,7 @@ from .folds import plain_folds
 from .smo import check_kernel_diag, check_pair_finite, report_problem, solve
 
 JSON_FIELDS = ("C", "eps", "svr_p", "nu", "kernel_type", "gamma", "degree", "coef0", "cache_size", "shrinking",
-               "nr_class", "labels", "total_sv", "pairs")
+               "probability", "nr_class", "labels", "total_sv", "pairs")
 SVM_TYPE = {"epsilon_svr": "epsilon_svr", "nu_svr": "nu_svr", "one_class": "one_class"}
 
 
@@ -178,7 +178,7 @@ def metrics(model, params, ds):
         "n_iter": r.n_iter, "primal": r.primal, "dual": r.dual, "gap": r.gap, "max_violation": r.max_violation,
         "nSV": int(model.total_sv), "converged": r.converged,
         **echo(params, "C", "eps", "svr_p", "nu", "kernel_type", "gamma", "degree", "coef0", "cache_size",
-               "shrinking", options=opts),
+               "shrinking", "probability", options=opts),
         "kernel_type": KERNEL_TYPES[opts.kernel_type],
         # LIBSVM's model of one problem: nr_class 2, no labels; its one problem as -s smo's pairs list them
         "nr_class": 2, "labels": [], "total_sv": int(model.total_sv),
