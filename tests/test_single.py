@@ -258,8 +258,7 @@ def prob_lines(text):
 def test_nu_svc_probability_with_libsvms_folds_is_libsvms(shared_plain, tmp_path, monkeypatch, name, args):
     """nu-SVC -b 1 with LIBSVM's folds (every pair's rand() permutation replayed in svm_train's order): each
     pair's folds train nu-SVCs as LIBSVM's svm_binary_svc_probability does, svm-train's stdout line for line (the
-    nested trainings' lines included), the model file but for probA and probB, and those within 1e-9 (the sigmoid
-    fit's sums in another order)."""
+    nested trainings' lines included) and its model file byte for byte, probA and probB included."""
     from llsvm.solvers import smo
     from llsvm.solvers.ovo import Pairs
     path = shared_plain(name)
@@ -268,11 +267,8 @@ def test_nu_svc_probability_with_libsvms_folds_is_libsvms(shared_plain, tmp_path
     out = with_libsvms_folds(monkeypatch, smo, sizes, "nu_svc", args, path, tmp_path / "ours.model")
     assert out == libsvm_run(path, tmp_path / "theirs.model", ["-s", "1", "-b", "1", *args])
     assert out.count("Total nSV = ") == 5 * len(sizes) + 1
-    ours, theirs = (prob_lines((tmp_path / f).read_text()) for f in ("ours.model", "theirs.model"))
-    assert ours[1] == theirs[1]
-    a, b = llsvm.load_model(str(tmp_path / "ours.model")), llsvm.load_model(str(tmp_path / "theirs.model"))
-    np.testing.assert_allclose(a.probA, b.probA, rtol=1e-9)
-    np.testing.assert_allclose(a.probB, b.probB, rtol=1e-9)
+    assert (tmp_path / "ours.model").read_text() == (tmp_path / "theirs.model").read_text()
+    assert llsvm.load_model(str(tmp_path / "ours.model")).probA.size == len(sizes)
 
 
 @pytest.mark.parametrize("solver,name,args", [("epsilon_svr", "heart_scale", []),

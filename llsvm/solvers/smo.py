@@ -22,6 +22,7 @@ import numpy as np
 
 from .. import memory
 from .._ext import _kernel as KK
+from .._ext import _kpredict
 from .._ext import _smo
 from .._ext._rowops import row_sq_norms
 from ..errors import ParameterError
@@ -100,48 +101,13 @@ def svc_probability(ds, view, rows, y, Cp, Cn, opts, sq, params, perm, reporter,
 
 def sigmoid_train(dec, y, reporter):
     """Platt's sigmoid P(y = 1 | f) = 1 / (1 + exp(A f + B)) fitted to decision values f with labels y, as LIBSVM's
-    sigmoid_train (Lin, Lin, Weng, "A note on Platt's probabilistic outputs for support vector machines", 2007):
-    Newton's method with a backtracking line search on the regularised targets, at most 100 iterations."""
-    prior1 = float((y > 0).sum())
-    prior0 = float(y.size - prior1)
-    hi, lo = (prior1 + 1.0) / (prior1 + 2.0), 1.0 / (prior0 + 2.0)
-    t = np.where(y > 0, hi, lo)
-    A, B = 0.0, math.log((prior0 + 1.0) / (prior1 + 1.0))
-
-    def f(A, B):
-        fApB = dec * A + B
-        return float(np.where(fApB >= 0, t * fApB + np.log1p(np.exp(-np.abs(fApB))),
-                              (t - 1.0) * fApB + np.log1p(np.exp(-np.abs(fApB)))).sum())
-
-    fval = f(A, B)
-    for _ in range(100):
-        fApB = dec * A + B
-        e = np.exp(-np.abs(fApB))
-        p = np.where(fApB >= 0, e / (1.0 + e), 1.0 / (1.0 + e))
-        q = np.where(fApB >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
-        d2 = p * q
-        h11 = 1e-12 + float((dec * dec * d2).sum())
-        h22 = 1e-12 + float(d2.sum())
-        h21 = float((dec * d2).sum())
-        d1 = t - p
-        g1, g2 = float((dec * d1).sum()), float(d1.sum())
-        if abs(g1) < 1e-5 and abs(g2) < 1e-5:
-            break
-        det = h11 * h22 - h21 * h21
-        dA = -(h22 * g1 - h21 * g2) / det
-        dB = -(-h21 * g1 + h11 * g2) / det
-        gd = g1 * dA + g2 * dB
-        step = 1.0
-        while step >= 1e-10:
-            newf = f(A + step * dA, B + step * dB)
-            if newf < fval + 0.0001 * step * gd:
-                A, B, fval = A + step * dA, B + step * dB, newf
-                break
-            step /= 2.0
-        if step < 1e-10:
-            reporter.info("Line search fails in two-class probability estimates\n")
-            break
-    else:
+    sigmoid_train (Lin, Lin, Weng, "A note on Platt's probabilistic outputs for support vector machines", 2007;
+    cext/_kpredict.pyx, LIBSVM's arithmetic): (A, B), with LIBSVM's message when the line search fails or the 100
+    iterations run out."""
+    A, B, status = _kpredict.sigmoid_train(np.ascontiguousarray(dec, np.float64), np.ascontiguousarray(y, np.float64))
+    if status == 1:
+        reporter.info("Line search fails in two-class probability estimates\n")
+    elif status == 2:
         reporter.info("Reaching maximal iterations in two-class probability estimates\n")
     return A, B
 
