@@ -350,9 +350,12 @@ OPTIONS = (
            "this help.", decls=("--shrinking",), kind=int, default=1, metavar="shrinking",
            solvers=LIBSVM_TYPES + ("h1tree",), check=_check_shrinking),
     Option("-b", "probability", "options",
-           "Whether to train for probability estimates, 0 or 1 (default {default}): LIBSVM's Platt scaling of every "
-           "pair from 5-fold cross-validation (folds from --seed), probA and probB in the model ({solvers}).",
-           kind=int, default=0, metavar="probability_estimates", solvers=("smo",), check=_check_probability),
+           "Whether to train for probability estimates, 0 or 1 (default {default}), as LIBSVM's svm-train -b 1: "
+           "C-SVC and nu-SVC, Platt scaling of every pair from 5-fold cross-validation of its type (probA and "
+           "probB); epsilon-SVR and nu-SVR, the Laplace scale sigma of the 5-fold cross-validation residuals (probA); "
+           "one-class, the 10 density marks of the training decision values (prob_density_marks); the folds are "
+           "drawn from --seed ({solvers}).",
+           kind=int, default=0, metavar="probability_estimates", solvers=LIBSVM_TYPES, check=_check_probability),
     Option("--hard-class", "hard_class", "options",
            "Hard class of each node: greedy (train both, keep the one removing more rows; default), alternate (the "
            "larger class first), larger ({solvers}).", kind=HARD_CLASS, default="greedy", solvers=("h1tree",),

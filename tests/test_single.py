@@ -1,7 +1,10 @@
 """LIBSVM's other SVM types: -s epsilon_svr, nu_svr and one_class (llsvm/solvers/single.py) and -s nu_svc
 (llsvm/solvers/smo.py, one-vs-one) against libsvm-official trained on the same file (its svm-train -s 3, 4, 2
 and 1): model files byte for byte, svm-train's stdout line for line, the certificate, predictions,
-cross-validation and the refusals."""
+cross-validation and the refusals; their -b 1 probability models (against LIBSVM's with its own folds replayed,
+and with llsvm's seeded folds), and svm-predict -b 1 on them."""
+import json
+import os
 import re
 import subprocess
 import sys
@@ -17,17 +20,25 @@ from llsvm.cli.train import main as train_main
 from llsvm.params import Params
 
 from conftest import assert_exit, write_small_set
+from test_smo_train import PERMUTATIONS, libsvm_saved_model
 
 LIBSVM = {"nu_svc": "1", "one_class": "2", "epsilon_svr": "3", "nu_svr": "4"}
 TRAIN = ("import sys\nfrom libsvm import svmutil\ny, x = svmutil.svm_read_problem(sys.argv[1])\n"
          "svmutil.svm_save_model(sys.argv[2], svmutil.svm_train(y, x, ' '.join(sys.argv[3:])))\n")
 
 
-def libsvm_run(path, model, args):
-    """svm-train's stdout and model (libsvm-official, in a fresh process)."""
+# libsvm-official's svm_predict_values sums the kernel terms in an OpenMP reduction of guided schedule, whose
+# order (the last bits) varies from run to run with two threads or more; with one it is the plain sum in SV order,
+# as svm-train built without OpenMP and llsvm form it (the -b 1 models of the one-class SVM and the SVRs are made
+# of decision values)
+ONE_THREAD = {**os.environ, "OMP_NUM_THREADS": "1"}
+
+
+def libsvm_run(path, model, args, stderr=False):
+    """svm-train's stdout (and stderr) and model (libsvm-official, in a fresh process)."""
     proc = subprocess.run([sys.executable, "-c", TRAIN, str(path), str(model), *args], capture_output=True,
-                          text=True, timeout=600, check=True)
-    return proc.stdout
+                          text=True, timeout=600, check=True, env=ONE_THREAD)
+    return (proc.stdout, proc.stderr) if stderr else proc.stdout
 
 
 def ours(solver, path, model, args):
@@ -176,7 +187,8 @@ def test_c_svc_is_smo(tmp_path):
     (["-s", "epsilon_svr", "-p", "-1"], "ERROR: p < 0\n"),
     (["-s", "one_class", "-p", "0.2"], "ERROR: -p applies only to -s 11, -s 12, -s 13 and -s epsilon_svr, not to "
                                        "-s one_class\n"),
-    (["-s", "epsilon_svr", "-b", "1"], "ERROR: -b applies only to -s smo, not to -s epsilon_svr\n"),
+    (["-s", "21", "-b", "1"], "ERROR: -b applies only to -s smo, -s nu_svc, -s epsilon_svr, -s nu_svr and -s "
+                              "one_class, not to -s 21\n"),
     (["-s", "one_class", "-B", "1"], "ERROR: -B applies only to the linear solvers, not to -s one_class (a kernel "
                                      "SVM's bias is its rho)\n"),
 ])
@@ -185,3 +197,153 @@ def test_refusals(regression_file, tmp_path, args, message):
     assert_exit(r, 1)
     assert r.stderr == message
     assert not (tmp_path / "m").exists()
+
+
+# -- -b 1: the probability models of nu-SVC, the SVRs and the one-class SVM -------------------------------------
+@pytest.mark.parametrize("name,args,warned", [("heart_scale", [], False), ("breast-cancer", ["-n", "0.2"], False),
+                                              ("iris.scale", ["-t", "1", "-d", "2"], False),
+                                              ("heart_scale", ["-n", "0.999"], True)])
+def test_one_class_probability_is_svm_trains(shared_plain, tmp_path, name, args, warned):
+    """One-class -b 1 (no folds: the density marks of the training decision values): svm-train -s 2 -b 1's model
+    file byte for byte, its stdout, and its warning on stderr when a side has fewer than 5 values (nu 0.999: no
+    prob_density_marks line then, as LIBSVM's)."""
+    path = shared_plain(name)
+    theirs = libsvm_run(path, tmp_path / "theirs.model", ["-s", "2", "-b", "1", *args], stderr=True)
+    r = CliRunner().invoke(train_main, ["-s", "one_class", "-b", "1", *args, str(path), str(tmp_path / "ours.model")])
+    assert_exit(r, 0)
+    ours = (tmp_path / "ours.model").read_text()
+    assert ours == (tmp_path / "theirs.model").read_text()
+    assert (r.stdout, r.stderr) == theirs
+    assert ("prob_density_marks " in ours) != warned
+    assert ("too few to do a probability estimation" in r.stderr) == warned
+
+
+def libsvm_permutations(sizes):
+    """The permutations LIBSVM draws with rand() from its start (a fresh process, glibc's default seed), one per
+    size in turn."""
+    return json.loads(subprocess.run([sys.executable, "-c", PERMUTATIONS, *map(str, sizes)], check=True,
+                                     capture_output=True, text=True, timeout=60).stdout)
+
+
+class Replay:
+    """Seeds whose permutations are given ones, in turn (LIBSVM's, from libsvm_permutations): put in place of a
+    driver's Seeds, its folds become LIBSVM's."""
+
+    def __init__(self, perms):
+        self.perms = list(perms)
+
+    def permutation(self, n):
+        perm = self.perms.pop(0)
+        assert len(perm) == n
+        return np.array(perm, np.int64)
+
+
+def with_libsvms_folds(monkeypatch, module, sizes, solver, args, path, model):
+    """llsvm-train -b 1 in this process with the driver module's Seeds replaying LIBSVM's permutations: stdout."""
+    perms = libsvm_permutations(sizes)
+    monkeypatch.setattr(module, "Seeds", lambda seed: Replay(perms))
+    r = CliRunner().invoke(train_main, ["-s", solver, "-b", "1", *args, str(path), str(model)])
+    assert_exit(r, 0)
+    return r.stdout
+
+
+def prob_lines(text):
+    """A model file's (probability lines, other lines)."""
+    lines = text.splitlines()
+    return [v for v in lines if v.startswith("prob")], [v for v in lines if not v.startswith("prob")]
+
+
+@pytest.mark.parametrize("name,args", [("heart_scale", []), ("iris.scale", ["-n", "0.3"]),
+                                       ("wine.scale", ["-t", "1", "-d", "2"])])
+def test_nu_svc_probability_with_libsvms_folds_is_libsvms(shared_plain, tmp_path, monkeypatch, name, args):
+    """nu-SVC -b 1 with LIBSVM's folds (every pair's rand() permutation replayed in svm_train's order): each
+    pair's folds train nu-SVCs as LIBSVM's svm_binary_svc_probability does, svm-train's stdout line for line (the
+    nested trainings' lines included) and its model file byte for byte, probA and probB included."""
+    from llsvm.solvers import smo
+    from llsvm.solvers.ovo import Pairs
+    path = shared_plain(name)
+    ds = llsvm.read_dataset(str(path))
+    sizes = [rows.size for _, _, rows, _ in Pairs(ds.y).problems]
+    out = with_libsvms_folds(monkeypatch, smo, sizes, "nu_svc", args, path, tmp_path / "ours.model")
+    assert out == libsvm_run(path, tmp_path / "theirs.model", ["-s", "1", "-b", "1", *args])
+    assert out.count("Total nSV = ") == 5 * len(sizes) + 1
+    assert (tmp_path / "ours.model").read_text() == (tmp_path / "theirs.model").read_text()
+    assert llsvm.load_model(str(tmp_path / "ours.model")).probA.size == len(sizes)
+
+
+@pytest.mark.parametrize("solver,name,args", [("epsilon_svr", "heart_scale", []),
+                                              ("epsilon_svr", "breast-cancer", ["-c", "2", "-p", "0.2"]),
+                                              ("epsilon_svr", "reg", ["-t", "1", "-d", "2"]),
+                                              ("nu_svr", "heart_scale", ["-n", "0.3"]), ("nu_svr", "breast-cancer", []),
+                                              ("nu_svr", "reg", ["-h", "0"])])
+def test_svr_probability_with_libsvms_folds_is_libsvms(shared_plain, regression_file, tmp_path, monkeypatch, solver,
+                                                       name, args):
+    """epsilon-SVR and nu-SVR -b 1 with LIBSVM's folds (svm_cross_validation's rand() permutation of the rows,
+    replayed): svm-train's stdout line for line (the 5 folds' trainings, then the "Prob. model" lines) and its
+    model file byte for byte, probA (the Laplace sigma) included: the residuals and their sums in LIBSVM's order."""
+    from llsvm.solvers import single
+    path = regression_file if name == "reg" else shared_plain(name)
+    ds = llsvm.read_dataset(str(path))
+    out = with_libsvms_folds(monkeypatch, single, [ds.n_rows], solver, args, path, tmp_path / "ours.model")
+    assert out == libsvm_run(path, tmp_path / "theirs.model", ["-s", LIBSVM[solver], "-b", "1", *args])
+    assert out.count("optimization finished") == 6 and "\nz: Laplace distribution" in out
+    ours, theirs = ((tmp_path / f).read_text() for f in ("ours.model", "theirs.model"))
+    assert ours == theirs
+    a, b = llsvm.load_model(str(tmp_path / "ours.model")), llsvm.load_model(str(tmp_path / "theirs.model"))
+    assert a.svr_probability == pytest.approx(b.svr_probability, rel=1e-9)
+
+
+@pytest.mark.parametrize("solver,name", [("epsilon_svr", "heart_scale"), ("epsilon_svr", "breast-cancer"),
+                                         ("nu_svr", "heart_scale"), ("nu_svr", "wine.scale"), ("nu_svr", "reg")])
+def test_svr_probability_with_seeded_folds(shared_plain, regression_file, tmp_path, solver, name):
+    """SVR -b 1 with llsvm's seeded folds: sigma within 5 % of LIBSVM's (its folds from rand(); measured within
+    3 %), the rest of the model file LIBSVM's; the same --seed gives the same file, another seed another sigma."""
+    path = regression_file if name == "reg" else shared_plain(name)
+    theirs = libsvm_saved_model(path, tmp_path / "theirs.model", ["-s", LIBSVM[solver], "-q", "-b", "1"])
+    files = {}
+    for key, seed in (("a", []), ("b", []), ("c", ["--seed", "7"])):
+        files[key] = tmp_path / f"{key}.model"
+        r = CliRunner().invoke(train_main, ["-s", solver, "-q", "-b", "1", "--json", str(tmp_path / "m.json"), *seed,
+                                            str(path), str(files[key])])
+        assert_exit(r, 0)
+        assert json.loads((tmp_path / "m.json").read_text())["probability"] == 1
+    ours = llsvm.load_model(str(files["a"]))
+    assert abs(ours.svr_probability / theirs.svr_probability - 1.0) <= 0.05, (ours.svr_probability,
+                                                                            theirs.svr_probability)
+    assert prob_lines(files["a"].read_text())[1] == prob_lines((tmp_path / "theirs.model").read_text())[1]
+    assert files["a"].read_bytes() == files["b"].read_bytes()
+    assert llsvm.load_model(str(files["c"])).svr_probability != ours.svr_probability
+
+
+def test_svr_cross_validation_with_probability(regression_file):
+    """-v with -b 1 for the SVR: each fold's model carries its Laplace sigma, and the fold's predictions are its
+    values (as LIBSVM's svm_cross_validation, which uses probabilities for classification only): the same lines
+    as without -b."""
+    outs = []
+    for b in ("0", "1"):
+        r = CliRunner().invoke(train_main, ["-s", "nu_svr", "-q", "-b", b, "-v", "4", str(regression_file)])
+        assert_exit(r, 0)
+        outs.append(r.stdout)
+    assert outs[0] == outs[1] and outs[0].startswith("Cross Validation Mean squared error = ")
+
+
+# svm-predict of LIBSVM 3.37, built from its source (the reference CLIs of docs/guide.md)
+SVM_PREDICT = os.environ.get("LLSVM_SVM_PREDICT", "/tmp/libsvm/svm-predict")
+
+
+@pytest.mark.parametrize("solver,name,args", [("nu_svr", "reg", []), ("epsilon_svr", "heart_scale", ["-p", "0.2"]),
+                                              ("one_class", "heart_scale", ["-n", "0.3"]),
+                                              ("nu_svc", "iris.scale", [])])
+def test_svm_predict_reads_our_probability_models(shared_plain, regression_file, tmp_path, solver, name, args):
+    """llsvm-train -s ... -b 1, then svm-predict -b 1 (the C program) and llsvm-predict -b 1 on the same model
+    file: the same output file and the same lines."""
+    assert os.access(SVM_PREDICT, os.X_OK), f"{SVM_PREDICT}: LIBSVM 3.37's svm-predict is needed (LLSVM_SVM_PREDICT)"
+    path = regression_file if name == "reg" else shared_plain(name)
+    model = tmp_path / "m"
+    assert_exit(CliRunner().invoke(train_main, ["-s", solver, "-q", "-b", "1", *args, str(path), str(model)]), 0)
+    proc = subprocess.run([SVM_PREDICT, "-b", "1", str(path), str(model), str(tmp_path / "theirs.out")],
+                          capture_output=True, text=True, timeout=600, check=True)
+    r = CliRunner().invoke(predict_main, ["-b", "1", str(path), str(model), str(tmp_path / "ours.out")])
+    assert_exit(r, 0)
+    assert (tmp_path / "ours.out").read_bytes() == (tmp_path / "theirs.out").read_bytes()
+    assert r.stdout == proc.stdout

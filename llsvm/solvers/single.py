@@ -14,18 +14,22 @@ LIBSVM's epsilon_svr / one_class file (no label or nr_sv line), byte for byte sv
 = -f(a) (the solver's objective), primal of the same (scaled) problem at the model, their gap, and the solver's
 maximal violating pair.
 """
+import math
+from dataclasses import replace
+
 import numpy as np
 
 from .._ext._rowops import row_sq_norms
 from .._ext._smo import nu_start
-from ..models.svm import KERNEL_TYPES, SVMModel
+from ..models.svm import KERNEL_TYPES, NR_MARKS, SVMModel
 from ..options import SMOOptions
 from ..params import echo
-from .common import FitResult
+from .common import FitResult, Seeds
+from .folds import plain_folds
 from .smo import check_kernel_diag, check_pair_finite, report_problem, solve
 
 JSON_FIELDS = ("C", "eps", "svr_p", "nu", "kernel_type", "gamma", "degree", "coef0", "cache_size", "shrinking",
-               "nr_class", "labels", "total_sv", "pairs")
+               "probability", "nr_class", "labels", "total_sv", "pairs")
 SVM_TYPE = {"epsilon_svr": "epsilon_svr", "nu_svr": "nu_svr", "one_class": "one_class"}
 
 
@@ -79,14 +83,69 @@ def fit(ds, params, reporter, n_features=None, context=None):
         spec.name, "")
     report_problem(reporter, out, line)
     sv = np.flatnonzero(coef)
-    model = SVMModel(SVM_TYPE[spec.name], KERNEL_TYPES[opts.kernel_type], opts.degree, opts.gamma, opts.coef0,
-                     np.array([out["rho"]]), coef[sv].reshape(1, -1), ds.take_rows(sv))
+
+    def make(**probability):
+        return SVMModel(SVM_TYPE[spec.name], KERNEL_TYPES[opts.kernel_type], opts.degree, opts.gamma, opts.coef0,
+                        np.array([out["rho"]]), coef[sv].reshape(1, -1), ds.take_rows(sv), **probability)
+
+    model = make()
+    if opts.probability and svr:
+        # LIBSVM's svm_train: the probability model after the problem's own solve
+        folds = plain_folds(l, 5, Seeds(params.seed), reporter)
+        model = make(probA=[svr_probability(ds, folds, params.but(options=replace(opts, probability=0)), reporter)])
+    elif opts.probability:
+        marks = density_marks(model.decision_function(ds), reporter)
+        if marks is not None:
+            model = make(prob_density_marks=marks)
     result = FitResult(w=None, alpha=coef, n_iter=out["n_iter"], primal=out["primal"], dual=out["dual"],
                        gap=out["primal"] - out["dual"], max_violation=out["gap"], nSV=out["nSV"],
                        converged=out["converged"], solver=spec.name,
                        extra={"nBSV": out["nBSV"], "obj": out["obj"], "rho": out["rho"]})
     model.meta = {"results": [result], "params": params, "options": opts, "sv_indices": sv + 1}
     return model
+
+
+def svr_probability(ds, folds, params, reporter):
+    """sigma of LIBSVM's Laplace model of an SVR's errors (svm_svr_probability): every row's residual z - f(x)
+    from the SVR of its type trained on the other folds (`folds`: [(train, test)], LIBSVM's 5 from a permutation,
+    plain_folds; `params` without -b, each fold's training printing svm-train's lines as LIBSVM's nested svm_train
+    does), their mean absolute value m, then the mean absolute value of the residuals within 5 sqrt(2) m (the
+    rest are outliers). Prints svm-train's "Prob. model for test data" lines."""
+    z = np.asarray(ds.y, np.float64)
+    residual = np.empty(ds.n_rows, np.float64)
+    for train, test in folds:
+        sub = fit(ds.take_rows(train), params, reporter, n_features=ds.n_features)
+        residual[test] = z[test] - sub.decision_function(ds.take_rows(test))
+    size = np.abs(residual)
+    # the sums in LIBSVM's order (cumsum adds one after the other): the printed %g is svm-train's
+    mae = float(np.cumsum(size)[-1]) / ds.n_rows
+    std = math.sqrt(2 * mae * mae)
+    kept = size[~(size > 5 * std)]
+    sigma = float(np.cumsum(kept)[-1]) / kept.size
+    reporter.info("Prob. model for test data: target value = predicted value + z,\nz: Laplace distribution "
+                  f"e^(-|z|/sigma)/(2sigma),sigma= {sigma:g}\n")
+    return sigma
+
+
+def density_marks(dec, reporter, nr_marks=NR_MARKS):
+    """A one-class model's prob_density_marks, LIBSVM's svm_one_class_probability (the binning of Que and Lin):
+    the training rows' decision values sorted, split at the first value >= 0 into n negatives and p positives;
+    the marks are the midpoints of consecutive bin edges, nr_marks / 2 edges taken evenly from each side
+    (sorted[i n / 5] below 0, 0 itself, sorted[n - 1 + i p / 5] above). None, with LIBSVM's warning on stderr, when
+    either side has fewer than nr_marks / 2 values (the model then has no probability model, as LIBSVM's)."""
+    dec = np.sort(np.asarray(dec, np.float64), kind="stable")
+    l = dec.size
+    mid = nr_marks // 2
+    nonneg = np.flatnonzero(dec >= 0)
+    neg = int(nonneg[0]) if nonneg.size else 0       # LIBSVM's neg_counter: 0 when no value is >= 0
+    pos = l - neg
+    if neg < mid or pos < mid:
+        reporter.warning(f"WARNING: number of positive or negative decision values <{mid}; too few to do a "
+                         "probability estimation.\n")
+        return None
+    edges = [dec[i * neg // mid] for i in range(mid)] + [0.0] + \
+        [dec[neg - 1 + (i - mid) * pos // mid] for i in range(mid + 1, nr_marks + 1)]
+    return np.array([(edges[i] + edges[i + 1]) / 2 for i in range(nr_marks)], np.float64)
 
 
 def _certificate(name, out, coef, z, p, params, l):
@@ -119,7 +178,7 @@ def metrics(model, params, ds):
         "n_iter": r.n_iter, "primal": r.primal, "dual": r.dual, "gap": r.gap, "max_violation": r.max_violation,
         "nSV": int(model.total_sv), "converged": r.converged,
         **echo(params, "C", "eps", "svr_p", "nu", "kernel_type", "gamma", "degree", "coef0", "cache_size",
-               "shrinking", options=opts),
+               "shrinking", "probability", options=opts),
         "kernel_type": KERNEL_TYPES[opts.kernel_type],
         # LIBSVM's model of one problem: nr_class 2, no labels; its one problem as -s smo's pairs list them
         "nr_class": 2, "labels": [], "total_sv": int(model.total_sv),

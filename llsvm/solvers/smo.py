@@ -22,6 +22,7 @@ import numpy as np
 
 from .. import memory
 from .._ext import _kernel as KK
+from .._ext import _kpredict
 from .._ext import _smo
 from .._ext._rowops import row_sq_norms
 from ..errors import ParameterError
@@ -53,19 +54,25 @@ def report_problem(reporter, out, line=""):
     reporter.info(f"nSV = {out['nSV']}, nBSV = {out['nBSV']}\n")
 
 
-def _report_pair(reporter, out, Cp, Cn, l):
-    """A C-SVC pair's lines: LIBSVM's solve_c_svc prints nu when both classes have the same C."""
+def _report_pair(reporter, out, Cp, Cn, l, nu=None):
+    """A pair's lines: LIBSVM's solve_c_svc prints nu when both classes have the same C, solve_nu_svc (nu not
+    None) C = 1/r."""
+    if nu is not None:
+        report_problem(reporter, out, f"C = {out['C']:f}\n")
+        return
     # Python floats: C l may overflow to inf (nu 0) without numpy's RuntimeWarning on stderr
     report_problem(reporter, out, f"nu = {float(out['sum_alpha']) / (float(Cp) * l):f}\n" if Cp == Cn and Cp > 0
                    else "")
 
 
-def svc_probability(ds, view, rows, y, Cp, Cn, opts, sq, params, perm, reporter, nr_fold=5):
+def svc_probability(ds, view, rows, y, Cp, Cn, opts, sq, params, perm, reporter, nr_fold=5, nu=None):
     """(probA, probB) of one pair, LIBSVM's svm_binary_svc_probability: the pair's rows (labels y) cut into 5
     folds in the order `perm` (LIBSVM draws it with rand(); here the seeded RNG), each fold's decision values from
-    a C-SVC of the other four (C = 1, weights Cp and Cn: its rows +1 first, as svm_train groups them; a fold whose
-    training rows hold one class gets +1 or -1), then Platt's sigmoid fitted to them (sigmoid_train). Each fold's
-    training prints svm-train's lines, as LIBSVM's nested svm_train does."""
+    the pair's SVM type trained on the other four (its rows +1 first, as svm_train groups them; a fold whose
+    training rows hold one class gets +1 or -1): a C-SVC of C = 1 and weights Cp and Cn, or with `nu` a nu-SVC of
+    that nu (LIBSVM's sub-parameters are the run's with C and weights changed, which nu-SVC does not read); then
+    Platt's sigmoid fitted to them (sigmoid_train). Each fold's training prints svm-train's lines, as LIBSVM's
+    nested svm_train does."""
     l = rows.size
     dec = np.zeros(l, np.float64)
     for k in range(nr_fold):
@@ -79,14 +86,14 @@ def svc_probability(ds, view, rows, y, Cp, Cn, opts, sq, params, perm, reporter,
             continue
         grouped = np.concatenate([train[yt > 0], train[yt < 0]])
         coef, out = solve_pair(view, rows[grouped], y[grouped], Cp, Cn, opts, sq, params.eps, params.max_iter,
-                               params.threads)
+                               params.threads, nu=nu)
         out.pop("cache")
-        _report_pair(reporter, out, Cp, Cn, grouped.size)
+        _report_pair(reporter, out, Cp, Cn, grouped.size, nu)
         sv = np.flatnonzero(coef)
         reporter.info(f"Total nSV = {sv.size}\n")
         n_sv_pos = int((y[grouped][sv] > 0).sum())
-        sub = SVMModel("c_svc", KERNEL_TYPES[opts.kernel_type], opts.degree, opts.gamma, opts.coef0,
-                       np.array([out["rho"]]), coef[sv].reshape(1, -1), ds.take_rows(rows[grouped][sv]),
+        sub = SVMModel("c_svc" if nu is None else "nu_svc", KERNEL_TYPES[opts.kernel_type], opts.degree, opts.gamma,
+                       opts.coef0, np.array([out["rho"]]), coef[sv].reshape(1, -1), ds.take_rows(rows[grouped][sv]),
                        label=np.array([1, -1]), nSV=np.array([n_sv_pos, sv.size - n_sv_pos]))
         dec[test] = sub.decision_function(ds.take_rows(rows[test]))
     return sigmoid_train(dec, y, reporter)
@@ -94,48 +101,13 @@ def svc_probability(ds, view, rows, y, Cp, Cn, opts, sq, params, perm, reporter,
 
 def sigmoid_train(dec, y, reporter):
     """Platt's sigmoid P(y = 1 | f) = 1 / (1 + exp(A f + B)) fitted to decision values f with labels y, as LIBSVM's
-    sigmoid_train (Lin, Lin, Weng, "A note on Platt's probabilistic outputs for support vector machines", 2007):
-    Newton's method with a backtracking line search on the regularised targets, at most 100 iterations."""
-    prior1 = float((y > 0).sum())
-    prior0 = float(y.size - prior1)
-    hi, lo = (prior1 + 1.0) / (prior1 + 2.0), 1.0 / (prior0 + 2.0)
-    t = np.where(y > 0, hi, lo)
-    A, B = 0.0, math.log((prior0 + 1.0) / (prior1 + 1.0))
-
-    def f(A, B):
-        fApB = dec * A + B
-        return float(np.where(fApB >= 0, t * fApB + np.log1p(np.exp(-np.abs(fApB))),
-                              (t - 1.0) * fApB + np.log1p(np.exp(-np.abs(fApB)))).sum())
-
-    fval = f(A, B)
-    for _ in range(100):
-        fApB = dec * A + B
-        e = np.exp(-np.abs(fApB))
-        p = np.where(fApB >= 0, e / (1.0 + e), 1.0 / (1.0 + e))
-        q = np.where(fApB >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
-        d2 = p * q
-        h11 = 1e-12 + float((dec * dec * d2).sum())
-        h22 = 1e-12 + float(d2.sum())
-        h21 = float((dec * d2).sum())
-        d1 = t - p
-        g1, g2 = float((dec * d1).sum()), float(d1.sum())
-        if abs(g1) < 1e-5 and abs(g2) < 1e-5:
-            break
-        det = h11 * h22 - h21 * h21
-        dA = -(h22 * g1 - h21 * g2) / det
-        dB = -(-h21 * g1 + h11 * g2) / det
-        gd = g1 * dA + g2 * dB
-        step = 1.0
-        while step >= 1e-10:
-            newf = f(A + step * dA, B + step * dB)
-            if newf < fval + 0.0001 * step * gd:
-                A, B, fval = A + step * dA, B + step * dB, newf
-                break
-            step /= 2.0
-        if step < 1e-10:
-            reporter.info("Line search fails in two-class probability estimates\n")
-            break
-    else:
+    sigmoid_train (Lin, Lin, Weng, "A note on Platt's probabilistic outputs for support vector machines", 2007;
+    cext/_kpredict.pyx, LIBSVM's arithmetic): (A, B), with LIBSVM's message when the line search fails or the 100
+    iterations run out."""
+    A, B, status = _kpredict.sigmoid_train(np.ascontiguousarray(dec, np.float64), np.ascontiguousarray(y, np.float64))
+    if status == 1:
+        reporter.info("Line search fails in two-class probability estimates\n")
+    elif status == 2:
         reporter.info("Reaching maximal iterations in two-class probability estimates\n")
     return A, B
 
@@ -278,7 +250,7 @@ def fit(ds, params, reporter, n_features=None, context=None):
         if opts.probability:
             # LIBSVM's svm_train: a pair's Platt scaling comes before its own solve
             A, B = svc_probability(ds, view, rows, y, wC[i], wC[j], opts, sq, params, seeds.permutation(rows.size),
-                                   reporter)
+                                   reporter, nu=nu)
             probA.append(A)
             probB.append(B)
         cache = None if context is None else context.get(p)
@@ -291,10 +263,7 @@ def fit(ds, params, reporter, n_features=None, context=None):
                 "scale the features" if nu is None else
                 f"r = {out['r']:g}, C = 1/r (kernel values up to {top:g}); change the kernel (-t -g -r) or -n")
         check_pair_finite(params.spec.name, int(labels[i]), int(labels[j]), coef, out["rho"], hint, rows)
-        if nu is None:
-            _report_pair(reporter, out, wC[i], wC[j], rows.size)
-        else:
-            report_problem(reporter, out, f"C = {out['C']:f}\n")      # LIBSVM's solve_nu_svc: 1/r
+        _report_pair(reporter, out, wC[i], wC[j], rows.size, nu)
         coefs.append(coef)
         results.append(FitResult(w=None, alpha=np.abs(coef), n_iter=out["n_iter"], primal=out["primal"],
                                  dual=out["dual"], gap=out["primal"] - out["dual"], max_violation=out["gap"],

@@ -236,8 +236,9 @@ def cross_validation(data, nr_fold, y=None, *, params=None, reporter=None, say=N
             tr, te = folds[i]
             if spec.access == "loaded":
                 model = registry.driver(spec)(ds.take_rows(tr), params.but(seed=fold_seeds[i]), s, n_features=ds.n_features)
-                if model.supports_probability:
-                    # LIBSVM's svm_cross_validation with -b 1: the labels of svm_predict_probability
+                if model.supports_probability and not model.is_regression:
+                    # LIBSVM's svm_cross_validation with -b 1: the labels of svm_predict_probability (an SVR's
+                    # probability model is a noise model: its predictions are the values)
                     return te, model.predict_probability(ds.take_rows(te))[0]
                 return te, model.predict(ds.take_rows(te))
             if spec.streams:
