@@ -1,7 +1,8 @@
 """-s 0, -s 2 and -s 11: the L2-regularized primal problems of LIBLINEAR 2.50, by its Newton method with
 preconditioned conjugate gradient and backtracking line search (Galli & Lin, "A study on truncated Newton methods
-for linear classification", IEEE TNNLS 2021; newton.cpp), around the X v, X^T v and Hessian-vector kernels of
-cext/_linear.pyx. One Newton loop (solve_newton), three functions:
+for linear classification", IEEE TNNLS 2021; newton.cpp), around cext/_linear.pyx's NewtonFun (f, gradient,
+preconditioner, CG, line search: every sum in LIBLINEAR's order, so that the lines and models are its own). One
+Newton loop (solve_newton), three functions:
   -s 0  logistic regression  f(w) = 1/2 w.w + sum C_i log(1 + exp(-y_i w.x_i))       (l2r_lr_fun)
   -s 2  L2-loss SVC          f(w) = 1/2 w.w + sum C_i max(0, 1 - y_i w.x_i)^2          (l2r_l2_svc_fun)
   -s 11 L2-loss SVR          f(w) = 1/2 w.w + sum C_i max(0, |w.x_i - y_i| - p)^2      (l2r_l2_svr_fun)
