@@ -805,6 +805,11 @@ cdef double _nf_linesearch(NewtonProblem* P, double* w, const double* s, double*
     return 0.0
 
 
+cdef inline double* _ptr(const double[::1] a) noexcept nogil:
+    """The first element's address, NULL for an empty vector (a problem without features or bias)."""
+    return <double*>&a[0] if a.shape[0] else NULL
+
+
 cdef class NewtonFun:
     """One problem of -s 0, -s 2 or -s 11 as LIBLINEAR's l2r_*_fun holds it: the rows, their labels or targets, C_i,
     and the state the Newton loop carries (X w, w.w, the Hessian's rows and weights).
@@ -829,17 +834,16 @@ cdef class NewtonFun:
             raise ValueError(f"NewtonFun: unknown loss {loss}")
         if cc.shape[0] != l or (rw.shape[0] and rw.shape[0] != l):
             raise ValueError("NewtonFun: rows, y and C disagree in length")
-        if l == 0 or n == 0:
-            raise ValueError("NewtonFun: empty problem")
         self.X = X
         self.wx = np.zeros(l, np.float64)
-        tmp = np.zeros(l, np.float64)
-        D = np.zeros(l, np.float64)
-        CD = np.zeros(l, np.float64)
-        I = np.zeros(l, np.int32)
-        self.work = np.zeros((3, n), np.float64)
-        self.keep = (rows, y, C, tmp, D, CD, I)
-        cdef double[::1] wxv = self.wx
+        tmp = np.zeros(max(l, 1), np.float64)         # one entry at least: the pointers below are never NULL
+        D = np.zeros(max(l, 1), np.float64)
+        CD = np.zeros(max(l, 1), np.float64)
+        I = np.zeros(max(l, 1), np.int32)
+        self.work = np.zeros((3, max(n, 1)), np.float64)
+        ywx = np.zeros(1, np.float64) if l == 0 else None
+        self.keep = (rows, y, C, tmp, D, CD, I, ywx)
+        cdef double[::1] wxv = self.wx if l else ywx
         cdef double[::1] tv = tmp
         cdef double[::1] dv = D
         cdef double[::1] cdv = CD
@@ -849,8 +853,8 @@ cdef class NewtonFun:
         self.P.l = l
         self.P.n = n
         self.P.loss = loss
-        self.P.y = &yy[0]
-        self.P.C = &cc[0]
+        self.P.y = &yy[0] if l else NULL
+        self.P.C = &cc[0] if l else NULL
         self.P.p = p
         self.P.regularize_bias = regularize_bias
         self.P.wx = &wxv[0]
@@ -872,9 +876,9 @@ cdef class NewtonFun:
         cdef double f
         with nogil:
             if self.X.f32:
-                f = _nf_fun(&self.P, &w[0], <float*>NULL)
+                f = _nf_fun(&self.P, _ptr(w), <float*>NULL)
             else:
-                f = _nf_fun(&self.P, &w[0], <double*>NULL)
+                f = _nf_fun(&self.P, _ptr(w), <double*>NULL)
         return f
 
     def grad(self, const double[::1] w, double[::1] g):
@@ -883,18 +887,18 @@ cdef class NewtonFun:
         self._check(g, "g")
         with nogil:
             if self.X.f32:
-                _nf_grad(&self.P, &w[0], &g[0], <float*>NULL)
+                _nf_grad(&self.P, _ptr(w), _ptr(g), <float*>NULL)
             else:
-                _nf_grad(&self.P, &w[0], &g[0], <double*>NULL)
+                _nf_grad(&self.P, _ptr(w), _ptr(g), <double*>NULL)
 
     def preconditioner(self, double[::1] M, double alpha_pcg):
         """M = (1 - alpha_pcg) + alpha_pcg diag(H) at the last grad's w."""
         self._check(M, "M")
         with nogil:
             if self.X.f32:
-                _nf_precond(&self.P, &M[0], alpha_pcg, <float*>NULL)
+                _nf_precond(&self.P, _ptr(M), alpha_pcg, <float*>NULL)
             else:
-                _nf_precond(&self.P, &M[0], alpha_pcg, <double*>NULL)
+                _nf_precond(&self.P, _ptr(M), alpha_pcg, <double*>NULL)
 
     def pcg(self, const double[::1] g, const double[::1] M, double[::1] s, double[::1] r, double eps_cg):
         """CG on H s = -g at the last grad's w (see pcg); returns (CG steps, flags)."""
@@ -909,12 +913,12 @@ cdef class NewtonFun:
         cdef int64_t it
         with nogil:
             if self.X.f32:
-                it = _pcg(self.P.v, self.P.r, self.P.I, self.P.sizeI, c, factor, self.P.regularize_bias, &g[0],
-                          &M[0], &s[0], &r[0], eps_cg, &wk[0, 0], &wk[1, 0], &wk[2, 0], self.P.n, &flags,
+                it = _pcg(self.P.v, self.P.r, self.P.I, self.P.sizeI, c, factor, self.P.regularize_bias, _ptr(g),
+                          _ptr(M), _ptr(s), _ptr(r), eps_cg, &wk[0, 0], &wk[1, 0], &wk[2, 0], self.P.n, &flags,
                           <float*>NULL)
             else:
-                it = _pcg(self.P.v, self.P.r, self.P.I, self.P.sizeI, c, factor, self.P.regularize_bias, &g[0],
-                          &M[0], &s[0], &r[0], eps_cg, &wk[0, 0], &wk[1, 0], &wk[2, 0], self.P.n, &flags,
+                it = _pcg(self.P.v, self.P.r, self.P.I, self.P.sizeI, c, factor, self.P.regularize_bias, _ptr(g),
+                          _ptr(M), _ptr(s), _ptr(r), eps_cg, &wk[0, 0], &wk[1, 0], &wk[2, 0], self.P.n, &flags,
                           <double*>NULL)
         check_stop()
         return it, flags
@@ -927,9 +931,9 @@ cdef class NewtonFun:
         cdef double step
         with nogil:
             if self.X.f32:
-                step = _nf_linesearch(&self.P, &w[0], &s[0], &f, &g[0], alpha, <float*>NULL)
+                step = _nf_linesearch(&self.P, _ptr(w), _ptr(s), &f, _ptr(g), alpha, <float*>NULL)
             else:
-                step = _nf_linesearch(&self.P, &w[0], &s[0], &f, &g[0], alpha, <double*>NULL)
+                step = _nf_linesearch(&self.P, _ptr(w), _ptr(s), &f, _ptr(g), alpha, <double*>NULL)
         return step, f
 
     @property
