@@ -23,7 +23,9 @@
 #    < eps (over all variables), shrinks bounded variables beyond those extremes, and updates up to
 #    max(active/10, 1) pairs (i, j): the i with the largest -G_i among alpha_i < 1 matched, in order, with the j of
 #    the smallest -G_j among alpha_j > 0, each pair solved exactly within the box. Pairs are ordered by (-G, index),
-#    a total order, so quick-select and sorting the selected few give LIBLINEAR's pairs exactly.
+#    a total order, so quick-select and sorting the selected few give LIBLINEAR's pairs exactly. G_i = w.x_i is one
+#    running sum a row (row_dot_inorder) and the end's w.w and rho are summed as LIBLINEAR sums them
+#    (oneclass_end): a last-bit difference in G decides which pairs are chosen, and so the iteration count.
 # 4. -s 4, Crammer and Singer's multiclass SVM (Keerthi, Sundararajan, Chang, Hsieh, Lin, KDD 2008, the sequential
 #    dual method; LIBLINEAR's Solver_MCSVM_CS):
 #        min_alpha 1/2 sum_m ||w_m||^2 + sum_i sum_m e_i^m alpha_i^m,  alpha_i^m <= C_{y_i} [m = y_i],
@@ -44,7 +46,7 @@ import numpy as np
 
 from kernel_types cimport value_t
 from kernel_util cimport put_char as _event
-from rowview cimport RowView, row_dot, row_axpy, row_sq_norm, row_row_dot, row_indices, row_values
+from rowview cimport RowView, row_dot, row_dot_inorder, row_axpy, row_sq_norm, row_row_dot, row_indices, row_values
 from rowview cimport subset_row as _row, subset_ptr as _rows_ptr
 from rng cimport Rng, rng_shuffle as _shuffle
 from llsvm._ext._view cimport Rows
@@ -373,7 +375,7 @@ cdef int64_t _oneclass(const RowView* v, const int64_t* r, int64_t l, double nu,
         negGmin = INFINITY
         for s in range(active_size):
             i = index[s]
-            G[i] = row_dot(v, _row(r, i), w, kind)
+            G[i] = row_dot_inorder(v, _row(r, i), w, kind)
             if alpha[i] < 1 and -G[i] > negGmax:
                 negGmax = -G[i]
             if alpha[i] > 0 and -G[i] < negGmin:
@@ -423,8 +425,8 @@ cdef int64_t _oneclass(const RowView* v, const int64_t* r, int64_t l, double nu,
                 continue
             ri = _row(r, i)
             rj = _row(r, j)
-            Gi = row_dot(v, ri, w, kind)
-            Gj = row_dot(v, rj, w, kind)
+            Gi = row_dot_inorder(v, ri, w, kind)
+            Gj = row_dot_inorder(v, rj, w, kind)
             violating = False
             if alpha[i] < 1 and alpha[j] > 0 and -Gj + 1e-12 < -Gi:
                 violating = True
@@ -503,6 +505,53 @@ def oneclass(Rows X not None, const int64_t[::1] rows, int64_t l, double nu, dou
         free(low)
     check_stop()
     return it, n_ev
+
+
+cdef void _oneclass_end(const RowView* v, const int64_t* r, int64_t l, const double* alpha, const double* w,
+                       int64_t w_size, double* out, value_t* kind) noexcept nogil:
+    """out = (w.w, lb, ub, nr_free, sum_free) as solve_oneclass_svm sums them after its loop: w.w from coordinate 0
+    up, then over the rows in order G_i = w.x_i (one running sum, row_dot_inorder): lb = max G_i over alpha_i = 1,
+    ub = min over alpha_i = 0, the others counted and summed (rho = sum_free / nr_free, else (ub + lb) / 2)."""
+    cdef int64_t i
+    cdef double wTw = 0.0, lb = -INFINITY, ub = INFINITY, nr_free = 0.0, sum_free = 0.0, G
+    for i in range(w_size):
+        wTw += w[i] * w[i]
+    for i in range(l):
+        G = row_dot_inorder(v, _row(r, i), w, kind)
+        if alpha[i] == 1:
+            if G > lb:
+                lb = G
+        elif alpha[i] == 0:
+            if G < ub:
+                ub = G
+        else:
+            nr_free += 1
+            sum_free += G
+    out[0] = wTw
+    out[1] = lb
+    out[2] = ub
+    out[3] = nr_free
+    out[4] = sum_free
+
+
+def oneclass_end(Rows X not None, const int64_t[::1] rows, const double[::1] alpha, const double[::1] w):
+    """(w.w, lb, ub, nr_free, sum_free) of -s 21's solution, summed in LIBLINEAR's order (its objective value w.w/2
+    and its rho: sum_free / nr_free when some alpha is free, else (ub + lb) / 2)."""
+    cdef uint64_t[::1] dummy = np.zeros(4, np.uint64)
+    cdef int64_t l = alpha.shape[0]
+    cdef double out[5]
+    _check(X, l, rows, w.shape[0], 1, dummy)
+    out[0] = 0.0
+    out[1] = -INFINITY
+    out[2] = INFINITY
+    out[3] = 0.0
+    out[4] = 0.0
+    with nogil:
+        if X.f32:
+            _oneclass_end(&X.v, _rows_ptr(rows), l, &alpha[0], &w[0], w.shape[0], out, <float*>NULL)
+        else:
+            _oneclass_end(&X.v, _rows_ptr(rows), l, &alpha[0], &w[0], w.shape[0], out, <double*>NULL)
+    return out[0], out[1], out[2], out[3], out[4]
 
 
 # -- 4. -s 4: Crammer and Singer ----------------------------------------------------------------------------------

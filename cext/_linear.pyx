@@ -13,18 +13,19 @@
 #    the Python driver (llsvm/solvers/dcd.py) calls it in chunks of 10 iterations and owns output, warnings and the
 #    -s 2 fallback. (On small sets, one Python call per iteration cost more than the iteration itself.)
 #    The next row in the permutation is prefetched while the current one is processed.
-# 2. Building blocks of the Newton method of LIBLINEAR's -s 0, -s 2 and -s 11 (Galli & Lin 2021, newton.cpp;
-#    Lin, Weng, Keerthi 2008): X v, X^T (restricted) v, the (generalized) Hessian-vector product
-#    s + factor X_I^T diag(c) X_I s and its diagonal preconditioner, and the whole preconditioned conjugate gradient
-#    (`pcg`: NEWTON::pcg, solving H s = -g with the quadratic-model stopping rule). The Newton loop and line search
-#    are in llsvm/solvers/newton.py.
+# 2. X v and X^T (restricted) v; the Newton method of LIBLINEAR's -s 0, -s 2 and -s 11 (Galli & Lin 2021,
+#    newton.cpp; Lin, Weng, Keerthi 2008): `NewtonFun` holds one problem and computes each piece of the Newton loop
+#    in one call (f with X w and w.w, the gradient, the diagonal preconditioner, the whole preconditioned conjugate
+#    gradient `pcg` of NEWTON::pcg with its quadratic-model stopping rule, the backtracking line search), every sum
+#    in LIBLINEAR's order (see the section's opening comment); `dnrm2` is its |g|. The loop itself, its output and
+#    the certificate are in llsvm/solvers/newton.py.
 # 3. Decision values for prediction (features beyond the model's nr_feature ignored, bias appended).
 # Every kernel takes the rows as one row view X (a `Rows`, cext/_view.pyx: arrays, n_features, the bias, and for a
 # memory-mapped binary file read in place its segment table, so such a file is trained on and predicted without a
 # copy); subproblems (one-vs-rest classes, cross-validation folds) are the full view plus `rows`, the rows they
 # use. Each def dispatches on X.f32 to the float or double specialization of a fused nogil implementation. The
 # coordinate step (G, PG, the clipped minimizer) is dual_step.pxd's, shared with _llsvm and _stream.
-from libc.math cimport fabs, sqrt, INFINITY
+from libc.math cimport exp, fabs, log, sqrt, INFINITY
 from libc.stdint cimport int32_t, int64_t, uint64_t
 
 import numpy as np
@@ -32,7 +33,7 @@ import numpy as np
 from kernel_util cimport LLSVM_PREFETCH
 from kernel_types cimport value_t
 from llsvm._ext._stop cimport stop_requested, check_stop
-from rowview cimport RowView, row_dot, row_axpy, row_sq_norm, row_indices, row_values
+from rowview cimport RowView, row_dot, row_dot_inorder, row_axpy, row_sq_norm, row_indices, row_values
 from rowview cimport subset_row as _row, subset_ptr as _rows_ptr
 from dual_step cimport dual_gradient, projected_gradient, dual_step
 from rng cimport Rng, rng_shuffle
@@ -423,15 +424,87 @@ def sub_xtv(Rows X not None, const int64_t[::1] rows, const int32_t[::1] I, cons
                      <double*>NULL)
 
 
+# -- the Newton method of -s 0, -s 2 and -s 11 (LIBLINEAR's NEWTON with l2r_lr_fun, l2r_l2_svc_fun, l2r_l2_svr_fun) --
+# Problem: min_w f(w) = 1/2 w.w + sum_i C_i loss(w.x_i), loss the logistic loss (-s 0), the squared hinge (-s 2) or
+# the squared epsilon-insensitive loss (-s 11). Update: w += alpha s, s from preconditioned CG on H s = -g (H the
+# (generalized) Hessian), alpha the first of 1, 1/2, 1/4, ... (at most 20) with the Armijo condition
+# f(w + alpha s) - f(w) <= 0.01 alpha g.s. Stopping rule (the driver's): |g| <= eps |g(0)|.
+# Galli & Lin, "A study on truncated Newton methods for linear classification", IEEE TNNLS 2021; Lin, Weng &
+# Keerthi, JMLR 2008.
+#
+# The order of every sum: LIBLINEAR's. Its iterates decide the printed lines (f, |g|, CG steps, step size), and a
+# Newton iteration amplifies a last-bit difference (a CG stopping test or an Armijo test that lands on the other
+# side) into a different step, so the same arithmetic in the same order is the only way to print its lines:
+# - x_i . v: one running sum over the row's entries, the bias last (row_dot_inorder); X^T v: row after row, each
+#   row added entry by entry (row_axpy), rows in the problem's order (the driver gives LIBLINEAR's class grouping);
+# - w.w and the line search's s.s, w.s, g.s: one running sum from coordinate 0 up; the loss: one running sum over
+#   the rows of C_i loss_i with LIBLINEAR's expressions (C_i d d; C_i log(1 + exp(-z)) or C_i (-z + log(1 + exp(z)));
+#   C_i (d -+ p)^2 as (C_i (d -+ p)) (d -+ p));
+# - the line search updates w.w and X w incrementally (w.w += alpha^2 s.s + 2 alpha w.s, Xw += alpha X s) as
+#   LIBLINEAR does, instead of recomputing them at the new w;
+# - the preconditioner's diagonal adds x_ij^2 C_i D_i (x_ij^2 C_i 2 for the squared losses) in that order;
+# - CG's inner products sum five products at a time (x0 y0 + ... + x4 y4 added to the total) and then the rest,
+#   as the reference BLAS ddot does; |g| is the scaled two-norm of the reference dnrm2 (from the last coordinate
+#   down, scale and sum of squares).
+# (The compilers round the same: neither build enables FMA contraction, setup.py and LIBLINEAR use -O3 without
+# -march.)
+cdef double _ddot(const double* x, const double* y, int64_t n) noexcept nogil:
+    """x . y in the reference BLAS ddot's grouping: the sum of five products added to the total, then the rest."""
+    cdef int64_t i = 0
+    cdef double t = 0.0
+    while i < n - 4:
+        t += x[i] * y[i] + x[i + 1] * y[i + 1] + x[i + 2] * y[i + 2] + x[i + 3] * y[i + 3] + x[i + 4] * y[i + 4]
+        i += 5
+    while i < n:
+        t += x[i] * y[i]
+        i += 1
+    return t
+
+
+cdef double _dnrm2(const double* x, int64_t n) noexcept nogil:
+    """sqrt(x . x) by the reference BLAS dnrm2's scaled sum of squares, from the last coordinate down."""
+    cdef int64_t i
+    cdef double scale = 0.0, ssq = 1.0, a, t
+    if n <= 0:
+        return 0.0
+    if n == 1:
+        return fabs(x[0])
+    i = n - 1
+    while i >= 0:
+        if x[i] != 0.0:
+            a = fabs(x[i])
+            if scale < a:
+                t = scale / a
+                ssq = ssq * (t * t) + 1.0
+                scale = a
+            else:
+                t = a / scale
+                ssq += t * t
+        i -= 1
+    return scale * sqrt(ssq)
+
+
+def dnrm2(const double[::1] x):
+    """The two-norm of x as the reference BLAS dnrm2 computes it (LIBLINEAR's |g|)."""
+    cdef int64_t n = x.shape[0]
+    cdef double norm = 0.0
+    if n == 0:
+        return norm
+    with nogil:
+        norm = _dnrm2(&x[0], n)
+    return norm
+
+
 cdef void _hv(const RowView* v, const int64_t* r, const int32_t* I, int64_t n_I, const double* C,
               const double* s, double* out, int64_t n_out, value_t* kind) noexcept nogil:
+    """out = sum_{k} C_{I[k]} (x_{I[k]} . s) x_{I[k]}, rows in I's order, each product as LIBLINEAR's Hv takes it."""
     cdef int64_t k, i
     cdef double xs
     for k in range(n_out):
         out[k] = 0.0
     for k in range(n_I):
         i = _row(r, I[k])
-        xs = C[I[k]] * row_dot(v, i, s, kind)
+        xs = C[I[k]] * row_dot_inorder(v, i, s, kind)
         row_axpy(v, i, xs, out, kind)
 
 
@@ -453,20 +526,6 @@ def l2svc_hv(Rows X not None, const int64_t[::1] rows, const int32_t[::1] I, con
                 <double*>NULL)
 
 
-# -- the conjugate gradient of the Newton method (NEWTON::pcg) ----------------------------------------------------
-cdef double _ddot(const double* x, const double* y, int64_t n) noexcept nogil:
-    """x . y summed in LIBLINEAR's blas order (groups of five, then the rest), so that its iterates are matched."""
-    cdef int64_t i = 0
-    cdef double t = 0.0
-    while i < n - 4:
-        t += x[i] * y[i] + x[i + 1] * y[i + 1] + x[i + 2] * y[i + 2] + x[i + 3] * y[i + 3] + x[i + 4] * y[i + 4]
-        i += 5
-    while i < n:
-        t += x[i] * y[i]
-        i += 1
-    return t
-
-
 cdef void _hess(const RowView* v, const int64_t* r, const int32_t* I, int64_t n_I, const double* c, double factor,
                 bint regularize_bias, const double* s, double* Hs, int64_t n, value_t* kind) noexcept nogil:
     """Hs = s + factor sum_{i in I} c_i (x_i . s) x_i, the bias's own term dropped when it is not regularized."""
@@ -482,6 +541,7 @@ cdef int64_t _pcg(const RowView* v, const int64_t* r, const int32_t* I, int64_t 
                   double factor, bint regularize_bias, const double* g, const double* M, double* s, double* res,
                   double eps_cg, double* d, double* Hd, double* z, int64_t n, int* flags,
                   value_t* kind) noexcept nogil:
+    """NEWTON::pcg: CG on H s = -g preconditioned by M, stopped by the quadratic model's decrease (see pcg)."""
     cdef int64_t i, cg_iter = 0, max_cg_iter = n if n > 5 else 5
     cdef double zTr, znewTrnew, alpha, beta, cgtol, dHd, Q = 0.0, newQ, Qdiff, gMinv_norm
     for i in range(n):
@@ -504,10 +564,11 @@ cdef int64_t _pcg(const RowView* v, const int64_t* r, const int32_t* I, int64_t 
         if dHd <= 1.0e-16:
             break
         alpha = zTr / dHd
-        for i in range(n):
-            s[i] += alpha * d[i]
-        for i in range(n):
-            res[i] -= alpha * Hd[i]
+        if alpha != 0.0:                # the reference daxpy leaves y alone for a zero multiplier
+            for i in range(n):
+                s[i] += alpha * d[i]
+            for i in range(n):
+                res[i] -= alpha * Hd[i]
         newQ = -0.5 * (_ddot(s, res, n) - _ddot(s, g, n))
         Qdiff = newQ - Q
         if newQ <= 0 and Qdiff <= 0:
@@ -560,22 +621,26 @@ def pcg(Rows X not None, const int64_t[::1] rows, const int32_t[::1] I, const do
     return it, flags
 
 
-cdef void _diag(const RowView* v, const int64_t* r, const int32_t* I, int64_t n_I, const double* C, double* out,
-                value_t* kind) noexcept nogil:
-    cdef int64_t k, i, p
+cdef void _diag(const RowView* v, const int64_t* r, const int32_t* I, int64_t n_I, const double* C,
+                const double* D, double* out, value_t* kind) noexcept nogil:
+    """out[j] += x_ij^2 C_i D_i over i in I (D NULL: D_i = 2), multiplied in that order (the bias coordinate too)."""
+    cdef int64_t k, i, p, q
     cdef const int32_t* ix
     cdef const value_t* x
-    cdef double c
+    cdef double c, d, xv
     cdef double bias = v.bias
     for k in range(n_I):
-        i = _row(r, I[k])
-        c = 2.0 * C[I[k]]
+        q = I[k]
+        i = _row(r, q)
+        c = C[q]
+        d = D[q] if D != NULL else 2.0
         ix = row_indices(v, i)
         x = row_values(v, i, kind)
         for p in range(v.indptr[i], v.indptr[i + 1]):
-            out[ix[p]] += c * x[p] * x[p]
+            xv = x[p]
+            out[ix[p]] += xv * xv * c * d
         if bias >= 0:
-            out[v.n_features] += c * bias * bias
+            out[v.n_features] += bias * bias * c * d
 
 
 def l2svc_diag(Rows X not None, const int64_t[::1] rows, const int32_t[::1] I, const double[::1] C,
@@ -588,9 +653,294 @@ def l2svc_diag(Rows X not None, const int64_t[::1] rows, const int32_t[::1] I, c
         return
     with nogil:
         if X.f32:
-            _diag(&X.v, r, &I[0], n_I, &C[0], &out[0], <float*>NULL)
+            _diag(&X.v, r, &I[0], n_I, &C[0], NULL, &out[0], <float*>NULL)
         else:
-            _diag(&X.v, r, &I[0], n_I, &C[0], &out[0], <double*>NULL)
+            _diag(&X.v, r, &I[0], n_I, &C[0], NULL, &out[0], <double*>NULL)
+
+
+cdef enum:
+    LOSS_LR = 0
+    LOSS_L2SVC = 2
+    LOSS_L2SVR = 11
+
+
+cdef struct NewtonProblem:
+    const RowView* v
+    const int64_t* r
+    int64_t l
+    int64_t n               # the weight vector's size (the bias coordinate last)
+    int loss                # LOSS_LR, LOSS_L2SVC or LOSS_L2SVR
+    const double* y         # +1/-1 (classification) or the targets (regression)
+    const double* C         # C_i of every row
+    double p                # -s 11's tube
+    bint regularize_bias
+    double* wx              # X w at the current w
+    double* tmp             # X s in the line search; the gradient's row coefficients
+    double* D               # -s 0: sigma_i (1 - sigma_i)
+    double* CD              # -s 0: C_i D_i, the Hessian's row weights
+    int32_t* I              # the Hessian's rows (-s 2, 11: the rows with a loss; -s 0: every row)
+    int64_t sizeI
+    double wTw              # w.w at the current w (without an unregularized bias)
+
+
+cdef inline double _c_loss(const NewtonProblem* P, int64_t i, double wx_i) noexcept nogil:
+    """C_i loss_i at w.x_i = wx_i, LIBLINEAR's C_times_loss expressions."""
+    cdef double d, z
+    if P.loss == LOSS_L2SVC:
+        d = 1.0 - P.y[i] * wx_i
+        if d > 0:
+            return P.C[i] * d * d
+        return 0.0
+    if P.loss == LOSS_LR:
+        z = wx_i * P.y[i]
+        if z >= 0:
+            return P.C[i] * log(1.0 + exp(-z))
+        return P.C[i] * (-z + log(1.0 + exp(z)))
+    d = wx_i - P.y[i]
+    if d < -P.p:
+        return P.C[i] * (d + P.p) * (d + P.p)
+    if d > P.p:
+        return P.C[i] * (d - P.p) * (d - P.p)
+    return 0.0
+
+
+cdef double _nf_fun(NewtonProblem* P, const double* w, value_t* kind) noexcept nogil:
+    """f(w); sets X w and w.w (l2r_erm_fun::fun)."""
+    cdef int64_t i
+    cdef double f = 0.0, wTw = 0.0
+    for i in range(P.l):
+        P.wx[i] = row_dot_inorder(P.v, _row(P.r, i), w, kind)
+    for i in range(P.n):
+        wTw += w[i] * w[i]
+    if not P.regularize_bias:
+        wTw -= w[P.n - 1] * w[P.n - 1]
+    P.wTw = wTw
+    for i in range(P.l):
+        f += _c_loss(P, i, P.wx[i])
+    return f + 0.5 * wTw
+
+
+cdef void _nf_grad(NewtonProblem* P, const double* w, double* g, value_t* kind) noexcept nogil:
+    """g = grad f(w) at the w of the last fun/line search, and the Hessian's rows and weights there."""
+    cdef int64_t i, k = 0
+    cdef double t, d, two = 1.0 if P.loss == LOSS_LR else 2.0
+    for i in range(P.n):
+        g[i] = 0.0
+    if P.loss == LOSS_LR:
+        for i in range(P.l):
+            t = 1.0 / (1.0 + exp(-P.y[i] * P.wx[i]))
+            P.D[i] = t * (1.0 - t)
+            P.CD[i] = P.C[i] * P.D[i]
+            P.tmp[i] = P.C[i] * (t - 1.0) * P.y[i]
+            P.I[i] = <int32_t>i
+        k = P.l
+    elif P.loss == LOSS_L2SVC:
+        for i in range(P.l):
+            t = P.wx[i] * P.y[i]
+            if t < 1:
+                P.tmp[k] = P.C[i] * P.y[i] * (t - 1.0)
+                P.I[k] = <int32_t>i
+                k += 1
+    else:
+        for i in range(P.l):
+            d = P.wx[i] - P.y[i]
+            if d < -P.p:
+                P.tmp[k] = P.C[i] * (d + P.p)
+                P.I[k] = <int32_t>i
+                k += 1
+            elif d > P.p:
+                P.tmp[k] = P.C[i] * (d - P.p)
+                P.I[k] = <int32_t>i
+                k += 1
+    P.sizeI = k
+    for i in range(k):
+        row_axpy(P.v, _row(P.r, P.I[i]), P.tmp[i], g, kind)
+    for i in range(P.n):
+        g[i] = w[i] + two * g[i]
+    if not P.regularize_bias:
+        g[P.n - 1] -= w[P.n - 1]
+
+
+cdef void _nf_precond(NewtonProblem* P, double* M, double alpha_pcg, value_t* kind) noexcept nogil:
+    """M = (1 - alpha_pcg) + alpha_pcg diag(H) (get_diag_preconditioner, then NEWTON's mix with the identity)."""
+    cdef int64_t i
+    for i in range(P.n):
+        M[i] = 1.0
+    if not P.regularize_bias:
+        M[P.n - 1] = 0.0
+    _diag(P.v, P.r, P.I, P.sizeI, P.C, P.D if P.loss == LOSS_LR else NULL, M, kind)
+    for i in range(P.n):
+        M[i] = (1.0 - alpha_pcg) + alpha_pcg * M[i]
+
+
+cdef double _nf_linesearch(NewtonProblem* P, double* w, const double* s, double* f, const double* g,
+                           double alpha, value_t* kind) noexcept nogil:
+    """Backtracking on f(w + alpha s) from X s, with w.w and X w updated incrementally
+    (l2r_erm_fun::linesearch_and_update). Returns the step (0: none of the 20 tries passed, w unchanged)."""
+    cdef int64_t i, tries
+    cdef double sTs = 0.0, wTs = 0.0, gTs = 0.0, loss, fold = f[0], eta = 0.01
+    for i in range(P.l):
+        P.tmp[i] = row_dot_inorder(P.v, _row(P.r, i), s, kind)
+    for i in range(P.n):
+        sTs += s[i] * s[i]
+        wTs += s[i] * w[i]
+        gTs += s[i] * g[i]
+    if not P.regularize_bias:
+        sTs -= s[P.n - 1] * s[P.n - 1]
+        wTs -= s[P.n - 1] * w[P.n - 1]
+    for tries in range(20):
+        loss = 0.0
+        for i in range(P.l):
+            loss += _c_loss(P, i, P.tmp[i] * alpha + P.wx[i])
+        f[0] = loss + (alpha * alpha * sTs + P.wTw) / 2.0 + alpha * wTs
+        if f[0] - fold <= eta * alpha * gTs:
+            for i in range(P.l):
+                P.wx[i] += alpha * P.tmp[i]
+            for i in range(P.n):
+                w[i] += alpha * s[i]
+            P.wTw += alpha * alpha * sTs + 2 * alpha * wTs
+            return alpha
+        alpha *= 0.5
+    f[0] = fold
+    return 0.0
+
+
+cdef inline double* _ptr(const double[::1] a) noexcept nogil:
+    """The first element's address, NULL for an empty vector (a problem without features or bias)."""
+    return <double*>&a[0] if a.shape[0] else NULL
+
+
+cdef class NewtonFun:
+    """One problem of -s 0, -s 2 or -s 11 as LIBLINEAR's l2r_*_fun holds it: the rows, their labels or targets, C_i,
+    and the state the Newton loop carries (X w, w.w, the Hessian's rows and weights).
+
+    NewtonFun(X, rows, loss, y, C, p, regularize_bias): loss 0 (logistic), 2 (squared hinge) or 11 (squared
+    epsilon-insensitive, tube p); y float64 (+1/-1, or the targets); C float64 per row. The methods are the
+    pieces of the Newton loop, each one kernel call: fun, grad, preconditioner, pcg, linesearch.
+    """
+    cdef Rows X
+    cdef NewtonProblem P
+    cdef object keep
+    cdef readonly object wx        # X w (float64, one per row), for the driver's certificate
+    cdef object work               # CG's d, Hd, z
+
+    def __init__(self, Rows X not None, rows, int loss, y, C, double p, bint regularize_bias):
+        cdef const int64_t[::1] rw = rows
+        cdef const double[::1] yy = y
+        cdef const double[::1] cc = C
+        cdef int64_t l = yy.shape[0]
+        cdef int64_t n = X.v.n_features + (1 if X.v.bias >= 0 else 0)
+        if loss not in (LOSS_LR, LOSS_L2SVC, LOSS_L2SVR):
+            raise ValueError(f"NewtonFun: unknown loss {loss}")
+        if cc.shape[0] != l or (rw.shape[0] and rw.shape[0] != l):
+            raise ValueError("NewtonFun: rows, y and C disagree in length")
+        self.X = X
+        self.wx = np.zeros(l, np.float64)
+        tmp = np.zeros(max(l, 1), np.float64)         # one entry at least: the pointers below are never NULL
+        D = np.zeros(max(l, 1), np.float64)
+        CD = np.zeros(max(l, 1), np.float64)
+        I = np.zeros(max(l, 1), np.int32)
+        self.work = np.zeros((3, max(n, 1)), np.float64)
+        ywx = np.zeros(1, np.float64) if l == 0 else None
+        self.keep = (rows, y, C, tmp, D, CD, I, ywx)
+        cdef double[::1] wxv = self.wx if l else ywx
+        cdef double[::1] tv = tmp
+        cdef double[::1] dv = D
+        cdef double[::1] cdv = CD
+        cdef int32_t[::1] iv = I
+        self.P.v = &self.X.v
+        self.P.r = _rows_ptr(rw)
+        self.P.l = l
+        self.P.n = n
+        self.P.loss = loss
+        self.P.y = &yy[0] if l else NULL
+        self.P.C = &cc[0] if l else NULL
+        self.P.p = p
+        self.P.regularize_bias = regularize_bias
+        self.P.wx = &wxv[0]
+        self.P.tmp = &tv[0]
+        self.P.D = &dv[0]
+        self.P.CD = &cdv[0]
+        self.P.I = &iv[0]
+        self.P.sizeI = 0
+        self.P.wTw = 0.0
+
+    cdef int _check(self, const double[::1] a, str name) except -1:
+        if a.shape[0] != self.P.n:
+            raise ValueError(f"NewtonFun: {name} has {a.shape[0]} entries, the problem {self.P.n}")
+        return 0
+
+    def fun(self, const double[::1] w):
+        """f(w), and X w and w.w kept for grad and linesearch."""
+        self._check(w, "w")
+        cdef double f
+        with nogil:
+            if self.X.f32:
+                f = _nf_fun(&self.P, _ptr(w), <float*>NULL)
+            else:
+                f = _nf_fun(&self.P, _ptr(w), <double*>NULL)
+        return f
+
+    def grad(self, const double[::1] w, double[::1] g):
+        """g = grad f(w) at the w of the last fun or linesearch (its X w); sets the Hessian's rows and weights."""
+        self._check(w, "w")
+        self._check(g, "g")
+        with nogil:
+            if self.X.f32:
+                _nf_grad(&self.P, _ptr(w), _ptr(g), <float*>NULL)
+            else:
+                _nf_grad(&self.P, _ptr(w), _ptr(g), <double*>NULL)
+
+    def preconditioner(self, double[::1] M, double alpha_pcg):
+        """M = (1 - alpha_pcg) + alpha_pcg diag(H) at the last grad's w."""
+        self._check(M, "M")
+        with nogil:
+            if self.X.f32:
+                _nf_precond(&self.P, _ptr(M), alpha_pcg, <float*>NULL)
+            else:
+                _nf_precond(&self.P, _ptr(M), alpha_pcg, <double*>NULL)
+
+    def pcg(self, const double[::1] g, const double[::1] M, double[::1] s, double[::1] r, double eps_cg):
+        """CG on H s = -g at the last grad's w (see pcg); returns (CG steps, flags)."""
+        for a, name in ((g, "g"), (M, "M"), (s, "s"), (r, "r")):
+            self._check(a, name)
+        cdef double[:, ::1] wk = self.work
+        cdef const double* c = self.P.C
+        if self.P.loss == LOSS_LR:
+            c = self.P.CD
+        cdef double factor = 1.0 if self.P.loss == LOSS_LR else 2.0
+        cdef int flags = 0
+        cdef int64_t it
+        with nogil:
+            if self.X.f32:
+                it = _pcg(self.P.v, self.P.r, self.P.I, self.P.sizeI, c, factor, self.P.regularize_bias, _ptr(g),
+                          _ptr(M), _ptr(s), _ptr(r), eps_cg, &wk[0, 0], &wk[1, 0], &wk[2, 0], self.P.n, &flags,
+                          <float*>NULL)
+            else:
+                it = _pcg(self.P.v, self.P.r, self.P.I, self.P.sizeI, c, factor, self.P.regularize_bias, _ptr(g),
+                          _ptr(M), _ptr(s), _ptr(r), eps_cg, &wk[0, 0], &wk[1, 0], &wk[2, 0], self.P.n, &flags,
+                          <double*>NULL)
+        check_stop()
+        return it, flags
+
+    def linesearch(self, double[::1] w, const double[::1] s, double f, const double[::1] g, double alpha):
+        """Backtracking line search from w along s (f = f(w)); updates w, X w and w.w. Returns (step, f): step 0
+        when it fails (w unchanged, f the old value)."""
+        for a, name in ((w, "w"), (s, "s"), (g, "g")):
+            self._check(a, name)
+        cdef double step
+        with nogil:
+            if self.X.f32:
+                step = _nf_linesearch(&self.P, _ptr(w), _ptr(s), &f, _ptr(g), alpha, <float*>NULL)
+            else:
+                step = _nf_linesearch(&self.P, _ptr(w), _ptr(s), &f, _ptr(g), alpha, <double*>NULL)
+        return step, f
+
+    @property
+    def sizeI(self):
+        """Rows in the Hessian at the last grad."""
+        return self.P.sizeI
+
 
 
 cdef void _decision(const RowView* v, const double[:, ::1] W, int64_t nr_feature, double bias,

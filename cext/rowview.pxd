@@ -83,6 +83,21 @@ cdef inline double row_dot(const RowView* v, int64_t i, const double* w, value_t
     return s0
 
 
+cdef inline double row_dot_inorder(const RowView* v, int64_t i, const double* w, value_t* kind) noexcept nogil:
+    """w . x_i (with the bias coordinate) as ONE running sum, entry after entry and the bias last: the order of
+    LIBLINEAR's sparse dot (its rows keep the bias as their last feature), so that the Newton solvers (-s 0, 2, 11)
+    round as it does. row_dot's four partial sums are faster on long rows but round differently."""
+    cdef const value_t* x = row_values(v, i, kind)
+    cdef const int32_t* idx = row_indices(v, i)
+    cdef int64_t k
+    cdef double s = 0.0
+    for k in range(v.indptr[i], v.indptr[i + 1]):
+        s += w[idx[k]] * x[k]
+    if v.bias >= 0:
+        s += w[v.n_features] * v.bias
+    return s
+
+
 cdef inline void row_axpy(const RowView* v, int64_t i, double a, double* w, value_t* kind) noexcept nogil:
     """w += a * x_i (with the bias coordinate)."""
     cdef const value_t* x = row_values(v, i, kind)

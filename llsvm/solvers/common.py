@@ -191,6 +191,13 @@ def one_vs_rest(view, cls, labels, rows, params, reporter):
             for pos, Cp, Cn in Classes(labels).problems(params.C, params.weights, reporter)]
 
 
+def class_grouping(cls, rows):
+    """The order of LIBLINEAR's train() over the rows of (cls, rows): positions into rows (None: all rows) that
+    group them by class in the model's label order, each class's rows in their own order (group_classes' perm).
+    The Newton solvers sum over the rows in this order so that they round as LIBLINEAR does."""
+    return np.argsort(cls if rows is None else cls[rows], kind="stable")
+
+
 def swapped(labels):
     return len(labels) == 2 and labels[0] == -1 and labels[1] == 1
 

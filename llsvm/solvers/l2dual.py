@@ -121,16 +121,13 @@ def oneclass_train_one(sub, params, seed, reporter, warm=None):
     ev = event_buffer(max_iter)
     it, n = K.oneclass(*sub.args, l, nu, params.eps, max_iter, alpha, w, ev)
     say_events(reporter, ev, n)
-    wTw = float(w @ w)
+    wTw, lb, ub, nr_free, sum_free = K.oneclass_end(*sub.args, alpha, w)     # summed in LIBLINEAR's order
     nSV = int(np.count_nonzero(alpha > 0))
     report_finished(reporter, it, wTw / 2, nSV, after_first=WARN_MAX_ITER + "\n" if it >= max_iter else "")
     G = sub.margins(w)
-    free = (alpha > 0) & (alpha < 1)
-    if free.any():
-        rho = float(G[free].mean())
+    if nr_free > 0:
+        rho = sum_free / nr_free
     else:
-        ub = float(G[alpha == 0].min()) if (alpha == 0).any() else np.inf
-        lb = float(G[alpha == 1].max()) if (alpha == 1).any() else -np.inf
         # LIBLINEAR takes (ub + lb) / 2, which is infinite when one side is empty: with -n 1 every alpha is 1 (their
         # sum is nu l = l) and every rho >= lb is optimal; the model takes the finite end, lb (or ub), which LIBLINEAR's
         # predict reads, where it would write "rho inf"

@@ -25,7 +25,7 @@ from ..models.linear import Model
 from ..params import Params, accepting
 from ..report import as_reporter
 from . import registry
-from .common import Seeds, Subproblem, check_ovr, class_costs, group_classes, one_vs_rest
+from .common import Seeds, Subproblem, check_ovr, class_costs, class_grouping, group_classes, one_vs_rest
 from .folds import plain_folds, stratified_folds
 
 
@@ -131,6 +131,10 @@ def _fit(view, cls, labels, rows, params, seeds, reporter, warms=None, threads=N
         res = solve_binary(sub, params, seeds.next(), reporter, None if warms is None else warms[0])
         return res.w.reshape(sub.w_size, -1), [res]
     _check_memory(view, labels, params, threads, view.n_rows if rows is None else rows.size)
+    order = None
+    if params.spec.driver_ref == "newton:train_one":      # LIBLINEAR's row order: the same sums as its Newton
+        order = class_grouping(cls, rows)
+        rows = order if rows is None else rows[order]
     subs = one_vs_rest(view, cls, labels, rows, params, reporter)
     task_seeds = [seeds.next() for _ in subs]
 
@@ -138,6 +142,12 @@ def _fit(view, cls, labels, rows, params, seeds, reporter, warms=None, threads=N
         return lambda r: solve_binary(subs[k], params, task_seeds[k], r, None if warms is None else warms[k])
 
     results = _run([make(k) for k in range(len(subs))], threads, reporter)
+    if order is not None:             # the dual variables back in the rows' own order
+        for r in results:
+            if r.alpha is not None:
+                alpha = np.empty_like(r.alpha)
+                alpha[order] = r.alpha
+                r.alpha = alpha
     W = np.stack([r.w for r in results], axis=1)
     return W, results
 
