@@ -33,7 +33,7 @@ from llsvm._ext._stop cimport stop_requested, check_stop
 cdef int _check(const int64_t[::1] col_ptr, const int32_t[::1] col_row, const double[::1] col_val, int64_t l,
                 int64_t w_len, uint64_t[::1] rng) except -1:
     cdef int64_t n = col_ptr.shape[0] - 1, k
-    if n < 1 or w_len != n:
+    if n < 0 or w_len != n:              # n = 0: no feature and no bias (w empty, as LIBLINEAR allows)
         raise ValueError("w must have one entry per column (n_features + bias)")
     if l < 1 or l > 2147483647:
         raise ValueError("a problem needs 1 to 2^31 - 1 rows")

@@ -489,3 +489,19 @@ def test_crammer_singer_dual_is_checked_against_the_memory(load, monkeypatch):
     monkeypatch.setattr(memory, "available", lambda: 5_000)
     with pytest.raises(memory.MemoryLimitError, match=r"-s 4's dual variables for 270 rows and 2 classes take "):
         train(ds, solver=4)
+
+
+@pytest.mark.parametrize("solver", (0, 1, 2, 3, 4, 5, 6, 7, 11, 12, 13, 21))
+def test_rows_without_features_give_liblinears_model(tmp_path, solver):
+    """Labels and no feature at all, no bias: w is empty. Every type writes LIBLINEAR's model file (-s 11, 12 and 13
+    used to end with an internal error reshaping the empty w)."""
+    data = tmp_path / "empty"
+    data.write_text("1\n-1\n2\n1\n")
+    code = ("import ctypes, sys\nfrom liblinear.liblinearutil import svm_read_problem, train, save_model\n"
+            "ctypes.CDLL(None).srand(1)\ny, x = svm_read_problem(sys.argv[2])\n"
+            "save_model(sys.argv[3], train(y, x, sys.argv[1]))\n")
+    subprocess.run([sys.executable, "-c", code, f"-s {solver} -q", str(data), str(tmp_path / "theirs")], check=True,
+                   capture_output=True)
+    r = CliRunner().invoke(train_main, ["-s", str(solver), "-q", str(data), str(tmp_path / "ours")])
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "ours").read_bytes() == (tmp_path / "theirs").read_bytes()

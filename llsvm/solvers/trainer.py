@@ -129,7 +129,7 @@ def _fit(view, cls, labels, rows, params, seeds, reporter, warms=None, threads=N
         memory.check_weights(view.n_features, params.spec.work_vectors * k + 2 * k)
         sub = _whole_problem(view, cls, labels, rows, params, reporter)
         res = solve_binary(sub, params, seeds.next(), reporter, None if warms is None else warms[0])
-        return res.w.reshape(sub.w_size, -1), [res]
+        return res.w.reshape(sub.w_size, k), [res]           # k explicit: w may be empty (no feature, no bias)
     _check_memory(view, labels, params, threads, view.n_rows if rows is None else rows.size)
     order = None
     if params.spec.driver_ref == "newton:train_one":      # LIBLINEAR's row order: the same sums as its Newton
