@@ -249,3 +249,114 @@ def test_class_weights_are_refused_where_the_solver_has_no_cost_per_class(solver
     assert_exit(result, 1)
     assert f"-wi does not apply to -s {solver}" in result.stderr
     assert not (tmp_path / "m").exists()
+
+
+def test_the_pipeline_example_of_docs_python_md_runs(repo_root, shared_data, tmp_path, monkeypatch):
+    """docs/python.md's Pipeline and GridSearchCV block, as written, from a directory whose data/public is the
+    repository's."""
+    import re
+    text = (repo_root / "docs" / "python.md").read_text()
+    section = text.split("## Pipelines and grid search", 1)[1]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "public").symlink_to(shared_data)
+    monkeypatch.chdir(tmp_path)
+    scope = {}
+    exec(compile(code, "docs/python.md", "exec"), scope)
+    assert scope["linear"].best_score_ > 0.75 and scope["kernel"].best_score_ > 0.75
+    assert (tmp_path / "heart.model").read_text().startswith("svm_type c_svc\n")
+
+
+# -- against scikit-learn's own estimators (LIBLINEAR and LIBSVM inside) ------------------------------------------
+
+def _with_bias(X):
+    import scipy.sparse as sp
+    return sp.hstack([X, np.ones((X.shape[0], 1))]).tocsr()
+
+
+def _columns(X, n):
+    """X with n columns (a test file may have fewer features than its training file: a9a.t)."""
+    import scipy.sparse as sp
+    X = X.tocsc()[:, :n] if X.shape[1] >= n else sp.hstack([X, sp.csr_matrix((X.shape[0], n - X.shape[1]))])
+    return sp.csr_matrix(X)
+
+
+def _linear_primal(X, y, w, C, loss, p=0.0):
+    """LIBLINEAR's primal at w over rows with the bias column: 1/2 w.w + C sum loss."""
+    m = X @ w
+    if loss == "hinge":
+        losses = np.maximum(0.0, 1.0 - y * m)
+    elif loss == "squared_hinge":
+        losses = np.maximum(0.0, 1.0 - y * m) ** 2
+    elif loss == "log":
+        losses = np.logaddexp(0.0, -y * m)
+    else:                                   # squared epsilon-insensitive
+        losses = np.maximum(0.0, np.abs(m - y) - p) ** 2
+    return 0.5 * float(w @ w) + C * float(losses.sum())
+
+
+LINEAR_VS_SKLEARN = {
+    # id: (train set, test set, llsvm estimator, scikit-learn estimator (name, parameters), loss, C)
+    "hinge-splice": ("splice", "splice.t", (S.LinearSVC, {"solver": 3}), ("LinearSVC", {"loss": "hinge", "dual": True}),
+                     "hinge", 0.05),
+    "squared-hinge-a9a": ("a9a", "a9a.t", (S.LinearSVC, {"solver": 2}),
+                          ("LinearSVC", {"loss": "squared_hinge", "dual": False}), "squared_hinge", 0.5),
+    "logistic-a9a": ("a9a", "a9a.t", (S.LogisticRegression, {"solver": 0}),
+                     ("LogisticRegression", {"solver": "liblinear"}), "log", 1.0),
+    "svr-svmguide1": ("svmguide1", None, (S.LinearSVR, {"solver": 11, "epsilon": 0.1}),
+                      ("LinearSVR", {"loss": "squared_epsilon_insensitive", "dual": False, "epsilon": 0.1}),
+                      "squared_eps", 0.1),
+}
+
+
+@pytest.mark.parametrize("case", list(LINEAR_VS_SKLEARN))
+def test_linear_objectives_and_accuracy_as_scikit_learns(case, load):
+    """Same C, loss, bias (fit_intercept, scaling 1: LIBLINEAR's -B 1 in both) and tolerance: the primal objectives,
+    computed here from each model's weights, agree to 1e-3 relative and the test accuracies to 0.2 points."""
+    import sklearn.svm
+    import sklearn.linear_model
+    train_name, test_name, (ours_cls, ours_kw), (theirs_name, theirs_kw), loss, C = LINEAR_VS_SKLEARN[case]
+    ds = load(train_name)
+    X, y = ds.to_csr(), ds.y
+    if loss == "squared_eps":
+        X = X.multiply(1.0 / np.maximum(abs(X).max(axis=0).toarray(), 1e-12)).tocsr()
+    theirs_cls = getattr(sklearn.svm, theirs_name, None) or getattr(sklearn.linear_model, theirs_name)
+    kw = {"C": C, "tol": 1e-6, "max_iter": 100000, **theirs_kw}
+    if theirs_cls.__name__ == "LogisticRegression":
+        kw.pop("max_iter")
+    theirs = theirs_cls(**kw).fit(X, y)
+    ours = ours_cls(C=C, tol=1e-6, **ours_kw).fit(X, y)
+    Xb = _with_bias(X)
+    ys = y if loss == "squared_eps" else np.where(y == ours.classes_[1], 1.0, -1.0)
+    f_ours = _linear_primal(Xb, ys, np.append(ours.coef_.ravel(), ours.intercept_[0]), C, loss, 0.1)
+    f_theirs = _linear_primal(Xb, ys, np.append(theirs.coef_.ravel(), np.ravel(theirs.intercept_)[0]), C, loss, 0.1)
+    assert abs(f_ours - f_theirs) <= 1e-3 * abs(f_theirs), (f_ours, f_theirs)
+    if test_name is not None:
+        t = load(test_name)
+        Xt = _columns(t.to_csr(), X.shape[1])
+        a_ours, a_theirs = ours.score(Xt, t.y), theirs.score(Xt, t.y)
+        assert abs(a_ours - a_theirs) <= 0.002, (a_ours, a_theirs)
+
+
+@pytest.mark.parametrize("train_name,test_name", [("splice", "splice.t"), ("dna.scale", "dna.scale.t")])
+def test_svc_as_scikit_learns(train_name, test_name, load):
+    """SVC (LIBSVM's C-SVC) against scikit-learn's SVC (LIBSVM inside): the same dual objective of each pair (from
+    the models' dual coefficients and the kernel, computed here) to 1e-3, the same test accuracy to 0.2 points."""
+    import sklearn.svm
+    from sklearn.metrics.pairwise import rbf_kernel
+    ds, t = load(train_name), load(test_name)
+    X, y = ds.to_csr(), ds.y
+    Xt = _columns(t.to_csr(), X.shape[1])
+    gamma = 1.0 / X.shape[1]
+    ours = S.SVC(C=1.0, gamma=gamma, tol=1e-5).fit(X, y)
+    theirs = sklearn.svm.SVC(C=1.0, gamma=gamma, tol=1e-5).fit(X, y)
+    assert abs(ours.score(Xt, t.y) - theirs.score(Xt, t.y)) <= 0.002
+    if len(ours.classes_) == 2:
+        def dual(sv, coef):
+            K = rbf_kernel(sv, sv, gamma=gamma)
+            return 0.5 * float(coef @ K @ coef) - float(np.abs(coef).sum())
+        m = ours.model_
+        d_ours = dual(m.SV.to_csr() if hasattr(m.SV, "to_csr") else m.SV, m.sv_coef[0])
+        theirs_coef = theirs.dual_coef_.toarray() if hasattr(theirs.dual_coef_, "toarray") else theirs.dual_coef_
+        d_theirs = dual(theirs.support_vectors_, np.ravel(theirs_coef[0]))
+        assert abs(d_ours - d_theirs) <= 1e-3 * abs(d_theirs), (d_ours, d_theirs)
