@@ -63,6 +63,8 @@ def _parameters(solvers):
             out.setdefault(SKLEARN_NAME.get(dest, dest), default)
         if get(s).class_weights:
             out.setdefault("class_weight", None)
+    if any(get(s).find_C for s in solvers):
+        out["warm_start"] = False         # the solvers LIBLINEAR's find_parameter_C warm-starts (llsvm.train(warm=))
     if bias:
         out["fit_intercept"] = True         # scikit-learn's default (LIBLINEAR's CLI: -B -1, no bias)
         out["intercept_scaling"] = 1.0
@@ -96,7 +98,7 @@ class _Estimator(BaseEstimator):
         defaults = type(self)._defaults
         fields, opts = {}, {}
         for name, value in self.get_params(deep=False).items():
-            if name in ("solver", "fit_intercept", "intercept_scaling", "class_weight"):
+            if name in ("solver", "fit_intercept", "intercept_scaling", "class_weight", "warm_start"):
                 continue
             dest = _field_of(name)
             if dest not in own:
@@ -153,8 +155,9 @@ class _Estimator(BaseEstimator):
         data, y_train, codes = self._training_data(X, y)
         params = self._params(y_codes=codes)
         self._fit_params = params
+        warm = self.model_ if getattr(self, "warm_start", False) and hasattr(self, "model_") else None
         try:
-            model = train(data, y_train, params=params)
+            model = train(data, y_train, params=params, warm=warm)
         except LLSVMError as exc:
             raise ValueError(str(exc)) from None
         self._set_fitted(model, data)

@@ -360,3 +360,53 @@ def test_svc_as_scikit_learns(train_name, test_name, load):
         theirs_coef = theirs.dual_coef_.toarray() if hasattr(theirs.dual_coef_, "toarray") else theirs.dual_coef_
         d_theirs = dual(theirs.support_vectors_, np.ravel(theirs_coef[0]))
         assert abs(d_ours - d_theirs) <= 1e-3 * abs(d_theirs), (d_ours, d_theirs)
+
+
+@pytest.mark.parametrize("cls,solver", [(S.LinearSVC, 3), (S.LinearSVC, 2), (S.LogisticRegression, 0),
+                                        (S.LinearSVR, 11)])
+def test_warm_start_starts_from_the_last_model(cls, solver, load):
+    """warm_start=True: the next fit starts from the last model (w, and alpha scaled by the C ratio, as
+    find_parameter_C): a refit with the same parameters starts at the optimum (at most one pass or Newton step),
+    and a refit at another C reaches the cold fit's optimum."""
+    ds = load("a9a")
+    X, y = ds.to_csr()[:5000], ds.y[:5000]
+    C = 0.01 if solver == 3 else 1.0            # -s 3 at C >= 0.05 reaches its iteration limit on these rows
+    warm = cls(solver=solver, C=C, tol=1e-4, warm_start=True).fit(X, y)
+    first = warm.n_iter_
+    assert warm.fit(X, y).n_iter_ <= 1 < first
+    warm.set_params(C=C / 2).fit(X, y)
+    cold = cls(solver=solver, C=C / 2, tol=1e-4).fit(X, y)
+    assert cold.converged_ and warm.converged_
+    assert abs(warm.primal_ - cold.primal_) <= 1e-3 * abs(cold.primal_)
+    with pytest.raises(ValueError, match="same classes|same rows"):
+        cls(solver=solver, warm_start=True).fit(X, y).fit(X[:100], y[:100])
+
+
+def test_warm_start_is_refused_where_the_solver_has_none():
+    import llsvm
+    X, y = np.random.default_rng(0).standard_normal((50, 3)), np.arange(50) % 2
+    m = llsvm.train((X), y, solver=5)
+    with pytest.raises(llsvm.ParameterError, match="has no warm start"):
+        llsvm.train(X, y, solver=5, warm=m)
+    assert "warm_start" not in S.SVC().get_params()
+
+
+def test_input_kept_as_given(load, monkeypatch):
+    """A canonical CSR matrix reaches the solver without a copy of its values or indices, float32 stays float32,
+    and a DataFrame's column names become feature_names_in_."""
+    import pandas as pd
+    import llsvm.sklearn as module
+    ds = load("heart_scale")
+    X, y = ds.to_csr(), ds.y
+    seen = []
+    real = module._dataset
+    monkeypatch.setattr(module, "_dataset", lambda X_, y_: seen.append(real(X_, y_)) or seen[-1])
+    S.LinearSVC().fit(X, y)
+    assert np.shares_memory(seen[-1].values, X.data) and np.shares_memory(seen[-1].indices, X.indices)
+    X32 = X.astype(np.float32)
+    est = S.LinearSVC().fit(X32, y)
+    assert seen[-1].values.dtype == np.float32 and np.shares_memory(seen[-1].values, X32.data)
+    assert (est.predict(X32) == S.LinearSVC().fit(X32, y).predict(X32)).all()
+    frame = pd.DataFrame(X.toarray(), columns=[f"f{i}" for i in range(X.shape[1])])
+    est = S.LogisticRegression().fit(frame, y)
+    assert list(est.feature_names_in_) == list(frame.columns)
