@@ -252,17 +252,19 @@ class CSRDataset(Dataset):
         """A CSRDataset from a scipy sparse matrix (or anything scipy can make CSR) and labels."""
         import scipy.sparse as sp
 
-        X = sp.csr_matrix(X)
-        if not X.has_sorted_indices:
-            X = X.sorted_indices()
-        X.sum_duplicates()
+        X = sp.csr_matrix(X)            # shares a CSR matrix's arrays
+        if not X.has_canonical_format:
+            X = X.copy()                  # never sort or sum the caller's matrix in place
+            X.sum_duplicates()
         values = X.data if dtype is None else X.data.astype(dtype, copy=False)
         if values.dtype not in (np.float32, np.float64):
             values = values.astype(np.float64)
         y = np.asarray(y, dtype=np.float64).ravel()
         if y.shape[0] != X.shape[0]:
             raise ParameterError(f"X has {X.shape[0]} rows but y has {y.shape[0]} labels")
-        return cls(y, X.indptr.astype(np.int64), X.indices.astype(np.int32), values, X.shape[1], source=source)
+        # the values and the column indices in place (a copy only of int64 indices, or an int32 indptr: n + 1)
+        return cls(y, X.indptr.astype(np.int64, copy=False), X.indices.astype(np.int32, copy=False), values,
+                   X.shape[1], source=source)
 
     def __repr__(self):
         return (f"CSRDataset(n_rows={self.n_rows}, n_features={self.n_features}, nnz={self.nnz}, "

@@ -22,7 +22,7 @@ import sys
 from dataclasses import dataclass, field, replace
 
 from .errors import ParameterError
-from .options import (BY_DEST, DUAL_MAX_ITER, OPTION, H1Options, LLSVMOptions, OneDOptions, OnlineOptions, SMOOptions, StreamOptions,
+from .options import (BY_DEST, DUAL_MAX_ITER, ONLINE, OPTION, H1Options, LLSVMOptions, OneDOptions, OnlineOptions, SMOOptions, StreamOptions,
                       check_count, check_finite, is_finite, solvers_text, value_text)
 
 # -- the solvers' defaults (their one home) ---------------------------------------------------------------------
@@ -89,6 +89,11 @@ class SolverSpec:
         return self.task in ("ovr", "multiclass")
 
     @property
+    def class_weights(self):
+        """Whether it takes class weights (-wi): class labels, and not one of NO_CLASS_WEIGHTS."""
+        return self.class_labels and self.name not in NO_CLASS_WEIGHTS
+
+    @property
     def streams(self):
         return self.access == "stream"
 
@@ -112,6 +117,10 @@ class SolverSpec:
 PASS_VIOLATION = "largest projected-gradient violation over every row of a pass"
 
 REGISTRY = {}
+
+# the solvers over class labels that have no per-class cost, and why: -wi is refused for them (Params.check)
+NO_CLASS_WEIGHTS = {**{name: "its step size is one for every row" for name in ONLINE},
+                    "h1tree": "its node problems weigh the hard class against the soft one by --h1-c"}
 
 
 def register(spec):
@@ -362,6 +371,8 @@ class Params:
             raise ParameterError("C <= 0")
         OPTION["-p"].check(self.svr_p)
         OPTION["-n"].check(self.nu)
+        if self.weights and spec.name in NO_CLASS_WEIGHTS:
+            raise ParameterError(f"-wi does not apply to -s {spec.name}: {NO_CLASS_WEIGHTS[spec.name]}")
         for label, weight in self.weights:
             if not (is_finite(weight) and weight >= 0):
                 raise ParameterError(f"-w{label} {value_text(weight)}: a class weight must be a finite number >= 0")

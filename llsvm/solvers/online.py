@@ -53,12 +53,6 @@ SV_BLOCK = 256          # support vectors per kernel block when the outputs are 
 DEFAULT_ETA0 = 1.0      # -s norma with --lambda alone
 
 
-def _refuse_weights(params, name):
-    """-wi through the library (the CLI refuses it as an option no online list takes)."""
-    if params.weights:
-        raise ParameterError(f"-wi does not apply to -s {name}: its step size is one for every row")
-
-
 def _outputs(view, sq, alpha, b, kparams):
     """o = K alpha + b over the view's rows (the --original runs keep no output cache), SV_BLOCK columns at a time."""
     o = np.full(view.n_rows, b, np.float64)
@@ -162,7 +156,6 @@ def fit(ds, params, reporter, n_features=None, context=None):
     name = params.spec.name
     kind = KINDS[name]
     opts = (params.options or OnlineOptions()).resolved(ds.n_features if n_features is None else n_features)
-    _refuse_weights(params, name)
     pairs = Pairs(ds.y)
     labels = pairs.labels
     if pairs.nr_class == 1:

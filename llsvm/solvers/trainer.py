@@ -179,17 +179,35 @@ def _warn_unconverged(silent, results):
         warnings.warn(ConvergenceWarning("reaching max number of iterations"), stacklevel=3)
 
 
-def train(data, y=None, *, params=None, reporter=None, say=None, warn=None, **kw):
+def _warm_starts(warm, params, labels):
+    """The warm starts of train(warm=model): each binary problem from the model's w and its alpha scaled by the
+    ratio of the C values (as find_parameter_C's), for the solvers that warm-start (LIBLINEAR's -C solvers)."""
+    results = warm.meta.get("results") if hasattr(warm, "meta") else None
+    old = warm.meta.get("params") if results else None
+    if not results or old is None or old.spec.name != params.spec.name or any(r.w is None for r in results):
+        raise ParameterError("a warm start needs a model that train() made with the same solver, in this process")
+    same = (None if labels is None else list(labels)) == (None if warm.label is None else list(warm.label))
+    if not same or len(results) != (labels.size if labels is not None and labels.size > 2 else 1):
+        raise ParameterError("a warm start needs a model of the same classes")
+    ratio = float(params.C) / float(old.C)
+    return [{"w": r.w, "alpha": None if r.alpha is None else r.alpha * ratio} for r in results]
+
+
+def train(data, y=None, *, params=None, reporter=None, say=None, warn=None, warm=None, **kw):
     """Train a model on a dataset, a path, or (X, y). Returns a Model (its .meta['results'] hold certificates).
 
     Parameters are Params' fields as keywords (solver=3, C=1.0, eps, bias, weights as {label: weight} or
     [(label, weight)], regularize_bias, max_iter, seed, threads, options: the solver's own options, e.g.
     LLSVMOptions(memory=64 << 20)), or `params`. `say` receives LIBLINEAR's output text and `warn` its
     warnings (default: neither), or give a `reporter`. A streaming solver (-s llsvm, streamsvm, bm) streams a
-    path, never loading it whole.
+    path, never loading it whole. `warm`: a model train() made on the same rows and classes with the same solver
+    (one of -C's: 0, 1, 2, 3, 11), whose w and alpha (scaled by the ratio of the C values) start every problem,
+    as LIBLINEAR's find_parameter_C warm-starts.
     """
     params = checked_params(params, kw)
     rep = as_reporter(reporter, say, warn)
+    if warm is not None and not params.spec.find_C:
+        raise ParameterError(f"-s {params.spec.name} has no warm start (only {accepting('-C')})")
     if params.spec.streams:
         if not isinstance(data, (str, os.PathLike)) and not hasattr(data, "iter_blocks"):
             data = as_dataset(data, y)
@@ -205,7 +223,10 @@ def train(data, y=None, *, params=None, reporter=None, say=None, warn=None, **kw
         return model
     _warn_ignored(params, rep)
     labels, cls = _labels_of(ds.y, params)
-    W, results = _fit(ds, cls, labels, None, params, Seeds(params.seed), rep)
+    warms = None if warm is None else _warm_starts(warm, params, labels)
+    if warms is not None and any(w["alpha"] is not None and w["alpha"].shape[0] != ds.n_rows for w in warms):
+        raise ParameterError("a warm start needs a model of the same rows (its alpha has one value per row)")
+    W, results = _fit(ds, cls, labels, None, params, Seeds(params.seed), rep, warms=warms)
     _warn_unconverged(reporter is None and say is None, results)
     return _model(params, labels, ds.n_features, W, results)
 

@@ -1,0 +1,222 @@
+"""Part `sklearn` of `make bench` (issue 30): llsvm.sklearn's estimators against scikit-learn's own LinearSVC,
+LogisticRegression and SVC (which call LIBLINEAR and LIBSVM through their Python layer), fit time in the same run on
+the same in-memory matrix, at equal objective; and the peak memory of OutOfCoreSVC(memory=...).fit(path).
+
+For each set and pair: the median wall time of fit(X, y) over --repeats (the matrix is built once, before; neither
+side's construction is timed), the primal objective of both models computed here from their weights by one
+definition (1/2 w.w + C sum loss over the rows with the bias column, LIBLINEAR's -B 1), their relative difference,
+the test accuracy of both where the set has a test file, and the ratio ours / theirs (target <= 0.8). SVC: the dual
+objective of the pairs is LIBSVM's own in both (the same solver); the ratio and the accuracies are reported.
+
+Sets: the five largest public training sets by non-zeros (data/public: usps.t, skin_nonskin, a9a,
+reuters_moneyfx.trn, mushrooms) and the generated 500k-row sparse set (scripts/gen_data.py sparse, seed 1; --rows
+to change its size, --sparse-seed for sets the figures were not tuned on). SVC runs on the sets of at most
+--svc-rows rows (a random subset of that size otherwise, the same for both).
+
+    python scripts/bench_sklearn.py [--sets a9a,usps.t] [--repeats 3] [--out FILE.md]
+"""
+import argparse
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchutil import DATA_DIR, md_header, md_row, say, shared_file  # noqa: E402
+
+import llsvm  # noqa: E402
+import llsvm.sklearn as S  # noqa: E402
+
+SETS = ("usps.t", "skin_nonskin", "a9a", "reuters_moneyfx.trn", "mushrooms")
+PAIRS = (
+    # name, ours (class, params), theirs (module attribute, params), loss
+    ("-s 3 hinge", (S.LinearSVC, {"solver": 3}), ("svm.LinearSVC", {"loss": "hinge", "dual": True}), "hinge"),
+    ("-s 1 squared hinge dual", (S.LinearSVC, {"solver": 1}),
+     ("svm.LinearSVC", {"loss": "squared_hinge", "dual": True}), "squared_hinge"),
+    ("-s 2 squared hinge primal", (S.LinearSVC, {"solver": 2}),
+     ("svm.LinearSVC", {"loss": "squared_hinge", "dual": False}), "squared_hinge"),
+    ("-s 0 logistic", (S.LogisticRegression, {"solver": 0}),
+     ("linear_model.LogisticRegression", {"solver": "liblinear"}), "log"),
+)
+
+
+def theirs_class(path):
+    import importlib
+    module, name = path.split(".")
+    return getattr(importlib.import_module(f"sklearn.{module}"), name)
+
+
+def primal(X, y01, W, b, C, loss, labels):
+    """Sum over the one-vs-rest problems of 1/2 w.w + C sum loss (the bias as the last weight, B = 1)."""
+    W = np.atleast_2d(W)
+    b = np.ravel(b)
+    total = 0.0
+    cols = range(W.shape[0])
+    for k in cols:
+        y = np.where(y01 == labels[1], 1.0, -1.0) if W.shape[0] == 1 else np.where(y01 == labels[k], 1.0, -1.0)
+        m = X @ W[k] + b[k]
+        if loss == "hinge":
+            losses = np.maximum(0.0, 1.0 - y * m)
+        elif loss == "squared_hinge":
+            losses = np.maximum(0.0, 1.0 - y * m) ** 2
+        else:
+            losses = np.logaddexp(0.0, -y * m)
+        total += 0.5 * (float(W[k] @ W[k]) + b[k] * b[k]) + C * float(losses.sum())
+    return total
+
+
+def median_fit(make, X, y, repeats):
+    times, est = [], None
+    for _ in range(repeats):
+        est = make()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            t = time.perf_counter()
+            est.fit(X, y)
+            times.append(time.perf_counter() - t)
+    return statistics.median(times), est
+
+
+def columns(X, n):
+    X = sp.csr_matrix(X)
+    if X.shape[1] >= n:
+        return sp.csr_matrix(X[:, :n])
+    return sp.csr_matrix(sp.hstack([X, sp.csr_matrix((X.shape[0], n - X.shape[1]))]))
+
+
+def load(name, tmp, rows, seed):
+    """(X, y, Xt or None, yt) of a public set or of the generated sparse set ("sparse")."""
+    if name == "sparse":
+        path = os.path.join(tmp, f"sparse-{seed}")
+        if not os.path.exists(path):
+            subprocess.run([sys.executable, os.path.join(os.path.dirname(__file__), "gen_data.py"), "sparse",
+                            "--out", path, "--rows", str(rows), "--seed", str(seed), "--test-out", path + ".t", "-q"],
+                           check=True)
+        tr, te = llsvm.read_dataset(path), llsvm.read_dataset(path + ".t")
+    else:
+        path = shared_file(DATA_DIR, name, tmp)
+        if path is None:
+            return None
+        tr = llsvm.read_dataset(path, class_labels=True)
+        test = shared_file(DATA_DIR, name + ".t", tmp) if not name.endswith(".t") else None
+        te = None if test is None else llsvm.read_dataset(test, class_labels=True)
+    X, y = tr.to_csr(), tr.y
+    return X, y, None if te is None else columns(te.to_csr(), X.shape[1]), None if te is None else te.y
+
+
+def bench_linear(name, data, C, tol, repeats):
+    X, y, Xt, yt = data
+    rows = []
+    for title, (ours_cls, ours_kw), (theirs_path, theirs_kw), loss in PAIRS:
+        t_ours, ours = median_fit(lambda: ours_cls(C=C, tol=tol, **ours_kw), X, y, repeats)
+        t_theirs, theirs = median_fit(lambda: theirs_class(theirs_path)(C=C, tol=tol, **theirs_kw), X, y, repeats)
+        f_ours = primal(X, y, ours.coef_, ours.intercept_, C, loss, ours.classes_)
+        f_theirs = primal(X, y, theirs.coef_, theirs.intercept_, C, loss, theirs.classes_)
+        acc = (ours.score(Xt, yt), theirs.score(Xt, yt)) if Xt is not None else (None, None)
+        rows.append({"set": name, "estimator": title, "C": C, "tol": tol, "ours_s": t_ours, "theirs_s": t_theirs,
+                     "ratio": t_ours / t_theirs, "primal_ours": f_ours, "primal_theirs": f_theirs,
+                     "rel_diff": (f_ours - f_theirs) / abs(f_theirs), "acc_ours": acc[0], "acc_theirs": acc[1]})
+        say(f"# {name} {title}: {t_ours:.3f} s vs {t_theirs:.3f} s ({t_ours / t_theirs:.2f}x), primal "
+            f"{f_ours:.6g} vs {f_theirs:.6g}")
+    return rows
+
+
+def bench_svc(name, data, svc_rows, repeats, seed):
+    from sklearn.svm import SVC
+    X, y, Xt, yt = data
+    if X.shape[0] > svc_rows:
+        keep = np.sort(np.random.default_rng(seed).choice(X.shape[0], svc_rows, replace=False))
+        X, y = X[keep], y[keep]
+    gamma = 1.0 / X.shape[1]
+    t_ours, ours = median_fit(lambda: S.SVC(C=1.0, gamma=gamma), X, y, repeats)
+    t_theirs, theirs = median_fit(lambda: SVC(C=1.0, gamma=gamma, tol=1e-3, cache_size=100), X, y, repeats)
+    acc = (ours.score(Xt, yt), theirs.score(Xt, yt)) if Xt is not None else (ours.score(X, y), theirs.score(X, y))
+    say(f"# {name} SVC ({X.shape[0]} rows): {t_ours:.3f} s vs {t_theirs:.3f} s ({t_ours / t_theirs:.2f}x)")
+    return {"set": name, "estimator": f"SVC rbf ({X.shape[0]} rows)", "C": 1.0, "tol": 1e-3, "ours_s": t_ours,
+            "theirs_s": t_theirs, "ratio": t_ours / t_theirs, "primal_ours": None, "primal_theirs": None,
+            "rel_diff": None, "acc_ours": acc[0], "acc_theirs": acc[1]}
+
+
+MEMORY_CHILD = """
+import resource, sys
+from llsvm.sklearn import OutOfCoreSVC
+est = OutOfCoreSVC(memory=sys.argv[2], solver=sys.argv[3]).fit(sys.argv[1])
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0)
+"""
+
+
+def bench_memory(path, budget, solver):
+    """Peak RSS (MB) of OutOfCoreSVC(memory=budget).fit(path) in a fresh process."""
+    out = subprocess.run([sys.executable, "-c", MEMORY_CHILD, path, budget, solver], check=True,
+                         capture_output=True, text=True)
+    return float(out.stdout.split()[-1])
+
+
+def markdown(rows, mem_rows):
+    lines = ["# llsvm.sklearn against scikit-learn (fit, same run)", ""]
+    lines += md_header(["set", "estimator", "C", "ours s", "sklearn s", "ratio", "primal ours", "primal sklearn",
+                        "rel. diff", "acc ours", "acc sklearn"])
+    for r in rows:
+        def f(v, fmt):
+            return "-" if v is None else format(v, fmt)
+        lines.append(md_row([r["set"], r["estimator"], f"{r['C']:g}", f(r["ours_s"], ".3f"), f(r["theirs_s"], ".3f"),
+                             f(r["ratio"], ".2f"), f(r["primal_ours"], ".6g"), f(r["primal_theirs"], ".6g"),
+                             f(r["rel_diff"], ".1e"), f(r["acc_ours"], ".4f"), f(r["acc_theirs"], ".4f")]))
+    if mem_rows:
+        lines += ["", "## OutOfCoreSVC(memory=...).fit(path): peak RSS", ""]
+        lines += md_header(["file", "solver", "budget", "peak RSS MB", "budget + 60 MB"])
+        for m in mem_rows:
+            lines.append(md_row([m["file"], m["solver"], m["budget"], f"{m['peak_mb']:.0f}",
+                                 "yes" if m["within"] else "NO"]))
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sets", default=",".join(SETS + ("sparse",)))
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--rows", type=int, default=500000, help="rows of the generated sparse set")
+    ap.add_argument("--sparse-seed", type=int, default=1)
+    ap.add_argument("--C", type=float, default=1.0)
+    ap.add_argument("--tol", type=float, default=1e-3)
+    ap.add_argument("--svc-rows", type=int, default=10000)
+    ap.add_argument("--memory", default="64M", help="the OutOfCoreSVC budget of the memory run")
+    ap.add_argument("--out", default=None)
+    ap.add_argument("--tmp", default=None)
+    args = ap.parse_args(argv)
+    tmp = args.tmp or tempfile.mkdtemp(prefix="bench-sklearn-")
+    rows, mem_rows = [], []
+    for name in args.sets.split(","):
+        data = load(name, tmp, args.rows, args.sparse_seed)
+        if data is None:
+            say(f"# {name}: not in {DATA_DIR}, left out")
+            continue
+        rows += bench_linear(name, data, args.C, args.tol, args.repeats)
+        rows.append(bench_svc(name, data, args.svc_rows, args.repeats, args.sparse_seed))
+        if name == "sparse":
+            path = os.path.join(tmp, f"sparse-{args.sparse_seed}")
+            bin_path = path + ".bin"
+            if not os.path.exists(bin_path):
+                llsvm.write_binary(path, bin_path)
+            for solver in ("llsvm", "streamsvm"):
+                peak = bench_memory(bin_path, args.memory, solver)
+                budget_mb = float(args.memory.rstrip("MmGg")) * (1024 if args.memory[-1] in "Gg" else 1)
+                mem_rows.append({"file": os.path.basename(bin_path), "solver": solver, "budget": args.memory,
+                                 "peak_mb": peak, "within": peak <= budget_mb + 60})
+    text = markdown(rows, mem_rows)
+    print(text)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(text)
+    return rows, mem_rows
+
+
+if __name__ == "__main__":
+    main()
