@@ -549,3 +549,105 @@ def format_text(const double[::1] y, const int64_t[::1] indptr, const int32_t[::
         raise RuntimeError("format buffer too small")   # cannot happen: cap is the worst case
     del out[pos:]
     return bytes(out)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# LIBSVM model SV lines.
+#
+# Problem: the body of a LIBSVM model file (svm_save_model): `l` lines, each `coef_1 ... coef_m index:value ...`
+# (m = nr_class - 1 coefficients as finite doubles, then 1-based strictly ascending int32 indices with finite
+# values), into a coefficient matrix (m x l, row-major: coef[j * l + i]) and CSR arrays.
+# Method: one pass with the data scanner's scan_number (bit-exact with strtod, as above). Tokens are separated by
+# C's white space other than '\n' (space, \t, \v, \f, \r), as Python's str.split() on the ASCII text the model
+# loader admits; there are no comments. The grammar is a subset of llsvm/models/svm.py's reference reader: a line
+# this scanner refuses is handed back to that reader (by status), which names the line and column in its own words
+# (and accepts the few spellings refused here, such as a '+' before an index).
+# Stopping rule: after `l` lines, or at the first token outside the grammar (status SV_BAD, line in sv_bad_line).
+
+cdef enum:
+    SV_OK = 0
+    SV_BAD = 1
+
+
+cdef inline bint ends_sv_token(unsigned char c) noexcept nogil:
+    return c == 32 or (c >= 9 and c <= 13)     # blank or '\n'
+
+
+cdef int parse_sv_lines(const unsigned char* p, const unsigned char* end, int m, int64_t l, double* coef,
+                        int64_t* indptr, int32_t* indices, double* values, int64_t* bad_line,
+                        int64_t* max_index) noexcept nogil:
+    """Parse l lines of SVs from p (the region ends with '\\n' at end[-1]); see the comment above."""
+    cdef int64_t i, nnz = 0, idx, prev, top = -1
+    cdef int j, rc
+    cdef double v
+    cdef const unsigned char* q
+    indptr[0] = 0
+    for i in range(l):
+        bad_line[0] = i
+        if p >= end:
+            return SV_BAD
+        for j in range(m):
+            while is_blank(p[0]):
+                p += 1
+            rc = scan_number(p, &q, &v)
+            if rc != NUM_OK or not ends_sv_token(q[0]):
+                return SV_BAD
+            coef[j * l + i] = v
+            p = q
+        prev = 0
+        while True:
+            while is_blank(p[0]):
+                p += 1
+            if p[0] == 10:
+                break
+            if not is_digit(p[0]):
+                return SV_BAD
+            idx = 0
+            while is_digit(p[0]):
+                if idx <= 2147483647:
+                    idx = idx * 10 + (p[0] - 48)
+                p += 1
+            if p[0] != 58 or idx <= prev or idx > 2147483647:
+                return SV_BAD
+            p += 1
+            rc = scan_number(p, &q, &v)
+            if rc != NUM_OK or not ends_sv_token(q[0]):
+                return SV_BAD
+            p = q
+            prev = idx
+            indices[nnz] = <int32_t>(idx - 1)
+            values[nnz] = v
+            nnz += 1
+        if prev - 1 > top:
+            top = prev - 1
+        indptr[i + 1] = nnz
+        p += 1                                  # the '\n'
+    max_index[0] = top
+    return SV_OK
+
+
+def parse_sv_block(const unsigned char[::1] buf, int m, int64_t l):
+    """The SV lines of a LIBSVM model: buf holds exactly l lines, the last ending with '\\n'. Returns (coef (m, l)
+    float64, indptr int64, indices int32, values float64, n_features), or the 0-based number of the first line
+    outside the grammar (for the reference reader to name the error)."""
+    cdef int64_t n = buf.shape[0], bad = 0, top = -1, cap
+    cdef int status
+    if l < 0 or m < 0 or (n == 0 and l > 0) or (n > 0 and buf[n - 1] != 10):
+        raise ValueError("the SV block must hold its lines, the last ending with a newline")
+    # a pair takes at least 4 bytes ("1:1" and a separator): the pairs fit in n // 4 + 1 slots
+    cap = n // 4 + 1
+    coef = np.empty((m, l), dtype=np.float64)
+    indptr = np.empty(l + 1, dtype=np.int64)
+    indices = np.empty(cap, dtype=np.int32)
+    values = np.empty(cap, dtype=np.float64)
+    cdef double[:, ::1] c = coef
+    cdef int64_t[::1] ip = indptr
+    cdef int32_t[::1] ix = indices
+    cdef double[::1] vv = values
+    with nogil:
+        status = parse_sv_lines(&buf[0] if n else NULL, &buf[0] + n if n else NULL, m, l,
+                                &c[0, 0] if m * l else NULL, &ip[0], &ix[0], &vv[0], &bad, &top)
+    if status != SV_OK:
+        return int(bad)
+    nnz = int(indptr[l])
+    return coef, indptr, indices[:nnz].copy(), values[:nnz].copy(), int(top + 1)

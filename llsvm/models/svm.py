@@ -23,6 +23,7 @@ import warnings
 import numpy as np
 
 from .._ext._kpredict import decision_values as _decision_values, svc_probability
+from .._ext._libsvm import parse_sv_block
 from ..dataset import CSRDataset
 from ..errors import ConvergenceWarning, ModelFormatError, ParameterError, quote
 from .base import FLOAT, INT, INT32_MAX, INT32_MIN, BaseModel, as_rows, c_float, c_int, header_int, parse_header
@@ -33,6 +34,47 @@ CLASSIFICATION = ("c_svc", "nu_svc")
 REGRESSION = ("epsilon_svr", "nu_svr")
 NR_MARKS = 10                    # prob_density_marks of a one-class model (LIBSVM's nr_marks)
 _PAIR = re.compile(r"([+-]?\d+):(.*)")
+
+
+def _sv_lines(body, sv_line, m, bad):
+    """The SV lines of a LIBSVM model read token by token (the reference reader, and the one that names an error:
+    parse_sv_block in cext/_libsvm.pyx reads the lines it can and hands the others here). Returns (coef (m, l),
+    indptr, indices (0-based int32), values, n_features)."""
+    l = len(body)
+    coef = np.empty((m, l), np.float64)
+    indptr = np.zeros(l + 1, np.int64)
+    indices, values = [], []
+    for i, line in enumerate(body):
+        ln = sv_line + 1 + i
+        parts = line.split()
+        if len(parts) < m:
+            raise bad(ln, f"expected {m} coefficients, found {len(parts)}")
+        for j in range(m):
+            tok = parts[j]
+            if not FLOAT.fullmatch(tok):
+                raise bad(ln, f"a coefficient is not a number (found {quote(tok)})")
+            coef[j, i] = v = float(tok)
+            if not np.isfinite(v):
+                raise bad(ln, f"a coefficient is NaN or infinite (found {quote(tok)})")
+        prev = 0
+        for tok in parts[m:]:
+            mt = _PAIR.fullmatch(tok)
+            if mt is None or not FLOAT.fullmatch(mt.group(2)):
+                raise bad(ln, f"expected index:value, found {quote(tok)}")
+            idx = int(mt.group(1))
+            if idx <= prev or idx > INT32_MAX:
+                what = "not positive" if idx <= 0 else ("not ascending" if idx <= prev else "beyond int")
+                raise bad(ln, f"index {idx} {what} (indices are 1-based, strictly ascending)")
+            v = float(mt.group(2))
+            if not np.isfinite(v):
+                raise bad(ln, f"a value is NaN or infinite (found {quote(tok)})")
+            prev = idx
+            indices.append(idx - 1)
+            values.append(v)
+        indptr[i + 1] = len(indices)
+    indices = np.array(indices, dtype=np.int32)
+    nf = int(indices.max()) + 1 if indices.size else 0
+    return coef, indptr, indices, np.array(values, dtype=np.float64), nf
 
 
 def ovo_vote(dec, label):
@@ -468,40 +510,17 @@ class SVMModel(BaseModel):
             else:
                 raise bad(sv_line + min(len(body), l) + 1,
                           f"expected {l} SV lines (total_sv), found {len(body)}")
-        coef = np.empty((m, l), np.float64)
-        indptr = np.zeros(l + 1, np.int64)
-        indices, values = [], []
-        for i, line in enumerate(body):
-            ln = sv_line + 1 + i
-            parts = line.split()
-            if len(parts) < m:
-                raise bad(ln, f"expected {m} coefficients, found {len(parts)}")
-            for j in range(m):
-                tok = parts[j]
-                if not FLOAT.fullmatch(tok):
-                    raise bad(ln, f"a coefficient is not a number (found {quote(tok)})")
-                coef[j, i] = v = float(tok)
-                if not np.isfinite(v):
-                    raise bad(ln, f"a coefficient is NaN or infinite (found {quote(tok)})")
-            prev = 0
-            for tok in parts[m:]:
-                mt = _PAIR.fullmatch(tok)
-                if mt is None or not FLOAT.fullmatch(mt.group(2)):
-                    raise bad(ln, f"expected index:value, found {quote(tok)}")
-                idx = int(mt.group(1))
-                if idx <= prev or idx > INT32_MAX:
-                    what = "not positive" if idx <= 0 else ("not ascending" if idx <= prev else "beyond int")
-                    raise bad(ln, f"index {idx} {what} (indices are 1-based, strictly ascending)")
-                v = float(mt.group(2))
-                if not np.isfinite(v):
-                    raise bad(ln, f"a value is NaN or infinite (found {quote(tok)})")
-                prev = idx
-                indices.append(idx - 1)
-                values.append(v)
-            indptr[i + 1] = len(indices)
-        indices = np.array(indices, dtype=np.int32)
-        nf = int(indices.max()) + 1 if indices.size else 0
-        SV = CSRDataset(np.zeros(l), indptr, indices, np.array(values, dtype=np.float64), nf)
+        # the SV lines in C (cext/_libsvm.pyx parse_sv_block); a line it does not take is read by _sv_lines,
+        # which names the error (or takes the line: its grammar is the wider)
+        start = sum(map(len, lines[:sv_line])) + sv_line
+        block = text[start:start + sum(map(len, body)) + l].encode("ascii")
+        if l and not block.endswith(b"\n"):
+            block += b"\n"             # the last line without its newline
+        parsed = parse_sv_block(block, m, l)
+        if isinstance(parsed, int):
+            parsed = _sv_lines(body, sv_line, m, bad)
+        coef, indptr, indices, values, nf = parsed
+        SV = CSRDataset(np.zeros(l), indptr, indices, values, nf)
         try:
             return cls(svm_type, kernel, head.get("degree", 3), head.get("gamma", 0.0), head.get("coef0", 0.0),
                        head["rho"], coef, SV, label=head.get("label"), nSV=head.get("nr_sv"),
