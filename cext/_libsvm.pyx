@@ -651,3 +651,67 @@ def parse_sv_block(const unsigned char[::1] buf, int m, int64_t l):
         return int(bad)
     nnz = int(indptr[l])
     return coef, indptr, indices[:nnz].copy(), values[:nnz].copy(), int(top + 1)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Model bodies back to text, as LIBLINEAR's save_model and LIBSVM's svm_save_model print them (C's printf, so the
+# digits are theirs): a weight matrix's rows r0..r1-1 as "%.17g " per value and "\n" per row; an SV block's rows as
+# "%.17g " per coefficient, then "index:%.8g " per pair (1-based), then "\n". A caller writes a model in chunks of
+# rows, so that no text of the whole model is ever held.
+
+cdef int64_t format_weight_rows(const double* W, int64_t ncol, int64_t r0, int64_t r1, char* out) noexcept nogil:
+    cdef int64_t pos = 0, i, j
+    for i in range(r0, r1):
+        for j in range(ncol):
+            pos += snprintf(out + pos, 32, "%.17g ", W[i * ncol + j])
+        out[pos] = 10
+        pos += 1
+    return pos
+
+
+def format_weights(const double[:, ::1] W, int64_t r0, int64_t r1):
+    """Rows r0..r1-1 of W as LIBLINEAR's model body: "%.17g " per value, a newline per row (bytes)."""
+    cdef int64_t ncol = W.shape[1], pos
+    if not 0 <= r0 <= r1 <= W.shape[0]:
+        raise ValueError("rows out of range")
+    out = bytearray(32 * ncol * (r1 - r0) + (r1 - r0) + 1)
+    cdef char* o = out
+    if r1 > r0:
+        with nogil:
+            pos = format_weight_rows(&W[0, 0], ncol, r0, r1, o)
+        del out[pos:]
+    else:
+        del out[:]
+    return bytes(out)
+
+
+cdef int64_t format_sv_rows(const double* coef, int64_t m, int64_t l, const int64_t* indptr,
+                            const int32_t* indices, const double* values, int64_t r0, int64_t r1,
+                            char* out) noexcept nogil:
+    cdef int64_t pos = 0, i, j, t
+    for i in range(r0, r1):
+        for j in range(m):
+            pos += snprintf(out + pos, 32, "%.17g ", coef[j * l + i])
+        for t in range(indptr[i], indptr[i + 1]):
+            pos += snprintf(out + pos, 48, "%lld:%.8g ", <long long>indices[t] + 1, values[t])
+        out[pos] = 10
+        pos += 1
+    return pos
+
+
+def format_svs(const double[:, ::1] coef, const int64_t[::1] indptr, const int32_t[::1] indices,
+               const double[::1] values, int64_t r0, int64_t r1):
+    """SV rows r0..r1-1 as LIBSVM's model body (bytes): coef (m, l), the SVs as CSR with 0-based indices."""
+    cdef int64_t m = coef.shape[0], l = indptr.shape[0] - 1, pos = 0
+    if not 0 <= r0 <= r1 <= l or (m and coef.shape[1] != l):
+        raise ValueError("rows out of range")
+    cdef int64_t nnz = indptr[r1] - indptr[r0]
+    out = bytearray(32 * m * (r1 - r0) + 48 * nnz + (r1 - r0) + 1)
+    cdef char* o = out
+    if r1 > r0:
+        with nogil:
+            pos = format_sv_rows(&coef[0, 0] if m else NULL, m, l, &indptr[0],
+                                 &indices[0] if indices.shape[0] else NULL,
+                                 &values[0] if values.shape[0] else NULL, r0, r1, o)
+    del out[pos:]
+    return bytes(out)

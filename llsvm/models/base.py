@@ -5,6 +5,7 @@ LIBLINEAR (llsvm.models.linear) and LIBSVM (llsvm.models.svm) formats both read 
 """
 import os
 import re
+import sys
 
 import numpy as np
 
@@ -12,6 +13,8 @@ from ..dataset import CSRDataset
 from ..errors import LLSVMError, ParameterError, escape, quote
 from ..fileutil import atomic_output
 
+# values per piece of a model's body formatted at a time (BaseModel.text_chunks): about 1.5 MB of text
+CHUNK_VALUES = 1 << 16
 INT32_MAX = 2147483647
 INT32_MIN = -2147483648
 # numbers as C's strtod/strtol (and so LIBLINEAR's fscanf) read them; Python-only forms like 1_5 are refused
@@ -171,10 +174,18 @@ class BaseModel:
                 at = tuple(int(v) for v in np.argwhere(~ok)[0])
                 raise NonFiniteModelError(describe(at), float(a[at]))
 
+    def text_chunks(self):
+        """The model file as ASCII bytes in pieces (save writes them one by one, so that a large model's text is
+        never held whole); by default to_text() in one piece."""
+        yield self.to_text().encode("ascii")
+
     def save(self, path):
         """Write the model atomically in its format; a model with a value that is not finite is refused first
         (NonFiniteModelError), so no file that its own reader would refuse is ever written."""
         self.check_finite()
-        text = self.to_text()
-        with atomic_output(os.fspath(path), "w") as f:
-            f.write(text)
+        path = os.fspath(path)
+        if path == "-":
+            sys.stdout.flush()              # the text written before goes first
+        with atomic_output(path, "wb") as f:
+            for chunk in self.text_chunks():
+                f.write(chunk)

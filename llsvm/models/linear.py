@@ -23,10 +23,11 @@ own, over the 2^B hashed features (nr_feature = 2^B); LIBLINEAR cannot read it:
 """
 import numpy as np
 
+from .._ext._libsvm import format_weights
 from .._ext._linear import decision_values
 from ..errors import ModelFormatError, ParameterError, quote
 from ..hashing import HASH_FUNCTION, MAX_BITS, MIN_BITS, check_bits, hash_dataset
-from .base import FLOAT, INT, INT32_MAX, INT32_MIN, BaseModel, as_rows, c_float, c_int, header_int, parse_header
+from .base import CHUNK_VALUES, FLOAT, INT, INT32_MAX, INT32_MIN, BaseModel, as_rows, c_float, c_int, header_int, parse_header
 
 SOLVER_TYPE_TABLE = ["L2R_LR", "L2R_L2LOSS_SVC_DUAL", "L2R_L2LOSS_SVC", "L2R_L1LOSS_SVC_DUAL", "MCSVM_CS",
                      "L1R_L2LOSS_SVC", "L1R_LR", "L2R_LR_DUAL", "", "", "", "L2R_L2LOSS_SVR", "L2R_L2LOSS_SVR_DUAL",
@@ -140,6 +141,11 @@ class Model(BaseModel):
 
     # -- files --------------------------------------------------------------------------------------------------
     def to_text(self):
+        return b"".join(self.text_chunks()).decode("ascii")
+
+    def text_chunks(self):
+        """LIBLINEAR's save_model text: the header, then "%.17g " per weight and a newline per feature (C's
+        printf, cext/_libsvm.pyx format_weights), CHUNK_VALUES weights at a time."""
         lines = []
         if self.hash_bits is not None:
             lines += [f"{HASHED_MAGIC} {HASHED_VERSION}", f"hash {HASH_FUNCTION} {self.hash_bits}"]
@@ -151,10 +157,11 @@ class Model(BaseModel):
         if self.rho is not None:
             lines.append(f"rho {self.rho:.17g}")
         lines.append("w")
-        head = "\n".join(lines) + "\n"
-        fmt = "%.17g " * self.nr_w + "\n"
-        body = "".join(fmt % tuple(row) for row in self.W.tolist())
-        return head + body
+        yield ("\n".join(lines) + "\n").encode("ascii")
+        W = np.ascontiguousarray(self.W, dtype=np.float64)
+        step = max(1, CHUNK_VALUES // max(W.shape[1], 1))
+        for r in range(0, W.shape[0], step):
+            yield format_weights(W, r, min(r + step, W.shape[0]))
 
     @staticmethod
     def header_fields(nr_feature=None):

@@ -23,10 +23,10 @@ import warnings
 import numpy as np
 
 from .._ext._kpredict import decision_values as _decision_values, svc_probability
-from .._ext._libsvm import parse_sv_block
+from .._ext._libsvm import format_svs, parse_sv_block
 from ..dataset import CSRDataset
 from ..errors import ConvergenceWarning, ModelFormatError, ParameterError, quote
-from .base import FLOAT, INT, INT32_MAX, INT32_MIN, BaseModel, as_rows, c_float, c_int, header_int, parse_header
+from .base import CHUNK_VALUES, FLOAT, INT, INT32_MAX, INT32_MIN, BaseModel, as_rows, c_float, c_int, header_int, parse_header
 
 SVM_TYPES = ("c_svc", "nu_svc", "one_class", "epsilon_svr", "nu_svr")
 KERNEL_TYPES = ("linear", "polynomial", "rbf", "sigmoid")
@@ -360,8 +360,12 @@ class SVMModel(BaseModel):
 
     # -- files --------------------------------------------------------------------------------------------------
     def to_text(self):
+        return b"".join(self.text_chunks()).decode("ascii")
+
+    def text_chunks(self):
         """svm_save_model's text: the header, `SV`, then per SV its coefficients ("%.17g ") and its pairs
-        ("index:%.8g ", 1-based), each line ending in a space before the newline."""
+        ("index:%.8g ", 1-based), each line ending in a space before the newline (C's printf, cext/_libsvm.pyx
+        format_svs, about CHUNK_VALUES numbers at a time)."""
         k = self.nr_class
         out = [f"svm_type {self.svm_type}\n", f"kernel_type {self.kernel_type}\n"]
         if self.kernel_type == "polynomial":
@@ -387,13 +391,15 @@ class SVMModel(BaseModel):
         if self.nSV is not None:
             out.append("nr_sv" + "".join(f" {v}" for v in self.nSV.tolist()) + "\n")
         out.append("SV\n")
-        coef = self.sv_coef.T.tolist()
-        ip, idx, val = self.SV.indptr.tolist(), (self.SV.indices.astype(np.int64) + 1).tolist(), self.SV.values.tolist()
-        for i in range(self.total_sv):
-            a, b = ip[i], ip[i + 1]
-            out.append("".join("%.17g " % c for c in coef[i])
-                       + "".join("%d:%.8g " % (j, v) for j, v in zip(idx[a:b], val[a:b])) + "\n")
-        return "".join(out)
+        yield "".join(out).encode("ascii")
+        coef = np.ascontiguousarray(self.sv_coef, dtype=np.float64)
+        ip = np.ascontiguousarray(self.SV.indptr, dtype=np.int64)
+        idx = np.ascontiguousarray(self.SV.indices, dtype=np.int32)
+        val = np.ascontiguousarray(self.SV.values, dtype=np.float64)
+        per_row = max(1, coef.shape[0] + (int(ip[-1]) // max(self.total_sv, 1)))
+        step = max(1, CHUNK_VALUES // per_row)
+        for r in range(0, self.total_sv, step):
+            yield format_svs(coef, ip, idx, val, r, min(r + step, self.total_sv))
 
     @staticmethod
     def header_fields():
