@@ -552,11 +552,12 @@ def format_text(const double[::1] y, const int64_t[::1] indptr, const int32_t[::
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# LIBSVM model SV lines.
+# Model bodies: LIBSVM's SV lines and LIBLINEAR's weight lines.
 #
 # Problem: the body of a LIBSVM model file (svm_save_model): `l` lines, each `coef_1 ... coef_m index:value ...`
 # (m = nr_class - 1 coefficients as finite doubles, then 1-based strictly ascending int32 indices with finite
-# values), into a coefficient matrix (m x l, row-major: coef[j * l + i]) and CSR arrays.
+# values), into a coefficient matrix (m x l, row-major: coef[j * l + i]) and CSR arrays; or the body of a LIBLINEAR
+# model file (save_model): `l` lines of exactly m finite doubles (no pairs), into an l x m matrix.
 # Method: one pass with the data scanner's scan_number (bit-exact with strtod, as above). Tokens are separated by
 # C's white space other than '\n' (space, \t, \v, \f, \r), as Python's str.split() on the ASCII text the model
 # loader admits; there are no comments. The grammar is a subset of llsvm/models/svm.py's reference reader: a line
@@ -574,9 +575,10 @@ cdef inline bint ends_sv_token(unsigned char c) noexcept nogil:
 
 
 cdef int parse_sv_lines(const unsigned char* p, const unsigned char* end, int m, int64_t l, double* coef,
-                        int64_t* indptr, int32_t* indices, double* values, int64_t* bad_line,
-                        int64_t* max_index) noexcept nogil:
-    """Parse l lines of SVs from p (the region ends with '\\n' at end[-1]); see the comment above."""
+                        int64_t sj, int64_t si, bint pairs, int64_t* indptr, int32_t* indices, double* values,
+                        int64_t* bad_line, int64_t* max_index) noexcept nogil:
+    """Parse l lines from p (the region ends with '\\n' at end[-1]); see the comment above. The j-th number of
+    line i goes to coef[j * sj + i * si]; without pairs, a line ends after its m numbers."""
     cdef int64_t i, nnz = 0, idx, prev, top = -1
     cdef int j, rc
     cdef double v
@@ -592,7 +594,7 @@ cdef int parse_sv_lines(const unsigned char* p, const unsigned char* end, int m,
             rc = scan_number(p, &q, &v)
             if rc != NUM_OK or not ends_sv_token(q[0]):
                 return SV_BAD
-            coef[j * l + i] = v
+            coef[j * sj + i * si] = v
             p = q
         prev = 0
         while True:
@@ -600,7 +602,7 @@ cdef int parse_sv_lines(const unsigned char* p, const unsigned char* end, int m,
                 p += 1
             if p[0] == 10:
                 break
-            if not is_digit(p[0]):
+            if not pairs or not is_digit(p[0]):
                 return SV_BAD
             idx = 0
             while is_digit(p[0]):
@@ -646,11 +648,30 @@ def parse_sv_block(const unsigned char[::1] buf, int m, int64_t l):
     cdef double[::1] vv = values
     with nogil:
         status = parse_sv_lines(&buf[0] if n else NULL, &buf[0] + n if n else NULL, m, l,
-                                &c[0, 0] if m * l else NULL, &ip[0], &ix[0], &vv[0], &bad, &top)
+                                &c[0, 0] if m * l else NULL, l, 1, True, &ip[0], &ix[0], &vv[0], &bad, &top)
     if status != SV_OK:
         return int(bad)
     nnz = int(indptr[l])
     return coef, indptr, indices[:nnz].copy(), values[:nnz].copy(), int(top + 1)
+
+
+def parse_weight_block(const unsigned char[::1] buf, int m, int64_t l):
+    """The weight lines of a LIBLINEAR model: buf holds exactly l lines of m numbers, the last ending with '\\n'.
+    Returns W (l, m) float64, or the 0-based number of the first line outside the grammar."""
+    cdef int64_t n = buf.shape[0], bad = 0, top = -1
+    cdef int status
+    if l < 0 or m < 0 or (n == 0 and l > 0) or (n > 0 and buf[n - 1] != 10):
+        raise ValueError("the weight block must hold its lines, the last ending with a newline")
+    W = np.empty((l, m), dtype=np.float64)
+    indptr = np.empty(l + 1, dtype=np.int64)
+    cdef double[:, ::1] w = W
+    cdef int64_t[::1] ip = indptr
+    with nogil:
+        status = parse_sv_lines(&buf[0] if n else NULL, &buf[0] + n if n else NULL, m, l,
+                                &w[0, 0] if m * l else NULL, 1, m, False, &ip[0], NULL, NULL, &bad, &top)
+    if status != SV_OK:
+        return int(bad)
+    return W
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -75,6 +75,17 @@ def parse_header(lines, end, fields, bad, *, truncated_after=False):
     raise bad(lineno + 1 if truncated_after else lineno, f"no '{end}' line: truncated model file")
 
 
+def body_block(text, lines, first, n):
+    """The bytes of lines[first:first + n] of a model file's `text` (split on "\n" into `lines`), each line with its
+    newline (one added after the last when the file ends without): what the C readers of a model's body take
+    (cext/_libsvm.pyx parse_sv_block, parse_weight_block)."""
+    start = sum(map(len, lines[:first])) + first
+    block = text[start:start + sum(map(len, lines[first:first + n])) + n].encode("ascii")
+    if n and not block.endswith(b"\n"):
+        block += b"\n"
+    return block
+
+
 def header_int(low):
     """The header field reader (parse_header) of one integer in low..INT32_MAX."""
     def read(key, args, fail):

@@ -23,11 +23,12 @@ own, over the 2^B hashed features (nr_feature = 2^B); LIBLINEAR cannot read it:
 """
 import numpy as np
 
-from .._ext._libsvm import format_weights
+from .._ext._libsvm import format_weights, parse_weight_block
 from .._ext._linear import decision_values
 from ..errors import ModelFormatError, ParameterError, quote
 from ..hashing import HASH_FUNCTION, MAX_BITS, MIN_BITS, check_bits, hash_dataset
-from .base import CHUNK_VALUES, FLOAT, INT, INT32_MAX, INT32_MIN, BaseModel, as_rows, c_float, c_int, header_int, parse_header
+from .base import (CHUNK_VALUES, FLOAT, INT, INT32_MAX, INT32_MIN, BaseModel, as_rows, body_block, c_float, c_int,
+                   header_int, parse_header)
 
 SOLVER_TYPE_TABLE = ["L2R_LR", "L2R_L2LOSS_SVC_DUAL", "L2R_L2LOSS_SVC", "L2R_L1LOSS_SVC_DUAL", "MCSVM_CS",
                      "L1R_L2LOSS_SVC", "L1R_LR", "L2R_LR_DUAL", "", "", "", "L2R_L2LOSS_SVR", "L2R_L2LOSS_SVR_DUAL",
@@ -262,6 +263,11 @@ class Model(BaseModel):
         if len(body) != w_size:
             raise bad(lineno + min(len(body), w_size) + 1,
                       f"expected {w_size} weight lines, found {len(body)}")
+        # the weight lines in C (cext/_libsvm.pyx parse_weight_block); the loop below reads them when a line is
+        # outside its grammar, and names the error
+        W = parse_weight_block(body_block(text, lines, lineno, w_size), nr_w, w_size)
+        if not isinstance(W, int):
+            return cls(solver, nr_class, label, nr_feature, bias, W, rho=head.get("rho"))
         W = np.empty((w_size, nr_w), np.float64)
         for i, line in enumerate(body):
             parts = line.split()

@@ -12,6 +12,7 @@ from .linear import HASHED_MAGIC, Model
 
 # C's white space and printable ASCII are a model file's characters: any other control character is refused
 _CONTROL = re.compile(r"[^\t\n\v\f\r\x20-\x7e]")
+_ALLOWED = bytes(b for b in range(256) if not _CONTROL.match(chr(b)))
 
 
 def _read_svm(path, text, size):
@@ -52,7 +53,7 @@ def load_model(path):
         raise ModelFormatError(f"{path}: not a model file (non-ASCII byte at offset {exc.start})") from None
     # a model file is printable ASCII and C's white space (what LIBLINEAR's fscanf separates on); Python's
     # split() would also separate on \x1c-\x1f, so any other control character is refused here, once
-    odd = _CONTROL.search(text)
+    odd = _CONTROL.search(text) if data.translate(None, _ALLOWED) else None     # translate: a fast first look
     if odd is not None:
         lineno = text.count("\n", 0, odd.start()) + 1
         raise ModelFormatError(f"{path}:{lineno}: a control character {quote(odd.group())} in the model file")

@@ -26,7 +26,8 @@ from .._ext._kpredict import decision_values as _decision_values, svc_probabilit
 from .._ext._libsvm import format_svs, parse_sv_block
 from ..dataset import CSRDataset
 from ..errors import ConvergenceWarning, ModelFormatError, ParameterError, quote
-from .base import CHUNK_VALUES, FLOAT, INT, INT32_MAX, INT32_MIN, BaseModel, as_rows, c_float, c_int, header_int, parse_header
+from .base import (CHUNK_VALUES, FLOAT, INT, INT32_MAX, INT32_MIN, BaseModel, as_rows, body_block, c_float, c_int,
+                   header_int, parse_header)
 
 SVM_TYPES = ("c_svc", "nu_svc", "one_class", "epsilon_svr", "nu_svr")
 KERNEL_TYPES = ("linear", "polynomial", "rbf", "sigmoid")
@@ -518,11 +519,7 @@ class SVMModel(BaseModel):
                           f"expected {l} SV lines (total_sv), found {len(body)}")
         # the SV lines in C (cext/_libsvm.pyx parse_sv_block); a line it does not take is read by _sv_lines,
         # which names the error (or takes the line: its grammar is the wider)
-        start = sum(map(len, lines[:sv_line])) + sv_line
-        block = text[start:start + sum(map(len, body)) + l].encode("ascii")
-        if l and not block.endswith(b"\n"):
-            block += b"\n"             # the last line without its newline
-        parsed = parse_sv_block(block, m, l)
+        parsed = parse_sv_block(body_block(text, lines, sv_line, l), m, l)
         if isinstance(parsed, int):
             parsed = _sv_lines(body, sv_line, m, bad)
         coef, indptr, indices, values, nf = parsed
