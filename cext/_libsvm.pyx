@@ -736,3 +736,17 @@ def format_svs(const double[:, ::1] coef, const int64_t[::1] indptr, const int32
                                  &values[0] if values.shape[0] else NULL, r0, r1, o)
     del out[pos:]
     return bytes(out)
+
+
+def first_control(const unsigned char[::1] buf):
+    """The offset of the first byte of buf that is neither printable ASCII nor C's white space (\\t \\n \\v \\f \\r):
+    a model file's characters (llsvm/models/loader.py); -1 when there is none."""
+    cdef int64_t i, n = buf.shape[0], at = -1
+    cdef unsigned char c
+    with nogil:
+        for i in range(n):
+            c = buf[i]
+            if (c < 32 and not (c >= 9 and c <= 13)) or c > 126:
+                at = i
+                break
+    return at

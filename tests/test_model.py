@@ -468,7 +468,8 @@ def test_body_readers_match_the_python_readers(tmp_path, monkeypatch, kind):
     """Model files with weight lines (LIBLINEAR) or SV lines (LIBSVM) of every spelling, white space of every kind
     and with or without the final newline: load_model with the C body reader gives what it gives with the C reader
     disabled (every line read by the Python loop): the same arrays bit for bit, or the same error message; and the
-    C reader takes most well-formed files itself."""
+    C reader takes most well-formed files itself (read from the file's bytes as load_model holds them: base.ModelText,
+    the body cut without a copy, blank lines after it and a missing final newline included)."""
     import llsvm.models.linear as lin
     import llsvm.models.svm as svm
     from llsvm._ext import _libsvm
@@ -505,8 +506,11 @@ def test_body_readers_match_the_python_readers(tmp_path, monkeypatch, kind):
         if not good and rng.random() < 0.3:
             lines[-1].append(str(rng.choice(BODY_TOKENS)))
         text = head + "".join("".join(t + str(rng.choice(seps)) for t in ln) + "\n" for ln in lines)
-        if rng.random() < 0.2:
-            text = text[:-1]
+        r = rng.random()
+        if r < 0.2:
+            text = text[:-1]                    # no final newline
+        elif r < 0.35:
+            text += str(rng.choice(["\n", " \n\n", "\t", "\n\n"]))       # blank lines after the body
         path = tmp_path / "m.model"
         path.write_text(text)
         monkeypatch.setattr(*target, counting)

@@ -75,15 +75,51 @@ def parse_header(lines, end, fields, bad, *, truncated_after=False):
     raise bad(lineno + 1 if truncated_after else lineno, f"no '{end}' line: truncated model file")
 
 
-def body_block(text, lines, first, n):
-    """The bytes of lines[first:first + n] of a model file's `text` (split on "\n" into `lines`), each line with its
-    newline (one added after the last when the file ends without): what the C readers of a model's body take
-    (cext/_libsvm.pyx parse_sv_block, parse_weight_block)."""
-    start = sum(map(len, lines[:first])) + first
-    block = text[start:start + sum(map(len, lines[first:first + n])) + n].encode("ascii")
-    if n and not block.endswith(b"\n"):
-        block += b"\n"
-    return block
+_BLANK_BYTES = frozenset(b" \t\n\v\f\r")
+
+
+class ModelText:
+    """A model file's bytes (or text) read as lines on demand, so that a large model is held once, as its bytes:
+    iterating yields the lines from `start` as text.split("\n") gives them (without the empty string after a final
+    newline when drop_final_empty), `pos` then being the offset of the line after the last one yielded; block()
+    hands the body to the C readers (cext/_libsvm.pyx) without a copy; lines() splits everything from `start`, for
+    the readers' token-by-token loops (the lines a C reader refuses, with their messages)."""
+
+    def __init__(self, data, start=0, drop_final_empty=False):
+        data = data.encode("ascii") if isinstance(data, str) else data
+        if start > len(data):           # nothing after the lines before: one empty line, as "".split("\n")
+            data, start = b"", 0
+        self.data, self.start, self.pos, self.drop = data, start, start, drop_final_empty
+
+    def __iter__(self):
+        data, n = self.data, len(self.data)
+        while self.pos < n or (self.pos == n and not self.drop):
+            nl = data.find(b"\n", self.pos)
+            end = n if nl < 0 else nl
+            line = data[self.pos:end].decode("ascii")
+            self.pos = end + 1
+            yield line
+
+    def lines(self):
+        lines = self.data[self.start:].decode("ascii").split("\n")
+        if self.drop and lines[-1] == "":
+            lines.pop()
+        return lines
+
+    def block(self, first, n):
+        """The n lines from offset `first`, each with its newline, when the file holds nothing after them but white
+        space; else None (the caller's line loop then counts and names what is there)."""
+        data = self.data
+        q = len(data)
+        while q > first and data[q - 1] in _BLANK_BYTES:
+            q -= 1
+        if q <= first:
+            return b"" if n == 0 else None
+        nl = data.find(b"\n", q)
+        end = len(data) if nl < 0 else nl + 1
+        if data.count(b"\n", first, end) + (nl < 0) != n:
+            return None
+        return memoryview(data)[first:end] if nl >= 0 else data[first:] + b"\n"
 
 
 def header_int(low):

@@ -27,7 +27,7 @@ from .._ext._libsvm import format_weights, parse_weight_block
 from .._ext._linear import decision_values
 from ..errors import ModelFormatError, ParameterError, quote
 from ..hashing import HASH_FUNCTION, MAX_BITS, MIN_BITS, check_bits, hash_dataset
-from .base import (CHUNK_VALUES, FLOAT, INT, INT32_MAX, INT32_MIN, BaseModel, as_rows, body_block, c_float, c_int,
+from .base import (CHUNK_VALUES, FLOAT, INT, INT32_MAX, INT32_MIN, BaseModel, ModelText, as_rows, c_float, c_int,
                    header_int, parse_header)
 
 SOLVER_TYPE_TABLE = ["L2R_LR", "L2R_L2LOSS_SVC_DUAL", "L2R_L2LOSS_SVC", "L2R_L1LOSS_SVC_DUAL", "MCSVM_CS",
@@ -210,7 +210,8 @@ class Model(BaseModel):
         def bad(lineno, msg):
             return ModelFormatError(f"{path}:{lineno}: {msg}")
 
-        lines = text.split("\n", 2)
+        src = ModelText(text)
+        lines = [line for _, line in zip(range(2), src)]
         parts = lines[0].split()
         if len(parts) != 2 or not INT.fullmatch(parts[1]):
             raise bad(1, f"expected '{HASHED_MAGIC} {HASHED_VERSION}', found {quote(lines[0].strip())}")
@@ -225,8 +226,7 @@ class Model(BaseModel):
         if not INT.fullmatch(parts[2]) or not MIN_BITS <= int(parts[2]) <= MAX_BITS:
             raise bad(2, f"hash bits must be an integer in {MIN_BITS}..{MAX_BITS}, found {quote(parts[2])}")
         bits = int(parts[2])
-        rest = lines[2] if len(lines) > 2 else ""
-        model = cls.parse_liblinear(path, rest, size, line_offset=2, nr_feature=1 << bits)
+        model = cls.parse_liblinear(path, ModelText(src.data, src.pos), size, line_offset=2, nr_feature=1 << bits)
         model.hash_bits = bits
         return model
 
@@ -237,8 +237,9 @@ class Model(BaseModel):
         def bad(lineno, msg):
             return ModelFormatError(f"{path}:{lineno + line_offset}: {msg}")
 
-        lines = text.split("\n")
-        head, where, lineno = parse_header(lines, "w", cls.header_fields(nr_feature), bad)
+        src = text if isinstance(text, ModelText) else ModelText(text)
+        head, where, lineno = parse_header(src, "w", cls.header_fields(nr_feature), bad)
+        first = src.pos
         for key in ("solver_type", "nr_class", "nr_feature", "bias"):
             if key not in head:
                 raise bad(lineno, f"the header has no '{key}'")
@@ -257,17 +258,18 @@ class Model(BaseModel):
         # every weight needs at least two bytes ("0 "): check the size before allocating
         if w_size * nr_w * 2 > size:
             raise bad(lineno, f"truncated model file: {w_size} x {nr_w} weights cannot fit in {size} bytes")
-        body = lines[lineno:]
+        # the weight lines in C (cext/_libsvm.pyx parse_weight_block) from the file's bytes; the loop below reads
+        # them when they are not exactly w_size lines in its grammar, and names the error
+        block = src.block(first, w_size)
+        W = 0 if block is None else parse_weight_block(block, nr_w, w_size)
+        if not isinstance(W, int):
+            return cls(solver, nr_class, label, nr_feature, bias, W, rho=head.get("rho"))
+        body = src.lines()[lineno:]
         while body and body[-1].strip() == "":
             body.pop()
         if len(body) != w_size:
             raise bad(lineno + min(len(body), w_size) + 1,
                       f"expected {w_size} weight lines, found {len(body)}")
-        # the weight lines in C (cext/_libsvm.pyx parse_weight_block); the loop below reads them when a line is
-        # outside its grammar, and names the error
-        W = parse_weight_block(body_block(text, lines, lineno, w_size), nr_w, w_size)
-        if not isinstance(W, int):
-            return cls(solver, nr_class, label, nr_feature, bias, W, rho=head.get("rho"))
         W = np.empty((w_size, nr_w), np.float64)
         for i, line in enumerate(body):
             parts = line.split()

@@ -26,7 +26,7 @@ from .._ext._kpredict import decision_values as _decision_values, svc_probabilit
 from .._ext._libsvm import format_svs, parse_sv_block
 from ..dataset import CSRDataset
 from ..errors import ConvergenceWarning, ModelFormatError, ParameterError, quote
-from .base import (CHUNK_VALUES, FLOAT, INT, INT32_MAX, INT32_MIN, BaseModel, as_rows, body_block, c_float, c_int,
+from .base import (CHUNK_VALUES, FLOAT, INT, INT32_MAX, INT32_MIN, BaseModel, ModelText, as_rows, c_float, c_int,
                    header_int, parse_header)
 
 SVM_TYPES = ("c_svc", "nu_svc", "one_class", "epsilon_svr", "nu_svr")
@@ -458,10 +458,10 @@ class SVMModel(BaseModel):
         def bad(lineno, msg):
             return ModelFormatError(f"{path}:{lineno}: {msg}")
 
-        lines = text.split("\n")
-        if lines and lines[-1] == "":
-            lines.pop()                     # the newline ending the last line
-        head, where, sv_line = parse_header(lines, "SV", cls.header_fields(), bad, truncated_after=True)
+        # the lines without the empty one after the file's final newline
+        src = ModelText(text, drop_final_empty=True)
+        head, where, sv_line = parse_header(src, "SV", cls.header_fields(), bad, truncated_after=True)
+        first = src.pos
         for key in ("svm_type", "kernel_type", "nr_class", "total_sv", "rho"):
             if key not in head:
                 raise bad(sv_line, f"the header has no '{key}'")
@@ -509,18 +509,19 @@ class SVMModel(BaseModel):
         else:
             count("probA", 1, svm_type)
             count("prob_density_marks", NR_MARKS, "a one-class model")
-        body = lines[sv_line:]
-        if len(body) != l:
-            extra = body[l:] if len(body) > l else []
-            if len(body) > l and all(not s.strip() for s in extra):
-                body = body[:l]
-            else:
-                raise bad(sv_line + min(len(body), l) + 1,
-                          f"expected {l} SV lines (total_sv), found {len(body)}")
-        # the SV lines in C (cext/_libsvm.pyx parse_sv_block); a line it does not take is read by _sv_lines,
-        # which names the error (or takes the line: its grammar is the wider)
-        parsed = parse_sv_block(body_block(text, lines, sv_line, l), m, l)
+        # the SV lines in C (cext/_libsvm.pyx parse_sv_block) from the file's bytes; when they are not exactly l
+        # lines in its grammar, _sv_lines reads them, and names the error (or takes a line: its grammar is wider)
+        block = src.block(first, l)
+        parsed = 0 if block is None else parse_sv_block(block, m, l)
         if isinstance(parsed, int):
+            body = src.lines()[sv_line:]
+            if len(body) != l:
+                extra = body[l:] if len(body) > l else []
+                if len(body) > l and all(not s.strip() for s in extra):
+                    body = body[:l]
+                else:
+                    raise bad(sv_line + min(len(body), l) + 1,
+                              f"expected {l} SV lines (total_sv), found {len(body)}")
             parsed = _sv_lines(body, sv_line, m, bad)
         coef, indptr, indices, values, nf = parsed
         SV = CSRDataset(np.zeros(l), indptr, indices, values, nf)
