@@ -790,6 +790,8 @@ def main():
                     help="part cli: round-robin runs of each command pair (median wall, largest peak RSS)")
     ap.add_argument("--cli-llsvm-bin", default=None,
                     help="part cli: directory of the llsvm commands to time (default: the installed console scripts)")
+    ap.add_argument("--cli-baseline-bin", default=None,
+                    help="part cli: directory of other llsvm commands (another tree's) timed in the same rounds")
     ap.add_argument("--cli-sets", default=None,
                     help="part cli: GROUP=SET+SET,... for the groups linear, linear_predict, smo, kernel_predict "
                          "(default: scripts/bench_cli.py's)")
@@ -928,7 +930,8 @@ def main():
                     g, names = item.split("=", 1)
                     groups[g] = tuple(x for x in names.split("+") if x)
             cli = bench_cli(shared_dir, tmp, args.data_dir, args.cli_repeats, args.hogs, args.liblinear_dir,
-                            args.libsvm_dir, groups, args.cli_llsvm_bin, say=None if args.quiet else say)
+                            args.libsvm_dir, groups, args.cli_llsvm_bin, args.cli_baseline_bin,
+                            say=None if args.quiet else say)
         if "signals" in parts and not args.no_shared:
             from bench_signals import bench_signals
             signal_rows = bench_signals(shared_dir, tmp, args.signal_runs,

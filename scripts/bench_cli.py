@@ -150,12 +150,12 @@ def data_file(name, shared_dir, tmp, data_dir):
 
 
 # -- measuring ------------------------------------------------------------------------------------------------------
-def _pair(ours, ref, repeats):
-    """Round-robin runs of two commands: {"llsvm": (wall median, RSS max), "ref": (...)}."""
-    walls = {"llsvm": [], "ref": []}
-    rss = {"llsvm": [], "ref": []}
+def _round_robin(commands, repeats):
+    """Round-robin runs of commands {key: argv}: {key: (wall median, RSS max)}."""
+    walls = {k: [] for k in commands}
+    rss = {k: [] for k in commands}
     for _ in range(repeats):
-        for key, argv in (("llsvm", ours), ("ref", ref)):
+        for key, argv in commands.items():
             w, r = run_measured(argv)
             walls[key].append(w)
             rss[key].append(r)
@@ -223,8 +223,9 @@ def plan(shared_dir, tmp, data_dir, ll_dir, svm_dir, sets, bindir=None, say=say)
 
 
 def bench_cli(shared_dir, tmp, data_dir, repeats=REPEATS, hogs=None, liblinear_dir=None, libsvm_dir=None,
-              sets=None, bindir=None, say=say):
-    """Every row of `plan`, quiet and beside `hogs` CPU-bound processes (default: one per CPU), and the floor."""
+              sets=None, bindir=None, baseline=None, say=say):
+    """Every row of `plan`, quiet and beside `hogs` CPU-bound processes (default: one per CPU), and the floor.
+    baseline: a directory of other llsvm commands (another tree's, e.g. before a change) timed in the same rounds."""
     from bench_contention import Hogs, _cpus
 
     hogs = _cpus() if hogs is None else hogs
@@ -234,8 +235,8 @@ def bench_cli(shared_dir, tmp, data_dir, repeats=REPEATS, hogs=None, liblinear_d
     svm_dir = reference_cli("libsvm", libsvm_dir, say)
     rows = plan(shared_dir, tmp, data_dir, ll_dir, svm_dir, sets, bindir, say)
     floor = [sys.executable, "-I", "-c", "import numpy"]
-    result = {"liblinear_dir": ll_dir, "libsvm_dir": svm_dir, "llsvm_bin": bindir or _bin(""), "hogs": hogs, "repeats": repeats, "rows": rows,
-              "load": os.getloadavg()}
+    result = {"liblinear_dir": ll_dir, "libsvm_dir": svm_dir, "llsvm_bin": bindir or _bin(""),
+              "baseline": baseline, "hogs": hogs, "repeats": repeats, "rows": rows, "load": os.getloadavg()}
     for state in ("quiet", "busy"):
         ctx = Hogs(hogs) if state == "busy" else _Nothing()
         with ctx:
@@ -243,14 +244,20 @@ def bench_cli(shared_dir, tmp, data_dir, repeats=REPEATS, hogs=None, liblinear_d
             # the peak RSS a command cannot be seen below: the launcher's own, inherited through fork and exec
             result["launcher_mb"] = run_measured(["true"])[1]
             for r in rows:
-                m = _pair(r["argv_llsvm"], r["argv_ref"], repeats)
-                r[state] = {"llsvm_s": m["llsvm"][0], "ref_s": m["ref"][0], "llsvm_mb": m["llsvm"][1],
-                            "ref_mb": m["ref"][1], "ratio": m["llsvm"][0] / m["ref"][0]}
+                commands = {"llsvm": r["argv_llsvm"], "ref": r["argv_ref"]}
+                if baseline:
+                    commands["base"] = [os.path.join(baseline, os.path.basename(r["argv_llsvm"][0])),
+                                        *r["argv_llsvm"][1:]]
+                m = _round_robin(commands, repeats)
+                r[state] = q = {f"{k}_{what}": v for k, (s, mb) in m.items() for what, v in (("s", s), ("mb", mb))}
+                q["ratio"] = q["llsvm_s"] / q["ref_s"]
+                if baseline:
+                    q["base_ratio"] = q["base_s"] / q["ref_s"]
                 if say:
-                    q = r[state]
                     say(f"# cli {state} {r['dataset']} {r['command']}: llsvm {q['llsvm_s']:.3f} s "
                         f"{q['llsvm_mb']:.0f} MB, reference {q['ref_s']:.3f} s {q['ref_mb']:.0f} MB, ratio "
-                        f"{q['ratio']:.2f}")
+                        f"{q['ratio']:.2f}" + (f"; baseline {q['base_s']:.3f} s {q['base_mb']:.0f} MB, ratio "
+                                               f"{q['base_ratio']:.2f}" if baseline else ""))
     for r in rows:
         q = r["quiet"]
         r["ok_wall"] = q["ratio"] <= 1.0
@@ -272,27 +279,32 @@ def cli_markdown(result, md_header=md_header, md_row=md_row):
              f"{', '.join(f'{v:.2f}' for v in result['load'])}. Floor (`python -I -c \"import numpy\"`): quiet "
              f"{result['floor_quiet']:.3f} s, busy {result['floor_busy']:.3f} s. Peak RSS is ru_maxrss, which a command "
              f"inherits from the launcher that forks it: `true` measures {result['launcher_mb']:.0f} MB, so a "
-             f"smaller peak shows as that.", ""]
-    lines += md_header(["set", "command", "llsvm s", "ref s", "ratio", "llsvm MB", "ref MB", "busy llsvm s",
-                        "busy ref s", "busy ratio", "model/output identical", "targets (wall <= 1.0x, RSS <= "
-                        f"ref + {RSS_SLACK_MB:.0f} MB)"])
+             f"smaller peak shows as that." + (f" Baseline (before): {result['baseline']}, timed in the same rounds."
+                                               if result.get("baseline") else ""), ""]
+    base = bool(result.get("baseline"))
+    lines += md_header(["set", "command", "llsvm s", "ref s", "ratio", "llsvm MB", "ref MB"]
+                       + (["before s", "before ratio", "before MB"] if base else [])
+                       + ["busy llsvm s", "busy ref s", "busy ratio"] + (["busy before ratio"] if base else [])
+                       + ["model/output identical", f"targets (wall <= 1.0x, RSS <= ref + {RSS_SLACK_MB:.0f} MB)"])
     for r in result["rows"]:
         q, b = r["quiet"], r["busy"]
         same = "yes" if r["identical"] else ("no" + ("" if r["deterministic"] else " (rand() order)"))
         lines.append(md_row([r["dataset"], r["command"], f"{q['llsvm_s']:.3f}", f"{q['ref_s']:.3f}",
-                             f"{q['ratio']:.2f}", f"{q['llsvm_mb']:.0f}", f"{q['ref_mb']:.0f}",
-                             f"{b['llsvm_s']:.3f}", f"{b['ref_s']:.3f}", f"{b['ratio']:.2f}", same,
-                             f"{'✓' if r['ok_wall'] else '✗'} {'✓' if r['ok_rss'] else '✗'}"]))
+                             f"{q['ratio']:.2f}", f"{q['llsvm_mb']:.0f}", f"{q['ref_mb']:.0f}"]
+                            + ([f"{q['base_s']:.3f}", f"{q['base_ratio']:.2f}", f"{q['base_mb']:.0f}"] if base else [])
+                            + [f"{b['llsvm_s']:.3f}", f"{b['ref_s']:.3f}", f"{b['ratio']:.2f}"]
+                            + ([f"{b['base_ratio']:.2f}"] if base else [])
+                            + [same, f"{'✓' if r['ok_wall'] else '✗'} {'✓' if r['ok_rss'] else '✗'}"]))
     return "\n".join(lines)
 
 
-if __name__ == "__main__":          # by hand: python scripts/bench_cli.py [REPEATS [LLSVM_BIN_DIR]]
+if __name__ == "__main__":          # by hand: python scripts/bench_cli.py [REPEATS [BASELINE_BIN_DIR]]
     import json
     from benchutil import DATA_DIR, ROOT
     tmp = tempfile.mkdtemp(prefix="llsvm-cli-")
     try:
         res = bench_cli(DATA_DIR, tmp, os.path.join(ROOT, "data"), int(sys.argv[1]) if len(sys.argv) > 1 else 1,
-                        bindir=sys.argv[2] if len(sys.argv) > 2 else None)
+                        baseline=sys.argv[2] if len(sys.argv) > 2 else None)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print(json.dumps(res, default=float), file=sys.stderr)
