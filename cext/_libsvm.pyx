@@ -632,12 +632,16 @@ def parse_sv_block(const unsigned char[::1] buf, int m, int64_t l):
     """The SV lines of a LIBSVM model: buf holds exactly l lines, the last ending with '\\n'. Returns (coef (m, l)
     float64, indptr int64, indices int32, values float64, n_features), or the 0-based number of the first line
     outside the grammar (for the reference reader to name the error)."""
-    cdef int64_t n = buf.shape[0], bad = 0, top = -1, cap
+    cdef int64_t n = buf.shape[0], bad = 0, top = -1, cap, i
     cdef int status
     if l < 0 or m < 0 or (n == 0 and l > 0) or (n > 0 and buf[n - 1] != 10):
         raise ValueError("the SV block must hold its lines, the last ending with a newline")
-    # a pair takes at least 4 bytes ("1:1" and a separator): the pairs fit in n // 4 + 1 slots
-    cap = n // 4 + 1
+    # every pair has its ':' (a line outside the grammar is refused anyway): arrays of the exact size, no copy
+    cap = 0
+    with nogil:
+        for i in range(n):
+            cap += buf[i] == 58
+    cap += 1
     coef = np.empty((m, l), dtype=np.float64)
     indptr = np.empty(l + 1, dtype=np.int64)
     indices = np.empty(cap, dtype=np.int32)
@@ -652,7 +656,7 @@ def parse_sv_block(const unsigned char[::1] buf, int m, int64_t l):
     if status != SV_OK:
         return int(bad)
     nnz = int(indptr[l])
-    return coef, indptr, indices[:nnz].copy(), values[:nnz].copy(), int(top + 1)
+    return coef, indptr, indices[:nnz], values[:nnz], int(top + 1)
 
 
 def parse_weight_block(const unsigned char[::1] buf, int m, int64_t l):

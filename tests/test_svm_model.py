@@ -562,3 +562,17 @@ def load_model_text(tmp_path, text):
     p = tmp_path / "rt.model"
     p.write_text(text)
     return load_model(p)
+
+
+def test_sv_index_order_checked_within_rows_only():
+    """Indices ascend within each row; across a row boundary (empty rows too) they may go down."""
+    def model(indptr, indices):
+        SV = CSRDataset(np.zeros(len(indptr) - 1), np.array(indptr, np.int64), np.array(indices, np.int32),
+                        np.ones(len(indices)), 10)
+        return SVMModel("c_svc", "rbf", 3, 0.5, 0, [0.1], np.ones((1, len(indptr) - 1)), SV, label=[1, -1],
+                        nSV=[len(indptr) - 2, 1])
+    assert model([0, 1, 1, 3], [5, 0, 2]).SV.indices.tolist() == [5, 0, 2]
+    assert model([0, 2, 3], [1, 7, 0]).total_sv == 2
+    for indptr, indices in (([0, 2, 2], [3, 3]), ([0, 1, 3], [2, 4, 1]), ([0, 0, 3], [0, 5, 5])):
+        with pytest.raises(ParameterError, match="strictly ascending within each row"):
+            model(indptr, indices)

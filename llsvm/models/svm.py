@@ -223,22 +223,31 @@ class SVMModel(BaseModel):
             SV = SV.tocsr()          # explicit zeros are kept: LIBSVM writes them
             indptr, indices, values, nf = SV.indptr, SV.indices, SV.data, SV.shape[1]
         indptr = np.asarray(indptr, dtype=np.int64)
-        indices = np.asarray(indices, dtype=np.int64)
+        indices = np.asarray(indices)
+        if indices.dtype.kind not in "iu":
+            indices = indices.astype(np.int64)
         values = np.ascontiguousarray(values, dtype=np.float64)
         if indptr.ndim != 1 or indptr.shape[0] < 1 or indptr[0] != 0 or (np.diff(indptr) < 0).any() \
                 or indptr[-1] != indices.shape[0] or indices.shape != values.shape:
             raise ParameterError("SV: malformed CSR arrays")
-        if indices.size:
+        nnz = indices.shape[0]
+        if nnz:
             if indices.min() < 0 or indices.max() >= INT32_MAX:
                 raise ParameterError("SV column indices must be in 0 .. 2^31 - 2 (LIBSVM's indices are C ints)")
-            row_of = np.repeat(np.arange(indptr.shape[0] - 1), np.diff(indptr))
-            same = row_of[1:] == row_of[:-1]
-            if (np.diff(indices)[same] <= 0).any():
+            # in int32 from here (no int64 copies of nnz size): each step within a row must be > 0; the steps
+            # across a row boundary are set to 1
+            indices = indices.astype(np.int32, copy=False)
+            step = np.diff(indices)
+            bounds = indptr[1:-1]
+            step[bounds[(bounds > 0) & (bounds < nnz)] - 1] = 1
+            if (step <= 0).any():
                 raise ParameterError("SV column indices must be strictly ascending within each row")
+            del step
         if not _finite(values):
             raise ParameterError("SV values must be finite")
-        nf = max(int(nf), int(indices.max()) + 1 if indices.size else 0)
-        return CSRDataset(np.zeros(indptr.shape[0] - 1), indptr, indices.astype(np.int32), values, nf)
+        nf = max(int(nf), int(indices.max()) + 1 if nnz else 0)
+        return CSRDataset(np.zeros(indptr.shape[0] - 1), indptr, np.ascontiguousarray(indices, dtype=np.int32),
+                          values, nf)
 
     # -- BaseModel ----------------------------------------------------------------------------------------------
     @property
