@@ -659,14 +659,17 @@ def parse_sv_block(const unsigned char[::1] buf, int m, int64_t l):
     return coef, indptr, indices[:nnz], values[:nnz], int(top + 1)
 
 
-def parse_weight_block(const unsigned char[::1] buf, int m, int64_t l):
+def parse_weight_block(const unsigned char[::1] buf, int m, int64_t l, out=None):
     """The weight lines of a LIBLINEAR model: buf holds exactly l lines of m numbers, the last ending with '\\n'.
-    Returns W (l, m) float64, or the 0-based number of the first line outside the grammar."""
+    Returns W (l, m) float64 (written into `out`, an (l, m) C-contiguous float64 array, when given: a model read
+    in pieces), or the 0-based number of the first line outside the grammar."""
     cdef int64_t n = buf.shape[0], bad = 0, top = -1
     cdef int status
     if l < 0 or m < 0 or (n == 0 and l > 0) or (n > 0 and buf[n - 1] != 10):
         raise ValueError("the weight block must hold its lines, the last ending with a newline")
-    W = np.empty((l, m), dtype=np.float64)
+    W = np.empty((l, m), dtype=np.float64) if out is None else out
+    if W.shape[0] != l or W.shape[1] != m:
+        raise ValueError("out must be (l, m)")
     indptr = np.empty(l + 1, dtype=np.int64)
     cdef double[:, ::1] w = W
     cdef int64_t[::1] ip = indptr

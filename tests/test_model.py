@@ -463,20 +463,35 @@ def _outcome(path):
     return m.to_text(), bits(m.sv_coef).tobytes(), bits(m.SV.values).tobytes(), m.SV.indices.tobytes()
 
 
-@pytest.mark.parametrize("kind", ["weights", "svs"])
+@pytest.mark.parametrize("kind", ["weights", "svs", "weights in pieces"])
 def test_body_readers_match_the_python_readers(tmp_path, monkeypatch, kind):
     """Model files with weight lines (LIBLINEAR) or SV lines (LIBSVM) of every spelling, white space of every kind
     and with or without the final newline: load_model with the C body reader gives what it gives with the C reader
     disabled (every line read by the Python loop): the same arrays bit for bit, or the same error message; and the
     C reader takes most well-formed files itself (read from the file's bytes as load_model holds them: base.ModelText,
-    the body cut without a copy, blank lines after it and a missing final newline included)."""
+    the body cut without a copy, blank lines after it and a missing final newline included; and a LIBLINEAR model
+    read in pieces, as large files are, Model.read_streamed)."""
     import llsvm.models.linear as lin
     import llsvm.models.svm as svm
     from llsvm._ext import _libsvm
 
+    import llsvm.models.loader as loader
+    calls = {"taken": 0, "streamed": 0}
+    pieces = kind == "weights in pieces"
+    if kind == "weights in pieces":     # every file read in pieces (Model.read_streamed), pieces of 7 bytes
+        monkeypatch.setattr(loader, "STREAM_FROM", -1)
+        monkeypatch.setattr(loader, "HEAD", 96)
+        monkeypatch.setattr(lin, "PIECE", 7)
+        kind = "weights"
+        real_streamed = lin.Model.read_streamed.__func__
+
+        def streamed(cls, *a):
+            m = real_streamed(cls, *a)
+            calls["streamed"] += m is not None
+            return m
+        monkeypatch.setattr(lin.Model, "read_streamed", classmethod(streamed))
     rng = np.random.default_rng(29)
     seps = [" ", " ", "\t", "\v", "\f", "\r", "  "]
-    calls = {"taken": 0}
     real = _libsvm.parse_weight_block if kind == "weights" else _libsvm.parse_sv_block
 
     def counting(*a):
@@ -519,3 +534,4 @@ def test_body_readers_match_the_python_readers(tmp_path, monkeypatch, kind):
         slow = _outcome(path)
         assert fast == slow, (text, fast, slow)
     assert calls["taken"] > 100
+    assert not pieces or calls["streamed"] > 50

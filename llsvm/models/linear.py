@@ -21,9 +21,11 @@ own, over the 2^B hashed features (nr_feature = 2^B); LIBLINEAR cannot read it:
     solver_type L2R_L1LOSS_SVC_DUAL
     ...
 """
+import re
+
 import numpy as np
 
-from .._ext._libsvm import format_weights, parse_weight_block
+from .._ext._libsvm import first_control, format_weights, parse_weight_block
 from .._ext._linear import decision_values
 from ..errors import ModelFormatError, ParameterError, quote
 from ..hashing import HASH_FUNCTION, MAX_BITS, MIN_BITS, check_bits, hash_dataset
@@ -39,6 +41,50 @@ UNLABELLED = REGRESSION | {"ONECLASS_SVM"}    # solver types whose targets are n
 PROBABILITY = {"L2R_LR", "L2R_LR_DUAL", "L1R_LR"}
 HASHED_MAGIC = "llsvm_hashed_model"
 HASHED_VERSION = 1
+
+
+# the line that ends a LIBLINEAR header ("w" standing alone), for the streamed reader
+_HEADER_END = re.compile(rb"^[ \t\v\f\r]*w[ \t\v\f\r]*\n", re.MULTILINE)
+PIECE = 1 << 20
+
+
+def _weights_in_pieces(rest, f, nr_w, w_size):
+    """W (w_size, nr_w) from `rest` and then the file f, a piece of whole lines at a time into W's rows
+    (parse_weight_block); only white space may follow the w_size lines. None when anything else is there."""
+    W = np.empty((w_size, nr_w), np.float64)
+    row, buf, eof = 0, rest, False
+    while row < w_size:
+        if not eof:
+            more = f.read(PIECE)
+            eof = not more
+            buf += more
+        cut = buf.rfind(b"\n") + 1
+        if eof and cut < len(buf):
+            buf += b"\n"               # the last line without its newline
+            cut = len(buf)
+        if cut == 0:
+            if eof:
+                return None
+            continue                    # a line longer than a piece: read on
+        piece, buf = buf[:cut], buf[cut:]
+        k = piece.count(b"\n")
+        if row + k > w_size:            # the lines after the weights: back to buf
+            pos = 0
+            for _ in range(w_size - row):
+                pos = piece.find(b"\n", pos) + 1
+            piece, buf, k = piece[:pos], piece[pos:] + buf, w_size - row
+        if first_control(piece) >= 0 or isinstance(parse_weight_block(piece, nr_w, k, W[row:row + k]), int):
+            return None
+        row += k
+        if eof and not buf and row < w_size:
+            return None
+    while True:                         # white space only after the weights
+        if buf.translate(None, b" \t\n\v\f\r"):
+            return None
+        if eof:
+            return W
+        buf = f.read(PIECE)
+        eof = not buf
 
 
 class Model(BaseModel):
@@ -231,9 +277,22 @@ class Model(BaseModel):
         return model
 
     @classmethod
-    def parse_liblinear(cls, path, text, size, line_offset=0, nr_feature=None):
+    def read_streamed(cls, path, head, f, size):
+        """A LIBLINEAR model read in pieces (llsvm.models.load_model, for a large file): `head` the file's first
+        bytes, f the file after them; the weights go straight into W, a MB of text at a time, so the file is never
+        held whole. None when the file is not plainly one (the header not in `head`, a line outside the C
+        reader's grammar, a character to refuse...): the caller then reads it whole, which names any error."""
+        end = _HEADER_END.search(head)
+        if end is None:
+            return None
+        return cls.parse_liblinear(path, ModelText(head[:end.end()]), size, stream=(head[end.end():], f))
+
+    @classmethod
+    def parse_liblinear(cls, path, text, size, line_offset=0, nr_feature=None, stream=None):
         """LIBLINEAR's format; errors name line `line_offset` + the line in `text`. nr_feature: the value required.
-        Text from the file is quoted with llsvm.errors.quote (control characters escaped)."""
+        Text from the file is quoted with llsvm.errors.quote (control characters escaped). stream: (the bytes after
+        the header, the file after them) to read the weights in pieces (read_streamed: None if they are not
+        plainly w_size weight lines)."""
         def bad(lineno, msg):
             return ModelFormatError(f"{path}:{lineno + line_offset}: {msg}")
 
@@ -258,6 +317,9 @@ class Model(BaseModel):
         # every weight needs at least two bytes ("0 "): check the size before allocating
         if w_size * nr_w * 2 > size:
             raise bad(lineno, f"truncated model file: {w_size} x {nr_w} weights cannot fit in {size} bytes")
+        if stream is not None:
+            W = _weights_in_pieces(*stream, nr_w, w_size)
+            return None if W is None else cls(solver, nr_class, label, nr_feature, bias, W, rho=head.get("rho"))
         # the weight lines in C (cext/_libsvm.pyx parse_weight_block) from the file's bytes; the loop below reads
         # them when they are not exactly w_size lines in its grammar, and names the error
         block = src.block(first, w_size)

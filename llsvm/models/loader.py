@@ -10,6 +10,10 @@ from .._ext._libsvm import first_control
 from ..errors import ModelFormatError, quote
 from .linear import HASHED_MAGIC, Model
 
+# files larger than this are first tried in pieces (Model.read_streamed), HEAD bytes holding the header
+STREAM_FROM = 4 << 20
+HEAD = 1 << 16
+
 
 def _read_svm(path, data, size):
     """LIBSVM's kernel model (llsvm.models.svm, imported on first use)."""
@@ -40,6 +44,16 @@ def load_model(path):
     try:
         size = os.path.getsize(path)
         with open(path, "rb") as f:
+            if size > STREAM_FROM:
+                # a large LIBLINEAR model: its weights are read in pieces, the file never held whole (a file that
+                # is not plainly one is read again below, whole, and any error named)
+                head = f.read(HEAD)
+                if head.startswith(b"solver_type") and first_control(head) < 0:
+                    model = Model.read_streamed(path, head, f, size)
+                    if model is not None:
+                        return model
+                del head
+                f.seek(0)
             data = f.read()
     except OSError as exc:
         raise ModelFormatError(f"can't open model file {path}: {exc.strerror}") from None
