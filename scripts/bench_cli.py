@@ -274,10 +274,11 @@ class _Nothing:
 
 
 def cli_markdown(result, md_header=md_header, md_row=md_row):
-    lines = [f"llsvm: {result['llsvm_bin']}; reference CLIs: {result['liblinear_dir']}, {result['libsvm_dir']}; medians of {result['repeats']} "
-             f"round-robin runs; busy = {result['hogs']} x `yes > /dev/null`; load average at the start "
-             f"{', '.join(f'{v:.2f}' for v in result['load'])}. Floor (`python -I -c \"import numpy\"`): quiet "
-             f"{result['floor_quiet']:.3f} s, busy {result['floor_busy']:.3f} s. Peak RSS is ru_maxrss, which a command "
+    lines = [f"llsvm: {result['llsvm_bin']}; reference CLIs: {result['liblinear_dir']}, {result['libsvm_dir']}; "
+             f"medians of {result['repeats']} round-robin runs; busy = {result['hogs']} x `yes > /dev/null`; load "
+             f"average at the start {', '.join(f'{v:.2f}' for v in result['load'])}. Floor (`python -I -c \"import "
+             f"numpy\"`): quiet {result['floor_quiet']:.3f} s, busy {result['floor_busy']:.3f} s. Peak RSS is "
+             f"ru_maxrss, which a command "
              f"inherits from the launcher that forks it: `true` measures {result['launcher_mb']:.0f} MB, so a "
              f"smaller peak shows as that." + (f" Baseline (before): {result['baseline']}, timed in the same rounds."
                                                if result.get("baseline") else ""), ""]
