@@ -535,3 +535,22 @@ def test_body_readers_match_the_python_readers(tmp_path, monkeypatch, kind):
         assert fast == slow, (text, fast, slow)
     assert calls["taken"] > 100
     assert not pieces or calls["streamed"] > 50
+
+
+def test_save_to_a_fifo_writes_into_it(tmp_path):
+    """A path that is not a regular file (a FIFO here; /dev/null, a terminal) is written in place: the atomic
+    rename would replace the device with a file (`llsvm-predict T M /dev/null` once turned /dev/null into one)."""
+    import stat
+    import threading
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(open(fifo, "rb").read()), daemon=True)
+    reader.start()
+    m, text = GOLDEN["binary"]
+    m.save(fifo)
+    reader.join(5)
+    assert got == [text.encode()]
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    assert sorted(os.listdir(tmp_path)) == ["pipe"]
