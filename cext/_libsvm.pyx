@@ -698,7 +698,7 @@ cdef int64_t format_weight_rows(const double* W, int64_t ncol, int64_t r0, int64
 
 
 def format_weights(const double[:, ::1] W, int64_t r0, int64_t r1):
-    """Rows r0..r1-1 of W as LIBLINEAR's model body: "%.17g " per value, a newline per row (bytes)."""
+    """Rows r0..r1-1 of W as LIBLINEAR's model body: "%.17g " per value, a newline per row (a bytearray)."""
     cdef int64_t ncol = W.shape[1], pos
     if not 0 <= r0 <= r1 <= W.shape[0]:
         raise ValueError("rows out of range")
@@ -710,7 +710,7 @@ def format_weights(const double[:, ::1] W, int64_t r0, int64_t r1):
         del out[pos:]
     else:
         del out[:]
-    return bytes(out)
+    return out
 
 
 cdef int64_t format_sv_rows(const double* coef, int64_t m, int64_t l, const int64_t* indptr,
@@ -729,7 +729,7 @@ cdef int64_t format_sv_rows(const double* coef, int64_t m, int64_t l, const int6
 
 def format_svs(const double[:, ::1] coef, const int64_t[::1] indptr, const int32_t[::1] indices,
                const double[::1] values, int64_t r0, int64_t r1):
-    """SV rows r0..r1-1 as LIBSVM's model body (bytes): coef (m, l), the SVs as CSR with 0-based indices."""
+    """SV rows r0..r1-1 as LIBSVM's model body (a bytearray): coef (m, l), the SVs as CSR with 0-based indices."""
     cdef int64_t m = coef.shape[0], l = indptr.shape[0] - 1, pos = 0
     if not 0 <= r0 <= r1 <= l or (m and coef.shape[1] != l):
         raise ValueError("rows out of range")
@@ -742,7 +742,7 @@ def format_svs(const double[:, ::1] coef, const int64_t[::1] indptr, const int32
                                  &indices[0] if indices.shape[0] else NULL,
                                  &values[0] if values.shape[0] else NULL, r0, r1, o)
     del out[pos:]
-    return bytes(out)
+    return out
 
 
 def first_control(const unsigned char[::1] buf):

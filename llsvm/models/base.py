@@ -13,8 +13,8 @@ from ..dataset import CSRDataset
 from ..errors import LLSVMError, ParameterError, escape, quote
 from ..fileutil import atomic_output
 
-# values per piece of a model's body formatted at a time (BaseModel.text_chunks): about 1.5 MB of text
-CHUNK_VALUES = 1 << 16
+# values per piece of a model's body formatted at a time (BaseModel.text_chunks): about 400 KB of text
+CHUNK_VALUES = 1 << 14
 INT32_MAX = 2147483647
 INT32_MIN = -2147483648
 # numbers as C's strtod/strtol (and so LIBLINEAR's fscanf) read them; Python-only forms like 1_5 are refused
