@@ -253,6 +253,9 @@ def bench_cli(shared_dir, tmp, data_dir, repeats=REPEATS, hogs=None, liblinear_d
                 q["ratio"] = q["llsvm_s"] / q["ref_s"]
                 if baseline:
                     q["base_ratio"] = q["base_s"] / q["ref_s"]
+                if state == "busy" and any(p.poll() is not None for p in ctx.procs):
+                    raise RuntimeError("a CPU hog (yes > /dev/null) ended during the busy runs: is /dev/null a "
+                                       "regular file on a full disk?")
                 if say:
                     say(f"# cli {state} {r['dataset']} {r['command']}: llsvm {q['llsvm_s']:.3f} s "
                         f"{q['llsvm_mb']:.0f} MB, reference {q['ref_s']:.3f} s {q['ref_mb']:.0f} MB, ratio "
