@@ -549,3 +549,211 @@ def format_text(const double[::1] y, const int64_t[::1] indptr, const int32_t[::
         raise RuntimeError("format buffer too small")   # cannot happen: cap is the worst case
     del out[pos:]
     return bytes(out)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Model bodies: LIBSVM's SV lines and LIBLINEAR's weight lines.
+#
+# Problem: the body of a LIBSVM model file (svm_save_model): `l` lines, each `coef_1 ... coef_m index:value ...`
+# (m = nr_class - 1 coefficients as finite doubles, then 1-based strictly ascending int32 indices with finite
+# values), into a coefficient matrix (m x l, row-major: coef[j * l + i]) and CSR arrays; or the body of a LIBLINEAR
+# model file (save_model): `l` lines of exactly m finite doubles (no pairs), into an l x m matrix.
+# Method: one pass with the data scanner's scan_number (bit-exact with strtod, as above). Tokens are separated by
+# C's white space other than '\n' (space, \t, \v, \f, \r), as Python's str.split() on the ASCII text the model
+# loader admits; there are no comments. The grammar is a subset of llsvm/models/svm.py's reference reader: a line
+# this scanner refuses is handed back to that reader (by status), which names the line and column in its own words
+# (and accepts the few spellings refused here, such as a '+' before an index).
+# Stopping rule: after `l` lines, or at the first token outside the grammar (status SV_BAD, line in sv_bad_line).
+
+cdef enum:
+    SV_OK = 0
+    SV_BAD = 1
+
+
+cdef inline bint ends_sv_token(unsigned char c) noexcept nogil:
+    return c == 32 or (c >= 9 and c <= 13)     # blank or '\n'
+
+
+cdef int parse_sv_lines(const unsigned char* p, const unsigned char* end, int m, int64_t l, double* coef,
+                        int64_t sj, int64_t si, bint pairs, int64_t* indptr, int32_t* indices, double* values,
+                        int64_t* bad_line, int64_t* max_index) noexcept nogil:
+    """Parse l lines from p (the region ends with '\\n' at end[-1]); see the comment above. The j-th number of
+    line i goes to coef[j * sj + i * si]; without pairs, a line ends after its m numbers."""
+    cdef int64_t i, nnz = 0, idx, prev, top = -1
+    cdef int j, rc
+    cdef double v
+    cdef const unsigned char* q
+    indptr[0] = 0
+    for i in range(l):
+        bad_line[0] = i
+        if p >= end:
+            return SV_BAD
+        for j in range(m):
+            while is_blank(p[0]):
+                p += 1
+            rc = scan_number(p, &q, &v)
+            if rc != NUM_OK or not ends_sv_token(q[0]):
+                return SV_BAD
+            coef[j * sj + i * si] = v
+            p = q
+        prev = 0
+        while True:
+            while is_blank(p[0]):
+                p += 1
+            if p[0] == 10:
+                break
+            if not pairs or not is_digit(p[0]):
+                return SV_BAD
+            idx = 0
+            while is_digit(p[0]):
+                if idx <= 2147483647:
+                    idx = idx * 10 + (p[0] - 48)
+                p += 1
+            if p[0] != 58 or idx <= prev or idx > 2147483647:
+                return SV_BAD
+            p += 1
+            rc = scan_number(p, &q, &v)
+            if rc != NUM_OK or not ends_sv_token(q[0]):
+                return SV_BAD
+            p = q
+            prev = idx
+            indices[nnz] = <int32_t>(idx - 1)
+            values[nnz] = v
+            nnz += 1
+        if prev - 1 > top:
+            top = prev - 1
+        indptr[i + 1] = nnz
+        p += 1                                  # the '\n'
+    max_index[0] = top
+    return SV_OK
+
+
+def parse_sv_block(const unsigned char[::1] buf, int m, int64_t l):
+    """The SV lines of a LIBSVM model: buf holds exactly l lines, the last ending with '\\n'. Returns (coef (m, l)
+    float64, indptr int64, indices int32, values float64, n_features), or the 0-based number of the first line
+    outside the grammar (for the reference reader to name the error)."""
+    cdef int64_t n = buf.shape[0], bad = 0, top = -1, cap, i
+    cdef int status
+    if l < 0 or m < 0 or (n == 0 and l > 0) or (n > 0 and buf[n - 1] != 10):
+        raise ValueError("the SV block must hold its lines, the last ending with a newline")
+    # every pair has its ':' (a line outside the grammar is refused anyway): arrays of the exact size, no copy
+    cap = 0
+    with nogil:
+        for i in range(n):
+            cap += buf[i] == 58
+    cap += 1
+    coef = np.empty((m, l), dtype=np.float64)
+    indptr = np.empty(l + 1, dtype=np.int64)
+    indices = np.empty(cap, dtype=np.int32)
+    values = np.empty(cap, dtype=np.float64)
+    cdef double[:, ::1] c = coef
+    cdef int64_t[::1] ip = indptr
+    cdef int32_t[::1] ix = indices
+    cdef double[::1] vv = values
+    with nogil:
+        status = parse_sv_lines(&buf[0] if n else NULL, &buf[0] + n if n else NULL, m, l,
+                                &c[0, 0] if m * l else NULL, l, 1, True, &ip[0], &ix[0], &vv[0], &bad, &top)
+    if status != SV_OK:
+        return int(bad)
+    nnz = int(indptr[l])
+    return coef, indptr, indices[:nnz], values[:nnz], int(top + 1)
+
+
+def parse_weight_block(const unsigned char[::1] buf, int m, int64_t l, out=None):
+    """The weight lines of a LIBLINEAR model: buf holds exactly l lines of m numbers, the last ending with '\\n'.
+    Returns W (l, m) float64 (written into `out`, an (l, m) C-contiguous float64 array, when given: a model read
+    in pieces), or the 0-based number of the first line outside the grammar."""
+    cdef int64_t n = buf.shape[0], bad = 0, top = -1
+    cdef int status
+    if l < 0 or m < 0 or (n == 0 and l > 0) or (n > 0 and buf[n - 1] != 10):
+        raise ValueError("the weight block must hold its lines, the last ending with a newline")
+    W = np.empty((l, m), dtype=np.float64) if out is None else out
+    if W.shape[0] != l or W.shape[1] != m:
+        raise ValueError("out must be (l, m)")
+    indptr = np.empty(l + 1, dtype=np.int64)
+    cdef double[:, ::1] w = W
+    cdef int64_t[::1] ip = indptr
+    with nogil:
+        status = parse_sv_lines(&buf[0] if n else NULL, &buf[0] + n if n else NULL, m, l,
+                                &w[0, 0] if m * l else NULL, 1, m, False, &ip[0], NULL, NULL, &bad, &top)
+    if status != SV_OK:
+        return int(bad)
+    return W
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Model bodies back to text, as LIBLINEAR's save_model and LIBSVM's svm_save_model print them (C's printf, so the
+# digits are theirs): a weight matrix's rows r0..r1-1 as "%.17g " per value and "\n" per row; an SV block's rows as
+# "%.17g " per coefficient, then "index:%.8g " per pair (1-based), then "\n". A caller writes a model in chunks of
+# rows, so that no text of the whole model is ever held.
+
+cdef int64_t format_weight_rows(const double* W, int64_t ncol, int64_t r0, int64_t r1, char* out) noexcept nogil:
+    cdef int64_t pos = 0, i, j
+    for i in range(r0, r1):
+        for j in range(ncol):
+            pos += snprintf(out + pos, 32, "%.17g ", W[i * ncol + j])
+        out[pos] = 10
+        pos += 1
+    return pos
+
+
+def format_weights(const double[:, ::1] W, int64_t r0, int64_t r1):
+    """Rows r0..r1-1 of W as LIBLINEAR's model body: "%.17g " per value, a newline per row (a bytearray)."""
+    cdef int64_t ncol = W.shape[1], pos
+    if not 0 <= r0 <= r1 <= W.shape[0]:
+        raise ValueError("rows out of range")
+    out = bytearray(32 * ncol * (r1 - r0) + (r1 - r0) + 1)
+    cdef char* o = out
+    if r1 > r0:
+        with nogil:
+            pos = format_weight_rows(&W[0, 0], ncol, r0, r1, o)
+        del out[pos:]
+    else:
+        del out[:]
+    return out
+
+
+cdef int64_t format_sv_rows(const double* coef, int64_t m, int64_t l, const int64_t* indptr,
+                            const int32_t* indices, const double* values, int64_t r0, int64_t r1,
+                            char* out) noexcept nogil:
+    cdef int64_t pos = 0, i, j, t
+    for i in range(r0, r1):
+        for j in range(m):
+            pos += snprintf(out + pos, 32, "%.17g ", coef[j * l + i])
+        for t in range(indptr[i], indptr[i + 1]):
+            pos += snprintf(out + pos, 48, "%lld:%.8g ", <long long>indices[t] + 1, values[t])
+        out[pos] = 10
+        pos += 1
+    return pos
+
+
+def format_svs(const double[:, ::1] coef, const int64_t[::1] indptr, const int32_t[::1] indices,
+               const double[::1] values, int64_t r0, int64_t r1):
+    """SV rows r0..r1-1 as LIBSVM's model body (a bytearray): coef (m, l), the SVs as CSR with 0-based indices."""
+    cdef int64_t m = coef.shape[0], l = indptr.shape[0] - 1, pos = 0
+    if not 0 <= r0 <= r1 <= l or (m and coef.shape[1] != l):
+        raise ValueError("rows out of range")
+    cdef int64_t nnz = indptr[r1] - indptr[r0]
+    out = bytearray(32 * m * (r1 - r0) + 48 * nnz + (r1 - r0) + 1)
+    cdef char* o = out
+    if r1 > r0:
+        with nogil:
+            pos = format_sv_rows(&coef[0, 0] if m else NULL, m, l, &indptr[0],
+                                 &indices[0] if indices.shape[0] else NULL,
+                                 &values[0] if values.shape[0] else NULL, r0, r1, o)
+    del out[pos:]
+    return out
+
+
+def first_control(const unsigned char[::1] buf):
+    """The offset of the first byte of buf that is neither printable ASCII nor C's white space (\\t \\n \\v \\f \\r):
+    a model file's characters (llsvm/models/loader.py); -1 when there is none."""
+    cdef int64_t i, n = buf.shape[0], at = -1
+    cdef unsigned char c
+    with nogil:
+        for i in range(n):
+            c = buf[i]
+            if (c < 32 and not (c >= 9 and c <= 13)) or c > 126:
+                at = i
+                break
+    return at

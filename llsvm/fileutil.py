@@ -125,6 +125,16 @@ def remove_tree(path):
         raise interrupted
 
 
+def _special(path):
+    """Whether path exists and is not a regular file or a directory (a device, a FIFO, a socket)."""
+    import stat
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
 def _temp_beside(path):
     return temporary_file(os.path.dirname(os.path.abspath(path)), "." + os.path.basename(path) + ".")
 
@@ -133,12 +143,17 @@ def _temp_beside(path):
 def atomic_output(path, mode="wb"):
     """Yield a file object whose contents replace `path` only if the block finishes without an exception.
 
-    `path` '-' writes to stdout instead (not atomic: a pipe cannot be).
+    `path` '-' writes to stdout instead (not atomic: a pipe cannot be), and an existing path that is not a regular
+    file (/dev/null, a FIFO, a terminal) is written in place: renaming a file onto it would replace the device.
     """
     if path == "-":
         stream = sys.stdout.buffer if "b" in mode else sys.stdout
         yield stream
         stream.flush()
+        return
+    if _special(path):
+        with open(path, mode, **({} if "b" in mode else {"encoding": "ascii", "newline": "\n"})) as f:
+            yield f
         return
     fd, tmp = _temp_beside(path)
     try:

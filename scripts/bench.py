@@ -53,6 +53,10 @@ opt-in --threads N, and LIBSVM's binaries when given) beside one CPU-bound proce
 (scripts/bench_contention.py). Signals (part `signals`, issue 27): for every solver of the registry and for
 llsvm-predict with an -s smo model, on a9a, the exit latency after SIGINT and after SIGTERM sent in the middle of a
 run (median and worst of --signal-runs), the exit code and that no file is left (scripts/bench_signals.py).
+Whole commands (part `cli`, issue 29): llsvm-train and llsvm-predict against LIBLINEAR's train/predict and LIBSVM's
+svm-train/svm-predict (built from their sources: --liblinear-dir, --libsvm-dir or $LLSVM_LIBLINEAR_DIR /
+$LLSVM_LIBSVM_DIR), wall and peak RSS, medians of --cli-repeats round-robin runs, quiet and beside one
+`yes > /dev/null` per core, whether the models are identical (scripts/bench_cli.py).
 Timings are medians of --repeats runs. Results: a Markdown table on stdout and Markdown + JSON in bench-results/.
 
 Datasets: the generated `sparse` (500k x 100k, ~75 nnz/row) and `dense` (400k x 200) sets, made under data/ by
@@ -80,7 +84,7 @@ import numpy as np  # noqa: E402
 import llsvm  # noqa: E402
 from benchutil import (DATA_DIR, FETCH_HINT, accuracy, ensure_binary, match_problems, md_header,  # noqa: E402
                        md_row, mismatch, run_meta, say, shared_training_sets, timestamp, warm_page_cache)
-from benchutil import liblinear_train as _liblinear_train, ll_W as _ll_W, timed  # noqa: E402
+from benchutil import liblinear_train as _liblinear_train, ll_W as _ll_W, run_measured, timed  # noqa: E402
 
 SETS = {
     # name: (kind, seed, default rows, test rows, options for gen_data.generate)
@@ -99,29 +103,6 @@ def median_time(fn, repeats):
         result = fn()
         times.append(time.perf_counter() - t0)
     return statistics.median(times), result
-
-
-# A child's peak RSS (ru_maxrss) includes the high-water mark of the process it was forked from, carried across
-# exec; forked from this benchmark (gigabytes of data loaded) it would be meaningless. So a small launcher process
-# starts the command and reports the command's own peak.
-_LAUNCHER = """
-import json, os, subprocess, sys, time
-t0 = time.perf_counter()
-p = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-_, status, usage = os.wait4(p.pid, 0)
-err = p.stderr.read().decode()
-print(json.dumps({"seconds": time.perf_counter() - t0, "maxrss_kb": usage.ru_maxrss,
-                  "rc": os.waitstatus_to_exitcode(status), "stderr": err}))
-"""
-
-
-def run_measured(cmd):
-    """Run a command; return (seconds, peak RSS in MB) of that command alone."""
-    out = subprocess.run([sys.executable, "-c", _LAUNCHER, *cmd], check=True, capture_output=True, text=True)
-    r = json.loads(out.stdout)
-    if r["rc"] != 0:
-        raise RuntimeError(f"{cmd} failed ({r['rc']}): {r['stderr']}")
-    return r["seconds"], r["maxrss_kb"] / 1024.0
 
 
 def fresh_time(code, repeats):
@@ -790,19 +771,30 @@ def shared_sets(tmp, only=None):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sets", default="sparse,dense,multiclass", help="generated sets (comma list; '' for none)")
-    ap.add_argument("--parts", default="parse,solvers,llsvm,stream,smo,types,startup,contention,signals",
-                    help="what to run: parse, solvers, llsvm, stream, smo, types, startup, contention, signals "
-                         "(comma list)")
+    ap.add_argument("--parts", default="parse,solvers,llsvm,stream,smo,types,startup,contention,signals,cli",
+                    help="what to run: parse, solvers, llsvm, stream, smo, types, startup, contention, signals, "
+                         "cli (comma list)")
     ap.add_argument("--startup-runs", type=int, default=20, help="part startup: runs of each command (median)")
     ap.add_argument("--liblinear-dir", default=os.environ.get("LIBLINEAR_DIR"),
-                    help="part startup: directory of LIBLINEAR's train and predict built from its sources (default "
-                         "$LIBLINEAR_DIR; without it, liblinear-official's Python module stands in)")
+                    help="parts startup and cli: directory of LIBLINEAR's train and predict, or of its sources "
+                         "(default $LIBLINEAR_DIR; part cli also reads $LLSVM_LIBLINEAR_DIR; without it, part "
+                         "startup uses liblinear-official's Python module)")
     ap.add_argument("--contention-sets", default=None,
                     help="part contention: public sets (data/public) or paths (default dna.scale,usps.t,segment.scale,a9a)")
     ap.add_argument("--contention-repeats", type=int, default=3, help="part contention: runs of each variant")
     ap.add_argument("--hogs", type=int, default=None, help="part contention: CPU-bound processes (default: the CPUs)")
     ap.add_argument("--libsvm-dir", default=os.environ.get("LIBSVM_DIR"),
-                    help="part contention: directory of LIBSVM's svm-train and svm-predict (default $LIBSVM_DIR)")
+                    help="parts contention and cli: directory of LIBSVM's svm-train and svm-predict, or of its "
+                         "sources for part cli (default $LIBSVM_DIR; part cli also reads $LLSVM_LIBSVM_DIR)")
+    ap.add_argument("--cli-repeats", type=int, default=5,
+                    help="part cli: round-robin runs of each command pair (median wall, largest peak RSS)")
+    ap.add_argument("--cli-llsvm-bin", default=None,
+                    help="part cli: directory of the llsvm commands to time (default: the installed console scripts)")
+    ap.add_argument("--cli-baseline-bin", default=None,
+                    help="part cli: directory of other llsvm commands (another tree's) timed in the same rounds")
+    ap.add_argument("--cli-sets", default=None,
+                    help="part cli: GROUP=SET+SET,... for the groups linear, linear_predict, smo, kernel_predict "
+                         "(default: scripts/bench_cli.py's)")
     ap.add_argument("--signal-runs", type=int, default=5,
                     help="part signals: runs per signal and command (median and worst latency)")
     ap.add_argument("--signal-solvers", default=None,
@@ -842,7 +834,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="llsvm-bench-")
     rows, solver_rows, e2e_rows, llsvm_rows, t2_rows, stream_rows = [], [], [], [], [], []
     llsvm_shared_rows, smo_rows, type_rows = [], [], []
-    startup, contention_rows, signal_rows = None, [], []
+    startup, contention_rows, signal_rows, cli = None, [], [], None
     shared_dir = DATA_DIR
     try:
         # the generated sets and the decompressed public sets, for the parts that read them
@@ -930,6 +922,16 @@ def main():
             csets = DEFAULT_SETS if args.contention_sets is None else args.contention_sets.split(",")
             contention_rows = bench_contention(shared_dir, tmp, csets, args.contention_repeats, args.hogs,
                                                args.libsvm_dir, say=None if args.quiet else say)
+        if "cli" in parts and not args.no_shared:
+            from bench_cli import bench_cli
+            groups = {}
+            for item in (args.cli_sets or "").split(","):
+                if "=" in item:
+                    g, names = item.split("=", 1)
+                    groups[g] = tuple(x for x in names.split("+") if x)
+            cli = bench_cli(shared_dir, tmp, args.data_dir, args.cli_repeats, args.hogs, args.liblinear_dir,
+                            args.libsvm_dir, groups, args.cli_llsvm_bin, args.cli_baseline_bin,
+                            say=None if args.quiet else say)
         if "signals" in parts and not args.no_shared:
             from bench_signals import bench_signals
             signal_rows = bench_signals(shared_dir, tmp, args.signal_runs,
@@ -986,11 +988,16 @@ def main():
         from bench_signals import signals_markdown
         text.append("## Exit after SIGINT and SIGTERM in the middle of a run, on a9a (wall from kill() to the exit)"
                     "\n\n" + signals_markdown(signal_rows, md_header, md_row))
+    if cli:
+        from bench_cli import cli_markdown
+        text.append("## Whole commands against LIBLINEAR's and LIBSVM's CLIs (wall and peak RSS, quiet and busy)\n\n"
+                    + cli_markdown(cli, md_header, md_row))
     report = "\n\n".join(text)
     with open(os.path.join(args.out_dir, f"bench-{stamp}.json"), "w") as f:
         json.dump({"meta": meta, "parse": rows, "solvers": solver_rows, "end_to_end": e2e_rows,
                    "llsvm": llsvm_rows, "llsvm_shared": llsvm_shared_rows, "table2": t2_rows, "stream": stream_rows, "smo": smo_rows, "types": type_rows,
-                   "startup": startup, "contention": contention_rows, "signals": signal_rows},
+                   "startup": startup, "contention": contention_rows, "signals": signal_rows,
+                   "cli": cli},
                   f, indent=1, default=float)
     with open(os.path.join(args.out_dir, f"bench-{stamp}.md"), "w") as f:
         f.write(f"llsvm bench {stamp} ({meta['python']}, {meta['cpus']} cpus)\n\n{report}\n")

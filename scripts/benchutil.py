@@ -70,6 +70,32 @@ def timed_command(argv, env=None):
     return wall
 
 
+# A child's peak RSS (ru_maxrss) includes the high-water mark of the process it was forked from, carried across
+# exec; forked from this benchmark (gigabytes of data loaded) it would be meaningless. So a small launcher process
+# starts the command and reports the command's own peak.
+_LAUNCHER = """
+import json, os, subprocess, sys, time
+t0 = time.perf_counter()
+p = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+_, status, usage = os.wait4(p.pid, 0)
+err = p.stderr.read().decode()
+print(json.dumps({"seconds": time.perf_counter() - t0, "maxrss_kb": usage.ru_maxrss,
+                  "rc": os.waitstatus_to_exitcode(status), "stderr": err}))
+"""
+
+
+def run_measured(cmd, env=None):
+    """Run a command; return (seconds, peak RSS in MB) of that command alone (env: its environment)."""
+    import json
+    import subprocess
+    out = subprocess.run([sys.executable, "-c", _LAUNCHER, *cmd], check=True, capture_output=True, text=True,
+                         env=env)
+    r = json.loads(out.stdout)
+    if r["rc"] != 0:
+        raise RuntimeError(f"{cmd} failed ({r['rc']}): {r['stderr']}")
+    return r["seconds"], r["maxrss_kb"] / 1024.0
+
+
 def shared_file(shared_dir, name, tmp):
     """A file of the public data directory (name.xz, DATA_DIR) decompressed into tmp (once): its path, or None when
     absent."""

@@ -445,3 +445,112 @@ def test_we_read_liblinear_models(sets, tmp_path, name, options):
     assert dec.shape[1] == model.nr_w
     # liblinearutil.predict returns one value for two classes even for MCSVM_CS (which has two columns)
     np.testing.assert_allclose(dec[:, :values.shape[1]], values, rtol=1e-12, atol=1e-12)
+
+
+# -- the body readers in C against the token-by-token readers -------------------------------------------------------
+
+BODY_TOKENS = ["1", "-0.5", "+2", "1e3", "1E-3", "2.", ".5", "-.5e+2", "0", "-0", "0.10000000000000001",
+               "-2.6190954802559436e-05", "1e999", "inf", "-nan", "1e", ".", "x", "0x1p3", "1.5.2", "1:2", "#"]
+
+
+def _outcome(path):
+    try:
+        m = load_model(path)
+    except ModelFormatError as exc:
+        return str(exc)
+    if hasattr(m, "W"):
+        return m.to_text(), bits(m.W).tobytes()
+    return m.to_text(), bits(m.sv_coef).tobytes(), bits(m.SV.values).tobytes(), m.SV.indices.tobytes()
+
+
+@pytest.mark.parametrize("kind", ["weights", "svs", "weights in pieces"])
+def test_body_readers_match_the_python_readers(tmp_path, monkeypatch, kind):
+    """Model files with weight lines (LIBLINEAR) or SV lines (LIBSVM) of every spelling, white space of every kind
+    and with or without the final newline: load_model with the C body reader gives what it gives with the C reader
+    disabled (every line read by the Python loop): the same arrays bit for bit, or the same error message; and the
+    C reader takes most well-formed files itself (read from the file's bytes as load_model holds them: base.ModelText,
+    the body cut without a copy, blank lines after it and a missing final newline included; and a LIBLINEAR model
+    read in pieces, as large files are, Model.read_streamed)."""
+    import llsvm.models.linear as lin
+    import llsvm.models.svm as svm
+    from llsvm._ext import _libsvm
+
+    import llsvm.models.loader as loader
+    calls = {"taken": 0, "streamed": 0}
+    pieces = kind == "weights in pieces"
+    if kind == "weights in pieces":     # every file read in pieces (Model.read_streamed), pieces of 7 bytes
+        monkeypatch.setattr(loader, "STREAM_FROM", -1)
+        monkeypatch.setattr(loader, "HEAD", 96)
+        monkeypatch.setattr(lin, "PIECE", 7)
+        kind = "weights"
+        real_streamed = lin.Model.read_streamed.__func__
+
+        def streamed(cls, *a):
+            m = real_streamed(cls, *a)
+            calls["streamed"] += m is not None
+            return m
+        monkeypatch.setattr(lin.Model, "read_streamed", classmethod(streamed))
+    rng = np.random.default_rng(29)
+    seps = [" ", " ", "\t", "\v", "\f", "\r", "  "]
+    real = _libsvm.parse_weight_block if kind == "weights" else _libsvm.parse_sv_block
+
+    def counting(*a):
+        out = real(*a)
+        calls["taken"] += not isinstance(out, int)
+        return out
+    target = (lin, "parse_weight_block") if kind == "weights" else (svm, "parse_sv_block")
+    for trial in range(300):
+        good = trial % 3 != 0
+        toks = BODY_TOKENS[:12] if good else BODY_TOKENS
+        nr_w, rows = int(rng.integers(1, 4)), int(rng.integers(1, 5))
+        if kind == "weights":
+            head = (f"solver_type L2R_L2LOSS_SVC_DUAL\nnr_class {nr_w if nr_w > 1 else 2}\nlabel "
+                    + " ".join(str(i) for i in range(max(nr_w, 2))) + f"\nnr_feature {rows}\nbias -1\nw\n")
+            lines = [[str(rng.choice(toks)) for _ in range(nr_w)] for _ in range(rows)]
+        else:
+            head = (f"svm_type c_svc\nkernel_type rbf\ngamma 0.5\nnr_class 2\ntotal_sv {rows}\nrho 0.25\nlabel 1 -1\n"
+                    f"nr_sv {rows} 0\nSV\n")
+            lines = []
+            for _ in range(rows):
+                prev, line = 0, [str(rng.choice(toks))]
+                for _ in range(int(rng.integers(0, 4))):
+                    prev += int(rng.integers(1, 9))
+                    line.append(f"{prev}:{rng.choice(toks)}" if good or rng.random() < 0.5 else
+                                str(rng.choice(BODY_TOKENS)))
+                lines.append(line)
+        if not good and rng.random() < 0.3:
+            lines[-1].append(str(rng.choice(BODY_TOKENS)))
+        text = head + "".join("".join(t + str(rng.choice(seps)) for t in ln) + "\n" for ln in lines)
+        r = rng.random()
+        if r < 0.2:
+            text = text[:-1]                    # no final newline
+        elif r < 0.35:
+            text += str(rng.choice(["\n", " \n\n", "\t", "\n\n"]))       # blank lines after the body
+        path = tmp_path / "m.model"
+        path.write_text(text)
+        monkeypatch.setattr(*target, counting)
+        fast = _outcome(path)
+        monkeypatch.setattr(*target, lambda *a: 0)
+        slow = _outcome(path)
+        assert fast == slow, (text, fast, slow)
+    assert calls["taken"] > 100
+    assert not pieces or calls["streamed"] > 50
+
+
+def test_save_to_a_fifo_writes_into_it(tmp_path):
+    """A path that is not a regular file (a FIFO here; /dev/null, a terminal) is written in place: the atomic
+    rename would replace the device with a file (`llsvm-predict T M /dev/null` once turned /dev/null into one)."""
+    import stat
+    import threading
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(open(fifo, "rb").read()), daemon=True)
+    reader.start()
+    m, text = GOLDEN["binary"]
+    m.save(fifo)
+    reader.join(5)
+    assert got == [text.encode()]
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    assert sorted(os.listdir(tmp_path)) == ["pipe"]

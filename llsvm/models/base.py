@@ -5,6 +5,7 @@ LIBLINEAR (llsvm.models.linear) and LIBSVM (llsvm.models.svm) formats both read 
 """
 import os
 import re
+import sys
 
 import numpy as np
 
@@ -12,6 +13,8 @@ from ..dataset import CSRDataset
 from ..errors import LLSVMError, ParameterError, escape, quote
 from ..fileutil import atomic_output
 
+# values per piece of a model's body formatted at a time (BaseModel.text_chunks): about 400 KB of text
+CHUNK_VALUES = 1 << 14
 INT32_MAX = 2147483647
 INT32_MIN = -2147483648
 # numbers as C's strtod/strtol (and so LIBLINEAR's fscanf) read them; Python-only forms like 1_5 are refused
@@ -70,6 +73,53 @@ def parse_header(lines, end, fields, bad, *, truncated_after=False):
             raise bad(lineno, f"unknown text in model file: [{escape(key)}]")
         head[key] = read(key, args, lambda msg, lineno=lineno: bad(lineno, msg))
     raise bad(lineno + 1 if truncated_after else lineno, f"no '{end}' line: truncated model file")
+
+
+_BLANK_BYTES = frozenset(b" \t\n\v\f\r")
+
+
+class ModelText:
+    """A model file's bytes (or text) read as lines on demand, so that a large model is held once, as its bytes:
+    iterating yields the lines from `start` as text.split("\n") gives them (without the empty string after a final
+    newline when drop_final_empty), `pos` then being the offset of the line after the last one yielded; block()
+    hands the body to the C readers (cext/_libsvm.pyx) without a copy; lines() splits everything from `start`, for
+    the readers' token-by-token loops (the lines a C reader refuses, with their messages)."""
+
+    def __init__(self, data, start=0, drop_final_empty=False):
+        data = data.encode("ascii") if isinstance(data, str) else data
+        if start > len(data):           # nothing after the lines before: one empty line, as "".split("\n")
+            data, start = b"", 0
+        self.data, self.start, self.pos, self.drop = data, start, start, drop_final_empty
+
+    def __iter__(self):
+        data, n = self.data, len(self.data)
+        while self.pos < n or (self.pos == n and not self.drop):
+            nl = data.find(b"\n", self.pos)
+            end = n if nl < 0 else nl
+            line = data[self.pos:end].decode("ascii")
+            self.pos = end + 1
+            yield line
+
+    def lines(self):
+        lines = self.data[self.start:].decode("ascii").split("\n")
+        if self.drop and lines[-1] == "":
+            lines.pop()
+        return lines
+
+    def block(self, first, n):
+        """The n lines from offset `first`, each with its newline, when the file holds nothing after them but white
+        space; else None (the caller's line loop then counts and names what is there)."""
+        data = self.data
+        q = len(data)
+        while q > first and data[q - 1] in _BLANK_BYTES:
+            q -= 1
+        if q <= first:
+            return b"" if n == 0 else None
+        nl = data.find(b"\n", q)
+        end = len(data) if nl < 0 else nl + 1
+        if data.count(b"\n", first, end) + (nl < 0) != n:
+            return None
+        return memoryview(data)[first:end] if nl >= 0 else data[first:] + b"\n"
 
 
 def header_int(low):
@@ -171,10 +221,18 @@ class BaseModel:
                 at = tuple(int(v) for v in np.argwhere(~ok)[0])
                 raise NonFiniteModelError(describe(at), float(a[at]))
 
+    def text_chunks(self):
+        """The model file as ASCII bytes in pieces (save writes them one by one, so that a large model's text is
+        never held whole); by default to_text() in one piece."""
+        yield self.to_text().encode("ascii")
+
     def save(self, path):
         """Write the model atomically in its format; a model with a value that is not finite is refused first
         (NonFiniteModelError), so no file that its own reader would refuse is ever written."""
         self.check_finite()
-        text = self.to_text()
-        with atomic_output(os.fspath(path), "w") as f:
-            f.write(text)
+        path = os.fspath(path)
+        if path == "-":
+            sys.stdout.flush()              # the text written before goes first
+        with atomic_output(path, "wb") as f:
+            for chunk in self.text_chunks():
+                f.write(chunk)

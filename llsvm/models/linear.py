@@ -21,12 +21,16 @@ own, over the 2^B hashed features (nr_feature = 2^B); LIBLINEAR cannot read it:
     solver_type L2R_L1LOSS_SVC_DUAL
     ...
 """
+import re
+
 import numpy as np
 
+from .._ext._libsvm import first_control, format_weights, parse_weight_block
 from .._ext._linear import decision_values
 from ..errors import ModelFormatError, ParameterError, quote
 from ..hashing import HASH_FUNCTION, MAX_BITS, MIN_BITS, check_bits, hash_dataset
-from .base import FLOAT, INT, INT32_MAX, INT32_MIN, BaseModel, as_rows, c_float, c_int, header_int, parse_header
+from .base import (CHUNK_VALUES, FLOAT, INT, INT32_MAX, INT32_MIN, BaseModel, ModelText, as_rows, c_float, c_int,
+                   header_int, parse_header)
 
 SOLVER_TYPE_TABLE = ["L2R_LR", "L2R_L2LOSS_SVC_DUAL", "L2R_L2LOSS_SVC", "L2R_L1LOSS_SVC_DUAL", "MCSVM_CS",
                      "L1R_L2LOSS_SVC", "L1R_LR", "L2R_LR_DUAL", "", "", "", "L2R_L2LOSS_SVR", "L2R_L2LOSS_SVR_DUAL",
@@ -37,6 +41,50 @@ UNLABELLED = REGRESSION | {"ONECLASS_SVM"}    # solver types whose targets are n
 PROBABILITY = {"L2R_LR", "L2R_LR_DUAL", "L1R_LR"}
 HASHED_MAGIC = "llsvm_hashed_model"
 HASHED_VERSION = 1
+
+
+# the line that ends a LIBLINEAR header ("w" standing alone), for the streamed reader
+_HEADER_END = re.compile(rb"^[ \t\v\f\r]*w[ \t\v\f\r]*\n", re.MULTILINE)
+PIECE = 1 << 20
+
+
+def _weights_in_pieces(rest, f, nr_w, w_size):
+    """W (w_size, nr_w) from `rest` and then the file f, a piece of whole lines at a time into W's rows
+    (parse_weight_block); only white space may follow the w_size lines. None when anything else is there."""
+    W = np.empty((w_size, nr_w), np.float64)
+    row, buf, eof = 0, rest, False
+    while row < w_size:
+        if not eof:
+            more = f.read(PIECE)
+            eof = not more
+            buf += more
+        cut = buf.rfind(b"\n") + 1
+        if eof and cut < len(buf):
+            buf += b"\n"               # the last line without its newline
+            cut = len(buf)
+        if cut == 0:
+            if eof:
+                return None
+            continue                    # a line longer than a piece: read on
+        piece, buf = buf[:cut], buf[cut:]
+        k = piece.count(b"\n")
+        if row + k > w_size:            # the lines after the weights: back to buf
+            pos = 0
+            for _ in range(w_size - row):
+                pos = piece.find(b"\n", pos) + 1
+            piece, buf, k = piece[:pos], piece[pos:] + buf, w_size - row
+        if first_control(piece) >= 0 or isinstance(parse_weight_block(piece, nr_w, k, W[row:row + k]), int):
+            return None
+        row += k
+        if eof and not buf and row < w_size:
+            return None
+    while True:                         # white space only after the weights
+        if buf.translate(None, b" \t\n\v\f\r"):
+            return None
+        if eof:
+            return W
+        buf = f.read(PIECE)
+        eof = not buf
 
 
 class Model(BaseModel):
@@ -140,6 +188,11 @@ class Model(BaseModel):
 
     # -- files --------------------------------------------------------------------------------------------------
     def to_text(self):
+        return b"".join(self.text_chunks()).decode("ascii")
+
+    def text_chunks(self):
+        """LIBLINEAR's save_model text: the header, then "%.17g " per weight and a newline per feature (C's
+        printf, cext/_libsvm.pyx format_weights), CHUNK_VALUES weights at a time."""
         lines = []
         if self.hash_bits is not None:
             lines += [f"{HASHED_MAGIC} {HASHED_VERSION}", f"hash {HASH_FUNCTION} {self.hash_bits}"]
@@ -151,10 +204,11 @@ class Model(BaseModel):
         if self.rho is not None:
             lines.append(f"rho {self.rho:.17g}")
         lines.append("w")
-        head = "\n".join(lines) + "\n"
-        fmt = "%.17g " * self.nr_w + "\n"
-        body = "".join(fmt % tuple(row) for row in self.W.tolist())
-        return head + body
+        yield ("\n".join(lines) + "\n").encode("ascii")
+        W = np.ascontiguousarray(self.W, dtype=np.float64)
+        step = max(1, CHUNK_VALUES // max(W.shape[1], 1))
+        for r in range(0, W.shape[0], step):
+            yield format_weights(W, r, min(r + step, W.shape[0]))
 
     @staticmethod
     def header_fields(nr_feature=None):
@@ -202,7 +256,8 @@ class Model(BaseModel):
         def bad(lineno, msg):
             return ModelFormatError(f"{path}:{lineno}: {msg}")
 
-        lines = text.split("\n", 2)
+        src = ModelText(text)
+        lines = [line for _, line in zip(range(2), src)]
         parts = lines[0].split()
         if len(parts) != 2 or not INT.fullmatch(parts[1]):
             raise bad(1, f"expected '{HASHED_MAGIC} {HASHED_VERSION}', found {quote(lines[0].strip())}")
@@ -217,20 +272,33 @@ class Model(BaseModel):
         if not INT.fullmatch(parts[2]) or not MIN_BITS <= int(parts[2]) <= MAX_BITS:
             raise bad(2, f"hash bits must be an integer in {MIN_BITS}..{MAX_BITS}, found {quote(parts[2])}")
         bits = int(parts[2])
-        rest = lines[2] if len(lines) > 2 else ""
-        model = cls.parse_liblinear(path, rest, size, line_offset=2, nr_feature=1 << bits)
+        model = cls.parse_liblinear(path, ModelText(src.data, src.pos), size, line_offset=2, nr_feature=1 << bits)
         model.hash_bits = bits
         return model
 
     @classmethod
-    def parse_liblinear(cls, path, text, size, line_offset=0, nr_feature=None):
+    def read_streamed(cls, path, head, f, size):
+        """A LIBLINEAR model read in pieces (llsvm.models.load_model, for a large file): `head` the file's first
+        bytes, f the file after them; the weights go straight into W, a MB of text at a time, so the file is never
+        held whole. None when the file is not plainly one (the header not in `head`, a line outside the C
+        reader's grammar, a character to refuse...): the caller then reads it whole, which names any error."""
+        end = _HEADER_END.search(head)
+        if end is None:
+            return None
+        return cls.parse_liblinear(path, ModelText(head[:end.end()]), size, stream=(head[end.end():], f))
+
+    @classmethod
+    def parse_liblinear(cls, path, text, size, line_offset=0, nr_feature=None, stream=None):
         """LIBLINEAR's format; errors name line `line_offset` + the line in `text`. nr_feature: the value required.
-        Text from the file is quoted with llsvm.errors.quote (control characters escaped)."""
+        Text from the file is quoted with llsvm.errors.quote (control characters escaped). stream: (the bytes after
+        the header, the file after them) to read the weights in pieces (read_streamed: None if they are not
+        plainly w_size weight lines)."""
         def bad(lineno, msg):
             return ModelFormatError(f"{path}:{lineno + line_offset}: {msg}")
 
-        lines = text.split("\n")
-        head, where, lineno = parse_header(lines, "w", cls.header_fields(nr_feature), bad)
+        src = text if isinstance(text, ModelText) else ModelText(text)
+        head, where, lineno = parse_header(src, "w", cls.header_fields(nr_feature), bad)
+        first = src.pos
         for key in ("solver_type", "nr_class", "nr_feature", "bias"):
             if key not in head:
                 raise bad(lineno, f"the header has no '{key}'")
@@ -249,7 +317,16 @@ class Model(BaseModel):
         # every weight needs at least two bytes ("0 "): check the size before allocating
         if w_size * nr_w * 2 > size:
             raise bad(lineno, f"truncated model file: {w_size} x {nr_w} weights cannot fit in {size} bytes")
-        body = lines[lineno:]
+        if stream is not None:
+            W = _weights_in_pieces(*stream, nr_w, w_size)
+            return None if W is None else cls(solver, nr_class, label, nr_feature, bias, W, rho=head.get("rho"))
+        # the weight lines in C (cext/_libsvm.pyx parse_weight_block) from the file's bytes; the loop below reads
+        # them when they are not exactly w_size lines in its grammar, and names the error
+        block = src.block(first, w_size)
+        W = 0 if block is None else parse_weight_block(block, nr_w, w_size)
+        if not isinstance(W, int):
+            return cls(solver, nr_class, label, nr_feature, bias, W, rho=head.get("rho"))
+        body = src.lines()[lineno:]
         while body and body[-1].strip() == "":
             body.pop()
         if len(body) != w_size:

@@ -5,27 +5,28 @@ kernel model: `svm_type`, `kernel_type`, ..., `SV`; llsvm.models.svm) and `llsvm
 BaseModel interface. The kernel and tree modules are imported only when such a file is read.
 """
 import os
-import re
 
+from .._ext._libsvm import first_control
 from ..errors import ModelFormatError, quote
 from .linear import HASHED_MAGIC, Model
 
-# C's white space and printable ASCII are a model file's characters: any other control character is refused
-_CONTROL = re.compile(r"[^\t\n\v\f\r\x20-\x7e]")
+# files larger than this are first tried in pieces (Model.read_streamed), HEAD bytes holding the header
+STREAM_FROM = 4 << 20
+HEAD = 1 << 16
 
 
-def _read_svm(path, text, size):
+def _read_svm(path, data, size):
     """LIBSVM's kernel model (llsvm.models.svm, imported on first use)."""
     from .svm import SVMModel
 
-    return SVMModel.parse(path, text, size)
+    return SVMModel.parse(path, data, size)
 
 
-def _read_tree(path, text, size):
+def _read_tree(path, data, size):
     """llsvm's tree model of -s h1tree (llsvm.models.tree, imported on first use)."""
     from .tree import TreeModel
 
-    return TreeModel.parse(path, text, size)
+    return TreeModel.parse(path, data.decode("ascii"), size)
 
 
 # first word of a model file -> its reader (LIBLINEAR's format when none matches)
@@ -43,19 +44,32 @@ def load_model(path):
     try:
         size = os.path.getsize(path)
         with open(path, "rb") as f:
+            if size > STREAM_FROM:
+                # a large LIBLINEAR model: its weights are read in pieces, the file never held whole (a file that
+                # is not plainly one is read again below, whole, and any error named)
+                head = f.read(HEAD)
+                if head.startswith(b"solver_type") and first_control(head) < 0:
+                    model = Model.read_streamed(path, head, f, size)
+                    if model is not None:
+                        return model
+                del head
+                f.seek(0)
             data = f.read()
     except OSError as exc:
         raise ModelFormatError(f"can't open model file {path}: {exc.strerror}") from None
-    try:
-        text = data.decode("ascii")
-    except UnicodeDecodeError as exc:
-        raise ModelFormatError(f"{path}: not a model file (non-ASCII byte at offset {exc.start})") from None
+    # the readers take the file's bytes (read as lines on demand, base.ModelText): a large model is held once
+    if not data.isascii():
+        try:
+            data.decode("ascii")
+        except UnicodeDecodeError as exc:
+            raise ModelFormatError(f"{path}: not a model file (non-ASCII byte at offset {exc.start})") from None
     # a model file is printable ASCII and C's white space (what LIBLINEAR's fscanf separates on); Python's
     # split() would also separate on \x1c-\x1f, so any other control character is refused here, once
-    odd = _CONTROL.search(text)
-    if odd is not None:
-        lineno = text.count("\n", 0, odd.start()) + 1
-        raise ModelFormatError(f"{path}:{lineno}: a control character {quote(odd.group())} in the model file")
-    first = text.split("\n", 1)[0].split()
-    reader = MODEL_FORMATS.get(first[0] if first else None, Model.parse_liblinear)
-    return reader(path, text, size)
+    at = first_control(data)
+    if at >= 0:
+        lineno = data.count(b"\n", 0, at) + 1
+        raise ModelFormatError(f"{path}:{lineno}: a control character {quote(chr(data[at]))} in the model file")
+    nl = data.find(b"\n")
+    first = data[:nl if nl >= 0 else len(data)].split()
+    reader = MODEL_FORMATS.get(first[0].decode("ascii") if first else None, Model.parse_liblinear)
+    return reader(path, data, size)

@@ -23,9 +23,11 @@ import warnings
 import numpy as np
 
 from .._ext._kpredict import decision_values as _decision_values, svc_probability
+from .._ext._libsvm import format_svs, parse_sv_block
 from ..dataset import CSRDataset
 from ..errors import ConvergenceWarning, ModelFormatError, ParameterError, quote
-from .base import FLOAT, INT, INT32_MAX, INT32_MIN, BaseModel, as_rows, c_float, c_int, header_int, parse_header
+from .base import (CHUNK_VALUES, FLOAT, INT, INT32_MAX, INT32_MIN, BaseModel, ModelText, as_rows, c_float, c_int,
+                   header_int, parse_header)
 
 SVM_TYPES = ("c_svc", "nu_svc", "one_class", "epsilon_svr", "nu_svr")
 KERNEL_TYPES = ("linear", "polynomial", "rbf", "sigmoid")
@@ -33,6 +35,47 @@ CLASSIFICATION = ("c_svc", "nu_svc")
 REGRESSION = ("epsilon_svr", "nu_svr")
 NR_MARKS = 10                    # prob_density_marks of a one-class model (LIBSVM's nr_marks)
 _PAIR = re.compile(r"([+-]?\d+):(.*)")
+
+
+def _sv_lines(body, sv_line, m, bad):
+    """The SV lines of a LIBSVM model read token by token (the reference reader, and the one that names an error:
+    parse_sv_block in cext/_libsvm.pyx reads the lines it can and hands the others here). Returns (coef (m, l),
+    indptr, indices (0-based int32), values, n_features)."""
+    l = len(body)
+    coef = np.empty((m, l), np.float64)
+    indptr = np.zeros(l + 1, np.int64)
+    indices, values = [], []
+    for i, line in enumerate(body):
+        ln = sv_line + 1 + i
+        parts = line.split()
+        if len(parts) < m:
+            raise bad(ln, f"expected {m} coefficients, found {len(parts)}")
+        for j in range(m):
+            tok = parts[j]
+            if not FLOAT.fullmatch(tok):
+                raise bad(ln, f"a coefficient is not a number (found {quote(tok)})")
+            coef[j, i] = v = float(tok)
+            if not np.isfinite(v):
+                raise bad(ln, f"a coefficient is NaN or infinite (found {quote(tok)})")
+        prev = 0
+        for tok in parts[m:]:
+            mt = _PAIR.fullmatch(tok)
+            if mt is None or not FLOAT.fullmatch(mt.group(2)):
+                raise bad(ln, f"expected index:value, found {quote(tok)}")
+            idx = int(mt.group(1))
+            if idx <= prev or idx > INT32_MAX:
+                what = "not positive" if idx <= 0 else ("not ascending" if idx <= prev else "beyond int")
+                raise bad(ln, f"index {idx} {what} (indices are 1-based, strictly ascending)")
+            v = float(mt.group(2))
+            if not np.isfinite(v):
+                raise bad(ln, f"a value is NaN or infinite (found {quote(tok)})")
+            prev = idx
+            indices.append(idx - 1)
+            values.append(v)
+        indptr[i + 1] = len(indices)
+    indices = np.array(indices, dtype=np.int32)
+    nf = int(indices.max()) + 1 if indices.size else 0
+    return coef, indptr, indices, np.array(values, dtype=np.float64), nf
 
 
 def ovo_vote(dec, label):
@@ -180,22 +223,31 @@ class SVMModel(BaseModel):
             SV = SV.tocsr()          # explicit zeros are kept: LIBSVM writes them
             indptr, indices, values, nf = SV.indptr, SV.indices, SV.data, SV.shape[1]
         indptr = np.asarray(indptr, dtype=np.int64)
-        indices = np.asarray(indices, dtype=np.int64)
+        indices = np.asarray(indices)
+        if indices.dtype.kind not in "iu":
+            indices = indices.astype(np.int64)
         values = np.ascontiguousarray(values, dtype=np.float64)
         if indptr.ndim != 1 or indptr.shape[0] < 1 or indptr[0] != 0 or (np.diff(indptr) < 0).any() \
                 or indptr[-1] != indices.shape[0] or indices.shape != values.shape:
             raise ParameterError("SV: malformed CSR arrays")
-        if indices.size:
+        nnz = indices.shape[0]
+        if nnz:
             if indices.min() < 0 or indices.max() >= INT32_MAX:
                 raise ParameterError("SV column indices must be in 0 .. 2^31 - 2 (LIBSVM's indices are C ints)")
-            row_of = np.repeat(np.arange(indptr.shape[0] - 1), np.diff(indptr))
-            same = row_of[1:] == row_of[:-1]
-            if (np.diff(indices)[same] <= 0).any():
+            # in int32 from here (no int64 copies of nnz size): each step within a row must be > 0; the steps
+            # across a row boundary are set to 1
+            indices = indices.astype(np.int32, copy=False)
+            step = np.diff(indices)
+            bounds = indptr[1:-1]
+            step[bounds[(bounds > 0) & (bounds < nnz)] - 1] = 1
+            if (step <= 0).any():
                 raise ParameterError("SV column indices must be strictly ascending within each row")
+            del step
         if not _finite(values):
             raise ParameterError("SV values must be finite")
-        nf = max(int(nf), int(indices.max()) + 1 if indices.size else 0)
-        return CSRDataset(np.zeros(indptr.shape[0] - 1), indptr, indices.astype(np.int32), values, nf)
+        nf = max(int(nf), int(indices.max()) + 1 if nnz else 0)
+        return CSRDataset(np.zeros(indptr.shape[0] - 1), indptr, np.ascontiguousarray(indices, dtype=np.int32),
+                          values, nf)
 
     # -- BaseModel ----------------------------------------------------------------------------------------------
     @property
@@ -318,8 +370,12 @@ class SVMModel(BaseModel):
 
     # -- files --------------------------------------------------------------------------------------------------
     def to_text(self):
+        return b"".join(self.text_chunks()).decode("ascii")
+
+    def text_chunks(self):
         """svm_save_model's text: the header, `SV`, then per SV its coefficients ("%.17g ") and its pairs
-        ("index:%.8g ", 1-based), each line ending in a space before the newline."""
+        ("index:%.8g ", 1-based), each line ending in a space before the newline (C's printf, cext/_libsvm.pyx
+        format_svs, about CHUNK_VALUES numbers at a time)."""
         k = self.nr_class
         out = [f"svm_type {self.svm_type}\n", f"kernel_type {self.kernel_type}\n"]
         if self.kernel_type == "polynomial":
@@ -345,13 +401,15 @@ class SVMModel(BaseModel):
         if self.nSV is not None:
             out.append("nr_sv" + "".join(f" {v}" for v in self.nSV.tolist()) + "\n")
         out.append("SV\n")
-        coef = self.sv_coef.T.tolist()
-        ip, idx, val = self.SV.indptr.tolist(), (self.SV.indices.astype(np.int64) + 1).tolist(), self.SV.values.tolist()
-        for i in range(self.total_sv):
-            a, b = ip[i], ip[i + 1]
-            out.append("".join("%.17g " % c for c in coef[i])
-                       + "".join("%d:%.8g " % (j, v) for j, v in zip(idx[a:b], val[a:b])) + "\n")
-        return "".join(out)
+        yield "".join(out).encode("ascii")
+        coef = np.ascontiguousarray(self.sv_coef, dtype=np.float64)
+        ip = np.ascontiguousarray(self.SV.indptr, dtype=np.int64)
+        idx = np.ascontiguousarray(self.SV.indices, dtype=np.int32)
+        val = np.ascontiguousarray(self.SV.values, dtype=np.float64)
+        per_row = max(1, coef.shape[0] + (int(ip[-1]) // max(self.total_sv, 1)))
+        step = max(1, CHUNK_VALUES // per_row)
+        for r in range(0, self.total_sv, step):
+            yield format_svs(coef, ip, idx, val, r, min(r + step, self.total_sv))
 
     @staticmethod
     def header_fields():
@@ -409,10 +467,10 @@ class SVMModel(BaseModel):
         def bad(lineno, msg):
             return ModelFormatError(f"{path}:{lineno}: {msg}")
 
-        lines = text.split("\n")
-        if lines and lines[-1] == "":
-            lines.pop()                     # the newline ending the last line
-        head, where, sv_line = parse_header(lines, "SV", cls.header_fields(), bad, truncated_after=True)
+        # the lines without the empty one after the file's final newline
+        src = ModelText(text, drop_final_empty=True)
+        head, where, sv_line = parse_header(src, "SV", cls.header_fields(), bad, truncated_after=True)
+        first = src.pos
         for key in ("svm_type", "kernel_type", "nr_class", "total_sv", "rho"):
             if key not in head:
                 raise bad(sv_line, f"the header has no '{key}'")
@@ -460,48 +518,22 @@ class SVMModel(BaseModel):
         else:
             count("probA", 1, svm_type)
             count("prob_density_marks", NR_MARKS, "a one-class model")
-        body = lines[sv_line:]
-        if len(body) != l:
-            extra = body[l:] if len(body) > l else []
-            if len(body) > l and all(not s.strip() for s in extra):
-                body = body[:l]
-            else:
-                raise bad(sv_line + min(len(body), l) + 1,
-                          f"expected {l} SV lines (total_sv), found {len(body)}")
-        coef = np.empty((m, l), np.float64)
-        indptr = np.zeros(l + 1, np.int64)
-        indices, values = [], []
-        for i, line in enumerate(body):
-            ln = sv_line + 1 + i
-            parts = line.split()
-            if len(parts) < m:
-                raise bad(ln, f"expected {m} coefficients, found {len(parts)}")
-            for j in range(m):
-                tok = parts[j]
-                if not FLOAT.fullmatch(tok):
-                    raise bad(ln, f"a coefficient is not a number (found {quote(tok)})")
-                coef[j, i] = v = float(tok)
-                if not np.isfinite(v):
-                    raise bad(ln, f"a coefficient is NaN or infinite (found {quote(tok)})")
-            prev = 0
-            for tok in parts[m:]:
-                mt = _PAIR.fullmatch(tok)
-                if mt is None or not FLOAT.fullmatch(mt.group(2)):
-                    raise bad(ln, f"expected index:value, found {quote(tok)}")
-                idx = int(mt.group(1))
-                if idx <= prev or idx > INT32_MAX:
-                    what = "not positive" if idx <= 0 else ("not ascending" if idx <= prev else "beyond int")
-                    raise bad(ln, f"index {idx} {what} (indices are 1-based, strictly ascending)")
-                v = float(mt.group(2))
-                if not np.isfinite(v):
-                    raise bad(ln, f"a value is NaN or infinite (found {quote(tok)})")
-                prev = idx
-                indices.append(idx - 1)
-                values.append(v)
-            indptr[i + 1] = len(indices)
-        indices = np.array(indices, dtype=np.int32)
-        nf = int(indices.max()) + 1 if indices.size else 0
-        SV = CSRDataset(np.zeros(l), indptr, indices, np.array(values, dtype=np.float64), nf)
+        # the SV lines in C (cext/_libsvm.pyx parse_sv_block) from the file's bytes; when they are not exactly l
+        # lines in its grammar, _sv_lines reads them, and names the error (or takes a line: its grammar is wider)
+        block = src.block(first, l)
+        parsed = 0 if block is None else parse_sv_block(block, m, l)
+        if isinstance(parsed, int):
+            body = src.lines()[sv_line:]
+            if len(body) != l:
+                extra = body[l:] if len(body) > l else []
+                if len(body) > l and all(not s.strip() for s in extra):
+                    body = body[:l]
+                else:
+                    raise bad(sv_line + min(len(body), l) + 1,
+                              f"expected {l} SV lines (total_sv), found {len(body)}")
+            parsed = _sv_lines(body, sv_line, m, bad)
+        coef, indptr, indices, values, nf = parsed
+        SV = CSRDataset(np.zeros(l), indptr, indices, values, nf)
         try:
             return cls(svm_type, kernel, head.get("degree", 3), head.get("gamma", 0.0), head.get("coef0", 0.0),
                        head["rho"], coef, SV, label=head.get("label"), nSV=head.get("nr_sv"),
