@@ -771,7 +771,7 @@ def shared_sets(tmp, only=None):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sets", default="sparse,dense,multiclass", help="generated sets (comma list; '' for none)")
-    ap.add_argument("--parts", default="parse,solvers,llsvm,stream,smo,types,startup,contention,signals,cli",
+    ap.add_argument("--parts", default="parse,solvers,llsvm,stream,smo,types,startup,contention,signals,cli,sklearn",
                     help="what to run: parse, solvers, llsvm, stream, smo, types, startup, contention, signals, "
                          "cli (comma list)")
     ap.add_argument("--startup-runs", type=int, default=20, help="part startup: runs of each command (median)")
@@ -786,6 +786,10 @@ def main():
     ap.add_argument("--libsvm-dir", default=os.environ.get("LIBSVM_DIR"),
                     help="parts contention and cli: directory of LIBSVM's svm-train and svm-predict, or of its "
                          "sources for part cli (default $LIBSVM_DIR; part cli also reads $LLSVM_LIBSVM_DIR)")
+    ap.add_argument("--sklearn-sets", default=None,
+                    help="part sklearn: public sets and 'sparse' (the generated 500k-row set; default: the five "
+                         "largest public training sets and sparse)")
+    ap.add_argument("--sklearn-rows", type=int, default=500000, help="part sklearn: rows of the generated sparse set")
     ap.add_argument("--cli-repeats", type=int, default=5,
                     help="part cli: round-robin runs of each command pair (median wall, largest peak RSS)")
     ap.add_argument("--cli-llsvm-bin", default=None,
@@ -835,6 +839,7 @@ def main():
     rows, solver_rows, e2e_rows, llsvm_rows, t2_rows, stream_rows = [], [], [], [], [], []
     llsvm_shared_rows, smo_rows, type_rows = [], [], []
     startup, contention_rows, signal_rows, cli = None, [], [], None
+    sklearn_rows, sklearn_mem = [], []
     shared_dir = DATA_DIR
     try:
         # the generated sets and the decompressed public sets, for the parts that read them
@@ -932,6 +937,10 @@ def main():
             cli = bench_cli(shared_dir, tmp, args.data_dir, args.cli_repeats, args.hogs, args.liblinear_dir,
                             args.libsvm_dir, groups, args.cli_llsvm_bin, args.cli_baseline_bin,
                             say=None if args.quiet else say)
+        if "sklearn" in parts:
+            from bench_sklearn import SETS as SKLEARN_SETS, bench_sklearn
+            sets = args.sklearn_sets.split(",") if args.sklearn_sets else list(SKLEARN_SETS) + ["sparse"]
+            sklearn_rows, sklearn_mem = bench_sklearn(tmp, sets, max(args.repeats, 3), args.sklearn_rows)
         if "signals" in parts and not args.no_shared:
             from bench_signals import bench_signals
             signal_rows = bench_signals(shared_dir, tmp, args.signal_runs,
@@ -992,12 +1001,16 @@ def main():
         from bench_cli import cli_markdown
         text.append("## Whole commands against LIBLINEAR's and LIBSVM's CLIs (wall and peak RSS, quiet and busy)\n\n"
                     + cli_markdown(cli, md_header, md_row))
+    if sklearn_rows or sklearn_mem:
+        from bench_sklearn import sklearn_markdown
+        text.append("## llsvm.sklearn against scikit-learn's estimators (fit on the same matrix, medians; primal "
+                    "objectives by one definition, B = 1)\n\n" + sklearn_markdown(sklearn_rows, sklearn_mem))
     report = "\n\n".join(text)
     with open(os.path.join(args.out_dir, f"bench-{stamp}.json"), "w") as f:
         json.dump({"meta": meta, "parse": rows, "solvers": solver_rows, "end_to_end": e2e_rows,
                    "llsvm": llsvm_rows, "llsvm_shared": llsvm_shared_rows, "table2": t2_rows, "stream": stream_rows, "smo": smo_rows, "types": type_rows,
                    "startup": startup, "contention": contention_rows, "signals": signal_rows,
-                   "cli": cli},
+                   "cli": cli, "sklearn": sklearn_rows, "sklearn_memory": sklearn_mem},
                   f, indent=1, default=float)
     with open(os.path.join(args.out_dir, f"bench-{stamp}.md"), "w") as f:
         f.write(f"llsvm bench {stamp} ({meta['python']}, {meta['cpus']} cpus)\n\n{report}\n")

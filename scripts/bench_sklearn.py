@@ -17,7 +17,6 @@ to change its size, --sparse-seed for sets the figures were not tuned on). SVC r
 """
 import argparse
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -159,9 +158,8 @@ def bench_memory(path, budget, solver):
     return float(out.stdout.split()[-1])
 
 
-def markdown(rows, mem_rows):
-    lines = ["# llsvm.sklearn against scikit-learn (fit, same run)", ""]
-    lines += md_header(["set", "estimator", "C", "ours s", "sklearn s", "ratio", "primal ours", "primal sklearn",
+def sklearn_markdown(rows, mem_rows):
+    lines = md_header(["set", "estimator", "C", "ours s", "sklearn s", "ratio", "primal ours", "primal sklearn",
                         "rel. diff", "acc ours", "acc sklearn"])
     for r in rows:
         def f(v, fmt):
@@ -178,6 +176,29 @@ def markdown(rows, mem_rows):
     return "\n".join(lines) + "\n"
 
 
+def bench_sklearn(tmp, sets, repeats=3, rows=500000, seed=1, C=1.0, tol=1e-3, svc_rows=10000, memory="64M"):
+    """(fit rows, memory rows) of the part: every set of `sets` ("sparse": the generated one)."""
+    fit_rows, mem_rows = [], []
+    for name in sets:
+        data = load(name, tmp, rows, seed)
+        if data is None:
+            say(f"# {name}: not in {DATA_DIR}, left out")
+            continue
+        fit_rows += bench_linear(name, data, C, tol, repeats)
+        fit_rows.append(bench_svc(name, data, svc_rows, repeats, seed))
+        if name == "sparse":
+            path = os.path.join(tmp, f"sparse-{seed}")
+            bin_path = path + ".bin"
+            if not os.path.exists(bin_path):
+                llsvm.write_binary(path, bin_path)
+            budget_mb = float(memory.rstrip("MmGg")) * (1024 if memory[-1] in "Gg" else 1)
+            for solver in ("llsvm", "streamsvm"):
+                peak = bench_memory(bin_path, memory, solver)
+                mem_rows.append({"file": os.path.basename(bin_path), "solver": solver, "budget": memory,
+                                 "peak_mb": peak, "within": peak <= budget_mb + 60})
+    return fit_rows, mem_rows
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sets", default=",".join(SETS + ("sparse",)))
@@ -192,25 +213,9 @@ def main(argv=None):
     ap.add_argument("--tmp", default=None)
     args = ap.parse_args(argv)
     tmp = args.tmp or tempfile.mkdtemp(prefix="bench-sklearn-")
-    rows, mem_rows = [], []
-    for name in args.sets.split(","):
-        data = load(name, tmp, args.rows, args.sparse_seed)
-        if data is None:
-            say(f"# {name}: not in {DATA_DIR}, left out")
-            continue
-        rows += bench_linear(name, data, args.C, args.tol, args.repeats)
-        rows.append(bench_svc(name, data, args.svc_rows, args.repeats, args.sparse_seed))
-        if name == "sparse":
-            path = os.path.join(tmp, f"sparse-{args.sparse_seed}")
-            bin_path = path + ".bin"
-            if not os.path.exists(bin_path):
-                llsvm.write_binary(path, bin_path)
-            for solver in ("llsvm", "streamsvm"):
-                peak = bench_memory(bin_path, args.memory, solver)
-                budget_mb = float(args.memory.rstrip("MmGg")) * (1024 if args.memory[-1] in "Gg" else 1)
-                mem_rows.append({"file": os.path.basename(bin_path), "solver": solver, "budget": args.memory,
-                                 "peak_mb": peak, "within": peak <= budget_mb + 60})
-    text = markdown(rows, mem_rows)
+    rows, mem_rows = bench_sklearn(tmp, args.sets.split(","), args.repeats, args.rows, args.sparse_seed, args.C,
+                                   args.tol, args.svc_rows, args.memory)
+    text = "# llsvm.sklearn against scikit-learn (fit, same run)\n\n" + sklearn_markdown(rows, mem_rows)
     print(text)
     if args.out:
         with open(args.out, "w") as f:
