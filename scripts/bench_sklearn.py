@@ -28,7 +28,7 @@ import numpy as np
 import scipy.sparse as sp
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchutil import DATA_DIR, md_header, md_row, say, shared_file  # noqa: E402
+from benchutil import DATA_DIR, md_header, md_row, run_measured, say, shared_file  # noqa: E402
 
 import llsvm  # noqa: E402
 import llsvm.sklearn as S  # noqa: E402
@@ -69,6 +69,14 @@ def primal(X, y01, W, b, C, loss, labels):
             losses = np.logaddexp(0.0, -y * m)
         total += 0.5 * (float(W[k] @ W[k]) + b[k] * b[k]) + C * float(losses.sum())
     return total
+
+
+def _weights(est):
+    """(coef, intercept) of a scikit-learn estimator, or of its one-vs-rest wrapper's estimators."""
+    if hasattr(est, "estimators_"):
+        return (np.vstack([e.coef_ for e in est.estimators_]),
+                np.concatenate([np.ravel(e.intercept_) for e in est.estimators_]))
+    return est.coef_, est.intercept_
 
 
 def median_fit(make, X, y, repeats):
@@ -115,9 +123,14 @@ def bench_linear(name, data, C, tol, repeats):
     rows = []
     for title, (ours_cls, ours_kw), (theirs_path, theirs_kw), loss in PAIRS:
         t_ours, ours = median_fit(lambda: ours_cls(C=C, tol=tol, **ours_kw), X, y, repeats)
-        t_theirs, theirs = median_fit(lambda: theirs_class(theirs_path)(C=C, tol=tol, **theirs_kw), X, y, repeats)
+        make = lambda: theirs_class(theirs_path)(C=C, tol=tol, **theirs_kw)  # noqa: E731
+        if theirs_path.endswith("LogisticRegression") and np.unique(y).size > 2:
+            # scikit-learn >= 1.8 runs liblinear on two classes only: its own one-vs-rest wrapper, as LIBLINEAR's
+            from sklearn.multiclass import OneVsRestClassifier
+            make = (lambda m: lambda: OneVsRestClassifier(m()))(make)
+        t_theirs, theirs = median_fit(make, X, y, repeats)
         f_ours = primal(X, y, ours.coef_, ours.intercept_, C, loss, ours.classes_)
-        f_theirs = primal(X, y, theirs.coef_, theirs.intercept_, C, loss, theirs.classes_)
+        f_theirs = primal(X, y, *_weights(theirs), C, loss, theirs.classes_)
         acc = (ours.score(Xt, yt), theirs.score(Xt, yt)) if Xt is not None else (None, None)
         rows.append({"set": name, "estimator": title, "C": C, "tol": tol, "ours_s": t_ours, "theirs_s": t_theirs,
                      "ratio": t_ours / t_theirs, "primal_ours": f_ours, "primal_theirs": f_theirs,
@@ -144,18 +157,17 @@ def bench_svc(name, data, svc_rows, repeats, seed):
 
 
 MEMORY_CHILD = """
-import resource, sys
+import sys
 from llsvm.sklearn import OutOfCoreSVC
-est = OutOfCoreSVC(memory=sys.argv[2], solver=sys.argv[3]).fit(sys.argv[1])
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0)
+OutOfCoreSVC(memory=sys.argv[2], solver=sys.argv[3]).fit(sys.argv[1])
 """
 
 
 def bench_memory(path, budget, solver):
-    """Peak RSS (MB) of OutOfCoreSVC(memory=budget).fit(path) in a fresh process."""
-    out = subprocess.run([sys.executable, "-c", MEMORY_CHILD, path, budget, solver], check=True,
-                         capture_output=True, text=True)
-    return float(out.stdout.split()[-1])
+    """Peak RSS (MB) of OutOfCoreSVC(memory=budget).fit(path) in a fresh process, measured by benchutil's small
+    launcher (ru_maxrss carries over from the process that forks: this one holds the whole data set)."""
+    _, peak = run_measured([sys.executable, "-c", MEMORY_CHILD, path, budget, solver])
+    return peak
 
 
 def sklearn_markdown(rows, mem_rows):
