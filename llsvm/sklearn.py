@@ -38,15 +38,14 @@ from .errors import LLSVMError
 from .models.linear import PROBABILITY, Model
 from .models.loader import load_model
 from .models.svm import KERNEL_TYPES
-from .options import OPTION
+from .options import BY_DEST, OPTION
 from .params import Params, estimator_parameters, get
 from .solvers.trainer import train
 
 # scikit-learn's name of a Params / options field, where it has one
 SKLEARN_NAME = {"eps": "tol", "seed": "random_state", "threads": "n_jobs", "kernel_type": "kernel",
                 "svr_p": "epsilon", "weights": "class_weight"}
-# fields that are no parameter of an estimator: -B becomes fit_intercept and intercept_scaling
-_NOT_PARAMETERS = ("bias",)
+_FIELD = {sk: dest for dest, sk in SKLEARN_NAME.items()}
 
 
 def _parameters(solvers):
@@ -73,10 +72,7 @@ def _parameters(solvers):
 
 def _field_of(name):
     """The Params / options field an estimator parameter sets."""
-    for dest, sk in SKLEARN_NAME.items():
-        if sk == name:
-            return dest
-    return name
+    return _FIELD.get(name, name)
 
 
 class _Estimator(BaseEstimator):
@@ -111,7 +107,7 @@ class _Estimator(BaseEstimator):
                 value = _kernel_number(value)
             if dest == "seed":
                 value = _seed(value)
-            row = _row_of(dest)
+            row = BY_DEST.get(dest)
             if row is not None and row.parse is not None and isinstance(value, str):
                 value = row.parse(value)                # memory="64M", as the CLI reads --memory 64M
             (opts if row is not None and row.where == "options" else fields)[dest] = value
@@ -185,7 +181,7 @@ class _Estimator(BaseEstimator):
 
     def _set_fitted(self, model, data):
         self.model_ = model
-        results = model.meta.get("results", [])
+        results = (getattr(model, "meta", None) or {}).get("results", [])      # none for a model read from a file
         self.n_iter_ = max((int(r.n_iter) for r in results), default=0)
         self.primal_ = _collect(results, "primal")
         self.dual_ = _collect(results, "dual")
@@ -193,7 +189,8 @@ class _Estimator(BaseEstimator):
         self.max_violation_ = _collect(results, "max_violation")
         self.converged_ = all(bool(r.converged) for r in results)
         if self._from_source:
-            self.n_features_in_ = _n_features(model)
+            if _n_features(model) is not None:
+                self.n_features_in_ = _n_features(model)
             if self._classifier:
                 self.classes_ = np.sort(np.asarray(model.label))
         self._labels = None if model.label is None else np.asarray(model.label)
@@ -256,19 +253,11 @@ class _Classifier(ClassifierMixin, _Estimator):
             out = np.empty_like(dec)
             out[:, first] = dec
             return out
-        # one value per pair (i, j) of the model's labels, > 0 for label i: scikit-learn's transform to k columns
-        pairs = [(a, b) for a in range(k) for b in range(a + 1, k)]
-        votes = np.empty((dec.shape[0], len(pairs)), dtype=np.int64)
-        conf = np.empty((dec.shape[0], len(pairs)))
-        order = []
-        for p, (a, b) in enumerate(pairs):
-            i, j = first[a], first[b]
-            sign = 1.0 if i < j else -1.0
-            order.append((min(i, j), max(i, j), p, sign))
-        order.sort()
-        for q, (i, j, p, sign) in enumerate(order):
-            conf[:, q] = sign * dec[:, p]
-            votes[:, q] = (conf[:, q] <= 0).astype(np.int64)      # scikit-learn's 0: class i, 1: class j
+        # one value per pair (a, b) of the model's labels, > 0 for label a: the pairs as scikit-learn lists them
+        # (i < j in classes_' order, > 0 for class i), then its transform to one column per class
+        order = sorted((min(first[a], first[b]), max(first[a], first[b]), p, 1.0 if first[a] < first[b] else -1.0)
+                       for p, (a, b) in enumerate((a, b) for a in range(k) for b in range(a + 1, k)))
+        conf = np.column_stack([sign * dec[:, p] for _, _, p, sign in order])
         return _ovr_decision_function(conf < 0, -conf, k)
 
     def _has_proba(self):
@@ -334,13 +323,6 @@ def _same(a, b):
         return a is b
 
 
-def _row_of(dest):
-    for row in OPTION.values():
-        if row.dest == dest:
-            return row
-    return None
-
-
 def _kernel_number(value):
     if isinstance(value, str):
         names = {n: i for i, n in enumerate(KERNEL_TYPES)}
@@ -386,7 +368,10 @@ def _ovo(model):
 
 
 def _n_features(model):
-    return int(getattr(model, "nr_feature", None) or getattr(model, "n_features", 0) or 0)
+    """The feature count a model file states (LIBLINEAR's and the tree's nr_feature); None for LIBSVM's, whose
+    file does not say it (predict then takes any number of columns, as svm-predict does)."""
+    n = getattr(model, "nr_feature", None)
+    return None if n is None else int(n)
 
 
 def _estimator(name, bases, solvers, doc):

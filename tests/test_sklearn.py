@@ -410,3 +410,24 @@ def test_input_kept_as_given(load, monkeypatch):
     frame = pd.DataFrame(X.toarray(), columns=[f"f{i}" for i in range(X.shape[1])])
     est = S.LogisticRegression().fit(frame, y)
     assert list(est.feature_names_in_) == list(frame.columns)
+
+
+def test_kernel_model_from_file_and_one_vs_one_decisions(shared_plain, load, tmp_path):
+    """SVC.from_file of svm-train's kind of file (no feature count in it): predicts what llsvm-predict's model
+    predicts; on three classes the decision columns follow classes_ and their argmax is the vote of LIBSVM's pairs
+    wherever the vote has no tie."""
+    path = shared_plain("wine.scale")
+    result = CliRunner().invoke(train_main, ["-q", "-s", "smo", "-c", "2", str(path), str(tmp_path / "m")])
+    assert_exit(result, 0)
+    ds = load("wine.scale")
+    X = ds.to_csr()
+    est = S.SVC.from_file(tmp_path / "m")
+    assert not hasattr(est, "n_features_in_")
+    pred = est.predict(X)
+    np.testing.assert_array_equal(pred, est.model_.predict(X))
+    dec = est.decision_function(X)
+    assert dec.shape == (X.shape[0], 3)
+    votes = np.floor(dec + 0.5)                     # scikit-learn's transform: votes plus confidences in (-1/3, 1/3)
+    clear = np.sort(votes, axis=1)[:, -1] > np.sort(votes, axis=1)[:, -2]
+    assert clear.mean() > 0.9
+    np.testing.assert_array_equal(est.classes_[np.argmax(dec[clear], axis=1)], pred[clear])
