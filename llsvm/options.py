@@ -439,6 +439,14 @@ OPTIONS = (
            "Iteration limit: outer iterations (passes of -s streamsvm, Newton iterations of -s 2). Default: "
            "{per_solver}.", kind=Count(1, INT_MAX), per_solver="default_max_iter"),
     Option("--json", "json_file", "command", "Write training metrics as JSON.", metavar="FILE"),
+    Option("--dask", "dask", "command",
+           "Train on a Dask cluster: 'local' (a LocalCluster of --workers processes on this machine) or the "
+           "scheduler's address (tcp://HOST:PORT). The input must be an llsvm binary file every worker can read "
+           "(llsvm-convert); one task per class beyond two, other runs whole on one worker (docs/distributed.md).",
+           metavar="ADDRESS"),
+    Option("--workers", "workers", "command",
+           "Worker processes of one thread each for --dask local (default: the number of CPUs).", kind=Count(1),
+           metavar="N"),
     Option("--progress", "progress", "command",
            "Progress bars on stderr (default: when stderr is a terminal and not -q).", decls=("--progress/--no-progress",),
            kind=bool),

@@ -23,7 +23,7 @@ PACKAGE = os.path.join(ROOT, "llsvm")
 
 # top first; a module matches the first pattern that names it (fnmatch-like: a trailing .* is a package's modules)
 LAYERS = (
-    ("commands", ("llsvm.cli.*", "llsvm.sklearn")),
+    ("commands", ("llsvm.cli.*", "llsvm.sklearn", "llsvm.dask")),
     ("training", ("llsvm.solvers.registry", "llsvm.solvers.trainer", "llsvm.solvers.grid")),
     ("drivers", ("llsvm.solvers.*",)),
     ("data and models", ("llsvm.predict", "llsvm.io", "llsvm.models.*", "llsvm.binfmt", "llsvm.textio",

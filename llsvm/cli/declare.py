@@ -94,6 +94,8 @@ class Request:
     find_C: bool
     grid: str
     json_file: str
+    dask: str
+    workers: int
     quiet: bool
     progress: object
     zero_based: bool
@@ -158,9 +160,19 @@ def read_request(values, reporter_warning):
             reporter_warning("Solver not specified. Using -s 2\n")
             spec = get(2)
     params = _params(spec, values, parsed)
+    _check_dask(values, nr_fold, find_C)
     return Request(params=params, nr_fold=nr_fold, find_C=find_C, grid=values["grid"],
-                   json_file=values["json_file"], quiet=bool(values["quiet"]), progress=values["progress"],
+                   json_file=values["json_file"], dask=values["dask"], workers=values["workers"],
+                   quiet=bool(values["quiet"]), progress=values["progress"],
                    zero_based=bool(values["zero_based"]), given=given)
+
+
+def _check_dask(values, nr_fold, find_C):
+    """--workers goes with --dask local; -v, -C and --grid do not run on a cluster: refused, not ignored."""
+    if values["workers"] is not None and values["dask"] != "local":
+        raise click.BadParameter("applies to --dask local", param_hint="'--workers'")
+    if values["dask"] is not None and (nr_fold is not None or find_C or values["grid"] is not None):
+        raise ParamError("--dask trains a model; -v, -C and --grid run in one process (leave out --dask)")
 
 
 def _check_early(given):

@@ -113,6 +113,11 @@ def _run(req, grid, training_set_file, model_file, reporter):
     params, spec = req.params, req.spec
     opening = os_errors(f"can't open input file {training_set_file}", types=(IsADirectoryError,))
     t0 = time.perf_counter()
+    if req.dask is not None:        # on a cluster: the data stay on the storage the workers read
+        from .. import dask
+        model = dask.train_command(training_set_file, req, reporter)
+        _finish(model, model_file, req.json_file, model.meta.get("shape"), 0.0, time.perf_counter() - t0, params)
+        return
     if spec.streams and req.nr_fold is None:
         # streamed: the input is never held in memory as a whole
         desc, unit = spec.progress
@@ -156,8 +161,12 @@ def _run(req, grid, training_set_file, model_file, reporter):
 def metrics(model, ds, load_s, train_s, params):
     """The --json dict: the spec's metrics with the times and peak memory; it holds every DESIGN key."""
     from ..solvers import registry
-    m = registry.metrics(params.spec)(model, params, ds)
+    meta = model.meta or {}
+    # a run on a cluster: the record its worker made (whole runs), and what ran where
+    m = meta["metrics"] if "metrics" in meta else registry.metrics(params.spec)(model, params, ds)
     m.update(load_seconds=load_s, train_seconds=train_s, peak_rss_mb=peak_rss_mb())
+    if "dask" in meta:
+        m["dask"] = {k: v for k, v in meta["dask"].items() if k != "train_seconds"}
     missing = [k for k in registry.DESIGN_KEYS if k not in m]
     if missing:                           # a registry entry without them is a bug, caught by the contract test
         raise AssertionError(f"-s {params.spec.name} metrics lack {missing}")

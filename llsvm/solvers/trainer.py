@@ -121,6 +121,23 @@ def _warn_ignored(params, reporter):
         reporter.warning(f"WARNING: -c does not apply to -s {params.spec.name} (its parameter is -n nu); ignored\n")
 
 
+def ovr_problems(view, cls, labels, rows, params, reporter):
+    """(subproblems, order) of a one-vs-rest run over (view, rows): the Newton solvers' rows in LIBLINEAR's class
+    grouping (order: positions into rows, None for the others), so that they sum as LIBLINEAR does."""
+    order = None
+    if params.spec.driver_ref == "newton:train_one":
+        order = class_grouping(cls, rows)
+        rows = order if rows is None else rows[order]
+    return one_vs_rest(view, cls, labels, rows, params, reporter), order
+
+
+def problem_count(params, labels):
+    """How many problems _fit trains (and draws a seed for): one per class beyond two, else one."""
+    if params.spec.task != "ovr":
+        return 1
+    return 1 if labels.size <= 2 else labels.size
+
+
 def _fit(view, cls, labels, rows, params, seeds, reporter, warms=None, threads=None):
     """Train all binary problems of (view, rows) with the spec's driver; returns (W, results)."""
     threads = params.threads if threads is None else threads
@@ -131,11 +148,7 @@ def _fit(view, cls, labels, rows, params, seeds, reporter, warms=None, threads=N
         res = solve_binary(sub, params, seeds.next(), reporter, None if warms is None else warms[0])
         return res.w.reshape(sub.w_size, k), [res]           # k explicit: w may be empty (no feature, no bias)
     _check_memory(view, labels, params, threads, view.n_rows if rows is None else rows.size)
-    order = None
-    if params.spec.driver_ref == "newton:train_one":      # LIBLINEAR's row order: the same sums as its Newton
-        order = class_grouping(cls, rows)
-        rows = order if rows is None else rows[order]
-    subs = one_vs_rest(view, cls, labels, rows, params, reporter)
+    subs, order = ovr_problems(view, cls, labels, rows, params, reporter)
     task_seeds = [seeds.next() for _ in subs]
 
     def make(k):

@@ -1,0 +1,287 @@
+"""llsvm on Dask (issue 31): a LocalCluster of two worker processes, and a real `dask scheduler` with two
+`dask worker` processes on this machine started by the tests.
+
+- One task per class: for every random-access linear type on more than two classes, the model file and the text
+  printed are the single-process run's byte for byte (the same problems with the same seeds, on the workers).
+- Whole runs on one worker (two classes, regression, one-class, -s 4, the kernel and out-of-core solvers): the
+  same model as in one process.
+- llsvm-train --dask: the same model and stdout as without it; --json says what ran where; text input, --workers
+  without --dask local and -v with --dask are refused with their exit codes.
+- Faults, on the real cluster, each made while a task is running (the tests wait until the scheduler shows one
+  processing; nothing depends on the machine's speed): a worker killed with SIGKILL (its task runs again on the
+  other worker, and the model is the one-process model); the scheduler killed (exit 1, a message, no model file);
+  Ctrl-C (exit 130, no model file, no task left on the scheduler).
+"""
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import llsvm
+from llsvm import dask as lldask
+from llsvm.dask import ClusterError
+
+from conftest import REPO_ROOT
+
+distributed = pytest.importorskip("distributed", reason="dask.distributed is a test dependency (pyproject [test])")
+
+ENV = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")]))
+
+
+def _generated(path, classes, rows, features, seed):
+    subprocess.run([sys.executable, str(REPO_ROOT / "scripts" / "gen_data.py"), "multiclass", "--rows", str(rows),
+                    "--features", str(features), "--classes", str(classes), "--seed", str(seed), "--out", str(path),
+                    "-q"], check=True)
+    llsvm.write_binary(str(path), str(path) + ".bin")
+    return str(path) + ".bin"
+
+
+@pytest.fixture(scope="module")
+def five(tmp_path_factory):
+    """A 5-class set of 1,500 rows (binary file)."""
+    return _generated(tmp_path_factory.mktemp("dask") / "five", 5, 1500, 300, 4)
+
+
+@pytest.fixture(scope="module")
+def two(tmp_path_factory):
+    return _generated(tmp_path_factory.mktemp("dask") / "two", 2, 800, 200, 5)
+
+
+@pytest.fixture(scope="module")
+def slow(tmp_path_factory):
+    """12 classes whose -s 3 -c 10 -e 1e-4 problems take a while each: a run to break in the middle of."""
+    return _generated(tmp_path_factory.mktemp("dask") / "slow", 12, 20000, 5000, 3)
+
+
+SLOW = ["-s", "3", "-c", "10", "-e", "0.0001", "-q"]
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                       silence_logs=50)
+    c = distributed.Client(cluster)
+    yield c
+    c.close()
+    cluster.close()
+
+
+def _text_and_model(train, tmp_path, name, *args, **kw):
+    out = []
+    model = train(*args, say=out.append, warn=out.append, **kw)
+    path = tmp_path / name
+    model.save(str(path))
+    return "".join(out), path.read_bytes(), model
+
+
+@pytest.mark.parametrize("kw", [dict(solver=0, bias=1), dict(solver=1), dict(solver=2, bias=1, C=4.0),
+                                dict(solver=3, bias=1, weights={2: 3.0, 9: 2.0}), dict(solver=5, bias=1),
+                                dict(solver=6), dict(solver=7, bias=1), dict(solver=3, seed=7, max_iter=5)],
+                         ids=lambda kw: " ".join(f"{k}={v}" for k, v in kw.items()))
+def test_one_task_per_class_is_the_single_process_model(client, five, tmp_path, kw):
+    text, model, m = _text_and_model(lldask.train, tmp_path, "d.model", five, client=client, **kw)
+    text1, model1, _ = _text_and_model(llsvm.train, tmp_path, "s.model", five, **kw)
+    assert model == model1
+    assert text == text1
+    assert m.meta["dask"]["tasks"] == 5 and m.meta["dask"]["split"] == "one task per class"
+    assert m.meta["dask"]["bytes_up_per_task"] == 8 * (300 + (1 if kw.get("bias", -1) >= 0 else 0))
+    assert all(r.alpha is None for r in m.meta["results"])          # nothing of one value per row came back
+    if "weights" in kw:
+        assert "9" in text1                                           # the absent class's warning, printed once
+        assert text.count("9") == text1.count("9")
+
+
+@pytest.mark.parametrize("kw", [dict(solver=3, bias=1), dict(solver=11, svr_p=0.1), dict(solver=21),
+                                dict(solver=4), dict(solver="smo", C=2.0), dict(solver="llsvm", bias=1),
+                                dict(solver="h1tree")],
+                         ids=lambda kw: " ".join(f"{k}={v}" for k, v in kw.items()))
+def test_whole_runs_are_the_single_process_model(client, two, five, tmp_path, kw):
+    data = five if kw["solver"] in (4, "h1tree") else two
+    text, model, m = _text_and_model(lldask.train, tmp_path, "d.model", data, client=client, **kw)
+    text1, model1, _ = _text_and_model(llsvm.train, tmp_path, "s.model", data, **kw)
+    assert model == model1
+    assert text == text1
+    assert m.meta["dask"]["tasks"] == 1 and m.meta["dask"]["split"] == "whole run"
+
+
+def test_input_must_be_one_binary_file(five, tmp_path):
+    text = tmp_path / "t.txt"
+    text.write_text("1 1:1\n-1 2:1\n")
+    with pytest.raises(llsvm.errors.ParameterError, match=r"llsvm-convert .*t\.txt .*t\.txt\.bin"):
+        lldask.binary_files(str(text))
+    with pytest.raises(llsvm.errors.ParameterError, match="no file matches"):
+        lldask.binary_files(str(tmp_path / "none-*.bin"))
+    with pytest.raises(llsvm.errors.ParameterError, match="2 files given"):
+        lldask.binary_files([five, five])
+    assert lldask.binary_files(five.replace("five.bin", "fiv*.bin")) == [os.path.abspath(five)]
+
+
+def _cli(*args, timeout=300):
+    return subprocess.run([sys.executable, "-m", "llsvm.cli.train", *map(str, args)], capture_output=True,
+                          text=True, env=ENV, timeout=timeout)
+
+
+def test_cli_dask_local(five, tmp_path):
+    a, b, j = tmp_path / "d.model", tmp_path / "s.model", tmp_path / "d.json"
+    p = _cli("--dask", "local", "--workers", "2", "-s", "3", "-B", "1", "--json", j, five, a)
+    q = _cli("-s", "3", "-B", "1", five, b)
+    assert p.returncode == 0 and q.returncode == 0, p.stderr
+    assert p.stdout == q.stdout
+    assert a.read_bytes() == b.read_bytes()
+    rec = json.loads(j.read_text())
+    assert rec["dask"]["workers"] == 2 and rec["dask"]["tasks"] == 5
+    assert rec["n_rows"] == 1500 and rec["n_features"] == 300
+    assert rec["primal"] == pytest.approx(sum(r.primal for r in llsvm.train(five, solver=3, bias=1)
+                                              .meta["results"]), rel=1e-12)
+
+
+def test_cli_refusals(five, tmp_path):
+    text = tmp_path / "t.txt"
+    text.write_text("1 1:1\n-1 2:1\n")
+    p = _cli("--dask", "local", text, tmp_path / "m")
+    assert p.returncode == 1 and "llsvm-convert" in p.stderr and not (tmp_path / "m").exists()
+    p = _cli("--workers", "2", five, tmp_path / "m")
+    assert p.returncode == 2 and "--workers" in p.stderr
+    p = _cli("--dask", "local", "-v", "3", five)
+    assert p.returncode == 1 and "-v, -C and --grid" in p.stderr
+    env = dict(ENV, DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT="2s")
+    with_port = subprocess.run([sys.executable, "-m", "llsvm.cli.train", "--dask", "tcp://127.0.0.1:9", five,
+                                str(tmp_path / "m")], capture_output=True, text=True, env=env, timeout=120)
+    assert with_port.returncode == 1 and "can't connect to the Dask scheduler at tcp://127.0.0.1:9" in \
+        with_port.stderr
+    assert not (tmp_path / "m").exists()
+
+
+# -- a real scheduler and two workers -----------------------------------------------------------------------------
+class Cluster:
+    """`dask scheduler` and `dask worker` processes (no nanny: a killed worker stays dead) on this machine."""
+
+    def __init__(self, tmp_path, n_workers=2):
+        self.file = str(tmp_path / "scheduler.json")
+        self.scheduler = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--scheduler-file",
+                                           self.file, "--host", "127.0.0.1", "--port", "0", "--no-dashboard"],
+                                          env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self._wait(lambda: os.path.exists(self.file) and os.path.getsize(self.file) > 0, "the scheduler file")
+        with open(self.file) as f:
+            self.address = json.load(f)["address"]
+        self.workers = [subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", "--scheduler-file",
+                                          self.file, "--nthreads", "1", "--no-nanny", "--no-dashboard",
+                                          "--host", "127.0.0.1"], env=ENV, stdout=subprocess.DEVNULL,
+                                         stderr=subprocess.DEVNULL) for _ in range(n_workers)]
+        self.client = distributed.Client(self.address)
+        self.client.wait_for_workers(n_workers, timeout=120)
+
+    @staticmethod
+    def _wait(cond, what, timeout=120):
+        end = time.monotonic() + timeout
+        while not cond():
+            if time.monotonic() > end:
+                raise AssertionError(f"timed out waiting for {what}")
+            time.sleep(0.05)
+
+    def processing(self):
+        """{worker address: [task keys it runs]} as the scheduler sees it."""
+        return {w: list(keys) for w, keys in self.client.processing().items() if keys}
+
+    def wait_processing(self, prefix="problem_task"):
+        """The address of a worker running one of our tasks, once one is."""
+        found = {}
+
+        def cond():
+            found.update({w: k for w, k in self.processing().items() if any(prefix in str(x) for x in k)})
+            return bool(found)
+        self._wait(cond, "a task in progress")
+        return next(iter(found))
+
+    def pid_of(self, address):
+        return self.client.run(os.getpid, workers=[address])[address]
+
+    def close(self):
+        try:
+            self.client.close(timeout=10)
+        except Exception:
+            pass
+        for p in self.workers + [self.scheduler]:
+            if p.poll() is None:
+                p.kill()
+            p.wait()
+
+
+@pytest.fixture
+def cluster(tmp_path):
+    c = Cluster(tmp_path)
+    yield c
+    c.close()
+
+
+def test_a_worker_killed_in_the_middle_of_a_run(cluster, slow, tmp_path):
+    """SIGKILL to a worker while it runs one of the run's tasks: Dask runs that task again on the other worker and
+    the run ends with the single-process model."""
+    box = {}
+
+    def run():
+        try:
+            box["model"] = lldask.train(slow, client=distributed.Client(cluster.address), solver=3, C=10.0,
+                                        eps=1e-4, warn=lambda text: None)
+        except BaseException as exc:             # noqa: BLE001 (reported by the assertion below)
+            box["error"] = exc
+    t = threading.Thread(target=run)
+    t.start()
+    victim = cluster.wait_processing()
+    pid = cluster.pid_of(victim)
+    os.kill(pid, signal.SIGKILL)
+    killed_while_running = t.is_alive()
+    t.join(timeout=600)
+    assert "error" not in box, box.get("error")
+    assert killed_while_running
+    assert any(p.poll() == -signal.SIGKILL for p in cluster.workers)
+    box["model"].save(str(tmp_path / "d.model"))
+    llsvm.train(slow, solver=3, C=10.0, eps=1e-4, warn=lambda text: None).save(str(tmp_path / "s.model"))
+    assert (tmp_path / "d.model").read_bytes() == (tmp_path / "s.model").read_bytes()
+
+
+def _cli_in_background(cluster, slow, model):
+    # a child whose SIGINT is not ignored (a shell's background job would inherit SIG_IGN)
+    return subprocess.Popen([sys.executable, "-m", "llsvm.cli.train", "--dask", cluster.address, *SLOW, slow,
+                             str(model)], env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+
+
+def test_the_scheduler_going_away_ends_the_run_with_an_error_and_no_model(cluster, slow, tmp_path):
+    model = tmp_path / "m.model"
+    p = _cli_in_background(cluster, slow, model)
+    cluster.wait_processing()
+    cluster.scheduler.kill()
+    out, err = p.communicate(timeout=300)
+    assert p.returncode == 1
+    assert "went away during the run" in err and "no model written" in err
+    assert "Traceback" not in err
+    assert not model.exists()
+    assert not [f for f in os.listdir(tmp_path) if f.startswith("m.model")]       # no temporary file either
+
+
+def test_ctrl_c_cancels_the_tasks_and_exits_130(cluster, slow, tmp_path):
+    model = tmp_path / "m.model"
+    p = _cli_in_background(cluster, slow, model)
+    cluster.wait_processing()
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=300)
+    assert p.returncode == 130, err
+    assert not model.exists()
+    Cluster._wait(lambda: not cluster.client.run_on_scheduler(
+        lambda dask_scheduler: [k for k in dask_scheduler.tasks if "problem_task" in str(k)]),
+        "the run's tasks to leave the scheduler", timeout=60)
+
+
+def test_no_row_reaches_the_client(client, five):
+    """What comes back from the workers is weight vectors and certificates: no array as long as the rows."""
+    m = lldask.train(five, client=client, solver=1)
+    for r in m.meta["results"]:
+        arrays = [v for v in vars(r).values() if isinstance(v, np.ndarray)]
+        assert all(a.size <= 301 for a in arrays)
