@@ -152,12 +152,89 @@ def whole_task(path, params, quiet, want_metrics):
     return model, metrics, rep._items
 
 
+def grid_describe(path, params, nr_fold, grid, quiet):
+    """(rows, features, non-zeros, folds, the folds' text) of a grid search on the file."""
+    from .solvers.grid import grid_plan
+    ds = _dataset(path, params)
+    rep = _text_reporter(quiet)
+    plan = grid_plan(ds, nr_fold, grid, params, rep)
+    return ds.n_rows, ds.n_features, ds.nnz, len(plan.folds), rep._items
+
+
+def grid_task(path, params, nr_fold, grid, w, f):
+    """Width w and fold f of the grid search (grid.fold_cells): the plan is drawn again from the seed on the
+    worker, the same on every one; one record per C value."""
+    from .solvers.grid import fold_cells, grid_plan
+    ds = _dataset(path, params)
+    return fold_cells(ds, grid_plan(ds, nr_fold, grid, params, as_reporter()), w, f)
+
+
 # -- on the client ------------------------------------------------------------------------------------------------
-def train_command(path, req, reporter):
-    """llsvm-train --dask: the model, Dask's own log lines silenced (see quiet_logs)."""
+def train_command(path, req, grid, reporter):
+    """llsvm-train --dask: the model, or the GridResult of --grid; Dask's own log lines silenced (quiet_logs)."""
     quiet_logs()
+    if grid is not None:
+        return grid_search(path, req.nr_fold or 5, grid, address=req.dask, workers=req.workers, params=req.params,
+                           reporter=reporter)
     return train(path, address=req.dask, workers=req.workers, params=req.params, reporter=reporter,
                  want_metrics=bool(req.json_file))
+
+
+class _Session:
+    """The client of a call: the one given, or one connect() makes (closed on the way out)."""
+
+    def __init__(self, client, address, workers):
+        self.own = client is None
+        self.cluster = None
+        if self.own:
+            client, self.cluster = connect(address, workers)
+        self.client = client
+        self.address = getattr(client, "scheduler", None) and client.scheduler.address or address
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if self.own:
+            _close(self.client, self.cluster)
+
+    def gather(self, futures):
+        return _gather(self.client, futures, self.address)
+
+
+def grid_search(data, nr_fold, grid, *, client=None, address=LOCAL, workers=None, params=None, reporter=None,
+                say=None, warn=None, **kw):
+    """llsvm.solvers.grid.grid_search on the cluster: one task per kernel width and fold, each training every C
+    on the fold (sharing the kernel state, as in one process); the same cells as in one process (the times are
+    the workers')."""
+    from .solvers.grid import GridPlan, grid_cells, parse_grid
+    from .solvers.trainer import checked_params
+    params = checked_params(params, kw)
+    if isinstance(grid, str):
+        grid = parse_grid(grid)
+    rep = as_reporter(reporter, say, warn)
+    if not params.spec.accepts_option("--grid"):
+        from .params import accepting
+        raise ParameterError(f"--grid applies only to {accepting('--grid')}, not to -s {params.spec.name}")
+    (path,) = binary_files(data)
+    with _Session(client, address, workers) as s:
+        n_rows, n_features, nnz, n_folds, items = s.gather(
+            [s.client.submit(grid_describe, path, params, nr_fold, grid, rep.quiet, pure=False)])[0]
+        _replay(items, rep)
+        width_key = "sigma" if "sigma" in grid else ("gamma" if "gamma" in grid else None)
+        plan = GridPlan(params=params, Cs=list(grid.get("C", [params.C])), width_key=width_key,
+                        widths=list(grid[width_key]) if width_key else [None], folds=[None] * n_folds,
+                        fold_seeds=None)
+        futures = [[s.client.submit(grid_task, path, params, nr_fold, grid, w, f, pure=False)
+                    for f in range(n_folds)] for w in range(len(plan.widths))]
+        flat = s.gather([x for row in futures for x in row])
+        n_workers = _workers(s.client)
+    runs = [flat[w * n_folds:(w + 1) * n_folds] for w in range(len(plan.widths))]
+    result = grid_cells(plan, n_rows, runs)
+    result.folds = None                          # the rows of each fold stayed on the workers
+    result.shape = SimpleNamespace(n_rows=n_rows, n_features=n_features, nnz=nnz)
+    result.meta = {"dask": {"workers": n_workers, "tasks": len(flat), "split": "one task per kernel width and fold"}}
+    return result
 
 
 def _replay(items, reporter):
@@ -194,16 +271,8 @@ def train(data, *, client=None, address=LOCAL, workers=None, params=None, report
     params = trainer.checked_params(params, kw)
     rep = as_reporter(reporter, say, warn)
     (path,) = binary_files(data)
-    own = client is None
-    cluster = None
-    if own:
-        client, cluster = connect(address, workers)
-    address = getattr(client, "scheduler", None) and client.scheduler.address or address
-    try:
-        return _train(client, address, path, params, rep, want_metrics, reporter is None and say is None)
-    finally:
-        if own:
-            _close(client, cluster)
+    with _Session(client, address, workers) as s:
+        return _train(s.client, s.address, path, params, rep, want_metrics, reporter is None and say is None)
 
 
 def _close(client, cluster):

@@ -149,7 +149,7 @@ def test_cli_refusals(five, tmp_path):
     p = _cli("--workers", "2", five, tmp_path / "m")
     assert p.returncode == 2 and "--workers" in p.stderr
     p = _cli("--dask", "local", "-v", "3", five)
-    assert p.returncode == 1 and "-v, -C and --grid" in p.stderr
+    assert p.returncode == 1 and "-v and -C run in one process" in p.stderr
     env = dict(ENV, DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT="2s")
     with_port = subprocess.run([sys.executable, "-m", "llsvm.cli.train", "--dask", "tcp://127.0.0.1:9", five,
                                 str(tmp_path / "m")], capture_output=True, text=True, env=env, timeout=120)
@@ -163,6 +163,7 @@ class Cluster:
     """`dask scheduler` and `dask worker` processes (no nanny: a killed worker stays dead) on this machine."""
 
     def __init__(self, tmp_path, n_workers=2):
+        lldask.quiet_logs()           # this process's client logs its reconnection attempts once the scheduler is gone
         self.file = str(tmp_path / "scheduler.json")
         self.scheduler = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--scheduler-file",
                                            self.file, "--host", "127.0.0.1", "--port", "0", "--no-dashboard"],
@@ -228,7 +229,7 @@ def test_a_worker_killed_in_the_middle_of_a_run(cluster, slow, tmp_path):
     def run():
         try:
             box["model"] = lldask.train(slow, client=distributed.Client(cluster.address), solver=3, C=10.0,
-                                        eps=1e-4, warn=lambda text: None)
+                                        eps=1e-4, say=print, warn=lambda text: None)
         except BaseException as exc:             # noqa: BLE001 (reported by the assertion below)
             box["error"] = exc
     t = threading.Thread(target=run)
@@ -242,7 +243,7 @@ def test_a_worker_killed_in_the_middle_of_a_run(cluster, slow, tmp_path):
     assert killed_while_running
     assert any(p.poll() == -signal.SIGKILL for p in cluster.workers)
     box["model"].save(str(tmp_path / "d.model"))
-    llsvm.train(slow, solver=3, C=10.0, eps=1e-4, warn=lambda text: None).save(str(tmp_path / "s.model"))
+    llsvm.train(slow, solver=3, C=10.0, eps=1e-4, say=print, warn=lambda text: None).save(str(tmp_path / "s.model"))
     assert (tmp_path / "d.model").read_bytes() == (tmp_path / "s.model").read_bytes()
 
 
@@ -285,3 +286,35 @@ def test_no_row_reaches_the_client(client, five):
     for r in m.meta["results"]:
         arrays = [v for v in vars(r).values() if isinstance(v, np.ndarray)]
         assert all(a.size <= 301 for a in arrays)
+
+
+TIMES = ("seconds", "cpu_seconds", "fit_seconds", "fit_cpu_seconds")
+
+
+@pytest.mark.parametrize("solver,grid", [("smo", "C=0.25:4:3 g=0.01,0.1"), ("olsvm", "C=0.5,2"),
+                                         ("pegasos", "C=1,8 sigma=2,4")])
+def test_grid_cells_are_the_single_process_cells(client, two, solver, grid):
+    """One task per kernel width and fold: every cell's error, nSV and violations as in one process (the times are
+    the workers' own)."""
+    from llsvm.solvers.grid import grid_search
+    got = lldask.grid_search(two, 4, grid, client=client, solver=solver, seed=3)
+    want = grid_search(two, 4, grid, solver=solver, seed=3)
+    def strip(cell):
+        return {k: v for k, v in cell.items() if k not in TIMES}
+    assert [strip(c) for c in got.cells] == [strip(c) for c in want.cells]
+    assert strip(got.best) == strip(want.best)
+    widths = 2 if ("g=" in grid or "sigma=" in grid) else 1
+    assert got.meta["dask"]["tasks"] == widths * 4
+
+
+def test_cli_grid_on_the_cluster(two, tmp_path):
+    j = tmp_path / "g.json"
+    p = _cli("--dask", "local", "--workers", "2", "-s", "smo", "--grid", "C=0.5,2 g=0.1,1", "-v", "3", "--json", j,
+             two)
+    q = _cli("-s", "smo", "--grid", "C=0.5,2 g=0.1,1", "-v", "3", two)
+    assert p.returncode == 0 and q.returncode == 0, p.stderr
+    def cut(out):                                    # C, gamma, CV error
+        return [line.split()[:3] for line in out.splitlines()]
+    assert cut(p.stdout) == cut(q.stdout)
+    rec = json.loads(j.read_text())
+    assert rec["dask"]["tasks"] == 6 and rec["n_rows"] == 800

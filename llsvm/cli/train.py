@@ -113,12 +113,14 @@ def _run(req, grid, training_set_file, model_file, reporter):
     params, spec = req.params, req.spec
     opening = os_errors(f"can't open input file {training_set_file}", types=(IsADirectoryError,))
     t0 = time.perf_counter()
+    found = None
     if req.dask is not None:        # on a cluster: the data stay on the storage the workers read
         from .. import dask
-        model = dask.train_command(training_set_file, req, reporter)
-        _finish(model, model_file, req.json_file, model.meta.get("shape"), 0.0, time.perf_counter() - t0, params)
-        return
-    if spec.streams and req.nr_fold is None:
+        found = dask.train_command(training_set_file, req, grid, reporter)
+        if grid is None:
+            _finish(found, model_file, req.json_file, found.meta["shape"], 0.0, time.perf_counter() - t0, params)
+            return
+    elif spec.streams and req.nr_fold is None:
         # streamed: the input is never held in memory as a whole
         desc, unit = spec.progress
         with reporter.bar(desc=desc, unit=unit) as bar, opening:
@@ -126,16 +128,18 @@ def _run(req, grid, training_set_file, model_file, reporter):
                 training_set_file)
         _finish(model, model_file, req.json_file, None, 0.0, time.perf_counter() - t0, params)
         return
-    with reporter.bar(desc="reading") as bar, opening:
-        ds = read_dataset(training_set_file, zero_based=req.zero_based, progress=bar,
-                          max_line=line_limit(req.budget), class_labels=spec.class_labels)
-    load_s = time.perf_counter() - t0
-    t1 = time.perf_counter()
+    if found is None:
+        with reporter.bar(desc="reading") as bar, opening:
+            ds = read_dataset(training_set_file, zero_based=req.zero_based, progress=bar,
+                              max_line=line_limit(req.budget), class_labels=spec.class_labels)
+    load_s = time.perf_counter() - t0 if found is None else 0.0
+    t1 = time.perf_counter() if found is None else t0
     if grid is not None:
         from ..solvers.grid import grid_search, grid_table
-        result = grid_search(ds, req.nr_fold or 5, grid, reporter=reporter, params=params)
+        result = found or grid_search(ds, req.nr_fold or 5, grid, reporter=reporter, params=params)
+        ds = getattr(result, "shape", None) or ds
         _stdout(grid_table(result))
-        summary = {"nr_fold": result.nr_fold, "cells": result.cells, "best": result.best}
+        summary = {"nr_fold": result.nr_fold, "cells": result.cells, "best": result.best, **getattr(result, "meta", {})}
     elif req.find_C:
         _stdout(f"Doing parameter search with {req.nr_fold}-fold cross validation.\n")
         found = trainer.find_parameter_C(ds, req.nr_fold, start_C=req.given.get("-c"), start_p=req.given.get("-p"),

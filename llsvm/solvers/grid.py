@@ -122,68 +122,95 @@ def _options_with(options, width_key, width):
     return replace(options, **changes)
 
 
+@dataclass
+class GridPlan:
+    """What a grid search computes, before any work: the values of C, the widths (key None: one, the
+    parameters' own), the folds (LIBSVM's stratified folds from --seed) and each fold's seed."""
+    params: object
+    Cs: list
+    width_key: str
+    widths: list
+    folds: list
+    fold_seeds: list
+
+    def options(self, width):
+        base = self.params.options if self.params.options is not None else self.params.spec.options()
+        return _options_with(base, self.width_key, width)
+
+
+def grid_plan(ds, nr_fold, grid, params, reporter):
+    """The plan of a grid search (parse_grid's dict) on a dataset; the folds' warnings go to `reporter`."""
+    spec = params.spec
+    if not spec.accepts_option("--grid"):
+        raise ParameterError(f"--grid applies only to {accepting('--grid')}, not to -s {spec.name}")
+    if nr_fold < 2:
+        raise ParameterError("n-fold cross validation: n must >= 2")
+    width_key = "sigma" if "sigma" in grid else ("gamma" if "gamma" in grid else None)
+    seeds = Seeds(params.seed)
+    folds = stratified_folds(ds.y, nr_fold, seeds, reporter)
+    return GridPlan(params=params, Cs=list(grid.get("C", [params.C])), width_key=width_key,
+                    widths=list(grid[width_key]) if width_key else [None], folds=folds,
+                    fold_seeds=[seeds.next() for _ in folds])
+
+
+def fold_cells(ds, plan, w, f):
+    """Width w and fold f of a plan: every C trained on the fold's other rows and tested on its rows, the C values
+    in order sharing the solver's kernel state. One record per C: wrong (test rows misclassified), wall, cpu,
+    fit_s, fit_cpu, viol (None when the solver counts none), nSV, gamma (the kernel width the model used)."""
+    spec = plan.params.spec
+    silent = as_reporter()
+    opts = plan.options(plan.widths[w])
+    tr, te = plan.folds[f]
+    train, test = ds.take_rows(tr), ds.take_rows(te)
+    context = {}
+    out = []
+    for C in plan.Cs:
+        p = plan.params.but(C=C, seed=plan.fold_seeds[f], options=opts).check()
+        w0, c0 = time.perf_counter(), time.process_time()
+        model = registry.driver(spec)(train, p, silent, n_features=ds.n_features, context=context)
+        w1, c1 = time.perf_counter(), time.process_time()
+        wrong = int(np.count_nonzero(model.predict(test) != ds.y[te]))
+        counts = [sum(r.extra["viol"]) for r in model.meta["results"] if "viol" in r.extra]
+        out.append({"wrong": wrong, "wall": time.perf_counter() - w0, "cpu": time.process_time() - c0,
+                    "fit_s": w1 - w0, "fit_cpu": c1 - c0, "viol": sum(counts) if counts else None,
+                    "nSV": model.total_sv, "gamma": model.meta["options"].gamma})
+    return out
+
+
+def grid_cells(plan, n_rows, runs):
+    """The GridResult of a plan from fold_cells' records, runs[w][f] (width w, fold f)."""
+    cells = []
+    for w, width in enumerate(plan.widths):
+        for c, C in enumerate(plan.Cs):
+            recs = [runs[w][f][c] for f in range(len(plan.folds))]
+            wrong = sum(r["wrong"] for r in recs)
+            viol = None if any(r["viol"] is None for r in recs) else sum(r["viol"] for r in recs)
+            cell = {"C": C, "gamma": recs[-1]["gamma"],
+                    "error": 100.0 * wrong / n_rows, "accuracy": 100.0 * (n_rows - wrong) / n_rows,
+                    "seconds": float(sum(r["wall"] for r in recs)), "cpu_seconds": float(sum(r["cpu"] for r in recs)),
+                    "fit_seconds": float(sum(r["fit_s"] for r in recs)),
+                    "fit_cpu_seconds": float(sum(r["fit_cpu"] for r in recs)),
+                    "viol": viol, "nSV": float(sum(r["nSV"] / len(recs) for r in recs))}
+            if plan.width_key == "sigma":
+                cell["sigma"] = width
+            cells.append(cell)
+    best = min(cells, key=lambda cell: cell["error"]) if cells else None     # min keeps the first of equals
+    return GridResult(cells=cells, best=best, nr_fold=len(plan.folds), folds=plan.folds)
+
+
 def grid_search(data, nr_fold, grid, y=None, *, params=None, reporter=None, say=None, warn=None, **kw):
     """Cross-validate every cell of the grid (parse_grid's dict, or its text) for a kernel solver (an access
     "loaded" spec that takes --grid). Returns a GridResult."""
     params = checked_params(params, kw)
-    spec = params.spec
-    if not spec.accepts_option("--grid"):
-        raise ParameterError(f"--grid applies only to {accepting('--grid')}, not to -s {spec.name}")
     if isinstance(grid, str):
         grid = parse_grid(grid)
-    if nr_fold < 2:
-        raise ParameterError("n-fold cross validation: n must >= 2")
     reporter = as_reporter(reporter, say, warn)
-    silent = as_reporter()
+    if not params.spec.accepts_option("--grid"):
+        raise ParameterError(f"--grid applies only to {accepting('--grid')}, not to -s {params.spec.name}")
     ds = as_dataset(data, y, params)
-    base = params.options if params.options is not None else spec.options()
-    Cs = grid.get("C", [params.C])
-    width_key = "sigma" if "sigma" in grid else ("gamma" if "gamma" in grid else None)
-    widths = grid[width_key] if width_key else [None]
-    seeds = Seeds(params.seed)
-    folds = stratified_folds(ds.y, nr_fold, seeds, reporter)
-    fold_seeds = [seeds.next() for _ in folds]
-    cells = []
-    for width in widths:
-        opts = _options_with(base, width_key, width)
-        pred = np.empty((len(Cs), ds.n_rows), np.float64)
-        wall = np.zeros(len(Cs))
-        cpu = np.zeros(len(Cs))
-        fit_s = np.zeros(len(Cs))
-        fit_cpu = np.zeros(len(Cs))
-        viol = [0] * len(Cs)
-        nsv = np.zeros(len(Cs))
-        resolved = None
-        for f, (tr, te) in enumerate(folds):
-            train, test = ds.take_rows(tr), ds.take_rows(te)
-            context = {}
-            for c, C in enumerate(Cs):
-                p = params.but(C=C, seed=fold_seeds[f], options=opts).check()
-                w0, c0 = time.perf_counter(), time.process_time()
-                model = registry.driver(spec)(train, p, silent, n_features=ds.n_features, context=context)
-                w1, c1 = time.perf_counter(), time.process_time()
-                pred[c, te] = model.predict(test)
-                wall[c] += time.perf_counter() - w0
-                cpu[c] += time.process_time() - c0
-                fit_s[c] += w1 - w0
-                fit_cpu[c] += c1 - c0
-                counts = [sum(r.extra["viol"]) for r in model.meta["results"] if "viol" in r.extra]
-                viol[c] = viol[c] + sum(counts) if counts and viol[c] is not None else None
-                nsv[c] += model.total_sv / len(folds)
-                resolved = model.meta["options"]
-            del context
-        for c, C in enumerate(Cs):
-            wrong = int(np.count_nonzero(pred[c] != ds.y))
-            cell = {"C": C, "gamma": resolved.gamma if resolved is not None else None,
-                    "error": 100.0 * wrong / ds.n_rows, "accuracy": 100.0 * (ds.n_rows - wrong) / ds.n_rows,
-                    "seconds": float(wall[c]), "cpu_seconds": float(cpu[c]), "fit_seconds": float(fit_s[c]),
-                    "fit_cpu_seconds": float(fit_cpu[c]),
-                    "viol": viol[c], "nSV": float(nsv[c])}
-            if width_key == "sigma":
-                cell["sigma"] = width
-            cells.append(cell)
-    best = min(cells, key=lambda cell: cell["error"]) if cells else None     # min keeps the first of equals
-    return GridResult(cells=cells, best=best, nr_fold=nr_fold, folds=folds)
+    plan = grid_plan(ds, nr_fold, grid, params, reporter)
+    runs = [[fold_cells(ds, plan, w, f) for f in range(len(plan.folds))] for w in range(len(plan.widths))]
+    return grid_cells(plan, ds.n_rows, runs)
 
 
 HEADER = f"{'C':>12} {'gamma':>12} {'CV error':>10} {'seconds':>9}\n"
