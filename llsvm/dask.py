@@ -207,31 +207,21 @@ def grid_search(data, nr_fold, grid, *, client=None, address=LOCAL, workers=None
     """llsvm.solvers.grid.grid_search on the cluster: one task per kernel width and fold, each training every C
     on the fold (sharing the kernel state, as in one process); the same cells as in one process (the times are
     the workers')."""
-    from .solvers.grid import GridPlan, grid_cells, parse_grid
-    from .solvers.trainer import checked_params
-    params = checked_params(params, kw)
-    if isinstance(grid, str):
-        grid = parse_grid(grid)
+    from .solvers.grid import GridPlan, grid_cells, grid_request
+    params, grid = grid_request(grid, params, kw)
     rep = as_reporter(reporter, say, warn)
-    if not params.spec.accepts_option("--grid"):
-        from .params import accepting
-        raise ParameterError(f"--grid applies only to {accepting('--grid')}, not to -s {params.spec.name}")
     (path,) = binary_files(data)
     with _Session(client, address, workers) as s:
         n_rows, n_features, nnz, n_folds, items = s.gather(
             [s.client.submit(grid_describe, path, params, nr_fold, grid, rep.quiet, pure=False)])[0]
         _replay(items, rep)
-        width_key = "sigma" if "sigma" in grid else ("gamma" if "gamma" in grid else None)
-        plan = GridPlan(params=params, Cs=list(grid.get("C", [params.C])), width_key=width_key,
-                        widths=list(grid[width_key]) if width_key else [None], folds=[None] * n_folds,
-                        fold_seeds=None)
+        plan = GridPlan.make(params, grid, [None] * n_folds, None)     # the folds' rows stay on the workers
         futures = [[s.client.submit(grid_task, path, params, nr_fold, grid, w, f, pure=False)
                     for f in range(n_folds)] for w in range(len(plan.widths))]
         flat = s.gather([x for row in futures for x in row])
         n_workers = _workers(s.client)
     runs = [flat[w * n_folds:(w + 1) * n_folds] for w in range(len(plan.widths))]
     result = grid_cells(plan, n_rows, runs)
-    result.folds = None                          # the rows of each fold stayed on the workers
     result.shape = SimpleNamespace(n_rows=n_rows, n_features=n_features, nnz=nnz)
     result.meta = {"dask": {"workers": n_workers, "tasks": len(flat), "split": "one task per kernel width and fold"}}
     return result

@@ -133,24 +133,34 @@ class GridPlan:
     folds: list
     fold_seeds: list
 
+    @classmethod
+    def make(cls, params, grid, folds, fold_seeds):
+        width_key = "sigma" if "sigma" in grid else ("gamma" if "gamma" in grid else None)
+        return cls(params=params, Cs=list(grid.get("C", [params.C])), width_key=width_key,
+                   widths=list(grid[width_key]) if width_key else [None], folds=folds, fold_seeds=fold_seeds)
+
     def options(self, width):
         base = self.params.options if self.params.options is not None else self.params.spec.options()
         return _options_with(base, self.width_key, width)
 
 
+def grid_request(grid, params, kw):
+    """(Params, parse_grid's dict) of a grid search call, checked: the solver must take --grid."""
+    params = checked_params(params, kw)
+    if isinstance(grid, str):
+        grid = parse_grid(grid)
+    if not params.spec.accepts_option("--grid"):
+        raise ParameterError(f"--grid applies only to {accepting('--grid')}, not to -s {params.spec.name}")
+    return params, grid
+
+
 def grid_plan(ds, nr_fold, grid, params, reporter):
-    """The plan of a grid search (parse_grid's dict) on a dataset; the folds' warnings go to `reporter`."""
-    spec = params.spec
-    if not spec.accepts_option("--grid"):
-        raise ParameterError(f"--grid applies only to {accepting('--grid')}, not to -s {spec.name}")
+    """The plan of a grid search (grid_request's) on a dataset; the folds' warnings go to `reporter`."""
     if nr_fold < 2:
         raise ParameterError("n-fold cross validation: n must >= 2")
-    width_key = "sigma" if "sigma" in grid else ("gamma" if "gamma" in grid else None)
     seeds = Seeds(params.seed)
     folds = stratified_folds(ds.y, nr_fold, seeds, reporter)
-    return GridPlan(params=params, Cs=list(grid.get("C", [params.C])), width_key=width_key,
-                    widths=list(grid[width_key]) if width_key else [None], folds=folds,
-                    fold_seeds=[seeds.next() for _ in folds])
+    return GridPlan.make(params, grid, folds, [seeds.next() for _ in folds])
 
 
 def fold_cells(ds, plan, w, f):
@@ -201,12 +211,8 @@ def grid_cells(plan, n_rows, runs):
 def grid_search(data, nr_fold, grid, y=None, *, params=None, reporter=None, say=None, warn=None, **kw):
     """Cross-validate every cell of the grid (parse_grid's dict, or its text) for a kernel solver (an access
     "loaded" spec that takes --grid). Returns a GridResult."""
-    params = checked_params(params, kw)
-    if isinstance(grid, str):
-        grid = parse_grid(grid)
+    params, grid = grid_request(grid, params, kw)
     reporter = as_reporter(reporter, say, warn)
-    if not params.spec.accepts_option("--grid"):
-        raise ParameterError(f"--grid applies only to {accepting('--grid')}, not to -s {params.spec.name}")
     ds = as_dataset(data, y, params)
     plan = grid_plan(ds, nr_fold, grid, params, reporter)
     runs = [[fold_cells(ds, plan, w, f) for f in range(len(plan.folds))] for w in range(len(plan.widths))]
