@@ -152,6 +152,56 @@ def whole_task(path, params, quiet, want_metrics):
     return model, metrics, rep._items
 
 
+def pairs_describe(path, params, quiet):
+    """(pairs, rows, features, non-zeros, the set-up's text) of LIBSVM's one-vs-one run on the file."""
+    from .solvers.smo import PairsRun
+    ds = _dataset(path, params)
+    rep = _text_reporter(quiet)
+    run = PairsRun(ds, params, rep)
+    return len(run.pairs.problems), ds.n_rows, ds.n_features, ds.nnz, rep._items
+
+
+def pair_task(path, params, p, quiet):
+    """Pair p of smo.PairsRun, its -b 1 permutation drawn as the one-process run draws it (after those of the pairs
+    before it): (its coefficients as _sparse_coef gives them, FitResult, (probA, probB) or None, its text)."""
+    from .solvers.common import Seeds
+    from .solvers.smo import PairsRun
+    ds = _dataset(path, params)
+    run = PairsRun(ds, params, as_reporter())
+    seeds = Seeds(params.seed)
+    for q in range(p):
+        run.permutation(seeds, q)
+    rep = _text_reporter(quiet)
+    coef, res, prob, _ = run.pair(p, run.permutation(seeds, p), rep)
+    res.alpha = None                             # one value per row of the pair: it stays on the worker
+    return _sparse_coef(coef, run.pairs.problems[p][3]), res, prob, rep._items
+
+
+def _sparse_coef(coef, y):
+    """(positions, values) of a pair's coefficients that pairs_model_task turns back into the same floats: the
+    non-zeros, and every zero whose sign is not y's (alpha_t y_t is -0.0 for a zero alpha of class -1, which the
+    model file prints as LIBSVM does)."""
+    zero = coef == 0
+    keep = ~zero | (np.signbit(coef) != (y < 0))
+    nz = np.flatnonzero(keep)
+    return nz, coef[nz]
+
+
+def pairs_model_task(path, params, coefs, results, probs, quiet):
+    """The SVMModel of the pairs' solutions (smo.PairsRun.model), made where the support vectors' rows are."""
+    from .solvers.smo import PairsRun
+    ds = _dataset(path, params)
+    run = PairsRun(ds, params, as_reporter())
+    dense = []
+    for (nz, values), (_, _, _, y) in zip(coefs, run.pairs.problems):
+        coef = np.where(y < 0, -0.0, 0.0)
+        coef[nz] = values
+        dense.append(coef)
+    rep = _text_reporter(quiet)
+    model = run.model(dense, results, probs, rep)
+    return model, rep._items
+
+
 def grid_describe(path, params, nr_fold, grid, quiet):
     """(rows, features, non-zeros, folds, the folds' text) of a grid search on the file."""
     from .solvers.grid import grid_plan
@@ -227,6 +277,30 @@ def grid_search(data, nr_fold, grid, *, client=None, address=LOCAL, workers=None
     return result
 
 
+def _pairs(client, address, path, params, rep, n_workers, t0):
+    """LIBSVM's one-vs-one run: one task per pair, then the model on a worker; stdout as in one process."""
+    n_pairs, n_rows, n_features, nnz, items = _gather(
+        client, [client.submit(pairs_describe, path, params, rep.quiet, pure=False)], address)[0]
+    _replay(items, rep)
+    done = _gather(client, [client.submit(pair_task, path, params, p, rep.quiet, pure=False)
+                            for p in range(n_pairs)], address)
+    coefs, results, probs = [], [], []
+    for coef, res, prob, items in done:
+        _replay(items, rep)
+        coefs.append(coef)
+        results.append(res)
+        probs.append(prob)
+    model, items = _gather(client, [client.submit(pairs_model_task, path, params, coefs, results, probs, rep.quiet,
+                                                  pure=False)], address)[0]
+    _replay(items, rep)
+    model.meta["dask"] = {"workers": n_workers, "tasks": n_pairs + 2, "split": "one task per class pair",
+                          "rounds": 1, "bytes_down_per_task": 0,
+                          "bytes_up_per_task": max((12 * c[0].size for c in coefs), default=0),
+                          "train_seconds": time.perf_counter() - t0}
+    model.meta["shape"] = SimpleNamespace(n_rows=n_rows, n_features=n_features, nnz=nnz)
+    return model
+
+
 def _replay(items, reporter):
     for is_info, text in items:
         (reporter.info if is_info else reporter.warning)(text)
@@ -281,6 +355,10 @@ def _train(client, address, path, params, rep, want_metrics, silent):
     t0 = time.perf_counter()
     n_workers = _workers(client)
     spec = params.spec
+    if spec.driver_ref == "smo:fit":
+        model = _pairs(client, address, path, params, rep, n_workers, t0)
+        trainer._warn_unconverged(silent, model.meta["results"])
+        return model
     ovr = spec.access == "random" and not spec.streams
     if ovr:
         info = _gather(client, [client.submit(describe, path, params, pure=False)], address)[0]

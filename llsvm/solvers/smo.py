@@ -225,58 +225,86 @@ def check_pair_finite(name, a, b, coef, rho, hint, rows):
                          f"number): {hint}")
 
 
+class PairsRun:
+    """The one-vs-one run of LIBSVM's C-SVC or nu-SVC on a loaded dataset, in parts: the set-up (this object: the
+    pairs, class costs, kernel options and squared norms; its text goes to `reporter`), each pair (`pair`), and
+    the model (`model`). `fit` runs them in order; the cluster (llsvm.dask) runs the pairs as tasks."""
+
+    def __init__(self, ds, params, reporter, n_features=None):
+        self.ds, self.params = ds, params
+        self.opts = (params.options or SMOOptions()).resolved(ds.n_features if n_features is None else n_features)
+        self.pairs = Pairs(ds.y)
+        labels = self.pairs.labels
+        if self.pairs.nr_class == 1:
+            reporter.info("WARNING: training data in only one class. See README for details.\n")
+        self.wC = class_costs(params.C, params.weights, labels.tolist(), reporter)
+        self.view = ds.row_view()
+        self.sq = row_sq_norms(self.view)
+        self.top = check_kernel_diag(ds, self.sq, self.opts)
+        self.nu = params.nu if params.spec.name == "nu_svc" else None
+        if self.nu is not None:
+            check_nu_feasible(self.nu, self.pairs.count)
+
+    def permutation(self, seeds, p):
+        """-b 1's fold permutation of pair p, the next draw of `seeds` (the pairs draw in order); None without -b 1."""
+        return seeds.permutation(self.pairs.problems[p][2].size) if self.opts.probability else None
+
+    def pair(self, p, perm, reporter, cache=None):
+        """Pair p (its -b 1 fold permutation `perm`): (coef over its rows, FitResult, (probA, probB) or None, the
+        kernel cache it used)."""
+        ds, params, opts, wC, labels = self.ds, self.params, self.opts, self.wC, self.pairs.labels
+        i, j, rows, y = self.pairs.problems[p]
+        prob = None
+        if opts.probability:
+            # LIBSVM's svm_train: a pair's Platt scaling comes before its own solve
+            prob = svc_probability(ds, self.view, rows, y, wC[i], wC[j], opts, self.sq, params, perm, reporter,
+                                   nu=self.nu)
+        coef, out = solve_pair(self.view, rows, y, wC[i], wC[j], opts, self.sq, params.eps, params.max_iter,
+                               params.threads, cache=cache, nu=self.nu)
+        used = out.pop("cache")
+        hint = (f"C {float(wC[i]):g} and {float(wC[j]):g} with kernel values up to {self.top:g}; lower -c (or -wi) "
+                "or scale the features" if self.nu is None else
+                f"r = {out['r']:g}, C = 1/r (kernel values up to {self.top:g}); change the kernel (-t -g -r) or -n")
+        check_pair_finite(params.spec.name, int(labels[i]), int(labels[j]), coef, out["rho"], hint, rows)
+        _report_pair(reporter, out, wC[i], wC[j], rows.size, self.nu)
+        result = FitResult(w=None, alpha=np.abs(coef), n_iter=out["n_iter"], primal=out["primal"], dual=out["dual"],
+                           gap=out["primal"] - out["dual"], max_violation=out["gap"], nSV=out["nSV"],
+                           converged=out["converged"], solver="smo",
+                           extra={"labels": (int(labels[i]), int(labels[j])), "nBSV": out["nBSV"],
+                                  "obj": out["obj"], "rho": out["rho"]})
+        return coef, result, prob, used
+
+    def model(self, coefs, results, probs, reporter):
+        """The SVMModel of the pairs' solutions (meta: results per pair, params, options, sv_indices)."""
+        opts = self.opts
+        probA = [a for a, _ in probs] if opts.probability else None
+        probB = [b for _, b in probs] if opts.probability else None
+        model, sv_rows = self.pairs.model(self.ds, coefs, [r.extra["rho"] for r in results], opts.kernel_type,
+                                          opts.degree, opts.gamma, opts.coef0, probA=probA, probB=probB,
+                                          svm_type="c_svc" if self.nu is None else "nu_svc")
+        reporter.info(f"Total nSV = {model.total_sv}\n")
+        model.meta = {"results": results, "params": self.params, "options": opts, "sv_indices": sv_rows + 1}
+        return model
+
+
 def fit(ds, params, reporter, n_features=None, context=None):
     """Train LIBSVM's C-SVC on a loaded dataset; returns an SVMModel (meta: results per pair, params).
     n_features: the num_features that sets the default gamma (cross-validation passes the whole set's).
     context: a dict the grid search keeps across the cells of one kernel and fold: each pair's kernel cache is
     kept there and reused (its rows back in their first order), so a cell after the first starts with the columns
     its predecessors computed; the model does not depend on it."""
-    opts = (params.options or SMOOptions()).resolved(ds.n_features if n_features is None else n_features)
-    pairs = Pairs(ds.y)
-    labels = pairs.labels
-    if pairs.nr_class == 1:
-        reporter.info("WARNING: training data in only one class. See README for details.\n")
-    wC = class_costs(params.C, params.weights, labels.tolist(), reporter)
-    view = ds.row_view()
-    sq = row_sq_norms(view)
-    top = check_kernel_diag(ds, sq, opts)
-    coefs, results = [], []
+    run = PairsRun(ds, params, reporter, n_features)
     seeds = Seeds(params.seed)
-    probA, probB = [], []
-    nu = params.nu if params.spec.name == "nu_svc" else None
-    if nu is not None:
-        check_nu_feasible(nu, pairs.count)
-    for p, (i, j, rows, y) in enumerate(pairs.problems):
-        if opts.probability:
-            # LIBSVM's svm_train: a pair's Platt scaling comes before its own solve
-            A, B = svc_probability(ds, view, rows, y, wC[i], wC[j], opts, sq, params, seeds.permutation(rows.size),
-                                   reporter, nu=nu)
-            probA.append(A)
-            probB.append(B)
-        cache = None if context is None else context.get(p)
-        coef, out = solve_pair(view, rows, y, wC[i], wC[j], opts, sq, params.eps, params.max_iter, params.threads,
-                               cache=cache, nu=nu)
-        used = out.pop("cache")
+    coefs, results, probs = [], [], []
+    for p in range(len(run.pairs.problems)):
+        coef, res, prob, used = run.pair(p, run.permutation(seeds, p), reporter,
+                                         None if context is None else context.get(p))
         if context is not None:
             context[p] = used
-        hint = (f"C {float(wC[i]):g} and {float(wC[j]):g} with kernel values up to {top:g}; lower -c (or -wi) or "
-                "scale the features" if nu is None else
-                f"r = {out['r']:g}, C = 1/r (kernel values up to {top:g}); change the kernel (-t -g -r) or -n")
-        check_pair_finite(params.spec.name, int(labels[i]), int(labels[j]), coef, out["rho"], hint, rows)
-        _report_pair(reporter, out, wC[i], wC[j], rows.size, nu)
         coefs.append(coef)
-        results.append(FitResult(w=None, alpha=np.abs(coef), n_iter=out["n_iter"], primal=out["primal"],
-                                 dual=out["dual"], gap=out["primal"] - out["dual"], max_violation=out["gap"],
-                                 nSV=out["nSV"], converged=out["converged"], solver="smo",
-                                 extra={"labels": (int(labels[i]), int(labels[j])), "nBSV": out["nBSV"],
-                                        "obj": out["obj"], "rho": out["rho"]}))
-    model, sv_rows = pairs.model(ds, coefs, [r.extra["rho"] for r in results], opts.kernel_type, opts.degree,
-                                 opts.gamma, opts.coef0, probA=probA or None, probB=probB or None,
-                                 svm_type="c_svc" if nu is None else "nu_svc")
-    reporter.info(f"Total nSV = {model.total_sv}\n")
-    model.meta = {"results": results, "params": params, "options": opts, "sv_indices": sv_rows + 1}
-    return model
-
+        results.append(res)
+        probs.append(prob)
+    return run.model(coefs, results, probs, reporter)
 
 
 def check_nu_feasible(nu, count):
