@@ -202,6 +202,27 @@ def pairs_model_task(path, params, coefs, results, probs, quiet):
     return model, rep._items
 
 
+def cv_describe(path, params, nr_fold, quiet):
+    """(folds, rows, features, non-zeros, the text before the folds' work) of -v on the file."""
+    from .solvers import trainer
+    ds = _dataset(path, params)
+    rep = _text_reporter(quiet)
+    trainer._warn_ignored(params, rep)
+    folds, _ = trainer.cv_plan(ds, nr_fold, params, rep)
+    return len(folds), ds.n_rows, ds.n_features, ds.nnz, rep._items
+
+
+def cv_task(path, params, nr_fold, i, quiet):
+    """Fold i of -v (trainer.cv_fold; the folds drawn again from the seed): (its test rows, their predictions,
+    their labels, its text)."""
+    from .solvers import trainer
+    ds = _dataset(path, params)
+    folds, fold_seeds = trainer.cv_plan(ds, nr_fold, params, as_reporter())
+    rep = _text_reporter(quiet)
+    te, pred = trainer.cv_fold(ds, params, folds, fold_seeds, i, rep)
+    return te, np.asarray(pred, np.float64), ds.y[te], rep._items
+
+
 def grid_describe(path, params, nr_fold, grid, quiet):
     """(rows, features, non-zeros, folds, the folds' text) of a grid search on the file."""
     from .solvers.grid import grid_plan
@@ -221,8 +242,12 @@ def grid_task(path, params, nr_fold, grid, w, f):
 
 # -- on the client ------------------------------------------------------------------------------------------------
 def train_command(path, req, grid, reporter):
-    """llsvm-train --dask: the model, or the GridResult of --grid; Dask's own log lines silenced (quiet_logs)."""
+    """llsvm-train --dask: the model, the GridResult of --grid, or -v's cross_validation result; Dask's own log
+    lines silenced (quiet_logs)."""
     quiet_logs()
+    if grid is None and req.nr_fold is not None:
+        return cross_validation(path, req.nr_fold, address=req.dask, workers=req.workers, params=req.params,
+                                reporter=reporter)
     if grid is not None:
         return grid_search(path, req.nr_fold or 5, grid, address=req.dask, workers=req.workers, params=req.params,
                            reporter=reporter)
@@ -250,6 +275,31 @@ class _Session:
 
     def gather(self, futures):
         return _gather(self.client, futures, self.address)
+
+
+def cross_validation(data, nr_fold, *, client=None, address=LOCAL, workers=None, params=None, reporter=None,
+                     say=None, warn=None, **kw):
+    """trainer.cross_validation on the cluster, one task per fold: a namespace with target (every row's prediction
+    from the fold leaving it out, as in one process), y (the rows' labels), shape and meta."""
+    from .solvers import trainer
+    params = trainer.checked_params(params, kw)
+    trainer.cv_check(params)
+    rep = as_reporter(reporter, say, warn)
+    (path,) = binary_files(data)
+    with _Session(client, address, workers) as s:
+        n_folds, n_rows, n_features, nnz, items = s.gather(
+            [s.client.submit(cv_describe, path, params, nr_fold, rep.quiet, pure=False)])[0]
+        _replay(items, rep)
+        done = s.gather([s.client.submit(cv_task, path, params, nr_fold, i, rep.quiet, pure=False)
+                         for i in range(n_folds)])
+        n_workers = _workers(s.client)
+    target, y = np.empty(n_rows, np.float64), np.empty(n_rows, np.float64)
+    for te, pred, y_te, items in done:
+        _replay(items, rep)
+        target[te] = pred
+        y[te] = y_te
+    return SimpleNamespace(target=target, y=y, shape=SimpleNamespace(n_rows=n_rows, n_features=n_features, nnz=nnz),
+                           meta={"dask": {"workers": n_workers, "tasks": n_folds, "split": "one task per fold"}})
 
 
 def grid_search(data, nr_fold, grid, *, client=None, address=LOCAL, workers=None, params=None, reporter=None,

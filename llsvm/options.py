@@ -442,8 +442,8 @@ OPTIONS = (
     Option("--dask", "dask", "command",
            "Train on a Dask cluster: 'local' (a LocalCluster of --workers processes on this machine) or the "
            "scheduler's address (tcp://HOST:PORT). The input must be an llsvm binary file every worker can read "
-           "(llsvm-convert); one task per class beyond two, per class pair of -s smo and nu_svc, per kernel width and "
-           "fold of --grid, other runs whole on one worker (docs/distributed.md).",
+           "(llsvm-convert); one task per class beyond two, per class pair of -s smo and nu_svc, per fold of -v, per "
+           "kernel width and fold of --grid, other runs whole on one worker (docs/distributed.md).",
            metavar="ADDRESS"),
     Option("--workers", "workers", "command",
            "Worker processes of one thread each for --dask local (default: the number of CPUs).", kind=Count(1),

@@ -126,6 +126,20 @@ def test_one_task_per_class_pair_is_the_single_process_model(client, request, tm
     assert b"-0 " in model1 or data == "two"       # negative zeros (alpha 0 of class -1) came back as such
 
 
+@pytest.mark.parametrize("args", [["-s", "3"], ["-s", "0", "-B", "1"], ["-s", "11", "-p", "0.1"], ["-s", "smo"],
+                                  ["-s", "smo", "-b", "1"], ["-s", "h1tree"], ["-s", "olsvm"], ["-s", "llsvm"]],
+                         ids=lambda a: " ".join(a))
+def test_cli_cross_validation_on_the_cluster(two, five, args, tmp_path):
+    """-v on the cluster, one task per fold: stdout byte for byte (every fold's lines, then the summary)."""
+    data = five if args[1] in ("3", "smo", "olsvm") else two
+    j = tmp_path / "v.json"
+    p = _cli("--dask", "local", "--workers", "2", *args, "-v", "4", "--json", j, data)
+    q = _cli(*args, "-v", "4", data)
+    assert p.returncode == 0 and q.returncode == 0, p.stderr
+    assert p.stdout == q.stdout and "Cross Validation" in p.stdout
+    assert json.loads(j.read_text())["dask"]["tasks"] == 4
+
+
 def test_input_must_be_one_binary_file(five, tmp_path):
     text = tmp_path / "t.txt"
     text.write_text("1 1:1\n-1 2:1\n")
@@ -164,8 +178,8 @@ def test_cli_refusals(five, tmp_path):
     assert p.returncode == 1 and "llsvm-convert" in p.stderr and not (tmp_path / "m").exists()
     p = _cli("--workers", "2", five, tmp_path / "m")
     assert p.returncode == 2 and "--workers" in p.stderr
-    p = _cli("--dask", "local", "-v", "3", five)
-    assert p.returncode == 1 and "-v and -C run in one process" in p.stderr
+    p = _cli("--dask", "local", "-C", "-s", "2", five)
+    assert p.returncode == 1 and "-C runs in one process" in p.stderr
     env = dict(ENV, DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT="2s")
     with_port = subprocess.run([sys.executable, "-m", "llsvm.cli.train", "--dask", "tcp://127.0.0.1:9", five,
                                 str(tmp_path / "m")], capture_output=True, text=True, env=env, timeout=120)

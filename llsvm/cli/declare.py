@@ -168,11 +168,11 @@ def read_request(values, reporter_warning):
 
 
 def _check_dask(values, nr_fold, find_C):
-    """--workers goes with --dask local; -v and -C do not run on a cluster: refused, not ignored."""
+    """--workers goes with --dask local; -C does not run on a cluster: refused, not ignored."""
     if values["workers"] is not None and values["dask"] != "local":
         raise click.BadParameter("applies to --dask local", param_hint="'--workers'")
-    if values["dask"] is not None and values["grid"] is None and (nr_fold is not None or find_C):
-        raise ParamError("--dask trains a model or runs --grid; -v and -C run in one process (leave out --dask)")
+    if values["dask"] is not None and find_C:
+        raise ParamError("--dask trains a model or runs -v or --grid; -C runs in one process (leave out --dask)")
 
 
 def _check_early(given):

@@ -117,7 +117,7 @@ def _run(req, grid, training_set_file, model_file, reporter):
     if req.dask is not None:        # on a cluster: the data stay on the storage the workers read
         from .. import dask
         found = dask.train_command(training_set_file, req, grid, reporter)
-        if grid is None:
+        if grid is None and req.nr_fold is None:
             _finish(found, model_file, req.json_file, found.meta["shape"], 0.0, time.perf_counter() - t0, params)
             return
     elif spec.streams and req.nr_fold is None:
@@ -132,12 +132,13 @@ def _run(req, grid, training_set_file, model_file, reporter):
         with reporter.bar(desc="reading") as bar, opening:
             ds = read_dataset(training_set_file, zero_based=req.zero_based, progress=bar,
                               max_line=line_limit(req.budget), class_labels=spec.class_labels)
+    else:                           # the cluster's grid or -v: the rows, features and non-zeros it read
+        ds = found.shape
     load_s = time.perf_counter() - t0 if found is None else 0.0
     t1 = time.perf_counter() if found is None else t0
     if grid is not None:
         from ..solvers.grid import grid_search, grid_table
         result = found or grid_search(ds, req.nr_fold or 5, grid, reporter=reporter, params=params)
-        ds = getattr(result, "shape", None) or ds
         _stdout(grid_table(result))
         summary = {"nr_fold": result.nr_fold, "cells": result.cells, "best": result.best, **getattr(result, "meta", {})}
     elif req.find_C:
@@ -147,10 +148,10 @@ def _run(req, grid, training_set_file, model_file, reporter):
         text, summary = trainer.search_summary(found, params)
         _stdout(text)
     elif req.nr_fold is not None:
-        target = trainer.cross_validation(ds, req.nr_fold, reporter=reporter, params=params)
-        text, summary = trainer.cv_summary(target, ds.y, params)
+        target = found.target if found else trainer.cross_validation(ds, req.nr_fold, reporter=reporter, params=params)
+        text, summary = trainer.cv_summary(target, found.y if found else ds.y, params)
         _stdout(text)
-        summary = {"nr_fold": req.nr_fold, **summary}
+        summary = {"nr_fold": req.nr_fold, **summary, **getattr(found, "meta", {})}
     else:
         model = trainer.train(ds, reporter=reporter, params=params)
         _finish(model, model_file, req.json_file, ds, load_s, time.perf_counter() - t1, params)

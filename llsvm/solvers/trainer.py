@@ -257,49 +257,60 @@ def _predict_rows(view, model, rows, bias):
     return model.labels_from_decisions(dec[:, 0] if model.nr_w == 1 else dec)
 
 
-def cross_validation(data, nr_fold, y=None, *, params=None, reporter=None, say=None, warn=None, **kw):
-    """LIBLINEAR's n-fold cross-validation: the predicted label of every row (from the fold leaving it out)."""
-    params = checked_params(params, kw)
+def cv_plan(ds, nr_fold, params, reporter):
+    """(folds, fold seeds) of -v: LIBSVM's stratified folds for its classifiers, LIBLINEAR's plain folds otherwise,
+    drawn from --seed (the folds' warnings go to `reporter`)."""
     spec = params.spec
-    if not spec.accepts_option("-v"):
-        raise ParameterError(f"cross validation (-v) is available for {accepting('-v')}, not -s {spec.name}")
-    reporter = as_reporter(reporter, say, warn)
-    ds = as_dataset(data, y, params)
-    _warn_ignored(params, reporter)
     seeds = Seeds(params.seed)
     if spec.access == "loaded" and spec.class_labels:
         # LIBSVM's svm_cross_validation: stratified folds for classification, a plain permutation otherwise
         folds = stratified_folds(ds.y, nr_fold, seeds, reporter)
     else:
         folds = plain_folds(ds.n_rows, nr_fold, seeds, reporter)
+    return folds, [seeds.next() for _ in folds]
+
+
+def cv_fold(ds, params, folds, fold_seeds, i, s):
+    """Fold i of -v: (its test rows, their predicted labels or values) from a model of the other rows."""
+    spec = params.spec
+    tr, te = folds[i]
+    if spec.access == "loaded":
+        model = registry.driver(spec)(ds.take_rows(tr), params.but(seed=fold_seeds[i]), s, n_features=ds.n_features)
+        if model.supports_probability and not model.is_regression:
+            # LIBSVM's svm_cross_validation with -b 1: the labels of svm_predict_probability (an SVR's
+            # probability model is a noise model: its predictions are the values)
+            return te, model.predict_probability(ds.take_rows(te))[0]
+        return te, model.predict(ds.take_rows(te))
+    if spec.streams:
+        model = make_driver(params.but(threads=1, seed=fold_seeds[i]), s).fit(ds.take_rows(tr))
+        return te, model.predict(ds.take_rows(te))
+    labels, cls = _labels_of(ds.y[tr], params)
+    full_cls = None
+    if cls is not None:
+        full_cls = np.empty(ds.n_rows, np.int64)
+        full_cls[tr] = cls
+    W, results = _fit(ds, full_cls, labels, tr, params, Seeds(fold_seeds[i]), s, threads=1)
+    return te, _predict_rows(ds, _model(params, labels, ds.n_features, W, results), te, params.bias)
+
+
+def cv_check(params):
+    if not params.spec.accepts_option("-v"):
+        raise ParameterError(f"cross validation (-v) is available for {accepting('-v')}, not -s {params.spec.name}")
+
+
+def cross_validation(data, nr_fold, y=None, *, params=None, reporter=None, say=None, warn=None, **kw):
+    """LIBLINEAR's n-fold cross-validation: the predicted label of every row (from the fold leaving it out)."""
+    params = checked_params(params, kw)
+    cv_check(params)
+    reporter = as_reporter(reporter, say, warn)
+    ds = as_dataset(data, y, params)
+    _warn_ignored(params, reporter)
+    folds, fold_seeds = cv_plan(ds, nr_fold, params, reporter)
     target = np.empty(ds.n_rows, np.float64)
-    fold_seeds = [seeds.next() for _ in folds]
-
-    def make(i):
-        def task(s):
-            tr, te = folds[i]
-            if spec.access == "loaded":
-                model = registry.driver(spec)(ds.take_rows(tr), params.but(seed=fold_seeds[i]), s, n_features=ds.n_features)
-                if model.supports_probability and not model.is_regression:
-                    # LIBSVM's svm_cross_validation with -b 1: the labels of svm_predict_probability (an SVR's
-                    # probability model is a noise model: its predictions are the values)
-                    return te, model.predict_probability(ds.take_rows(te))[0]
-                return te, model.predict(ds.take_rows(te))
-            if spec.streams:
-                model = make_driver(params.but(threads=1, seed=fold_seeds[i]), s).fit(ds.take_rows(tr))
-                return te, model.predict(ds.take_rows(te))
-            labels, cls = _labels_of(ds.y[tr], params)
-            full_cls = None
-            if cls is not None:
-                full_cls = np.empty(ds.n_rows, np.int64)
-                full_cls[tr] = cls
-            W, results = _fit(ds, full_cls, labels, tr, params, Seeds(fold_seeds[i]), s, threads=1)
-            return te, _predict_rows(ds, _model(params, labels, ds.n_features, W, results), te, params.bias)
-        return task
-
     # a loaded driver's threads compute its kernel columns: its folds run one after the other
-    fold_threads = 1 if spec.access == "loaded" else params.threads
-    for te, pred in _run([make(i) for i in range(len(folds))], fold_threads, reporter):
+    fold_threads = 1 if params.spec.access == "loaded" else params.threads
+    tasks = [(lambda i: lambda s: cv_fold(ds, params, folds, fold_seeds, i, s))(i) for i in range(len(folds))]
+    for te, pred in _run(tasks, fold_threads, reporter):
         target[te] = pred
     return target
 
