@@ -13,6 +13,10 @@
 #    the Python driver (llsvm/solvers/dcd.py) calls it in chunks of 10 iterations and owns output, warnings and the
 #    -s 2 fallback. (On small sets, one Python call per iteration cost more than the iteration itself.)
 #    The next row in the permutation is prefetched while the current one is processed.
+#    `cocoa_local`: one worker's round of CoCoA+ (Ma et al., ICML 2015), the same coordinate step on the worker's
+#    local subproblem (sigma' ||x_i||^2 in the curvature, a private u = w + sigma' A_k d), H epochs without
+#    shrinking, with the round's stopping figures and certificate sums at the broadcast w; the client loop is
+#    llsvm/solvers/cocoa.py.
 # 2. X v and X^T (restricted) v; the Newton method of LIBLINEAR's -s 0, -s 2 and -s 11 (Galli & Lin 2021,
 #    newton.cpp; Lin, Weng, Keerthi 2008): `NewtonFun` holds one problem and computes each piece of the Newton loop
 #    in one call (f with X w and w.w, the gradient, the diagonal preconditioner, the whole preconditioned conjugate
@@ -53,6 +57,20 @@ cdef int _check_w(Rows X, int64_t size, str name) except -1:
     if size < need:
         raise ValueError(f"{name} has {size} entries; the view's features and bias need {need}")
     return 0
+
+
+cdef inline void _box(double Cp, double Cn, bint l1_loss, double* diag, double* upper, double* cost) noexcept nogil:
+    """D_ii, U_i and C_i of the dual (section 1) by y_i + 1: index 0 for y_i = -1, 2 for y_i = +1."""
+    cost[0] = Cn
+    cost[2] = Cp
+    if l1_loss:
+        diag[0] = diag[2] = 0.0
+        upper[0] = Cn
+        upper[2] = Cp
+    else:
+        diag[0] = 0.5 / Cn
+        diag[2] = 0.5 / Cp
+        upper[0] = upper[2] = INFINITY
 
 
 cdef void _sq_norms(const RowView* v, const int64_t* r, double* out, int64_t l, value_t* kind) noexcept nogil:
@@ -109,22 +127,14 @@ cdef int64_t _dcd_pass(const RowView* v, const int64_t* r, const signed char* y,
     """The body of one outer iteration (see dcd_epoch); returns the new active_size."""
     cdef double diag[3]
     cdef double upper[3]
+    cdef double cost[3]
     cdef double G, PG, C, d, alpha_old
     cdef double PGmax_new = -INFINITY, PGmin_new = INFINITY
     cdef int64_t s, i, k, n_updates = 0
     cdef int32_t tmp
     cdef int yi
     cdef bint shrink
-    if l1_loss:
-        diag[0] = 0.0
-        diag[2] = 0.0
-        upper[0] = Cn
-        upper[2] = Cp
-    else:
-        diag[0] = 0.5 / Cn
-        diag[2] = 0.5 / Cp
-        upper[0] = INFINITY
-        upper[2] = INFINITY
+    _box(Cp, Cn, l1_loss, diag, upper, cost)
     # random permutation of the active set
     if shuffle:
         rng_shuffle(g, index, active_size)
@@ -354,16 +364,7 @@ def dcd_violation(Rows X not None, const int64_t[::1] rows, const signed char[::
     cdef int64_t l = y.shape[0], nSV = 0
     if alpha.shape[0] != l:
         raise ValueError("alpha and y differ in length")
-    cost[0] = Cn
-    cost[2] = Cp
-    if l1_loss:
-        diag[0] = diag[2] = 0.0
-        upper[0] = Cn
-        upper[2] = Cp
-    else:
-        diag[0] = 0.5 / Cn
-        diag[2] = 0.5 / Cp
-        upper[0] = upper[2] = INFINITY
+    _box(Cp, Cn, l1_loss, diag, upper, cost)
     out[0] = out[1] = out[2] = out[3] = 0.0
     if l == 0:
         return out[0], out[1], out[2], out[3], nSV
@@ -373,6 +374,138 @@ def dcd_violation(Rows X not None, const int64_t[::1] rows, const signed char[::
         else:
             _violation(&X.v, r, &y[0], &alpha[0], &w[0], l, diag, upper, cost, l1_loss, out, &nSV, <double*>NULL)
     return out[0], out[1], out[2], out[3], nSV
+
+
+# -- CoCoA+: one worker's local solver for one round ------------------------------------------------------------
+# Problem (Ma, Smith, Jaggi, Jordan, Richtarik, Takac, ICML 2015, "Adding vs. Averaging in Distributed Primal-Dual
+# Optimization", the local subproblem with gamma = 1; Smith et al., JMLR 2018): the rows are split into K parts;
+# worker k holds alpha_[k] and receives the broadcast w = sum_j alpha_j y_j x_j; it minimizes over a change d of its
+# own variables, with 0 <= alpha_i + d_i <= U_i,
+#     sum_{i in P_k} ( 1/2 D_ii (alpha_i + d_i)^2 - d_i ) + w.(A_k d) + (sigma'/2) ||A_k d||^2,
+#     A_k d = sum_{i in P_k} d_i y_i x_i,
+# (D_ii, U_i as in section 1: -s 3 D_ii = 0, U_i = C_i; -s 1 D_ii = 1/(2 C_i), U_i = inf).
+# Update: LIBLINEAR's dual CD on that subproblem, without shrinking. u = w + sigma' A_k d is kept (a private copy of
+# w); with beta_i = alpha_i + d_i: G = y_i u.x_i - 1 + D_ii beta_i, PG as dual_step.pxd's projected_gradient, and
+# when |PG| > 1e-12, beta_i <- min(max(beta_i - G / (sigma' ||x_i||^2 + D_ii), 0), U_i), u += sigma' (beta_i new -
+# beta_i old) y_i x_i. (With sigma' = 1 this is section 1's coordinate step bit for bit: one epoch of a single
+# worker is one epoch of dcd_epoch without shrinking.)
+# Stopping rule: none here: exactly `epochs` (H) passes, each over a fresh random permutation of the worker's rows
+# (rng_shuffle of index, which starts as 0..l-1 each round, as DCDState shuffles it); the client (llsvm/solvers/
+# cocoa.py) stops on LIBLINEAR's projected-gradient rule over all workers, from the sums returned here.
+# Before the epochs, one pass at the broadcast (w, alpha) gives that rule's PG max / min over the worker's rows and
+# the certificate's partial sums: sum alpha_i, sum D_ii alpha_i^2, sum C_i loss(1 - y_i w.x_i) (hinge or squared
+# hinge), and ||x_i||^2 (no separate sq_norms pass). After them, one pass gives dw = A_k d = sum (beta_i - alpha_i)
+# y_i x_i over the rows that moved (d_i exactly as the difference the client's alpha takes).
+cdef void _cocoa_local(const RowView* v, const int64_t* r, const signed char* y, const double* alpha,
+                       const double* w, double* beta, double* dw, double* u, double* QD, int32_t* index,
+                       int64_t l, int64_t n_w, double sigma, double Cp, double Cn, bint l1_loss, int64_t epochs,
+                       Rng* g, bint shuffle, double* out, value_t* kind) noexcept nogil:
+    """beta (the new alpha_[k]), dw and out = (PG max, PG min, sum alpha, sum D alpha^2, loss); see above."""
+    cdef double diag[3]
+    cdef double upper[3]
+    cdef double cost[3]
+    cdef double G, PG, margin, xi, beta_old, d
+    cdef double PGmax = -INFINITY, PGmin = INFINITY, sum_alpha = 0.0, sum_diag = 0.0, loss = 0.0
+    cdef int64_t i, j, s, e, row
+    cdef int k, yi
+    _box(Cp, Cn, l1_loss, diag, upper, cost)
+    # the pass at the broadcast (w, alpha): the stopping rule's PG extremes and the certificate's sums
+    for i in range(l):
+        row = _row(r, i)
+        k = y[i] + 1
+        margin = y[i] * row_dot(v, row, w, kind)
+        xi = 1.0 - margin
+        if xi > 0.0:
+            loss += cost[k] * (xi if l1_loss else xi * xi)
+        PG = projected_gradient(dual_gradient(margin, alpha[i], diag[k]), alpha[i], upper[k])
+        if PG > PGmax:
+            PGmax = PG
+        if PG < PGmin:
+            PGmin = PG
+        sum_alpha += alpha[i]
+        sum_diag += diag[k] * alpha[i] * alpha[i]
+        QD[i] = sigma * row_sq_norm(v, row, kind)
+        beta[i] = alpha[i]
+        index[i] = <int32_t>i
+    out[0] = PGmax
+    out[1] = PGmin
+    out[2] = sum_alpha
+    out[3] = sum_diag
+    out[4] = loss
+    # H epochs of dual CD on the local subproblem, u = w + sigma' A_k d
+    for j in range(n_w):
+        u[j] = w[j]
+    for e in range(epochs):
+        if stop_requested():     # once a pass (cext/_stop.pyx)
+            break
+        if shuffle:
+            rng_shuffle(g, index, l)
+        for s in range(l):
+            i = index[s]
+            if s + 1 < l:
+                _prefetch_row(v, _row(r, index[s + 1]), kind)
+            row = _row(r, i)
+            yi = y[i]
+            k = yi + 1
+            G = dual_gradient(yi * row_dot(v, row, u, kind), beta[i], diag[k])
+            PG = projected_gradient(G, beta[i], upper[k])
+            if fabs(PG) > 1.0e-12:
+                beta_old = beta[i]
+                beta[i] = dual_step(G, beta_old, QD[i], diag[k], upper[k])
+                row_axpy(v, row, sigma * (beta[i] - beta_old) * yi, u, kind)
+    # dw = A_k d, d = beta - alpha, rows in order
+    for j in range(n_w):
+        dw[j] = 0.0
+    for i in range(l):
+        d = beta[i] - alpha[i]
+        if d != 0.0:
+            row_axpy(v, _row(r, i), d * y[i], dw, kind)
+
+
+def cocoa_local(Rows X not None, const int64_t[::1] rows, const signed char[::1] y, const double[::1] alpha,
+                const double[::1] w, double sigma, double Cp, double Cn, bint l1_loss, int64_t epochs,
+                uint64_t[::1] rng, double[::1] alpha_new, double[::1] dw, bint shuffle=True):
+    """One CoCoA+ round of one worker (see the comment above): `epochs` passes of dual CD on the local subproblem
+    from the broadcast w over the worker's rows (X, rows) with labels y and dual variables alpha.
+
+    alpha and w are read only. Written: alpha_new (the worker's new alpha, alpha + d), dw (A_k d = sum_i d_i y_i x_i,
+    w's size) and rng (advanced in place: one shuffle per epoch; shuffle=False visits the rows in order). Returns
+    (PG max, PG min, sum alpha, sum D_ii alpha_i^2, sum C_i loss_i) over the worker's rows at (w, alpha), the round's
+    START: PG of the dual minimization problem, loss_i = max(0, 1 - y_i w.x_i) (-s 3) or its square (-s 1).
+    epochs = 0: only those figures (alpha_new = alpha, dw = 0).
+    """
+    _check_w(X, w.shape[0], "w")
+    cdef int64_t l = y.shape[0], n_w = w.shape[0]
+    if alpha.shape[0] != l or alpha_new.shape[0] != l or dw.shape[0] != n_w or rng.shape[0] != 4 or \
+            (rows.shape[0] and rows.shape[0] != l) or epochs < 0:
+        raise ValueError("cocoa_local: array sizes disagree")
+    if l >= 2147483647:
+        raise ValueError("cocoa_local: a worker holds at most 2^31 - 2 rows")
+    if not sigma > 0.0:
+        raise ValueError("cocoa_local: sigma' must be positive")
+    cdef double out[5]
+    out[0] = -INFINITY
+    out[1] = INFINITY
+    out[2] = out[3] = out[4] = 0.0
+    if l == 0:
+        dw[:] = 0.0
+        return out[0], out[1], out[2], out[3], out[4]
+    u = np.empty(max(n_w, 1), np.float64)
+    QD = np.empty(l, np.float64)
+    index = np.empty(l, np.int32)
+    cdef double[::1] uu = u
+    cdef double[::1] qd = QD
+    cdef int32_t[::1] idx = index
+    cdef const int64_t* r = _rows_ptr(rows)
+    with nogil:
+        if X.f32:
+            _cocoa_local(&X.v, r, &y[0], &alpha[0], _ptr(w), &alpha_new[0], _ptr(dw), &uu[0], &qd[0], &idx[0], l,
+                         n_w, sigma, Cp, Cn, l1_loss, epochs, <Rng*>&rng[0], shuffle, out, <float*>NULL)
+        else:
+            _cocoa_local(&X.v, r, &y[0], &alpha[0], _ptr(w), &alpha_new[0], _ptr(dw), &uu[0], &qd[0], &idx[0], l,
+                         n_w, sigma, Cp, Cn, l1_loss, epochs, <Rng*>&rng[0], shuffle, out, <double*>NULL)
+    check_stop()
+    return out[0], out[1], out[2], out[3], out[4]
 
 
 cdef void _xv(const RowView* v, const int64_t* r, const double* v_in, double* out, int64_t l,

@@ -201,6 +201,13 @@ class CSRDataset(Dataset):
         """(indptr, indices, values): the arrays row_view() wraps, with `segs` (cext/rowview.pxd)."""
         return self.indptr, self.indices, self.values
 
+    def __getstate__(self):
+        """Pickled without its row view (a kernel object over these arrays, made again on first use), so that a
+        dataset and the Subproblems over it can be sent to another process (llsvm/solvers/cocoa.py's mapper)."""
+        state = dict(self.__dict__)
+        state.pop("_rows", None)
+        return state
+
     def row_view(self, bias=-1.0, n_features=None):
         """The rows as the kernels take them: a ``Rows`` (cext/_view.pyx) over kernel_arrays() and segs, made
         once, seen with the bias coordinate `bias` (< 0: none) and, if given, a wider row (n_features >= the

@@ -6,6 +6,7 @@
     registry.py   a spec's driver and --json metrics, imported on first use (the specs: llsvm/params.py)
     common.py     what every driver shares (classes, costs, seeds, the fit result, closing lines)
     dcd.py        -s 1, -s 3   dual coordinate descent (LIBLINEAR's solve_l2r_l1l2_svc)
+    cocoa.py      CoCoA+ rounds of one -s 1 / -s 3 problem over K row parts (library only; a mapper hook)
     newton.py     -s 0, 2, 11  Newton with preconditioned CG (LIBLINEAR's NEWTON)
     l2dual.py     -s 4, 7, 12, 13, 21   LIBLINEAR's other dual solvers
     l1r.py        -s 5, 6      L1-regularized CD over the columns
