@@ -26,6 +26,8 @@ from .errors import LLSVMError, ParameterError
 from .report import Reporter, as_reporter
 
 LOCAL = "local"
+COCOA_MAX_ROUNDS = 1000          # CoCoA+'s rounds at most when --max-iter is not given
+MAX_RESTARTS = 3                 # CoCoA+ runs started again after losing a worker's state, at most
 
 
 class ClusterError(LLSVMError):
@@ -84,10 +86,34 @@ def binary_files(data):
         if sniff_path(path) != "binary":
             raise ParameterError(f"{path}: --dask reads llsvm binary files, which every worker maps in place; "
                                  f"convert it first: llsvm-convert {path} {path}.bin")
-    if len(paths) > 1:
-        raise ParameterError(f"--dask: {len(paths)} files given; one-vs-rest and whole-run tasks read one file "
-                             "(every worker needs all rows): join them with llsvm-convert")
     return [os.path.abspath(p) for p in paths]
+
+
+def one_file(paths):
+    """The one file of a run whose every task needs all rows."""
+    if len(paths) > 1:
+        raise ParameterError(f"--dask: {len(paths)} files given; only a two-class -s 1 or -s 3 problem (CoCoA+) "
+                             "reads several, the other runs need every row in each task: join them with "
+                             "llsvm-convert")
+    return paths[0]
+
+
+def _two_class_dual(params, paths):
+    """Whether the run is one two-class -s 1 / -s 3 problem, by the files' label tables (headers and footers)."""
+    from .binfmt import BinaryDataset
+    from .solvers.common import group_classes
+    if params.spec.driver_ref != "dcd:train_one":
+        return False
+    seen = []
+    for path in paths:
+        f = BinaryDataset(path)
+        try:
+            if f.labels is None:
+                return False
+            seen += list(f.labels)
+        finally:
+            f.close()
+    return group_classes(np.array(seen, np.float64))[0].size <= 2
 
 
 # -- on the workers -----------------------------------------------------------------------------------------------
@@ -202,6 +228,70 @@ def pairs_model_task(path, params, coefs, results, probs, quiet):
     return model, rep._items
 
 
+_PARTS = {}
+
+
+def _part(runs, n_features, labels, params, Cp, Cn):
+    """A CoCoA+ part on this worker: the blocks of `runs` ((path, first block, end block), ...) read and verified
+    into memory once per process (the worker's own rows only), as a Subproblem: +1 for labels[0]'s rows."""
+    from .binfmt import BinaryDataset
+    from .dataset import CSRDataset
+    from .solvers.common import Subproblem
+    key = tuple((path, b0, b1, os.stat(path).st_mtime_ns) for path, b0, b1 in runs)
+    ds = _PARTS.get(key)
+    if ds is None:
+        pieces = []
+        for path, b0, b1 in runs:
+            f = BinaryDataset(path)
+            try:
+                pieces.append(f.load_blocks(b0, b1))
+            finally:
+                f.close()
+        if len(pieces) == 1:
+            one = pieces[0]
+            ds = CSRDataset(one.y, one.indptr, one.indices, one.values, n_features, source=one.source, check=False)
+        else:
+            offsets = np.cumsum([0] + [p.nnz for p in pieces[:-1]])
+            indptr = np.concatenate([[0]] + [p.indptr[1:] + o for p, o in zip(pieces, offsets)]).astype(np.int64)
+            ds = CSRDataset(np.concatenate([p.y for p in pieces]), indptr,
+                            np.concatenate([p.indices for p in pieces]), np.concatenate([p.values for p in pieces]),
+                            n_features, check=False)
+        _PARTS[key] = ds
+    y_sign = np.where(ds.y.astype(np.int64) == int(labels[0]), 1, -1).astype(np.int8)
+    return Subproblem(ds, y_sign, Cp, Cn, bias=params.bias)
+
+
+class StateLost(LLSVMError):
+    """A CoCoA+ part's dual variables are not on the worker running its round (its worker died and another took the
+    task over): the client starts the run again, which gives the same rounds."""
+
+
+_ALPHA = {}
+
+
+def cocoa_task(run, k, r, part, w, sigma, epochs, seed, l1_loss):
+    """Round r of part k of CoCoA+ run `run` (cocoa.local_round) on this worker: from the dual variables its round
+    r - 1 left here (zeros at r = 0), which stay here; returns the rest of the round's result."""
+    from .solvers.cocoa import local_round
+    sub = _part(*part)
+    if r == 0:
+        alpha = np.zeros(sub.l, np.float64)
+    else:
+        kept = _ALPHA.get((run, k), {}).get(r - 1)
+        if kept is None:
+            raise StateLost(f"part {k}'s dual variables of round {r - 1} are not on this worker")
+        alpha = kept
+    out = local_round(sub, alpha, w, sigma, epochs, seed, l1_loss)
+    _ALPHA[(run, k)] = {r - 1: alpha, r: out.pop("alpha_k_new")}      # this round's and the one before
+    return out
+
+
+def forget(run):
+    """Drop a finished run's dual variables from this worker."""
+    for key in [key for key in _ALPHA if key[0] == run]:
+        del _ALPHA[key]
+
+
 def cv_describe(path, params, nr_fold, quiet):
     """(folds, rows, features, non-zeros, the text before the folds' work) of -v on the file."""
     from .solvers import trainer
@@ -252,7 +342,7 @@ def train_command(path, req, grid, reporter):
         return grid_search(path, req.nr_fold or 5, grid, address=req.dask, workers=req.workers, params=req.params,
                            reporter=reporter)
     return train(path, address=req.dask, workers=req.workers, params=req.params, reporter=reporter,
-                 want_metrics=bool(req.json_file))
+                 want_metrics=bool(req.json_file), local_epochs=req.local_epochs or 1)
 
 
 class _Session:
@@ -285,7 +375,7 @@ def cross_validation(data, nr_fold, *, client=None, address=LOCAL, workers=None,
     params = trainer.checked_params(params, kw)
     trainer.cv_check(params)
     rep = as_reporter(reporter, say, warn)
-    (path,) = binary_files(data)
+    path = one_file(binary_files(data))
     with _Session(client, address, workers) as s:
         n_folds, n_rows, n_features, nnz, items = s.gather(
             [s.client.submit(cv_describe, path, params, nr_fold, rep.quiet, pure=False)])[0]
@@ -310,7 +400,7 @@ def grid_search(data, nr_fold, grid, *, client=None, address=LOCAL, workers=None
     from .solvers.grid import GridPlan, grid_cells, grid_request
     params, grid = grid_request(grid, params, kw)
     rep = as_reporter(reporter, say, warn)
-    (path,) = binary_files(data)
+    path = one_file(binary_files(data))
     with _Session(client, address, workers) as s:
         n_rows, n_features, nnz, n_folds, items = s.gather(
             [s.client.submit(grid_describe, path, params, nr_fold, grid, rep.quiet, pure=False)])[0]
@@ -325,6 +415,122 @@ def grid_search(data, nr_fold, grid, *, client=None, address=LOCAL, workers=None
     result.shape = SimpleNamespace(n_rows=n_rows, n_features=n_features, nnz=nnz)
     result.meta = {"dask": {"workers": n_workers, "tasks": len(flat), "split": "one task per kernel width and fold"}}
     return result
+
+
+class DaskParts:
+    """CoCoA+'s workers on the cluster (cocoa.LocalParts' interface): part k is a run of blocks of the input, read
+    by the worker it is placed on (its home) and kept there with its dual variables. A round sends w with each
+    task and gathers dw, the stopping figures and the certificate's sums: 8 (n_features + 1) bytes each way per
+    part. When a part's dual variables are lost (its worker died), `round` raises StateLost."""
+
+    def __init__(self, session, parts, addresses, run):
+        self.s, self.parts, self.run = session, parts, run
+        self.home = [addresses[k % len(addresses)] for k in range(len(parts))]
+        self.r = 0
+        self.w_size = None
+
+    def __len__(self):
+        return len(self.parts)
+
+    def round(self, w, sigma, epochs, seeds, l1_loss):
+        c = self.s.client
+        futures = [c.submit(cocoa_task, self.run, k, self.r, part, w, sigma, epochs, seed, l1_loss,
+                            workers=[home], allow_other_workers=True, pure=False)
+                   for k, (part, seed, home) in enumerate(zip(self.parts, seeds, self.home))]
+        return self.s.gather(futures)
+
+    def commit(self):
+        self.r += 1
+
+    def alpha(self):
+        return None                          # it stays on the workers
+
+
+def block_parts(infos, n_parts):
+    """The input's blocks (infos: per file (path, rows of each block)) cut into n_parts runs of consecutive blocks
+    with about the same number of rows: per part a list of (path, first block, end block)."""
+    blocks = [(path, b, int(r)) for path, rows in infos for b, r in enumerate(rows)]
+    if len(blocks) < n_parts:
+        raise ParameterError(f"--dask: the input has {len(blocks)} blocks for {n_parts} workers: write it with "
+                             "smaller blocks (llsvm-convert --block-rows N)")
+    total = sum(r for _, _, r in blocks)
+    parts, cur, acc, k = [], [], 0, 0
+    for i, (path, b, r) in enumerate(blocks):
+        cur.append((path, b))
+        acc += r
+        left = len(blocks) - i - 1
+        if k < n_parts - 1 and (acc >= total * (k + 1) / n_parts or left == n_parts - 1 - k):
+            parts.append(cur)
+            cur, k = [], k + 1
+    parts.append(cur)
+    runs = []
+    for part in parts:
+        merged = []
+        for path, b in part:
+            if merged and merged[-1][0] == path and merged[-1][2] == b:
+                merged[-1] = (path, merged[-1][1], b + 1)
+            else:
+                merged.append((path, b, b + 1))
+        runs.append(merged)
+    return runs
+
+
+def _cocoa(s, paths, params, rep, epochs, n_parts, t0):
+    """A two-class -s 1 / -s 3 problem by CoCoA+ over the workers' blocks (llsvm.solvers.cocoa)."""
+    from .binfmt import BinaryDataset
+    from .solvers import trainer
+    from .solvers.cocoa import solve_cocoa
+    from .solvers.common import group_classes, report_finished, warn_max_iter
+    infos, labels_seen, n_rows, n_features, nnz = [], [], 0, 0, 0
+    for path in paths:
+        f = BinaryDataset(path)                  # the header and footer only
+        try:
+            infos.append((path, [int(r) for r in f.block_rows]))
+            labels_seen += [] if f.labels is None else list(f.labels)
+            n_rows, n_features, nnz = n_rows + f.n_rows, max(n_features, f.n_features), nnz + f.nnz
+        finally:
+            f.close()
+    if n_rows == 0:
+        raise ParameterError("no training data")
+    labels, _ = group_classes(np.array(labels_seen, np.float64))
+    trainer._warn_ignored(params, rep)
+    from .solvers.common import class_costs
+    wC = class_costs(params.C, params.weights, labels, rep)
+    Cp, Cn = float(wC[0]), float(wC[1]) if labels.size == 2 else float(params.C)
+    addresses = sorted(s.client.scheduler_info(n_workers=-1)["workers"])
+    # a part per worker (fewer when the input has fewer blocks: a small file is one block of 8 MiB)
+    n_parts = n_parts or max(1, min(len(addresses), sum(len(rows) for _, rows in infos)))
+    runs = block_parts(infos, n_parts)
+    parts = [(tuple(r), n_features, labels, params, Cp, Cn) for r in runs]
+    l1 = params.solver == 3
+    max_rounds = params.max_iter or COCOA_MAX_ROUNDS
+    for restart in range(MAX_RESTARTS + 1):
+        run = f"llsvm-cocoa-{os.getpid()}-{time.monotonic_ns()}"
+        workers = DaskParts(s, parts, addresses, run)
+        workers.w_size = n_features + (1 if params.bias >= 0 else 0)
+        try:
+            res = solve_cocoa(workers, l1, eps=params.eps, max_iter=max_rounds, epochs=epochs, seed=params.seed)
+            break
+        except StateLost:
+            # a worker died with its parts' dual variables: the same rounds again on the workers there are now
+            if restart == MAX_RESTARTS:
+                raise ClusterError(f"CoCoA+ lost workers {MAX_RESTARTS + 1} times; no model written") from None
+            addresses = sorted(s.client.scheduler_info(n_workers=-1)["workers"])
+        finally:
+            s.client.run(forget, run)
+    rep.info(f"CoCoA+: {n_parts} parts, sigma' = {n_parts}, {epochs} local epoch{'s' if epochs > 1 else ''} a "
+             f"round; primal {res.primal:.6f}, dual {res.dual:.6f}, gap {res.gap:.6g}\n")
+    report_finished(rep, res.n_iter, -res.dual, res.nSV)
+    if not res.converged:
+        warn_max_iter(rep)
+    model = trainer._model(params, labels, n_features, res.w.reshape(-1, 1), [res])
+    model.meta["dask"] = {"workers": len(addresses), "tasks": n_parts * res.extra["calls"], "restarts": restart,
+                          "split": "CoCoA+ over the workers' blocks", "parts": n_parts,
+                          "rounds": res.extra["rounds"], "local_epochs": epochs,
+                          "bytes_down_per_task": 8 * workers.w_size, "bytes_up_per_task": 8 * workers.w_size,
+                          "bytes_per_round": res.extra["bytes_per_round"], "train_seconds": time.perf_counter() - t0}
+    model.meta["shape"] = SimpleNamespace(n_rows=n_rows, n_features=n_features, nnz=nnz)
+    return model
 
 
 def _pairs(client, address, path, params, rep, n_workers, t0):
@@ -376,7 +582,7 @@ def _workers(client):
 
 
 def train(data, *, client=None, address=LOCAL, workers=None, params=None, reporter=None, say=None, warn=None,
-          want_metrics=False, **kw):
+          want_metrics=False, local_epochs=1, parts=None, **kw):
     """Train on the cluster of `client` (or one `connect(address, workers)` makes and closes). `data`: an llsvm
     binary file (a path, a glob or a one-element list). Parameters as llsvm.train's. Returns a Model whose
     .meta["dask"] says what ran where: tasks, workers, bytes sent down and up per task; with want_metrics, also
@@ -384,9 +590,14 @@ def train(data, *, client=None, address=LOCAL, workers=None, params=None, report
     from .solvers import trainer
     params = trainer.checked_params(params, kw)
     rep = as_reporter(reporter, say, warn)
-    (path,) = binary_files(data)
+    paths = binary_files(data)
+    silent = reporter is None and say is None
     with _Session(client, address, workers) as s:
-        return _train(s.client, s.address, path, params, rep, want_metrics, reporter is None and say is None)
+        if _two_class_dual(params, paths):
+            model = _cocoa(s, paths, params, rep, local_epochs, parts, time.perf_counter())
+            trainer._warn_unconverged(silent, model.meta["results"])
+            return model
+        return _train(s.client, s.address, one_file(paths), params, rep, want_metrics, silent)
 
 
 def _close(client, cluster):

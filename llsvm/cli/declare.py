@@ -96,6 +96,7 @@ class Request:
     json_file: str
     dask: str
     workers: int
+    local_epochs: int
     quiet: bool
     progress: object
     zero_based: bool
@@ -163,6 +164,7 @@ def read_request(values, reporter_warning):
     _check_dask(values, nr_fold, find_C)
     return Request(params=params, nr_fold=nr_fold, find_C=find_C, grid=values["grid"],
                    json_file=values["json_file"], dask=values["dask"], workers=values["workers"],
+                   local_epochs=values["local_epochs"],
                    quiet=bool(values["quiet"]), progress=values["progress"],
                    zero_based=bool(values["zero_based"]), given=given)
 
@@ -171,6 +173,8 @@ def _check_dask(values, nr_fold, find_C):
     """--workers goes with --dask local; -C does not run on a cluster: refused, not ignored."""
     if values["workers"] is not None and values["dask"] != "local":
         raise click.BadParameter("applies to --dask local", param_hint="'--workers'")
+    if values["local_epochs"] is not None and values["dask"] is None:
+        raise click.BadParameter("applies with --dask (CoCoA+)", param_hint="'--local-epochs'")
     if values["dask"] is not None and find_C:
         raise ParamError("--dask trains a model or runs -v or --grid; -C runs in one process (leave out --dask)")
 
