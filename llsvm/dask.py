@@ -168,6 +168,9 @@ def whole_task(path, params, quiet, want_metrics):
     if params.spec.streams:
         model = trainer.train(path, params=params, reporter=rep)
         metrics = registry.metrics(params.spec)(model, params) if want_metrics else None
+        from .binfmt import BinaryDataset
+        ds = BinaryDataset(path)                 # its header: the shape
+        ds.close()
     else:
         ds = _dataset(path, params)
         model = trainer.train(ds, params=params, reporter=rep)
@@ -175,6 +178,7 @@ def whole_task(path, params, quiet, want_metrics):
     for r in (model.meta or {}).get("results", []):
         r.alpha = None                           # one value per row: it stays on the worker
     model.meta.pop("sv_indices", None)
+    model.meta["shape"] = SimpleNamespace(n_rows=ds.n_rows, n_features=ds.n_features, nnz=ds.nnz)
     return model, metrics, rep._items
 
 

@@ -771,9 +771,9 @@ def shared_sets(tmp, only=None):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sets", default="sparse,dense,multiclass", help="generated sets (comma list; '' for none)")
-    ap.add_argument("--parts", default="parse,solvers,llsvm,stream,smo,types,startup,contention,signals,cli,sklearn",
+    ap.add_argument("--parts", default="parse,solvers,llsvm,stream,smo,types,startup,contention,signals,cli,sklearn,dask",
                     help="what to run: parse, solvers, llsvm, stream, smo, types, startup, contention, signals, "
-                         "cli (comma list)")
+                         "cli, sklearn, dask (comma list)")
     ap.add_argument("--startup-runs", type=int, default=20, help="part startup: runs of each command (median)")
     ap.add_argument("--liblinear-dir", default=os.environ.get("LIBLINEAR_DIR"),
                     help="parts startup and cli: directory of LIBLINEAR's train and predict, or of its sources "
@@ -790,6 +790,8 @@ def main():
                     help="part sklearn: public sets and 'sparse' (the generated 500k-row set; default: the five "
                          "largest public training sets and sparse)")
     ap.add_argument("--sklearn-rows", type=int, default=500000, help="part sklearn: rows of the generated sparse set")
+    ap.add_argument("--dask-rows", type=int, default=500000, help="part dask: rows of the generated sparse set (CoCoA+)")
+    ap.add_argument("--dask-seed", type=int, default=1, help="part dask: the sparse set's generator seed")
     ap.add_argument("--cli-repeats", type=int, default=5,
                     help="part cli: round-robin runs of each command pair (median wall, largest peak RSS)")
     ap.add_argument("--cli-llsvm-bin", default=None,
@@ -840,6 +842,7 @@ def main():
     llsvm_shared_rows, smo_rows, type_rows = [], [], []
     startup, contention_rows, signal_rows, cli = None, [], [], None
     sklearn_rows, sklearn_mem = [], []
+    dask_result = None
     shared_dir = DATA_DIR
     try:
         # the generated sets and the decompressed public sets, for the parts that read them
@@ -937,6 +940,9 @@ def main():
             cli = bench_cli(shared_dir, tmp, args.data_dir, args.cli_repeats, args.hogs, args.liblinear_dir,
                             args.libsvm_dir, groups, args.cli_llsvm_bin, args.cli_baseline_bin,
                             say=None if args.quiet else say)
+        if "dask" in parts:
+            from bench_dask import bench_dask
+            dask_result = bench_dask(tmp, args.dask_rows, seed=args.dask_seed, repeats=max(args.repeats, 3))
         if "sklearn" in parts:
             from bench_sklearn import SETS as SKLEARN_SETS, bench_sklearn
             sets = args.sklearn_sets.split(",") if args.sklearn_sets else list(SKLEARN_SETS) + ["sparse"]
@@ -1005,12 +1011,16 @@ def main():
         from bench_sklearn import sklearn_markdown
         text.append("## llsvm.sklearn against scikit-learn's estimators (fit on the same matrix, medians; primal "
                     "objectives by one definition, B = 1)\n\n" + sklearn_markdown(sklearn_rows, sklearn_mem))
+    if dask_result:
+        from bench_dask import dask_markdown
+        text.append("## llsvm-train --dask on a LocalCluster of 2 workers against one process\n\n"
+                    + dask_markdown(dask_result))
     report = "\n\n".join(text)
     with open(os.path.join(args.out_dir, f"bench-{stamp}.json"), "w") as f:
         json.dump({"meta": meta, "parse": rows, "solvers": solver_rows, "end_to_end": e2e_rows,
                    "llsvm": llsvm_rows, "llsvm_shared": llsvm_shared_rows, "table2": t2_rows, "stream": stream_rows, "smo": smo_rows, "types": type_rows,
                    "startup": startup, "contention": contention_rows, "signals": signal_rows,
-                   "cli": cli, "sklearn": sklearn_rows, "sklearn_memory": sklearn_mem},
+                   "cli": cli, "sklearn": sklearn_rows, "sklearn_memory": sklearn_mem, "dask": dask_result},
                   f, indent=1, default=float)
     with open(os.path.join(args.out_dir, f"bench-{stamp}.md"), "w") as f:
         f.write(f"llsvm bench {stamp} ({meta['python']}, {meta['cpus']} cpus)\n\n{report}\n")

@@ -171,6 +171,26 @@ def test_cli_dask_local(five, tmp_path):
                                               .meta["results"]), rel=1e-12)
 
 
+@pytest.mark.parametrize("args", [["-s", "2", "-B", "1"], ["-s", "llsvm"], ["-s", "smo"], ["-s", "11", "-p", "0.2"]],
+                         ids=lambda a: " ".join(a))
+def test_cli_every_kind_of_run(two, tmp_path, args):
+    """A whole run, an out-of-core one, the pairs: llsvm-train --dask writes the model and the --json record of the
+    run without --dask."""
+    a, b, ja, jb = tmp_path / "d.model", tmp_path / "s.model", tmp_path / "d.json", tmp_path / "s.json"
+    p = _cli("--dask", "local", "--workers", "2", *args, "--json", ja, two, a)
+    q = _cli(*args, "--json", jb, two, b)
+    assert p.returncode == 0 and q.returncode == 0, p.stderr
+    assert p.stdout == q.stdout and a.read_bytes() == b.read_bytes()
+    da, db = json.loads(ja.read_text()), json.loads(jb.read_text())
+    assert da.pop("dask")["workers"] == 2
+
+    def untimed(v):                   # the record without times and memory (the worker's, not this process's)
+        if isinstance(v, dict):
+            return {k: untimed(x) for k, x in v.items() if "seconds" not in k and k != "peak_rss_mb"}
+        return [untimed(x) for x in v] if isinstance(v, list) else v
+    assert untimed(da) == untimed(db)
+
+
 def test_cli_refusals(five, tmp_path):
     text = tmp_path / "t.txt"
     text.write_text("1 1:1\n-1 2:1\n")

@@ -1,5 +1,6 @@
 """What every command shares: error mapping to LIBLINEAR's messages and exit codes, signals, the reporter."""
 import functools
+import glob
 import os
 import signal
 import sys
@@ -141,9 +142,10 @@ class os_errors:
         return False
 
 
-def check_input(path):
-    """Raise InputOpenError with LIBLINEAR's message unless path ('-' is stdin) can be opened for reading."""
-    if path == "-":
+def check_input(path, pattern=False):
+    """Raise InputOpenError with LIBLINEAR's message unless path ('-' is stdin) can be opened for reading.
+    pattern: the path may be a glob (llsvm-train --dask: its files are checked when they are listed)."""
+    if path == "-" or (pattern and glob.has_magic(path)):
         return
     with os_errors(f"can't open input file {path}"):
         with open(path, "rb"):

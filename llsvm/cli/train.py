@@ -89,7 +89,7 @@ def main(training_set_file, model_file, **values):
     reporter = Reporter(quiet=bool(values["quiet"]), progress=values["progress"])
     req = read_request(values, reporter.warning)
     grid = _check_grid(req) if req.grid is not None else None
-    check_input(training_set_file)
+    check_input(training_set_file, pattern=req.dask is not None)
     if req.json_file:
         check_writable(req.json_file, "JSON file")
     if model_file is None:
