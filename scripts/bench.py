@@ -771,7 +771,8 @@ def shared_sets(tmp, only=None):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sets", default="sparse,dense,multiclass", help="generated sets (comma list; '' for none)")
-    ap.add_argument("--parts", default="parse,solvers,llsvm,stream,smo,types,startup,contention,signals,cli,sklearn,dask",
+    ap.add_argument("--parts",
+                    default="parse,solvers,llsvm,stream,smo,types,startup,contention,signals,cli,sklearn,dask",
                     help="what to run: parse, solvers, llsvm, stream, smo, types, startup, contention, signals, "
                          "cli, sklearn, dask (comma list)")
     ap.add_argument("--startup-runs", type=int, default=20, help="part startup: runs of each command (median)")
@@ -790,7 +791,8 @@ def main():
                     help="part sklearn: public sets and 'sparse' (the generated 500k-row set; default: the five "
                          "largest public training sets and sparse)")
     ap.add_argument("--sklearn-rows", type=int, default=500000, help="part sklearn: rows of the generated sparse set")
-    ap.add_argument("--dask-rows", type=int, default=500000, help="part dask: rows of the generated sparse set (CoCoA+)")
+    ap.add_argument("--dask-rows", type=int, default=500000,
+                    help="part dask: rows of the generated sparse set (CoCoA+)")
     ap.add_argument("--dask-seed", type=int, default=1, help="part dask: the sparse set's generator seed")
     ap.add_argument("--cli-repeats", type=int, default=5,
                     help="part cli: round-robin runs of each command pair (median wall, largest peak RSS)")
