@@ -67,6 +67,7 @@ def _parameters(solvers):
     if bias:
         out["fit_intercept"] = True         # scikit-learn's default (LIBLINEAR's CLI: -B -1, no bias)
         out["intercept_scaling"] = 1.0
+    out["client"] = None                    # llsvm-train --dask: a dask.distributed Client or a scheduler address
     return out
 
 
@@ -94,7 +95,7 @@ class _Estimator(BaseEstimator):
         defaults = type(self)._defaults
         fields, opts = {}, {}
         for name, value in self.get_params(deep=False).items():
-            if name in ("solver", "fit_intercept", "intercept_scaling", "class_weight", "warm_start"):
+            if name in ("solver", "fit_intercept", "intercept_scaling", "class_weight", "warm_start", "client"):
                 continue
             dest = _field_of(name)
             if dest not in own:
@@ -153,11 +154,43 @@ class _Estimator(BaseEstimator):
         self._fit_params = params
         warm = self.model_ if getattr(self, "warm_start", False) and hasattr(self, "model_") else None
         try:
-            model = train(data, y_train, params=params, warm=warm)
+            if self.client is not None:
+                model = self._fit_on_cluster(data, params, warm)
+            else:
+                model = train(data, y_train, params=params, warm=warm)
         except LLSVMError as exc:
             raise ValueError(str(exc)) from None
         self._set_fitted(model, data)
         return self
+
+    def _fit_on_cluster(self, data, params, warm):
+        """fit with client=: llsvm.dask.train on the cluster (a Client, or an address: 'local' or tcp://...), from
+        a path to an llsvm binary file that every worker reads (the rows never pass through this process)."""
+        if not isinstance(data, (str, os.PathLike)):
+            raise ValueError("client=: fit takes the path of an llsvm binary file every worker can read (the data "
+                             "stay where they are); fit an array without client=")
+        if warm is not None:
+            raise ValueError("client=: no warm start on a cluster")
+        from . import dask as lldask
+        where = {"address": self.client} if isinstance(self.client, str) else {"client": self.client}
+        return lldask.train(data, params=params, **where)
+
+    def __sklearn_clone__(self):
+        """scikit-learn's clone, the client passed on as it is (a Client cannot be deep-copied; it is shared)."""
+        from sklearn.base import _clone_parametrized
+        client, self.client = self.client, None
+        try:
+            new = _clone_parametrized(self)
+        finally:
+            self.client = client
+        new.client = client
+        return new
+
+    def __getstate__(self):
+        state = super().__getstate__() if hasattr(super(), "__getstate__") else self.__dict__.copy()
+        if not isinstance(state.get("client"), (str, type(None))):
+            state = dict(state, client=None)     # a Client is a live connection: a pickle holds none
+        return state
 
     def _training_data(self, X, y):
         """(data, labels for llsvm, (codes, labels) for class weights) and the input attributes."""

@@ -498,3 +498,22 @@ def _cocoa_tasks(cluster):
         prefix = dask_scheduler.task_prefixes.get("cocoa_task")
         return 0 if prefix is None else sum(prefix.state_counts.values())
     return cluster.client.run_on_scheduler(count)
+
+
+def test_estimators_take_a_client(client, five, two):
+    """llsvm.sklearn's estimators with client=: fit(path) on the cluster, the same coefficients as without; clone
+    shares the client, a pickle drops it; an array is refused (its rows would pass through this process)."""
+    import pickle
+    from sklearn.base import clone
+    from llsvm.sklearn import SVC, LinearSVC
+    est = LinearSVC(solver=3, client=client).fit(five)
+    ref = LinearSVC(solver=3).fit(five)
+    np.testing.assert_array_equal(est.coef_, ref.coef_)
+    np.testing.assert_array_equal(est.intercept_, ref.intercept_)
+    assert est.model_.meta["dask"]["tasks"] == 5
+    assert clone(est).client is client and clone(est).get_params()["C"] == est.C
+    assert pickle.loads(pickle.dumps(est)).client is None
+    svc, svc1 = SVC(client=client).fit(two), SVC().fit(two)
+    assert b"".join(svc.model_.text_chunks()) == b"".join(svc1.model_.text_chunks())
+    with pytest.raises(ValueError, match="llsvm binary file"):
+        LinearSVC(client=client).fit(np.eye(3), [0, 1, 1])
