@@ -98,22 +98,29 @@ def one_file(paths):
     return paths[0]
 
 
-def _two_class_dual(params, paths):
-    """Whether the run is one two-class -s 1 / -s 3 problem, by the files' label tables (headers and footers)."""
+def headers(paths):
+    """What the files' headers and footers say, read on the client (no row): per file (path, rows of each block),
+    the rows, features (the largest) and non-zeros, and the labels as train() groups them (group_classes over the
+    label tables: the distinct values in order of first occurrence), None when a file has no label table (too
+    many distinct values: regression targets)."""
     from .binfmt import BinaryDataset
     from .solvers.common import group_classes
-    if params.spec.driver_ref != "dcd:train_one":
-        return False
-    seen = []
+    infos, seen, n_rows, n_features, nnz = [], [], 0, 0, 0
     for path in paths:
         f = BinaryDataset(path)
         try:
-            if f.labels is None:
-                return False
-            seen += list(f.labels)
+            infos.append((path, [int(r) for r in f.block_rows]))
+            seen = None if seen is None or f.labels is None else seen + list(f.labels)
+            n_rows, n_features, nnz = n_rows + f.n_rows, max(n_features, f.n_features), nnz + f.nnz
         finally:
             f.close()
-    return group_classes(np.array(seen, np.float64))[0].size <= 2
+    labels = None if seen is None else group_classes(np.array(seen, np.float64))[0]
+    return SimpleNamespace(infos=infos, labels=labels, n_rows=n_rows, n_features=n_features, nnz=nnz)
+
+
+def _two_class_dual(params, head):
+    """Whether the run is one two-class -s 1 / -s 3 problem."""
+    return params.spec.driver_ref == "dcd:train_one" and head.labels is not None and head.labels.size <= 2
 
 
 # -- on the workers -----------------------------------------------------------------------------------------------
@@ -296,42 +303,27 @@ def forget(run):
         del _ALPHA[key]
 
 
-def cv_describe(path, params, nr_fold, quiet):
-    """(folds, rows, features, non-zeros, the text before the folds' work) of -v on the file."""
-    from .solvers import trainer
-    ds = _dataset(path, params)
-    rep = _text_reporter(quiet)
-    trainer._warn_ignored(params, rep)
-    folds, _ = trainer.cv_plan(ds, nr_fold, params, rep)
-    return len(folds), ds.n_rows, ds.n_features, ds.nnz, rep._items
-
-
 def cv_task(path, params, nr_fold, i, quiet):
     """Fold i of -v (trainer.cv_fold; the folds drawn again from the seed): (its test rows, their predictions,
-    their labels, its text)."""
+    their labels, its text: fold 0's begins with what the run prints before the folds)."""
     from .solvers import trainer
     ds = _dataset(path, params)
-    folds, fold_seeds = trainer.cv_plan(ds, nr_fold, params, as_reporter())
     rep = _text_reporter(quiet)
+    if i == 0:
+        trainer._warn_ignored(params, rep)
+    folds, fold_seeds = trainer.cv_plan(ds, nr_fold, params, rep if i == 0 else as_reporter())
     te, pred = trainer.cv_fold(ds, params, folds, fold_seeds, i, rep)
     return te, np.asarray(pred, np.float64), ds.y[te], rep._items
 
 
-def grid_describe(path, params, nr_fold, grid, quiet):
-    """(rows, features, non-zeros, folds, the folds' text) of a grid search on the file."""
-    from .solvers.grid import grid_plan
+def grid_task(path, params, nr_fold, grid, w, f, quiet):
+    """Width w and fold f of the grid search (grid.fold_cells): the plan is drawn again from the seed on the
+    worker, the same on every one; (one record per C value, the plan's text: the folds' warnings)."""
+    from .solvers.grid import fold_cells, grid_plan
     ds = _dataset(path, params)
     rep = _text_reporter(quiet)
     plan = grid_plan(ds, nr_fold, grid, params, rep)
-    return ds.n_rows, ds.n_features, ds.nnz, len(plan.folds), rep._items
-
-
-def grid_task(path, params, nr_fold, grid, w, f):
-    """Width w and fold f of the grid search (grid.fold_cells): the plan is drawn again from the seed on the
-    worker, the same on every one; one record per C value."""
-    from .solvers.grid import fold_cells, grid_plan
-    ds = _dataset(path, params)
-    return fold_cells(ds, grid_plan(ds, nr_fold, grid, params, as_reporter()), w, f)
+    return fold_cells(ds, plan, w, f), rep._items
 
 
 # -- on the client ------------------------------------------------------------------------------------------------
@@ -380,10 +372,12 @@ def cross_validation(data, nr_fold, *, client=None, address=LOCAL, workers=None,
     trainer.cv_check(params)
     rep = as_reporter(reporter, say, warn)
     path = one_file(binary_files(data))
+    head = headers([path])
+    n_rows, n_features, nnz = head.n_rows, head.n_features, head.nnz
+    if n_rows == 0:
+        raise ParameterError("no training data")
+    n_folds = min(nr_fold, n_rows)               # leave-one-out when there are more folds than rows
     with _Session(client, address, workers) as s:
-        n_folds, n_rows, n_features, nnz, items = s.gather(
-            [s.client.submit(cv_describe, path, params, nr_fold, rep.quiet, pure=False)])[0]
-        _replay(items, rep)
         done = s.gather([s.client.submit(cv_task, path, params, nr_fold, i, rep.quiet, pure=False)
                          for i in range(n_folds)])
         n_workers = _workers(s.client)
@@ -405,15 +399,21 @@ def grid_search(data, nr_fold, grid, *, client=None, address=LOCAL, workers=None
     params, grid = grid_request(grid, params, kw)
     rep = as_reporter(reporter, say, warn)
     path = one_file(binary_files(data))
+    if nr_fold < 2:
+        raise ParameterError("n-fold cross validation: n must >= 2")
+    head = headers([path])
+    n_rows, n_features, nnz = head.n_rows, head.n_features, head.nnz
+    if n_rows == 0:
+        raise ParameterError("no training data")
+    n_folds = min(nr_fold, n_rows)               # LIBSVM's leave-one-out when there are more folds than rows
+    plan = GridPlan.make(params, grid, [None] * n_folds, None)     # the folds' rows stay on the workers
     with _Session(client, address, workers) as s:
-        n_rows, n_features, nnz, n_folds, items = s.gather(
-            [s.client.submit(grid_describe, path, params, nr_fold, grid, rep.quiet, pure=False)])[0]
-        _replay(items, rep)
-        plan = GridPlan.make(params, grid, [None] * n_folds, None)     # the folds' rows stay on the workers
-        futures = [[s.client.submit(grid_task, path, params, nr_fold, grid, w, f, pure=False)
-                    for f in range(n_folds)] for w in range(len(plan.widths))]
-        flat = s.gather([x for row in futures for x in row])
+        futures = [[s.client.submit(grid_task, path, params, nr_fold, grid, w, f, True if w or f else rep.quiet,
+                                    pure=False) for f in range(n_folds)] for w in range(len(plan.widths))]
+        done = s.gather([x for row in futures for x in row])
         n_workers = _workers(s.client)
+    _replay(done[0][1], rep)                     # the folds' text, once (every task drew the same plan)
+    flat = [records for records, _ in done]
     runs = [flat[w * n_folds:(w + 1) * n_folds] for w in range(len(plan.widths))]
     result = grid_cells(plan, n_rows, runs)
     result.shape = SimpleNamespace(n_rows=n_rows, n_features=n_features, nnz=nnz)
@@ -479,24 +479,14 @@ def block_parts(infos, n_parts):
     return runs
 
 
-def _cocoa(s, paths, params, rep, epochs, n_parts, t0):
+def _cocoa(s, head, params, rep, epochs, n_parts, t0):
     """A two-class -s 1 / -s 3 problem by CoCoA+ over the workers' blocks (llsvm.solvers.cocoa)."""
-    from .binfmt import BinaryDataset
     from .solvers import trainer
     from .solvers.cocoa import solve_cocoa
-    from .solvers.common import group_classes, report_finished, warn_max_iter
-    infos, labels_seen, n_rows, n_features, nnz = [], [], 0, 0, 0
-    for path in paths:
-        f = BinaryDataset(path)                  # the header and footer only
-        try:
-            infos.append((path, [int(r) for r in f.block_rows]))
-            labels_seen += [] if f.labels is None else list(f.labels)
-            n_rows, n_features, nnz = n_rows + f.n_rows, max(n_features, f.n_features), nnz + f.nnz
-        finally:
-            f.close()
+    from .solvers.common import report_finished, warn_max_iter
+    infos, labels, n_rows, n_features, nnz = head.infos, head.labels, head.n_rows, head.n_features, head.nnz
     if n_rows == 0:
         raise ParameterError("no training data")
-    labels, _ = group_classes(np.array(labels_seen, np.float64))
     trainer._warn_ignored(params, rep)
     from .solvers.common import class_costs
     wC = class_costs(params.C, params.weights, labels, rep)
@@ -595,13 +585,14 @@ def train(data, *, client=None, address=LOCAL, workers=None, params=None, report
     params = trainer.checked_params(params, kw)
     rep = as_reporter(reporter, say, warn)
     paths = binary_files(data)
+    head = headers(paths)
     silent = reporter is None and say is None
     with _Session(client, address, workers) as s:
-        if _two_class_dual(params, paths):
-            model = _cocoa(s, paths, params, rep, local_epochs, parts, time.perf_counter())
+        if _two_class_dual(params, head):
+            model = _cocoa(s, head, params, rep, local_epochs, parts, time.perf_counter())
             trainer._warn_unconverged(silent, model.meta["results"])
             return model
-        return _train(s.client, s.address, one_file(paths), params, rep, want_metrics, silent)
+        return _train(s.client, s.address, one_file(paths), head, params, rep, want_metrics, silent)
 
 
 def _close(client, cluster):
@@ -614,7 +605,7 @@ def _close(client, cluster):
         cluster.close()
 
 
-def _train(client, address, path, params, rep, want_metrics, silent):
+def _train(client, address, path, head, params, rep, want_metrics, silent):
     from .solvers import trainer
     from .solvers.common import Seeds, class_costs
     t0 = time.perf_counter()
@@ -626,7 +617,11 @@ def _train(client, address, path, params, rep, want_metrics, silent):
         return model
     ovr = spec.access == "random" and not spec.streams
     if ovr:
-        info = _gather(client, [client.submit(describe, path, params, pure=False)], address)[0]
+        if head.labels is not None and spec.task not in ("regression", "oneclass"):
+            # the headers' label tables: no round trip to a worker before the problems start
+            info = {"n_rows": head.n_rows, "n_features": head.n_features, "nnz": head.nnz, "labels": head.labels}
+        else:
+            info = _gather(client, [client.submit(describe, path, params, pure=False)], address)[0]
         if info["n_rows"] == 0:
             raise ParameterError("no training data")
         trainer._warn_ignored(params, rep)
