@@ -446,9 +446,8 @@ OPTIONS = (
            "kernel width and fold of --grid, other runs whole on one worker (docs/distributed.md).",
            metavar="ADDRESS"),
     Option("--local-epochs", "local_epochs", "command",
-           "With --dask, a two-class problem of {solvers} is solved by CoCoA+ over the workers' rows: H passes of "
-           "dual coordinate descent on each worker's rows a round (default 1).", kind=Count(1), metavar="H",
-           solvers=("1", "3")),
+           "With --dask, a two-class problem of -s 1 or 3 is solved by CoCoA+ over the workers' rows: H passes of "
+           "dual coordinate descent on each worker's rows a round (default 1).", kind=Count(1), metavar="H"),
     Option("--workers", "workers", "command",
            "Worker processes of one thread each for --dask local (default: the number of CPUs).", kind=Count(1),
            metavar="N"),

@@ -200,6 +200,10 @@ def test_cli_refusals(five, tmp_path):
     assert p.returncode == 2 and "--workers" in p.stderr
     p = _cli("--dask", "local", "-C", "-s", "2", five)
     assert p.returncode == 1 and "-C runs in one process" in p.stderr
+    p = _cli("--local-epochs", "2", "-s", "3", five, tmp_path / "m")
+    assert p.returncode == 2 and "--local-epochs" in p.stderr and "--dask" in p.stderr
+    p = _cli("--dask", "local", "--local-epochs", "2", "-s", "0", five, tmp_path / "m")
+    assert p.returncode == 1 and "--local-epochs applies only to -s 1 and -s 3, not to -s 0" in p.stderr
     env = dict(ENV, DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT="2s")
     with_port = subprocess.run([sys.executable, "-m", "llsvm.cli.train", "--dask", "tcp://127.0.0.1:9", five,
                                 str(tmp_path / "m")], capture_output=True, text=True, env=env, timeout=120)
