@@ -1,18 +1,24 @@
 """Training on a Dask cluster (`llsvm-train --dask ADDRESS`, `llsvm.dask.train(..., client=)`): docs/distributed.md.
 
-The data stay where they are: the input is an llsvm binary file on storage every worker can read; each worker maps
-it (the page cache holds one copy per machine) and no row passes through the client or the scheduler. What crosses
-the network is parameters, seeds, weight vectors, certificates and the text the solvers print. Text input is
-refused with the command that converts it: each one-vs-rest task would otherwise parse the whole text again, and a
-binary file's blocks are what give a worker its own range of rows.
+The data stay where they are: the input is llsvm binary files on storage every worker can read; a worker maps the
+file (the page cache holds one copy per machine), or reads its own blocks (CoCoA+), and no row passes through the
+client or the scheduler, which reads the files' headers and footers only. What crosses the network is parameters,
+seeds, weight vectors, certificates, the text the solvers print, the support vectors of a kernel model and -v's
+predictions. Text input is refused with the command that converts it: each one-vs-rest task would otherwise parse
+the whole text again, and a binary file's blocks are what give a worker its own range of rows.
 
-What is distributed, and how:
-- more than two classes, a random-access linear type (-s 0..7, 21's kin): one task per class, each the problem
-  `_fit` would train with the seed `_fit` would draw: the model is the single-process model bit for bit;
-- anything else: the whole run as one task on a worker (the same model as in one process; not yet split).
+What is distributed, and how (each the single-process result where the algorithm is the same):
+- more than two classes of a random-access linear type: one task per class (`problem_task`), the problem and seed
+  `_fit` would use;
+- -s smo and nu_svc: one task per class pair (`pair_task`), then the model on a worker (`pairs_model_task`);
+- -v: one task per fold (`cv_task`); --grid: one task per kernel width and fold (`grid_task`);
+- one two-class -s 1 / -s 3 problem: CoCoA+ (`DaskParts`, `cocoa_task`, over llsvm.solvers.cocoa's loop), each
+  part's dual variables kept on its worker;
+- anything else: the whole run as one task on a worker (`whole_task`).
 
-Every task is a pure function of (file, parameters, seed): a task whose worker dies is run again by Dask on
-another and gives the same result, so the run ends with the same model.
+Every task but CoCoA+'s is a pure function of (file, parameters, seed): a task whose worker dies is run again by
+Dask on another and gives the same result. A CoCoA+ run that loses a worker (and its parts' state) starts again,
+with the same rounds. Either way the run ends with the same model.
 """
 import glob
 import os
