@@ -794,6 +794,7 @@ def main():
     ap.add_argument("--dask-rows", type=int, default=500000,
                     help="part dask: rows of the generated sparse set (CoCoA+)")
     ap.add_argument("--dask-seed", type=int, default=1, help="part dask: the sparse set's generator seed")
+    ap.add_argument("--dask-ovr-rows", type=int, default=200000, help="part dask: rows of the 10-class set")
     ap.add_argument("--cli-repeats", type=int, default=5,
                     help="part cli: round-robin runs of each command pair (median wall, largest peak RSS)")
     ap.add_argument("--cli-llsvm-bin", default=None,
@@ -944,7 +945,8 @@ def main():
                             say=None if args.quiet else say)
         if "dask" in parts:
             from bench_dask import bench_dask
-            dask_result = bench_dask(tmp, args.dask_rows, seed=args.dask_seed, repeats=max(args.repeats, 3))
+            dask_result = bench_dask(tmp, args.dask_rows, ovr_rows=args.dask_ovr_rows, seed=args.dask_seed,
+                                     repeats=max(args.repeats, 3))
         if "sklearn" in parts:
             from bench_sklearn import SETS as SKLEARN_SETS, bench_sklearn
             sets = args.sklearn_sets.split(",") if args.sklearn_sets else list(SKLEARN_SETS) + ["sparse"]

@@ -44,7 +44,8 @@ def _gen(kind, out, rows, seed, *extra):
 
 
 def _split(text, n, prefix):
-    """The text file's lines in n consecutive files, each written as an llsvm binary file: their paths."""
+    """The text file's lines in n consecutive files, each written as an llsvm binary file of 4 blocks at least (8
+    parts need 8 blocks): their paths."""
     with open(text, "rb") as f:
         lines = f.readlines()
     paths = []
@@ -53,7 +54,7 @@ def _split(text, n, prefix):
         t = f"{prefix}-{k}.txt"
         with open(t, "wb") as f:
             f.writelines(part)
-        llsvm.write_binary(t, f"{prefix}-{k}.bin")
+        llsvm.write_binary(t, f"{prefix}-{k}.bin", block_rows=max(1, -(-len(part) // 4)))
         os.remove(t)
         paths.append(f"{prefix}-{k}.bin")
     return paths
