@@ -182,3 +182,15 @@ def test_a_signal_after_the_body_renamed_its_output_is_ignored(tmp_path, commit)
     else:
         assert (proc.returncode, proc.stdout, proc.stderr) == (130, "", "")
         assert (tmp_path / "target").read_text() == "old"
+
+
+def test_a_signal_while_fileutil_is_half_imported_exits_130_silently():
+    """The start-up handler, for a signal that lands while llsvm.fileutil is being imported (in sys.modules, its
+    names not yet defined): exit 130 and nothing on stderr. It raised AttributeError (a traceback) before; the
+    random-point test of tests/test_reliability.py met it once at 0.034 s into a run."""
+    code = ("import sys, types, signal\n"
+            "sys.modules['llsvm.fileutil'] = types.ModuleType('llsvm.fileutil')\n"
+            "from llsvm.cli import entry\n"
+            "entry._exit_now(signal.SIGINT, None)\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert (p.returncode, p.stderr) == (130, "")

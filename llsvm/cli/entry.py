@@ -19,8 +19,10 @@ def remove_temporaries():
 
 
 def _exit_now(signum, frame):
-    fileutil = sys.modules.get("llsvm.fileutil")
-    if fileutil is not None and fileutil.output_committed():
+    # fileutil may be in sys.modules half imported (the signal came during its import): then it has committed
+    # nothing yet
+    committed = getattr(sys.modules.get("llsvm.fileutil"), "output_committed", None)
+    if committed is not None and committed():
         # the body has ended after renaming an output into place (its handlers gave these back): the command
         # succeeded, and an exit of 130 or 143 must leave every target as it was, so the signal is ignored
         return
