@@ -135,14 +135,27 @@ _OPEN = {}
 
 def _dataset(path, params):
     """The file's rows on this worker: mapped and verified once per process, as trainer.as_dataset gives them."""
+    return _opened(path, params)[0]
+
+
+def _classes(path, params):
+    """(labels, class of every row) of the file, as trainer._labels_of gives them: computed once per process."""
+    entry = _opened(path, params)
+    if params.spec.task not in entry[1]:
+        from .solvers import trainer
+        entry[1][params.spec.task] = trainer._labels_of(entry[0].y, params)
+    return entry[1][params.spec.task]
+
+
+def _opened(path, params):
     from .solvers.trainer import as_dataset
     st = os.stat(path)
     key = (path, st.st_size, st.st_mtime_ns)
-    ds = _OPEN.get(key)
-    if ds is None:
+    entry = _OPEN.get(key)
+    if entry is None:
         _OPEN.clear()                          # one file mapped per worker process
-        ds = _OPEN[key] = as_dataset(path, None, params)
-    return ds
+        entry = _OPEN[key] = (as_dataset(path, None, params), {})
+    return entry
 
 
 def _text_reporter(quiet):
@@ -152,9 +165,8 @@ def _text_reporter(quiet):
 
 def describe(path, params):
     """Rows, features, non-zeros and the model's labels of the file (as train() groups them)."""
-    from .solvers import trainer
     ds = _dataset(path, params)
-    labels, _ = trainer._labels_of(ds.y, params)
+    labels, _ = _classes(path, params)
     return {"n_rows": ds.n_rows, "n_features": ds.n_features, "nnz": ds.nnz, "labels": labels}
 
 
@@ -164,7 +176,7 @@ def problem_task(path, params, k, seed, quiet):
     from . import memory
     from .solvers import trainer
     ds = _dataset(path, params)
-    labels, cls = trainer._labels_of(ds.y, params)
+    labels, cls = _classes(path, params)
     rep = _text_reporter(quiet)
     sub = trainer.ovr_problems(ds, cls, labels, None, params, as_reporter())[0][k]
     memory.check_weights(ds.n_features, params.spec.work_vectors + 2)
@@ -250,13 +262,16 @@ _PARTS = {}
 
 def _part(runs, n_features, labels, params, Cp, Cn):
     """A CoCoA+ part on this worker: the blocks of `runs` ((path, first block, end block), ...) read and verified
-    into memory once per process (the worker's own rows only), as a Subproblem: +1 for labels[0]'s rows."""
+    into memory once per process (the worker's own rows only), as a Subproblem (+1 for labels[0]'s rows), made once
+    and kept for the run's rounds."""
     from .binfmt import BinaryDataset
     from .dataset import CSRDataset
     from .solvers.common import Subproblem
-    key = tuple((path, b0, b1, os.stat(path).st_mtime_ns) for path, b0, b1 in runs)
-    ds = _PARTS.get(key)
-    if ds is None:
+    from .solvers.common import Classes
+    key = tuple((path, b0, b1, os.stat(path).st_mtime_ns) for path, b0, b1 in runs) + (tuple(labels), Cp, Cn,
+                                                                                         params.bias)
+    sub = _PARTS.get(key)
+    if sub is None:
         pieces = []
         for path, b0, b1 in runs:
             f = BinaryDataset(path)
@@ -273,9 +288,9 @@ def _part(runs, n_features, labels, params, Cp, Cn):
             ds = CSRDataset(np.concatenate([p.y for p in pieces]), indptr,
                             np.concatenate([p.indices for p in pieces]), np.concatenate([p.values for p in pieces]),
                             n_features, check=False)
-        _PARTS[key] = ds
-    y_sign = np.where(ds.y.astype(np.int64) == int(labels[0]), 1, -1).astype(np.int8)
-    return Subproblem(ds, y_sign, Cp, Cn, bias=params.bias)
+        cls, _ = Classes(list(labels)).add(ds.y)        # the class of each row in the model's label order
+        sub = _PARTS[key] = Subproblem(ds, np.where(cls == 0, 1, -1).astype(np.int8), Cp, Cn, bias=params.bias)
+    return sub
 
 
 class StateLost(LLSVMError):
@@ -433,11 +448,10 @@ class DaskParts:
     task and gathers dw, the stopping figures and the certificate's sums: 8 (n_features + 1) bytes each way per
     part. When a part's dual variables are lost (its worker died), `round` raises StateLost."""
 
-    def __init__(self, session, parts, addresses, run):
-        self.s, self.parts, self.run = session, parts, run
+    def __init__(self, session, parts, addresses, run, w_size):
+        self.s, self.parts, self.run, self.w_size = session, parts, run, w_size
         self.home = [addresses[k % len(addresses)] for k in range(len(parts))]
         self.r = 0
-        self.w_size = None
 
     def __len__(self):
         return len(self.parts)
@@ -489,12 +503,11 @@ def _cocoa(s, head, params, rep, epochs, n_parts, t0):
     """A two-class -s 1 / -s 3 problem by CoCoA+ over the workers' blocks (llsvm.solvers.cocoa)."""
     from .solvers import trainer
     from .solvers.cocoa import solve_cocoa
-    from .solvers.common import report_finished, warn_max_iter
+    from .solvers.common import class_costs, report_finished, warn_max_iter
     infos, labels, n_rows, n_features, nnz = head.infos, head.labels, head.n_rows, head.n_features, head.nnz
     if n_rows == 0:
         raise ParameterError("no training data")
     trainer._warn_ignored(params, rep)
-    from .solvers.common import class_costs
     wC = class_costs(params.C, params.weights, labels, rep)
     Cp, Cn = float(wC[0]), float(wC[1]) if labels.size == 2 else float(params.C)
     addresses = sorted(s.client.scheduler_info(n_workers=-1)["workers"])
@@ -506,8 +519,7 @@ def _cocoa(s, head, params, rep, epochs, n_parts, t0):
     max_rounds = params.max_iter or COCOA_MAX_ROUNDS
     for restart in range(MAX_RESTARTS + 1):
         run = f"llsvm-cocoa-{os.getpid()}-{time.monotonic_ns()}"
-        workers = DaskParts(s, parts, addresses, run)
-        workers.w_size = n_features + (1 if params.bias >= 0 else 0)
+        workers = DaskParts(s, parts, addresses, run, n_features + (1 if params.bias >= 0 else 0))
         try:
             res = solve_cocoa(workers, l1, eps=params.eps, max_iter=max_rounds, epochs=epochs, seed=params.seed)
             break
@@ -563,22 +575,31 @@ def _replay(items, reporter):
 
 
 def _gather(client, futures, address):
-    """The futures' results in order; Ctrl-C cancels them (the cluster stops working for us) and goes on up."""
+    """The futures' results in order; Ctrl-C cancels them (the cluster stops working for us) and goes on up. The
+    scheduler going away, and a task whose workers kept dying, are ClusterErrors; an OSError a task raised (a worker
+    that cannot read the input) is an LLSVMError naming it; a task's LLSVMError goes on up as it is."""
     distributed = _distributed()
     try:
         return client.gather(futures)
     except (KeyboardInterrupt, SystemExit):          # Ctrl-C, or the CLI's signal handler (exit 130 / 143)
         client.cancel(futures)
         raise
-    except (distributed.comm.CommClosedError, CancelledError, OSError, TimeoutError) as exc:
-        # the scheduler went away (Dask cancels every future of a client that lost it)
+    except distributed.KilledWorker as exc:
+        raise ClusterError(f"the workers of the Dask cluster at {address} kept dying while they ran a task (out of "
+                           f"memory?): {getattr(exc, 'task', 'a task')}; no model written") from None
+    except (distributed.comm.CommClosedError, CancelledError, TimeoutError, OSError) as exc:
         reason = str(exc).splitlines()[-1] if str(exc) else type(exc).__name__
+        if isinstance(exc, OSError) and not isinstance(exc, distributed.comm.CommClosedError) and \
+                client.status == "running":
+            # raised by a task: the cluster is there, a worker could not do what the task asked
+            raise LLSVMError(f"on a worker of the Dask cluster at {address}: {reason}; no model written") from None
+        # the scheduler went away (Dask cancels every future of a client that lost it)
         raise ClusterError(f"the Dask cluster at {address} went away during the run ({reason}); no model written") \
             from None
 
 
 def _workers(client):
-    return len(client.scheduler_info(n_workers=-1)["workers"]) if hasattr(client, "scheduler_info") else 0
+    return len(client.scheduler_info(n_workers=-1)["workers"])
 
 
 def train(data, *, client=None, address=LOCAL, workers=None, params=None, reporter=None, say=None, warn=None,

@@ -187,7 +187,7 @@ class _Estimator(BaseEstimator):
         return new
 
     def __getstate__(self):
-        state = super().__getstate__() if hasattr(super(), "__getstate__") else self.__dict__.copy()
+        state = super().__getstate__()
         if not isinstance(state.get("client"), (str, type(None))):
             state = dict(state, client=None)     # a Client is a live connection: a pickle holds none
         return state

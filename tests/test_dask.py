@@ -244,12 +244,23 @@ class Cluster:
         """{worker address: [task keys it runs]} as the scheduler sees it."""
         return {w: list(keys) for w, keys in self.client.processing().items() if keys}
 
-    def wait_processing(self, prefix="problem_task"):
-        """The address of a worker running one of our tasks, once one is."""
+    def finished(self, prefix):
+        """How many tasks of a kind the scheduler has seen end (in memory, released or forgotten since)."""
+        def count(dask_scheduler, prefix=prefix):
+            tp = dask_scheduler.task_prefixes.get(prefix)
+            return 0 if tp is None else sum(tp.state_counts.get(s, 0) for s in ("memory", "released", "forgotten"))
+        return self.client.run_on_scheduler(count)
+
+    def wait_processing(self, prefix="problem_task", at_most_done=6):
+        """The address of a worker running one of our tasks, once one is, while at most `at_most_done` tasks of the
+        kind have ended (the fault then lands with most of the run ahead of it, whatever the machine's speed)."""
         found = {}
 
         def cond():
+            found.clear()
             found.update({w: k for w, k in self.processing().items() if any(prefix in str(x) for x in k)})
+            if found and self.finished(prefix) > at_most_done:
+                raise AssertionError(f"the run went past {at_most_done} {prefix} tasks before one was seen running")
             return bool(found)
         self._wait(cond, "a task in progress")
         return next(iter(found))
@@ -332,6 +343,22 @@ def test_ctrl_c_cancels_the_tasks_and_exits_130(cluster, slow, tmp_path):
     Cluster._wait(lambda: not cluster.client.run_on_scheduler(
         lambda dask_scheduler: [k for k in dask_scheduler.tasks if "problem_task" in str(k)]),
         "the run's tasks to leave the scheduler", timeout=60)
+
+
+def test_what_a_task_raises_is_not_the_cluster_going_away(client):
+    """An OSError raised on a worker (it cannot read the input there) names the worker, not a lost cluster; a task
+    whose workers kept dying is a ClusterError that says so."""
+    with pytest.raises(llsvm.errors.LLSVMError, match=r"^on a worker of the Dask cluster at tcp://x: .*No such file "
+                       r"or directory: '/nonexistent/llsvm.bin'; no model written$") as e:
+        lldask._gather(client, [client.submit(open, "/nonexistent/llsvm.bin", pure=False)], "tcp://x")
+    assert not isinstance(e.value, ClusterError)
+
+    def killed():
+        from types import SimpleNamespace
+        raise distributed.KilledWorker("problem_task-1", SimpleNamespace(address="tcp://127.0.0.1:1"), 3)
+    with pytest.raises(ClusterError, match=r"kept dying while they ran a task \(out of memory\?\): problem_task-1; "
+                                           r"no model written$"):
+        lldask._gather(client, [client.submit(killed, pure=False)], "tcp://x")
 
 
 def test_no_row_reaches_the_client(client, five):
@@ -482,9 +509,8 @@ def test_cocoa_survives_a_worker_killed_in_the_middle(cluster, tmp_path):
             box["error"] = exc
     t = threading.Thread(target=run)
     t.start()
-    victim = cluster.wait_processing("cocoa_task")
-    Cluster._wait(lambda: _cocoa_tasks(cluster) > 40 and any("cocoa" in str(k) for k in
-                                                            cluster.client.processing().get(victim, ())), "20 rounds")
+    Cluster._wait(lambda: _cocoa_tasks(cluster) > 40, "20 rounds")
+    victim = cluster.wait_processing("cocoa_task", at_most_done=200)      # of the run's 2 x (400 + 1) tasks
     os.kill(cluster.pid_of(victim), signal.SIGKILL)
     alive = t.is_alive()
     t.join(timeout=600)
@@ -493,6 +519,7 @@ def test_cocoa_survives_a_worker_killed_in_the_middle(cluster, tmp_path):
     m = box["model"]
     assert m.meta["dask"]["restarts"] == 1
     ref, _ = _reference([data], 2, 3, 1e-4, 400, 1, 1)
+    assert ref.n_iter > 100            # the kill came within its first 100 rounds: in the middle
     np.testing.assert_array_equal(m.meta["results"][0].w, ref.w)
 
 
