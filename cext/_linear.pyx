@@ -617,6 +617,31 @@ cdef double _dnrm2(const double* x, int64_t n) noexcept nogil:
     return scale * sqrt(ssq)
 
 
+def ddot(const double[::1] x, const double[::1] y):
+    """x . y in the reference BLAS ddot's grouping (the kernels' _ddot)."""
+    cdef int64_t n = x.shape[0]
+    cdef double t = 0.0
+    if y.shape[0] != n:
+        raise ValueError("ddot: x and y differ in length")
+    if n == 0:
+        return t
+    with nogil:
+        t = _ddot(&x[0], &y[0], n)
+    return t
+
+
+def dot_inorder(const double[::1] x, const double[::1] y):
+    """x . y summed from the first coordinate to the last (the Newton kernels' w.w, s.w, s.g)."""
+    cdef int64_t i, n = x.shape[0]
+    cdef double t = 0.0
+    if y.shape[0] != n:
+        raise ValueError("dot_inorder: x and y differ in length")
+    with nogil:
+        for i in range(n):
+            t += x[i] * y[i]
+    return t
+
+
 def dnrm2(const double[::1] x):
     """The two-norm of x as the reference BLAS dnrm2 computes it (LIBLINEAR's |g|)."""
     cdef int64_t n = x.shape[0]
@@ -837,26 +862,35 @@ cdef inline double _c_loss(const NewtonProblem* P, int64_t i, double wx_i) noexc
     return 0.0
 
 
+cdef double _nf_loss(NewtonProblem* P, const double* w, value_t* kind) noexcept nogil:
+    """sum_i C_i loss_i at w, in row order; sets X w (f's data part)."""
+    cdef int64_t i
+    cdef double f = 0.0
+    for i in range(P.l):
+        P.wx[i] = row_dot_inorder(P.v, _row(P.r, i), w, kind)
+    for i in range(P.l):
+        f += _c_loss(P, i, P.wx[i])
+    return f
+
+
 cdef double _nf_fun(NewtonProblem* P, const double* w, value_t* kind) noexcept nogil:
     """f(w); sets X w and w.w (l2r_erm_fun::fun)."""
     cdef int64_t i
-    cdef double f = 0.0, wTw = 0.0
-    for i in range(P.l):
-        P.wx[i] = row_dot_inorder(P.v, _row(P.r, i), w, kind)
+    cdef double f, wTw = 0.0
     for i in range(P.n):
         wTw += w[i] * w[i]
     if not P.regularize_bias:
         wTw -= w[P.n - 1] * w[P.n - 1]
     P.wTw = wTw
-    for i in range(P.l):
-        f += _c_loss(P, i, P.wx[i])
+    f = _nf_loss(P, w, kind)
     return f + 0.5 * wTw
 
 
-cdef void _nf_grad(NewtonProblem* P, const double* w, double* g, value_t* kind) noexcept nogil:
-    """g = grad f(w) at the w of the last fun/line search, and the Hessian's rows and weights there."""
+cdef void _nf_grad_rows(NewtonProblem* P, double* g, value_t* kind) noexcept nogil:
+    """g = sum_{i in I} coef_i x_i at the X w of the last fun/line search (the gradient's data part before its
+    factor), and the Hessian's rows I and weights there."""
     cdef int64_t i, k = 0
-    cdef double t, d, two = 1.0 if P.loss == LOSS_LR else 2.0
+    cdef double t, d
     for i in range(P.n):
         g[i] = 0.0
     if P.loss == LOSS_LR:
@@ -888,6 +922,13 @@ cdef void _nf_grad(NewtonProblem* P, const double* w, double* g, value_t* kind) 
     P.sizeI = k
     for i in range(k):
         row_axpy(P.v, _row(P.r, P.I[i]), P.tmp[i], g, kind)
+
+
+cdef void _nf_grad(NewtonProblem* P, const double* w, double* g, value_t* kind) noexcept nogil:
+    """g = grad f(w) at the w of the last fun/line search, and the Hessian's rows and weights there."""
+    cdef int64_t i
+    cdef double two = 1.0 if P.loss == LOSS_LR else 2.0
+    _nf_grad_rows(P, g, kind)
     for i in range(P.n):
         g[i] = w[i] + two * g[i]
     if not P.regularize_bias:
@@ -906,14 +947,29 @@ cdef void _nf_precond(NewtonProblem* P, double* M, double alpha_pcg, value_t* ki
         M[i] = (1.0 - alpha_pcg) + alpha_pcg * M[i]
 
 
+cdef void _nf_xs(NewtonProblem* P, const double* s, value_t* kind) noexcept nogil:
+    """tmp = X s (the line search's direction over the rows)."""
+    cdef int64_t i
+    for i in range(P.l):
+        P.tmp[i] = row_dot_inorder(P.v, _row(P.r, i), s, kind)
+
+
+cdef double _nf_loss_at(NewtonProblem* P, double alpha) noexcept nogil:
+    """sum_i C_i loss_i at X (w + alpha s) = X w + alpha X s (X s in tmp), in row order."""
+    cdef int64_t i
+    cdef double loss = 0.0
+    for i in range(P.l):
+        loss += _c_loss(P, i, P.tmp[i] * alpha + P.wx[i])
+    return loss
+
+
 cdef double _nf_linesearch(NewtonProblem* P, double* w, const double* s, double* f, const double* g,
                            double alpha, value_t* kind) noexcept nogil:
     """Backtracking on f(w + alpha s) from X s, with w.w and X w updated incrementally
     (l2r_erm_fun::linesearch_and_update). Returns the step (0: none of the 20 tries passed, w unchanged)."""
     cdef int64_t i, tries
     cdef double sTs = 0.0, wTs = 0.0, gTs = 0.0, loss, fold = f[0], eta = 0.01
-    for i in range(P.l):
-        P.tmp[i] = row_dot_inorder(P.v, _row(P.r, i), s, kind)
+    _nf_xs(P, s, kind)
     for i in range(P.n):
         sTs += s[i] * s[i]
         wTs += s[i] * w[i]
@@ -922,9 +978,7 @@ cdef double _nf_linesearch(NewtonProblem* P, double* w, const double* s, double*
         sTs -= s[P.n - 1] * s[P.n - 1]
         wTs -= s[P.n - 1] * w[P.n - 1]
     for tries in range(20):
-        loss = 0.0
-        for i in range(P.l):
-            loss += _c_loss(P, i, P.tmp[i] * alpha + P.wx[i])
+        loss = _nf_loss_at(P, alpha)
         f[0] = loss + (alpha * alpha * sTs + P.wTw) / 2.0 + alpha * wTs
         if f[0] - fold <= eta * alpha * gTs:
             for i in range(P.l):
@@ -1073,6 +1127,84 @@ cdef class NewtonFun:
     def sizeI(self):
         """Rows in the Hessian at the last grad."""
         return self.P.sizeI
+
+    # -- one part of a distributed problem (llsvm.solvers.dnewton: MPI-LIBLINEAR's distributed TRON): the sums
+    # over this part's rows; the client adds the parts' and does the rest (w.w, CG, the line search's choice) --
+    def loss(self, const double[::1] w):
+        """sum_i C_i loss_i at w over the rows, in row order (f without 1/2 w.w); sets X w."""
+        self._check(w, "w")
+        cdef double f
+        with nogil:
+            if self.X.f32:
+                f = _nf_loss(&self.P, _ptr(w), <float*>NULL)
+            else:
+                f = _nf_loss(&self.P, _ptr(w), <double*>NULL)
+        return f
+
+    def grad_rows(self, double[::1] G):
+        """G = sum_{i in I} coef_i x_i at the last loss's or advance's X w: grad f = w + factor G (the bias's own
+        term dropped when it is not regularized); sets the Hessian's rows and weights."""
+        self._check(G, "G")
+        with nogil:
+            if self.X.f32:
+                _nf_grad_rows(&self.P, _ptr(G), <float*>NULL)
+            else:
+                _nf_grad_rows(&self.P, _ptr(G), <double*>NULL)
+
+    def diag_rows(self, double[::1] M):
+        """M[j] += sum_{i in I} c_i d_i x_ij^2 at the last grad_rows (M holds its initial value): the
+        preconditioner's data part."""
+        self._check(M, "M")
+        with nogil:
+            if self.X.f32:
+                _diag(self.P.v, self.P.r, self.P.I, self.P.sizeI, self.P.C,
+                      self.P.D if self.P.loss == LOSS_LR else NULL, _ptr(M), <float*>NULL)
+            else:
+                _diag(self.P.v, self.P.r, self.P.I, self.P.sizeI, self.P.C,
+                      self.P.D if self.P.loss == LOSS_LR else NULL, _ptr(M), <double*>NULL)
+
+    def hv_rows(self, const double[::1] s, double[::1] out):
+        """out = sum_{i in I} c_i (x_i . s) x_i at the last grad_rows: H s = s + factor out."""
+        self._check(s, "s")
+        self._check(out, "out")
+        cdef const double* c = self.P.C
+        if self.P.loss == LOSS_LR:
+            c = self.P.CD
+        with nogil:
+            if self.X.f32:
+                _hv(self.P.v, self.P.r, self.P.I, self.P.sizeI, c, _ptr(s), _ptr(out), self.P.n, <float*>NULL)
+            else:
+                _hv(self.P.v, self.P.r, self.P.I, self.P.sizeI, c, _ptr(s), _ptr(out), self.P.n, <double*>NULL)
+
+    def line_losses(self, s, const double[::1] alphas, double[::1] out):
+        """out[t] = sum_i C_i loss_i at w + alphas[t] s (the line search's tries). s: the direction, whose X s is
+        computed and kept for the next calls and advance; None: the last call's direction."""
+        cdef const double[::1] sv
+        cdef int64_t t, m = alphas.shape[0]
+        if out.shape[0] != m:
+            raise ValueError("NewtonFun: alphas and out disagree in length")
+        if s is not None:
+            sv = s
+            self._check(sv, "s")
+            with nogil:
+                if self.X.f32:
+                    _nf_xs(&self.P, _ptr(sv), <float*>NULL)
+                else:
+                    _nf_xs(&self.P, _ptr(sv), <double*>NULL)
+        with nogil:
+            for t in range(m):
+                out[t] = _nf_loss_at(&self.P, alphas[t])
+
+    def advance(self, double alpha):
+        """X w += alpha X s (the accepted step of the last line_losses' direction)."""
+        cdef int64_t i
+        for i in range(self.P.l):
+            self.P.wx[i] += alpha * self.P.tmp[i]
+
+    @property
+    def factor(self):
+        """grad f = w + factor G: 1 for -s 0, 2 for -s 2 and -s 11."""
+        return 1.0 if self.P.loss == LOSS_LR else 2.0
 
 
 

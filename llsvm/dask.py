@@ -14,11 +14,13 @@ What is distributed, and how (each the single-process result where the algorithm
 - -v: one task per fold (`cv_task`); --grid: one task per kernel width and fold (`grid_task`);
 - one two-class -s 1 / -s 3 problem: CoCoA+ (`DaskParts`, `cocoa_task`, over llsvm.solvers.cocoa's loop), each
   part's dual variables kept on its worker;
+- one two-class -s 0 / -s 2 problem, or -s 11: distributed Newton (`DaskNewtonParts`, `newton_task`, over
+  llsvm.solvers.dnewton's loop), each part's state kept on its worker;
 - anything else: the whole run as one task on a worker (`whole_task`).
 
-Every task but CoCoA+'s is a pure function of (file, parameters, seed): a task whose worker dies is run again by
-Dask on another and gives the same result. A CoCoA+ run that loses a worker (and its parts' state) starts again,
-with the same rounds. Either way the run ends with the same model.
+Every task but CoCoA+'s and Newton's is a pure function of (file, parameters, seed): a task whose worker dies is
+run again by Dask on another and gives the same result. A CoCoA+ or Newton run that loses a worker (and its parts'
+state) starts again, with the same rounds. Either way the run ends with the same model.
 """
 import glob
 import os
@@ -127,6 +129,13 @@ def headers(paths):
 def _two_class_dual(params, head):
     """Whether the run is one two-class -s 1 / -s 3 problem."""
     return params.spec.driver_ref == "dcd:train_one" and head.labels is not None and head.labels.size <= 2
+
+
+def _two_class_primal(params, head):
+    """Whether the run is one two-class -s 0 / -s 2 problem, or -s 11 (distributed Newton)."""
+    if params.spec.driver_ref != "newton:train_one":
+        return False
+    return params.spec.task == "regression" or (head.labels is not None and head.labels.size == 2)
 
 
 # -- on the workers -----------------------------------------------------------------------------------------------
@@ -260,18 +269,15 @@ def pairs_model_task(path, params, coefs, results, probs, quiet):
 _PARTS = {}
 
 
-def _part(runs, n_features, labels, params, Cp, Cn):
-    """A CoCoA+ part on this worker: the blocks of `runs` ((path, first block, end block), ...) read and verified
-    into memory once per process (the worker's own rows only), as a Subproblem (+1 for labels[0]'s rows), made once
-    and kept for the run's rounds."""
+def _rows_of(runs, n_features):
+    """The blocks of `runs` ((path, first block, end block), ...) read and verified into memory on this worker (its
+    own rows only), as one CSRDataset: read once per process and kept (the last set of runs only)."""
     from .binfmt import BinaryDataset
     from .dataset import CSRDataset
-    from .solvers.common import Subproblem
-    from .solvers.common import Classes
-    key = tuple((path, b0, b1, os.stat(path).st_mtime_ns) for path, b0, b1 in runs) + (tuple(labels), Cp, Cn,
-                                                                                         params.bias)
-    sub = _PARTS.get(key)
-    if sub is None:
+    key = tuple((path, b0, b1, os.stat(path).st_mtime_ns) for path, b0, b1 in runs) + (n_features,)
+    ds = _ROWS.get(key)
+    if ds is None:
+        _ROWS.clear()
         pieces = []
         for path, b0, b1 in runs:
             f = BinaryDataset(path)
@@ -288,9 +294,39 @@ def _part(runs, n_features, labels, params, Cp, Cn):
             ds = CSRDataset(np.concatenate([p.y for p in pieces]), indptr,
                             np.concatenate([p.indices for p in pieces]), np.concatenate([p.values for p in pieces]),
                             n_features, check=False)
+        _ROWS[key] = ds
+    return ds
+
+
+_ROWS = {}
+
+
+def _part(runs, n_features, labels, params, Cp, Cn):
+    """A CoCoA+ part on this worker: its blocks' rows (_rows_of) as a Subproblem (+1 for labels[0]'s rows), made
+    once and kept for the run's rounds."""
+    from .solvers.common import Classes, Subproblem
+    key = (tuple(runs), n_features, tuple(labels), Cp, Cn, params.bias)
+    sub = _PARTS.get(key)
+    if sub is None:
+        ds = _rows_of(runs, n_features)
         cls, _ = Classes(list(labels)).add(ds.y)        # the class of each row in the model's label order
         sub = _PARTS[key] = Subproblem(ds, np.where(cls == 0, 1, -1).astype(np.int8), Cp, Cn, bias=params.bias)
     return sub
+
+
+def _newton_part(runs, n_features, labels, params, Cp, Cn):
+    """A distributed Newton part on this worker (dnewton.NewtonPart): its blocks' rows, for classification in
+    LIBLINEAR's class grouping (labels[0]'s rows first, +1), for -s 11 over the targets."""
+    from .solvers.common import Classes, Subproblem, class_grouping
+    from .solvers.dnewton import NewtonPart
+    ds = _rows_of(runs, n_features)
+    if labels is None:
+        sub = Subproblem(ds, np.ones(ds.n_rows, np.int8), Cp, Cn, bias=params.bias, targets=ds.y)
+    else:
+        cls, _ = Classes(list(labels)).add(ds.y)
+        rows = class_grouping(cls, None).astype(np.int64)
+        sub = Subproblem(ds, np.where(cls[rows] == 0, 1, -1).astype(np.int8), Cp, Cn, rows=rows, bias=params.bias)
+    return NewtonPart(sub, params.solver, params.regularize_bias, params.svr_p)
 
 
 class StateLost(LLSVMError):
@@ -318,10 +354,27 @@ def cocoa_task(run, k, r, part, w, sigma, epochs, seed, l1_loss):
     return out
 
 
+_NEWTON = {}
+
+
+def newton_task(run, k, part, op, args):
+    """Round op of part k of distributed Newton run `run` (dnewton.NewtonPart's methods) on this worker: "start"
+    makes the part here from its blocks; the later rounds need the state the earlier ones left here."""
+    from .solvers.dnewton import part_call
+    if op == "start":
+        _NEWTON[(run, k)] = _newton_part(*part)
+    held = _NEWTON.get((run, k))
+    if held is None:
+        raise StateLost(f"part {k}'s Newton state is not on this worker")
+    return part_call(held, op, args)
+
+
 def forget(run):
-    """Drop a finished run's dual variables from this worker."""
+    """Drop a finished run's state (CoCoA+'s dual variables, Newton's parts) from this worker."""
     for key in [key for key in _ALPHA if key[0] == run]:
         del _ALPHA[key]
+    for key in [key for key in _NEWTON if key[0] == run]:
+        del _NEWTON[key]
 
 
 def cv_task(path, params, nr_fold, i, quiet):
@@ -470,6 +523,27 @@ class DaskParts:
         return None                          # it stays on the workers
 
 
+class DaskNewtonParts:
+    """Distributed Newton's parts on the cluster (dnewton.LocalParts' interface): part k is a run of blocks of
+    the input, read by the worker it is placed on and kept there with its state (X w, the Hessian's rows, X s).
+    When a part's state is lost (its worker died), `call` raises StateLost."""
+
+    def __init__(self, session, parts, addresses, run, w_size):
+        self.s, self.parts, self.run, self.w_size = session, parts, run, w_size
+        self.home = [addresses[k % len(addresses)] for k in range(len(parts))]
+        self.rounds = 0
+
+    def __len__(self):
+        return len(self.parts)
+
+    def call(self, op, args):
+        self.rounds += 1
+        c = self.s.client
+        return self.s.gather([c.submit(newton_task, self.run, k, part, op, a, workers=[home],
+                                       allow_other_workers=True, pure=False)
+                              for k, (part, a, home) in enumerate(zip(self.parts, args, self.home))])
+
+
 def block_parts(infos, n_parts):
     """The input's blocks (infos: per file (path, rows of each block)) cut into n_parts runs of consecutive blocks
     with about the same number of rows: per part a list of (path, first block, end block)."""
@@ -499,50 +573,96 @@ def block_parts(infos, n_parts):
     return runs
 
 
-def _cocoa(s, head, params, rep, epochs, n_parts, t0):
-    """A two-class -s 1 / -s 3 problem by CoCoA+ over the workers' blocks (llsvm.solvers.cocoa)."""
+def _row_parts(s, head, params, rep, n_parts):
+    """What a run over the workers' blocks starts from (CoCoA+, distributed Newton): (addresses of the workers,
+    the parts' arguments (runs of blocks, features, labels, parameters, Cp, Cn), the parts' count); the -wi
+    warnings said once."""
     from .solvers import trainer
-    from .solvers.cocoa import solve_cocoa
-    from .solvers.common import class_costs, report_finished, warn_max_iter
-    infos, labels, n_rows, n_features, nnz = head.infos, head.labels, head.n_rows, head.n_features, head.nnz
-    if n_rows == 0:
+    from .solvers.common import class_costs
+    infos, labels = head.infos, head.labels
+    if head.n_rows == 0:
         raise ParameterError("no training data")
     trainer._warn_ignored(params, rep)
-    wC = class_costs(params.C, params.weights, labels, rep)
-    Cp, Cn = float(wC[0]), float(wC[1]) if labels.size == 2 else float(params.C)
+    if params.spec.task == "regression":
+        labels, Cp, Cn = None, float(params.C), float(params.C)
+    else:
+        wC = class_costs(params.C, params.weights, labels, rep)
+        Cp, Cn = float(wC[0]), float(wC[1]) if labels.size == 2 else float(params.C)
     addresses = sorted(s.client.scheduler_info(n_workers=-1)["workers"])
     # a part per worker (fewer when the input has fewer blocks: a small file is one block of 8 MiB)
     n_parts = n_parts or max(1, min(len(addresses), sum(len(rows) for _, rows in infos)))
     runs = block_parts(infos, n_parts)
-    parts = [(tuple(r), n_features, labels, params, Cp, Cn) for r in runs]
-    l1 = params.solver == 3
-    max_rounds = params.max_iter or COCOA_MAX_ROUNDS
+    return addresses, [(tuple(r), head.n_features, labels, params, Cp, Cn) for r in runs], n_parts
+
+
+def _restarting(s, what, attempt):
+    """attempt(run id, workers' addresses) until it ends without losing a worker's state (StateLost: the same
+    rounds again on the workers there are now), at most MAX_RESTARTS times more; each run's state forgotten on
+    the workers after it. Returns (its result, restarts)."""
+    addresses = sorted(s.client.scheduler_info(n_workers=-1)["workers"])
     for restart in range(MAX_RESTARTS + 1):
-        run = f"llsvm-cocoa-{os.getpid()}-{time.monotonic_ns()}"
-        workers = DaskParts(s, parts, addresses, run, n_features + (1 if params.bias >= 0 else 0))
+        run = f"llsvm-{what}-{os.getpid()}-{time.monotonic_ns()}"
         try:
-            res = solve_cocoa(workers, l1, eps=params.eps, max_iter=max_rounds, epochs=epochs, seed=params.seed)
-            break
+            return attempt(run, addresses), restart
         except StateLost:
-            # a worker died with its parts' dual variables: the same rounds again on the workers there are now
             if restart == MAX_RESTARTS:
-                raise ClusterError(f"CoCoA+ lost workers {MAX_RESTARTS + 1} times; no model written") from None
+                raise ClusterError(f"{what} lost workers {MAX_RESTARTS + 1} times; no model written") from None
             addresses = sorted(s.client.scheduler_info(n_workers=-1)["workers"])
         finally:
             s.client.run(forget, run)
+
+
+def _row_model(params, head, labels, res, meta):
+    from .solvers import trainer
+    model = trainer._model(params, labels, head.n_features, res.w.reshape(-1, 1), [res])
+    model.meta["dask"] = meta
+    model.meta["shape"] = SimpleNamespace(n_rows=head.n_rows, n_features=head.n_features, nnz=head.nnz)
+    return model
+
+
+def _cocoa(s, head, params, rep, epochs, n_parts, t0):
+    """A two-class -s 1 / -s 3 problem by CoCoA+ over the workers' blocks (llsvm.solvers.cocoa)."""
+    from .solvers.cocoa import solve_cocoa
+    from .solvers.common import report_finished, warn_max_iter
+    addresses, parts, n_parts = _row_parts(s, head, params, rep, n_parts)
+    n_features = head.n_features
+    w_size = n_features + (1 if params.bias >= 0 else 0)
+    max_rounds = params.max_iter or COCOA_MAX_ROUNDS
+    res, restart = _restarting(s, "CoCoA+", lambda run, addr: solve_cocoa(
+        DaskParts(s, parts, addr, run, w_size), params.solver == 3, eps=params.eps, max_iter=max_rounds,
+        epochs=epochs, seed=params.seed))
     rep.info(f"CoCoA+: {n_parts} parts, sigma' = {n_parts}, {epochs} local epoch{'s' if epochs > 1 else ''} a "
              f"round; primal {res.primal:.6f}, dual {res.dual:.6f}, gap {res.gap:.6g}\n")
     report_finished(rep, res.n_iter, -res.dual, res.nSV)
     if not res.converged:
         warn_max_iter(rep)
-    model = trainer._model(params, labels, n_features, res.w.reshape(-1, 1), [res])
-    model.meta["dask"] = {"workers": len(addresses), "tasks": n_parts * res.extra["calls"], "restarts": restart,
-                          "split": "CoCoA+ over the workers' blocks", "parts": n_parts,
-                          "rounds": res.extra["rounds"], "local_epochs": epochs,
-                          "bytes_down_per_task": 8 * workers.w_size, "bytes_up_per_task": 8 * workers.w_size,
-                          "bytes_per_round": res.extra["bytes_per_round"], "train_seconds": time.perf_counter() - t0}
-    model.meta["shape"] = SimpleNamespace(n_rows=n_rows, n_features=n_features, nnz=nnz)
-    return model
+    return _row_model(params, head, head.labels, res, {
+        "workers": len(addresses), "tasks": n_parts * res.extra["calls"], "restarts": restart,
+        "split": "CoCoA+ over the workers' blocks", "parts": n_parts, "rounds": res.extra["rounds"],
+        "local_epochs": epochs, "bytes_down_per_task": 8 * w_size, "bytes_up_per_task": 8 * w_size,
+        "bytes_per_round": res.extra["bytes_per_round"], "train_seconds": time.perf_counter() - t0})
+
+
+def _newton(s, head, params, rep, n_parts, t0):
+    """A two-class -s 0 / -s 2 problem, or -s 11, by distributed Newton over the workers' blocks
+    (llsvm.solvers.dnewton): the single-process iterates up to the order of a sum."""
+    from .solvers.dnewton import solve_dnewton
+    addresses, parts, n_parts = _row_parts(s, head, params, rep, n_parts)
+    w_size = head.n_features + (1 if params.bias >= 0 else 0)
+    max_iter = params.max_iter or params.spec.default_max_iter
+
+    # the iterations' lines as they come (a run started again after a lost worker says them again)
+    res, restart = _restarting(s, "Newton", lambda run, addr: solve_dnewton(
+        DaskNewtonParts(s, parts, addr, run, w_size), params.solver, params.eps, max_iter, params.regularize_bias,
+        rep, p=params.svr_p))
+    rounds = res.extra["rounds"]
+    return _row_model(params, head, None if params.spec.task == "regression" else head.labels, res, {
+        "workers": len(addresses), "tasks": n_parts * rounds, "restarts": restart,
+        "split": "distributed Newton over the workers' blocks", "parts": n_parts, "rounds": rounds,
+        "newton_steps": res.n_iter, "cg_steps": res.extra["cg_steps"],
+        "bytes_down_per_task": 8 * w_size, "bytes_up_per_task": 16 * w_size,
+        "bytes_per_round": round(8 * (res.extra["doubles_up"] + res.extra["doubles_down"]) / max(rounds, 1)),
+        "train_seconds": time.perf_counter() - t0})
 
 
 def _pairs(client, address, path, params, rep, n_workers, t0):
@@ -615,10 +735,11 @@ def train(data, *, client=None, address=LOCAL, workers=None, params=None, report
     head = headers(paths)
     silent = reporter is None and say is None
     with _Session(client, address, workers) as s:
-        if _two_class_dual(params, head):
-            model = _cocoa(s, head, params, rep, local_epochs, parts, time.perf_counter())
-            trainer._warn_unconverged(silent, model.meta["results"])
-            return model
+        if _two_class_dual(params, head) or _two_class_primal(params, head):
+            run = _cocoa(s, head, params, rep, local_epochs, parts, time.perf_counter()) if \
+                _two_class_dual(params, head) else _newton(s, head, params, rep, parts, time.perf_counter())
+            trainer._warn_unconverged(silent, run.meta["results"])
+            return run
         return _train(s.client, s.address, one_file(paths), head, params, rep, want_metrics, silent)
 
 

@@ -7,6 +7,9 @@ the same command in one process, in the same run.
   -e 1e-5), the -e at which CoCoA+'s primal is within 1e-3 of it (tightened tenfold from LIBLINEAR's default 0.1
   until it is); then, through the library on 2 workers, the rounds CoCoA+ takes to a primal within 1e-3 and the
   bytes a round sends for 2, 4 and 8 parts (the bytes do not grow with the rows).
+- Distributed Newton (one two-class -s 2 / -s 0 problem): the same 4 files; `--dask local --workers 2` against one
+  process on the whole file: wall (medians), Newton and CG steps, rounds and bytes a round, and the largest
+  difference of the two models' weights (the same iterates up to the order of a sum).
 - One-vs-rest: the generated 10-class set; `--dask local --workers 2 -s 3` against `-s 3 --threads 1`; the model
   files compared byte for byte.
 - -s smo --grid, 8 cells (C 4 values x gamma 2 values, 10 folds) on usps.t (or, without the public sets, the
@@ -122,6 +125,30 @@ def bench_cocoa(tmp, rows, seed, repeats, scaling_rounds=500):
     return head, scaling
 
 
+def bench_newton(tmp, rows, seed, repeats):
+    """-s 2 and -s 0 by distributed Newton on 2 workers against one process (the CoCoA+ set's files)."""
+    text = os.path.join(tmp, f"cocoa-{seed}")
+    whole, pattern = text + ".bin", text + "-part-*.bin"
+    a, b = os.path.join(tmp, "n1.model"), os.path.join(tmp, "n2.model")
+    out = []
+    for solver in ("2", "0"):
+        one = _json_run([TRAIN, "-s", solver, "-q", whole, a])
+        rec = _json_run([TRAIN, "--dask", "local", "--workers", "2", "-s", solver, "-q", pattern, b])
+        wa, wb = llsvm.load_model(a).W, llsvm.load_model(b).W
+        diff = float(abs(wa - wb).max() / max(abs(wa).max(), 1e-300))
+        t_one = _median_wall([TRAIN, "-s", solver, "-q", whole, a], repeats)
+        t_dask = _median_wall([TRAIN, "--dask", "local", "--workers", "2", "-s", solver, "-q", pattern, b], repeats)
+        d = rec["dask"]
+        row = {"solver": solver, "rows": rows, "one_s": t_one, "dask_s": t_dask, "ratio": t_dask / t_one,
+               "newton": d["newton_steps"], "cg": d["cg_steps"], "rounds": d["rounds"],
+               "bytes_per_round": d["bytes_per_round"], "w_rel_diff": diff,
+               "primal_rel": (rec["primal"] - one["primal"]) / one["primal"]}
+        say(f"# Newton -s {solver}: {t_dask:.2f} s on 2 workers vs {t_one:.2f} s ({row['ratio']:.2f}x), "
+            f"{d['rounds']} rounds, {d['bytes_per_round'] / 1e6:.2f} MB a round, w differs by {diff:.1e}")
+        out.append(row)
+    return out
+
+
 def bench_ovr(tmp, rows, repeats):
     text = _gen("multiclass", os.path.join(tmp, "ovr10"), rows, 1, "--classes", "10")
     data = text + ".bin"
@@ -175,6 +202,13 @@ def dask_markdown(result):
         lines.append(md_row([str(s["parts"]), "-" if s["rounds_1e3"] is None else str(s["rounds_1e3"]),
                              "-" if s["rel_gap_then"] is None else f"{s['rel_gap_then']:.1e}",
                              f"{s['bytes_per_round'] / 1e6:.2f}"]))
+    lines += ["", "### Distributed Newton: one two-class -s 2 / -s 0 problem (the same 4 files)", ""]
+    lines += md_header(["solver", "one process s", "2 workers s", "ratio", "Newton steps", "CG steps", "rounds",
+                        "MB a round", "w: largest relative difference", "primal: relative difference"])
+    for r in result["newton"]:
+        lines.append(md_row([f"-s {r['solver']}", f"{r['one_s']:.2f}", f"{r['dask_s']:.2f}", f"{r['ratio']:.2f}",
+                             str(r["newton"]), str(r["cg"]), str(r["rounds"]), f"{r['bytes_per_round'] / 1e6:.2f}",
+                             f"{r['w_rel_diff']:.1e}", f"{r['primal_rel']:+.1e}"]))
     lines += ["", "### One-vs-rest and --grid", ""]
     lines += md_header(["run", "one process (--threads 1) s", "2 workers s", "ratio (target <= 0.6)", "same result"])
     lines.append(md_row([f"-s 3, 10 classes, {ovr['rows']:,} rows", f"{ovr['one_s']:.2f}", f"{ovr['dask_s']:.2f}",
@@ -187,7 +221,8 @@ def dask_markdown(result):
 
 def bench_dask(tmp, rows=500000, ovr_rows=200000, seed=1, repeats=3, scaling_rounds=500):
     head, scaling = bench_cocoa(tmp, rows, seed, repeats, scaling_rounds)
-    return {"cocoa": head, "cocoa_parts": scaling, "ovr": bench_ovr(tmp, ovr_rows, repeats),
+    return {"cocoa": head, "cocoa_parts": scaling, "newton": bench_newton(tmp, rows, seed, repeats),
+            "ovr": bench_ovr(tmp, ovr_rows, repeats),
             "grid": bench_grid(tmp, repeats)}
 
 

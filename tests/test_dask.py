@@ -3,8 +3,10 @@
 
 - One task per class: for every random-access linear type on more than two classes, the model file and the text
   printed are the single-process run's byte for byte (the same problems with the same seeds, on the workers).
-- Whole runs on one worker (two classes, regression, one-class, -s 4, the kernel and out-of-core solvers): the
-  same model as in one process.
+- Whole runs on one worker (two classes of -s 5, -s 12, one-class, -s 4, the kernel and out-of-core solvers):
+  the same model as in one process.
+- Distributed Newton (two-class -s 0 / -s 2, -s 11): on one part the single-process model bit for bit; on three
+  the in-process dnewton run over the same parts bit for bit; a worker killed in the middle: the same model.
 - llsvm-train --dask: the same model and stdout as without it; --json says what ran where; text input, --workers
   without --dask local and -v with --dask are refused with their exit codes.
 - Faults, on the real cluster, each made while a task is running (the tests wait until the scheduler shows one
@@ -97,7 +99,7 @@ def test_one_task_per_class_is_the_single_process_model(client, five, tmp_path, 
         assert text.count("9") == text1.count("9")
 
 
-@pytest.mark.parametrize("kw", [dict(solver=2, bias=1), dict(solver=11, svr_p=0.1), dict(solver=21),
+@pytest.mark.parametrize("kw", [dict(solver=5, bias=1), dict(solver=12, svr_p=0.1), dict(solver=21),
                                 dict(solver=4), dict(solver="llsvm", bias=1), dict(solver="h1tree")],
                          ids=lambda kw: " ".join(f"{k}={v}" for k, v in kw.items()))
 def test_whole_runs_are_the_single_process_model(client, two, five, tmp_path, kw):
@@ -499,36 +501,119 @@ def test_cocoa_survives_a_worker_killed_in_the_middle(cluster, tmp_path):
     """SIGKILL to a worker holding a part's dual variables in the middle of a CoCoA+ run: the run starts again on
     the remaining worker and ends with the same w as a run without the fault."""
     data = _blocks_file(tmp_path, "k", 600, 9, 50)
-    box = {}
-
-    def run():
-        try:
-            box["model"] = lldask.train(data, client=distributed.Client(cluster.address), solver=3, eps=1e-4,
-                                        max_iter=400, parts=2, say=lambda t: None)
-        except BaseException as exc:             # noqa: BLE001 (reported by the assertion below)
-            box["error"] = exc
-    t = threading.Thread(target=run)
-    t.start()
-    Cluster._wait(lambda: _cocoa_tasks(cluster) > 40, "20 rounds")
-    victim = cluster.wait_processing("cocoa_task", at_most_done=200)      # of the run's 2 x (400 + 1) tasks
-    os.kill(cluster.pid_of(victim), signal.SIGKILL)
-    alive = t.is_alive()
-    t.join(timeout=600)
-    assert "error" not in box, box.get("error")
-    assert alive
-    m = box["model"]
+    # 20 rounds in, while at most 100 of the run's 2 x (400 + 1) tasks have ended
+    m = _killed_in_the_middle(cluster, "cocoa_task", 40, 200, lambda client: lldask.train(
+        data, client=client, solver=3, eps=1e-4, max_iter=400, parts=2, say=lambda t: None))
     assert m.meta["dask"]["restarts"] == 1
     ref, _ = _reference([data], 2, 3, 1e-4, 400, 1, 1)
     assert ref.n_iter > 100            # the kill came within its first 100 rounds: in the middle
     np.testing.assert_array_equal(m.meta["results"][0].w, ref.w)
 
 
-def _cocoa_tasks(cluster):
-    """How many CoCoA+ tasks the scheduler has made so far (two a round here)."""
-    def count(dask_scheduler):
-        prefix = dask_scheduler.task_prefixes.get("cocoa_task")
-        return 0 if prefix is None else sum(prefix.state_counts.values())
+def _killed_in_the_middle(cluster, prefix, after, at_most_done, train):
+    """train(client) on the cluster in a thread; once the scheduler has made `after` tasks of `prefix` and one
+    runs (while at most `at_most_done` have ended), SIGKILL to its worker. The run's model, once it ends."""
+    box = {}
+
+    def run():
+        try:
+            box["model"] = train(distributed.Client(cluster.address))
+        except BaseException as exc:             # noqa: BLE001 (reported by the assertion below)
+            box["error"] = exc
+    t = threading.Thread(target=run)
+    t.start()
+    Cluster._wait(lambda: _tasks(cluster, prefix) > after, f"{after} {prefix} tasks")
+    victim = cluster.wait_processing(prefix, at_most_done=at_most_done)
+    os.kill(cluster.pid_of(victim), signal.SIGKILL)
+    alive = t.is_alive()
+    t.join(timeout=600)
+    assert "error" not in box, box.get("error")
+    assert alive
+    return box["model"]
+
+
+def _tasks(cluster, prefix):
+    """How many tasks of a kind the scheduler has made so far."""
+    def count(dask_scheduler, prefix=prefix):
+        tp = dask_scheduler.task_prefixes.get(prefix)
+        return 0 if tp is None else sum(tp.state_counts.values())
     return cluster.client.run_on_scheduler(count)
+
+
+NEWTON_CASES = [dict(solver=0), dict(solver=2, bias=1), dict(solver=11, svr_p=0.1),
+                dict(solver=2, bias=1, regularize_bias=False), dict(solver=0, weights={1: 2.0})]
+
+
+def _newton_local(path, n_parts, **kw):
+    """dnewton over the parts llsvm.dask would make of `path` (block_parts), each read in this process by the
+    workers' own code (_newton_part), called one after the other."""
+    from llsvm.solvers import dnewton, trainer
+    from llsvm.solvers.common import class_costs
+    params = trainer.checked_params(None, dict(kw))
+    head = lldask.headers([path])
+    if params.spec.task == "regression":
+        labels, Cp, Cn = None, params.C, params.C
+    else:
+        labels = head.labels
+        Cp, Cn = (float(c) for c in class_costs(params.C, params.weights, labels, None))
+    parts = [lldask._newton_part(tuple(r), head.n_features, labels, params, Cp, Cn)
+             for r in lldask.block_parts(head.infos, n_parts)]
+    return dnewton.solve_dnewton(dnewton.LocalParts(parts), params.solver, params.eps,
+                                 params.max_iter or params.spec.default_max_iter, params.regularize_bias,
+                                 p=params.svr_p)
+
+
+@pytest.mark.parametrize("kw", NEWTON_CASES, ids=lambda kw: ",".join(f"{k}={v}" for k, v in kw.items()))
+def test_newton_on_the_cluster(client, blocks, kw):
+    """A two-class -s 0 / -s 2, or -s 11, by distributed Newton over the workers' blocks: on one part the
+    single-process model and text bit for bit; on three, dnewton's in-process run over the same parts bit for bit,
+    and the single-process model up to the order of a sum (the same lines, w within 1e-9)."""
+    ref_lines, one_lines, three_lines = [], [], []
+    ref = llsvm.train(blocks, say=ref_lines.append, **kw)
+    one = lldask.train(blocks, client=client, parts=1, say=one_lines.append, **kw)
+    np.testing.assert_array_equal(one.W, ref.W)
+    assert one_lines == ref_lines and b"".join(one.text_chunks()) == b"".join(ref.text_chunks())
+    three = lldask.train(blocks, client=client, parts=3, say=three_lines.append, **kw)
+    local = _newton_local(blocks, 3, **kw)
+    r = three.meta["results"][0]
+    np.testing.assert_array_equal(r.w, local.w)
+    assert (r.primal, r.n_iter, r.extra["cg_steps"]) == (local.primal, local.n_iter, local.extra["cg_steps"])
+    assert np.abs(three.W - ref.W).max() <= 1e-9 * np.abs(ref.W).max()
+    assert [x.split(" CG")[0] for x in three_lines] == [x.split(" CG")[0] for x in ref_lines]
+    meta = three.meta["dask"]
+    w_size = 400 + (kw.get("bias", -1) >= 0)
+    assert meta["split"] == "distributed Newton over the workers' blocks" and meta["parts"] == 3
+    assert meta["rounds"] == 2 + local.extra["cg_steps"] + 2 * local.n_iter
+    assert (meta["bytes_down_per_task"], meta["bytes_up_per_task"]) == (8 * w_size, 16 * w_size)
+
+
+def test_cli_newton_on_the_cluster(blocks, tmp_path):
+    """llsvm-train --dask local -s 2: the single-process stdout; --json the same certificate (to rounding) plus
+    the rounds and bytes."""
+    out = {}
+    for name, extra in (("one", []), ("dask", ["--dask", "local"])):
+        p = _cli("-s", "2", "-B", "1", "--json", str(tmp_path / f"{name}.json"), *extra, blocks,
+                 str(tmp_path / f"{name}.model"))
+        assert p.returncode == 0, p.stderr
+        out[name] = (p.stdout, json.loads((tmp_path / f"{name}.json").read_text()))
+    assert out["one"][0] == out["dask"][0]
+    one, dask = out["one"][1], out["dask"][1]
+    for key in ("primal", "dual", "gap", "max_violation"):
+        assert dask[key] == pytest.approx(one[key], rel=1e-9)
+    assert dask["dask"]["workers"] == 2 and dask["dask"]["rounds"] > 2 and "bytes_per_round" in dask["dask"]
+
+
+def test_newton_survives_a_worker_killed_in_the_middle(cluster, tmp_path):
+    """SIGKILL to a worker holding a Newton part in the middle of a run: the run starts again on the remaining
+    worker and ends with the same w as a run without the fault."""
+    data = _blocks_file(tmp_path, "n", 600, 9, 50)
+    kw = dict(solver=2, C=100.0, eps=1e-6)
+    m = _killed_in_the_middle(cluster, "newton_task", 40, 400, lambda client: lldask.train(
+        data, client=client, parts=2, say=lambda t: None, **kw))
+    assert m.meta["dask"]["restarts"] == 1
+    ref = _newton_local(data, 2, **kw)
+    assert ref.extra["rounds"] > 400            # the kill came within its first 200 rounds: in the middle
+    np.testing.assert_array_equal(m.meta["results"][0].w, ref.w)
 
 
 def test_estimators_take_a_client(client, five, two):

@@ -78,6 +78,21 @@ def _pcg(fun, g, M, s, r, eps_cg, say):
     return cg_iter
 
 
+def after_step(say, it, f, fold, gnorm, gnorm0, eps, cg_iter, step):
+    """NEWTON::newton after a step: its line, then its tests: "converged" (|g| <= eps |g0|), "stop" (f below
+    -1e32, or too small a decrease, with LIBLINEAR's warnings) or None (go on)."""
+    say(f"iter {it:2d} f {f:5.3e} |g| {gnorm:5.3e} CG {cg_iter:3d} step_size {step:4.2e} \n")
+    if gnorm <= eps * gnorm0:
+        return "converged"
+    if f < -1.0e32:
+        say("WARNING: f < -1.0e+32\n")
+        return "stop"
+    if abs(fold - f) <= 1.0e-12 * abs(f):
+        say("WARNING: actred too small\n")
+        return "stop"
+    return None
+
+
 def solve_newton(sub, eps, max_iter=NEWTON_MAX_ITER, w0=None, regularize_bias=True, reporter=None, eps_cg=0.5,
                  solver=L2R_L2LOSS_SVC, p=0.1):
     """-s 0, -s 2 or -s 11 (`solver`): Newton with preconditioned CG and backtracking line search (LIBLINEAR 2.50's
@@ -118,16 +133,9 @@ def solve_newton(sub, eps, max_iter=NEWTON_MAX_ITER, w0=None, regularize_bias=Tr
         done += 1
         k.grad(w, g)
         gnorm = K.dnrm2(g)
-        say(f"iter {it:2d} f {f:5.3e} |g| {gnorm:5.3e} CG {cg_iter:3d} step_size {step:4.2e} \n")
-        if gnorm <= eps * gnorm0:
-            converged = True
-            break
-        if f < -1.0e32:
-            say("WARNING: f < -1.0e+32\n")
-            break
-        actred = fold - f
-        if abs(actred) <= 1.0e-12 * abs(f):
-            say("WARNING: actred too small\n")
+        end = after_step(say, it, f, fold, gnorm, gnorm0, eps, cg_iter, step)
+        if end is not None:
+            converged = end == "converged"
             break
         it += 1
     if it >= max_iter:
@@ -146,32 +154,46 @@ def _dual_certificate(sub, fun, w):
     """(alpha, dual value) of the dual point the optimality conditions give at w, with w(alpha) recomputed (the
     dual's maximization form, so primal - dual >= 0 is the gap). With -R the bias is unregularized and these duals
     do not apply: dual NaN."""
-    n = w.shape[0]
+    alpha, w_alpha, sums = certificate_sums(sub, fun)
+    dual = dual_value(fun.solver, w_alpha, sums, fun.p) if fun.regularize_bias else float("nan")
+    return alpha, dual
+
+
+def certificate_sums(sub, fun):
+    """The dual point at fun's X w over sub's rows: (alpha, w(alpha) = its rows' sum, the dual's sums over the
+    rows); dual_value makes the dual of them (over one problem's rows, or added over a distributed problem's
+    parts)."""
     C = fun.C
     wx = fun.wx
-    w_alpha = np.zeros(n, np.float64)
+    w_alpha = np.zeros(sub.w_size, np.float64)
     if fun.solver == L2R_L2LOSS_SVR:
         # beta_i = -2 C_i excess_i; dual: -(1/2 |X^T beta|^2 - y.beta + p |beta|_1 + beta^2 / (4 C))
         beta = -2.0 * C * fun.excess(wx)
         I = np.flatnonzero(beta).astype(np.int32)
         K.sub_xtv(*sub.args, I, beta[I], w_alpha)
         quad = np.divide(beta * beta, 4.0 * C, out=np.zeros_like(beta), where=C > 0)
-        dual = -(0.5 * float(w_alpha @ w_alpha) - float(fun.t @ beta) + fun.p * float(np.abs(beta).sum())
-                 + float(quad.sum()))
-        alpha = beta
-    elif fun.solver == L2R_LR:
+        return beta, w_alpha, (float(fun.t @ beta), float(np.abs(beta).sum()), float(quad.sum()))
+    if fun.solver == L2R_LR:
         # alpha_i = C_i sigma(-y_i w.x_i); dual: -(1/2 |w(alpha)|^2 + sum alpha log alpha + (C - alpha) log (C - alpha)
         # - C log C)
         alpha = C * expit(-fun.yf * wx)
         K.dcd_init_w(*sub.args, sub.y, alpha, w_alpha)
         ent = xlogx(alpha) + xlogx(C - alpha) - xlogx(C)
-        dual = -(0.5 * float(w_alpha @ w_alpha) + float(ent.sum()))
-    else:
-        # alpha_i = 2 C_i max(0, 1 - y_i w.x_i)
-        xi = np.maximum(0.0, 1.0 - fun.yf * wx)
-        alpha = 2.0 * C * xi
-        K.dcd_init_w(*sub.args, sub.y, alpha, w_alpha)
-        dual = sub.dual(alpha, w_alpha, False)
-    if not fun.regularize_bias:
-        dual = float("nan")
-    return alpha, dual
+        return alpha, w_alpha, (float(ent.sum()),)
+    # alpha_i = 2 C_i max(0, 1 - y_i w.x_i); dual: sum alpha - 1/2 |w(alpha)|^2 - 1/2 sum alpha^2 / (2 C)
+    xi = np.maximum(0.0, 1.0 - fun.yf * wx)
+    alpha = 2.0 * C * xi
+    K.dcd_init_w(*sub.args, sub.y, alpha, w_alpha)
+    d = float((alpha * alpha) @ np.divide(0.5, C, out=np.zeros_like(C), where=C > 0))
+    return alpha, w_alpha, (float(alpha.sum()), d)
+
+
+def dual_value(solver, w_alpha, sums, p):
+    """The dual (maximization form) from w(alpha) and certificate_sums' sums."""
+    if solver == L2R_L2LOSS_SVR:
+        t_beta, abs_beta, quad = sums
+        return -(0.5 * float(w_alpha @ w_alpha) - t_beta + p * abs_beta + quad)
+    if solver == L2R_LR:
+        return -(0.5 * float(w_alpha @ w_alpha) + sums[0])
+    sum_alpha, d = sums
+    return sum_alpha - 0.5 * float(w_alpha @ w_alpha) - 0.5 * d

@@ -1,0 +1,149 @@
+"""Distributed Newton for -s 0 / -s 2 / -s 11 (llsvm.solvers.dnewton: MPI-LIBLINEAR's distributed TRON) with the
+parts held in this process (LocalParts), against the single-process Newton (llsvm.solvers.newton) and the
+independent reference of tests/reference/liblinear_twin.py:
+
+- one part: every iterate is the single-process one, bit for bit (w, the printed lines, primal, dual, |g|);
+- K parts (the rows cut into contiguous ranges, each in LIBLINEAR's class grouping): the same iterates up to the
+  order of a sum (the same Newton steps and lines, w within 1e-9 relative), and the optimum the reference's;
+- the parts' sums are the whole problem's: f, the gradient, H d, the preconditioner and the line search's losses
+  added over the parts equal the one-part values to rounding;
+- the rounds and doubles sent: CG steps + 2 rounds a Newton step, n doubles down and up per part and round.
+"""
+import numpy as np
+import pytest
+
+import llsvm
+from llsvm.report import as_reporter
+from llsvm.solvers import dnewton, newton, trainer
+from llsvm.solvers.common import Subproblem, class_grouping
+from reference import liblinear_twin as twin
+
+CASES = [dict(solver=0), dict(solver=0, bias=1), dict(solver=2), dict(solver=2, bias=1),
+         dict(solver=2, bias=1, regularize_bias=False), dict(solver=2, weights={1: 3.0}),
+         dict(solver=11, svr_p=0.1), dict(solver=11, bias=1, svr_p=0.3)]
+
+
+@pytest.fixture(scope="module")
+def heart(shared_plain):
+    return llsvm.read_dataset(shared_plain("heart_scale"))
+
+
+def _single(ds, kw):
+    params = trainer.checked_params(None, dict(kw))
+    lines = []
+    rep = as_reporter(say=lines.append)
+    labels, cls = trainer._labels_of(ds.y, params)
+    if params.spec.task == "regression":
+        sub = trainer._whole_problem(ds, None, None, None, params, rep)
+    else:
+        (sub,), _ = trainer.ovr_problems(ds, cls, labels, None, params, rep)
+    return params, sub, cls, newton.train_one(sub, params, 1, rep), lines
+
+
+def _parts(ds, params, cls, sub, n_parts):
+    """The rows cut into n_parts contiguous ranges, each a NewtonPart (classification: the range's rows in class
+    grouping, as llsvm.dask's parts are)."""
+    bounds = np.linspace(0, ds.n_rows, n_parts + 1).round().astype(np.int64)
+    parts = []
+    for a, b in zip(bounds[:-1], bounds[1:]):
+        rows = np.arange(a, b, dtype=np.int64)
+        if cls is None:
+            part = Subproblem(ds, np.ones(rows.size, np.int8), sub.Cp, sub.Cn, rows=rows, bias=params.bias,
+                              targets=ds.y[rows])
+        else:
+            rows = rows[class_grouping(cls, rows)]
+            part = Subproblem(ds, np.where(cls[rows] == 0, 1, -1).astype(np.int8), sub.Cp, sub.Cn, rows=rows,
+                              bias=params.bias)
+        parts.append(dnewton.NewtonPart(part, params.solver, params.regularize_bias, params.svr_p))
+    return dnewton.LocalParts(parts)
+
+
+def _run(ds, params, cls, sub, n_parts):
+    lines = []
+    res = dnewton.solve_dnewton(_parts(ds, params, cls, sub, n_parts), params.solver, params.eps,
+                                params.max_iter or params.spec.default_max_iter, params.regularize_bias,
+                                as_reporter(say=lines.append), p=params.svr_p)
+    return res, lines
+
+
+@pytest.mark.parametrize("kw", CASES, ids=lambda kw: ",".join(f"{k}={v}" for k, v in kw.items()))
+def test_one_part_is_the_single_process_run_bit_for_bit(heart, kw):
+    params, sub, cls, ref, ref_lines = _single(heart, kw)
+    res, lines = _run(heart, params, None if params.spec.task == "regression" else cls, sub, 1)
+    assert lines == ref_lines and len(lines) > 3
+    np.testing.assert_array_equal(res.w, ref.w)
+    assert (res.n_iter, res.primal, res.max_violation, res.nSV, res.converged) == \
+        (ref.n_iter, ref.primal, ref.max_violation, ref.nSV, ref.converged)
+    assert res.dual == ref.dual or (np.isnan(res.dual) and np.isnan(ref.dual))
+
+
+@pytest.mark.parametrize("n_parts", [2, 3, 7])
+@pytest.mark.parametrize("kw", CASES, ids=lambda kw: ",".join(f"{k}={v}" for k, v in kw.items()))
+def test_parts_give_the_same_iterates_up_to_the_order_of_a_sum(heart, kw, n_parts):
+    params, sub, cls, ref, ref_lines = _single(heart, kw)
+    res, lines = _run(heart, params, None if params.spec.task == "regression" else cls, sub, n_parts)
+    assert res.n_iter == ref.n_iter
+    assert [x.split(" CG")[0] for x in lines] == [x.split(" CG")[0] for x in ref_lines]
+    assert np.abs(res.w - ref.w).max() <= 1e-9 * max(1.0, np.abs(ref.w).max())
+    assert res.primal == pytest.approx(ref.primal, rel=1e-12)
+    if params.regularize_bias:
+        assert res.dual == pytest.approx(ref.dual, rel=1e-9)
+        assert 0 <= res.gap == pytest.approx(ref.gap, rel=1e-6, abs=1e-9 * ref.primal)
+    # the primal at the returned w by the reference's own definition
+    X = heart.to_csr()
+    Xb = X if params.bias < 0 else _with_bias(X, params.bias)
+    y = heart.y if params.spec.task == "regression" else np.where(cls == 0, 1.0, -1.0)
+    C = np.where(y > 0, sub.Cp, sub.Cn) if params.spec.task != "regression" else np.full(y.size, sub.Cp)
+    assert twin.primal(params.solver, res.w, Xb, y, C, params.svr_p, params.regularize_bias) == \
+        pytest.approx(res.primal, rel=1e-10)
+
+
+def _with_bias(X, bias):
+    import scipy.sparse as sp
+    return sp.hstack([X, np.full((X.shape[0], 1), bias)]).tocsr()
+
+
+def test_the_optimum_is_the_reference_optimum(heart):
+    """-s 2 -B 1 at a tight tolerance on 4 parts: the w of the reference's own solver (L-BFGS on the primal)."""
+    params, sub, cls, _, _ = _single(heart, dict(solver=2, bias=1, eps=1e-8))
+    res, _ = _run(heart, params, cls, sub, 4)
+    X = _with_bias(heart.to_csr(), 1.0).toarray()
+    y = np.where(cls == 0, 1.0, -1.0)
+    C = np.ones(heart.n_rows)
+    w_ref = twin.solve(2, X, y, C)
+    assert twin.primal(2, res.w, X, y, C) <= twin.primal(2, w_ref, X, y, C) * (1 + 1e-9)
+    assert twin.kkt_violation(2, res.w, X, y, C) <= 1e-5 * heart.n_rows
+
+
+def test_the_parts_sums_are_the_whole_problems(heart):
+    """f's loss, the gradient's and H d's data parts, the preconditioner's and the line search's losses over 5
+    parts add up to the one-part values (to rounding), at a random w."""
+    params, sub, cls, _, _ = _single(heart, dict(solver=0, bias=1))
+    one = _parts(heart, params, cls, sub, 1).parts[0]
+    five = _parts(heart, params, cls, sub, 5).parts
+    rng = np.random.default_rng(0)
+    n = one.n
+    w, d, s = rng.normal(size=n) * 0.1, rng.normal(size=n), rng.normal(size=n)
+    m0 = np.ones(n)
+    l, pos, L, G, M = one.start(w, m0)
+    parts = [p.start(w, m0 if k == 0 else None) for k, p in enumerate(five)]
+    assert sum(r[0] for r in parts) == l == heart.n_rows and sum(r[1] for r in parts) == pos
+    assert sum(r[2] for r in parts) == pytest.approx(L, rel=1e-13)
+    np.testing.assert_allclose(sum(r[3] for r in parts), G, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(sum(r[4] for r in parts), M, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(sum(p.hv(d) for p in five), one.hv(d), rtol=1e-12, atol=1e-12)
+    alphas = [1.0, 0.5, 0.25]
+    np.testing.assert_allclose(sum(p.line(s, alphas) for p in five), one.line(s, alphas), rtol=1e-12)
+    np.testing.assert_allclose(sum(p.line(None, [0.125]) for p in five), one.line(None, [0.125]), rtol=1e-12)
+
+
+def test_rounds_and_doubles(heart):
+    """A Newton step is CG steps + 2 rounds (one Hessian-vector product a CG step, the line search, the next
+    gradient); the start and the certificate one each."""
+    params, sub, cls, _, _ = _single(heart, dict(solver=2))
+    parts = _parts(heart, params, cls, sub, 3)
+    res = dnewton.solve_dnewton(parts, 2, params.eps, 1000)
+    assert res.extra["rounds"] == 1 + res.extra["cg_steps"] + 2 * res.n_iter + 1
+    n = parts.w_size
+    # down: the CG directions, the line search's direction, the start's and the certificate's w (per part)
+    assert res.extra["doubles_down"] == 3 * n * (res.extra["cg_steps"] + res.n_iter + 2)
