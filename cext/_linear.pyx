@@ -1198,8 +1198,9 @@ cdef class NewtonFun:
     def advance(self, double alpha):
         """X w += alpha X s (the accepted step of the last line_losses' direction)."""
         cdef int64_t i
-        for i in range(self.P.l):
-            self.P.wx[i] += alpha * self.P.tmp[i]
+        with nogil:
+            for i in range(self.P.l):
+                self.P.wx[i] += alpha * self.P.tmp[i]
 
     @property
     def factor(self):
