@@ -131,26 +131,29 @@ def register(spec):
 
 
 def _liblinear(number, title, driver, solver_type, default_eps, eps_meaning, default_max_iter, work_vectors=1,
-               task="ovr", zero_weight=None):
+               task="ovr", zero_weight=None, threads_change_model=False):
     """A LIBLINEAR solver type run in memory: LIBLINEAR's number and solver_type, liblinear_metrics."""
     return SolverSpec(name=str(number), number=number, title=title, driver_ref=driver, access="random",
                       solver_type=solver_type, default_eps=default_eps,
                       eps_meaning=f"{eps_meaning} (default {default_eps:g})", default_max_iter=default_max_iter,
                       metrics_ref="common:liblinear_metrics", work_vectors=work_vectors, task=task,
-                      zero_weight=zero_weight)
+                      zero_weight=zero_weight, threads_change_model=threads_change_model)
 
 
 _PRIMAL_EPS = "|f'(w)|_2 <= eps*min(pos,neg)/l*|f'(w0)|_2"
 _L1R_EPS = "|f'(w)|_1 <= eps*min(pos,neg)/l*|f'(w0)|_1, f' the minimum-norm subgradient"
 
 
+# -s 0, 2, 11 with --threads N > 1 on one problem: its rows in 2N blocks summed in block order (dnewton), the
+# single-thread iterates up to the order of a sum
 register(_liblinear(0, "L2-regularized logistic regression (primal)", "newton:train_one", "L2R_LR", 0.01,
-                    _PRIMAL_EPS, NEWTON_MAX_ITER, work_vectors=NEWTON_WORK_VECTORS))
+                    _PRIMAL_EPS, NEWTON_MAX_ITER, work_vectors=NEWTON_WORK_VECTORS, threads_change_model=True))
 register(_liblinear(1, "L2-regularized L2-loss support vector classification (dual)", "dcd:train_one",
                     "L2R_L2LOSS_SVC_DUAL", 0.1, "dual maximal violation", DUAL_MAX_ITER,
                     work_vectors=NEWTON_WORK_VECTORS))      # it may switch to -s 2's Newton, as LIBLINEAR does
 register(_liblinear(2, "L2-regularized L2-loss support vector classification (primal)", "newton:train_one",
-                    "L2R_L2LOSS_SVC", 0.01, _PRIMAL_EPS, NEWTON_MAX_ITER, work_vectors=NEWTON_WORK_VECTORS))
+                    "L2R_L2LOSS_SVC", 0.01, _PRIMAL_EPS, NEWTON_MAX_ITER, work_vectors=NEWTON_WORK_VECTORS,
+                    threads_change_model=True))
 register(_liblinear(3, "L2-regularized L1-loss support vector classification (dual)", "dcd:train_one",
                     "L2R_L1LOSS_SVC_DUAL", 0.1, "dual maximal violation", DUAL_MAX_ITER,
                     work_vectors=DUAL_WORK_VECTORS))
@@ -169,7 +172,7 @@ register(_liblinear(7, "L2-regularized logistic regression (dual)", "l2dual:lr_d
                     zero_weight="its dual variables lie strictly between 0 and C, so every class needs C > 0"))
 register(_liblinear(11, "L2-regularized L2-loss support vector regression (primal)", "newton:train_one",
                     "L2R_L2LOSS_SVR", 0.0001, "|f'(w)|_2 <= eps*|f'(w0)|_2", NEWTON_MAX_ITER,
-                    work_vectors=NEWTON_WORK_VECTORS, task="regression"))
+                    work_vectors=NEWTON_WORK_VECTORS, task="regression", threads_change_model=True))
 register(_liblinear(12, "L2-regularized L2-loss support vector regression (dual)", "l2dual:svr_dual_train_one",
                     "L2R_L2LOSS_SVR_DUAL", 0.1, "|violation|_1 <= eps*|initial violation|_1",
                     DUAL_MAX_ITER, work_vectors=NEWTON_WORK_VECTORS, task="regression"))

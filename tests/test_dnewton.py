@@ -147,3 +147,55 @@ def test_rounds_and_doubles(heart):
     n = parts.w_size
     # down: the CG directions, the line search's direction, the start's and the certificate's w (per part)
     assert res.extra["doubles_down"] == 3 * n * (res.extra["cg_steps"] + res.n_iter + 2)
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory):
+    """A two-class generated sparse set of 6,000 rows (3,000 rows a thread for --threads 2)."""
+    import subprocess
+    import sys
+    from conftest import REPO_ROOT
+    path = tmp_path_factory.mktemp("dnewton") / "g"
+    subprocess.run([sys.executable, str(REPO_ROOT / "scripts" / "gen_data.py"), "sparse", "--rows", "6000",
+                    "--features", "2000", "--nnz-per-row", "20", "--seed", "11", "--out", str(path), "-q"],
+                   check=True)
+    return llsvm.read_dataset(path)
+
+
+@pytest.mark.parametrize("kw", [dict(solver=0), dict(solver=2, bias=1), dict(solver=11, svr_p=0.1, eps=0.001)],
+                         ids=["s0", "s2", "s11"])
+def test_threads_split_one_problem_into_blocks(generated, kw):
+    """--threads 2 on one problem: the rows in 4 blocks summed in block order by a pool of 2 threads; the same w
+    as the blocks run one after the other (whatever the schedule), bit for bit, again on a second run; the
+    single-thread run's Newton steps and lines, w within 1e-7."""
+    params, sub, cls, ref, ref_lines = _single(generated, kw)
+    lines = []
+    m = llsvm.train(generated, threads=2, say=lines.append, **kw)
+    again = llsvm.train(generated, threads=2, say=lambda t: None, **kw)
+    r = m.meta["results"][0]
+    np.testing.assert_array_equal(r.w, again.meta["results"][0].w)
+    blocks = dnewton.LocalParts([dnewton.NewtonPart(b, params.solver, params.regularize_bias, params.svr_p)
+                                 for b in dnewton.split_blocks(sub, 4)])
+    seq = dnewton.solve_dnewton(blocks, params.solver, params.eps, 1000, params.regularize_bias, p=params.svr_p)
+    np.testing.assert_array_equal(r.w, seq.w)
+    assert r.extra["rounds"] == seq.extra["rounds"] and r.n_iter == ref.n_iter
+    assert [x.split(" CG")[0] for x in lines] == [x.split(" CG")[0] for x in ref_lines]
+    assert np.abs(r.w - ref.w).max() <= 1e-7 * np.abs(ref.w).max()
+    assert r.primal == pytest.approx(ref.primal, rel=1e-10)
+
+
+def test_threads_go_to_the_classes_when_there_are_several(load):
+    """More than one problem (one-vs-rest): the threads run the classes side by side, each on one thread, and the
+    model is the single-thread model bit for bit, as before."""
+    ds = load("vehicle.scale")
+    a = llsvm.train(ds, solver=2, threads=2)
+    b = llsvm.train(ds, solver=2, threads=1)
+    assert b"".join(a.text_chunks()) == b"".join(b.text_chunks())
+    assert all("rounds" not in r.extra for r in a.meta["results"])
+
+
+def test_a_small_problem_stays_on_one_thread(heart):
+    """Below 1,000 rows a thread the split does not pay: the single-thread run, bit for bit."""
+    a = llsvm.train(heart, solver=2, threads=2)
+    b = llsvm.train(heart, solver=2, threads=1)
+    np.testing.assert_array_equal(a.W, b.W)

@@ -17,7 +17,9 @@ sums add in part order: with one part every iterate is the single-process one bi
 the same up to the order of a sum.
 
 A part is a NewtonPart (a NewtonFun over its rows, in LIBLINEAR's class grouping); `parts.call(op, args)` runs
-`op` on every part and returns the results in part order: LocalParts here, llsvm.dask's on the cluster.
+`op` on every part and returns the results in part order: LocalParts here (one after the other), ThreadParts (a
+pool of threads: `--threads N` on one problem, liblinear-multicore's parallel Newton, Lee, Chiang, Lin, ICDM 2015,
+over 2N blocks of the rows), llsvm.dask's on the cluster.
 """
 import math
 
@@ -25,7 +27,7 @@ import numpy as np
 
 from .._ext import _linear as K
 from .common import FitResult
-from .newton import L2R_LR, after_step, certificate_sums, dual_value, make_fun
+from .newtonfun import L2R_LR, after_step, certificate_sums, dual_value, make_fun
 
 LINE_TRIES = 20
 
@@ -100,6 +102,48 @@ class LocalParts:
     def call(self, op, args):
         self.rounds += 1
         return [part_call(p, op, a) for p, a in zip(self.parts, args)]
+
+
+class ThreadParts(LocalParts):
+    """The parts held in this process, each round's calls run by a pool of threads (the kernels release the GIL);
+    the results in part order, whatever the schedule."""
+
+    def __init__(self, parts, threads):
+        super().__init__(parts)
+        from concurrent.futures import ThreadPoolExecutor
+        self.pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="llsvm-newton")
+
+    def call(self, op, args):
+        self.rounds += 1
+        futures = [self.pool.submit(part_call, p, op, a) for p, a in zip(self.parts, args)]
+        return [f.result() for f in futures]
+
+    def close(self):
+        self.pool.shutdown(cancel_futures=True)
+
+
+def split_blocks(sub, n_blocks):
+    """sub's rows (in its order) as n_blocks Subproblems of contiguous ranges, sizes differing by at most one."""
+    from .common import Subproblem
+    rows = np.arange(sub.l, dtype=np.int64) if sub.rows.size == 0 else sub.rows
+    bounds = np.linspace(0, sub.l, n_blocks + 1).round().astype(np.int64)
+    return [Subproblem(sub.view, sub.y[a:b], sub.Cp, sub.Cn, rows=rows[a:b], bias=sub.bias,
+                       targets=None if sub.targets is None else sub.targets[a:b])
+            for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+def solve_threaded(sub, params, reporter):
+    """One -s 0 / -s 2 / -s 11 problem on params.threads threads (liblinear-multicore's parallel Newton, Lee, Chiang,
+    Lin, ICDM 2015): its rows, in their order, cut into 2 x threads blocks whose sums a thread pool computes and the
+    loop adds in block order, so the iterates depend on the thread count only through that grouping."""
+    blocks = [NewtonPart(b, params.solver, params.regularize_bias, params.svr_p)
+              for b in split_blocks(sub, 2 * params.threads)]
+    parts = ThreadParts(blocks, params.threads)
+    try:
+        return solve_dnewton(parts, params.solver, params.eps, params.max_iter or params.spec.default_max_iter,
+                             params.regularize_bias, reporter, p=params.svr_p)
+    finally:
+        parts.close()
 
 
 def _sum(vectors):

@@ -145,14 +145,18 @@ def _fit(view, cls, labels, rows, params, seeds, reporter, warms=None, threads=N
         k = 1 if params.spec.task != "multiclass" else labels.size
         memory.check_weights(view.n_features, params.spec.work_vectors * k + 2 * k)
         sub = _whole_problem(view, cls, labels, rows, params, reporter)
-        res = solve_binary(sub, params, seeds.next(), reporter, None if warms is None else warms[0])
+        res = solve_binary(sub, params.but(threads=threads), seeds.next(), reporter,
+                           None if warms is None else warms[0])
         return res.w.reshape(sub.w_size, k), [res]           # k explicit: w may be empty (no feature, no bias)
     _check_memory(view, labels, params, threads, view.n_rows if rows is None else rows.size)
     subs, order = ovr_problems(view, cls, labels, rows, params, reporter)
     task_seeds = [seeds.next() for _ in subs]
 
+    # the threads go to the problems side by side, or to the one problem (a driver that splits one: -s 0, 2, 11)
+    inner = params.but(threads=threads if len(subs) == 1 else 1)
+
     def make(k):
-        return lambda r: solve_binary(subs[k], params, task_seeds[k], r, None if warms is None else warms[k])
+        return lambda r: solve_binary(subs[k], inner, task_seeds[k], r, None if warms is None else warms[k])
 
     results = _run([make(k) for k in range(len(subs))], threads, reporter)
     if order is not None:             # the dual variables back in the rows' own order
