@@ -29,6 +29,7 @@
 # copy); subproblems (one-vs-rest classes, cross-validation folds) are the full view plus `rows`, the rows they
 # use. Each def dispatches on X.f32 to the float or double specialization of a fused nogil implementation. The
 # coordinate step (G, PG, the clipped minimizer) is dual_step.pxd's, shared with _llsvm and _stream.
+from cython.parallel cimport prange
 from libc.math cimport exp, fabs, log, sqrt, INFINITY
 from libc.stdint cimport int32_t, int64_t, uint64_t
 
@@ -207,6 +208,151 @@ def dcd_epoch(Rows X not None, const int64_t[::1] rows, const signed char[::1] y
     return active_size, PGmax_new, PGmin_new, n_updates
 
 
+# -- liblinear-multicore's dual CD: the gradients of a block of candidates in parallel, the updates serial --------
+# Chiang, Lee, Lin, "Parallel dual coordinate descent method for large-scale linear classification in multi-core
+# environments", KDD 2016 (liblinear-multicore 2.50's solve_l2r_l1l2_svc). Problem and step as _dcd_pass's. An
+# outer iteration visits the active set in a random order by blocks of `candidates` rows: their gradients
+# G_i = y_i w.x_i - 1 + D_ii alpha_i at the block's w are computed by n_threads OpenMP threads (each alone, so
+# the values do not depend on the threads); then, serially and in order, a variable at a bound whose G points out
+# beyond last iteration's extremes is shrunk, the PG extremes are taken, and the variables with |PG| >= eps1 / 10
+# form the working set, whose gradients are computed again at the current w and whose steps are taken one after the
+# other. eps1 starts at 0.1 and falls tenfold (down to eps / 100) when an iteration updates nothing or its PG
+# extremes are within eps1; the block size adapts (x1.5 when a block has no working set, / 2 when it has 256).
+# Stopping: LIBLINEAR's rule at eps with an exact check (every gradient at the final w, _pg_extremes), or a pass
+# over all variables that updates none with eps1 <= eps. The result depends on the seed, not on n_threads.
+cdef enum:
+    MC_INIT_CANDIDATES = 256
+    MC_MAX_CANDIDATES = 4096
+
+
+cdef struct MCState:
+    double eps1
+    int64_t candidates
+    double* grad           # MC_MAX_CANDIDATES gradients of a block
+    int32_t* ws            # its working set
+
+
+cdef void _block_gradients(const RowView* v, const int64_t* r, const signed char* y, const double* alpha,
+                           const double* w, const int32_t* index, int64_t t, int64_t send, const double* diag,
+                           double* grad, int n_threads, value_t* kind) noexcept nogil:
+    """grad[s] = y_i w.x_i - 1 + D_ii alpha_i for i = index[t + s], s < send, shared among n_threads threads."""
+    cdef int64_t s, i
+    if n_threads > 1:
+        for s in prange(send, num_threads=n_threads, schedule="static"):
+            i = index[t + s]
+            grad[s] = dual_gradient(y[i] * row_dot(v, _row(r, i), w, kind), alpha[i], diag[y[i] + 1])
+    else:
+        for s in range(send):
+            i = index[t + s]
+            grad[s] = dual_gradient(y[i] * row_dot(v, _row(r, i), w, kind), alpha[i], diag[y[i] + 1])
+
+
+cdef int64_t _dcd_mc_pass(const RowView* v, const int64_t* r, const signed char* y, double* alpha, double* w,
+                          const double* xnorm, int32_t* index, int64_t active_size, double PGmax_old,
+                          double PGmin_old, double Cp, double Cn, bint l1_loss, Rng* g, MCState* m, int n_threads,
+                          double* PGmax_out, double* PGmin_out, int64_t* n_updates_out,
+                          value_t* kind) noexcept nogil:
+    """One outer iteration of liblinear-multicore's dual CD (see above); returns the new active_size."""
+    cdef double diag[3]
+    cdef double upper[3]
+    cdef double cost[3]
+    cdef double G, PG, C, d, alpha_new
+    cdef double PGmax_new = -INFINITY, PGmin_new = INFINITY
+    cdef int64_t t = 0, send, s, q, n_ws, n_updates = 0, i
+    cdef int32_t tmp
+    cdef int k, yi
+    _box(Cp, Cn, l1_loss, diag, upper, cost)
+    rng_shuffle(g, index, active_size)
+    while t < active_size:
+        send = m.candidates
+        if send > active_size - t:
+            send = active_size - t
+        _block_gradients(v, r, y, alpha, w, index, t, send, diag, m.grad, n_threads, kind)
+        n_ws = 0
+        s = 0
+        while s < send:
+            i = index[t + s]
+            k = y[i] + 1
+            C = upper[k]
+            G = m.grad[s]
+            if (alpha[i] == 0.0 and G > PGmax_old) or (alpha[i] == C and G < PGmin_old):
+                # shrunk: it leaves for position active_size; the block's last candidate takes its place
+                active_size -= 1
+                send -= 1
+                if t + send == active_size:
+                    tmp = index[t + s]
+                    index[t + s] = index[t + send]
+                    index[t + send] = tmp
+                else:
+                    tmp = index[active_size]
+                    index[active_size] = index[t + s]
+                    index[t + s] = index[t + send]
+                    index[t + send] = tmp
+                m.grad[s] = m.grad[send]
+                continue
+            PG = projected_gradient(G, alpha[i], C)
+            if PG > PGmax_new:
+                PGmax_new = PG
+            if PG < PGmin_new:
+                PGmin_new = PG
+            if fabs(PG) >= 0.1 * m.eps1:
+                m.ws[n_ws] = <int32_t>i
+                n_ws += 1
+            s += 1
+        if n_ws == 0:
+            m.candidates = <int64_t>(m.candidates * 1.5)
+            if m.candidates > MC_MAX_CANDIDATES:
+                m.candidates = MC_MAX_CANDIDATES
+        elif n_ws >= MC_INIT_CANDIDATES:
+            m.candidates = m.candidates // 2
+        for q in range(n_ws):
+            i = m.ws[q]
+            yi = y[i]
+            k = yi + 1
+            G = dual_gradient(yi * row_dot(v, _row(r, i), w, kind), alpha[i], diag[k])
+            alpha_new = dual_step(G, alpha[i], xnorm[i], diag[k], upper[k])
+            d = alpha_new - alpha[i]
+            if fabs(d) > 1.0e-15:
+                alpha[i] = alpha_new
+                row_axpy(v, _row(r, i), d * yi, w, kind)
+                n_updates += 1
+        t += send
+    PGmax_out[0] = PGmax_new
+    PGmin_out[0] = PGmin_new
+    n_updates_out[0] = n_updates
+    return active_size
+
+
+cdef void _pg_extremes(const RowView* v, const int64_t* r, const signed char* y, const double* alpha,
+                       const double* w, int32_t* order, int64_t l, double Cp, double Cn, bint l1_loss, MCState* m,
+                       int n_threads, double* PGmax_out, double* PGmin_out, value_t* kind) noexcept nogil:
+    """The extremes of the projected gradient over every variable at (alpha, w), exactly (no update in between);
+    order: l scratch int32 (filled with 0..l-1)."""
+    cdef double diag[3]
+    cdef double upper[3]
+    cdef double cost[3]
+    cdef double PG, PGmax = -INFINITY, PGmin = INFINITY
+    cdef int64_t t = 0, send, s, i
+    _box(Cp, Cn, l1_loss, diag, upper, cost)
+    for i in range(l):
+        order[i] = <int32_t>i
+    while t < l:
+        send = MC_MAX_CANDIDATES
+        if send > l - t:
+            send = l - t
+        _block_gradients(v, r, y, alpha, w, order, t, send, diag, m.grad, n_threads, kind)
+        for s in range(send):
+            i = t + s
+            PG = projected_gradient(m.grad[s], alpha[i], upper[y[i] + 1])
+            if PG > PGmax:
+                PGmax = PG
+            if PG < PGmin:
+                PGmin = PG
+        t += send
+    PGmax_out[0] = PGmax
+    PGmin_out[0] = PGmin
+
+
 cdef class DCDState:
     """The arrays of one dual CD run, held once so that the outer iterations (`run`) are cheap calls.
 
@@ -228,6 +374,10 @@ cdef class DCDState:
     cdef readonly int64_t n_iter
     cdef readonly int64_t active_size
     cdef double PGmax_old, PGmin_old
+    # liblinear-multicore's (run_parallel): its state and buffers
+    cdef MCState mc
+    cdef object mc_keep
+    cdef readonly int64_t exact_checks
 
     def __init__(self, Rows X not None, rows, y, alpha, w, xnorm, index, double Cp, double Cn, bint l1_loss, rng):
         cdef const int64_t[::1] rw = rows
@@ -260,6 +410,100 @@ cdef class DCDState:
         self.active_size = self.l
         self.PGmax_old = INFINITY
         self.PGmin_old = -INFINITY
+        self.mc_keep = None
+        self.exact_checks = 0
+
+    cdef inline void _unshrink(self) noexcept nogil:
+        """Every variable active again, and no shrinking bound (LIBLINEAR's reset, '*')."""
+        self.active_size = self.l
+        self.PGmax_old = INFINITY
+        self.PGmin_old = -INFINITY
+
+    cdef inline void _next_bounds(self, double PGmax_new, double PGmin_new) noexcept nogil:
+        """The next iteration's shrinking bounds: this one's PG extremes, +-inf where they are on the wrong side."""
+        self.PGmax_old = PGmax_new if PGmax_new > 0 else INFINITY
+        self.PGmin_old = PGmin_new if PGmin_new < 0 else -INFINITY
+
+    def run_parallel(self, int64_t n_epochs, double eps, int n_threads):
+        """Up to n_epochs outer iterations of liblinear-multicore's dual CD (see _dcd_mc_pass) with its stopping
+        rule, the gradients of each block shared among n_threads OpenMP threads; returns (converged, events) as
+        run() does. The last check is exact: when LIBLINEAR's rule holds on a pass over all variables, every
+        gradient is computed again at the final w (_pg_extremes) and the run stops only if the rule holds there."""
+        cdef double PGmax_new, PGmin_new
+        cdef int64_t n_updates, done = 0
+        cdef bint converged = False, check
+        cdef bint f32 = self.X.f32
+        cdef const RowView* v = &self.X.v
+        cdef double min_eps1 = min(0.01 * eps, 0.1)
+        if self.mc_keep is None:
+            grad = np.zeros(MC_MAX_CANDIDATES, np.float64)
+            ws = np.zeros(MC_MAX_CANDIDATES, np.int32)
+            order = np.zeros(self.l, np.int32)
+            self.mc_keep = (grad, ws, order)
+            self.mc.eps1 = 0.1
+            self.mc.candidates = MC_INIT_CANDIDATES
+        cdef double[::1] gv = self.mc_keep[0]
+        cdef int32_t[::1] wv = self.mc_keep[1]
+        cdef int32_t[::1] ov = self.mc_keep[2]
+        self.mc.grad = &gv[0]
+        self.mc.ws = &wv[0]
+        events = bytearray(n_epochs + n_epochs // 10 + 2)
+        cdef char* ev = events
+        cdef int64_t n_ev = 0
+        with nogil:
+            while done < n_epochs:
+                if stop_requested():     # once a pass (cext/_stop.pyx)
+                    break
+                if f32:
+                    self.active_size = _dcd_mc_pass(v, self.r, self.y, self.alpha, self.w, self.xnorm, self.index,
+                                                    self.active_size, self.PGmax_old, self.PGmin_old, self.Cp,
+                                                    self.Cn, self.l1_loss, self.g, &self.mc, n_threads, &PGmax_new,
+                                                    &PGmin_new, &n_updates, <float*>NULL)
+                else:
+                    self.active_size = _dcd_mc_pass(v, self.r, self.y, self.alpha, self.w, self.xnorm, self.index,
+                                                    self.active_size, self.PGmax_old, self.PGmin_old, self.Cp,
+                                                    self.Cn, self.l1_loss, self.g, &self.mc, n_threads, &PGmax_new,
+                                                    &PGmin_new, &n_updates, <double*>NULL)
+                self.n_iter += 1
+                done += 1
+                if self.n_iter % 10 == 0:
+                    ev[n_ev] = 46        # '.'
+                    n_ev += 1
+                if n_updates == 0:
+                    # nothing moved: the gradients were exact; |PG| < eps1 / 10 everywhere on the active set
+                    if self.active_size == self.l and self.mc.eps1 <= eps:
+                        converged = True
+                        break
+                    self.mc.eps1 = max(0.1 * self.mc.eps1, min_eps1)
+                    self._unshrink()
+                    ev[n_ev] = 42        # '*'
+                    n_ev += 1
+                    continue
+                if PGmax_new - PGmin_new <= self.mc.eps1 and fabs(PGmax_new) <= self.mc.eps1 and \
+                        fabs(PGmin_new) <= self.mc.eps1:
+                    self.mc.eps1 = max(0.1 * self.mc.eps1, min_eps1)
+                if PGmax_new - PGmin_new <= eps and fabs(PGmax_new) <= eps and fabs(PGmin_new) <= eps:
+                    if self.active_size == self.l:
+                        # the block gradients were taken before the block's steps: check at the final w
+                        self.exact_checks += 1
+                        if f32:
+                            _pg_extremes(v, self.r, self.y, self.alpha, self.w, &ov[0], self.l, self.Cp, self.Cn,
+                                         self.l1_loss, &self.mc, n_threads, &PGmax_new, &PGmin_new, <float*>NULL)
+                        else:
+                            _pg_extremes(v, self.r, self.y, self.alpha, self.w, &ov[0], self.l, self.Cp, self.Cn,
+                                         self.l1_loss, &self.mc, n_threads, &PGmax_new, &PGmin_new, <double*>NULL)
+                        if PGmax_new - PGmin_new <= eps and fabs(PGmax_new) <= eps and fabs(PGmin_new) <= eps:
+                            converged = True
+                            break
+                    # a stricter rule than run()'s for resetting the active set (liblinear-multicore's)
+                    if PGmax_new - PGmin_new <= 0.9 * eps or self.active_size >= 0.05 * self.l:
+                        self._unshrink()
+                        ev[n_ev] = 42    # '*'
+                        n_ev += 1
+                        continue
+                self._next_bounds(PGmax_new, PGmin_new)
+        check_stop()
+        return converged, events[:n_ev].decode("ascii")
 
     def run(self, int64_t n_epochs, double eps, bint shuffle=True):
         """Up to n_epochs outer iterations with LIBLINEAR 2.50's stopping rule; returns (converged, events).
@@ -299,18 +543,11 @@ cdef class DCDState:
                     if self.active_size == self.l:
                         converged = True
                         break
-                    self.active_size = self.l
+                    self._unshrink()
                     ev[n_ev] = 42        # '*'
                     n_ev += 1
-                    self.PGmax_old = INFINITY
-                    self.PGmin_old = -INFINITY
                     continue
-                self.PGmax_old = PGmax_new
-                self.PGmin_old = PGmin_new
-                if self.PGmax_old <= 0:
-                    self.PGmax_old = INFINITY
-                if self.PGmin_old >= 0:
-                    self.PGmin_old = -INFINITY
+                self._next_bounds(PGmax_new, PGmin_new)
         check_stop()
         return converged, events[:n_ev].decode("ascii")
 

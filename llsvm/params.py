@@ -145,18 +145,18 @@ _L1R_EPS = "|f'(w)|_1 <= eps*min(pos,neg)/l*|f'(w0)|_1, f' the minimum-norm subg
 
 
 # -s 0, 2, 11 with --threads N > 1 on one problem: its rows in 2N blocks summed in block order (dnewton), the
-# single-thread iterates up to the order of a sum
+# single-thread iterates up to the order of a sum; -s 1, 3: liblinear-multicore's dual CD (another order of steps)
 register(_liblinear(0, "L2-regularized logistic regression (primal)", "newton:train_one", "L2R_LR", 0.01,
                     _PRIMAL_EPS, NEWTON_MAX_ITER, work_vectors=NEWTON_WORK_VECTORS, threads_change_model=True))
 register(_liblinear(1, "L2-regularized L2-loss support vector classification (dual)", "dcd:train_one",
                     "L2R_L2LOSS_SVC_DUAL", 0.1, "dual maximal violation", DUAL_MAX_ITER,
-                    work_vectors=NEWTON_WORK_VECTORS))      # it may switch to -s 2's Newton, as LIBLINEAR does
+                    work_vectors=NEWTON_WORK_VECTORS, threads_change_model=True))      # it may switch to -s 2's Newton, as LIBLINEAR does
 register(_liblinear(2, "L2-regularized L2-loss support vector classification (primal)", "newton:train_one",
                     "L2R_L2LOSS_SVC", 0.01, _PRIMAL_EPS, NEWTON_MAX_ITER, work_vectors=NEWTON_WORK_VECTORS,
                     threads_change_model=True))
 register(_liblinear(3, "L2-regularized L1-loss support vector classification (dual)", "dcd:train_one",
                     "L2R_L1LOSS_SVC_DUAL", 0.1, "dual maximal violation", DUAL_MAX_ITER,
-                    work_vectors=DUAL_WORK_VECTORS))
+                    work_vectors=DUAL_WORK_VECTORS, threads_change_model=True))
 register(_liblinear(4, "support vector classification by Crammer and Singer", "l2dual:mcsvm_train_one", "MCSVM_CS",
                     0.1, "dual maximal violation, max_i (max_m G_i^m - min_m G_i^m)", MCSVM_MAX_ITER,
                     task="multiclass"))

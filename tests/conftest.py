@@ -258,3 +258,15 @@ def assert_exit(result, code):
     else:
         assert isinstance(result.exception, SystemExit), info
     assert "Traceback" not in result.stderr
+
+
+def generated_set(path, kind, **opts):
+    """scripts/gen_data.py KIND --out PATH with opts as its options (rows=..., features=..., nnz_per_row=...,
+    seed=...), read as a CSRDataset."""
+    import subprocess
+    import sys
+    import llsvm
+    args = [f"--{k.replace('_', '-')}={v}" for k, v in opts.items()]
+    subprocess.run([sys.executable, str(REPO_ROOT / "scripts" / "gen_data.py"), kind, "--out", str(path), "-q", *args],
+                   check=True)
+    return llsvm.read_dataset(path)

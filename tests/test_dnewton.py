@@ -16,6 +16,7 @@ import llsvm
 from llsvm.report import as_reporter
 from llsvm.solvers import dnewton, newton, trainer
 from llsvm.solvers.common import Subproblem, class_grouping
+from conftest import generated_set
 from reference import liblinear_twin as twin
 
 CASES = [dict(solver=0), dict(solver=0, bias=1), dict(solver=2), dict(solver=2, bias=1),
@@ -152,14 +153,8 @@ def test_rounds_and_doubles(heart):
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory):
     """A two-class generated sparse set of 6,000 rows (3,000 rows a thread for --threads 2)."""
-    import subprocess
-    import sys
-    from conftest import REPO_ROOT
-    path = tmp_path_factory.mktemp("dnewton") / "g"
-    subprocess.run([sys.executable, str(REPO_ROOT / "scripts" / "gen_data.py"), "sparse", "--rows", "6000",
-                    "--features", "2000", "--nnz-per-row", "20", "--seed", "11", "--out", str(path), "-q"],
-                   check=True)
-    return llsvm.read_dataset(path)
+    return generated_set(tmp_path_factory.mktemp("dnewton") / "g", "sparse", rows=6000, features=2000,
+                         nnz_per_row=20, seed=11)
 
 
 @pytest.mark.parametrize("kw", [dict(solver=0), dict(solver=2, bias=1), dict(solver=11, svr_p=0.1, eps=0.001)],

@@ -17,6 +17,7 @@ from ..params import DUAL_MAX_ITER, NEWTON_MAX_ITER
 
 L2R_L2LOSS_SVC_DUAL = 1
 L2R_L1LOSS_SVC_DUAL = 3
+THREAD_MIN_ROWS = 1000          # rows a thread at least, for --threads to take the multicore variant
 
 
 
@@ -25,7 +26,8 @@ def train_one(sub, params, seed, reporter, warm=None):
     l1 = params.solver == L2R_L1LOSS_SVC_DUAL
     max_iter = params.max_iter or params.spec.default_max_iter
     res = solve_dcd(sub, l1, params.eps, max_iter, rng_seed=seed,
-                    alpha0=None if warm is None else warm.get("alpha"), reporter=reporter)
+                    alpha0=None if warm is None else warm.get("alpha"), reporter=reporter,
+                    threads=params.threads if sub.l >= params.threads * THREAD_MIN_ROWS else 1)
     if res.n_iter >= max_iter:
         if l1:
             warn_max_iter(reporter, "Using -s 2 may be faster (also see FAQ)\n\n")
@@ -41,11 +43,14 @@ def train_one(sub, params, seed, reporter, warm=None):
     return res
 
 
-def solve_dcd(sub, l1_loss, eps, max_iter=DUAL_MAX_ITER, rng_seed=1, alpha0=None, reporter=None, shuffle=True):
+def solve_dcd(sub, l1_loss, eps, max_iter=DUAL_MAX_ITER, rng_seed=1, alpha0=None, reporter=None, shuffle=True,
+              threads=1):
     """Dual coordinate descent with shrinking: LIBLINEAR 2.50's solve_l2r_l1l2_svc, outer loop here.
 
     Returns a FitResult; `n_iter >= max_iter` means the iteration limit was hit (converged False).
     shuffle=False keeps the visiting order fixed (index order, as shrinking leaves it): for reference tests.
+    threads > 1: liblinear-multicore 2.50's variant (DCDState.run_parallel: the gradients of each block of
+    candidates on `threads` threads, the steps serial), whose iterates depend on the seed, not on the threads.
     """
     l = sub.l
     w = np.zeros(sub.w_size, np.float64)
@@ -63,7 +68,8 @@ def solve_dcd(sub, l1_loss, eps, max_iter=DUAL_MAX_ITER, rng_seed=1, alpha0=None
     state = K.DCDState(*sub.args, sub.y, alpha, w, xnorm, index, sub.Cp, sub.Cn, l1_loss, rng)
     # LIBLINEAR's outer loop runs in the kernel, 10 iterations per call so the dots appear as LIBLINEAR's do
     while state.n_iter < max_iter:
-        converged, events = state.run(min(10, max_iter - state.n_iter), eps, shuffle)
+        n = min(10, max_iter - state.n_iter)
+        converged, events = state.run_parallel(n, eps, threads) if threads > 1 else state.run(n, eps, shuffle)
         if events and reporter is not None:
             reporter.info(events)
         if converged:
@@ -77,6 +83,9 @@ def solve_dcd(sub, l1_loss, eps, max_iter=DUAL_MAX_ITER, rng_seed=1, alpha0=None
     res.converged = it < max_iter
     res.solver = L2R_L1LOSS_SVC_DUAL if l1_loss else L2R_L2LOSS_SVC_DUAL
     res.extra["objective_value"] = -res.dual
+    if threads > 1:
+        res.extra["threads"] = threads
+        res.extra["exact_checks"] = state.exact_checks
     return res
 
 

@@ -179,6 +179,18 @@ def _ieee_div(a, b):
     return a / b
 
 
+def _box(Cp, Cn, l1_loss):
+    """({label: D_ii}, {label: U_i}): D_ii = 0, U_i = C_i for the L1 loss; D_ii = 1 / (2 C_i), U_i = inf for L2."""
+    if l1_loss:
+        return {1: 0.0, -1: 0.0}, {1: float(Cp), -1: float(Cn)}
+    return {1: 0.5 / Cp, -1: 0.5 / Cn}, {1: INF, -1: INF}
+
+
+def _next_bounds(PGmax_new, PGmin_new):
+    """The next iteration's shrinking bounds: this one's PG extremes, +-inf where they are on the wrong side."""
+    return (PGmax_new if PGmax_new > 0 else INF), (PGmin_new if PGmin_new < 0 else -INF)
+
+
 def _signs(y):
     return [1 if float(v) > 0 else -1 for v in np.asarray(y).ravel()]
 
@@ -207,12 +219,7 @@ def solve_l2r_l1l2_svc(X, y, Cp, Cn, eps, l1_loss, max_iter=300, bias=-1.0, shuf
     ys = _signs(y)
     l = len(rows)
     w_size = n + (1 if bias >= 0 else 0)
-    if l1_loss:
-        diag = {1: 0.0, -1: 0.0}
-        upper = {1: float(Cp), -1: float(Cn)}
-    else:
-        diag = {1: 0.5 / Cp, -1: 0.5 / Cn}
-        upper = {1: INF, -1: INF}
+    diag, upper = _box(Cp, Cn, l1_loss)
     alpha = [0.0] * l if alpha0 is None else [float(a) for a in alpha0]
     if alpha0 is not None and l1_loss:
         alpha = [min(a, upper[yi]) for a, yi in zip(alpha, ys)]
@@ -285,11 +292,130 @@ def solve_l2r_l1l2_svc(X, y, Cp, Cn, eps, l1_loss, max_iter=300, bias=-1.0, shuf
             active_size = l
             PGmax_old, PGmin_old = INF, -INF
             continue
-        PGmax_old, PGmin_old = PGmax_new, PGmin_new
-        if PGmax_old <= 0:
-            PGmax_old = INF
-        if PGmin_old >= 0:
-            PGmin_old = -INF
+        PGmax_old, PGmin_old = _next_bounds(PGmax_new, PGmin_new)
+    return TwinResult(alpha, w, it, epochs)
+
+
+def solve_l2r_l1l2_svc_multicore(X, y, Cp, Cn, eps, l1_loss, max_iter=300, bias=-1.0, seed=1,
+                                  dot_order="sequential"):
+    """liblinear-multicore 2.50's dual CD (Chiang, Lee, Lin, KDD 2016), written from the paper's algorithm and its
+    published solver's description: the active set is permuted as above, then visited in blocks of `candidates`
+    variables (256 at first, at most 4096). For a block, every G_i is taken at the block's starting w (in parallel
+    there; here one after the other, which gives the same values); then in order: a bound variable whose G is beyond
+    last iteration's extremes is shrunk (it moves to position active_size, the block's last candidate takes its
+    place, and the variable after the block fills the block's last slot), the PG extremes are kept, and variables
+    with |PG| >= eps1 / 10 join the working set. The block size grows by 1.5 when the working set is empty and
+    halves when it has 256 or more. The working set's variables are then stepped one after the other with G taken
+    again at the current w (a step is taken when it moves alpha_i by more than 1e-15).
+
+    After an iteration: no step at all -> stop if all variables were active and eps1 <= eps, else eps1 falls
+    tenfold (not below min(eps / 100, 0.1)) and the active set is reset. PG extremes within eps1 -> eps1 falls
+    tenfold. PG extremes within eps -> with all variables active, the extremes are taken again exactly at the
+    final w (every G at the same w) and the run stops if they are within eps; the active set is reset when
+    PGmax - PGmin <= 0.9 eps or active_size >= l / 20. Else LIBLINEAR's PG_max_old / PG_min_old update.
+    Returns a TwinResult (epochs: active_size, PGmax, PGmin, n_updates, eps1 per iteration).
+    """
+    rows, n = as_rows(X)
+    ys = _signs(y)
+    l = len(rows)
+    w_size = n + (1 if bias >= 0 else 0)
+    diag, upper = _box(Cp, Cn, l1_loss)
+    alpha = [0.0] * l
+    w = [0.0] * w_size
+    QD = [_sq_norm(rows[i], bias) for i in range(l)]
+    index = list(range(l))
+    rng = Xoshiro256ss(seed)
+    active_size = l
+    PGmax_old, PGmin_old = INF, -INF
+    eps1, min_eps1 = 0.1, min(0.01 * eps, 0.1)
+    candidates = 256
+
+    def gradient(i):
+        return ys[i] * _dot(rows[i], w, n, bias, dot_order) - 1.0 + alpha[i] * diag[ys[i]]
+
+    def within(pmax, pmin, e):
+        return pmax - pmin <= e and abs(pmax) <= e and abs(pmin) <= e
+
+    def projected(G, i):
+        C = upper[ys[i]]
+        if alpha[i] == 0.0:
+            return G if G < 0.0 else 0.0
+        if alpha[i] == C:
+            return G if G > 0.0 else 0.0
+        return G
+
+    it = 0
+    epochs = []
+    while it < max_iter:
+        for s in range(active_size):
+            j = s + rng.bounded(active_size - s)
+            index[s], index[j] = index[j], index[s]
+        PGmax_new, PGmin_new = -INF, INF
+        n_updates = 0
+        t = 0
+        while t < active_size:
+            send = min(candidates, active_size - t)
+            grad = [gradient(index[t + s]) for s in range(send)]
+            ws = []
+            s = 0
+            while s < send:
+                i = index[t + s]
+                G, C = grad[s], upper[ys[i]]
+                if (alpha[i] == 0.0 and G > PGmax_old) or (alpha[i] == C and G < PGmin_old):
+                    active_size -= 1
+                    send -= 1
+                    if t + send == active_size:
+                        index[t + s], index[t + send] = index[t + send], index[t + s]
+                    else:
+                        r = index[active_size]
+                        index[active_size] = index[t + s]
+                        index[t + s] = index[t + send]
+                        index[t + send] = r
+                    grad[s] = grad[send]
+                    continue
+                PG = projected(G, i)
+                PGmax_new = max(PGmax_new, PG)
+                PGmin_new = min(PGmin_new, PG)
+                if abs(PG) >= 0.1 * eps1:
+                    ws.append(i)
+                s += 1
+            if not ws:
+                candidates = min(int(candidates * 1.5), 4096)
+            elif len(ws) >= 256:
+                candidates //= 2
+            for i in ws:
+                G = gradient(i)
+                C = upper[ys[i]]
+                alpha_new = min(max(alpha[i] - _ieee_div(G, QD[i] + diag[ys[i]]), 0.0), C)
+                d = alpha_new - alpha[i]
+                if abs(d) > 1.0e-15:
+                    alpha[i] = alpha_new
+                    _axpy(rows[i], d * ys[i], w, n, bias)
+                    n_updates += 1
+            t += send
+        it += 1
+        epochs.append(dict(active_size=active_size, PGmax=PGmax_new, PGmin=PGmin_new, n_updates=n_updates,
+                           eps1=eps1))
+        if n_updates == 0:
+            if active_size == l and eps1 <= eps:
+                break
+            eps1 = max(0.1 * eps1, min_eps1)
+            active_size = l
+            PGmax_old, PGmin_old = INF, -INF
+            continue
+        if within(PGmax_new, PGmin_new, eps1):
+            eps1 = max(0.1 * eps1, min_eps1)
+        if within(PGmax_new, PGmin_new, eps):
+            if active_size == l:
+                pg = [projected(gradient(i), i) for i in range(l)]
+                PGmax_new, PGmin_new = max(pg), min(pg)
+                if within(PGmax_new, PGmin_new, eps):
+                    break
+            if PGmax_new - PGmin_new <= 0.9 * eps or active_size >= 0.05 * l:
+                active_size = l
+                PGmax_old, PGmin_old = INF, -INF
+                continue
+        PGmax_old, PGmin_old = _next_bounds(PGmax_new, PGmin_new)
     return TwinResult(alpha, w, it, epochs)
 
 
