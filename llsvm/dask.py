@@ -24,6 +24,7 @@ state) starts again, with the same rounds or steps. Either way the run ends with
 import functools
 import glob
 import os
+import threading
 import time
 from concurrent.futures import CancelledError
 from types import SimpleNamespace
@@ -322,10 +323,15 @@ def cocoa_task(run, k, r, part, w, sigma, epochs, seed, l1_loss):
 
 
 def forget(run):
-    """Drop a finished run's dual variables (a -C search's folds and warm starts) from this worker."""
-    for state in (_ALPHA, _SEARCH):
-        for key in [key for key in state if key[0] == run]:
-            del state[key]
+    """Drop a finished run's dual variables (a -C search's folds and warm starts) from this worker; a -C task of the
+    run that ends here later keeps nothing (the last 1,000 runs are remembered as ended)."""
+    with _SEARCH_LOCK:
+        _ENDED[run] = None
+        if len(_ENDED) > 1000:
+            del _ENDED[next(iter(_ENDED))]
+        for state in (_ALPHA, _SEARCH):
+            for key in [key for key in state if key[0] == run]:
+                del state[key]
 
 
 def cv_task(path, params, nr_fold, i, quiet):
@@ -352,6 +358,8 @@ def grid_task(path, params, nr_fold, grid, w, f, quiet):
 
 
 _SEARCH = {}
+_SEARCH_LOCK = threading.Lock()
+_ENDED = {}
 
 
 def csearch_plan_task(path, params, nr_fold, start_C, start_p):
@@ -369,18 +377,21 @@ def csearch_task(run, path, params, nr_fold, i, k, s):
     this worker: warm-started from the fold's (W, results) its step s - 1 left here, which stay here (the folds
     drawn here from the seed at the run's first task); returns (changed, figure): a bool and a number."""
     from .solvers import trainer
-    ds = _dataset(path, params)
-    folds = _SEARCH.get((run, None))
-    if folds is None:
-        folds = _SEARCH[(run, None)] = trainer.csearch_folds(ds, nr_fold, params, as_reporter())
-    prev = None
-    if s > 0:
+    with _SEARCH_LOCK:
+        if run in _ENDED:            # it started after the client ended the run (Ctrl-C, a restart)
+            raise StateLost(f"-C run {run} has ended")
+        folds = _SEARCH.get((run, None))
         prev = _SEARCH.get((run, i), {}).get((k, s - 1))
-        if prev is None:
-            raise StateLost(f"fold {i}'s warm start of step {s - 1} is not on this worker")
+    if s > 0 and prev is None:
+        raise StateLost(f"fold {i}'s warm start of step {s - 1} is not on this worker")
+    ds = _dataset(path, params)
+    if folds is None:
+        folds = trainer.csearch_folds(ds, nr_fold, params, as_reporter())
     state, small = trainer.csearch_fold(ds, folds[i], params, prev)
-    if (run, None) in _SEARCH:       # not forgotten while it ran (the client gone on after Ctrl-C or a StateLost)
-        _SEARCH[(run, i)] = {(k, s): state}   # the next step's warm start (a task run twice: StateLost, a restart)
+    with _SEARCH_LOCK:
+        if run not in _ENDED:        # the client may have ended the run while this task ran: then keep nothing
+            _SEARCH.setdefault((run, None), folds)
+            _SEARCH[(run, i)] = {(k, s): state}   # the next step's warm start (a task run twice: StateLost, restart)
     return small
 
 
