@@ -11,19 +11,23 @@ What is distributed, and how (each the single-process result where the algorithm
 - more than two classes of a random-access linear type: one task per class (`problem_task`), the problem and seed
   `_fit` would use;
 - -s smo and nu_svc: one task per class pair (`pair_task`), then the model on a worker (`pairs_model_task`);
-- -v: one task per fold (`cv_task`); --grid: one task per kernel width and fold (`grid_task`);
+- -v: one task per fold (`cv_task`); --grid: one task per kernel width and fold (`grid_task`); -C: one task per
+  fold and value of C (`csearch_task`), each fold's warm start kept on its worker;
 - one two-class -s 1 / -s 3 problem: CoCoA+ (`DaskParts`, `cocoa_task`, over llsvm.solvers.cocoa's loop), each
   part's dual variables kept on its worker;
 - one two-class -s 0 / -s 2 problem, or -s 11: distributed Newton (`DaskNewtonParts`, `newton_task`, over
   llsvm.solvers.dnewton's loop), each part's state kept on its worker;
 - anything else: the whole run as one task on a worker (`whole_task`).
 
-Every task but CoCoA+'s and Newton's is a pure function of (file, parameters, seed): a task whose worker dies is
-run again by Dask on another and gives the same result. A CoCoA+ or Newton run that loses a worker (and its parts'
-state) starts again, with the same rounds. Either way the run ends with the same model.
+Every task but CoCoA+'s, Newton's and -C's is a pure function of (file, parameters, seed): a task whose worker
+dies is run again by Dask on another and gives the same result. A CoCoA+ or Newton run or a -C search that loses
+a worker (and its state) starts again, with the same rounds or steps. Either way the run ends with the same model
+or the same C.
 """
+import functools
 import glob
 import os
+import threading
 import time
 from concurrent.futures import CancelledError
 from types import SimpleNamespace
@@ -330,8 +334,9 @@ def _newton_part(runs, n_features, labels, params, Cp, Cn):
 
 
 class StateLost(LLSVMError):
-    """A CoCoA+ part's dual variables are not on the worker running its round (its worker died and another took the
-    task over): the client starts the run again, which gives the same rounds."""
+    """A CoCoA+ part's dual variables (a -C fold's warm start) are not on the worker running its round (its step):
+    its worker died and another took the task over. The client starts the run again, which gives the same rounds
+    (steps)."""
 
 
 _ALPHA = {}
@@ -350,7 +355,10 @@ def cocoa_task(run, k, r, part, w, sigma, epochs, seed, l1_loss):
             raise StateLost(f"part {k}'s dual variables of round {r - 1} are not on this worker")
         alpha = kept
     out = local_round(sub, alpha, w, sigma, epochs, seed, l1_loss)
-    _ALPHA[(run, k)] = {r - 1: alpha, r: out.pop("alpha_k_new")}      # this round's and the one before
+    alpha_new = out.pop("alpha_k_new")
+    with _STATE_LOCK:
+        if run not in _ENDED:        # the client may have ended the run while this round ran: then keep nothing
+            _ALPHA[(run, k)] = {r - 1: alpha, r: alpha_new}      # this round's and the one before
     return out
 
 
@@ -362,7 +370,10 @@ def newton_task(run, k, part, op, args):
     makes the part here from its blocks; the later rounds need the state the earlier ones left here."""
     from .solvers.dnewton import part_call
     if op == "start":
-        _NEWTON[(run, k)] = _newton_part(*part)
+        made = _newton_part(*part)
+        with _STATE_LOCK:
+            if run not in _ENDED:    # a start after the client ended the run (Ctrl-C, a restart) keeps nothing
+                _NEWTON[(run, k)] = made
     held = _NEWTON.get((run, k))
     if held is None:
         raise StateLost(f"part {k}'s Newton state is not on this worker")
@@ -370,11 +381,16 @@ def newton_task(run, k, part, op, args):
 
 
 def forget(run):
-    """Drop a finished run's state (CoCoA+'s dual variables, Newton's parts) from this worker."""
-    for key in [key for key in _ALPHA if key[0] == run]:
-        del _ALPHA[key]
-    for key in [key for key in _NEWTON if key[0] == run]:
-        del _NEWTON[key]
+    """Drop a finished run's state (CoCoA+'s dual variables, Newton's parts, a -C search's folds and warm starts)
+    from this worker; a -C task of the run that ends here later keeps nothing (the last 1,000 runs are remembered
+    as ended)."""
+    with _STATE_LOCK:
+        _ENDED[run] = None
+        if len(_ENDED) > 1000:
+            del _ENDED[next(iter(_ENDED))]
+        for state in (_ALPHA, _SEARCH, _NEWTON):
+            for key in [key for key in state if key[0] == run]:
+                del state[key]
 
 
 def cv_task(path, params, nr_fold, i, quiet):
@@ -400,11 +416,54 @@ def grid_task(path, params, nr_fold, grid, w, f, quiet):
     return fold_cells(ds, plan, w, f), rep._items
 
 
+_SEARCH = {}
+_STATE_LOCK = threading.Lock()
+_ENDED = {}
+
+
+def csearch_plan_task(path, params, nr_fold, start_C, start_p):
+    """-C's plan (trainer.csearch_folds and csearch_searches, as in one process): (the searches over C, the number
+    of folds, the plan's text: the folds' warning)."""
+    from .solvers import trainer
+    ds = _dataset(path, params)
+    rep = _text_reporter(False)
+    folds = trainer.csearch_folds(ds, nr_fold, params, rep)
+    return trainer.csearch_searches(ds, params, start_C, start_p), len(folds), rep._items
+
+
+def csearch_task(run, path, params, nr_fold, i, k, s):
+    """Fold i at the s-th C (params.C) of search k (-s 11: the k-th p) of -C run `run` (trainer.csearch_fold) on
+    this worker: warm-started from the fold's (W, results) its step s - 1 left here, which stay here (the folds
+    drawn here from the seed at the run's first task); returns (changed, figure): a bool and a number."""
+    from .solvers import trainer
+    with _STATE_LOCK:
+        if run in _ENDED:            # it started after the client ended the run (Ctrl-C, a restart)
+            raise StateLost(f"-C run {run} has ended")
+        folds = _SEARCH.get((run, None))
+        prev = _SEARCH.get((run, i), {}).get((k, s - 1))
+    if s > 0 and prev is None:
+        raise StateLost(f"fold {i}'s warm start of step {s - 1} is not on this worker")
+    ds = _dataset(path, params)
+    if folds is None:
+        folds = trainer.csearch_folds(ds, nr_fold, params, as_reporter())
+    state, small = trainer.csearch_fold(ds, folds[i], params, prev)
+    with _STATE_LOCK:
+        if run not in _ENDED:        # the client may have ended the run while this task ran: then keep nothing
+            _SEARCH.setdefault((run, None), folds)
+            _SEARCH[(run, i)] = {(k, s): state}   # the next step's warm start (a task run twice: StateLost, restart)
+    return small
+
+
 # -- on the client ------------------------------------------------------------------------------------------------
 def train_command(path, req, grid, reporter):
-    """llsvm-train --dask: the model, the GridResult of --grid, or -v's cross_validation result; Dask's own log
-    lines silenced (quiet_logs)."""
+    """llsvm-train --dask: the model, the GridResult of --grid, -v's cross_validation result, or -C's
+    find_parameter_C result (its lines printed); Dask's own log lines silenced (quiet_logs)."""
     quiet_logs()
+    if req.find_C:
+        from .cli.declare import find_C_command
+        path = one_file(binary_files(path))          # refused before the search's first line
+        with _Session(None, req.dask, req.workers) as s:
+            return find_C_command(functools.partial(find_parameter_C, client=s.client), path, req, reporter)
     if grid is None and req.nr_fold is not None:
         return cross_validation(path, req.nr_fold, address=req.dask, workers=req.workers, params=req.params,
                                 reporter=reporter)
@@ -493,6 +552,105 @@ def grid_search(data, nr_fold, grid, *, client=None, address=LOCAL, workers=None
     result.shape = SimpleNamespace(n_rows=n_rows, n_features=n_features, nnz=nnz)
     result.meta = {"dask": {"workers": n_workers, "tasks": len(flat), "split": "one task per kernel width and fold"}}
     return result
+
+
+class SearchResult(tuple):
+    """What trainer.find_parameter_C returns ((best_C, best_rate) or (best_C, best_p, best_MSE)), with .shape (the
+    rows, features and non-zeros of the input) and .meta (the "dask" record)."""
+
+
+class _Resumed:
+    """The reporter of a search that may start again: the lines an earlier start printed are not printed again (a
+    start prints the same lines, in the same order)."""
+
+    def __init__(self, reporter):
+        self.reporter, self.printed, self.seen = reporter, 0, 0
+
+    def again(self):
+        self.seen = 0
+        return self
+
+    def info(self, text):
+        self.seen += 1
+        if self.seen > self.printed:
+            self.printed = self.seen
+            self.reporter.info(text)
+
+
+class DaskFolds:
+    """-C's C steps on the cluster (trainer.FoldSteps' interface): fold i's task at every C runs on its home, a
+    thread of a worker, which keeps the fold's (W, results) for the next C; a step gathers a bool and a number per
+    fold. The folds' tasks go in waves of at most a task per worker thread, so that none waits in a worker's queue
+    (Dask would let an idle worker steal it, away from its warm start). When a fold's warm start is not on the
+    worker running its task, a step raises StateLost."""
+
+    def __init__(self, session, path, nr_fold, n_folds, run):
+        self.s, self.path, self.nr_fold, self.run = session, path, nr_fold, run
+        info = session.client.scheduler_info(n_workers=-1)["workers"]
+        threads = {a: max(1, int(info[a].get("nthreads", 1))) for a in info}
+        slots = [a for t in range(max(threads.values())) for a in sorted(threads) if threads[a] > t]
+        self.home = [slots[i % len(slots)] for i in range(n_folds)]
+        self.wave = len(slots)
+        self.tasks = 0
+
+    def __call__(self, params, k, s):
+        c, out = self.s.client, []
+        for first in range(0, len(self.home), self.wave):
+            futures = [c.submit(csearch_task, self.run, self.path, params, self.nr_fold, i, k, s,
+                                workers=[self.home[i]], allow_other_workers=True, pure=False)
+                       for i in range(first, min(first + self.wave, len(self.home)))]
+            out += self.s.gather(futures)
+            self.tasks += len(futures)
+        return out
+
+
+def find_parameter_C(data, nr_fold, *, client=None, address=LOCAL, workers=None, params=None, reporter=None,
+                     say=None, warn=None, start_C=None, start_p=None, **kw):
+    """trainer.find_parameter_C on the cluster: one task per fold and value of C, each fold warm-started on its
+    worker from its previous C (no row's value comes back: a bool and a number per task); the same lines and the
+    same values as in one process, as a SearchResult. A search that loses a worker (and a fold's warm start) starts
+    again, at most MAX_RESTARTS times, without printing its lines twice."""
+    from .solvers import trainer
+    params = trainer.find_C_check(trainer.checked_params(params, kw))
+    rep = as_reporter(reporter, say, warn)
+    path = one_file(binary_files(data))
+    head = headers([path])
+    if head.n_rows == 0:
+        raise ParameterError("no training data")
+    with _Session(client, address, workers) as s:
+        searches, n_folds, items = s.gather([s.client.submit(csearch_plan_task, path, params, nr_fold, start_C,
+                                                             start_p, pure=False)])[0]
+        _replay(items, rep)
+        resumed = _Resumed(rep)
+        for restart in range(MAX_RESTARTS + 1):
+            run = f"llsvm-csearch-{os.getpid()}-{time.monotonic_ns()}"
+            steps = DaskFolds(s, path, nr_fold, n_folds, run)
+            try:
+                found = trainer.run_C_searches(searches, params, start_C, head.n_rows, steps, resumed.again())
+                break
+            except StateLost:
+                # a worker died with folds' warm starts: the same steps again on the workers there are now
+                if restart == MAX_RESTARTS:
+                    raise ClusterError(f"the C search lost workers {MAX_RESTARTS + 1} times; no result") from None
+            finally:
+                _forget(s.client, run)
+        n_workers = _workers(s.client)
+    result = SearchResult(found)
+    result.shape = SimpleNamespace(n_rows=head.n_rows, n_features=head.n_features, nnz=head.nnz)
+    result.meta = {"dask": {"workers": n_workers, "tasks": 1 + steps.tasks, "restarts": restart,
+                            "split": "one task per fold and value of C", "bytes_down_per_task": 0,
+                            "bytes_up_per_task": 16}}
+    return result
+
+
+def _forget(client, run):
+    """forget(run) on every worker; a cluster that went away (the run's error says so) has nothing left to drop."""
+    if client.status != "running":
+        return
+    try:
+        client.run(forget, run)
+    except (OSError, TimeoutError, CancelledError):
+        pass
 
 
 class DaskParts:

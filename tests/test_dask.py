@@ -7,8 +7,11 @@
   the same model as in one process.
 - Distributed Newton (two-class -s 0 / -s 2, -s 11): on one part the single-process model bit for bit; on three
   the in-process dnewton run over the same parts bit for bit; a worker killed in the middle: the same model.
-- llsvm-train --dask: the same model and stdout as without it; --json says what ran where; text input, --workers
-  without --dask local and -v with --dask are refused with their exit codes.
+- llsvm-train --dask: the same model and stdout as without it; --json says what ran where; text input and --workers
+  without --dask local are refused with their exit codes.
+- -C on the cluster (one task per fold and value of C, each fold's warm start kept on its worker): the same lines,
+  the same best C (and p) and the same --json as in one process; only a bool and a number come back per task; a
+  worker that loses its folds' warm starts makes the search start again, with the same lines printed once.
 - Faults, on the real cluster, each made while a task is running (the tests wait until the scheduler shows one
   processing; nothing depends on the machine's speed): a worker killed with SIGKILL (its task runs again on the
   other worker, and the model is the one-process model); the scheduler killed (exit 1, a message, no model file);
@@ -200,8 +203,8 @@ def test_cli_refusals(five, tmp_path):
     assert p.returncode == 1 and "llsvm-convert" in p.stderr and not (tmp_path / "m").exists()
     p = _cli("--workers", "2", five, tmp_path / "m")
     assert p.returncode == 2 and "--workers" in p.stderr
-    p = _cli("--dask", "local", "-C", "-s", "2", five)
-    assert p.returncode == 1 and "-C runs in one process" in p.stderr
+    p = _cli("--dask", "local", "-C", "-s", "2", text)
+    assert p.returncode == 1 and "llsvm-convert" in p.stderr and p.stdout == ""      # before the search's first line
     p = _cli("--local-epochs", "2", "-s", "3", five, tmp_path / "m")
     assert p.returncode == 2 and "--local-epochs" in p.stderr and "--dask" in p.stderr
     p = _cli("--dask", "local", "--local-epochs", "2", "-s", "0", five, tmp_path / "m")
@@ -633,3 +636,163 @@ def test_estimators_take_a_client(client, five, two):
     assert b"".join(svc.model_.text_chunks()) == b"".join(svc1.model_.text_chunks())
     with pytest.raises(ValueError, match="llsvm binary file"):
         LinearSVC(client=client).fit(np.eye(3), [0, 1, 1])
+
+
+# -- -C: the warm-started search for C ----------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def reg(tmp_path_factory):
+    """A regression set of 300 rows and 8 dense features (no label table in its binary file)."""
+    path = tmp_path_factory.mktemp("reg") / "reg"
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(300, 8))
+    y = X @ rng.normal(size=8) + 0.3 * rng.normal(size=300)
+    path.write_text("".join("%.6g " % t + " ".join(f"{j + 1}:{v:.6g}" for j, v in enumerate(row)) + "\n"
+                            for row, t in zip(X, y)))
+    llsvm.write_binary(str(path), str(path) + ".bin")
+    return str(path) + ".bin"
+
+
+SEARCHES = [("two", 5, dict(solver=2, bias=1, start_C=0.5)), ("two", 5, dict(solver=1, start_C=0.5)),
+            ("five", 4, dict(solver=0, start_C=0.25, seed=3)), ("reg", 3, dict(solver=11, start_C=0.25, start_p=0.5))]
+
+
+def _search(find, data, nr_fold, **kw):
+    out = []
+    found = find(data, nr_fold, say=out.append, warn=out.append, **kw)
+    return found, "".join(out)
+
+
+@pytest.mark.parametrize("data,nr_fold,kw", SEARCHES, ids=["-s 2", "-s 1", "-s 0 five classes", "-s 11"])
+def test_find_C_on_the_cluster_is_the_single_process_search(client, request, data, nr_fold, kw):
+    """One task per fold and value of C, each fold warm-started on its worker (-s 1: its alpha), -s 11 over C and
+    p: the same lines, the same best C (and p, MSE) as in one process, bit for bit; nothing is left on the
+    workers."""
+    path = request.getfixturevalue(data)
+    got, text = _search(lldask.find_parameter_C, path, nr_fold, client=client, **kw)
+    want, text1 = _search(llsvm.find_parameter_C, path, nr_fold, **kw)
+    assert tuple(got) == want and text == text1
+    steps = text1.count("log2c=")
+    assert steps >= 10 and (kw["solver"] != 11 or text1.count("p=   0.00") >= 5)         # -s 11: two p values
+    assert got.meta["dask"]["tasks"] == 1 + steps * nr_fold and got.meta["dask"]["restarts"] == 0
+    assert got.shape.n_rows == (300 if data == "reg" else 800 if data == "two" else 1500)
+    assert client.run(lambda: len(lldask._SEARCH)) == {w: 0 for w in client.scheduler_info()["workers"]}
+
+
+def test_find_C_brings_no_row_to_the_client(client, two, monkeypatch):
+    """-s 1 (an alpha per training row, kept for the warm start) on the cluster: what the client gathers is the plan
+    (the searches, the folds' count, text) and a bool and a number per task; no array at all."""
+    gathered = []
+    real = lldask._gather
+
+    def recording(c, futures, address):
+        done = real(c, futures, address)
+        gathered.extend(done)
+        return done
+    monkeypatch.setattr(lldask, "_gather", recording)
+    got = lldask.find_parameter_C(two, 5, client=client, solver=1, start_C=0.5)
+
+    def arrays(x):
+        if isinstance(x, np.ndarray):
+            return [x]
+        if isinstance(x, (list, tuple)):
+            return [a for v in x for a in arrays(v)]
+        return [a for v in vars(x).values() for a in arrays(v)] if hasattr(x, "__dict__") else []
+    assert gathered and not arrays(gathered)
+    steps = gathered[1:]
+    assert len(steps) == got.meta["dask"]["tasks"] - 1
+    assert all(type(changed) is bool and type(right) is int for changed, right in steps)
+
+
+def _losing(monkeypatch, client, at_step, times):
+    """DaskFolds whose first `times` searches lose the folds' warm starts on one worker after step `at_step` (as if
+    the worker had died and another had taken its place): the next step's tasks there raise StateLost."""
+    call = lldask.DaskFolds.__call__
+    lost = []
+
+    def losing(self, params, k, s):
+        out = call(self, params, k, s)
+        if s == at_step and len(lost) < times and self.run not in lost:
+            victim = sorted(client.scheduler_info()["workers"])[0]
+            client.run(lldask.forget, self.run, workers=[victim])
+            lost.append(self.run)
+        return out
+    monkeypatch.setattr(lldask.DaskFolds, "__call__", losing)
+    return lost
+
+
+@pytest.mark.parametrize("data,nr_fold,kw", [SEARCHES[1], SEARCHES[3]], ids=["-s 1", "-s 11"])
+def test_find_C_starts_again_when_a_worker_loses_its_folds(client, request, monkeypatch, data, nr_fold, kw):
+    """A worker loses its folds' warm starts in the middle of the search: the next step raises StateLost, the client
+    starts the search again, and it ends with the lines (printed once) and the values of one process."""
+    path = request.getfixturevalue(data)
+    lost = _losing(monkeypatch, client, 2, 1)
+    got, text = _search(lldask.find_parameter_C, path, nr_fold, client=client, **kw)
+    want, text1 = _search(llsvm.find_parameter_C, path, nr_fold, **kw)
+    assert len(lost) == 1 and got.meta["dask"]["restarts"] == 1
+    assert tuple(got) == want and text == text1
+    assert client.run(lambda: len(lldask._SEARCH)) == {w: 0 for w in client.scheduler_info()["workers"]}
+
+
+def test_find_C_gives_up_after_losing_workers_too_often(client, two, monkeypatch):
+    _losing(monkeypatch, client, 1, lldask.MAX_RESTARTS + 1)
+    with pytest.raises(ClusterError, match=f"the C search lost workers {lldask.MAX_RESTARTS + 1} times"):
+        lldask.find_parameter_C(two, 5, client=client, solver=2, start_C=0.5)
+
+
+@pytest.mark.parametrize("args,data", [(["-s", "2"], "two"), (["-s", "11", "-p", "0.5", "-c", "0.25", "-v", "3"],
+                                                                "reg")], ids=["-s 2", "-s 11"])
+def test_cli_find_C_on_the_cluster(request, tmp_path, args, data):
+    """llsvm-train --dask -C: stdout byte for byte and the --json record of the run without --dask (times aside),
+    with the "dask" record; no model file."""
+    path = request.getfixturevalue(data)
+    ja, jb = tmp_path / "d.json", tmp_path / "s.json"
+    p = _cli("--dask", "local", "--workers", "2", "-C", *args, "--json", ja, path, tmp_path / "m")
+    q = _cli("-C", *args, "--json", jb, path, tmp_path / "m")
+    assert p.returncode == 0 and q.returncode == 0, p.stderr
+    assert p.stdout == q.stdout and p.stdout.count("log2c=") >= 10 and "Best C = " in p.stdout
+    da, db = json.loads(ja.read_text()), json.loads(jb.read_text())
+    record = da.pop("dask")
+    assert record["workers"] == 2 and record["restarts"] == 0
+    assert record["tasks"] == 1 + p.stdout.count("log2c=") * (3 if data == "reg" else 5)
+    untimed = ("load_seconds", "train_seconds", "peak_rss_mb")
+    assert {k: v for k, v in da.items() if k not in untimed} == {k: v for k, v in db.items() if k not in untimed}
+    assert not (tmp_path / "m").exists()
+
+
+def test_find_C_survives_a_worker_killed_between_steps(cluster, two, monkeypatch):
+    """SIGKILL to a worker after the third C of a -C search (-s 1: each fold's alpha is its warm start): its folds'
+    tasks go to the other worker, which has no warm start for them; the search starts again there and ends with
+    the lines and values of one process."""
+    call = lldask.DaskFolds.__call__
+    killed = []
+
+    def killing(self, params, k, s):
+        out = call(self, params, k, s)
+        if s == 2 and not killed:
+            killed.append(self.home[0])
+            os.kill(cluster.pid_of(self.home[0]), signal.SIGKILL)
+        return out
+    monkeypatch.setattr(lldask.DaskFolds, "__call__", killing)
+    got, text = _search(lldask.find_parameter_C, two, 5, client=cluster.client, solver=1, start_C=0.5)
+    want, text1 = _search(llsvm.find_parameter_C, two, 5, solver=1, start_C=0.5)
+    assert killed and sum(p.poll() == -signal.SIGKILL for p in cluster.workers) == 1
+    assert got.meta["dask"]["restarts"] == 1
+    assert tuple(got) == want and text == text1
+
+
+def test_ctrl_c_in_the_middle_of_find_C(cluster, reg, tmp_path):
+    """Ctrl-C once the search's first tasks have ended (its 3,761 tasks are far from done): exit 130, no task of
+    the run left on the scheduler, nothing of the search left on the workers."""
+    p = subprocess.Popen([sys.executable, "-m", "llsvm.cli.train", "--dask", cluster.address, "-s", "11", "-C",
+                          reg], env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    Cluster._wait(lambda: cluster.finished("csearch_task") >= 5, "the first step")
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=300)
+    assert p.returncode == 130, err
+    assert out.startswith("Doing parameter search") and "Best C" not in out
+    Cluster._wait(lambda: not cluster.client.run_on_scheduler(
+        lambda dask_scheduler: [k for k in dask_scheduler.tasks if "csearch" in str(k)]),
+        "the run's tasks to leave the scheduler", timeout=60)
+    Cluster._wait(lambda: not any(cluster.client.run(lambda: len(lldask._SEARCH)).values()),
+                  "the workers to drop the search", timeout=60)

@@ -888,6 +888,41 @@ def test_find_parameter_C(load, solver, monkeypatch):
     assert warm_iters <= cold_iters, (warm_iters, cold_iters)
 
 
+def test_find_C_mse_is_the_folds_sums(monkeypatch):
+    """-s 11's MSE at each C is the sum over the folds (in fold order) of each fold's sum of squared errors, over l:
+    what one process and a Dask cluster (a sum per fold task) both add. Against the sum over all rows at once (numpy
+    over the predictions of every row, before -C ran on Dask) it differs in the last bits at most, and every
+    printed MSE is the same."""
+    from llsvm.solvers import trainer as trainer_mod
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(500, 6))
+    y = X @ rng.normal(size=6) + rng.normal(size=500)
+    predicted = []
+    real = trainer_mod._predict_rows
+
+    def recording(view, model, rows, bias):
+        pred = real(view, model, rows, bias)
+        predicted.append((rows, np.asarray(pred, np.float64)))
+        return pred
+    monkeypatch.setattr(trainer_mod, "_predict_rows", recording)
+    say = Capture()
+    best_C, best_p, best_mse = find_parameter_C(X, 4, y, solver=11, start_p=1.0, threads=1, say=say)
+    printed = re.findall(r"Mean squared error=(\S+)\n", say.text)
+    assert len(printed) >= 20 and len(predicted) == 4 * len(printed)
+    scores = []
+    for step, shown in enumerate(printed):
+        folds = predicted[4 * step:4 * step + 4]
+        target = np.empty(y.size)
+        for rows, pred in folds:
+            target[rows] = pred
+        whole = float(((target - y) ** 2).sum()) / y.size
+        by_folds = float(sum(float(((pred - y[rows]) ** 2).sum()) for rows, pred in folds)) / y.size
+        assert shown == "%g" % whole == "%g" % by_folds
+        assert abs(by_folds - whole) <= 4 * np.spacing(whole)
+        scores.append(by_folds)
+    assert best_mse == min(scores)
+
+
 def test_find_parameter_C_start_matches_liblinear(shared_data, tmp_path):
     """LIBLINEAR's -C prints the same first log2c (its calc_start_C) for -s 2, with and without a bias."""
     text = lzma.decompress((shared_data / "heart_scale.xz").read_bytes())

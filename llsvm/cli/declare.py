@@ -161,7 +161,7 @@ def read_request(values, reporter_warning):
             reporter_warning("Solver not specified. Using -s 2\n")
             spec = get(2)
     params = _params(spec, values, parsed)
-    _check_dask(values, nr_fold, find_C, spec)
+    _check_dask(values, spec)
     return Request(params=params, nr_fold=nr_fold, find_C=find_C, grid=values["grid"],
                    json_file=values["json_file"], dask=values["dask"], workers=values["workers"],
                    local_epochs=values["local_epochs"],
@@ -169,18 +169,24 @@ def read_request(values, reporter_warning):
                    zero_based=bool(values["zero_based"]), given=given)
 
 
-def _check_dask(values, nr_fold, find_C, spec):
-    """--workers goes with --dask local, --local-epochs with --dask and -s 1 or 3; -C does not run on a cluster:
-    refused, not ignored. (--local-epochs names no solvers in its row: a solver's run without --dask never takes
-    it.)"""
+def _check_dask(values, spec):
+    """--workers goes with --dask local, --local-epochs with --dask and -s 1 or 3: refused, not ignored.
+    (--local-epochs names no solvers in its row: a solver's run without --dask never takes it.)"""
     if values["workers"] is not None and values["dask"] != "local":
         raise click.BadParameter("applies to --dask local", param_hint="'--workers'")
     if values["local_epochs"] is not None and values["dask"] is None:
         raise click.BadParameter("applies with --dask (CoCoA+)", param_hint="'--local-epochs'")
     if values["local_epochs"] is not None and spec.name not in ("1", "3"):
         raise ParamError(f"--local-epochs applies only to -s 1 and -s 3, not to -s {spec.name}")
-    if values["dask"] is not None and find_C:
-        raise ParamError("--dask trains a model or runs -v or --grid; -C runs in one process (leave out --dask)")
+
+
+def find_C_command(find, data, req, reporter):
+    """-C's run (in one process or on a cluster: `find` is trainer's or llsvm.dask's find_parameter_C):
+    LIBLINEAR's first line, then the search from -c and -p when given; what `find` returns."""
+    from ..report import write_standard
+    write_standard("stdout", f"Doing parameter search with {req.nr_fold}-fold cross validation.\n")
+    return find(data, req.nr_fold, start_C=req.given.get("-c"), start_p=req.given.get("-p"), reporter=reporter,
+                params=req.params)
 
 
 def _check_early(given):

@@ -18,7 +18,7 @@ import click
 from ..params import specs
 from ..report import Reporter, write_standard
 from .common import arm_kernel_stop, check_input, check_writable, handle_errors, os_errors, peak_rss_mb, write_json
-from .declare import overflow_hint, read_request, table_options
+from .declare import find_C_command, overflow_hint, read_request, table_options
 
 # NumPy's floating-point RuntimeWarnings (np.errstate's over, invalid, divide and under)
 FLOATING_POINT_WARNINGS = r"(overflow|invalid value|divide by zero|underflow) encountered"
@@ -132,7 +132,7 @@ def _run(req, grid, training_set_file, model_file, reporter):
         with reporter.bar(desc="reading") as bar, opening:
             ds = read_dataset(training_set_file, zero_based=req.zero_based, progress=bar,
                               max_line=line_limit(req.budget), class_labels=spec.class_labels)
-    else:                           # the cluster's grid or -v: the rows, features and non-zeros it read
+    else:                           # the cluster's grid, -v or -C: the rows, features and non-zeros it read
         ds = found.shape
     load_s = time.perf_counter() - t0 if found is None else 0.0
     t1 = time.perf_counter() if found is None else t0
@@ -141,12 +141,11 @@ def _run(req, grid, training_set_file, model_file, reporter):
         result = found or grid_search(ds, req.nr_fold or 5, grid, reporter=reporter, params=params)
         _stdout(grid_table(result))
         summary = {"nr_fold": result.nr_fold, "cells": result.cells, "best": result.best, **getattr(result, "meta", {})}
-    elif req.find_C:
-        _stdout(f"Doing parameter search with {req.nr_fold}-fold cross validation.\n")
-        found = trainer.find_parameter_C(ds, req.nr_fold, start_C=req.given.get("-c"), start_p=req.given.get("-p"),
-                                         reporter=reporter, params=params)
+    elif req.find_C:                # with --dask: the search ran on the cluster, its lines printed
+        found = found or find_C_command(trainer.find_parameter_C, ds, req, reporter)
         text, summary = trainer.search_summary(found, params)
         _stdout(text)
+        summary.update(getattr(found, "meta", {}))
     elif req.nr_fold is not None:
         target = found.target if found else trainer.cross_validation(ds, req.nr_fold, reporter=reporter, params=params)
         text, summary = trainer.cv_summary(target, found.y if found else ds.y, params)

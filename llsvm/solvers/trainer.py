@@ -341,6 +341,9 @@ def calc_start_C(view, l, params):
     return math.pow(2, math.floor(math.log(min_C) / math.log(2.0)))
 
 
+C_RATIO = 2.0                    # -C's step: each C is twice the one before
+
+
 def find_parameter_C(data, nr_fold, y=None, *, start_C=None, start_p=None, params=None, reporter=None, say=None,
                      warn=None, **kw):
     """LIBLINEAR's warm-started search for C by cross-validation (also for -s 1 and -s 3, warm-started in the dual;
@@ -349,101 +352,153 @@ def find_parameter_C(data, nr_fold, y=None, *, start_C=None, start_p=None, param
     Returns (best_C, best_score) for classification (the CV accuracy as a fraction), (best_C, best_p, best_MSE)
     for -s 11. Lines `log2c=...\\trate=...` (`log2c=...\\tp=...\\tMean squared error=...`) go to the reporter.
     """
-    params = checked_params(params, kw)
-    if not params.spec.find_C:
-        raise ParameterError(f"the C search (-C) is available for {accepting('-C')}, not -s {params.spec.name}")
+    params = find_C_check(checked_params(params, kw))
     reporter = as_reporter(reporter, say, warn)
     ds = as_dataset(data, y, params)
+    folds = csearch_folds(ds, nr_fold, params, reporter)
+    searches = csearch_searches(ds, params, start_C, start_p)
+    return run_C_searches(searches, params, start_C, ds.n_rows, FoldSteps(ds, folds, params.threads), reporter)
+
+
+def find_C_check(params):
+    """The Params of a -C run, refused for a solver without the warm-started search."""
+    if not params.spec.find_C:
+        raise ParameterError(f"the C search (-C) is available for {accepting('-C')}, not -s {params.spec.name}")
+    return params
+
+
+def csearch_folds(ds, nr_fold, params, reporter):
+    """-C's folds, the same in one process and on every worker: per fold (training rows, test rows, seed, labels of
+    its training rows, class of every row), LIBLINEAR's plain folds drawn from --seed (their warning goes to
+    `reporter`); refused (check_ovr) when every fold's one-vs-rest problems, all kept from one C to the next (the
+    warm start), would not fit."""
     l = ds.n_rows
     seeds = Seeds(params.seed)
     folds = plain_folds(l, nr_fold, seeds, reporter)
     fold_seeds = [seeds.next() for _ in folds]
-    fold_classes = []
-    for tr, _ in folds:
+    plan = []
+    for (tr, te), seed in zip(folds, fold_seeds):
         labels, cls = _labels_of(ds.y[tr], params)
         full_cls = None
         if cls is not None:
             full_cls = np.empty(l, np.int64)
             full_cls[tr] = cls
-        fold_classes.append((labels, full_cls))
-    # every fold keeps its models from one C to the next (the warm start): all folds' problems at once
+        plan.append((tr, te, seed, labels, full_cls))
     if params.spec.task == "ovr":
-        check_ovr(max(labels.size for labels, _ in fold_classes), max(tr.size for tr, _ in folds), ds.n_features,
+        check_ovr(max(labels.size for _, _, _, labels, _ in plan), max(tr.size for tr, _ in folds), ds.n_features,
                   sets=len(folds))
-    search = (ds, folds, fold_seeds, fold_classes, reporter)
+    return plan
+
+
+def csearch_searches(ds, params, start_C, start_p):
+    """-C's searches over C, in order: [(p, first C, largest C)], p None for classification (one search from
+    LIBLINEAR's calc_start_C, or the given start_C), and for -s 11 one search per p, from 19/20 of max |y| (or
+    the given start_p) down to 0 in 20 steps, as LIBLINEAR's find_parameters."""
+    l = ds.n_rows
     if params.spec.task != "regression":
         if start_C is None or start_C <= 0:
             start_C = calc_start_C(ds, l, params)
         max_C = 1024.0
-        return _search_C(search, params, min(start_C, max_C), max_C)
+        return [(None, min(start_C, max_C), max_C)]
     max_p = float(np.abs(ds.y).max()) if l else 0.0
     num_p_steps = 20
     max_C = 1048576.0
-    best = (start_C, -1.0, math.inf)
+    searches = []
     i = num_p_steps - 1
     if start_p is not None and start_p > 0:
         i = min(int(start_p / (max_p / num_p_steps)), i)
     while i >= 0:
         p = params.but(svr_p=i * max_p / num_p_steps)
         C0 = start_C if start_C is not None and start_C > 0 else calc_start_C(ds, l, p)
-        C, score = _search_C(search, p, min(C0, max_C), max_C)
+        searches.append((p.svr_p, min(C0, max_C), max_C))
+        i -= 1
+    return searches
+
+
+def run_C_searches(searches, params, start_C, l, steps, reporter):
+    """The searches of csearch_searches over l rows, each C step's folds run by `steps` (see _search_C); what
+    find_parameter_C returns."""
+    if params.spec.task != "regression":
+        (_, C0, max_C), = searches
+        return _search_C(steps, 0, params, l, C0, max_C, reporter)
+    best = (start_C, -1.0, math.inf)
+    for k, (svr_p, C0, max_C) in enumerate(searches):
+        p = params.but(svr_p=svr_p)
+        C, score = _search_C(steps, k, p, l, C0, max_C, reporter)
         if score < best[2]:
             best = (C, p.svr_p, score)
-        i -= 1
     return best
 
 
-def _search_C(search, params, start_C, max_C):
+def csearch_fold(ds, fold, params, prev):
+    """Fold `fold` (of csearch_folds) at params.C: _fit on its training rows, warm-started from its (W, results)
+    at the previous C (`prev`, None at the first C: w and alpha from 0), then its test rows predicted. Returns
+    ((W, results): the next C's warm start, (changed, figure)): whether W moved from the previous C's (norm of the
+    difference > 1e-15; False at the first C), and the number of test rows predicted right, or for regression the
+    sum of their squared errors."""
+    tr, te, seed, labels, full_cls = fold
+    warms = None
+    if prev is not None:
+        warms = [{"w": r.w, "alpha": None if r.alpha is None else r.alpha * C_RATIO} for r in prev[1]]
+    W, results = _fit(ds, full_cls, labels, tr, params, Seeds(seed), as_reporter(), warms=warms, threads=1)
+    pred = np.asarray(_predict_rows(ds, _model(params, labels, ds.n_features, W, results), te, params.bias),
+                      np.float64)
+    changed = prev is not None and float(np.sqrt(((W - prev[0]) ** 2).sum())) > 1e-15
+    if params.spec.task == "regression":
+        return (W, results), (changed, float(((pred - ds.y[te]) ** 2).sum()))
+    return (W, results), (changed, int(np.count_nonzero(pred == ds.y[te])))
+
+
+class FoldSteps:
+    """-C's C steps in this process: every fold's csearch_fold on `threads` threads, each fold's (W, results) kept
+    here for its next C."""
+
+    def __init__(self, ds, folds, threads):
+        self.ds, self.folds, self.threads = ds, folds, threads
+        self.prev = [None] * len(folds)
+
+    def __call__(self, params, k, s):
+        if s == 0:                          # a new search (-s 11: the next p) starts from 0
+            self.prev = [None] * len(self.folds)
+
+        def task(i):
+            return lambda r: csearch_fold(self.ds, self.folds[i], params, self.prev[i])
+
+        outcomes = _run([task(i) for i in range(len(self.folds))], self.threads, as_reporter())
+        self.prev = [state for state, _ in outcomes]
+        return [small for _, small in outcomes]
+
+
+def _search_C(steps, k, params, l, start_C, max_C, reporter):
     """LIBLINEAR's find_parameter_C: C doubled from start_C up to max_C, every fold warm-started from its model
-    at the previous C, stopped after five values of C that leave every w unchanged. Returns (best_C, best score):
-    the accuracy (a fraction) or, for regression, the mean squared error."""
-    ds, folds, fold_seeds, fold_classes, reporter = search
-    silent = as_reporter()
-    l = ds.n_rows
+    at the previous C, stopped after five values of C that leave every w unchanged. `steps(params at C, k, s)`
+    runs the folds at the s-th C of search k and returns per fold (changed, figure) (csearch_fold's). Returns
+    (best_C, best score) over the l rows: the accuracy (a fraction) or, for regression, the mean squared error (the
+    sum of the folds' sums of squared errors, in fold order, over l)."""
     regression = params.spec.task == "regression"
-    ratio = 2.0
-    prev = [None] * len(folds)          # per fold: (W, [result per class])
     num_unchanged_w = 0
     best_C, best_score = start_C, (math.inf if regression else 0.0)
     C = start_C
-    target = np.empty(l, np.float64)
+    s = 0
     while C <= max_C:
-        p = params.but(C=C)
-
-        def make(i, p=p):
-            def task(s):
-                tr, te = folds[i]
-                labels, full_cls = fold_classes[i]
-                warms = None
-                if prev[i] is not None:
-                    warms = [{"w": r.w, "alpha": None if r.alpha is None else r.alpha * ratio} for r in prev[i][1]]
-                W, results = _fit(ds, full_cls, labels, tr, p, Seeds(fold_seeds[i]), silent, warms=warms, threads=1)
-                pred = _predict_rows(ds, _model(p, labels, ds.n_features, W, results), te, p.bias)
-                return W, results, pred
-            return task
-
-        outcomes = _run([make(i) for i in range(len(folds))], params.threads, silent)
-        for i, (W, results, pred) in enumerate(outcomes):
-            if prev[i] is not None and num_unchanged_w >= 0:
-                if float(np.sqrt(((W - prev[i][0]) ** 2).sum())) > 1e-15:
-                    num_unchanged_w = -1
-            prev[i] = (W, results)
-            target[folds[i][1]] = pred
+        outcomes = steps(params.but(C=C), k, s)
+        if num_unchanged_w >= 0 and any(changed for changed, _ in outcomes):
+            num_unchanged_w = -1
+        score = float(sum(figure for _, figure in outcomes)) / l
         log2c = math.log(C) / math.log(2.0)
         if regression:
-            score = float(((target - ds.y) ** 2).sum()) / l
             if score < best_score:
                 best_C, best_score = C, score
             reporter.info(f"log2c={log2c:7.2f}\tp={params.svr_p:7.2f}\tMean squared error={_g(score)}\n")
         else:
-            score = float(np.count_nonzero(target == ds.y)) / l
             if score > best_score:
                 best_C, best_score = C, score
             reporter.info(f"log2c={log2c:7.2f}\trate={_g(100.0 * score)}\n")
         num_unchanged_w += 1
         if num_unchanged_w == 5:
             break
-        C *= ratio
+        C *= C_RATIO
+        s += 1
     if C > max_C:
         reporter.info("WARNING: maximum C reached.\n")
     return best_C, best_score
