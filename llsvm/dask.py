@@ -10,7 +10,13 @@ the whole text again, and a binary file's blocks are what give a worker its own 
 What is distributed, and how (each the single-process result where the algorithm is the same):
 - more than two classes of a random-access linear type: one task per class (`problem_task`), the problem and seed
   `_fit` would use;
-- -s smo and nu_svc: one task per class pair (`pair_task`), then the model on a worker (`pairs_model_task`);
+- more than two classes of an out-of-core solver (-s llsvm, streamsvm, bm): one task per class (`outofcore_task`),
+  the driver training one-vs-rest problem k alone (its `only`: the problem's seed, and the budget and blocks of
+  the whole run), streaming or mapping the file on the worker under --memory; the client assembles the model as
+  the driver does (`assemble`);
+- -s smo, nu_svc and the online lists (olsvm, olsvm-rhl, norma, pegaz, pegasos): one task per class pair
+  (`pair_task`), its draws from the RNG state the pair starts from in one process (ovo.pair_states: the draws of
+  the pairs before it replayed, without training), then the model on a worker (`pairs_model_task`);
 - -v: one task per fold (`cv_task`); --grid: one task per kernel width and fold (`grid_task`);
 - one two-class -s 1 / -s 3 problem: CoCoA+ (`DaskParts`, `cocoa_task`, over llsvm.solvers.cocoa's loop), each
   part's dual variables kept on its worker;
@@ -207,27 +213,47 @@ def whole_task(path, params, quiet, want_metrics):
     return model, metrics, rep._items
 
 
+# the one-vs-one runs split into a task per class pair: driver -> its run in parts (smo.PairsRun's interface)
+PAIRS_RUNS = {"smo:fit": "smo:PairsRun", "online:fit": "online:OnlineRun"}
+
+
+def _pairs_run(ds, params, reporter):
+    from .solvers import registry
+    return registry.load(PAIRS_RUNS[params.spec.driver_ref])(ds, params, reporter)
+
+
+def outofcore_task(path, params, k, quiet):
+    """One-vs-rest problem k of an out-of-core run (-s llsvm, streamsvm, bm), trained alone by its driver (`only`)
+    on this worker, which streams or maps the file under the run's --memory: (its Part, the FitResult without
+    the dual variables, the text it printed)."""
+    from .solvers import trainer
+    rep = _text_reporter(quiet)
+    driver = trainer.make_driver(params, rep)
+    driver.only = k
+    part = driver.fit(path)
+    part.result.alpha = None                     # one value per row: it stays on the worker
+    return part, rep._items
+
+
 def pairs_describe(path, params, quiet):
-    """(pairs, rows, features, non-zeros, the set-up's text) of LIBSVM's one-vs-one run on the file."""
-    from .solvers.smo import PairsRun
+    """(the RNG state each pair starts from, rows, features, non-zeros, the set-up's text) of the one-vs-one run
+    on the file (-s smo, nu_svc, the online lists); the states replay the pairs' draws in order (ovo.pair_states)."""
+    from .solvers.ovo import pair_states
     ds = _dataset(path, params)
     rep = _text_reporter(quiet)
-    run = PairsRun(ds, params, rep)
-    return len(run.pairs.problems), ds.n_rows, ds.n_features, ds.nnz, rep._items
+    run = _pairs_run(ds, params, rep)
+    return pair_states(run, params.seed), ds.n_rows, ds.n_features, ds.nnz, rep._items
 
 
-def pair_task(path, params, p, quiet):
-    """Pair p of smo.PairsRun, its -b 1 permutation drawn as the one-process run draws it (after those of the pairs
-    before it): (its coefficients as _sparse_coef gives them, FitResult, (probA, probB) or None, its text)."""
+def pair_task(path, params, p, state, quiet):
+    """Pair p of the one-vs-one run, its draws (-b 1's fold permutation, an online list's shuffle) from `state`,
+    the RNG state it starts from in the one-process run: (its coefficients as _sparse_coef gives them, FitResult,
+    (probA, probB) or None, its text)."""
     from .solvers.common import Seeds
-    from .solvers.smo import PairsRun
     ds = _dataset(path, params)
-    run = PairsRun(ds, params, as_reporter())
-    seeds = Seeds(params.seed)
-    for q in range(p):
-        run.permutation(seeds, q)
+    run = _pairs_run(ds, params, as_reporter())
     rep = _text_reporter(quiet)
-    coef, res, prob, _ = run.pair(p, run.permutation(seeds, p), rep)
+    coef, res, prob, _ = run.pair(p, run.permutation(Seeds.at(state), p), rep)
     res.alpha = None                             # one value per row of the pair: it stays on the worker
     return _sparse_coef(coef, run.pairs.problems[p][3]), res, prob, rep._items
 
@@ -243,10 +269,9 @@ def _sparse_coef(coef, y):
 
 
 def pairs_model_task(path, params, coefs, results, probs, quiet):
-    """The SVMModel of the pairs' solutions (smo.PairsRun.model), made where the support vectors' rows are."""
-    from .solvers.smo import PairsRun
+    """The SVMModel of the pairs' solutions (the run's `model`), made where the support vectors' rows are."""
     ds = _dataset(path, params)
-    run = PairsRun(ds, params, as_reporter())
+    run = _pairs_run(ds, params, as_reporter())
     dense = []
     for (nz, values), (_, _, _, y) in zip(coefs, run.pairs.problems):
         coef = np.where(y < 0, -0.0, 0.0)
@@ -546,11 +571,13 @@ def _cocoa(s, head, params, rep, epochs, n_parts, t0):
 
 
 def _pairs(client, address, path, params, rep, n_workers, t0):
-    """LIBSVM's one-vs-one run: one task per pair, then the model on a worker; stdout as in one process."""
-    n_pairs, n_rows, n_features, nnz, items = _gather(
+    """A one-vs-one run (LIBSVM's, the online lists'): one task per pair, then the model on a worker; stdout as in
+    one process."""
+    states, n_rows, n_features, nnz, items = _gather(
         client, [client.submit(pairs_describe, path, params, rep.quiet, pure=False)], address)[0]
     _replay(items, rep)
-    done = _gather(client, [client.submit(pair_task, path, params, p, rep.quiet, pure=False)
+    n_pairs = len(states)
+    done = _gather(client, [client.submit(pair_task, path, params, p, states[p], rep.quiet, pure=False)
                             for p in range(n_pairs)], address)
     coefs, results, probs = [], [], []
     for coef, res, prob, items in done:
@@ -566,6 +593,27 @@ def _pairs(client, address, path, params, rep, n_workers, t0):
                           "bytes_up_per_task": max((12 * c[0].size for c in coefs), default=0),
                           "train_seconds": time.perf_counter() - t0}
     model.meta["shape"] = SimpleNamespace(n_rows=n_rows, n_features=n_features, nnz=nnz)
+    return model
+
+
+def _outofcore_classes(client, address, path, head, params, rep, n_workers, t0):
+    """An out-of-core run on more than two classes: one task per one-vs-rest problem, then the model as the
+    driver makes it (its `assemble`), with what the run prints once and each problem's text in order."""
+    from .solvers import trainer
+    count = int(head.labels.size)
+    done = _gather(client, [client.submit(outofcore_task, path, params, k, rep.quiet, pure=False)
+                            for k in range(count)], address)
+    parts = [part for part, _ in done]
+    results = [part.result for part in parts]
+    driver = trainer.make_driver(params, rep)
+    driver.print_once(parts[0].labels, results)
+    for _, items in done:
+        _replay(items, rep)
+    model = driver.assemble(results, parts[0].labels, parts[0].info)
+    model.meta["dask"] = {"workers": n_workers, "tasks": count, "split": "one task per class", "rounds": 1,
+                          "bytes_down_per_task": 0, "bytes_up_per_task": 8 * int(model.W.shape[0]),
+                          "train_seconds": time.perf_counter() - t0}
+    model.meta["shape"] = SimpleNamespace(n_rows=head.n_rows, n_features=head.n_features, nnz=head.nnz)
     return model
 
 
@@ -638,8 +686,12 @@ def _train(client, address, path, head, params, rep, want_metrics, silent):
     t0 = time.perf_counter()
     n_workers = _workers(client)
     spec = params.spec
-    if spec.driver_ref == "smo:fit":
+    if spec.driver_ref in PAIRS_RUNS:
         model = _pairs(client, address, path, params, rep, n_workers, t0)
+        trainer._warn_unconverged(silent, model.meta["results"])
+        return model
+    if spec.streams and head.labels is not None and head.labels.size > 2:
+        model = _outofcore_classes(client, address, path, head, params, rep, n_workers, t0)
         trainer._warn_unconverged(silent, model.meta["results"])
         return model
     ovr = spec.access == "random" and not spec.streams
