@@ -213,13 +213,15 @@ def whole_task(path, params, quiet, want_metrics):
     return model, metrics, rep._items
 
 
-# the one-vs-one runs split into a task per class pair: driver -> its run in parts (smo.PairsRun's interface)
+# the one-vs-one runs split into a task per class pair: driver -> its run in parts (smo.PairsRun's interface); -s
+# h1tree's is its RBF node's (an -s smo run over every row)
 PAIRS_RUNS = {"smo:fit": "smo:PairsRun", "online:fit": "online:OnlineRun"}
+RUN_OF = {**PAIRS_RUNS, "h1tree:fit": "h1tree:rbf_run"}
 
 
 def _pairs_run(ds, params, reporter):
     from .solvers import registry
-    return registry.load(PAIRS_RUNS[params.spec.driver_ref])(ds, params, reporter)
+    return registry.load(RUN_OF[params.spec.driver_ref])(ds, params, reporter)
 
 
 def outofcore_task(path, params, k, quiet):
@@ -256,6 +258,50 @@ def pair_task(path, params, p, state, quiet):
     coef, res, prob, _ = run.pair(p, run.permutation(Seeds.at(state), p), rep)
     res.alpha = None                             # one value per row of the pair: it stays on the worker
     return _sparse_coef(coef, run.pairs.problems[p][3]), res, prob, rep._items
+
+
+def metrics_task(path, params, model):
+    """The --json record of a model of the file, where its rows are (a record that measures the model on them)."""
+    from .solvers import registry
+    return registry.metrics(params.spec)(model, params, _dataset(path, params))
+
+
+def tree_describe(path, params, quiet):
+    """The set-up of -s h1tree's run on the file (h1tree._setup; with --rbf-depth auto, its validation split):
+    (labels, resolved options, num_features, whether auto, rows, non-zeros, the set-up's text)."""
+    from .solvers import h1tree
+    ds = _dataset(path, params)
+    rep = _text_reporter(quiet)
+    nf, opts, labels, _ = h1tree._setup(ds, params, rep)
+    auto = opts.rbf_depth == "auto" and labels.size > 1
+    if auto:
+        h1tree._split(ds, opts, params, rep)
+    return labels, opts, nf, auto, ds.n_rows, ds.nnz, rep._items
+
+
+def tree_list_task(path, params, p, split, quiet):
+    """The decision list of -s h1tree's pair p (h1tree._pair_list) over every row, or (split) silently over the
+    training rows of --rbf-depth auto's split: ((nodes, leaf, stalled), the text it printed)."""
+    from .solvers import h1tree
+    ds = _dataset(path, params)
+    _, opts, labels, cls = h1tree._setup(ds, params, None)
+    rows = h1tree._split(ds, opts, params, as_reporter())[0] if split else None
+    rep = _text_reporter(quiet)
+    i, j = h1tree._pairs_of(labels.size)[p]
+    out = h1tree._pair_list(ds.row_view(), h1tree._class_rows(cls, labels.size, rows), labels, i, j, opts, params,
+                            None if split else rep)
+    return out, rep._items
+
+
+def tree_cuts_task(path, params, lists):
+    """--rbf-depth auto's cuts (h1tree._cuts) from the pairs' lists over the split's training rows (tree_list_task's
+    results): the RBF node of those rows trained here, silently, and every list measured on the validation rows."""
+    from .solvers import h1tree
+    ds = _dataset(path, params)
+    _, opts, labels, cls = h1tree._setup(ds, params, None)
+    tr, va = h1tree._split(ds, opts, params, as_reporter())
+    rbf = h1tree._rbf(ds, opts, params, h1tree._Silent(), rows=tr)
+    return h1tree._cuts(ds, cls, labels, opts, va, [out for out, _ in lists], rbf)
 
 
 def _sparse_coef(coef, y):
@@ -596,6 +642,58 @@ def _pairs(client, address, path, params, rep, n_workers, t0):
     return model
 
 
+def _by_parts(client, address, path, head, params, rep, n_workers, t0, want_metrics=False):
+    """The model of a run of the kernel or out-of-core solvers split into tasks by class pair or by class (None for
+    the others): the one-vs-one runs, -s h1tree and the out-of-core solvers on more than two classes. -s h1tree's
+    --json record measures the model on every row: with want_metrics, a task computes it (.meta["metrics"])."""
+    ref = params.spec.driver_ref
+    classes = 0 if head.labels is None else int(head.labels.size)
+    if ref in PAIRS_RUNS:
+        return _pairs(client, address, path, params, rep, n_workers, t0)
+    if ref == "h1tree:fit" and classes > 2:
+        model = _tree(client, address, path, params, rep, n_workers, t0)
+        if want_metrics:
+            model.meta["metrics"] = _gather(client, [client.submit(metrics_task, path, params, model, pure=False)],
+                                            address)[0]
+            model.meta["dask"]["tasks"] += 1
+        return model
+    if params.spec.streams and classes > 2:
+        return _outofcore_classes(client, address, path, head, params, rep, n_workers, t0)
+    return None
+
+
+def _tree(client, address, path, params, rep, n_workers, t0):
+    """-s h1tree: a task per pair's decision list (with --rbf-depth auto, also a task per pair's list over the
+    split's training rows and one for the cuts), the trees on the client, then the RBF node, when a tree ends in
+    it, as -s smo's pairs are run (a task per pair, then its model on a worker); stdout as in one process."""
+    from .solvers import h1tree
+    labels, opts, nf, auto, n_rows, nnz, items = _gather(
+        client, [client.submit(tree_describe, path, params, rep.quiet, pure=False)], address)[0]
+    _replay(items, rep)
+    n_pairs = len(h1tree._pairs_of(labels.size))
+    futures = [client.submit(tree_list_task, path, params, p, False, rep.quiet, pure=False) for p in range(n_pairs)]
+    if auto:
+        split = [client.submit(tree_list_task, path, params, p, True, True, pure=False) for p in range(n_pairs)]
+        futures.append(client.submit(tree_cuts_task, path, params, split, pure=False))
+    done = _gather(client, futures, address)
+    lists = [out for out, _ in done[:n_pairs]]
+    for _, items in done[:n_pairs]:
+        _replay(items, rep)
+    trees, records, need_rbf = h1tree._trees(labels, lists, done[n_pairs] if auto else None, opts, rep)
+    rbf, rbf_tasks = None, 0
+    if need_rbf:
+        rbf = _pairs(client, address, path, params, rep, n_workers, t0)
+        rbf_tasks = rbf.meta.pop("dask")["tasks"]
+        del rbf.meta["shape"]
+    model = h1tree._tree_model(labels, nf, trees, records, rbf, opts, params, rep)
+    model.meta["dask"] = {"workers": n_workers, "tasks": 1 + n_pairs * (2 if auto else 1) + auto + rbf_tasks,
+                          "split": "one task per class pair", "rounds": 1, "bytes_down_per_task": 0,
+                          "bytes_up_per_task": max(12 * sum(n["idx"].size for n in nodes) for nodes, _, _ in lists),
+                          "train_seconds": time.perf_counter() - t0}
+    model.meta["shape"] = SimpleNamespace(n_rows=n_rows, n_features=nf, nnz=nnz)
+    return model
+
+
 def _outofcore_classes(client, address, path, head, params, rep, n_workers, t0):
     """An out-of-core run on more than two classes: one task per one-vs-rest problem, then the model as the
     driver makes it (its `assemble`), with what the run prints once and each problem's text in order."""
@@ -686,12 +784,8 @@ def _train(client, address, path, head, params, rep, want_metrics, silent):
     t0 = time.perf_counter()
     n_workers = _workers(client)
     spec = params.spec
-    if spec.driver_ref in PAIRS_RUNS:
-        model = _pairs(client, address, path, params, rep, n_workers, t0)
-        trainer._warn_unconverged(silent, model.meta["results"])
-        return model
-    if spec.streams and head.labels is not None and head.labels.size > 2:
-        model = _outofcore_classes(client, address, path, head, params, rep, n_workers, t0)
+    model = _by_parts(client, address, path, head, params, rep, n_workers, t0, want_metrics)
+    if model is not None:
         trainer._warn_unconverged(silent, model.meta["results"])
         return model
     ovr = spec.access == "random" and not spec.streams

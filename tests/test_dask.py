@@ -5,9 +5,9 @@
   also under --memory) on more than two classes, the model file and the text printed are the single-process run's
   byte for byte (the same problems with the same seeds, on the workers).
 - One task per class pair: -s smo, nu_svc and the online lists (olsvm, olsvm-rhl, norma, pegaz, pegasos), each
-  pair's draws from the RNG state the one-process run gives it: the model file and the text, byte for byte.
-- Whole runs on one worker (two classes, regression, one-class, -s 4, -s h1tree): the same model as in one
-  process.
+  pair's draws from the RNG state the one-process run gives it, and -s h1tree's decision lists (its RBF node as
+  -s smo's pairs): the model file and the text, byte for byte.
+- Whole runs on one worker (two classes, regression, one-class, -s 4): the same model as in one process.
 - llsvm-train --dask: the same model and stdout as without it; --json says what ran where; text input, --workers
   without --dask local and -v with --dask are refused with their exit codes.
 - Faults, on the real cluster, each made while a task is running (the tests wait until the scheduler shows one
@@ -29,7 +29,7 @@ import pytest
 import llsvm
 from llsvm import dask as lldask
 from llsvm.dask import ClusterError
-from llsvm.options import LLSVMOptions, OnlineOptions, StreamOptions
+from llsvm.options import H1Options, LLSVMOptions, OnlineOptions, StreamOptions
 
 from conftest import REPO_ROOT
 
@@ -141,7 +141,7 @@ def test_out_of_core_one_task_per_class_is_the_single_process_model(client, five
                                 dict(solver=4), dict(solver="llsvm", bias=1), dict(solver="h1tree")],
                          ids=lambda kw: " ".join(f"{k}={v}" for k, v in kw.items()))
 def test_whole_runs_are_the_single_process_model(client, two, five, tmp_path, kw):
-    data = five if kw["solver"] in (4, "h1tree") else two
+    data = five if kw["solver"] == 4 else two
     text, model, m = _text_and_model(lldask.train, tmp_path, "d.model", data, client=client, **kw)
     text1, model1, _ = _text_and_model(llsvm.train, tmp_path, "s.model", data, **kw)
     assert model == model1
@@ -164,6 +164,27 @@ def test_one_task_per_class_pair_is_the_single_process_model(client, request, tm
     assert text == text1
     assert m.meta["dask"]["tasks"] == (1 if data == "two" else 10) + 2
     assert b"-0 " in model1 or data == "two"       # negative zeros (alpha 0 of class -1) came back as such
+
+
+H1 = [{}, {"rbf_depth": 2}, {"rbf_depth": "auto"}, {"rbf_depth": "auto", "rbf_select": "train", "rbf_tol": 5.0},
+      {"hard_class": "alternate", "rbf_depth": 0}]
+
+
+@pytest.mark.parametrize("opts", H1, ids=lambda o: " ".join(f"{k}={v}" for k, v in o.items()) or "default")
+def test_h1tree_one_task_per_class_pair_is_the_single_process_model(client, five, tmp_path, opts):
+    """-s h1tree on five classes: a task per pair's decision list (--rbf-depth auto: also per pair's list on the
+    split's training rows, and a task for the cuts), the trees made on the client, and the RBF node, when a tree
+    ends in it, as -s smo's pairs: model file and stdout byte for byte."""
+    kw = dict(solver="h1tree", options=H1Options(**opts))
+    text, model, m = _text_and_model(lldask.train, tmp_path, "d.model", five, client=client, **kw)
+    text1, model1, m1 = _text_and_model(llsvm.train, tmp_path, "s.model", five, **kw)
+    assert model == model1
+    assert text == text1
+    rbf = 10 + 2 if m1.rbf is not None else 0
+    auto = opts.get("rbf_depth") == "auto"
+    assert m.meta["dask"]["tasks"] == 1 + 10 + (11 if auto else 0) + rbf
+    assert m.meta["dask"]["split"] == "one task per class pair"
+    assert (m1.rbf is not None) == (opts.get("rbf_depth", "none") != "none" and "rbf_select" not in opts)
 
 
 ONLINE = [dict(solver="olsvm"), dict(solver="olsvm-rhl", seed=3, C=2.0),
@@ -257,12 +278,15 @@ def _untimed(v):
 
 
 @pytest.mark.parametrize("args", [["-s", "llsvm", "-B", "1"], ["-s", "streamsvm", "--threads", "1"], ["-s", "bm"],
-                                  ["-s", "pegasos", "--epochs", "2"]], ids=lambda a: " ".join(a))
+                                  ["-s", "pegasos", "--epochs", "2"], ["-s", "h1tree", "--rbf-depth", "auto"]],
+                         ids=lambda a: " ".join(a))
 def test_cli_classes_and_pairs_of_the_other_solvers(five, tmp_path, args):
-    """llsvm-train --dask on five classes: an out-of-core solver's one task per class, an online list's one task per
-    pair; stdout, the model file and the --json record (times aside) are the run's without --dask."""
+    """llsvm-train --dask on five classes: an out-of-core solver's one task per class, an online list's and -s
+    h1tree's one task per pair; stdout, the model file and the --json record (times aside) are the run's without
+    --dask."""
     da, db = _cli_with_and_without_dask(five, tmp_path, args)
-    assert da.pop("dask")["tasks"] == (5 if args[1] != "pegasos" else 10 + 2)
+    tasks = {"pegasos": 10 + 2, "h1tree": 1 + 10 + 10 + 1 + 12 + 1}.get(args[1], 5)
+    assert da.pop("dask")["tasks"] == tasks
     assert _untimed(da) == _untimed(db)
 
 
