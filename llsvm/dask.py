@@ -17,6 +17,9 @@ What is distributed, and how (each the single-process result where the algorithm
 - -s smo, nu_svc and the online lists (olsvm, olsvm-rhl, norma, pegaz, pegasos): one task per class pair
   (`pair_task`), its draws from the RNG state the pair starts from in one process (ovo.pair_states: the draws of
   the pairs before it replayed, without training), then the model on a worker (`pairs_model_task`);
+- -s h1tree on more than two classes: one task per pair's decision list (`tree_list_task`; --rbf-depth auto: also
+  per pair's list over the split's training rows, and `tree_cuts_task`, which trains the split's RBF node), the
+  trees on the client, the RBF node of every row as -s smo's pairs;
 - -v: one task per fold (`cv_task`); --grid: one task per kernel width and fold (`grid_task`);
 - one two-class -s 1 / -s 3 problem: CoCoA+ (`DaskParts`, `cocoa_task`, over llsvm.solvers.cocoa's loop), each
   part's dual variables kept on its worker;
