@@ -229,8 +229,8 @@ def _pairs_run(ds, params, reporter):
 
 def outofcore_task(path, params, k, quiet):
     """One-vs-rest problem k of an out-of-core run (-s llsvm, streamsvm, bm), trained alone by its driver (`only`)
-    on this worker, which streams or maps the file under the run's --memory: (its Part, the FitResult without
-    the dual variables, the text it printed)."""
+    on this worker, which streams or maps the file under the run's --memory: (its Part, whose FitResult comes
+    without the dual variables, the text it printed)."""
     from .solvers import trainer
     rep = _text_reporter(quiet)
     driver = trainer.make_driver(params, rep)
@@ -242,7 +242,8 @@ def outofcore_task(path, params, k, quiet):
 
 def pairs_describe(path, params, quiet):
     """(the RNG state each pair starts from, rows, features, non-zeros, the set-up's text) of the one-vs-one run
-    on the file (-s smo, nu_svc, the online lists); the states replay the pairs' draws in order (ovo.pair_states)."""
+    on the file (-s smo, nu_svc, the online lists, -s h1tree's RBF node); the states replay the pairs' draws in
+    order (ovo.pair_states)."""
     from .solvers.ovo import pair_states
     ds = _dataset(path, params)
     rep = _text_reporter(quiet)
