@@ -10,7 +10,16 @@ the whole text again, and a binary file's blocks are what give a worker its own 
 What is distributed, and how (each the single-process result where the algorithm is the same):
 - more than two classes of a random-access linear type: one task per class (`problem_task`), the problem and seed
   `_fit` would use;
-- -s smo and nu_svc: one task per class pair (`pair_task`), then the model on a worker (`pairs_model_task`);
+- more than two classes of an out-of-core solver (-s llsvm, streamsvm, bm): one task per class (`outofcore_task`),
+  the driver training one-vs-rest problem k alone (its `only`: the problem's seed, and the budget and blocks of
+  the whole run), streaming or mapping the file on the worker under --memory; the client assembles the model as
+  the driver does (`assemble`);
+- -s smo, nu_svc and the online lists (olsvm, olsvm-rhl, norma, pegaz, pegasos): one task per class pair
+  (`pair_task`), its draws from the RNG state the pair starts from in one process (ovo.pair_states: the draws of
+  the pairs before it replayed, without training), then the model on a worker (`pairs_model_task`);
+- -s h1tree on more than two classes: one task per pair's decision list (`tree_list_task`; --rbf-depth auto: also
+  per pair's list over the split's training rows, and `tree_cuts_task`, which trains the split's RBF node), the
+  trees on the client, the RBF node of every row as -s smo's pairs;
 - -v: one task per fold (`cv_task`); --grid: one task per kernel width and fold (`grid_task`); -C: one task per
   fold and value of C (`csearch_task`), each fold's warm start kept on its worker;
 - one two-class -s 1 / -s 3 problem: CoCoA+ (`DaskParts`, `cocoa_task`, over llsvm.solvers.cocoa's loop), each
@@ -220,29 +229,96 @@ def whole_task(path, params, quiet, want_metrics):
     return model, metrics, rep._items
 
 
+# the one-vs-one runs split into a task per class pair: driver -> its run in parts (smo.PairsRun's interface); -s
+# h1tree's is its RBF node's (an -s smo run over every row)
+PAIRS_RUNS = {"smo:fit": "smo:PairsRun", "online:fit": "online:OnlineRun"}
+RUN_OF = {**PAIRS_RUNS, "h1tree:fit": "h1tree:rbf_run"}
+
+
+def _pairs_run(ds, params, reporter):
+    from .solvers import registry
+    return registry.load(RUN_OF[params.spec.driver_ref])(ds, params, reporter)
+
+
+def outofcore_task(path, params, k, quiet):
+    """One-vs-rest problem k of an out-of-core run (-s llsvm, streamsvm, bm), trained alone by its driver (`only`)
+    on this worker, which streams or maps the file under the run's --memory: (its Part, whose FitResult comes
+    without the dual variables, the text it printed)."""
+    from .solvers import trainer
+    rep = _text_reporter(quiet)
+    driver = trainer.make_driver(params, rep)
+    driver.only = k
+    part = driver.fit(path)
+    part.result.alpha = None                     # one value per row: it stays on the worker
+    return part, rep._items
+
+
 def pairs_describe(path, params, quiet):
-    """(pairs, rows, features, non-zeros, the set-up's text) of LIBSVM's one-vs-one run on the file."""
-    from .solvers.smo import PairsRun
+    """(the RNG state each pair starts from, rows, features, non-zeros, the set-up's text) of the one-vs-one run
+    on the file (-s smo, nu_svc, the online lists, -s h1tree's RBF node); the states replay the pairs' draws in
+    order (ovo.pair_states)."""
+    from .solvers.ovo import pair_states
     ds = _dataset(path, params)
     rep = _text_reporter(quiet)
-    run = PairsRun(ds, params, rep)
-    return len(run.pairs.problems), ds.n_rows, ds.n_features, ds.nnz, rep._items
+    run = _pairs_run(ds, params, rep)
+    return pair_states(run, params.seed), ds.n_rows, ds.n_features, ds.nnz, rep._items
 
 
-def pair_task(path, params, p, quiet):
-    """Pair p of smo.PairsRun, its -b 1 permutation drawn as the one-process run draws it (after those of the pairs
-    before it): (its coefficients as _sparse_coef gives them, FitResult, (probA, probB) or None, its text)."""
+def pair_task(path, params, p, state, quiet):
+    """Pair p of the one-vs-one run, its draws (-b 1's fold permutation, an online list's shuffle) from `state`,
+    the RNG state it starts from in the one-process run: (its coefficients as _sparse_coef gives them, FitResult,
+    (probA, probB) or None, its text)."""
     from .solvers.common import Seeds
-    from .solvers.smo import PairsRun
     ds = _dataset(path, params)
-    run = PairsRun(ds, params, as_reporter())
-    seeds = Seeds(params.seed)
-    for q in range(p):
-        run.permutation(seeds, q)
+    run = _pairs_run(ds, params, as_reporter())
     rep = _text_reporter(quiet)
-    coef, res, prob, _ = run.pair(p, run.permutation(seeds, p), rep)
+    coef, res, prob, _ = run.pair(p, run.permutation(Seeds.at(state), p), rep)
     res.alpha = None                             # one value per row of the pair: it stays on the worker
     return _sparse_coef(coef, run.pairs.problems[p][3]), res, prob, rep._items
+
+
+def metrics_task(path, params, model):
+    """The --json record of a model of the file, where its rows are (a record that measures the model on them)."""
+    from .solvers import registry
+    return registry.metrics(params.spec)(model, params, _dataset(path, params))
+
+
+def tree_describe(path, params, quiet):
+    """The set-up of -s h1tree's run on the file (h1tree._setup; with --rbf-depth auto, its validation split):
+    (labels, resolved options, num_features, whether auto, rows, non-zeros, the set-up's text)."""
+    from .solvers import h1tree
+    ds = _dataset(path, params)
+    rep = _text_reporter(quiet)
+    nf, opts, labels, _ = h1tree._setup(ds, params, rep)
+    auto = opts.rbf_depth == "auto" and labels.size > 1
+    if auto:
+        h1tree._split(ds, opts, params, rep)
+    return labels, opts, nf, auto, ds.n_rows, ds.nnz, rep._items
+
+
+def tree_list_task(path, params, p, split, quiet):
+    """The decision list of -s h1tree's pair p (h1tree._pair_list) over every row, or (split) silently over the
+    training rows of --rbf-depth auto's split: ((nodes, leaf, stalled), the text it printed)."""
+    from .solvers import h1tree
+    ds = _dataset(path, params)
+    _, opts, labels, cls = h1tree._setup(ds, params, None)
+    rows = h1tree._split(ds, opts, params, as_reporter())[0] if split else None
+    rep = _text_reporter(quiet)
+    i, j = h1tree._pairs_of(labels.size)[p]
+    out = h1tree._pair_list(ds.row_view(), h1tree._class_rows(cls, labels.size, rows), labels, i, j, opts, params,
+                            None if split else rep)
+    return out, rep._items
+
+
+def tree_cuts_task(path, params, lists):
+    """--rbf-depth auto's cuts (h1tree._cuts) from the pairs' lists over the split's training rows (tree_list_task's
+    results): the RBF node of those rows trained here, silently, and every list measured on the validation rows."""
+    from .solvers import h1tree
+    ds = _dataset(path, params)
+    _, opts, labels, cls = h1tree._setup(ds, params, None)
+    tr, va = h1tree._split(ds, opts, params, as_reporter())
+    rbf = h1tree._rbf(ds, opts, params, h1tree._Silent(), rows=tr)
+    return h1tree._cuts(ds, cls, labels, opts, va, [out for out, _ in lists], rbf)
 
 
 def _sparse_coef(coef, y):
@@ -256,10 +332,9 @@ def _sparse_coef(coef, y):
 
 
 def pairs_model_task(path, params, coefs, results, probs, quiet):
-    """The SVMModel of the pairs' solutions (smo.PairsRun.model), made where the support vectors' rows are."""
-    from .solvers.smo import PairsRun
+    """The SVMModel of the pairs' solutions (the run's `model`), made where the support vectors' rows are."""
     ds = _dataset(path, params)
-    run = PairsRun(ds, params, as_reporter())
+    run = _pairs_run(ds, params, as_reporter())
     dense = []
     for (nz, values), (_, _, _, y) in zip(coefs, run.pairs.problems):
         coef = np.where(y < 0, -0.0, 0.0)
@@ -824,11 +899,13 @@ def _newton(s, head, params, rep, n_parts, t0):
 
 
 def _pairs(client, address, path, params, rep, n_workers, t0):
-    """LIBSVM's one-vs-one run: one task per pair, then the model on a worker; stdout as in one process."""
-    n_pairs, n_rows, n_features, nnz, items = _gather(
+    """A one-vs-one run (LIBSVM's, the online lists'): one task per pair, then the model on a worker; stdout as in
+    one process."""
+    states, n_rows, n_features, nnz, items = _gather(
         client, [client.submit(pairs_describe, path, params, rep.quiet, pure=False)], address)[0]
     _replay(items, rep)
-    done = _gather(client, [client.submit(pair_task, path, params, p, rep.quiet, pure=False)
+    n_pairs = len(states)
+    done = _gather(client, [client.submit(pair_task, path, params, p, states[p], rep.quiet, pure=False)
                             for p in range(n_pairs)], address)
     coefs, results, probs = [], [], []
     for coef, res, prob, items in done:
@@ -844,6 +921,79 @@ def _pairs(client, address, path, params, rep, n_workers, t0):
                           "bytes_up_per_task": max((12 * c[0].size for c in coefs), default=0),
                           "train_seconds": time.perf_counter() - t0}
     model.meta["shape"] = SimpleNamespace(n_rows=n_rows, n_features=n_features, nnz=nnz)
+    return model
+
+
+def _by_parts(client, address, path, head, params, rep, n_workers, t0, want_metrics=False):
+    """The model of a run of the kernel or out-of-core solvers split into tasks by class pair or by class (None for
+    the others): the one-vs-one runs, -s h1tree and the out-of-core solvers on more than two classes. -s h1tree's
+    --json record measures the model on every row: with want_metrics, a task computes it (.meta["metrics"])."""
+    ref = params.spec.driver_ref
+    classes = 0 if head.labels is None else int(head.labels.size)
+    if ref in PAIRS_RUNS:
+        return _pairs(client, address, path, params, rep, n_workers, t0)
+    if ref == "h1tree:fit" and classes > 2:
+        model = _tree(client, address, path, params, rep, n_workers, t0)
+        if want_metrics:
+            model.meta["metrics"] = _gather(client, [client.submit(metrics_task, path, params, model, pure=False)],
+                                            address)[0]
+            model.meta["dask"]["tasks"] += 1
+        return model
+    if params.spec.streams and classes > 2:
+        return _outofcore_classes(client, address, path, head, params, rep, n_workers, t0)
+    return None
+
+
+def _tree(client, address, path, params, rep, n_workers, t0):
+    """-s h1tree: a task per pair's decision list (with --rbf-depth auto, also a task per pair's list over the
+    split's training rows and one for the cuts), the trees on the client, then the RBF node, when a tree ends in
+    it, as -s smo's pairs are run (a task per pair, then its model on a worker); stdout as in one process."""
+    from .solvers import h1tree
+    labels, opts, nf, auto, n_rows, nnz, items = _gather(
+        client, [client.submit(tree_describe, path, params, rep.quiet, pure=False)], address)[0]
+    _replay(items, rep)
+    n_pairs = len(h1tree._pairs_of(labels.size))
+    futures = [client.submit(tree_list_task, path, params, p, False, rep.quiet, pure=False) for p in range(n_pairs)]
+    if auto:
+        split = [client.submit(tree_list_task, path, params, p, True, True, pure=False) for p in range(n_pairs)]
+        futures.append(client.submit(tree_cuts_task, path, params, split, pure=False))
+    done = _gather(client, futures, address)
+    lists = [out for out, _ in done[:n_pairs]]
+    for _, items in done[:n_pairs]:
+        _replay(items, rep)
+    trees, records, need_rbf = h1tree._trees(labels, lists, done[n_pairs] if auto else None, opts, rep)
+    rbf, rbf_tasks = None, 0
+    if need_rbf:
+        rbf = _pairs(client, address, path, params, rep, n_workers, t0)
+        rbf_tasks = rbf.meta.pop("dask")["tasks"]
+        del rbf.meta["shape"]
+    model = h1tree._tree_model(labels, nf, trees, records, rbf, opts, params, rep)
+    model.meta["dask"] = {"workers": n_workers, "tasks": 1 + n_pairs * (2 if auto else 1) + auto + rbf_tasks,
+                          "split": "one task per class pair", "rounds": 1, "bytes_down_per_task": 0,
+                          "bytes_up_per_task": max(12 * sum(n["idx"].size for n in nodes) for nodes, _, _ in lists),
+                          "train_seconds": time.perf_counter() - t0}
+    model.meta["shape"] = SimpleNamespace(n_rows=n_rows, n_features=nf, nnz=nnz)
+    return model
+
+
+def _outofcore_classes(client, address, path, head, params, rep, n_workers, t0):
+    """An out-of-core run on more than two classes: one task per one-vs-rest problem, then the model as the
+    driver makes it (its `assemble`), with what the run prints once and each problem's text in order."""
+    from .solvers import trainer
+    count = int(head.labels.size)
+    done = _gather(client, [client.submit(outofcore_task, path, params, k, rep.quiet, pure=False)
+                            for k in range(count)], address)
+    parts = [part for part, _ in done]
+    results = [part.result for part in parts]
+    driver = trainer.make_driver(params, rep)
+    driver.print_once(parts[0].labels, results)
+    for _, items in done:
+        _replay(items, rep)
+    model = driver.assemble(results, parts[0].labels, parts[0].info)
+    model.meta["dask"] = {"workers": n_workers, "tasks": count, "split": "one task per class", "rounds": 1,
+                          "bytes_down_per_task": 0, "bytes_up_per_task": 8 * int(model.W.shape[0]),
+                          "train_seconds": time.perf_counter() - t0}
+    model.meta["shape"] = SimpleNamespace(n_rows=head.n_rows, n_features=head.n_features, nnz=head.nnz)
     return model
 
 
@@ -917,8 +1067,8 @@ def _train(client, address, path, head, params, rep, want_metrics, silent):
     t0 = time.perf_counter()
     n_workers = _workers(client)
     spec = params.spec
-    if spec.driver_ref == "smo:fit":
-        model = _pairs(client, address, path, params, rep, n_workers, t0)
+    model = _by_parts(client, address, path, head, params, rep, n_workers, t0, want_metrics)
+    if model is not None:
         trainer._warn_unconverged(silent, model.meta["results"])
         return model
     ovr = spec.access == "random" and not spec.streams

@@ -445,8 +445,9 @@ OPTIONS = (
     Option("--dask", "dask", "command",
            "Train on a Dask cluster: 'local' (a LocalCluster of --workers processes on this machine) or the "
            "scheduler's address (tcp://HOST:PORT). The input must be an llsvm binary file every worker can read "
-           "(llsvm-convert); one task per class beyond two, per class pair of -s smo and nu_svc, per fold of -v, per "
-           "kernel width and fold of --grid, other runs whole on one worker (docs/distributed.md).",
+           "(llsvm-convert); one task per class beyond two, per class pair of -s smo, nu_svc, h1tree and the online "
+           "solvers, per fold of -v, per kernel width and fold of --grid, other runs whole on one worker "
+           "(docs/distributed.md).",
            metavar="ADDRESS"),
     Option("--local-epochs", "local_epochs", "command",
            "With --dask, a two-class problem of -s 1 or 3 is solved by CoCoA+ over the workers' rows: H passes of "

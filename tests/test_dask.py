@@ -1,10 +1,14 @@
 """llsvm on Dask (issue 31): a LocalCluster of two worker processes, and a real `dask scheduler` with two
 `dask worker` processes on this machine started by the tests.
 
-- One task per class: for every random-access linear type on more than two classes, the model file and the text
-  printed are the single-process run's byte for byte (the same problems with the same seeds, on the workers).
-- Whole runs on one worker (two classes of -s 5, -s 12, one-class, -s 4, the kernel and out-of-core solvers):
-  the same model as in one process.
+- One task per class: for every random-access linear type and the out-of-core solvers (-s llsvm, streamsvm, bm,
+  also under --memory) on more than two classes, the model file and the text printed are the single-process run's
+  byte for byte (the same problems with the same seeds, on the workers).
+- One task per class pair: -s smo, nu_svc and the online lists (olsvm, olsvm-rhl, norma, pegaz, pegasos), each
+  pair's draws from the RNG state the one-process run gives it, and -s h1tree's decision lists (its RBF node as
+  -s smo's pairs): the model file and the text, byte for byte.
+- Whole runs on one worker (two classes of -s 5, -s 12, one-class, -s 4, h1tree and -s llsvm): the same model as
+  in one process.
 - Distributed Newton (two-class -s 0 / -s 2, -s 11): on one part the single-process model bit for bit; on three
   the in-process dnewton run over the same parts bit for bit; a worker killed in the middle: the same model.
 - llsvm-train --dask: the same model and stdout as without it; --json says what ran where; text input and --workers
@@ -31,6 +35,7 @@ import pytest
 import llsvm
 from llsvm import dask as lldask
 from llsvm.dask import ClusterError
+from llsvm.options import H1Options, LLSVMOptions, OnlineOptions, StreamOptions
 
 from conftest import REPO_ROOT
 
@@ -102,11 +107,47 @@ def test_one_task_per_class_is_the_single_process_model(client, five, tmp_path, 
         assert text.count("9") == text1.count("9")
 
 
+@pytest.fixture(scope="module")
+def five_blocks(five, tmp_path_factory):
+    """`five` in blocks of 100 rows: a budget (--memory) small enough for -s bm to load a few at a time."""
+    path = str(tmp_path_factory.mktemp("dask") / "five-blocks.bin")
+    llsvm.write_binary(five, path, block_rows=100)
+    return path
+
+
+@pytest.mark.parametrize("kw", [dict(solver="llsvm"), dict(solver="llsvm", bias=1, weights={2: 3.0, 9: 2.0}, seed=3),
+                                dict(solver="llsvm", C=10.0, options=LLSVMOptions(memory=1 << 20, inner_iter=2)),
+                                dict(solver="llsvm", options=LLSVMOptions(one_pass=True)),
+                                dict(solver="streamsvm"), dict(solver="streamsvm", bias=1, weights={9: 2.0}, seed=5),
+                                dict(solver="bm"), dict(solver="bm", bias=1, weights={3: 0.5, 9: 2.0}),
+                                dict(solver="bm", options=StreamOptions(memory=600 << 10))],
+                         ids=["llsvm", "llsvm -B 1 -w", "llsvm -m", "llsvm --one-pass", "streamsvm",
+                              "streamsvm -B 1 -w", "bm", "bm -B 1 -w", "bm -m"])
+def test_out_of_core_one_task_per_class_is_the_single_process_model(client, five, five_blocks, tmp_path, kw):
+    """-s llsvm, streamsvm and bm on five classes: each one-vs-rest problem trained alone by its driver on a worker
+    (under the run's --memory: -s bm loads a few blocks at a time, -s llsvm streams its active sets), the model
+    assembled as the driver does it: the model file and the text printed are the one-process run's, byte for
+    byte."""
+    data = five_blocks if kw.get("options") is not None and kw["options"].memory else five
+    text, model, m = _text_and_model(lldask.train, tmp_path, "d.model", data, client=client, **kw)
+    text1, model1, m1 = _text_and_model(llsvm.train, tmp_path, "s.model", data, **kw)
+    assert model == model1
+    assert text == text1
+    assert m.meta["dask"]["tasks"] == 5 and m.meta["dask"]["split"] == "one task per class"
+    assert all(r.alpha is None for r in m.meta["results"])          # nothing of one value per row came back
+    if "weights" in kw:
+        assert text.count("WARNING: class label 9") == 1
+    if kw["solver"] == "bm" and kw.get("options") is not None:
+        assert m1.meta["results"][0].extra["blocks"] > 1              # the budget held a few blocks at a time
+    if kw["solver"] == "llsvm" and kw.get("options") is not None and kw["options"].memory:
+        assert max(max(r.extra["blocks"]) for r in m1.meta["results"]) > 1     # active sets streamed in blocks
+
+
 @pytest.mark.parametrize("kw", [dict(solver=5, bias=1), dict(solver=12, svr_p=0.1), dict(solver=21),
                                 dict(solver=4), dict(solver="llsvm", bias=1), dict(solver="h1tree")],
                          ids=lambda kw: " ".join(f"{k}={v}" for k, v in kw.items()))
 def test_whole_runs_are_the_single_process_model(client, two, five, tmp_path, kw):
-    data = five if kw["solver"] in (4, "h1tree") else two
+    data = five if kw["solver"] == 4 else two
     text, model, m = _text_and_model(lldask.train, tmp_path, "d.model", data, client=client, **kw)
     text1, model1, _ = _text_and_model(llsvm.train, tmp_path, "s.model", data, **kw)
     assert model == model1
@@ -129,6 +170,44 @@ def test_one_task_per_class_pair_is_the_single_process_model(client, request, tm
     assert text == text1
     assert m.meta["dask"]["tasks"] == (1 if data == "two" else 10) + 2
     assert b"-0 " in model1 or data == "two"       # negative zeros (alpha 0 of class -1) came back as such
+
+
+H1 = [{}, {"rbf_depth": 2}, {"rbf_depth": "auto"}, {"rbf_depth": "auto", "rbf_select": "train", "rbf_tol": 5.0},
+      {"hard_class": "alternate", "rbf_depth": 0}]
+
+
+@pytest.mark.parametrize("opts", H1, ids=lambda o: " ".join(f"{k}={v}" for k, v in o.items()) or "default")
+def test_h1tree_one_task_per_class_pair_is_the_single_process_model(client, five, tmp_path, opts):
+    """-s h1tree on five classes: a task per pair's decision list (--rbf-depth auto: also per pair's list on the
+    split's training rows, and a task for the cuts), the trees made on the client, and the RBF node, when a tree
+    ends in it, as -s smo's pairs: model file and stdout byte for byte."""
+    kw = dict(solver="h1tree", options=H1Options(**opts))
+    text, model, m = _text_and_model(lldask.train, tmp_path, "d.model", five, client=client, **kw)
+    text1, model1, m1 = _text_and_model(llsvm.train, tmp_path, "s.model", five, **kw)
+    assert model == model1
+    assert text == text1
+    rbf = 10 + 2 if m1.rbf is not None else 0
+    auto = opts.get("rbf_depth") == "auto"
+    assert m.meta["dask"]["tasks"] == 1 + 10 + (11 if auto else 0) + rbf
+    assert m.meta["dask"]["split"] == "one task per class pair"
+    assert (m1.rbf is not None) == (opts.get("rbf_depth", "none") != "none" and "rbf_select" not in opts)
+
+
+ONLINE = [dict(solver="olsvm"), dict(solver="olsvm-rhl", seed=3, C=2.0),
+          dict(solver="norma", options=OnlineOptions(epochs=2)), dict(solver="pegaz", seed=11),
+          dict(solver="pegasos", options=OnlineOptions(batch=4, epochs=2))]
+
+
+@pytest.mark.parametrize("kw", ONLINE, ids=[kw["solver"] for kw in ONLINE])
+def test_online_one_task_per_class_pair_is_the_single_process_model(client, five, tmp_path, kw):
+    """The online lists' pairs as tasks, each from the RNG state the one-process run has when it starts the pair
+    (the shuffles of the pairs before it replayed, ovo.pair_states): model file and stdout byte for byte."""
+    text, model, m = _text_and_model(lldask.train, tmp_path, "d.model", five, client=client, **kw)
+    text1, model1, _ = _text_and_model(llsvm.train, tmp_path, "s.model", five, **kw)
+    assert model == model1
+    assert text == text1
+    assert m.meta["dask"]["tasks"] == 10 + 2 and m.meta["dask"]["split"] == "one task per class pair"
+    assert all(r.alpha is None for r in m.meta["results"])
 
 
 @pytest.mark.parametrize("args", [["-s", "3"], ["-s", "0", "-B", "1"], ["-s", "11", "-p", "0.1"], ["-s", "smo"],
@@ -181,19 +260,40 @@ def test_cli_dask_local(five, tmp_path):
 def test_cli_every_kind_of_run(two, tmp_path, args):
     """A whole run, an out-of-core one, the pairs: llsvm-train --dask writes the model and the --json record of the
     run without --dask."""
+    da, db = _cli_with_and_without_dask(two, tmp_path, args)
+    assert da.pop("dask")["workers"] == 2
+    assert _untimed(da) == _untimed(db)
+
+
+def _cli_with_and_without_dask(data, tmp_path, args):
+    """llsvm-train with args on data, with --dask local (2 workers) and without: the same stdout and model file;
+    returns their --json records."""
     a, b, ja, jb = tmp_path / "d.model", tmp_path / "s.model", tmp_path / "d.json", tmp_path / "s.json"
-    p = _cli("--dask", "local", "--workers", "2", *args, "--json", ja, two, a)
-    q = _cli(*args, "--json", jb, two, b)
+    p = _cli("--dask", "local", "--workers", "2", *args, "--json", ja, data, a)
+    q = _cli(*args, "--json", jb, data, b)
     assert p.returncode == 0 and q.returncode == 0, p.stderr
     assert p.stdout == q.stdout and a.read_bytes() == b.read_bytes()
-    da, db = json.loads(ja.read_text()), json.loads(jb.read_text())
-    assert da.pop("dask")["workers"] == 2
+    return json.loads(ja.read_text()), json.loads(jb.read_text())
 
-    def untimed(v):                   # the record without times and memory (the worker's, not this process's)
-        if isinstance(v, dict):
-            return {k: untimed(x) for k, x in v.items() if "seconds" not in k and k != "peak_rss_mb"}
-        return [untimed(x) for x in v] if isinstance(v, list) else v
-    assert untimed(da) == untimed(db)
+
+def _untimed(v):
+    """A --json record without times, rates and memory (the workers', not this process's)."""
+    if isinstance(v, dict):
+        return {k: _untimed(x) for k, x in v.items() if "second" not in k and k != "peak_rss_mb"}
+    return [_untimed(x) for x in v] if isinstance(v, list) else v
+
+
+@pytest.mark.parametrize("args", [["-s", "llsvm", "-B", "1"], ["-s", "streamsvm", "--threads", "1"], ["-s", "bm"],
+                                  ["-s", "pegasos", "--epochs", "2"], ["-s", "h1tree", "--rbf-depth", "auto"]],
+                         ids=lambda a: " ".join(a))
+def test_cli_classes_and_pairs_of_the_other_solvers(five, tmp_path, args):
+    """llsvm-train --dask on five classes: an out-of-core solver's one task per class, an online list's and -s
+    h1tree's one task per pair; stdout, the model file and the --json record (times aside) are the run's without
+    --dask."""
+    da, db = _cli_with_and_without_dask(five, tmp_path, args)
+    tasks = {"pegasos": 10 + 2, "h1tree": 1 + 10 + 10 + 1 + 12 + 1}.get(args[1], 5)
+    assert da.pop("dask")["tasks"] == tasks
+    assert _untimed(da) == _untimed(db)
 
 
 def test_cli_refusals(five, tmp_path):

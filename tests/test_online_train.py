@@ -219,3 +219,42 @@ def test_context_reuses_columns_without_changing_models(labels):
         if C == 4.0:
             assert min(hits) > 0
     assert len(context) == len(labels) * (len(labels) - 1) // 2
+
+
+@pytest.mark.parametrize("solver,opts", [("olsvm", {}), ("olsvm-rhl", {}), ("norma", {"epochs": 2}), ("pegaz", {}),
+                                         ("pegasos", {"batch": 3}), ("smo", {"probability": 1}), ("smo", {})],
+                         ids=["olsvm", "olsvm-rhl", "norma", "pegaz", "pegasos", "smo -b 1", "smo"])
+def test_a_pair_alone_starts_from_the_state_the_whole_run_gives_it(solver, opts):
+    """ovo.pair_states replays the draws of the pairs before each pair (their shuffles, without training): the state
+    pair p starts from is the one the RNG has when the one-process run (ovo.run_pairs) starts pair p, and pair p run
+    alone from it (as a Dask task runs it) gives that run's coefficients, bit for bit."""
+    from llsvm.options import SMOOptions
+    from llsvm.report import as_reporter
+    from llsvm.solvers import ovo, smo
+    X, y = blobs(4, 200, 3, (4, 1, 7, 2))
+    ds = CSRDataset.from_csr(sp.csr_matrix(X), y)
+    params = Params(solver=solver, seed=9, options=(SMOOptions if solver == "smo" else OnlineOptions)(**opts)).check()
+    make = smo.PairsRun if solver == "smo" else online.OnlineRun
+    run = make(ds, params, as_reporter())
+    seen, coefs = [], []
+    draw, solve = run.permutation, run.pair
+
+    def permutation(seeds, p):
+        seen.append(seeds.state.copy())        # the RNG as the run starts pair p (its draws come first)
+        return draw(seeds, p)
+
+    def pair(p, perm, reporter, held=None):
+        out = solve(p, perm, reporter, held)
+        coefs.append(out[0])
+        return out
+    run.permutation, run.pair = permutation, pair
+    ovo.run_pairs(run, params.seed, as_reporter())
+    states = ovo.pair_states(make(ds, params, as_reporter()), params.seed)
+    assert len(states) == len(seen) == 6
+    for got, want in zip(states, seen):
+        np.testing.assert_array_equal(got, want)
+    assert len({s.tobytes() for s in states}) == (6 if solver != "smo" or opts else 1)   # a shuffle draws
+    alone = make(ds, params, as_reporter())
+    for p in (5, 2):
+        coef = alone.pair(p, alone.permutation(Seeds.at(states[p]), p), as_reporter())[0]
+        assert coef.tobytes() == coefs[p].tobytes()

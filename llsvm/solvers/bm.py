@@ -126,9 +126,9 @@ class BlockMinimizationSolver(StreamedSolver):
         if not src.known:
             self._copy_text(src, directory)
         labels = [int(v) for v in Classes(src.labels()).labels]
-        problems = self._problems(labels, self.reporter)
+        problems = self._problems(labels, self._once)
         classes = Classes(labels)
-        n_rows, n_feat = int(src.n_rows), self._n_features(src)
+        n_rows, n_feat = int(src.n_rows), self._n_features(src.n_features)
         w_size = n_feat + (1 if self.bias >= 0 else 0)
         if self.opt.memory is None and len(problems) > 1:      # under --memory, _plan refuses a budget below them
             memory.check_classes(len(labels), f"{len(problems)} one-vs-rest problems over {n_rows} rows",
@@ -138,6 +138,8 @@ class BlockMinimizationSolver(StreamedSolver):
         limit = self._plan(src, n_rows, n_feat, len(problems))
         self._costs = self._unit_costs(src)
         self._piece_bytes = self._memory_bytes(src.ds, limit) if src.memory else None
+        # the budget and the blocks are the run's (every problem counted); a problem's steps are its own
+        problems = [p for p in problems if self._trains(p.k)]
         for p in problems:
             p.alpha = np.zeros(n_rows)
             p.w = np.zeros(w_size)
@@ -157,7 +159,7 @@ class BlockMinimizationSolver(StreamedSolver):
                 n_blocks += 1
                 self._visit(unit, n_blocks, it, active, classes, n_feat, t0)
                 del unit            # the block's memory is free before the next one is loaded
-            self.reporter.info(".")
+            self._once.info(".")
             for p in list(active):
                 p.n_iter = it + 1
                 p.blocks = n_blocks
@@ -220,6 +222,12 @@ class BlockMinimizationSolver(StreamedSolver):
             p.trace.dual.append(D)
             p.trace.records.append({"outer": it + 1, "block": block, "seconds": p.trace.seconds[-1], "dual": D,
                                     "max_violation": viol, "skipped": skipped, "inner_iter": inner})
+
+
+    def print_once(self, labels, results):
+        """The -wi warnings, then a dot per outer iteration of the run (the last problem to stop ran them all)."""
+        super().print_once(labels, results)
+        self.reporter.info("." * max(r.n_iter for r in results))
 
 
 JSON_FIELDS = STREAM_JSON_FIELDS + ("inner_iter", "trace")

@@ -256,6 +256,13 @@ class Seeds:
     def __init__(self, seed):
         self.state = _random.rng_state(int(seed) & 0xFFFFFFFFFFFFFFFF)
 
+    @classmethod
+    def at(cls, state):
+        """Seeds that continue from an RNG state (a copy of another Seeds' .state)."""
+        seeds = cls.__new__(cls)
+        seeds.state = np.array(state, np.uint64)
+        return seeds
+
     def next(self):
         return int(_random.rng_draw(self.state))
 

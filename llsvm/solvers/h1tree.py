@@ -138,38 +138,56 @@ def _pair_rows(members, i, j):
     return rows, y
 
 
+def _pair_list(view, members, labels, i, j, opts, params, reporter):
+    """The list of the pair of classes i and j over `members` (_class_rows): (nodes, its leaf, stalled); with a
+    reporter, a line per node."""
+    prows, y = _pair_rows(members, i, j)
+    nodes, _, yS, stalled = build_list(view, prows, y, opts, params.eps, params.max_iter)
+    for d, n in enumerate(nodes):        # the data's norms are finite: only --h1-c can make it overflow
+        if not (math.isfinite(n["b"]) and np.isfinite(n["val"]).all()):
+            raise ParameterError(f"-s h1tree: node {d + 1} of the list of the pair ({labels[i]}, "
+                                 f"{labels[j]}) overflows (its b or w is not a finite number): lower --h1-c "
+                                 "or scale the features")
+    if reporter is not None:
+        for d, n in enumerate(nodes):
+            hard = labels[i] if n["hard"] > 0 else labels[j]
+            reporter.info(f"tree {labels[i]} {labels[j]} node {d + 1}: hard {hard}, #iter = {n['n_iter']}, removed "
+                          f"{n['removed']} of {n['m_s']}, |w| = {n['norm_w']:g}\n")
+            if not n["converged"]:
+                reporter.info("\nWARNING: reaching max number of iterations\n")
+    return nodes, _leaf(yS, int(labels[i]), int(labels[j])), stalled
+
+
 def _lists(ds, cls, labels, opts, params, reporter, rows=None):
-    """Every pair's list over `rows` (None: all): [(i, j, nodes, yS, stalled)]."""
+    """Every pair's list over `rows` (None: all): [(nodes, leaf, stalled)] in pair order."""
     view = ds.row_view()
-    out = []
-    k = labels.size
-    members = _class_rows(cls, k, rows)
-    for i in range(k):
-        for j in range(i + 1, k):
-            prows, y = _pair_rows(members, i, j)
-            nodes, _, yS, stalled = build_list(view, prows, y, opts, params.eps, params.max_iter)
-            for d, n in enumerate(nodes):        # the data's norms are finite: only --h1-c can make it overflow
-                if not (math.isfinite(n["b"]) and np.isfinite(n["val"]).all()):
-                    raise ParameterError(f"-s h1tree: node {d + 1} of the list of the pair ({labels[i]}, "
-                                         f"{labels[j]}) overflows (its b or w is not a finite number): lower --h1-c "
-                                         "or scale the features")
-            if reporter is not None:
-                for d, n in enumerate(nodes):
-                    reporter.info(f"tree {labels[i]} {labels[j]} node {d + 1}: hard {labels[i] if n['hard'] > 0 else labels[j]}, "
-                                  f"#iter = {n['n_iter']}, removed {n['removed']} of {n['m_s']}, |w| = {n['norm_w']:g}\n")
-                    if not n["converged"]:
-                        reporter.info("\nWARNING: reaching max number of iterations\n")
-            out.append((i, j, nodes, yS, stalled))
-    return out
+    members = _class_rows(cls, labels.size, rows)
+    return [_pair_list(view, members, labels, i, j, opts, params, reporter) for i, j in _pairs_of(labels.size)]
+
+
+def _pairs_of(k):
+    """The pairs (i, j), i < j, of k classes in LIBSVM's order."""
+    return [(i, j) for i in range(k) for j in range(i + 1, k)]
 
 
 def _rbf(ds, opts, params, reporter, rows=None):
     """The RBF node: -s smo's C-SVC with the kernel options, on the given rows (None: all)."""
     from . import smo
     sub = ds if rows is None else ds.take_rows(rows)
+    return smo.fit(sub, rbf_params(params, opts), reporter, n_features=ds.n_features)
+
+
+def rbf_params(params, opts):
+    """The Params of the RBF node's -s smo run: the tree's, with its kernel options (opts: resolved H1Options)."""
     kernel = SMOOptions(kernel_type=opts.kernel_type, gamma=opts.gamma, degree=opts.degree, coef0=opts.coef0,
                         cache_size=opts.cache_size, shrinking=opts.shrinking)
-    return smo.fit(sub, params.but(options=kernel), reporter, n_features=ds.n_features)
+    return params.but(options=kernel)
+
+
+def rbf_run(ds, params, reporter):
+    """The RBF node over all rows as smo's run in parts (smo.PairsRun), for llsvm.dask's pair tasks."""
+    from .smo import PairsRun
+    return PairsRun(ds, rbf_params(params, _setup(ds, params, None)[1]), reporter)
 
 
 def _cut_costs(first, r, stalled, yv, node_label, leaf, rbf_label, nSV):
@@ -213,20 +231,22 @@ def _first(rows_ds, nodes, n_features):
     return first
 
 
-def _auto_cuts(ds, cls, labels, opts, params, reporter):
-    """R6's cut of every pair's list, chosen on a stratified 20 % validation split (or the training rows): per pair
-    (the cut, [(accuracy, expected cost) of every cut])."""
+def _split(ds, opts, params, reporter):
+    """R6's rows to choose the cuts with: (training rows, validation rows), sorted: a stratified 20 % validation
+    split drawn from --seed (its warnings to `reporter`), or the training rows both (--rbf-select train)."""
     if opts.rbf_select == "train":
-        tr = va = np.arange(ds.n_rows, dtype=np.int64)
-    else:
-        tr, va = stratified_folds(ds.y, 5, Seeds(params.seed), reporter)[0]
-        tr, va = np.sort(tr), np.sort(va)
-    lists = _lists(ds, cls, labels, opts, params, None, rows=tr)
-    rbf = _rbf(ds, opts, params, _Silent(), rows=tr)
+        return (np.arange(ds.n_rows, dtype=np.int64),) * 2
+    tr, va = stratified_folds(ds.y, 5, Seeds(params.seed), reporter)[0]
+    return np.sort(tr), np.sort(va)
+
+
+def _cuts(ds, cls, labels, opts, va, lists, rbf):
+    """R6's cut of every pair's list, from the lists (_lists) and the RBF node (_rbf) of the split's training rows,
+    on its validation rows `va`: per pair (the cut, [(accuracy, expected cost) of every cut])."""
     vds = ds.take_rows(va)
     rdec = rbf.decision_function(vds).reshape(va.size, -1)
     cuts = []
-    for p, (i, j, nodes, yS, stalled) in enumerate(lists):
+    for p, ((i, j), (nodes, leaf, stalled)) in enumerate(zip(_pairs_of(labels.size), lists)):
         mask = (cls[va] == i) | (cls[va] == j)
         sub = vds.take_rows(np.flatnonzero(mask))
         yv = np.where(cls[va][mask] == i, labels[i], labels[j])
@@ -234,10 +254,17 @@ def _auto_cuts(ds, cls, labels, opts, params, reporter):
         hard = np.array([n["hard"] for n in nodes] or [1])
         node_label = np.where(first >= 0, np.where(-hard[np.maximum(first, 0)] > 0, labels[i], labels[j]), 0)
         rbf_label = np.where(rdec[mask, p] > 0, labels[i], labels[j])
-        costs = _cut_costs(first, len(nodes), stalled, yv, node_label, _leaf(yS, labels[i], labels[j]), rbf_label,
-                           rbf.total_sv)
+        costs = _cut_costs(first, len(nodes), stalled, yv, node_label, leaf, rbf_label, rbf.total_sv)
         cuts.append((_choose_cut(costs, opts.rbf_tol), costs))
     return cuts
+
+
+def _auto_cuts(ds, cls, labels, opts, params, reporter):
+    """R6's cut of every pair's list, chosen on a stratified 20 % validation split (or the training rows): per pair
+    (the cut, [(accuracy, expected cost) of every cut])."""
+    tr, va = _split(ds, opts, params, reporter)
+    lists = _lists(ds, cls, labels, opts, params, None, rows=tr)
+    return _cuts(ds, cls, labels, opts, va, lists, _rbf(ds, opts, params, _Silent(), rows=tr))
 
 
 def _check_memory(ds, k, opts):
@@ -258,23 +285,25 @@ class _Silent:
         pass
 
 
-def fit(ds, params, reporter, n_features=None):
-    """Train the H1-SVM tree model on a loaded dataset; returns a TreeModel (meta: per tree its nodes' records)."""
-    from ..models.tree import Node, Tree, TreeModel
-
+def _setup(ds, params, reporter, n_features=None):
+    """(num_features, resolved options, labels, class of every row) of a run; refused when it cannot fit; with a
+    reporter, LIBSVM's one-class warning."""
     nf = ds.n_features if n_features is None else n_features
-    base = params.options or H1Options()
-    opts = base.resolved(nf)
+    opts = (params.options or H1Options()).resolved(nf)
     labels, cls = group_classes(ds.y)
-    k = labels.size
-    _check_memory(ds, k, opts)
-    if k == 1:
+    _check_memory(ds, labels.size, opts)
+    if labels.size == 1 and reporter is not None:
         reporter.info("WARNING: training data in only one class. See README for details.\n")
-    cuts = _auto_cuts(ds, cls, labels, opts, params, reporter) if opts.rbf_depth == "auto" and k > 1 else None
-    lists = _lists(ds, cls, labels, opts, params, reporter)
+    return nf, opts, labels, cls
+
+
+def _trees(labels, lists, cuts, opts, reporter):
+    """The trees of the pairs' lists (with --rbf-depth auto, their cuts): (trees, their records, whether a tree
+    ends in the RBF node); a line per tree."""
+    from ..models.tree import Node, Tree
     trees, records = [], []
     need_rbf = False
-    for p, (i, j, nodes, yS, stalled) in enumerate(lists):
+    for p, ((i, j), (nodes, leaf, stalled)) in enumerate(zip(_pairs_of(labels.size), lists)):
         a, b = int(labels[i]), int(labels[j])
         r = len(nodes)
         if opts.rbf_depth == "none":
@@ -284,7 +313,7 @@ def fit(ds, params, reporter, n_features=None):
             rbf_end = d < r or stalled
         need_rbf |= rbf_end
         kept = [Node(a if n["hard"] > 0 else b, n["b"], n["idx"], n["val"]) for n in nodes[:d]]
-        trees.append(Tree(a, b, kept, ("rbf",) if rbf_end else ("leaf", _leaf(yS, a, b))))
+        trees.append(Tree(a, b, kept, ("rbf",) if rbf_end else ("leaf", leaf)))
         records.append({"labels": [a, b], "stalled": bool(stalled), "cut": d, "final": "rbf" if rbf_end else "leaf",
                         # auto: (validation accuracy %, expected cost) of every cut d = 0.. of the 80 % list
                         "cut_costs": [list(c) for c in cuts[p][1]] if cuts is not None else None,
@@ -293,7 +322,12 @@ def fit(ds, params, reporter, n_features=None):
                                    "gap": n["gap"], "kept": d > q} for q, n in enumerate(nodes)]})
         reporter.info(f"tree {a} {b}: {r} nodes{' (stalled)' if stalled else ''}, final "
                       f"{'rbf after ' + str(d) if rbf_end else 'leaf ' + str(trees[-1].final[1])}\n")
-    rbf = _rbf(ds, opts, params, reporter) if need_rbf else None
+    return trees, records, need_rbf
+
+
+def _tree_model(labels, nf, trees, records, rbf, opts, params, reporter):
+    """The TreeModel (meta: per tree its nodes' records) and its closing line."""
+    from ..models.tree import TreeModel
     model = TreeModel(labels, nf, trees, opts.h1_c, rbf)
     results = [FitResult(w=None, n_iter=sum(n["n_iter"] for n in rec["nodes"]),
                          max_violation=max((n["gap"] for n in rec["nodes"]), default=0.0),
@@ -303,6 +337,19 @@ def fit(ds, params, reporter, n_features=None):
     reporter.info(f"Total hyperplanes = {model.n_hyperplanes}" + (f", RBF node nSV = {rbf.total_sv}" if rbf else "")
                   + "\n")
     return model
+
+
+def fit(ds, params, reporter, n_features=None):
+    """Train the H1-SVM tree model on a loaded dataset; returns a TreeModel (meta: per tree its nodes' records).
+    In parts (llsvm.dask runs the pairs' lists as tasks): the set-up, with --rbf-depth auto the cuts (the lists and
+    the RBF node of a split), the lists, the trees, the RBF node when a tree ends in it, the model."""
+    nf, opts, labels, cls = _setup(ds, params, reporter, n_features)
+    auto = opts.rbf_depth == "auto" and labels.size > 1
+    cuts = _auto_cuts(ds, cls, labels, opts, params, reporter) if auto else None
+    lists = _lists(ds, cls, labels, opts, params, reporter)
+    trees, records, need_rbf = _trees(labels, lists, cuts, opts, reporter)
+    rbf = _rbf(ds, opts, params, reporter) if need_rbf else None
+    return _tree_model(labels, nf, trees, records, rbf, opts, params, reporter)
 
 
 def metrics(model, params, ds):

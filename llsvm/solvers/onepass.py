@@ -157,6 +157,18 @@ class _Problem:
             self.add_writer.abort()
 
 
+class _Elsewhere:
+    """Problem k of a run that trains another problem alone (OnePassSolver.only): its definition, no state."""
+
+    def __init__(self, k, pos, Cp, Cn):
+        self.k, self.pos, self.Cp, self.Cn = k, pos, float(Cp), float(Cn)
+
+    definition = _Problem.definition
+
+    def abort(self):
+        pass
+
+
 def _alpha_of(status, Cp, Cn):
     """The alpha a status byte records for a row at a bound: 0, Cp or Cn (0 too for a free row, whose alpha is
     in the active set)."""
@@ -187,6 +199,7 @@ class OnePassSolver(OutOfCoreSolver):
     def _first_pass(self, src, directory, pool):
         classes = Classes()
         problems = []
+        mine = []                      # the problems this run trains (all, or `only`)
         cap = 0
         n_rows = nnz = 0
         n_features = 0
@@ -215,7 +228,7 @@ class OnePassSolver(OutOfCoreSolver):
 
         def replay(new_problems, upto):
             """Bring new problems up to row `upto` by running their first pass over the rows before it."""
-            if upto == 0:
+            if upto == 0 or not new_problems:
                 return
             if replay_from_memory:
                 blocks = iter(kept)
@@ -269,24 +282,26 @@ class OnePassSolver(OutOfCoreSolver):
                 for k, d in enumerate(defs):
                     if k < len(problems) and problems[k].definition() == d:
                         continue
-                    p = _Problem(k, d[0], d[1], d[2], cap, self.seed, directory, wb, float32)
+                    p = _Problem(k, d[0], d[1], d[2], cap, self.seed, directory, wb, float32) if self._trains(k) \
+                        else _Elsewhere(k, *d)
                     if k < len(problems):
                         problems[k].abort()
                         problems[k] = p
                     else:
                         problems.append(p)
                     fresh.append(p)
+                mine = [p for p in problems if self._trains(p.k)]
                 if self.opt.memory is not None:
                     # the writers' pending blocks share a sixteenth of the budget (at least 64K each)
                     share = max(64 << 10, min(8 << 20, self.opt.memory // (16 * len(problems))))
-                    for p in problems:
+                    for p in mine:
                         p.writer.block_bytes = share
-                replay(fresh, row0)
+                replay([p for p in fresh if self._trains(p.k)], row0)
             QD = QD_of(block)
-            if len(problems) > 1 and pool is not None:
-                list(pool.map(lambda p: p.step_block(block, cls, QD, row0, cap, self.bias), problems))
+            if len(mine) > 1 and pool is not None:
+                list(pool.map(lambda p: p.step_block(block, cls, QD, row0, cap, self.bias), mine))
             else:
-                for p in problems:
+                for p in mine:
                     p.step_block(block, cls, QD, row0, cap, self.bias)
             n_rows += block.n_rows
             nnz += block.nnz
@@ -303,6 +318,8 @@ class OnePassSolver(OutOfCoreSolver):
         if copy is not None:
             copy.close(n_features=cap)
             src.switch_to_copy(copy.path)
+        self._n_problems = len(problems)
+        problems = mine
         for p in problems:
             p.writer.close(n_features=cap)
             p.trace.active_first = int(np.count_nonzero(p.status.view() == ACTIVE))
@@ -448,7 +465,7 @@ class OnePassSolver(OutOfCoreSolver):
             problems, labels, n_rows, nnz, n_features, cap = self._first_pass(src, directory, pool)
             t_first = time.perf_counter() - t0
             # LIBLINEAR's warning, once every class is known
-            class_costs(self.C, self.weights, labels, self.reporter)
+            class_costs(self.C, self.weights, labels, self._once)
             budget = self._block_budget(problems, n_rows, cap)
             swapped = Classes(labels).swapped
             if self.opt.keep_active_set:
@@ -458,7 +475,7 @@ class OnePassSolver(OutOfCoreSolver):
                 if self.opt.return_alpha:
                     p.final_alpha = self._final_alpha(p, n_rows)
                 if self.opt.keep_active_set:
-                    name = "active-set.bin" if len(problems) == 1 else f"active-set.{labels[p.pos]}.bin"
+                    name = "active-set.bin" if self._n_problems == 1 else f"active-set.{labels[p.pos]}.bin"
                     self._keep(p, os.path.join(self.opt.keep_active_set, name), n_features, swapped)
                 p.memory_set = None       # a finished class holds no rows while the others run
 
@@ -491,10 +508,7 @@ class OnePassSolver(OutOfCoreSolver):
                     for p in problems:        # the rows the last pass returned (for their alpha)
                         self._merge(p, cap)
                 each(finish, problems)
-            model = self._model(problems, labels, n_rows, n_features, cap)
-            model.meta["llsvm"] = {"n_rows": n_rows, "nnz": nnz, "n_features": n_features,
-                                   "first_pass_seconds": t_first, "bias": self.bias,
-                                   "one_pass": bool(self.opt.one_pass)}
+            results = [self._result(p, n_rows, n_features, cap) for p in problems]
             for p in problems:
                 self.reporter.info("".join(p.output) + "\n" if p.output else "")
                 r = p.result
@@ -508,7 +522,9 @@ class OnePassSolver(OutOfCoreSolver):
                 report_finished(self.reporter, r.n_iter, -r.dual, r.nSV, blank_line=False)
                 if not r.converged:
                     warn_max_iter(self.reporter)
-            return model
+            return self._done(results, labels, {"n_rows": n_rows, "nnz": nnz, "n_features": n_features,
+                                                "first_pass_seconds": t_first, "bias": self.bias,
+                                                "one_pass": bool(self.opt.one_pass)})
         finally:
             if pool is not None:
                 pool.shutdown(wait=True)
@@ -570,13 +586,15 @@ class OnePassSolver(OutOfCoreSolver):
         budget split by classes (not threads: the model must not depend on --threads), as the paper's driver
         always had it. With re-check passes, the per-row state, the weight vectors and what a re-check pass holds
         (one block of the input, the writers of re-entering rows) come off first."""
+        n = self._n_problems                  # the run's problems (those trained here may be one: `only`)
         if self.opt.memory is None or self.opt.one_pass:
-            return _budget_split(self.opt.memory, len(problems))
-        state = sum(p.status.a.nbytes + p.w.nbytes for p in problems)
+            return _budget_split(self.opt.memory, n)
+        # every problem's state is alike (a status byte per row, w of cap + 1): the run's is n times a problem's
+        state = sum(p.status.a.nbytes + p.w.nbytes for p in problems) * n // max(1, len(problems))
         # a re-check pass holds one block of the input (self.chunk), the rows it takes out of it and its positions
         # (at most another block), and the writers of re-entering rows
-        left = self.opt.memory - state - 2 * self.chunk - len(problems) * self._add_bytes(len(problems))
-        return max(MIN_BUDGET // 2, left // max(1, len(problems)))
+        left = self.opt.memory - state - 2 * self.chunk - n * self._add_bytes(n)
+        return max(MIN_BUDGET // 2, left // max(1, n))
 
     def _add_bytes(self, n_problems):
         """The block size of each problem's writer of re-entering rows."""
@@ -590,7 +608,8 @@ class OnePassSolver(OutOfCoreSolver):
         of w), and the dropped rows that violate (REENTER) written, with their alpha (0 or C), to the problem's
         file of re-entering rows (their status gets IN_SET)."""
         tp = time.perf_counter()
-        wb = self._add_bytes(len(todo))
+        # sized for the run's problems, not those still running: a problem's blocks do not depend on the others
+        wb = self._add_bytes(self._n_problems)
         for p in todo:
             p.add_path = p.path + ".add"
             p.add_writer = BinaryWriter(p.add_path, row_ids=True, alpha=True, float32=p.float32, block_bytes=wb,
@@ -715,29 +734,31 @@ class OnePassSolver(OutOfCoreSolver):
             if f is not None:
                 f.close()
 
-    def _model(self, problems, labels, n_rows, n_features, cap):
-        results = []
-        for p in problems:
-            w = p.w[:n_features]
-            if self.bias >= 0:
-                w = np.append(w, p.w[cap])
-            st = p.status.view()[:n_rows]
-            nSV = int(np.count_nonzero((st & STATE) != ZERO))
-            r = FitResult(w=np.ascontiguousarray(w), n_iter=p.n_iter, dual=p.dual(), nSV=nSV,
-                          converged=p.inner_converged if self.opt.one_pass else p.certified, solver=3)
-            if p.cert is not None:
-                r.primal, r.gap, r.max_violation = p.cert["primal"], p.cert["gap"], p.cert["max_violation"]
-            r.extra = {"active_first_pass": p.trace.active_first, "active": p.trace.active, "dual_trace":
-                       p.trace.dual, "blocks": p.trace.blocks, "seconds": p.trace.seconds,
-                       "block_dual": p.trace.block_dual, "recheck": p.trace.recheck,
-                       "n_zero": int(np.count_nonzero((st & STATE) == ZERO))}
-            if self.opt.return_alpha:
-                r.alpha = p.final_alpha
-            p.result = r
-            results.append(r)
+    def _result(self, p, n_rows, n_features, cap):
+        """Problem p's FitResult (also p.result)."""
+        w = p.w[:n_features]
+        if self.bias >= 0:
+            w = np.append(w, p.w[cap])
+        st = p.status.view()[:n_rows]
+        nSV = int(np.count_nonzero((st & STATE) != ZERO))
+        r = FitResult(w=np.ascontiguousarray(w), n_iter=p.n_iter, dual=p.dual(), nSV=nSV,
+                      converged=p.inner_converged if self.opt.one_pass else p.certified, solver=3)
+        if p.cert is not None:
+            r.primal, r.gap, r.max_violation = p.cert["primal"], p.cert["gap"], p.cert["max_violation"]
+        r.extra = {"active_first_pass": p.trace.active_first, "active": p.trace.active, "dual_trace":
+                   p.trace.dual, "blocks": p.trace.blocks, "seconds": p.trace.seconds,
+                   "block_dual": p.trace.block_dual, "recheck": p.trace.recheck,
+                   "n_zero": int(np.count_nonzero((st & STATE) == ZERO))}
+        if self.opt.return_alpha:
+            r.alpha = p.final_alpha
+        p.result = r
+        return r
+
+    def assemble(self, results, labels, info):
+        """The model; info: the run's figures of the input (its meta["llsvm"]; bias: -B R's radius)."""
         labs, W = stacked_weights(labels, results)
-        return Model(self.params.spec.solver_type, labs.size, labs, n_features, self.bias, W,
-                     meta={"results": results, "solver": self.name})
+        return Model(self.params.spec.solver_type, labs.size, labs, info["n_features"], info["bias"], W,
+                     meta={"results": results, "solver": self.name, "llsvm": dict(info)})
 
 
 JSON_FIELDS = ("model_solver_type", "first_pass_seconds", "C", "eps", "inner_eps", "one_pass", "max_passes",

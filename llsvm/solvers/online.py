@@ -37,8 +37,8 @@ from ..errors import ParameterError
 from ..options import OnlineOptions
 from ..params import echo
 from ..models.svm import KERNEL_TYPES
-from .common import WARN_MAX_ITER, FitResult, Seeds
-from .ovo import Pairs
+from .common import WARN_MAX_ITER, FitResult
+from .ovo import Pairs, run_pairs
 from .smo import check_kernel_diag, check_pair_finite
 
 # the -s name of each solver and the list cext/_online.run runs
@@ -100,10 +100,11 @@ def check_epoch_counters(epochs, n_pairs):
                        f"pair(s): {memory.format_size(need)}", hint="give fewer --epochs")
 
 
-def solve_pair(view, sq, y, index, kind, C, opts, seeds, max_iter=None, store=None):
+def solve_pair(view, sq, y, index, kind, C, opts, order, max_iter=None, store=None):
     """One binary problem: the pair's rows are view rows `index` (None: all of them, in order) with labels y (+1/-1,
-    in the pair's order), visited in the order of one seeded shuffle of the pair's positions. Returns (alpha
-    (signed) in the pair's order, the run's dict with "primal", "nSV", "lam", "converged")."""
+    in the pair's order), visited in `order`, a permutation of the pair's positions (one seeded shuffle,
+    OnlineRun.permutation). Returns (alpha (signed) in the pair's order, the run's dict with "primal", "nSV", "lam",
+    "converged")."""
     l = y.size
     lam = opts.lam
     # NORMA is Kivinen's when --eta0 or --lambda is given (eta0 1, lambda 1/(C l) by default), else the faithful list
@@ -114,7 +115,6 @@ def solve_pair(view, sq, y, index, kind, C, opts, seeds, max_iter=None, store=No
     if kind == "pegasos":
         _check_pegasos_lambda(lam, opts.lam is not None, C, l)
     batch = min(opts.batch, max(l, 1))        # a mini-batch larger than the rows is all of them (as the kernel has it)
-    order = seeds.permutation(l)
     if index is not None:                      # the pair is part of the view's rows: visit them through it
         y_view = np.zeros(view.n_rows, np.int8)
         y_view[index] = y
@@ -147,29 +147,38 @@ def solve_pair(view, sq, y, index, kind, C, opts, seeds, max_iter=None, store=No
     return alpha, out
 
 
-def fit(ds, params, reporter, n_features=None, context=None):
-    """Train one of the online lists (params.solver: its -s name) on a loaded dataset; returns an SVMModel (meta:
-    results per pair). n_features: the num_features that sets the default gamma (cross-validation passes the
-    whole set's). context: a dict the grid search keeps across the C values of one kernel and fold: each pair's
-    rows and its column store (-m MB of kernel columns) are kept there and reused; the model does not depend on
-    it."""
-    name = params.spec.name
-    kind = KINDS[name]
-    opts = (params.options or OnlineOptions()).resolved(ds.n_features if n_features is None else n_features)
-    pairs = Pairs(ds.y)
-    labels = pairs.labels
-    if pairs.nr_class == 1:
-        reporter.info("WARNING: training data in only one class. See README for details.\n")
-    seeds = Seeds(params.seed)
-    top = check_kernel_diag(ds, row_sq_norms(ds.row_view()), opts)
-    n_pairs = len(pairs.problems)
-    total = sum(rows.size for _, _, rows, _ in pairs.problems) or 1
-    coefs, results = [], []
-    columns = opts.kernel_type != 0 and not opts.original       # whether the run uses kernel columns
-    check_epoch_counters(opts.epochs, n_pairs)
-    store_mb = None
-    for p, (i, j, rows, y) in enumerate(pairs.problems):
-        held = None if context is None else context.get(p)
+class OnlineRun:
+    """The one-vs-one run of an online list on a loaded dataset, in parts, as smo.PairsRun (ovo.run_pairs runs them
+    in order; the cluster, llsvm.dask, runs the pairs as tasks): the set-up (this object: the pairs, the options,
+    the kernel's check; its text goes to `reporter`), each pair's draw (`permutation`: the one shuffle of its rows)
+    and its solution (`pair`), and the model (`model`). n_features: the num_features that sets the default gamma
+    (cross-validation passes the whole set's); keep: the pairs' rows and column stores are kept for a later run
+    (a grid search's next C value), so a store is made even for one epoch."""
+
+    def __init__(self, ds, params, reporter, n_features=None, keep=False):
+        self.ds, self.params, self.keep = ds, params, keep
+        self.kind = KINDS[params.spec.name]
+        self.opts = (params.options or OnlineOptions()).resolved(ds.n_features if n_features is None else n_features)
+        self.pairs = Pairs(ds.y)
+        if self.pairs.nr_class == 1:
+            reporter.info("WARNING: training data in only one class. See README for details.\n")
+        self.top = check_kernel_diag(ds, row_sq_norms(ds.row_view()), self.opts)
+        self.total = sum(rows.size for _, _, rows, _ in self.pairs.problems) or 1
+        self.columns = self.opts.kernel_type != 0 and not self.opts.original    # whether it uses kernel columns
+        check_epoch_counters(self.opts.epochs, len(self.pairs.problems))
+        self.store_mb = None
+
+    def permutation(self, seeds, p):
+        """Pair p's order of visits: the next draw of `seeds` (the pairs draw in order, one shuffle each)."""
+        return seeds.permutation(self.pairs.problems[p][3].size)
+
+    def pair(self, p, order, reporter, held=None):
+        """Pair p, its rows visited in `order`: (signed coefficients over its rows, FitResult, None (no -b 1), what
+        it held: its rows, view, norms and column store, which a grid search's next C value reuses as `held`)."""
+        ds, params, opts, kind, name = self.ds, self.params, self.opts, self.kind, self.params.spec.name
+        labels = self.pairs.labels
+        n_pairs = len(self.pairs.problems)
+        i, j, rows, y = self.pairs.problems[p]
         if held is None:
             if n_pairs == 1:
                 # two classes: the pair is every row, read in place through the dataset's view
@@ -182,39 +191,51 @@ def fit(ds, params, reporter, n_features=None, context=None):
             # needed again: a later epoch, or a later run of the grid search (one epoch visits each row once); -m is
             # a cap, as LIBSVM's, bounded by the memory available when the first store is made
             store = None
-            if columns and (context is not None or opts.epochs > 1):
-                if store_mb is None:
-                    store_mb = memory.cache_mb(opts.cache_size)
-                share = store_mb * (rows.size / total if n_pairs > 1 else 1.0)
+            if self.columns and (self.keep or opts.epochs > 1):
+                if self.store_mb is None:
+                    self.store_mb = memory.cache_mb(opts.cache_size)
+                share = self.store_mb * (rows.size / self.total if n_pairs > 1 else 1.0)
                 store = _online.ColumnStore(view, opts.kernel_params(), sq, share)
             held = (sub, view, sq, index, store)
-            if context is not None:
-                context[p] = held
         sub, view, sq, index, store = held
-        coef, out = solve_pair(view, sq, y, index, kind, params.C, opts, seeds, params.max_iter, store)
+        coef, out = solve_pair(view, sq, y, index, kind, params.C, opts, order, params.max_iter, store)
         rho = -out["b"]
         check_pair_finite(name, int(labels[i]), int(labels[j]), coef, rho,
-                          f"the steps are too large for kernel values up to {top:g}: {OVERFLOW_HINT[kind]}", rows)
+                          f"the steps are too large for kernel values up to {self.top:g}: {OVERFLOW_HINT[kind]}",
+                          rows)
         if not out["converged"]:
             reporter.info(WARN_MAX_ITER)
         reporter.info(f"\noptimization finished, #iter = {out['t']}\n")
         reporter.info(f"violations = {int(np.sum(out['viol']))}\n")
         reporter.info(f"obj = {out['primal']:f}, rho = {rho:f}\n")
         reporter.info(f"nSV = {out['nSV']}\n")
-        coefs.append(coef)
-        results.append(FitResult(w=None, alpha=np.abs(coef), n_iter=out["t"], primal=out["primal"], dual=None,
-                                 gap=None, max_violation=None, nSV=out["nSV"], converged=out["converged"],
-                                 solver=name,
-                                 extra={"labels": (int(labels[i]), int(labels[j])), "rho": rho,
-                                        "viol": [int(v) for v in out["viol"]], "seconds": out["seconds"],
-                                        "objective": OBJECTIVE[kind], "lam": out["lam"],
-                                        "store_hits": out.get("store_hits", 0),
-                                        "store_misses": out.get("store_misses", 0)}))
-    model, sv_rows = pairs.model(ds, coefs, [r.extra["rho"] for r in results], opts.kernel_type, opts.degree,
-                                 opts.gamma, opts.coef0)
-    reporter.info(f"Total nSV = {model.total_sv}\n")
-    model.meta = {"results": results, "params": params, "options": opts, "sv_indices": sv_rows + 1}
-    return model
+        result = FitResult(w=None, alpha=np.abs(coef), n_iter=out["t"], primal=out["primal"], dual=None, gap=None,
+                           max_violation=None, nSV=out["nSV"], converged=out["converged"], solver=name,
+                           extra={"labels": (int(labels[i]), int(labels[j])), "rho": rho,
+                                  "viol": [int(v) for v in out["viol"]], "seconds": out["seconds"],
+                                  "objective": OBJECTIVE[kind], "lam": out["lam"],
+                                  "store_hits": out.get("store_hits", 0),
+                                  "store_misses": out.get("store_misses", 0)})
+        return coef, result, None, held
+
+    def model(self, coefs, results, probs, reporter):
+        """The SVMModel of the pairs' solutions (meta: results per pair, params, options, sv_indices)."""
+        opts = self.opts
+        model, sv_rows = self.pairs.model(self.ds, coefs, [r.extra["rho"] for r in results], opts.kernel_type,
+                                          opts.degree, opts.gamma, opts.coef0)
+        reporter.info(f"Total nSV = {model.total_sv}\n")
+        model.meta = {"results": results, "params": self.params, "options": opts, "sv_indices": sv_rows + 1}
+        return model
+
+
+def fit(ds, params, reporter, n_features=None, context=None):
+    """Train one of the online lists (params.solver: its -s name) on a loaded dataset; returns an SVMModel (meta:
+    results per pair). n_features: the num_features that sets the default gamma (cross-validation passes the
+    whole set's). context: a dict the grid search keeps across the C values of one kernel and fold: each pair's
+    rows and its column store (-m MB of kernel columns) are kept there and reused; the model does not depend on
+    it."""
+    return run_pairs(OnlineRun(ds, params, reporter, n_features, keep=context is not None), params.seed, reporter,
+                     context)
 
 
 def metrics(model, params, ds):

@@ -19,7 +19,7 @@ from ..models.linear import Model
 from ..params import Params, echo
 from ..report import as_reporter
 from ..textio import DEFAULT_CHUNK, DEFAULT_MAX_LINE, line_limit
-from .common import Classes, problem_seed, report_finished, stacked_weights, warn_max_iter
+from .common import Classes, FitResult, class_costs, problem_seed, report_finished, stacked_weights, warn_max_iter
 
 READ_BLOCK_BYTES = 8 << 20
 # under --memory: text's parser chunk and binary copy blocks (a 32nd of the budget, within these bounds) and the
@@ -204,15 +204,32 @@ class Input:
             self.ds.close()
 
 
+@dataclass
+class Part:
+    """One-vs-rest problem `only` of an out-of-core run, trained alone (OutOfCoreSolver.only): its FitResult, the
+    run's labels (the order its problems have) and the input's figures the model records (`assemble`'s info)."""
+    result: FitResult
+    labels: list
+    info: dict
+
+
 class OutOfCoreSolver:
     """The driver of one out-of-core run: the checked Params (solver, C, eps, bias, -wi weights, max_iter, seed,
     threads and the solver's own options), the reporter, and a temporary directory that lives as long as `fit`.
 
-    Subclasses set `name` (their -s value) and implement `_fit(src, directory, t0)` -> Model; `block_bytes` and
-    `chunk_size` say how the input is cut. Text lines may hold `max_line` bytes, by default textio.line_limit of
-    the memory budget (a quarter of it, between 1 MiB and 256 MiB; 256 MiB without a budget)."""
+    Subclasses set `name` (their -s value) and implement `_fit(src, directory, t0)` -> Model (through `_done`) and
+    `assemble`; `block_bytes` and `chunk_size` say how the input is cut. Text lines may hold `max_line` bytes, by
+    default textio.line_limit of the memory budget (a quarter of it, between 1 MiB and 256 MiB; 256 MiB without a
+    budget).
+
+    `only` (llsvm.dask's task of one class): with more than two classes, train one-vs-rest problem `only` alone,
+    exactly as the whole run trains it (its seed, the run's budget and block sizes, which count every problem), and
+    return its Part instead of a model; what the run prints once (`print_once`) is left out. The model of the
+    problems' Parts is `assemble`'s, after `print_once` and each problem's text in order: the whole run's model and
+    text, byte for byte."""
 
     name = None
+    only = None
 
     def __init__(self, params=None, reporter=None, *, zero_based=False, progress=None, max_line=None, **fields):
         if params is None:
@@ -238,6 +255,31 @@ class OutOfCoreSolver:
 
     block_bytes = 8 << 20
     chunk_size = None
+
+    def _trains(self, k):
+        """Whether this run trains problem k (every problem, or `only`)."""
+        return self.only is None or k == self.only
+
+    @property
+    def _once(self):
+        """The reporter of what the run prints once, not per problem: silent for a run of problem `only` (the
+        caller prints it, print_once)."""
+        return self.reporter if self.only is None else as_reporter()
+
+    def _done(self, results, labels, info):
+        """The end of a run: the model of its problems' results, or the Part of problem `only`."""
+        if self.only is not None:
+            return Part(results[0], labels, info)
+        return self.assemble(results, labels, info)
+
+    def print_once(self, labels, results):
+        """What a run prints once, before its problems' text: LIBLINEAR's warnings of -wi weights of absent
+        labels."""
+        class_costs(self.C, self.weights, labels, self.reporter)
+
+    def assemble(self, results, labels, info):
+        """The Model of the problems' results (in problem order) of a run over classes `labels`."""
+        raise NotImplementedError
 
     def check_weights(self, n_features, problems):
         """Refuse the weight vectors of `problems` binary problems of n_features (+ bias) before they are made:
@@ -389,26 +431,27 @@ class StreamedSolver(OutOfCoreSolver):
     def _seed(self, k):
         return problem_seed(self.seed, k)
 
-    def _n_features(self, src):
-        return (1 << self.opt.hash_bits) if self.opt.hash_bits else int(src.n_features)
+    def _n_features(self, n_features):
+        """The model's features for an input of n_features: 2^B with --hash-bits B."""
+        return (1 << self.opt.hash_bits) if self.opt.hash_bits else int(n_features)
 
     def _fit(self, src, directory, t0):
         src.require_rows()
         problems, labels = self._run(src, directory, t0)
-        return self._model(problems, labels, self._n_features(src), src)
+        info = {"n_rows": int(src.n_rows), "n_features": int(src.n_features), "nnz": int(src.nnz)}
+        return self._done([p.result for p in problems], labels, info)
 
     def _problems(self, labels, reporter=None):
         return [BinaryProblem(k, pos, Cp, Cn)
                 for k, (pos, Cp, Cn) in enumerate(Classes(labels).problems(self.C, self.weights, reporter))]
 
-    def _model(self, problems, labels, n_features, src):
-        results = [p.result for p in problems]
+    def assemble(self, results, labels, info):
         labs, W = stacked_weights(labels, results)
-        kw = {"hash_bits": self.opt.hash_bits} if self.opt.hash_bits else {}
-        model = Model(self.params.spec.solver_type, labs.size, labs, n_features, self.bias, W,
-                      meta={"results": results, "solver": self.name}, **kw)
-        model.meta["stream"] = {"n_rows": int(src.n_rows), "n_features": int(src.n_features), "nnz": int(src.nnz),
-                                "bias": self.bias, "hash_bits": self.opt.hash_bits}
+        bits = self.opt.hash_bits
+        kw = {"hash_bits": bits} if bits else {}
+        model = Model(self.params.spec.solver_type, labs.size, labs, self._n_features(info["n_features"]), self.bias,
+                      W, meta={"results": results, "solver": self.name}, **kw)
+        model.meta["stream"] = {**info, "bias": self.bias, "hash_bits": bits}
         return model
 
     def _report(self, p):

@@ -10,7 +10,7 @@
 import numpy as np
 
 from ..models.svm import KERNEL_TYPES, SVMModel
-from .common import check_ovo, group_classes
+from .common import Seeds, check_ovo, group_classes
 
 
 class Pairs:
@@ -60,3 +60,35 @@ class Pairs:
                          probA=None if probA is None else np.asarray(probA, np.float64),
                          probB=None if probB is None else np.asarray(probB, np.float64))
         return model, sv_rows
+
+
+def run_pairs(run, seed, reporter, context=None):
+    """A one-vs-one run (smo.PairsRun, online.OnlineRun: set up, with `pairs`, `permutation`, `pair` and `model`)
+    in one process: its pairs in order, each with its draws from the one RNG seeded with `seed`, then the model.
+    context: a dict the grid search keeps across the cells of one kernel and fold, each pair's `held` (kernel cache,
+    column store) kept there and reused; the model does not depend on it."""
+    seeds = Seeds(seed)
+    coefs, results, probs = [], [], []
+    for p in range(len(run.pairs.problems)):
+        coef, res, prob, held = run.pair(p, run.permutation(seeds, p), reporter,
+                                         None if context is None else context.get(p))
+        if context is not None:
+            context[p] = held
+        coefs.append(coef)
+        results.append(res)
+        probs.append(prob)
+    return run.model(coefs, results, probs, reporter)
+
+
+def pair_states(run, seed):
+    """The RNG state each pair of a one-vs-one run (as run_pairs runs it) starts from: the state of Seeds(seed)
+    after the draws of the pairs before it, replayed without training (a pair's draws, `run.permutation`, are a
+    shuffle of its rows: how many numbers it takes depends on the state and the pair's size, not on the data), so
+    that a pair can run alone with the draws it has in the whole run (llsvm.dask). One state (4 x uint64) per
+    pair; Seeds.at(state) continues from it."""
+    seeds = Seeds(seed)
+    states = []
+    for p in range(len(run.pairs.problems)):
+        states.append(seeds.state.copy())
+        run.permutation(seeds, p)
+    return states

@@ -29,8 +29,8 @@ from ..errors import ParameterError
 from ..options import INT_MAX, SMOOptions
 from ..params import echo
 from ..models.svm import KERNEL_TYPES, SVMModel
-from .common import WARN_MAX_ITER, FitResult, Seeds, class_costs
-from .ovo import Pairs
+from .common import WARN_MAX_ITER, FitResult, class_costs
+from .ovo import Pairs, run_pairs
 
 JSON_FIELDS = ("C", "eps", "kernel_type", "gamma", "degree", "coef0", "cache_size", "shrinking", "probability",
                "nr_class", "labels", "total_sv", "pairs")
@@ -293,18 +293,7 @@ def fit(ds, params, reporter, n_features=None, context=None):
     context: a dict the grid search keeps across the cells of one kernel and fold: each pair's kernel cache is
     kept there and reused (its rows back in their first order), so a cell after the first starts with the columns
     its predecessors computed; the model does not depend on it."""
-    run = PairsRun(ds, params, reporter, n_features)
-    seeds = Seeds(params.seed)
-    coefs, results, probs = [], [], []
-    for p in range(len(run.pairs.problems)):
-        coef, res, prob, used = run.pair(p, run.permutation(seeds, p), reporter,
-                                         None if context is None else context.get(p))
-        if context is not None:
-            context[p] = used
-        coefs.append(coef)
-        results.append(res)
-        probs.append(prob)
-    return run.model(coefs, results, probs, reporter)
+    return run_pairs(PairsRun(ds, params, reporter, n_features), params.seed, reporter, context)
 
 
 def check_nu_feasible(nu, count):

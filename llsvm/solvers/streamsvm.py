@@ -113,9 +113,10 @@ class StreamSVMSolver(StreamedSolver):
     def _run(self, src, directory, t0):
         if src.known:
             labels = [int(v) for v in Classes(src.labels()).labels]
-            problems = self._problems(labels, self.reporter)
+            problems = self._problems(labels, self._once)
             self._n_problems = len(problems)
             self._check_classes(src, labels, problems)
+            problems = [p for p in problems if self._trains(p.k)]
             for p in problems:
                 self._train_problem(p, src, Classes(labels), t0, None)
             return problems, labels
@@ -130,12 +131,13 @@ class StreamSVMSolver(StreamedSolver):
         finally:
             writer.abort()              # a no-op once the copy is complete
         labels = [int(v) for v in classes.labels]
-        problems = self._problems(labels, self.reporter)
+        problems = self._problems(labels, self._once)
         self._n_problems = len(problems)
         if complete and len(problems) == 1:
             problems[0].trace, problems[0].result = first.trace, first.result
             return problems, labels
         self._check_classes(src, labels, problems)
+        problems = [p for p in problems if self._trains(p.k)]
         for p in problems:
             self._train_problem(p, src, Classes(labels), t0, None)
         return problems, labels
@@ -147,7 +149,8 @@ class StreamSVMSolver(StreamedSolver):
         if len(problems) > 1 and self.opt.memory is None:
             k = len(problems)
             memory.check_classes(len(labels), f"{k} one-vs-rest problems",
-                                 (2 * k + 1) * 8 * (self._n_features(src) + 1), "weight vectors (and the model's)")
+                                 (2 * k + 1) * 8 * (self._n_features(src.n_features) + 1),
+                                 "weight vectors (and the model's)")
 
     def _train_problem(self, p, src, classes, t0, writer):
         """Run the cached loops for problem p. With `writer`, the first pass reads text (and copies it); returns
@@ -156,7 +159,7 @@ class StreamSVMSolver(StreamedSolver):
         bias = self.bias
         budget = self.opt.memory
         if src.known:
-            n_rows, n_feat = int(src.n_rows), self._n_features(src)
+            n_rows, n_feat = int(src.n_rows), self._n_features(src.n_features)
             self.check_weights(n_feat, 1)
             omega = self._known_omega(src, n_rows, n_feat, self._n_problems)
         else:
