@@ -44,6 +44,32 @@ from dual_step cimport dual_gradient, projected_gradient, dual_step
 from rng cimport Rng, rng_shuffle
 from llsvm._ext._view cimport Rows
 
+cdef extern from *:
+    """
+    /* w[j] += v as one atomic read-modify-write (a compare-and-swap loop on the double's bits): PASSCoDe-Atomic's
+       update of the shared w. Plain C11/GCC builtins; no lock. */
+    static inline void llsvm_atomic_add(double *p, double v) {
+        union { double d; unsigned long long u; } seen, next;
+        seen.u = __atomic_load_n((unsigned long long *)p, __ATOMIC_RELAXED);
+        do {
+            next.d = seen.d + v;
+        } while (!__atomic_compare_exchange_n((unsigned long long *)p, &seen.u, next.u, 1, __ATOMIC_RELAXED,
+                                              __ATOMIC_RELAXED));
+    }
+    """
+    void llsvm_atomic_add(double* p, double v) noexcept nogil
+
+
+cdef inline void _row_axpy_atomic(const RowView* v, int64_t i, double a, double* w, value_t* kind) noexcept nogil:
+    """w += a * x_i with every addition atomic (threads sharing w lose no update)."""
+    cdef const value_t* x = row_values(v, i, kind)
+    cdef const int32_t* idx = row_indices(v, i)
+    cdef int64_t k
+    for k in range(v.indptr[i], v.indptr[i + 1]):
+        llsvm_atomic_add(&w[idx[k]], a * x[k])
+    if v.bias >= 0:
+        llsvm_atomic_add(&w[v.n_features], a * v.bias)
+
 
 cdef inline void _prefetch_row(const RowView* v, int64_t row, value_t* kind) noexcept nogil:
     """Ask for the start of a row's indices and values ahead of use (rows are visited in random order)."""
@@ -124,8 +150,9 @@ cdef int64_t _dcd_pass(const RowView* v, const int64_t* r, const signed char* y,
                        const double* xnorm, int32_t* index, int64_t active_size, double PGmax_old,
                        double PGmin_old, double Cp, double Cn, bint l1_loss, Rng* g, bint shuffle,
                        double* PGmax_out, double* PGmin_out, int64_t* n_updates_out,
-                       value_t* kind) noexcept nogil:
-    """The body of one outer iteration (see dcd_epoch); returns the new active_size."""
+                       value_t* kind, bint atomic=False) noexcept nogil:
+    """The body of one outer iteration (see dcd_epoch); returns the new active_size. atomic: the additions into w
+    are atomic (PASSCoDe-Atomic: threads running passes over their shares of the rows at once)."""
     cdef double diag[3]
     cdef double upper[3]
     cdef double cost[3]
@@ -169,7 +196,10 @@ cdef int64_t _dcd_pass(const RowView* v, const int64_t* r, const signed char* y,
             alpha_old = alpha[i]
             alpha[i] = dual_step(G, alpha_old, xnorm[i], diag[k], C)
             d = (alpha[i] - alpha_old) * yi
-            row_axpy(v, _row(r, i), d, w, kind)
+            if atomic:
+                _row_axpy_atomic(v, _row(r, i), d, w, kind)
+            else:
+                row_axpy(v, _row(r, i), d, w, kind)
             n_updates += 1
         s += 1
     PGmax_out[0] = PGmax_new
@@ -378,6 +408,8 @@ cdef class DCDState:
     cdef MCState mc
     cdef object mc_keep
     cdef readonly int64_t exact_checks
+    cdef int64_t n_w
+    cdef object wild_keep      # PASSCoDe-Wild's shares (run_wild)
 
     def __init__(self, Rows X not None, rows, y, alpha, w, xnorm, index, double Cp, double Cn, bint l1_loss, rng):
         cdef const int64_t[::1] rw = rows
@@ -412,6 +444,8 @@ cdef class DCDState:
         self.PGmin_old = -INFINITY
         self.mc_keep = None
         self.exact_checks = 0
+        self.n_w = ww.shape[0]
+        self.wild_keep = None
 
     cdef inline void _unshrink(self) noexcept nogil:
         """Every variable active again, and no shrinking bound (LIBLINEAR's reset, '*')."""
@@ -424,6 +458,108 @@ cdef class DCDState:
         self.PGmax_old = PGmax_new if PGmax_new > 0 else INFINITY
         self.PGmin_old = PGmin_new if PGmin_new < 0 else -INFINITY
 
+    def run_wild(self, int64_t n_epochs, double eps, uint64_t[:, ::1] rngs, bint atomic=True):
+        """Up to n_epochs outer iterations of PASSCoDe-Wild (Hsieh, Yu, Dhillon, "PASSCoDe: Parallel ASynchronous
+        Stochastic dual Co-ordinate Descent", ICML 2015) on rngs.shape[0] OpenMP threads; returns (converged,
+        events) as run() does.
+
+        The rows are cut into one share per thread (positions of `index`); in an outer iteration every thread runs
+        _dcd_pass, the one-thread iteration (its own shuffle from its own RNG state, LIBLINEAR's shrinking within its
+        share), over its share at once, reading and adding into the shared w without a lock: an update another
+        thread writes at the same moment can be lost, so w drifts from w(alpha). The iteration's PG extremes are the
+        threads' together, and LIBLINEAR's rule decides with them. When it holds with every variable active, w is
+        made w(alpha) again (serially, in row order) and every gradient taken at it (_pg_extremes): the run stops
+        only if the rule holds there, so the stopping rule and the certificate are exact. The result depends on how
+        the threads interleave: not the same model from run to run, each within the tolerance."""
+        cdef int64_t T = rngs.shape[0], t, size, total
+        cdef double PGmax_new, PGmin_new
+        cdef int64_t done = 0
+        cdef bint converged = False
+        cdef bint f32 = self.X.f32
+        cdef const RowView* v = &self.X.v
+        if T < 1 or rngs.shape[1] != 4:
+            raise ValueError("run_wild: rngs must be (threads, 4)")
+        self._mc_buffers()
+        if self.wild_keep is None or self.wild_keep[0].shape[0] != T + 1:
+            start = np.linspace(0, self.l, T + 1).round().astype(np.int64)
+            self.wild_keep = (start, np.diff(start), np.zeros(T), np.zeros(T), np.zeros(T, np.int64))
+            self.active_size = self.l
+        cdef int64_t[::1] st = self.wild_keep[0]
+        cdef int64_t[::1] act = self.wild_keep[1]
+        cdef double[::1] pmax = self.wild_keep[2]
+        cdef double[::1] pmin = self.wild_keep[3]
+        cdef int64_t[::1] nup = self.wild_keep[4]
+        cdef int32_t[::1] ov = self.mc_keep[2]
+        events = bytearray(n_epochs + n_epochs // 10 + 2)
+        cdef char* ev = events
+        cdef int64_t n_ev = 0
+        with nogil:
+            while done < n_epochs:
+                if stop_requested():     # once a pass (cext/_stop.pyx)
+                    break
+                for t in prange(T, num_threads=T, schedule="static", chunksize=1):
+                    if f32:
+                        act[t] = _dcd_pass(v, self.r, self.y, self.alpha, self.w, self.xnorm, &self.index[st[t]],
+                                           act[t], self.PGmax_old, self.PGmin_old, self.Cp, self.Cn, self.l1_loss,
+                                           <Rng*>&rngs[t, 0], True, &pmax[t], &pmin[t], &nup[t], <float*>NULL,
+                                           atomic)
+                    else:
+                        act[t] = _dcd_pass(v, self.r, self.y, self.alpha, self.w, self.xnorm, &self.index[st[t]],
+                                           act[t], self.PGmax_old, self.PGmin_old, self.Cp, self.Cn, self.l1_loss,
+                                           <Rng*>&rngs[t, 0], True, &pmax[t], &pmin[t], &nup[t], <double*>NULL,
+                                           atomic)
+                PGmax_new = -INFINITY
+                PGmin_new = INFINITY
+                total = 0
+                for t in range(T):
+                    if pmax[t] > PGmax_new:
+                        PGmax_new = pmax[t]
+                    if pmin[t] < PGmin_new:
+                        PGmin_new = pmin[t]
+                    total += act[t]
+                self.active_size = total
+                self.n_iter += 1
+                done += 1
+                if self.n_iter % 10 == 0:
+                    ev[n_ev] = 46        # '.'
+                    n_ev += 1
+                if PGmax_new - PGmin_new <= eps and fabs(PGmax_new) <= eps and fabs(PGmin_new) <= eps:
+                    if total == self.l:
+                        # w(alpha) again, then the rule with every gradient at it
+                        self.exact_checks += 1
+                        if f32:
+                            _init_w(v, self.r, self.y, self.alpha, self.l, self.w, self.n_w, <float*>NULL)
+                            _pg_extremes(v, self.r, self.y, self.alpha, self.w, &ov[0], self.l, self.Cp, self.Cn,
+                                         self.l1_loss, &self.mc, 1, &PGmax_new, &PGmin_new, <float*>NULL)
+                        else:
+                            _init_w(v, self.r, self.y, self.alpha, self.l, self.w, self.n_w, <double*>NULL)
+                            _pg_extremes(v, self.r, self.y, self.alpha, self.w, &ov[0], self.l, self.Cp, self.Cn,
+                                         self.l1_loss, &self.mc, 1, &PGmax_new, &PGmin_new, <double*>NULL)
+                        if PGmax_new - PGmin_new <= eps and fabs(PGmax_new) <= eps and fabs(PGmin_new) <= eps:
+                            converged = True
+                            break
+                    for t in range(T):
+                        act[t] = st[t + 1] - st[t]
+                    self._unshrink()
+                    ev[n_ev] = 42        # '*'
+                    n_ev += 1
+                    continue
+                self._next_bounds(PGmax_new, PGmin_new)
+        check_stop()
+        return converged, events[:n_ev].decode("ascii")
+
+    cdef _mc_buffers(self):
+        """The block buffers of run_parallel and the exact check (made once)."""
+        if self.mc_keep is None:
+            self.mc_keep = (np.zeros(MC_MAX_CANDIDATES, np.float64), np.zeros(MC_MAX_CANDIDATES, np.int32),
+                            np.zeros(self.l, np.int32))
+            self.mc.eps1 = 0.1
+            self.mc.candidates = MC_INIT_CANDIDATES
+        cdef double[::1] gv = self.mc_keep[0]
+        cdef int32_t[::1] wv = self.mc_keep[1]
+        self.mc.grad = &gv[0]
+        self.mc.ws = &wv[0]
+
     def run_parallel(self, int64_t n_epochs, double eps, int n_threads):
         """Up to n_epochs outer iterations of liblinear-multicore's dual CD (see _dcd_mc_pass) with its stopping
         rule, the gradients of each block shared among n_threads OpenMP threads; returns (converged, events) as
@@ -435,18 +571,8 @@ cdef class DCDState:
         cdef bint f32 = self.X.f32
         cdef const RowView* v = &self.X.v
         cdef double min_eps1 = min(0.01 * eps, 0.1)
-        if self.mc_keep is None:
-            grad = np.zeros(MC_MAX_CANDIDATES, np.float64)
-            ws = np.zeros(MC_MAX_CANDIDATES, np.int32)
-            order = np.zeros(self.l, np.int32)
-            self.mc_keep = (grad, ws, order)
-            self.mc.eps1 = 0.1
-            self.mc.candidates = MC_INIT_CANDIDATES
-        cdef double[::1] gv = self.mc_keep[0]
-        cdef int32_t[::1] wv = self.mc_keep[1]
+        self._mc_buffers()
         cdef int32_t[::1] ov = self.mc_keep[2]
-        self.mc.grad = &gv[0]
-        self.mc.ws = &wv[0]
         events = bytearray(n_epochs + n_epochs // 10 + 2)
         cdef char* ev = events
         cdef int64_t n_ev = 0

@@ -10,13 +10,14 @@ per-class costs Cp, Cn.
 import numpy as np
 
 from .._ext import _linear as K
-from .._ext._random import rng_state
+from .._ext._random import rng_draw, rng_state
 from .common import FitResult, report_finished, warn_max_iter
 from .newton import solve_newton
 from ..params import DUAL_MAX_ITER, NEWTON_MAX_ITER
 
 L2R_L2LOSS_SVC_DUAL = 1
 L2R_L1LOSS_SVC_DUAL = 3
+WILD = True                     # --threads N > 1: PASSCoDe-Wild (else liblinear-multicore's dual CD)
 THREAD_MIN_ROWS = 1000          # rows a thread at least, for --threads to take the multicore variant
 
 
@@ -66,15 +67,24 @@ def solve_dcd(sub, l1_loss, eps, max_iter=DUAL_MAX_ITER, rng_seed=1, alpha0=None
     index = np.arange(l, dtype=np.int32)
     rng = rng_state(rng_seed)
     state = K.DCDState(*sub.args, sub.y, alpha, w, xnorm, index, sub.Cp, sub.Cn, l1_loss, rng)
+    # PASSCoDe-Wild: an RNG state per thread, drawn from the run's
+    rngs = np.stack([rng_state(rng_draw(rng)) for _ in range(threads)]) if threads > 1 else None
     # LIBLINEAR's outer loop runs in the kernel, 10 iterations per call so the dots appear as LIBLINEAR's do
     while state.n_iter < max_iter:
         n = min(10, max_iter - state.n_iter)
-        converged, events = state.run_parallel(n, eps, threads) if threads > 1 else state.run(n, eps, shuffle)
+        if threads > 1 and WILD:
+            converged, events = state.run_wild(n, eps, rngs)
+        elif threads > 1:
+            converged, events = state.run_parallel(n, eps, threads)
+        else:
+            converged, events = state.run(n, eps, shuffle)
         if events and reporter is not None:
             reporter.info(events)
         if converged:
             break
     it = state.n_iter
+    if threads > 1 and WILD:
+        K.dcd_init_w(*sub.args, sub.y, alpha, w)     # w(alpha): the threads' plain writes may have lost updates
     res = certify(sub, w, alpha, l1_loss)
     if reporter is not None:
         # LIBLINEAR's "Objective value" is the dual minimization objective f(alpha) = -dual
