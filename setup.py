@@ -10,7 +10,7 @@ must be the extension's. Cython looks a cimported module's .pxd up by that name,
 holds a link to each such .pxd (a copy where links are not available). Header-only .pxd files (no .pyx of the
 same stem) are cimported by their stem from cext/.
 
-OpenMP: the kernels in OPENMP (their `prange` loops: the kernel columns, the dual CD's block gradients) are built with -fopenmp when the C
+OpenMP: the kernels in OPENMP (their `prange` loops: the kernel columns, PASSCoDe's threads) are built with -fopenmp when the C
 compiler takes it (a probe compiles and links a test program once); without it they build and run single-threaded,
 with the same results (every value a thread computes is computed alone). LLSVM_OPENMP=0 turns it off.
 

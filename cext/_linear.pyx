@@ -238,34 +238,16 @@ def dcd_epoch(Rows X not None, const int64_t[::1] rows, const signed char[::1] y
     return active_size, PGmax_new, PGmin_new, n_updates
 
 
-# -- liblinear-multicore's dual CD: the gradients of a block of candidates in parallel, the updates serial --------
-# Chiang, Lee, Lin, "Parallel dual coordinate descent method for large-scale linear classification in multi-core
-# environments", KDD 2016 (liblinear-multicore 2.50's solve_l2r_l1l2_svc). Problem and step as _dcd_pass's. An
-# outer iteration visits the active set in a random order by blocks of `candidates` rows: their gradients
-# G_i = y_i w.x_i - 1 + D_ii alpha_i at the block's w are computed by n_threads OpenMP threads (each alone, so
-# the values do not depend on the threads); then, serially and in order, a variable at a bound whose G points out
-# beyond last iteration's extremes is shrunk, the PG extremes are taken, and the variables with |PG| >= eps1 / 10
-# form the working set, whose gradients are computed again at the current w and whose steps are taken one after the
-# other. eps1 starts at 0.1 and falls tenfold (down to eps / 100) when an iteration updates nothing or its PG
-# extremes are within eps1; the block size adapts (x1.5 when a block has no working set, / 2 when it has 256).
-# Stopping: LIBLINEAR's rule at eps with an exact check (every gradient at the final w, _pg_extremes), or a pass
-# over all variables that updates none with eps1 <= eps. The result depends on the seed, not on n_threads.
+# -- PASSCoDe on N threads (DCDState.run_wild): the exact check at the end ----------------------------------------
 cdef enum:
-    MC_INIT_CANDIDATES = 256
-    MC_MAX_CANDIDATES = 4096
-
-
-cdef struct MCState:
-    double eps1
-    int64_t candidates
-    double* grad           # MC_MAX_CANDIDATES gradients of a block
-    int32_t* ws            # its working set
+    CHECK_BLOCK = 4096      # gradients computed at once by the exact check
 
 
 cdef void _block_gradients(const RowView* v, const int64_t* r, const signed char* y, const double* alpha,
                            const double* w, const int32_t* index, int64_t t, int64_t send, const double* diag,
                            double* grad, int n_threads, value_t* kind) noexcept nogil:
-    """grad[s] = y_i w.x_i - 1 + D_ii alpha_i for i = index[t + s], s < send, shared among n_threads threads."""
+    """grad[s] = y_i w.x_i - 1 + D_ii alpha_i for i = index[t + s], s < send, shared among n_threads threads (each
+    value computed by one thread alone)."""
     cdef int64_t s, i
     if n_threads > 1:
         for s in prange(send, num_threads=n_threads, schedule="static"):
@@ -277,87 +259,11 @@ cdef void _block_gradients(const RowView* v, const int64_t* r, const signed char
             grad[s] = dual_gradient(y[i] * row_dot(v, _row(r, i), w, kind), alpha[i], diag[y[i] + 1])
 
 
-cdef int64_t _dcd_mc_pass(const RowView* v, const int64_t* r, const signed char* y, double* alpha, double* w,
-                          const double* xnorm, int32_t* index, int64_t active_size, double PGmax_old,
-                          double PGmin_old, double Cp, double Cn, bint l1_loss, Rng* g, MCState* m, int n_threads,
-                          double* PGmax_out, double* PGmin_out, int64_t* n_updates_out,
-                          value_t* kind) noexcept nogil:
-    """One outer iteration of liblinear-multicore's dual CD (see above); returns the new active_size."""
-    cdef double diag[3]
-    cdef double upper[3]
-    cdef double cost[3]
-    cdef double G, PG, C, d, alpha_new
-    cdef double PGmax_new = -INFINITY, PGmin_new = INFINITY
-    cdef int64_t t = 0, send, s, q, n_ws, n_updates = 0, i
-    cdef int32_t tmp
-    cdef int k, yi
-    _box(Cp, Cn, l1_loss, diag, upper, cost)
-    rng_shuffle(g, index, active_size)
-    while t < active_size:
-        send = m.candidates
-        if send > active_size - t:
-            send = active_size - t
-        _block_gradients(v, r, y, alpha, w, index, t, send, diag, m.grad, n_threads, kind)
-        n_ws = 0
-        s = 0
-        while s < send:
-            i = index[t + s]
-            k = y[i] + 1
-            C = upper[k]
-            G = m.grad[s]
-            if (alpha[i] == 0.0 and G > PGmax_old) or (alpha[i] == C and G < PGmin_old):
-                # shrunk: it leaves for position active_size; the block's last candidate takes its place
-                active_size -= 1
-                send -= 1
-                if t + send == active_size:
-                    tmp = index[t + s]
-                    index[t + s] = index[t + send]
-                    index[t + send] = tmp
-                else:
-                    tmp = index[active_size]
-                    index[active_size] = index[t + s]
-                    index[t + s] = index[t + send]
-                    index[t + send] = tmp
-                m.grad[s] = m.grad[send]
-                continue
-            PG = projected_gradient(G, alpha[i], C)
-            if PG > PGmax_new:
-                PGmax_new = PG
-            if PG < PGmin_new:
-                PGmin_new = PG
-            if fabs(PG) >= 0.1 * m.eps1:
-                m.ws[n_ws] = <int32_t>i
-                n_ws += 1
-            s += 1
-        if n_ws == 0:
-            m.candidates = <int64_t>(m.candidates * 1.5)
-            if m.candidates > MC_MAX_CANDIDATES:
-                m.candidates = MC_MAX_CANDIDATES
-        elif n_ws >= MC_INIT_CANDIDATES:
-            m.candidates = m.candidates // 2
-        for q in range(n_ws):
-            i = m.ws[q]
-            yi = y[i]
-            k = yi + 1
-            G = dual_gradient(yi * row_dot(v, _row(r, i), w, kind), alpha[i], diag[k])
-            alpha_new = dual_step(G, alpha[i], xnorm[i], diag[k], upper[k])
-            d = alpha_new - alpha[i]
-            if fabs(d) > 1.0e-15:
-                alpha[i] = alpha_new
-                row_axpy(v, _row(r, i), d * yi, w, kind)
-                n_updates += 1
-        t += send
-    PGmax_out[0] = PGmax_new
-    PGmin_out[0] = PGmin_new
-    n_updates_out[0] = n_updates
-    return active_size
-
-
 cdef void _pg_extremes(const RowView* v, const int64_t* r, const signed char* y, const double* alpha,
-                       const double* w, int32_t* order, int64_t l, double Cp, double Cn, bint l1_loss, MCState* m,
+                       const double* w, int32_t* order, int64_t l, double Cp, double Cn, bint l1_loss, double* grad,
                        int n_threads, double* PGmax_out, double* PGmin_out, value_t* kind) noexcept nogil:
-    """The extremes of the projected gradient over every variable at (alpha, w), exactly (no update in between);
-    order: l scratch int32 (filled with 0..l-1)."""
+    """The extremes of the projected gradient over every variable at (alpha, w), exactly (no update in between), by
+    blocks of CHECK_BLOCK gradients on n_threads threads; order: l scratch int32, grad: CHECK_BLOCK scratch."""
     cdef double diag[3]
     cdef double upper[3]
     cdef double cost[3]
@@ -367,13 +273,13 @@ cdef void _pg_extremes(const RowView* v, const int64_t* r, const signed char* y,
     for i in range(l):
         order[i] = <int32_t>i
     while t < l:
-        send = MC_MAX_CANDIDATES
+        send = CHECK_BLOCK
         if send > l - t:
             send = l - t
-        _block_gradients(v, r, y, alpha, w, order, t, send, diag, m.grad, n_threads, kind)
+        _block_gradients(v, r, y, alpha, w, order, t, send, diag, grad, n_threads, kind)
         for s in range(send):
             i = t + s
-            PG = projected_gradient(m.grad[s], alpha[i], upper[y[i] + 1])
+            PG = projected_gradient(grad[s], alpha[i], upper[y[i] + 1])
             if PG > PGmax:
                 PGmax = PG
             if PG < PGmin:
@@ -404,12 +310,10 @@ cdef class DCDState:
     cdef readonly int64_t n_iter
     cdef readonly int64_t active_size
     cdef double PGmax_old, PGmin_old
-    # liblinear-multicore's (run_parallel): its state and buffers
-    cdef MCState mc
-    cdef object mc_keep
+    # PASSCoDe (run_wild): the threads' shares and the exact check's buffers
     cdef readonly int64_t exact_checks
     cdef int64_t n_w
-    cdef object wild_keep      # PASSCoDe-Wild's shares (run_wild)
+    cdef object wild_keep
 
     def __init__(self, Rows X not None, rows, y, alpha, w, xnorm, index, double Cp, double Cn, bint l1_loss, rng):
         cdef const int64_t[::1] rw = rows
@@ -442,7 +346,6 @@ cdef class DCDState:
         self.active_size = self.l
         self.PGmax_old = INFINITY
         self.PGmin_old = -INFINITY
-        self.mc_keep = None
         self.exact_checks = 0
         self.n_w = ww.shape[0]
         self.wild_keep = None
@@ -458,19 +361,23 @@ cdef class DCDState:
         self.PGmax_old = PGmax_new if PGmax_new > 0 else INFINITY
         self.PGmin_old = PGmin_new if PGmin_new < 0 else -INFINITY
 
-    def run_wild(self, int64_t n_epochs, double eps, uint64_t[:, ::1] rngs, bint atomic=True):
-        """Up to n_epochs outer iterations of PASSCoDe-Wild (Hsieh, Yu, Dhillon, "PASSCoDe: Parallel ASynchronous
+    def run_passcode(self, int64_t n_epochs, double eps, uint64_t[:, ::1] rngs, bint atomic=True):
+        """Up to n_epochs outer iterations of PASSCoDe (Hsieh, Yu, Dhillon, "PASSCoDe: Parallel ASynchronous
         Stochastic dual Co-ordinate Descent", ICML 2015) on rngs.shape[0] OpenMP threads; returns (converged,
         events) as run() does.
 
-        The rows are cut into one share per thread (positions of `index`); in an outer iteration every thread runs
-        _dcd_pass, the one-thread iteration (its own shuffle from its own RNG state, LIBLINEAR's shrinking within its
-        share), over its share at once, reading and adding into the shared w without a lock: an update another
-        thread writes at the same moment can be lost, so w drifts from w(alpha). The iteration's PG extremes are the
-        threads' together, and LIBLINEAR's rule decides with them. When it holds with every variable active, w is
-        made w(alpha) again (serially, in row order) and every gradient taken at it (_pg_extremes): the run stops
-        only if the rule holds there, so the stopping rule and the certificate are exact. The result depends on how
-        the threads interleave: not the same model from run to run, each within the tolerance."""
+        Problem, step and stopping rule as run()'s (LIBLINEAR 2.50's dual CD). The rows are cut into one share per
+        thread (ranges of positions of `index`); in an outer iteration every thread runs _dcd_pass, the one-thread
+        iteration (a shuffle of its share's active set from its own RNG state, LIBLINEAR's shrinking within its
+        share), over its share at the same time, reading the shared w without a lock and adding into it with atomic
+        additions (atomic=True, PASSCoDe-Atomic: no update is lost, w = w(alpha) up to the order of the additions;
+        atomic=False, PASSCoDe-Wild: plain additions, which lose updates when two threads write a feature at once).
+        The iteration's PG extremes are the threads' together, and LIBLINEAR's rule decides with them. When it holds
+        with every variable active, w is made w(alpha) again (serially, in row order) and every gradient taken at it
+        (_pg_extremes, on the threads): the run stops only if the rule holds there, so the stopping rule and the
+        certificate are exact; else every variable is active again and the run goes on. The reads see the other
+        thread's updates as they come, so a run is not repeatable: each model is within the tolerance, not the same
+        from run to run. One thread: run() with that RNG state, bit for bit (its pass and rule, no check)."""
         cdef int64_t T = rngs.shape[0], t, size, total
         cdef double PGmax_new, PGmin_new
         cdef int64_t done = 0
@@ -478,18 +385,19 @@ cdef class DCDState:
         cdef bint f32 = self.X.f32
         cdef const RowView* v = &self.X.v
         if T < 1 or rngs.shape[1] != 4:
-            raise ValueError("run_wild: rngs must be (threads, 4)")
-        self._mc_buffers()
+            raise ValueError("run_passcode: rngs must be (threads, 4)")
         if self.wild_keep is None or self.wild_keep[0].shape[0] != T + 1:
             start = np.linspace(0, self.l, T + 1).round().astype(np.int64)
-            self.wild_keep = (start, np.diff(start), np.zeros(T), np.zeros(T), np.zeros(T, np.int64))
+            self.wild_keep = (start, np.diff(start), np.zeros(T), np.zeros(T), np.zeros(T, np.int64),
+                              np.zeros(self.l, np.int32), np.zeros(CHECK_BLOCK, np.float64))
             self.active_size = self.l
         cdef int64_t[::1] st = self.wild_keep[0]
         cdef int64_t[::1] act = self.wild_keep[1]
         cdef double[::1] pmax = self.wild_keep[2]
         cdef double[::1] pmin = self.wild_keep[3]
         cdef int64_t[::1] nup = self.wild_keep[4]
-        cdef int32_t[::1] ov = self.mc_keep[2]
+        cdef int32_t[::1] ov = self.wild_keep[5]
+        cdef double[::1] gbuf = self.wild_keep[6]
         events = bytearray(n_epochs + n_epochs // 10 + 2)
         cdef char* ev = events
         cdef int64_t n_ev = 0
@@ -524,17 +432,20 @@ cdef class DCDState:
                     ev[n_ev] = 46        # '.'
                     n_ev += 1
                 if PGmax_new - PGmin_new <= eps and fabs(PGmax_new) <= eps and fabs(PGmin_new) <= eps:
+                    if total == self.l and T == 1:
+                        converged = True         # one thread: run()'s pass and rule
+                        break
                     if total == self.l:
                         # w(alpha) again, then the rule with every gradient at it
                         self.exact_checks += 1
                         if f32:
                             _init_w(v, self.r, self.y, self.alpha, self.l, self.w, self.n_w, <float*>NULL)
                             _pg_extremes(v, self.r, self.y, self.alpha, self.w, &ov[0], self.l, self.Cp, self.Cn,
-                                         self.l1_loss, &self.mc, 1, &PGmax_new, &PGmin_new, <float*>NULL)
+                                         self.l1_loss, &gbuf[0], <int>T, &PGmax_new, &PGmin_new, <float*>NULL)
                         else:
                             _init_w(v, self.r, self.y, self.alpha, self.l, self.w, self.n_w, <double*>NULL)
                             _pg_extremes(v, self.r, self.y, self.alpha, self.w, &ov[0], self.l, self.Cp, self.Cn,
-                                         self.l1_loss, &self.mc, 1, &PGmax_new, &PGmin_new, <double*>NULL)
+                                         self.l1_loss, &gbuf[0], <int>T, &PGmax_new, &PGmin_new, <double*>NULL)
                         if PGmax_new - PGmin_new <= eps and fabs(PGmax_new) <= eps and fabs(PGmin_new) <= eps:
                             converged = True
                             break
@@ -544,89 +455,6 @@ cdef class DCDState:
                     ev[n_ev] = 42        # '*'
                     n_ev += 1
                     continue
-                self._next_bounds(PGmax_new, PGmin_new)
-        check_stop()
-        return converged, events[:n_ev].decode("ascii")
-
-    cdef _mc_buffers(self):
-        """The block buffers of run_parallel and the exact check (made once)."""
-        if self.mc_keep is None:
-            self.mc_keep = (np.zeros(MC_MAX_CANDIDATES, np.float64), np.zeros(MC_MAX_CANDIDATES, np.int32),
-                            np.zeros(self.l, np.int32))
-            self.mc.eps1 = 0.1
-            self.mc.candidates = MC_INIT_CANDIDATES
-        cdef double[::1] gv = self.mc_keep[0]
-        cdef int32_t[::1] wv = self.mc_keep[1]
-        self.mc.grad = &gv[0]
-        self.mc.ws = &wv[0]
-
-    def run_parallel(self, int64_t n_epochs, double eps, int n_threads):
-        """Up to n_epochs outer iterations of liblinear-multicore's dual CD (see _dcd_mc_pass) with its stopping
-        rule, the gradients of each block shared among n_threads OpenMP threads; returns (converged, events) as
-        run() does. The last check is exact: when LIBLINEAR's rule holds on a pass over all variables, every
-        gradient is computed again at the final w (_pg_extremes) and the run stops only if the rule holds there."""
-        cdef double PGmax_new, PGmin_new
-        cdef int64_t n_updates, done = 0
-        cdef bint converged = False, check
-        cdef bint f32 = self.X.f32
-        cdef const RowView* v = &self.X.v
-        cdef double min_eps1 = min(0.01 * eps, 0.1)
-        self._mc_buffers()
-        cdef int32_t[::1] ov = self.mc_keep[2]
-        events = bytearray(n_epochs + n_epochs // 10 + 2)
-        cdef char* ev = events
-        cdef int64_t n_ev = 0
-        with nogil:
-            while done < n_epochs:
-                if stop_requested():     # once a pass (cext/_stop.pyx)
-                    break
-                if f32:
-                    self.active_size = _dcd_mc_pass(v, self.r, self.y, self.alpha, self.w, self.xnorm, self.index,
-                                                    self.active_size, self.PGmax_old, self.PGmin_old, self.Cp,
-                                                    self.Cn, self.l1_loss, self.g, &self.mc, n_threads, &PGmax_new,
-                                                    &PGmin_new, &n_updates, <float*>NULL)
-                else:
-                    self.active_size = _dcd_mc_pass(v, self.r, self.y, self.alpha, self.w, self.xnorm, self.index,
-                                                    self.active_size, self.PGmax_old, self.PGmin_old, self.Cp,
-                                                    self.Cn, self.l1_loss, self.g, &self.mc, n_threads, &PGmax_new,
-                                                    &PGmin_new, &n_updates, <double*>NULL)
-                self.n_iter += 1
-                done += 1
-                if self.n_iter % 10 == 0:
-                    ev[n_ev] = 46        # '.'
-                    n_ev += 1
-                if n_updates == 0:
-                    # nothing moved: the gradients were exact; |PG| < eps1 / 10 everywhere on the active set
-                    if self.active_size == self.l and self.mc.eps1 <= eps:
-                        converged = True
-                        break
-                    self.mc.eps1 = max(0.1 * self.mc.eps1, min_eps1)
-                    self._unshrink()
-                    ev[n_ev] = 42        # '*'
-                    n_ev += 1
-                    continue
-                if PGmax_new - PGmin_new <= self.mc.eps1 and fabs(PGmax_new) <= self.mc.eps1 and \
-                        fabs(PGmin_new) <= self.mc.eps1:
-                    self.mc.eps1 = max(0.1 * self.mc.eps1, min_eps1)
-                if PGmax_new - PGmin_new <= eps and fabs(PGmax_new) <= eps and fabs(PGmin_new) <= eps:
-                    if self.active_size == self.l:
-                        # the block gradients were taken before the block's steps: check at the final w
-                        self.exact_checks += 1
-                        if f32:
-                            _pg_extremes(v, self.r, self.y, self.alpha, self.w, &ov[0], self.l, self.Cp, self.Cn,
-                                         self.l1_loss, &self.mc, n_threads, &PGmax_new, &PGmin_new, <float*>NULL)
-                        else:
-                            _pg_extremes(v, self.r, self.y, self.alpha, self.w, &ov[0], self.l, self.Cp, self.Cn,
-                                         self.l1_loss, &self.mc, n_threads, &PGmax_new, &PGmin_new, <double*>NULL)
-                        if PGmax_new - PGmin_new <= eps and fabs(PGmax_new) <= eps and fabs(PGmin_new) <= eps:
-                            converged = True
-                            break
-                    # a stricter rule than run()'s for resetting the active set (liblinear-multicore's)
-                    if PGmax_new - PGmin_new <= 0.9 * eps or self.active_size >= 0.05 * self.l:
-                        self._unshrink()
-                        ev[n_ev] = 42    # '*'
-                        n_ev += 1
-                        continue
                 self._next_bounds(PGmax_new, PGmin_new)
         check_stop()
         return converged, events[:n_ev].decode("ascii")

@@ -17,8 +17,7 @@ from ..params import DUAL_MAX_ITER, NEWTON_MAX_ITER
 
 L2R_L2LOSS_SVC_DUAL = 1
 L2R_L1LOSS_SVC_DUAL = 3
-WILD = True                     # --threads N > 1: PASSCoDe-Wild (else liblinear-multicore's dual CD)
-THREAD_MIN_ROWS = 1000          # rows a thread at least, for --threads to take the multicore variant
+THREAD_MIN_ROWS = 1000          # rows a thread at least, for --threads to run PASSCoDe
 
 
 
@@ -50,8 +49,8 @@ def solve_dcd(sub, l1_loss, eps, max_iter=DUAL_MAX_ITER, rng_seed=1, alpha0=None
 
     Returns a FitResult; `n_iter >= max_iter` means the iteration limit was hit (converged False).
     shuffle=False keeps the visiting order fixed (index order, as shrinking leaves it): for reference tests.
-    threads > 1: liblinear-multicore 2.50's variant (DCDState.run_parallel: the gradients of each block of
-    candidates on `threads` threads, the steps serial), whose iterates depend on the seed, not on the threads.
+    threads > 1: PASSCoDe-Atomic on that many threads (DCDState.run_passcode: a share of the rows per thread, the
+    additions into w atomic, the stopping rule checked exactly at w(alpha)); not repeatable run to run.
     """
     l = sub.l
     w = np.zeros(sub.w_size, np.float64)
@@ -67,15 +66,13 @@ def solve_dcd(sub, l1_loss, eps, max_iter=DUAL_MAX_ITER, rng_seed=1, alpha0=None
     index = np.arange(l, dtype=np.int32)
     rng = rng_state(rng_seed)
     state = K.DCDState(*sub.args, sub.y, alpha, w, xnorm, index, sub.Cp, sub.Cn, l1_loss, rng)
-    # PASSCoDe-Wild: an RNG state per thread, drawn from the run's
+    # PASSCoDe: an RNG state per thread, drawn from the run's
     rngs = np.stack([rng_state(rng_draw(rng)) for _ in range(threads)]) if threads > 1 else None
     # LIBLINEAR's outer loop runs in the kernel, 10 iterations per call so the dots appear as LIBLINEAR's do
     while state.n_iter < max_iter:
         n = min(10, max_iter - state.n_iter)
-        if threads > 1 and WILD:
-            converged, events = state.run_wild(n, eps, rngs)
-        elif threads > 1:
-            converged, events = state.run_parallel(n, eps, threads)
+        if threads > 1:
+            converged, events = state.run_passcode(n, eps, rngs)
         else:
             converged, events = state.run(n, eps, shuffle)
         if events and reporter is not None:
@@ -83,8 +80,8 @@ def solve_dcd(sub, l1_loss, eps, max_iter=DUAL_MAX_ITER, rng_seed=1, alpha0=None
         if converged:
             break
     it = state.n_iter
-    if threads > 1 and WILD:
-        K.dcd_init_w(*sub.args, sub.y, alpha, w)     # w(alpha): the threads' plain writes may have lost updates
+    if threads > 1:
+        K.dcd_init_w(*sub.args, sub.y, alpha, w)     # w(alpha) in row order, whatever order the threads added in
     res = certify(sub, w, alpha, l1_loss)
     if reporter is not None:
         # LIBLINEAR's "Objective value" is the dual minimization objective f(alpha) = -dual
