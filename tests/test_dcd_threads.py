@@ -10,8 +10,9 @@ the shared w atomic, LIBLINEAR's rule checked exactly at w(alpha) before it stop
   projected gradients, w = w(alpha), the certificate of the returned point, and the one-thread optimum within the
   tolerance; on the tiny problems of test_solvers (sparse, dense, float32, bias, Cp != Cn, both losses, an empty
   row, duplicated rows) and on a generated set of 8,000 rows.
-- --threads picks it for one problem of 1,000 rows a thread or more; below that, or with --threads 1, the
-  one-thread solver bit for bit.
+- --threads picks it for one problem of THREAD_MIN_NNZ non-zeros or more (4 million; lowered here, so that small
+  sets exercise it) whose entries are at most 1 % non-zero; otherwise, or with --threads 1, the one-thread solver
+  bit for bit.
 """
 import numpy as np
 import pytest
@@ -22,11 +23,17 @@ from llsvm._ext import _linear as K
 from llsvm._ext._random import rng_state
 from llsvm.dataset import CSRDataset
 from llsvm.params import usable_cpus
+from llsvm.solvers import common
 from llsvm.solvers.common import Subproblem
 from llsvm.solvers.dcd import solve_dcd
 from reference import dcd_twin as T
 from conftest import generated_set
 from test_solvers import TINY, tiny_problem
+
+
+@pytest.fixture(autouse=True)
+def small_problems_take_threads(monkeypatch):
+    monkeypatch.setattr(common, "THREAD_MIN_NNZ", 10_000)
 
 
 def _sub(X, y, Cp, Cn, bias, float32=False):
@@ -98,10 +105,17 @@ def test_threads_give_the_optimum_with_an_exact_certificate(generated, kw):
     assert tight.gap <= 1e-4 * tight.primal
 
 
-def test_one_thread_and_small_problems_are_the_one_thread_solver(shared_plain):
-    """--threads 1 is the one-thread solver; so is --threads 2 on fewer than 2,000 rows (heart_scale)."""
-    heart = llsvm.read_dataset(shared_plain("heart_scale"))
-    a = llsvm.train(heart, solver=3, threads=2).meta["results"][0]
-    b = llsvm.train(heart, solver=3, threads=1).meta["results"][0]
-    np.testing.assert_array_equal(a.w, b.w)
+def test_one_thread_small_and_dense_problems_are_the_one_thread_solver(shared_plain, generated, monkeypatch):
+    """--threads 1 is the one-thread solver; so is --threads 2 on fewer non-zeros than THREAD_MIN_NNZ (heart_scale,
+    3,378), on rows of more than 1 % non-zeros (a9a: 11 %), and, at the real threshold (4 million), on the
+    generated set's 200,000."""
+    for name in ("heart_scale", "a9a"):
+        ds = llsvm.read_dataset(shared_plain(name))
+        a = llsvm.train(ds, solver=3, threads=2).meta["results"][0]
+        b = llsvm.train(ds, solver=3, threads=1).meta["results"][0]
+        np.testing.assert_array_equal(a.w, b.w)
+        assert "threads" not in a.extra
+    monkeypatch.setattr(common, "THREAD_MIN_NNZ", 4_000_000)
+    a = llsvm.train(generated, solver=3, threads=2).meta["results"][0]
     assert "threads" not in a.extra
+    np.testing.assert_array_equal(a.w, llsvm.train(generated, solver=3, threads=1).meta["results"][0].w)

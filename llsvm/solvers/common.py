@@ -191,6 +191,29 @@ def one_vs_rest(view, cls, labels, rows, params, reporter):
             for pos, Cp, Cn in Classes(labels).problems(params.C, params.weights, reporter)]
 
 
+# --threads N on one problem pays only when a pass is long enough to share (a Newton round, a dual CD pass): below
+# THREAD_MIN_NNZ non-zeros the thread pool's start and each round's hand-over cost more than the pass (measured
+# on a9a, 451,592 non-zeros: 1.44x one thread for -s 2); PASSCoDe also needs rows that rarely share a feature
+# (PASSCODE_MAX_DENSITY: on a9a, 11 %, its atomic additions collide and stale reads multiply the iterations: 5x)
+THREAD_MIN_NNZ = 4_000_000
+PASSCODE_MAX_DENSITY = 0.01
+
+
+def problem_threads(sub, threads, sparse=False):
+    """The threads one problem of --threads `threads` runs on: `threads` when its rows hold THREAD_MIN_NNZ
+    non-zeros or more (and, `sparse`, at most PASSCODE_MAX_DENSITY of their entries are non-zero), else 1."""
+    if threads <= 1:
+        return 1
+    view = sub.view
+    n_rows = max(int(view.n_rows), 1)
+    nnz = float(view.nnz) * sub.l / n_rows               # the problem's rows' share of the view's non-zeros
+    if nnz < THREAD_MIN_NNZ:
+        return 1
+    if sparse and nnz > PASSCODE_MAX_DENSITY * sub.l * max(int(view.n_features), 1):
+        return 1
+    return threads
+
+
 def class_grouping(cls, rows):
     """The order of LIBLINEAR's train() over the rows of (cls, rows): positions into rows (None: all rows) that
     group them by class in the model's label order, each class's rows in their own order (group_classes' perm).

@@ -11,13 +11,12 @@ import numpy as np
 
 from .._ext import _linear as K
 from .._ext._random import rng_draw, rng_state
-from .common import FitResult, report_finished, warn_max_iter
+from .common import FitResult, problem_threads, report_finished, warn_max_iter
 from .newton import solve_newton
 from ..params import DUAL_MAX_ITER, NEWTON_MAX_ITER
 
 L2R_L2LOSS_SVC_DUAL = 1
 L2R_L1LOSS_SVC_DUAL = 3
-THREAD_MIN_ROWS = 1000          # rows a thread at least, for --threads to run PASSCoDe
 
 
 
@@ -27,7 +26,7 @@ def train_one(sub, params, seed, reporter, warm=None):
     max_iter = params.max_iter or params.spec.default_max_iter
     res = solve_dcd(sub, l1, params.eps, max_iter, rng_seed=seed,
                     alpha0=None if warm is None else warm.get("alpha"), reporter=reporter,
-                    threads=params.threads if sub.l >= params.threads * THREAD_MIN_ROWS else 1)
+                    threads=problem_threads(sub, params.threads, sparse=True))
     if res.n_iter >= max_iter:
         if l1:
             warn_max_iter(reporter, "Using -s 2 may be faster (also see FAQ)\n\n")

@@ -12,12 +12,11 @@ each with the certificate of its dual (the dual point the optimality conditions 
 import numpy as np
 
 from .._ext import _linear as K
-from .common import FitResult
+from .common import FitResult, problem_threads
 from .newtonfun import L2R_L2LOSS_SVC, L2R_L2LOSS_SVR, L2R_LR, after_step, certificate_sums, dual_value, make_fun
 from ..params import NEWTON_MAX_ITER
 
 __all__ = ["L2R_LR", "L2R_L2LOSS_SVC", "L2R_L2LOSS_SVR", "primal_tol", "train_one", "solve_newton"]
-THREAD_MIN_ROWS = 1000          # rows a thread at least, for --threads to split one problem
 
 
 def primal_tol(sub, eps):
@@ -34,9 +33,10 @@ def train_one(sub, params, seed, reporter, warm=None):
     """One problem of -s 0, -s 2 or -s 11 with LIBLINEAR's train_one logic (the tolerance of primal_tol). With
     params.threads > 1 (the problem alone: trainer._fit gives it the threads), its rows in blocks summed by a thread
     pool (dnewton.solve_threaded)."""
-    if params.threads > 1 and warm is None and sub.l >= params.threads * THREAD_MIN_ROWS:
+    threads = problem_threads(sub, params.threads) if warm is None else 1
+    if threads > 1:
         from .dnewton import solve_threaded
-        return solve_threaded(sub, params, reporter)
+        return solve_threaded(sub, params.but(threads=threads), reporter)
     return solve_newton(sub, primal_tol(sub, params.eps), params.max_iter or params.spec.default_max_iter,
                         w0=None if warm is None else warm.get("w"), regularize_bias=params.regularize_bias,
                         reporter=reporter, solver=params.solver, p=params.svr_p)
