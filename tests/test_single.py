@@ -259,12 +259,12 @@ def test_nu_svc_probability_with_libsvms_folds_is_libsvms(shared_plain, tmp_path
     """nu-SVC -b 1 with LIBSVM's folds (every pair's rand() permutation replayed in svm_train's order): each
     pair's folds train nu-SVCs as LIBSVM's svm_binary_svc_probability does, svm-train's stdout line for line (the
     nested trainings' lines included) and its model file byte for byte, probA and probB included."""
-    from llsvm.solvers import smo
-    from llsvm.solvers.ovo import Pairs
+    from llsvm.solvers import ovo
     path = shared_plain(name)
     ds = llsvm.read_dataset(str(path))
-    sizes = [rows.size for _, _, rows, _ in Pairs(ds.y).problems]
-    out = with_libsvms_folds(monkeypatch, smo, sizes, "nu_svc", args, path, tmp_path / "ours.model")
+    sizes = [rows.size for _, _, rows, _ in ovo.Pairs(ds.y).problems]
+    # the pairs' draws come from ovo.run_pairs' Seeds (one loop for smo's and the online lists' pairs)
+    out = with_libsvms_folds(monkeypatch, ovo, sizes, "nu_svc", args, path, tmp_path / "ours.model")
     assert out == libsvm_run(path, tmp_path / "theirs.model", ["-s", "1", "-b", "1", *args])
     assert out.count("Total nSV = ") == 5 * len(sizes) + 1
     assert (tmp_path / "ours.model").read_text() == (tmp_path / "theirs.model").read_text()
