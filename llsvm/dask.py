@@ -728,26 +728,37 @@ def _forget(client, run):
         pass
 
 
-class DaskParts:
-    """CoCoA+'s workers on the cluster (cocoa.LocalParts' interface): part k is a run of blocks of the input, read
-    by the worker it is placed on (its home) and kept there with its dual variables. A round sends w with each
-    task and gathers dw, the stopping figures and the certificate's sums: 8 (n_features + 1) bytes each way per
-    part. When a part's dual variables are lost (its worker died), `round` raises StateLost."""
+class _PartsOnWorkers:
+    """Parts of a run over the workers' blocks (CoCoA+, distributed Newton): part k is a run of blocks of the input,
+    read by the worker it is placed on (its home, the workers in turn) and kept there with its state; a task on
+    another worker (its home died) finds no state and raises StateLost."""
 
     def __init__(self, session, parts, addresses, run, w_size):
         self.s, self.parts, self.run, self.w_size = session, parts, run, w_size
         self.home = [addresses[k % len(addresses)] for k in range(len(parts))]
-        self.r = 0
 
     def __len__(self):
         return len(self.parts)
 
-    def round(self, w, sigma, epochs, seeds, l1_loss):
+    def _each(self, fn, per_part):
+        """fn(*args) for every part's args, each on the part's home worker; the results in part order."""
         c = self.s.client
-        futures = [c.submit(cocoa_task, self.run, k, self.r, part, w, sigma, epochs, seed, l1_loss,
-                            workers=[home], allow_other_workers=True, pure=False)
-                   for k, (part, seed, home) in enumerate(zip(self.parts, seeds, self.home))]
-        return self.s.gather(futures)
+        return self.s.gather([c.submit(fn, *args, workers=[home], allow_other_workers=True, pure=False)
+                              for args, home in zip(per_part, self.home)])
+
+
+class DaskParts(_PartsOnWorkers):
+    """CoCoA+'s workers on the cluster (cocoa.LocalParts' interface), each part kept with its dual variables. A
+    round sends w with each task and gathers dw, the stopping figures and the certificate's sums: 8 (n_features + 1)
+    bytes each way per part."""
+
+    def __init__(self, session, parts, addresses, run, w_size):
+        super().__init__(session, parts, addresses, run, w_size)
+        self.r = 0
+
+    def round(self, w, sigma, epochs, seeds, l1_loss):
+        return self._each(cocoa_task, [(self.run, k, self.r, part, w, sigma, epochs, seed, l1_loss)
+                                       for k, (part, seed) in enumerate(zip(self.parts, seeds))])
 
     def commit(self):
         self.r += 1
@@ -756,25 +767,18 @@ class DaskParts:
         return None                          # it stays on the workers
 
 
-class DaskNewtonParts:
-    """Distributed Newton's parts on the cluster (dnewton.LocalParts' interface): part k is a run of blocks of
-    the input, read by the worker it is placed on and kept there with its state (X w, the Hessian's rows, X s).
-    When a part's state is lost (its worker died), `call` raises StateLost."""
+class DaskNewtonParts(_PartsOnWorkers):
+    """Distributed Newton's parts on the cluster (dnewton.LocalParts' interface), each kept with its state (X w, the
+    Hessian's rows, X s)."""
 
     def __init__(self, session, parts, addresses, run, w_size):
-        self.s, self.parts, self.run, self.w_size = session, parts, run, w_size
-        self.home = [addresses[k % len(addresses)] for k in range(len(parts))]
+        super().__init__(session, parts, addresses, run, w_size)
         self.rounds = 0
-
-    def __len__(self):
-        return len(self.parts)
 
     def call(self, op, args):
         self.rounds += 1
-        c = self.s.client
-        return self.s.gather([c.submit(newton_task, self.run, k, part, op, a, workers=[home],
-                                       allow_other_workers=True, pure=False)
-                              for k, (part, a, home) in enumerate(zip(self.parts, args, self.home))])
+        return self._each(newton_task, [(self.run, k, part, op, a)
+                                        for k, (part, a) in enumerate(zip(self.parts, args))])
 
 
 def block_parts(infos, n_parts):

@@ -30,7 +30,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchutil import DATA_DIR, md_header, md_row, say, shared_file, timed_command  # noqa: E402
+from benchutil import DATA_DIR, md_header, md_row, print_report, say, shared_file, timed_command  # noqa: E402
 
 import llsvm  # noqa: E402
 
@@ -239,10 +239,7 @@ def main(argv=None):
     tmp = args.tmp or tempfile.mkdtemp(prefix="bench-dask-")
     result = bench_dask(tmp, args.rows, args.ovr_rows, args.seed, args.repeats, args.scaling_rounds)
     text = "# llsvm-train --dask against one process (same run)\n\n" + dask_markdown(result)
-    print(text)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(text)
+    print_report(text, args.out)
     return result
 
 

@@ -25,8 +25,8 @@ import tempfile
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchutil import (DATA_DIR, liblinear_train, ll_W, md_header, md_row, say, shared_file,  # noqa: E402
-                       timed)
+from benchutil import (DATA_DIR, liblinear_train, ll_W, md_header, md_row, print_report, say,  # noqa: E402
+                       shared_file, timed)
 
 import llsvm  # noqa: E402
 
@@ -169,10 +169,7 @@ def main(argv=None):
     rows = bench_threads(tmp, args.rows, [int(s) for s in args.seeds.split(",") if s],
                          [s for s in args.shared.split(",") if s], not args.no_dense, args.multicore, args.repeats)
     text = "# One two-class problem on 2 threads (same run)\n\n" + threads_markdown(rows)
-    print(text)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(text)
+    print_report(text, args.out)
     return rows
 
 

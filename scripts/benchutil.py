@@ -248,6 +248,14 @@ def mismatch(a_ll, a_s3):
 
 
 # -- output ---------------------------------------------------------------------------------------------------------
+def print_report(text, out=None):
+    """A bench script's Markdown report: on stdout, and into `out` when given."""
+    print(text)
+    if out:
+        with open(out, "w") as f:
+            f.write(text)
+
+
 def md_row(cells):
     """One row of a Markdown table."""
     return "| " + " | ".join(cells) + " |"

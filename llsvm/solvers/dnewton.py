@@ -278,10 +278,10 @@ def solve_dnewton(parts, solver, eps, max_iter, regularize_bias=True, reporter=N
     n_pos = sum(int(r[1]) for r in starts)
     if solver in (0, 2):
         eps = eps * max(min(n_pos, l - n_pos), 1) / l
-    f = _sum_scalars([r[2] for r in starts]) + 0.5 * 0.0
+    wTw = 0.0                       # w = 0
+    f = _sum_scalars([r[2] for r in starts]) + 0.5 * wTw
     g = c.gradient(w, _sum([r[3] for r in starts]))
     D = _sum([r[4] for r in starts])
-    wTw = 0.0
     gnorm0 = gnorm = K.dnrm2(g)
     say(f"init f {f:5.3e} |g| {gnorm:5.3e}\n")
     search = gnorm > eps * gnorm0
