@@ -12,7 +12,7 @@
 #    PG_max - PG_min <= eps and |PG_max| <= eps and |PG_min| <= eps, and a final pass over all variables;
 #    the Python driver (llsvm/solvers/dcd.py) calls it in chunks of 10 iterations and owns output, warnings and the
 #    -s 2 fallback. (On small sets, one Python call per iteration cost more than the iteration itself.)
-#    The next row in the permutation is prefetched while the current one is processed.
+#    The visits ahead in the permutation are prefetched while the current one is processed (_prefetch_ahead).
 #    `cocoa_local`: one worker's round of CoCoA+ (Ma et al., ICML 2015), the same coordinate step on the worker's
 #    local subproblem (sigma' ||x_i||^2 in the curvature, a private u = w + sigma' A_k d), H epochs without
 #    shrinking, with the round's stopping figures and certificate sums at the broadcast w; the client loop is
@@ -38,7 +38,7 @@ import numpy as np
 from kernel_util cimport LLSVM_PREFETCH
 from kernel_types cimport value_t
 from llsvm._ext._stop cimport stop_requested, check_stop
-from rowview cimport RowView, row_dot, row_dot_inorder, row_axpy, row_sq_norm, row_indices, row_values
+from rowview cimport RowView, prefetch_offsets, prefetch_row, row_dot, row_dot_inorder, row_axpy, row_sq_norm, row_indices, row_values
 from rowview cimport subset_row as _row, subset_ptr as _rows_ptr
 from dual_step cimport dual_gradient, projected_gradient, dual_step
 from rng cimport Rng, rng_shuffle
@@ -71,11 +71,34 @@ cdef inline void _row_axpy_atomic(const RowView* v, int64_t i, double a, double*
         llsvm_atomic_add(&w[v.n_features], a * v.bias)
 
 
-cdef inline void _prefetch_row(const RowView* v, int64_t row, value_t* kind) noexcept nogil:
-    """Ask for the start of a row's indices and values ahead of use (rows are visited in random order)."""
-    cdef int64_t k = v.indptr[row]
-    LLSVM_PREFETCH(row_indices(v, row) + k)
-    LLSVM_PREFETCH(row_values(v, row, kind) + k)
+cdef enum:
+    # rows ahead (in the visiting order) asked for by _prefetch_ahead: a variable's own entries (alpha, y, QD and,
+    # for a subproblem, its row number) PREFETCH_AHEAD rows ahead, then the row's offsets, then the row itself
+    PREFETCH_AHEAD = 4
+    OFFSETS_AHEAD = 3
+    ROW_AHEAD = 2
+
+
+cdef inline void _prefetch_ahead(const RowView* v, const int64_t* r, const int32_t* index, int64_t s, int64_t n,
+                                 const signed char* y, const double* alpha, const double* QD,
+                                 value_t* kind) noexcept nogil:
+    """At position s of a visiting order index[0:n] of random variables, ask for what the next visits read: each
+    of alpha_i, y_i, QD_i, the row's offsets and its non-zeros is a cache miss otherwise, paid one after the other
+    (each row's address needs its offset first), so the pass waits on memory rather than computing."""
+    cdef int64_t i
+    if s + PREFETCH_AHEAD < n:
+        i = index[s + PREFETCH_AHEAD]
+        LLSVM_PREFETCH(&alpha[i])
+        LLSVM_PREFETCH(&QD[i])
+        LLSVM_PREFETCH(&y[i])
+        if r != NULL:
+            LLSVM_PREFETCH(&r[i])
+        else:
+            prefetch_offsets(v, i)
+    if r != NULL and s + OFFSETS_AHEAD < n:
+        prefetch_offsets(v, r[index[s + OFFSETS_AHEAD]])
+    if s + ROW_AHEAD < n:
+        prefetch_row(v, _row(r, index[s + ROW_AHEAD]), kind)
 
 
 cdef int _check_w(Rows X, int64_t size, str name) except -1:
@@ -169,8 +192,7 @@ cdef int64_t _dcd_pass(const RowView* v, const int64_t* r, const signed char* y,
     s = 0
     while s < active_size:
         i = index[s]
-        if s + 1 < active_size:
-            _prefetch_row(v, _row(r, index[s + 1]), kind)
+        _prefetch_ahead(v, r, index, s, active_size, y, alpha, xnorm, kind)
         yi = y[i]
         k = yi + 1
         C = upper[k]
@@ -241,6 +263,10 @@ def dcd_epoch(Rows X not None, const int64_t[::1] rows, const signed char[::1] y
 # -- PASSCoDe on N threads (DCDState.run_wild): the exact check at the end ----------------------------------------
 cdef enum:
     CHECK_BLOCK = 4096      # gradients computed at once by the exact check
+    STALL_EPOCHS = 50       # PASSCoDe's iterations without a new low of PG_max - PG_min before it gives up
+                            # (0: after its first iteration, for tests)
+
+cdef double STALL_FACTOR = 0.9      # a new low is below this fraction of the last
 
 
 cdef void _block_gradients(const RowView* v, const int64_t* r, const signed char* y, const double* alpha,
@@ -312,6 +338,9 @@ cdef class DCDState:
     cdef double PGmax_old, PGmin_old
     # PASSCoDe (run_wild): the threads' shares and the exact check's buffers
     cdef readonly int64_t exact_checks
+    cdef readonly bint stalled    # run_passcode gave up: no progress in STALL_EPOCHS iterations (see there)
+    cdef double best_range
+    cdef int64_t since_best
     cdef int64_t n_w
     cdef object wild_keep
 
@@ -347,6 +376,9 @@ cdef class DCDState:
         self.PGmax_old = INFINITY
         self.PGmin_old = -INFINITY
         self.exact_checks = 0
+        self.stalled = False
+        self.best_range = INFINITY
+        self.since_best = 0
         self.n_w = ww.shape[0]
         self.wild_keep = None
 
@@ -361,7 +393,8 @@ cdef class DCDState:
         self.PGmax_old = PGmax_new if PGmax_new > 0 else INFINITY
         self.PGmin_old = PGmin_new if PGmin_new < 0 else -INFINITY
 
-    def run_passcode(self, int64_t n_epochs, double eps, uint64_t[:, ::1] rngs, bint atomic=True):
+    def run_passcode(self, int64_t n_epochs, double eps, uint64_t[:, ::1] rngs, bint atomic=True,
+                     int64_t stall_epochs=STALL_EPOCHS):
         """Up to n_epochs outer iterations of PASSCoDe (Hsieh, Yu, Dhillon, "PASSCoDe: Parallel ASynchronous
         Stochastic dual Co-ordinate Descent", ICML 2015) on rngs.shape[0] OpenMP threads; returns (converged,
         events) as run() does.
@@ -377,7 +410,10 @@ cdef class DCDState:
         (_pg_extremes, on the threads): the run stops only if the rule holds there, so the stopping rule and the
         certificate are exact; else every variable is active again and the run goes on. The reads see the other
         thread's updates as they come, so a run is not repeatable: each model is within the tolerance, not the same
-        from run to run. One thread: run() with that RNG state, bit for bit (its pass and rule, no check)."""
+        from run to run. The threads' steps on strongly coupled variables (a bias feature every row shares, a large
+        C) can overshoot together and cycle short of a tight eps: with no new low of PG_max - PG_min (below
+        STALL_FACTOR times the last) in stall_epochs iterations, the run stops with `stalled` set, and the driver
+        goes on with one thread (end_threads, then run()). One thread: run() with that RNG state, bit for bit (its pass and rule, no check)."""
         cdef int64_t T = rngs.shape[0], t, size, total
         cdef double PGmax_new, PGmin_new
         cdef int64_t done = 0
@@ -452,12 +488,32 @@ cdef class DCDState:
                     for t in range(T):
                         act[t] = st[t + 1] - st[t]
                     self._unshrink()
+                    self.best_range = INFINITY
+                    self.since_best = 0
                     ev[n_ev] = 42        # '*'
                     n_ev += 1
                     continue
+                # the stall guard: no new low of PG_max - PG_min (by STALL_FACTOR) in STALL_EPOCHS iterations
+                if PGmax_new - PGmin_new < STALL_FACTOR * self.best_range:
+                    self.best_range = PGmax_new - PGmin_new
+                    self.since_best = 0
+                else:
+                    self.since_best += 1
                 self._next_bounds(PGmax_new, PGmin_new)
+                if T > 1 and self.since_best >= stall_epochs:
+                    self.stalled = True
+                    break
         check_stop()
         return converged, events[:n_ev].decode("ascii")
+
+    def end_threads(self):
+        """After run_passcode: w made w(alpha) again (in row order) and every variable active, so that run() goes
+        on from the threads' alpha with the one-thread iteration and its exact rule."""
+        if self.X.f32:
+            _init_w(&self.X.v, self.r, self.y, self.alpha, self.l, self.w, self.n_w, <float*>NULL)
+        else:
+            _init_w(&self.X.v, self.r, self.y, self.alpha, self.l, self.w, self.n_w, <double*>NULL)
+        self._unshrink()
 
     def run(self, int64_t n_epochs, double eps, bint shuffle=True):
         """Up to n_epochs outer iterations with LIBLINEAR 2.50's stopping rule; returns (converged, events).
@@ -633,8 +689,7 @@ cdef void _cocoa_local(const RowView* v, const int64_t* r, const signed char* y,
             rng_shuffle(g, index, l)
         for s in range(l):
             i = index[s]
-            if s + 1 < l:
-                _prefetch_row(v, _row(r, index[s + 1]), kind)
+            _prefetch_ahead(v, r, index, s, l, y, beta, QD, kind)
             row = _row(r, i)
             yi = y[i]
             k = yi + 1

