@@ -1493,3 +1493,42 @@ def decision_values(Rows X not None, const double[:, ::1] W, int64_t nr_feature,
             _decision(&X.v, W, nr_feature, bias, out, <double*>NULL)
     return out
 
+
+
+# -- the smoothed hinge's line search (-s 3 past the dual's limit; llsvm/solvers/smooth_hinge.py) --------------------
+# Problem: min_w 1/2 w.w + sum_i C_i h_delta(1 - y_i w.x_i), h_delta the Huber hinge (0 below 0, z^2/(2 delta) on
+# (0, delta), z - delta/2 above; Chapelle, Neural Computation 2007, section 4). Along a Newton direction s, with
+# z_i = 1 - y_i w.x_i and xs_i = y_i s.x_i, phi'(t) = w.s + t s.s - sum_i C_i h'(z_i - t xs_i) xs_i and
+# phi''(t) = s.s + sum_{band} C_i xs_i^2 / delta. This kernel computes the two sums at one t (one pass over the
+# arrays, no update); the driver's safeguarded Newton iteration on phi' calls it and decides when to stop.
+cdef void _huber_slope(const double* z, const double* xs, const double* C, int64_t l, double delta, double t,
+                       double* slope, double* curv) noexcept nogil:
+    cdef int64_t i
+    cdef double zt, a, s1 = 0.0, s2 = 0.0, inv = 1.0 / delta
+    for i in range(l):
+        zt = z[i] - t * xs[i]
+        if zt <= 0.0:
+            continue
+        if zt >= delta:
+            s1 += C[i] * xs[i]
+        else:
+            a = zt * inv
+            s1 += C[i] * a * xs[i]
+            s2 += C[i] * xs[i] * xs[i]
+    slope[0] = s1
+    curv[0] = s2 * inv
+
+
+def huber_slope(const double[::1] z, const double[::1] xs, const double[::1] C, double delta, double t):
+    """(sum_i C_i h'(z_i - t xs_i) xs_i, sum_{0 < z_i - t xs_i < delta} C_i xs_i^2 / delta), h' = clip(./delta, 0, 1):
+    the data parts of the smoothed hinge's phi'(t) and phi''(t) (see the section's comment)."""
+    cdef int64_t l = z.shape[0]
+    cdef double slope = 0.0, curv = 0.0
+    if xs.shape[0] != l or C.shape[0] != l:
+        raise ValueError("huber_slope: z, xs and C differ in length")
+    if not delta > 0.0:
+        raise ValueError("huber_slope: delta must be positive")
+    if l:
+        with nogil:
+            _huber_slope(&z[0], &xs[0], &C[0], l, delta, t, &slope, &curv)
+    return slope, curv

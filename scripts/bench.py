@@ -777,7 +777,8 @@ def main():
     ap.add_argument("--parts",
                     default="parse,solvers,llsvm,stream,smo,types,startup,contention,signals,cli,sklearn,dask,threads",
                     help="what to run: parse, solvers, llsvm, stream, smo, types, startup, contention, signals, "
-                         "cli, sklearn, dask, threads (comma list)")
+                         "cli, sklearn, dask, threads, dense (comma list; dense, not by default: -s 3 where n >> d, "
+                         "scripts/bench_dense.py)")
     ap.add_argument("--startup-runs", type=int, default=20, help="part startup: runs of each command (median)")
     ap.add_argument("--liblinear-dir", default=os.environ.get("LIBLINEAR_DIR"),
                     help="parts startup and cli: directory of LIBLINEAR's train and predict, or of its sources "
@@ -856,6 +857,7 @@ def main():
     sklearn_rows, sklearn_mem = [], []
     dask_result = None
     threads_rows = None
+    dense_text = None
     shared_dir = DATA_DIR
     try:
         # the generated sets and the decompressed public sets, for the parts that read them
@@ -961,6 +963,9 @@ def main():
             from bench_threads import bench_threads
             threads_rows = bench_threads(tmp, args.threads_rows, [int(x) for x in args.threads_seeds.split(",") if x],
                                          mc_dir=args.multicore, repeats=max(args.repeats, 3))
+        if "dense" in parts:
+            from bench_dense import bench_dense, dense_markdown
+            dense_text = dense_markdown(bench_dense(tmp, repeats=max(args.repeats, 3)))
         if "sklearn" in parts:
             from bench_sklearn import SETS as SKLEARN_SETS, bench_sklearn
             sets = args.sklearn_sets.split(",") if args.sklearn_sets else list(SKLEARN_SETS) + ["sparse"]

@@ -143,6 +143,9 @@ def model_weights(text, solver_type, labels, nr_feature, bias, nr_w):
     return np.array([[float(t) for t in line.split()] for line in body])
 
 
+SWITCH_L1 = "Switching to the smoothed-hinge primal Newton (until the duality gap <= 0.1 % of the primal)\n"
+
+
 def blocks(stdout):
     """[(n_iter, objective text, nSV, warning)] of a dual solver's stdout; the text must be exactly blocks."""
     pattern = re.compile(BLOCK + "(" + re.escape(WARN_L1) + "|" + re.escape(WARN_L2) + ")?")
@@ -157,6 +160,12 @@ def blocks(stdout):
         if m.group(4) == WARN_L2:           # -s 1 -> -s 2: LIBLINEAR's Newton lines follow
             newton = re.compile(r"(?:%s\n)(?:%s\n)*" % (INIT_RE.pattern, ITER_RE.pattern))
             n = newton.match(stdout, pos)
+            assert n, stdout[pos:pos + 200]
+            pos = n.end()
+        if m.group(4) == WARN_L1 and stdout.startswith(SWITCH_L1, pos):    # -s 3 -> the smoothed-hinge Newton
+            sh = re.compile(re.escape(SWITCH_L1) + r"(?:smoothed hinge delta = \S+: primal \S+ gap \S+\n)+"
+                            r"primal \S+ dual \S+ relative gap \S+\n")
+            n = sh.match(stdout, pos)
             assert n, stdout[pos:pos + 200]
             pos = n.end()
     return out
@@ -560,7 +569,7 @@ def test_max_iter_switches_to_primal(runner, heart, tmp_path):
     r3 = train(runner, "--max-iter", "2", "-s", "3", heart, tmp_path / "m3")
     assert_exit(r3, 0)
     [(n_iter, _, _, warn)] = blocks(r3.stdout)
-    assert (n_iter, warn) == (2, WARN_L1)
+    assert (n_iter, warn) == (2, WARN_L1) and SWITCH_L1 in r3.stdout     # then the smoothed-hinge primal Newton
     # the warnings are LIBLINEAR's info(): -q silences them
     rq = train(runner, "-q", "--max-iter", "2", heart, tmp_path / "mq")
     assert_exit(rq, 0)

@@ -1,0 +1,81 @@
+"""-s 3 past the dual's iteration limit (issue 32 item 4): the smoothed-hinge primal Newton of
+llsvm/solvers/smooth_hinge.py, certified by a duality gap computed here in NumPy; runs that LIBLINEAR's dual
+finishes are untouched (LIBLINEAR's model bit for bit)."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import llsvm
+from llsvm._ext import _linear as K
+from llsvm.solvers.common import Subproblem
+from llsvm.solvers.dcd import solve_dcd
+
+
+def stalling_set(n=3000, seed=0, scale=100.0):
+    """n >> d, overlapping classes, unscaled features (skin_nonskin's shape: 3 features in 0..255): Q = Y X X^T Y
+    of rank 4 with large diagonal, where dual CD creeps (a few dozen passes leave the gap near the primal)."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(0.0, scale, (n, 3))
+    y = np.where(X[:, 0] - X[:, 1] + 0.3 * scale * rng.standard_normal(n) > 0, 1.0, -1.0)
+    return X, y
+
+
+def numpy_certificate(X, y, C, w, alpha, bias=1.0):
+    """Primal at w, dual at alpha, independently: P = w.w/2 + C sum hinge, D = sum alpha - |sum alpha_i y_i x_i|^2/2."""
+    Xb = np.hstack([X, np.full((X.shape[0], 1), bias)])
+    primal = 0.5 * w @ w + C * np.maximum(0.0, 1.0 - y * (Xb @ w)).sum()
+    wa = Xb.T @ (alpha * y)
+    return primal, alpha.sum() - 0.5 * wa @ wa
+
+
+def signs(model, y):
+    return np.where(y == model.label[0], 1.0, -1.0)
+
+
+def test_stalled_dual_switches_and_is_certified():
+    X, y = stalling_set()
+    model = llsvm.train(X, y, solver=3, C=1.0, bias=1.0, max_iter=30)
+    r = model.meta["results"][0]
+    assert r.extra["switched_to_primal"] and r.extra["dual_iterations"] == 30
+    assert r.converged
+    ys = signs(model, y)
+    w = model.W[:, 0]
+    assert np.all(r.alpha >= 0.0) and np.all(r.alpha <= 1.0)
+    primal, dual = numpy_certificate(X, ys, 1.0, w, r.alpha)
+    assert primal - dual <= 1e-3 * primal
+    assert primal == pytest.approx(r.primal, rel=1e-9) and dual == pytest.approx(r.dual, rel=1e-9)
+    # the dual alone at the same limit is far from it: the switch is what certifies
+    sub = Subproblem(llsvm.CSRDataset.from_csr(sp.csr_matrix(X), y), ys.astype(np.int8), 1.0, 1.0, bias=1.0)
+    d = solve_dcd(sub, True, 0.1, 30)
+    assert d.gap > 0.1 * d.primal and primal < d.primal
+
+
+def test_smooth_hinge_reaches_the_optimum_of_a_long_dual_run():
+    """The certified primal agrees with a long dual run's (both within their gaps of the same optimum)."""
+    X, y = stalling_set(n=600, seed=3, scale=10.0)
+    fast = llsvm.train(X, y, solver=3, C=1.0, bias=1.0, max_iter=5)
+    long = llsvm.train(X, y, solver=3, C=1.0, bias=1.0, max_iter=200000, eps=1e-4)
+    rf, rl = fast.meta["results"][0], long.meta["results"][0]
+    assert rf.extra.get("switched_to_primal") and not rl.extra.get("switched_to_primal")
+    assert rl.gap <= 1e-3 * rl.primal
+    assert abs(rf.primal - rl.primal) <= rf.gap + rl.gap
+
+
+def test_converging_run_is_untouched():
+    """Where the dual finishes before its limit there is no switch: the model is solve_dcd's (LIBLINEAR's path)."""
+    X, y = stalling_set(n=500, seed=1, scale=1.0)
+    model = llsvm.train(X, y, solver=3, C=1.0, bias=1.0)
+    r = model.meta["results"][0]
+    assert "switched_to_primal" not in r.extra and r.n_iter < 1000
+
+
+def test_huber_slope_against_numpy():
+    rng = np.random.default_rng(5)
+    z, xs, C = rng.standard_normal(1000), rng.standard_normal(1000), rng.uniform(0.5, 2.0, 1000)
+    for delta, t in ((1.0, 0.0), (0.1, 0.7), (1e-3, -0.2)):
+        zt = z - t * xs
+        a = np.clip(zt / delta, 0.0, 1.0)
+        band = (zt > 0) & (zt < delta)
+        slope, curv = K.huber_slope(z, xs, C, delta, t)
+        assert slope == pytest.approx(float((C * a) @ xs), rel=1e-12, abs=1e-12)
+        assert curv == pytest.approx(float((C[band] * xs[band]) @ xs[band]) / delta, rel=1e-12)
