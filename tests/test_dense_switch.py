@@ -79,3 +79,34 @@ def test_huber_slope_against_numpy():
         slope, curv = K.huber_slope(z, xs, C, delta, t)
         assert slope == pytest.approx(float((C * a) @ xs), rel=1e-12, abs=1e-12)
         assert curv == pytest.approx(float((C[band] * xs[band]) @ xs[band]) / delta, rel=1e-12)
+
+
+def test_a_dual_that_creeps_switches_at_the_stall_check():
+    """At STALL_CHECK_ITER iterations a gap above STALL_GAP of the primal switches to the primal Newton (without
+    waiting for the limit): the same certified optimum as the switch at the limit, the check's gap reported."""
+    from llsvm.solvers import dcd
+    X, y = stalling_set()
+    lines = []
+    model = llsvm.train(X, y, solver=3, C=1.0, bias=1.0, say=lines.append, warn=lines.append)
+    r = model.meta["results"][0]
+    assert r.extra["dual_iterations"] == dcd.STALL_CHECK_ITER and r.extra["dual_stalled"] > dcd.STALL_GAP
+    assert r.extra["switched_to_primal"] and r.converged
+    assert any("WARNING: the dual stalls" in s for s in lines) and not any("reaching max" in s for s in lines)
+    primal, dual = numpy_certificate(X, signs(model, y), 1.0, model.W[:, 0], r.alpha)
+    assert primal - dual <= 1e-3 * primal
+    at_limit = llsvm.train(X, y, solver=3, C=1.0, bias=1.0, max_iter=30).meta["results"][0]
+    assert abs(primal - at_limit.primal) <= r.gap + at_limit.gap
+
+
+def test_a_dual_that_progresses_passes_the_stall_check(monkeypatch):
+    """A run past STALL_CHECK_ITER whose gap is small goes on as LIBLINEAR's (the check only reads): the model is
+    the one without the check, bit for bit."""
+    from llsvm.solvers import dcd
+    X, y = stalling_set(n=500, seed=1, scale=1.0)
+    monkeypatch.setattr(dcd, "STALL_CHECK_ITER", 10)
+    checked = llsvm.train(X, y, solver=3, C=1.0, bias=1.0, eps=1e-6, max_iter=2000)
+    r = checked.meta["results"][0]
+    assert r.n_iter > 10 and "dual_stalled" not in r.extra and "switched_to_primal" not in r.extra
+    monkeypatch.setattr(dcd, "STALL_CHECK_ITER", 10 ** 9)
+    plain = llsvm.train(X, y, solver=3, C=1.0, bias=1.0, eps=1e-6, max_iter=2000)
+    np.testing.assert_array_equal(checked.W, plain.W)

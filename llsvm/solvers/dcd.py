@@ -19,6 +19,12 @@ from ..params import DUAL_MAX_ITER, NEWTON_MAX_ITER
 L2R_L2LOSS_SVC_DUAL = 1
 L2R_L1LOSS_SVC_DUAL = 3
 PASSCODE_STALL_EPOCHS = 50     # iterations without progress before PASSCoDe hands over to one thread (run_passcode)
+# -s 3's stall check: at STALL_CHECK_ITER iterations (if the dual has not stopped), the certificate is taken once
+# (one pass); a duality gap above STALL_GAP of the primal means a dual that creeps (skin_nonskin: 0.998 there, and
+# LIBLINEAR's 300 iterations still end 50 % above the optimum; the generated dense set, which converges at 118:
+# 1.4e-4), and the run goes on by the smoothed-hinge primal Newton as at the limit.
+STALL_CHECK_ITER = 100
+STALL_GAP = 0.5
 
 
 
@@ -28,8 +34,13 @@ def train_one(sub, params, seed, reporter, warm=None):
     max_iter = params.max_iter or params.spec.default_max_iter
     res = solve_dcd(sub, l1, params.eps, max_iter, rng_seed=seed,
                     alpha0=None if warm is None else warm.get("alpha"), reporter=reporter,
-                    threads=problem_threads(sub, params.threads, sparse=True))
-    if res.n_iter >= max_iter:
+                    threads=problem_threads(sub, params.threads, sparse=True), stall_check=l1)
+    if l1 and "dual_stalled" in res.extra:
+        if reporter is not None:
+            reporter.info(f"\nWARNING: the dual stalls: its duality gap is {res.extra['dual_stalled']:.1%} of the "
+                             f"primal after {res.n_iter} iterations\n")
+        res = _primal_after_limit(sub, res, reporter)
+    elif res.n_iter >= max_iter:
         if l1:
             warn_max_iter(reporter, "Using -s 2 may be faster (also see FAQ)\n\n")
             res = _primal_after_limit(sub, res, reporter)
@@ -46,7 +57,7 @@ def train_one(sub, params, seed, reporter, warm=None):
 
 
 def _primal_after_limit(sub, dual, reporter):
-    """-s 3 at the iteration limit: on from the dual's w by the smoothed-hinge primal Newton (smooth_hinge.py) to a
+    """-s 3 at the iteration limit or the stall check: on from the dual's w by the smoothed-hinge primal Newton (smooth_hinge.py) to a
     certified relative gap of 1e-3, as -s 1 goes on by -s 2's Newton. Only at the limit, so that every run that
     LIBLINEAR's dual finishes is LIBLINEAR's bit for bit; the model is w(alpha) for a feasible alpha, and a run that
     ends short of the gap says so."""
@@ -63,11 +74,13 @@ def _primal_after_limit(sub, dual, reporter):
     res.solver = L2R_L1LOSS_SVC_DUAL
     res.extra.update(objective_value=-res.dual, dual_iterations=dual.n_iter, switched_to_primal=True,
                      relative_gap=rel, **{f"primal_{k}": v for k, v in stats.items()})
+    if "dual_stalled" in dual.extra:
+        res.extra["dual_stalled"] = dual.extra["dual_stalled"]
     return res
 
 
 def solve_dcd(sub, l1_loss, eps, max_iter=DUAL_MAX_ITER, rng_seed=1, alpha0=None, reporter=None, shuffle=True,
-              threads=1):
+              threads=1, stall_check=False):
     """Dual coordinate descent with shrinking: LIBLINEAR 2.50's solve_l2r_l1l2_svc, outer loop here.
 
     Returns a FitResult; `n_iter >= max_iter` means the iteration limit was hit (converged False).
@@ -75,6 +88,8 @@ def solve_dcd(sub, l1_loss, eps, max_iter=DUAL_MAX_ITER, rng_seed=1, alpha0=None
     threads > 1: PASSCoDe-Atomic on that many threads (DCDState.run_passcode: a share of the rows per thread, the
     additions into w atomic, the stopping rule checked exactly at w(alpha)); not repeatable run to run. When the
     threads stall (run_passcode's guard), one thread goes on from their alpha.
+    stall_check: at STALL_CHECK_ITER iterations, stop if the duality gap exceeds STALL_GAP of the primal
+    (extra["dual_stalled"]: that fraction; converged False).
     """
     l = sub.l
     w = np.zeros(sub.w_size, np.float64)
@@ -93,6 +108,7 @@ def solve_dcd(sub, l1_loss, eps, max_iter=DUAL_MAX_ITER, rng_seed=1, alpha0=None
     # PASSCoDe: an RNG state per thread, drawn from the run's
     rngs = np.stack([rng_state(rng_draw(rng)) for _ in range(threads)]) if threads > 1 else None
     # LIBLINEAR's outer loop runs in the kernel, 10 iterations per call so the dots appear as LIBLINEAR's do
+    converged, stalled = False, None
     while state.n_iter < max_iter:
         n = min(10, max_iter - state.n_iter)
         if threads > 1 and not state.stalled:
@@ -105,6 +121,10 @@ def solve_dcd(sub, l1_loss, eps, max_iter=DUAL_MAX_ITER, rng_seed=1, alpha0=None
             reporter.info(events)
         if converged:
             break
+        if stall_check and state.n_iter == STALL_CHECK_ITER < max_iter:
+            stalled = _stalled(sub, w, alpha, l1_loss, threads)
+            if stalled is not None:
+                break
     it = state.n_iter
     if threads > 1:
         K.dcd_init_w(*sub.args, sub.y, alpha, w)     # w(alpha) in row order, whatever order the threads added in
@@ -113,7 +133,9 @@ def solve_dcd(sub, l1_loss, eps, max_iter=DUAL_MAX_ITER, rng_seed=1, alpha0=None
         # LIBLINEAR's "Objective value" is the dual minimization objective f(alpha) = -dual
         report_finished(reporter, it, -res.dual, res.nSV)
     res.n_iter = it
-    res.converged = it < max_iter
+    res.converged = it < max_iter and stalled is None
+    if stalled is not None:
+        res.extra["dual_stalled"] = stalled
     res.solver = L2R_L1LOSS_SVC_DUAL if l1_loss else L2R_L2LOSS_SVC_DUAL
     res.extra["objective_value"] = -res.dual
     if threads > 1:
@@ -121,6 +143,17 @@ def solve_dcd(sub, l1_loss, eps, max_iter=DUAL_MAX_ITER, rng_seed=1, alpha0=None
         res.extra["exact_checks"] = state.exact_checks
         res.extra["threads_stalled"] = bool(state.stalled)
     return res
+
+
+def _stalled(sub, w, alpha, l1_loss, threads):
+    """The dual's relative duality gap if it exceeds STALL_GAP (the stall check), else None; one pass, at
+    w(alpha) (rebuilt in row order for threads, whose w matches it only up to the order of the additions)."""
+    if threads > 1:
+        w = np.zeros_like(w)
+        K.dcd_init_w(*sub.args, sub.y, alpha, w)
+    cert = certify(sub, w, alpha, l1_loss)
+    rel = cert.gap / abs(cert.primal) if cert.primal else 0.0
+    return rel if rel > STALL_GAP else None
 
 
 def certify(sub, w, alpha, l1_loss):
