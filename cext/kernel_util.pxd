@@ -3,7 +3,14 @@ from libc.stdint cimport int64_t
 
 cdef extern from *:
     """
-    #if defined(__GNUC__) || defined(__clang__)
+    /* A prefetch the compiler keeps. GCC's pure-const analysis takes a helper whose only statements are
+       __builtin_prefetch calls for one without side effects and deletes the calls to it (GCC 12 -O1 and up: the
+       dual CD kernel's row prefetches were never in the binary); a volatile asm is never deleted. */
+    #if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
+    #define LLSVM_PREFETCH(p) __asm__ __volatile__("prefetcht0 %0" : : "m"(*(const char*)(p)))
+    #elif (defined(__GNUC__) || defined(__clang__)) && defined(__aarch64__)
+    #define LLSVM_PREFETCH(p) __asm__ __volatile__("prfm pldl1keep, %0" : : "Q"(*(const char*)(p)))
+    #elif defined(__GNUC__) || defined(__clang__)
     #define LLSVM_PREFETCH(p) __builtin_prefetch((const void*)(p))
     #else
     #define LLSVM_PREFETCH(p) ((void)0)

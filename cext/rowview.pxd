@@ -77,7 +77,7 @@ cdef inline void prefetch_row(const RowView* v, int64_t i, value_t* kind) noexce
     """Ask for row i's indices and values (its first PREFETCH_ROW_MAX non-zeros), every cache line, ahead of use:
     a solver visiting rows in random order otherwise waits on each line of each row in turn (the hardware's
     prefetcher only starts after a few lines of a row). Measured on the generated sparse set (75 non-zeros per
-    row): a dual CD pass 1.7x faster than asking for the first line only."""
+    row, -s 3 -B 1): the dual CD passes 2.3x faster (2.1 s against 4.9 s of CPU) than with none."""
     cdef int64_t k = v.indptr[i], end = v.indptr[i + 1]
     cdef const char* a
     cdef const char* a_end
