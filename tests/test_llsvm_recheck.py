@@ -352,3 +352,132 @@ def test_budget_too_small_for_the_state_is_refused(tmp_path):
     # the minimum it names is enough
     res = runner_train("-s", "llsvm", "-q", "--memory", "900K", binp, tmp_path / "m.model")
     assert_exit(res, 0)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# issue 32 item 6: re-check passes read a binary input ahead on a helper thread; block optimization keeps its last
+# block in memory for the next outer iteration and holds the whole active set while the budget less a re-check
+# pass's blocks allows it (spilled to its file for the pass otherwise)
+
+def _binary(tmp_path, X, y, block_rows):
+    path = tmp_path / "set.bin"
+    llsvm.write_binary(dataset(X, y), str(path), block_rows=block_rows)
+    return str(path)
+
+
+def _spy(monkeypatch, name):
+    """Count the calls of OnePassSolver.<name>."""
+    from llsvm.solvers.onepass import OnePassSolver
+    calls = []
+    orig = getattr(OnePassSolver, name)
+
+    def spy(self, *a, **kw):
+        calls.append(1)
+        return orig(self, *a, **kw)
+    monkeypatch.setattr(OnePassSolver, name, spy)
+    return calls
+
+
+@pytest.mark.parametrize("memory,streamed", [(1 << 20, True), (3 << 19, False)], ids=["1M", "1.5M"])
+def test_read_ahead_changes_nothing_but_timing(tmp_path, monkeypatch, memory, streamed):
+    """The same binary input under --memory with and without the read-ahead: the same model, bit for bit, and the
+    same trace (duals, active-set sizes, blocks, re-check records). Under 1M the active set streams in blocks (the
+    last one held for the next outer iteration); under 1.5M it is held whole during block optimization and spilled
+    to its file for the re-check passes. The certificate is NumPy's."""
+    from llsvm.solvers.onepass import OnePassSolver
+    X, y = big_problem()
+    path = _binary(tmp_path, X, y, 700)
+    held, spilled = _spy(monkeypatch, "_unhold"), _spy(monkeypatch, "_rewrite")
+    runs = {}
+    for ahead in (True, False):
+        monkeypatch.setattr(OnePassSolver, "READ_AHEAD", ahead)
+        runs[ahead] = fit(path, recheck=True, eps=0.1, bias=1.0,
+                          options=LLSVMOptions(memory=memory, return_alpha=True, max_passes=50))
+    a, b = (runs[k].meta["results"][0] for k in (True, False))
+    assert np.array_equal(a.w, b.w) and np.array_equal(a.alpha, b.alpha)
+    for key in ("dual_trace", "block_dual", "active", "blocks", "recheck"):
+        ra, rb = a.extra[key], b.extra[key]
+        if key == "recheck":
+            ra, rb = ([{k: v for k, v in x.items() if "seconds" not in k} for x in r] for r in (ra, rb))
+        assert ra == rb, key
+    assert len(a.extra["recheck"]) > 1 and (max(a.extra["blocks"]) > 1) == streamed
+    if streamed:
+        assert held                                  # the last block was held, then went back to the file
+    else:
+        assert len(spilled) > len(a.extra["recheck"]) # spilled before re-check passes (merges rewrite too)
+    check_certified(runs[True], X, y, 0.1, bias=1.0)
+
+
+def test_prefetched_bounded_holds_two_items_in_order():
+    """prefetched(bounded=True): the iterator's items in its order, never more than depth + 1 alive at once when
+    the consumer drops each before asking for the next (counted with weak references, not timed)."""
+    import gc
+    import weakref
+    from llsvm.solvers.outofcore import prefetched
+
+    class Item:
+        def __init__(self, k):
+            self.k = k
+
+    alive, most = weakref.WeakSet(), [0]
+
+    def items():
+        for k in range(40):
+            it = Item(k)
+            alive.add(it)
+            most[0] = max(most[0], len(alive))
+            yield it
+            del it
+    seen = []
+    for item in prefetched(items(), bounded=True):
+        seen.append(item.k)
+        for _ in range(200):               # give the helper every chance to run ahead
+            pass
+        gc.collect()
+        most[0] = max(most[0], len(alive))
+        del item
+    assert seen == list(range(40))
+    assert most[0] <= 2
+
+
+def test_read_ahead_reports_a_bad_block_as_before(tmp_path):
+    """A checksum mismatch in a block of the binary input is the same error with the read-ahead (re-check passes
+    read the file on a helper thread) as when the file is read in the consumer."""
+    from llsvm.binfmt import BinaryDataset
+    from llsvm.solvers.outofcore import Input
+    X, y = big_problem()
+    path = _binary(tmp_path, X, y, 700)
+    with BinaryDataset(path) as ds:
+        off = int(ds.block_offsets[5]) + 200
+    raw = bytearray(open(path, "rb").read())
+    raw[off] ^= 0xFF
+    open(path, "wb").write(bytes(raw))
+    errors = []
+    for ahead in (True, False):
+        src = Input(path)
+        n = 0
+        with pytest.raises(Exception) as exc:
+            for block in src.blocks(read_ahead=ahead):
+                n += block.n_rows
+                del block
+        src.close()
+        errors.append((type(exc.value), str(exc.value), n))
+    assert errors[0] == errors[1] and errors[0][2] == 5 * 700
+
+
+def test_read_ahead_thread_ends_with_the_consumer(tmp_path):
+    """Ctrl-C in the consumer (a KeyboardInterrupt between two blocks) ends the read-ahead: when it reaches the
+    caller the helper thread is gone (it waits on its slot or the queue in steps of 0.1 s, and the consumer's exit
+    waits for it)."""
+    import threading
+    from llsvm.solvers.outofcore import Input
+    X, y = big_problem()
+    path = _binary(tmp_path, X, y, 700)
+    src = Input(path)
+    with pytest.raises(KeyboardInterrupt):
+        for k, block in enumerate(src.blocks(read_ahead=True)):
+            del block
+            if k == 3:
+                raise KeyboardInterrupt
+    src.close()
+    assert not [t for t in threading.enumerate() if t.name == "llsvm-reader" and t.is_alive()]

@@ -29,21 +29,36 @@ MIN_TEXT_PIECE = 16 << 10
 COPY_ALIGN = 64 << 10
 
 
-def prefetched(iterator, depth=1):
-    """Iterate on a helper thread, `depth` items ahead (parsing overlaps the kernels: both release the GIL)."""
+def prefetched(iterator, depth=1, bounded=False):
+    """Iterate on a helper thread, `depth` items ahead (parsing or reading overlaps the kernels: both release the
+    GIL). `bounded`: at most depth + 1 items exist at once, the consumer's included, provided the consumer drops
+    its reference to an item (del) before it asks for the next (a binary file's blocks read ahead within a budget
+    that counts depth + 1 blocks); otherwise the helper also holds one item while the queue is full. The items
+    and their order are the iterator's: only the timing changes."""
     q = queue.Queue(maxsize=depth)
     stop = threading.Event()
+    slots = threading.Semaphore(depth + 1) if bounded else None
     DONE = object()
 
     def run():
         try:
-            for item in iterator:
+            it = iter(iterator)
+            while True:
+                if slots is not None:
+                    while not slots.acquire(timeout=0.1):
+                        if stop.is_set():
+                            return
+                try:
+                    item = next(it)
+                except StopIteration:
+                    break
                 while not stop.is_set():
                     try:
                         q.put((True, item), timeout=0.1)
                         break
                     except queue.Full:
                         continue
+                item = None
                 if stop.is_set():
                     return
             q.put((True, DONE))
@@ -60,6 +75,9 @@ def prefetched(iterator, depth=1):
             if item is DONE:
                 return
             yield item
+            item = None
+            if slots is not None:
+                slots.release()           # the consumer let go of the item it had: the helper may read one more
     finally:
         stop.set()
         # the reader may be blocked on an open pipe (stdin): give it a moment, then leave it (a daemon thread)
@@ -131,14 +149,18 @@ class Input:
                                   f"(more than {MAX_LABELS} distinct values), not classes: no label table to train on")
         return labels
 
-    def blocks(self, prefetch=False, progress=False):
+    def blocks(self, prefetch=False, progress=False, read_ahead=False):
         """One pass, blocks in order, each with first_row. `prefetch`: text is parsed on a helper thread, one block
         ahead; `progress`: text blocks advance the progress bar. A binary file's blocks are read one at a time
-        (see binary_blocks)."""
+        (see binary_blocks); with `read_ahead`, the next one is read (and checked) on a helper thread while the
+        consumer works on the current one, which it must drop (del) before it asks for the next: two blocks of
+        the file at most."""
         if self.memory:
             it = self.blocks_of(self.block_bytes)
         elif self.binary:
             it = self.binary_blocks(self.block_bytes)
+            if read_ahead:
+                return prefetched(it, bounded=True)
         else:
             it = self.ds.iter_blocks(progress=self.progress if progress else None)
         return prefetched(it) if prefetch else it
