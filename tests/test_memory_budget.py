@@ -4,9 +4,8 @@ refused with the minimum named (exit 1): up front when the number of rows is kno
 rows read so far need more than the budget for text.
 
 The data is conftest's big_text: 300,000 rows of 12 non-zeros among 3,000 features, ~50 MB of text, ~48 MB as a
-binary file (written here in blocks of 10,000 rows, ~1.6 MB each, so that 12M holds the two -s streamsvm reads at
-a time: the one in use and the one read ahead). Measured on the development machine (peak RSS, two passes / outer
-iterations; blocks of 20,000 rows then):
+binary file (written here in blocks of 20,000 rows, ~3.2 MB each, so that 12M holds one). Measured on the
+development machine (peak RSS, two passes / outer iterations):
 
     solver       input    no --memory   --memory 12M
     streamsvm    text     154 MB        54 MB
@@ -53,7 +52,7 @@ UNITS = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
 @pytest.fixture(scope="module")
 def inputs(big_text, tmp_path_factory):
     binp = tmp_path_factory.mktemp("budget") / "big.bin"
-    llsvm.write_binary(str(big_text), str(binp), block_rows=10_000)
+    llsvm.write_binary(str(big_text), str(binp), block_rows=20_000)
     return {"text": big_text, "binary": binp}
 
 

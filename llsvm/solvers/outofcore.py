@@ -385,10 +385,6 @@ class StreamedSolver(OutOfCoreSolver):
     the rows read so far need more."""
 
     BLOCK_ROW_BYTES = 48            # temporaries per row of a block in use (labels, class indices, signs)
-    # blocks of a binary file read ahead on a helper thread (Input.blocks), which the budget counts; READ_AHEAD turns
-    # the thread off (the same run, without the overlap)
-    READ_AHEAD_BLOCKS = 0
-    READ_AHEAD = True
 
     def __init__(self, params=None, reporter=None, **kw):
         super().__init__(params, reporter, **kw)
@@ -415,12 +411,11 @@ class StreamedSolver(OutOfCoreSolver):
 
     def _reading(self, src):
         """What reading a known input (binary file, rows in memory) holds at a time: one block of the file, read
-        whole (and READ_AHEAD_BLOCKS more, read ahead), or nothing of in-memory rows (their pieces are views), plus
-        _block_extra of the largest piece."""
+        whole, or nothing of in-memory rows (their pieces are views), plus _block_extra of the largest piece."""
         if src.binary:
             size, rows = src.largest_block()
             nnz = size // (12 if not src.ds.float32 else 8)
-            return (1 + self.READ_AHEAD_BLOCKS) * size + self._block_extra(rows, nnz)
+            return size + self._block_extra(rows, nnz)
         from ..dataset import block_rows_for
         ds = src.ds
         bounds = np.asarray(block_rows_for(ds.indptr, None, self.block_bytes, ds.dtype.itemsize))

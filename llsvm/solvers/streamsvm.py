@@ -53,9 +53,6 @@ class StreamSVMSolver(StreamedSolver):
     """-s streamsvm: the reader (this thread) and the trainer (a second thread, or alternating with one)."""
 
     name = "streamsvm"
-    # the reader's next block of a binary file (the input, or text's copy after the first pass) is read and checked
-    # on a helper thread while the reader inserts the current one (issue 32)
-    READ_AHEAD_BLOCKS = 1
 
     # -- the budget: the per-row state, w and the reader's w, the reading, the cache gets the rest --------------
     def _state(self, rows):
@@ -172,7 +169,6 @@ class StreamSVMSolver(StreamedSolver):
         row_bytes = None
         cache = None
         trainer = None
-        blocks = None
         window = {"PGmax": -math.inf, "PGmin": math.inf, "picks": 0, "updates": 0, "evicted": 0}
         converged = False
         n_iter = 0
@@ -187,8 +183,7 @@ class StreamSVMSolver(StreamedSolver):
                 pending = 0
                 cap_changes = []        # text under a budget: [rows read, Omega] at the start, then at each set_cap
                 text_pass = writer is not None and it == 0
-                blocks = src.text_pass(writer) if text_pass else \
-                    src.blocks(read_ahead=self.READ_AHEAD and self.READ_AHEAD_BLOCKS > 0)
+                blocks = src.text_pass(writer) if text_pass else src.blocks()
                 for block in blocks:
                     cls, new = classes.add(block.y)
                     if text_pass:
@@ -356,8 +351,6 @@ class StreamSVMSolver(StreamedSolver):
                 if window["picks"] >= n_rows:
                     window = {"PGmax": -math.inf, "PGmin": math.inf, "picks": 0, "updates": 0, "evicted": 0}
         finally:
-            if blocks is not None and hasattr(blocks, "close"):
-                blocks.close()          # a read-ahead thread ends here (Ctrl-C, an error), not when the frame goes
             if cache is not None:
                 cache.stop()
             if trainer is not None:
