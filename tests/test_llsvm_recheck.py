@@ -372,22 +372,30 @@ def _spy(monkeypatch, name):
     orig = getattr(OnePassSolver, name)
 
     def spy(self, *a, **kw):
-        calls.append(1)
+        calls.append(kw)
         return orig(self, *a, **kw)
     monkeypatch.setattr(OnePassSolver, name, spy)
     return calls
 
 
-@pytest.mark.parametrize("memory,streamed", [(1 << 20, True), (3 << 19, False)], ids=["1M", "1.5M"])
-def test_read_ahead_changes_nothing_but_timing(tmp_path, monkeypatch, memory, streamed):
+def wide_problem():
+    """8000 x 4000 sparse binary rows (20 non-zeros each): about 3300 free rows at the optimum (a sixth of a row's
+    features), so that the active set between re-check passes is close to 1M loaded."""
+    X, y = make_problem(72, l=8000, n=4000, density=0.005, noise=1.0)
+    return X, first_label(y, 1.0)
+
+
+@pytest.mark.parametrize("memory,spilled", [(1 << 20, True), (int(1.9 * (1 << 20)), False)], ids=["1M", "1.9M"])
+def test_read_ahead_changes_nothing_but_timing(tmp_path, monkeypatch, memory, spilled):
     """The same binary input under --memory with and without the read-ahead: the same model, bit for bit, and the
-    same trace (duals, active-set sizes, blocks, re-check records). Under 1M the active set streams in blocks (the
-    last one held for the next outer iteration); under 1.5M it is held whole during block optimization and spilled
-    to its file for the re-check passes. The certificate is NumPy's."""
+    same trace (duals, active-set sizes, blocks, re-check records). Under 1M the first-pass active set streams in
+    blocks (the last one held for the next outer iteration), and the active set, held whole once it fits, is
+    written to its file before each re-check pass, which appends its re-entering rows to it (the file's writer
+    left open for it); under 1.9M it stays in memory through the re-check passes. The certificate is NumPy's."""
     from llsvm.solvers.onepass import OnePassSolver
-    X, y = big_problem()
-    path = _binary(tmp_path, X, y, 700)
-    held, spilled = _spy(monkeypatch, "_unhold"), _spy(monkeypatch, "_rewrite")
+    X, y = wide_problem()
+    path = _binary(tmp_path, X, y, 500)
+    held, rewrites = _spy(monkeypatch, "_unhold"), _spy(monkeypatch, "_rewrite")
     runs = {}
     for ahead in (True, False):
         monkeypatch.setattr(OnePassSolver, "READ_AHEAD", ahead)
@@ -400,11 +408,9 @@ def test_read_ahead_changes_nothing_but_timing(tmp_path, monkeypatch, memory, st
         if key == "recheck":
             ra, rb = ([{k: v for k, v in x.items() if "seconds" not in k} for x in r] for r in (ra, rb))
         assert ra == rb, key
-    assert len(a.extra["recheck"]) > 1 and (max(a.extra["blocks"]) > 1) == streamed
-    if streamed:
-        assert held                                  # the last block was held, then went back to the file
-    else:
-        assert len(spilled) > len(a.extra["recheck"]) # spilled before re-check passes (merges rewrite too)
+    n_passes = len(a.extra["recheck"])
+    assert n_passes > 1 and (max(a.extra["blocks"]) > 1) == spilled and bool(held) == spilled
+    assert sum(bool(kw.get("keep_open")) for kw in rewrites) == (2 * n_passes if spilled else 0)   # both runs
     check_certified(runs[True], X, y, 0.1, bias=1.0)
 
 
@@ -445,7 +451,7 @@ def test_read_ahead_reports_a_bad_block_as_before(tmp_path):
     read the file on a helper thread) as when the file is read in the consumer."""
     from llsvm.binfmt import BinaryDataset
     from llsvm.solvers.outofcore import Input
-    X, y = big_problem()
+    X, y = wide_problem()
     path = _binary(tmp_path, X, y, 700)
     with BinaryDataset(path) as ds:
         off = int(ds.block_offsets[5]) + 200

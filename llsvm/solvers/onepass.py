@@ -115,6 +115,7 @@ class _Problem:
         self.trace = _Trace()
         self.memory_set = None                # the active set when it is held in memory
         self.held = None                      # -s llsvm streaming its active set: the last block, kept
+        self.open_set = None                  # the active-set file's writer, left open for a re-check pass
         self.n_iter = 0
         self.inner_converged = False          # the last block optimization met inner_eps
         self.rechecks = 0
@@ -157,8 +158,9 @@ class _Problem:
 
     def abort(self):
         self.writer.abort()
-        if self.add_writer is not None:
-            self.add_writer.abort()
+        for w in (self.add_writer, self.open_set):
+            if w is not None:
+                w.abort()
 
 
 class _Elsewhere:
@@ -438,12 +440,15 @@ class OnePassSolver(OutOfCoreSolver):
                 if n_after == 0:
                     p.inner_converged = True
                     break
+            # the re-check pass that follows appends its re-entering rows to the active-set file written here
+            keep = not self.opt.one_pass
             if p.held is not None:
-                f = self._unhold(p, f, cap)
-            if p.memory_set is not None and self._keep_budget is not None and \
+                self._rewrite(p, [f], _take(p, "held"), cap, keep_open=keep)
+                f = None
+            elif p.memory_set is not None and self._keep_budget is not None and \
                     _loaded_bytes(p.memory_set) > self._keep_budget:
-                # the re-check pass that follows cannot hold it besides its own blocks: to the file until then
-                self._rewrite(p, [], _take(p, "memory_set"), cap)
+                # the re-check pass cannot hold it besides its own blocks: to the file until then
+                self._rewrite(p, [], _take(p, "memory_set"), cap, keep_open=keep)
         finally:
             p.held = None
             if f is not None:
@@ -661,10 +666,14 @@ class OnePassSolver(OutOfCoreSolver):
         # sized for the run's problems, not those still running: a problem's blocks do not depend on the others
         wb = self._add_bytes(self._n_problems)
         for p in todo:
-            p.add_path = p.path + ".add"
-            p.add_writer = BinaryWriter(p.add_path, row_ids=True, alpha=True, float32=p.float32, block_bytes=wb,
-                                        fsync=False)
             p.check = [0.0, 0.0, 0]       # max |PG|, sum C_i hinge_i, rows re-entered
+            if p.open_set is not None:
+                # re-entering rows are appended to the active-set file block optimization left open
+                p.add_path, p.add_writer, p.open_set = None, p.open_set, None
+            else:
+                p.add_path = p.path + ".add"
+                p.add_writer = BinaryWriter(p.add_path, row_ids=True, alpha=True, float32=p.float32,
+                                            block_bytes=wb, fsync=False)
 
         def one(p, block, cls):
             n = block.n_rows
@@ -705,13 +714,13 @@ class OnePassSolver(OutOfCoreSolver):
             p.trace.recheck.append({"pass": p.rechecks, "seconds": time.perf_counter() - t0,
                                     "pass_seconds": time.perf_counter() - tp, "reentered": p.check[2], **p.cert})
             p.output.append("*")
-            if p.check[2] == 0:
+            if p.check[2] == 0 and p.add_path is not None:
                 os.unlink(p.add_path)
 
     def _merge(self, p, cap):
         """Re-entering rows join the active set: the active set (its file, or the rows held in memory) and the
         re-entering rows are written to the active-set file, which block optimization then loads or streams."""
-        if not os.path.exists(p.add_path):
+        if p.add_path is None or not os.path.exists(p.add_path):
             return
         try:
             if p.memory_set is not None:
@@ -722,27 +731,32 @@ class OnePassSolver(OutOfCoreSolver):
         finally:
             os.unlink(p.add_path)
 
-    def _rewrite(self, p, files, rows, cap):
+    def _rewrite(self, p, files, rows, cap, keep_open=False):
         """The active-set file rewritten as the in-memory `rows` (None: none), then the blocks of `files` (closed
-        here)."""
-        tmp = p.path + ".next"
+        here). keep_open: its writer is left open (p.open_set) for the re-check pass that follows, which appends
+        the re-entering rows and closes it (no file of re-entering rows to merge afterwards)."""
+        out = BinaryWriter(p.path, row_ids=True, alpha=True, float32=p.float32,
+                           block_bytes=self._add_bytes(self._n_problems), fsync=False)
         try:
-            with BinaryWriter(tmp, row_ids=True, alpha=True, float32=p.float32,
-                              block_bytes=self._add_bytes(1), fsync=False) as out:
-                if rows is not None:
-                    out.write_dataset(rows)
+            if rows is not None:
+                out.write_dataset(rows)
+                out.flush()
+                rows = None       # freed before the files' blocks are read
+            for f in files:
+                for b in f.iter_blocks():
+                    out.write_dataset(b)
                     out.flush()
-                    rows = None       # freed before the files' blocks are read
-                for f in files:
-                    for b in f.iter_blocks():
-                        out.write_dataset(b)
-                        out.flush()
-                    f.close()
-                out.close(n_features=cap)
-            os.replace(tmp, p.path)
+                f.close()
+        except BaseException:
+            out.abort()
+            raise
         finally:
             for f in files:
                 f.close()
+        if keep_open:
+            p.open_set = out
+        else:
+            out.close(n_features=cap)
 
     def _radius_source(self, src, directory):
         """-B R: the data radius must be known before the first step. Binary input records it in its header;
