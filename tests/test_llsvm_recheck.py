@@ -487,3 +487,37 @@ def test_read_ahead_thread_ends_with_the_consumer(tmp_path):
                 raise KeyboardInterrupt
     src.close()
     assert not [t for t in threading.enumerate() if t.name == "llsvm-reader" and t.is_alive()]
+
+
+def test_read_ahead_reuses_buffers_nothing_views(tmp_path):
+    """The read-ahead reads a block into the buffer of an earlier one only when nothing views it: blocks whose
+    arrays the consumer keeps stay as they were read, the others share a few buffers, and every block equals the
+    one read into fresh memory."""
+    from llsvm.binfmt import BinaryDataset
+    from llsvm.solvers.outofcore import REUSE_BUFFERS, Input
+    X, y = wide_problem()
+    path = _binary(tmp_path, X, y, 500)
+    with BinaryDataset(path) as ds:
+        fresh = [ds.read_block(b) for b in range(ds.n_blocks)]
+    src = Input(path, block_bytes=None)
+    kept, buffers = {}, set()
+    for k, block in enumerate(src.blocks(read_ahead=True)):
+        want = fresh[k]
+        for name in ("y", "indptr", "indices", "values", "row_ids"):
+            got, exp = getattr(block, name), getattr(want, name)
+            assert (got is None and exp is None) or np.array_equal(got, exp), (k, name)
+        del got, exp
+        if k % 5 == 0:
+            kept[k] = (block.values, block.values.copy())      # a view the consumer keeps
+        else:
+            owner = block.values
+            while isinstance(owner.base, np.ndarray):
+                owner = owner.base
+            buffers.add(id(owner))
+            del owner
+        del block
+    src.close()
+    # a kept block's buffer leaves the ring for a new one: REUSE_BUFFERS at most, and one more per kept block
+    assert len(fresh) > 10 and len(buffers) <= REUSE_BUFFERS + len(kept)
+    for k, (view, copy) in kept.items():
+        assert np.array_equal(view, copy), k                     # never overwritten

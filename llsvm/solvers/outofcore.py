@@ -3,6 +3,7 @@ binary file or in-memory rows; a read-ahead thread; and the driver base class th
 reporter and the temporary directory of one run."""
 import os
 import queue
+import sys
 import tempfile
 import threading
 import time
@@ -27,6 +28,9 @@ READ_BLOCK_BYTES = 8 << 20
 TEXT_PIECE = 8 << 20
 MIN_TEXT_PIECE = 16 << 10
 COPY_ALIGN = 64 << 10
+# buffers of a binary file's blocks kept for reuse by a read-ahead (Input.binary_blocks): the one in use, the one
+# read ahead and one more
+REUSE_BUFFERS = 3
 
 
 def prefetched(iterator, depth=1, bounded=False):
@@ -158,20 +162,38 @@ class Input:
         if self.memory:
             it = self.blocks_of(self.block_bytes)
         elif self.binary:
-            it = self.binary_blocks(self.block_bytes)
+            it = self.binary_blocks(self.block_bytes, reuse=read_ahead)
             if read_ahead:
                 return prefetched(it, bounded=True)
         else:
             it = self.ds.iter_blocks(progress=self.progress if progress else None)
         return prefetched(it) if prefetch else it
 
-    def binary_blocks(self, max_bytes=None):
+    def binary_blocks(self, max_bytes=None, reuse=False):
         """The binary file's blocks in order, each read whole (its checksum and structure are checked) and, with
         max_bytes, cut into pieces (views of it). The block is let go before the next one is read, so a consumer
-        that drops its own reference (del) holds one block of the file at a time."""
+        that drops its own reference (del) holds one block of the file at a time. `reuse`: a block is read into
+        the buffer of an earlier one that nothing views any more (its reference count says so), rather than into
+        fresh memory, whose pages the system must map and clear (the last REUSE_BUFFERS buffers are candidates)."""
         ds = self.ds
+        ring = []
+        size = self.largest_block()[0] if reuse else 0
         for b in range(ds.n_blocks):
-            block = ds.read_block(b)
+            buf = None
+            if reuse:
+                need = ds.block_payload_bytes(b)
+                for k in range(len(ring)):
+                    # the ring's own reference and getrefcount's argument: no block's array views it
+                    if sys.getrefcount(ring[k]) == 2 and ring[k].shape[0] >= need:
+                        buf = ring[k]
+                        break
+                if buf is None:
+                    buf = np.empty(size, np.uint8)
+                    if len(ring) == REUSE_BUFFERS:
+                        ring.pop(0)         # still viewed: it lives on with its views, out of the ring
+                    ring.append(buf)
+            block = ds.read_block(b, out=buf)
+            buf = None
             if max_bytes is None:
                 yield block
             else:
