@@ -521,3 +521,20 @@ def test_read_ahead_reuses_buffers_nothing_views(tmp_path):
     assert len(fresh) > 10 and len(buffers) <= REUSE_BUFFERS + len(kept)
     for k, (view, copy) in kept.items():
         assert np.array_equal(view, copy), k                     # never overwritten
+
+
+def test_read_ahead_multiclass_on_two_threads(tmp_path, monkeypatch):
+    """Three classes, their problems on two threads, each streaming its active set under 3M and appending its
+    re-entering rows to its own file: with and without the read-ahead, the same models bit for bit, certified."""
+    from llsvm.solvers.onepass import OnePassSolver
+    X, y = make_problem(73, l=6000, n=3000, density=0.006, noise=1.0, classes=[3, 1, 7])
+    path = _binary(tmp_path, X, y, 400)
+    runs = {}
+    for ahead in (True, False):
+        monkeypatch.setattr(OnePassSolver, "READ_AHEAD", ahead)
+        runs[ahead] = fit(path, recheck=True, eps=0.1, bias=1.0, threads=2,
+                          options=LLSVMOptions(memory=3 << 20, return_alpha=True, max_passes=50))
+    for a, b in zip(runs[True].meta["results"], runs[False].meta["results"]):
+        assert np.array_equal(a.w, b.w) and np.array_equal(a.alpha, b.alpha)
+        assert max(a.extra["blocks"]) > 1 and len(a.extra["recheck"]) > 1
+    check_certified(runs[True], X, y, 0.1, bias=1.0)
