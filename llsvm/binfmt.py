@@ -761,12 +761,13 @@ class BinaryDataset(Dataset):
             raise self._bad(f"corrupt block {b} header")
         return crc
 
-    def read_block(self, b):
-        """Block b as a CSRDataset in a fresh buffer (verified); `first_row` tells its first global row."""
+    def read_block(self, b, out=None):
+        """Block b as a CSRDataset in a fresh buffer (verified); `first_row` tells its first global row. `out`: a
+        uint8 buffer of at least block_payload_bytes(b) to read into instead (the block's arrays view it: the caller
+        must not reuse it while they live)."""
         offset = int(self.block_offsets[b])
-        psize = payload_layout(int(self.block_rows[b]), int(self.block_nnz[b]), self.float32,
-                               self.has_row_ids, self.has_alpha)[5]
-        payload = np.empty(psize, np.uint8)
+        psize = self.block_payload_bytes(b)
+        payload = np.empty(psize, np.uint8) if out is None else out[:psize]
         head = os.pread(self._f.fileno(), BLOCK_HEADER_SIZE, offset)
         if len(head) != BLOCK_HEADER_SIZE:
             raise self._bad(f"truncated block {b}")
@@ -782,6 +783,11 @@ class BinaryDataset(Dataset):
                         alpha=alpha)
         ds.first_row = int(self.block_first_row[b])
         return ds
+
+    def block_payload_bytes(self, b):
+        """Bytes of block b's payload (what read_block reads)."""
+        return payload_layout(int(self.block_rows[b]), int(self.block_nnz[b]), self.float32, self.has_row_ids,
+                              self.has_alpha)[5]
 
     def iter_blocks(self, max_rows=None, max_bytes=None):
         """Stream the file's blocks in order (re-cut to max_rows / max_bytes when given)."""

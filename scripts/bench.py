@@ -60,6 +60,9 @@ $LLSVM_LIBSVM_DIR), wall and peak RSS, medians of --cli-repeats round-robin runs
 Threads (part `threads`, issue 32): one two-class problem, -s 3 1 2 0, LIBLINEAR's single-thread train call and
 liblinear-multicore's -m 2 against llsvm --threads 1 and 2 on the generated sparse sets (--threads-seeds), the
 dense set and the largest two-class public sets (scripts/bench_threads.py).
+Out of core (part `ooc`, issue 32): -s llsvm and -s streamsvm at --memory 64M against in-memory -s 3 on the
+generated sparse sets (--ooc-seeds) as binary files in the page cache, at their default -e (certified): wall and
+CPU ratios, peak RSS, interleaved runs (scripts/bench_ooc.py).
 Timings are medians of --repeats runs. Results: a Markdown table on stdout and Markdown + JSON in bench-results/.
 
 Datasets: the generated `sparse` (500k x 100k, ~75 nnz/row) and `dense` (400k x 200) sets, made under data/ by
@@ -775,9 +778,10 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sets", default="sparse,dense,multiclass", help="generated sets (comma list; '' for none)")
     ap.add_argument("--parts",
-                    default="parse,solvers,llsvm,stream,smo,types,startup,contention,signals,cli,sklearn,dask,threads",
+                    default="parse,solvers,llsvm,stream,smo,types,startup,contention,signals,cli,sklearn,dask,threads,"
+                            "ooc,dense",
                     help="what to run: parse, solvers, llsvm, stream, smo, types, startup, contention, signals, "
-                         "cli, sklearn, dask, threads, dense (comma list; dense, not by default: -s 3 where n >> d, "
+                         "cli, sklearn, dask, threads, ooc, dense (comma list; dense: -s 3 where n >> d, "
                          "scripts/bench_dense.py)")
     ap.add_argument("--startup-runs", type=int, default=20, help="part startup: runs of each command (median)")
     ap.add_argument("--liblinear-dir", default=os.environ.get("LIBLINEAR_DIR"),
@@ -802,6 +806,8 @@ def main():
     ap.add_argument("--threads-rows", type=int, default=500000,
                     help="part threads: rows of the generated sparse sets (and 0.8 of them for the dense set)")
     ap.add_argument("--threads-seeds", default="1,2,3,4", help="part threads: the sparse generator's seeds")
+    ap.add_argument("--ooc-rows", type=int, default=500000, help="part ooc: rows of the generated sparse sets")
+    ap.add_argument("--ooc-seeds", default="1,2", help="part ooc: the sparse generator's seeds")
     ap.add_argument("--multicore", default=None,
                     help="part threads: a directory holding liblinear-multicore's `liblinear` package (pip install "
                          "--target DIR liblinear-multicore; default: installed into the run's temporary directory)")
@@ -858,6 +864,7 @@ def main():
     dask_result = None
     threads_rows = None
     dense_text = None
+    ooc_rows = None
     shared_dir = DATA_DIR
     try:
         # the generated sets and the decompressed public sets, for the parts that read them
@@ -959,6 +966,10 @@ def main():
             from bench_dask import bench_dask
             dask_result = bench_dask(tmp, args.dask_rows, ovr_rows=args.dask_ovr_rows, seed=args.dask_seed,
                                      repeats=max(args.repeats, 3))
+        if "ooc" in parts:
+            from bench_ooc import bench_ooc
+            ooc_rows = bench_ooc(tmp, args.ooc_rows, [int(x) for x in args.ooc_seeds.split(",") if x],
+                                 repeats=max(args.repeats, 5))
         if "threads" in parts:
             from bench_threads import bench_threads
             threads_rows = bench_threads(tmp, args.threads_rows, [int(x) for x in args.threads_seeds.split(",") if x],
@@ -1042,13 +1053,16 @@ def main():
         from bench_threads import threads_markdown
         text.append("## One two-class problem on 2 threads against LIBLINEAR and liblinear-multicore -m 2 (train "
                     "calls, medians)\n\n" + threads_markdown(threads_rows))
+    if ooc_rows:
+        from bench_ooc import ooc_markdown
+        text.append("## Out of core at --memory 64M against in-memory -s 3 (part ooc)\n\n" + ooc_markdown(ooc_rows))
     report = "\n\n".join(text)
     with open(os.path.join(args.out_dir, f"bench-{stamp}.json"), "w") as f:
         json.dump({"meta": meta, "parse": rows, "solvers": solver_rows, "end_to_end": e2e_rows,
                    "llsvm": llsvm_rows, "llsvm_shared": llsvm_shared_rows, "table2": t2_rows, "stream": stream_rows, "smo": smo_rows, "types": type_rows,
                    "startup": startup, "contention": contention_rows, "signals": signal_rows,
                    "cli": cli, "sklearn": sklearn_rows, "sklearn_memory": sklearn_mem, "dask": dask_result,
-                   "threads": threads_rows},
+                   "threads": threads_rows, "ooc": ooc_rows},
                   f, indent=1, default=float)
     with open(os.path.join(args.out_dir, f"bench-{stamp}.md"), "w") as f:
         f.write(f"llsvm bench {stamp} ({meta['python']}, {meta['cpus']} cpus)\n\n{report}\n")

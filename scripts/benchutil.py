@@ -80,12 +80,13 @@ p = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.
 _, status, usage = os.wait4(p.pid, 0)
 err = p.stderr.read().decode()
 print(json.dumps({"seconds": time.perf_counter() - t0, "maxrss_kb": usage.ru_maxrss,
-                  "rc": os.waitstatus_to_exitcode(status), "stderr": err}))
+                  "cpu": usage.ru_utime + usage.ru_stime, "rc": os.waitstatus_to_exitcode(status), "stderr": err}))
 """
 
 
-def run_measured(cmd, env=None):
-    """Run a command; return (seconds, peak RSS in MB) of that command alone (env: its environment)."""
+def run_measured(cmd, env=None, cpu=False):
+    """Run a command; return (seconds, peak RSS in MB) of that command alone (env: its environment), and with
+    `cpu` its CPU seconds too (user + system, all its threads)."""
     import json
     import subprocess
     out = subprocess.run([sys.executable, "-c", _LAUNCHER, *cmd], check=True, capture_output=True, text=True,
@@ -93,6 +94,8 @@ def run_measured(cmd, env=None):
     r = json.loads(out.stdout)
     if r["rc"] != 0:
         raise RuntimeError(f"{cmd} failed ({r['rc']}): {r['stderr']}")
+    if cpu:
+        return r["seconds"], r["maxrss_kb"] / 1024.0, r["cpu"]
     return r["seconds"], r["maxrss_kb"] / 1024.0
 
 

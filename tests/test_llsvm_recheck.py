@@ -352,3 +352,189 @@ def test_budget_too_small_for_the_state_is_refused(tmp_path):
     # the minimum it names is enough
     res = runner_train("-s", "llsvm", "-q", "--memory", "900K", binp, tmp_path / "m.model")
     assert_exit(res, 0)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# issue 32 item 6: re-check passes read a binary input ahead on a helper thread; block optimization keeps its last
+# block in memory for the next outer iteration and holds the whole active set while the budget less a re-check
+# pass's blocks allows it (spilled to its file for the pass otherwise)
+
+def _binary(tmp_path, X, y, block_rows):
+    path = tmp_path / "set.bin"
+    llsvm.write_binary(dataset(X, y), str(path), block_rows=block_rows)
+    return str(path)
+
+
+def _spy(monkeypatch, name):
+    """Count the calls of OnePassSolver.<name>."""
+    from llsvm.solvers.onepass import OnePassSolver
+    calls = []
+    orig = getattr(OnePassSolver, name)
+
+    def spy(self, *a, **kw):
+        calls.append(kw)
+        return orig(self, *a, **kw)
+    monkeypatch.setattr(OnePassSolver, name, spy)
+    return calls
+
+
+def wide_problem():
+    """8000 x 4000 sparse binary rows (20 non-zeros each): about 3300 free rows at the optimum (a sixth of a row's
+    features), so that the active set between re-check passes is close to 1M loaded."""
+    X, y = make_problem(72, l=8000, n=4000, density=0.005, noise=1.0)
+    return X, first_label(y, 1.0)
+
+
+@pytest.mark.parametrize("memory,spilled", [(1 << 20, True), (int(1.9 * (1 << 20)), False)], ids=["1M", "1.9M"])
+def test_read_ahead_changes_nothing_but_timing(tmp_path, monkeypatch, memory, spilled):
+    """The same binary input under --memory with and without the read-ahead: the same model, bit for bit, and the
+    same trace (duals, active-set sizes, blocks, re-check records). Under 1M the first-pass active set streams in
+    blocks (the last one held for the next outer iteration), and the active set, held whole once it fits, is
+    written to its file before each re-check pass, which appends its re-entering rows to it (the file's writer
+    left open for it); under 1.9M it stays in memory through the re-check passes. The certificate is NumPy's."""
+    from llsvm.solvers.onepass import OnePassSolver
+    X, y = wide_problem()
+    path = _binary(tmp_path, X, y, 500)
+    held, rewrites = _spy(monkeypatch, "_unhold"), _spy(monkeypatch, "_rewrite")
+    runs = {}
+    for ahead in (True, False):
+        monkeypatch.setattr(OnePassSolver, "READ_AHEAD", ahead)
+        runs[ahead] = fit(path, recheck=True, eps=0.1, bias=1.0,
+                          options=LLSVMOptions(memory=memory, return_alpha=True, max_passes=50))
+    a, b = (runs[k].meta["results"][0] for k in (True, False))
+    assert np.array_equal(a.w, b.w) and np.array_equal(a.alpha, b.alpha)
+    for key in ("dual_trace", "block_dual", "active", "blocks", "recheck"):
+        ra, rb = a.extra[key], b.extra[key]
+        if key == "recheck":
+            ra, rb = ([{k: v for k, v in x.items() if "seconds" not in k} for x in r] for r in (ra, rb))
+        assert ra == rb, key
+    n_passes = len(a.extra["recheck"])
+    assert n_passes > 1 and (max(a.extra["blocks"]) > 1) == spilled and bool(held) == spilled
+    assert sum(bool(kw.get("keep_open")) for kw in rewrites) == (2 * n_passes if spilled else 0)   # both runs
+    check_certified(runs[True], X, y, 0.1, bias=1.0)
+
+
+def test_prefetched_bounded_holds_two_items_in_order():
+    """prefetched(bounded=True): the iterator's items in its order, never more than depth + 1 alive at once when
+    the consumer drops each before asking for the next (counted with weak references, not timed)."""
+    import gc
+    import weakref
+    from llsvm.solvers.outofcore import prefetched
+
+    class Item:
+        def __init__(self, k):
+            self.k = k
+
+    alive, most = weakref.WeakSet(), [0]
+
+    def items():
+        for k in range(40):
+            it = Item(k)
+            alive.add(it)
+            most[0] = max(most[0], len(alive))
+            yield it
+            del it
+    seen = []
+    for item in prefetched(items(), bounded=True):
+        seen.append(item.k)
+        for _ in range(200):               # give the helper every chance to run ahead
+            pass
+        gc.collect()
+        most[0] = max(most[0], len(alive))
+        del item
+    assert seen == list(range(40))
+    assert most[0] <= 2
+
+
+def test_read_ahead_reports_a_bad_block_as_before(tmp_path):
+    """A checksum mismatch in a block of the binary input is the same error with the read-ahead (re-check passes
+    read the file on a helper thread) as when the file is read in the consumer."""
+    from llsvm.binfmt import BinaryDataset
+    from llsvm.solvers.outofcore import Input
+    X, y = wide_problem()
+    path = _binary(tmp_path, X, y, 700)
+    with BinaryDataset(path) as ds:
+        off = int(ds.block_offsets[5]) + 200
+    raw = bytearray(open(path, "rb").read())
+    raw[off] ^= 0xFF
+    open(path, "wb").write(bytes(raw))
+    errors = []
+    for ahead in (True, False):
+        src = Input(path)
+        n = 0
+        with pytest.raises(Exception) as exc:
+            for block in src.blocks(read_ahead=ahead):
+                n += block.n_rows
+                del block
+        src.close()
+        errors.append((type(exc.value), str(exc.value), n))
+    assert errors[0] == errors[1] and errors[0][2] == 5 * 700
+
+
+def test_read_ahead_thread_ends_with_the_consumer(tmp_path):
+    """Ctrl-C in the consumer (a KeyboardInterrupt between two blocks) ends the read-ahead: when it reaches the
+    caller the helper thread is gone (it waits on its slot or the queue in steps of 0.1 s, and the consumer's exit
+    waits for it)."""
+    import threading
+    from llsvm.solvers.outofcore import Input
+    X, y = big_problem()
+    path = _binary(tmp_path, X, y, 700)
+    src = Input(path)
+    with pytest.raises(KeyboardInterrupt):
+        for k, block in enumerate(src.blocks(read_ahead=True)):
+            del block
+            if k == 3:
+                raise KeyboardInterrupt
+    src.close()
+    assert not [t for t in threading.enumerate() if t.name == "llsvm-reader" and t.is_alive()]
+
+
+def test_read_ahead_reuses_buffers_nothing_views(tmp_path):
+    """The read-ahead reads a block into the buffer of an earlier one only when nothing views it: blocks whose
+    arrays the consumer keeps stay as they were read, the others share a few buffers, and every block equals the
+    one read into fresh memory."""
+    from llsvm.binfmt import BinaryDataset
+    from llsvm.solvers.outofcore import REUSE_BUFFERS, Input
+    X, y = wide_problem()
+    path = _binary(tmp_path, X, y, 500)
+    with BinaryDataset(path) as ds:
+        fresh = [ds.read_block(b) for b in range(ds.n_blocks)]
+    src = Input(path, block_bytes=None)
+    kept, buffers = {}, set()
+    for k, block in enumerate(src.blocks(read_ahead=True)):
+        want = fresh[k]
+        for name in ("y", "indptr", "indices", "values", "row_ids"):
+            got, exp = getattr(block, name), getattr(want, name)
+            assert (got is None and exp is None) or np.array_equal(got, exp), (k, name)
+        del got, exp
+        if k % 5 == 0:
+            kept[k] = (block.values, block.values.copy())      # a view the consumer keeps
+        else:
+            owner = block.values
+            while isinstance(owner.base, np.ndarray):
+                owner = owner.base
+            buffers.add(id(owner))
+            del owner
+        del block
+    src.close()
+    # a kept block's buffer leaves the ring for a new one: REUSE_BUFFERS at most, and one more per kept block
+    assert len(fresh) > 10 and len(buffers) <= REUSE_BUFFERS + len(kept)
+    for k, (view, copy) in kept.items():
+        assert np.array_equal(view, copy), k                     # never overwritten
+
+
+def test_read_ahead_multiclass_on_two_threads(tmp_path, monkeypatch):
+    """Three classes, their problems on two threads, each streaming its active set under 3M and appending its
+    re-entering rows to its own file: with and without the read-ahead, the same models bit for bit, certified."""
+    from llsvm.solvers.onepass import OnePassSolver
+    X, y = make_problem(73, l=6000, n=3000, density=0.006, noise=1.0, classes=[3, 1, 7])
+    path = _binary(tmp_path, X, y, 400)
+    runs = {}
+    for ahead in (True, False):
+        monkeypatch.setattr(OnePassSolver, "READ_AHEAD", ahead)
+        runs[ahead] = fit(path, recheck=True, eps=0.1, bias=1.0, threads=2,
+                          options=LLSVMOptions(memory=3 << 20, return_alpha=True, max_passes=50))
+    for a, b in zip(runs[True].meta["results"], runs[False].meta["results"]):
+        assert np.array_equal(a.w, b.w) and np.array_equal(a.alpha, b.alpha)
+        assert max(a.extra["blocks"]) > 1 and len(a.extra["recheck"]) > 1
+    check_certified(runs[True], X, y, 0.1, bias=1.0)

@@ -64,6 +64,9 @@ OPEN_FILES_SLACK = 64          # files -s llsvm may hold open besides one per pr
 # violations are within SWEEP_FRACTION x eps (docs/solvers.md, "-s llsvm", has the measurements behind both)
 REENTER = 0.0
 SWEEP_FRACTION = 0.5
+# a re-check pass holds RECHECK_BLOCKS blocks of the input at most: the one it works on, the one read ahead and the
+# rows it takes out of one
+RECHECK_BLOCKS = 3
 
 @dataclass
 class _Trace:
@@ -111,6 +114,8 @@ class _Problem:
                                    block_bytes=write_block_bytes, fsync=False)
         self.trace = _Trace()
         self.memory_set = None                # the active set when it is held in memory
+        self.held = None                      # -s llsvm streaming its active set: the last block, kept
+        self.open_set = None                  # the active-set file's writer, left open for a re-check pass
         self.n_iter = 0
         self.inner_converged = False          # the last block optimization met inner_eps
         self.rechecks = 0
@@ -131,7 +136,7 @@ class _Problem:
         self.w = w
 
     def dual(self):
-        return self.sum_alpha - 0.5 * float(self.w @ self.w)
+        return self.sum_alpha - 0.5 * _sq(self.w)
 
     def step_block(self, block, cls, QD, row0, cap, bias):
         """The first pass over one block: one step per row, active rows to the file, outcome per row."""
@@ -153,8 +158,9 @@ class _Problem:
 
     def abort(self):
         self.writer.abort()
-        if self.add_writer is not None:
-            self.add_writer.abort()
+        for w in (self.add_writer, self.open_set):
+            if w is not None:
+                w.abort()
 
 
 class _Elsewhere:
@@ -167,6 +173,30 @@ class _Elsewhere:
 
     def abort(self):
         pass
+
+
+def _sq(w):
+    """w.w by the kernels' ddot, not BLAS: OpenBLAS's threads spin after a call and would take the second core
+    from the read-ahead thread (and a call on a busy machine costs 0.35 ms against 13 us for 100,000 features)."""
+    return float(KL.ddot(w, w))
+
+
+def _take(p, name):
+    """p's attribute `name`, which becomes None (the caller then holds the only reference)."""
+    value = getattr(p, name)
+    setattr(p, name, None)
+    return value
+
+
+def _loaded_bytes(ds, n_rows=None, nnz=None, float32=None):
+    """Bytes of active rows loaded in memory (ds, or n_rows rows with nnz non-zeros)."""
+    if ds is not None:
+        n_rows, nnz, float32 = ds.n_rows, ds.nnz, ds.values.dtype == np.float32
+    return ROW_BYTES * n_rows + ((4 if float32 else 8) + 4) * nnz
+
+
+def _rows(ds):
+    return 0 if ds is None else ds.n_rows
 
 
 def _alpha_of(status, Cp, Cn):
@@ -186,6 +216,7 @@ class OnePassSolver(OutOfCoreSolver):
     """Drives the two phases for all problems of one training run."""
 
     name = "llsvm"
+    READ_AHEAD = True             # re-check passes read the next block of a binary input on a helper thread
 
     def __init__(self, params=None, reporter=None, **kw):
         super().__init__(params, reporter, **kw)
@@ -373,17 +404,20 @@ class OnePassSolver(OutOfCoreSolver):
         the dual is at most inner_eps (the paper's rule) or the active set is empty."""
         f = BinaryDataset(p.path) if p.memory_set is None else None
         p.inner_converged = False
+        p.held = None
         try:
             for it in range(1, self.max_iter + 1):
-                n_active = p.memory_set.n_rows if p.memory_set is not None else f.n_rows
+                n_active = p.memory_set.n_rows if p.memory_set is not None else f.n_rows + _rows(p.held)
                 if n_active == 0:
                     p.inner_converged = True
                     break
                 D_prev = p.trace.dual[-1]
                 p.sweep_violation = 0.0
                 if p.memory_set is None:
-                    load_bytes = ROW_BYTES * f.n_rows + (4 if f.float32 else 8) * f.nnz + 4 * f.nnz
-                    if budget is None or load_bytes <= budget:
+                    nnz = f.nnz + (p.held.nnz if p.held is not None else 0)
+                    if budget is None or _loaded_bytes(None, n_active, nnz, f.float32) <= budget:
+                        if p.held is not None:        # the whole active set fits: the held rows go back first
+                            f = self._unhold(p, f, cap)
                         p.memory_set = f.load_blocks(0, f.n_blocks)
                         f.close()
                         f = None
@@ -412,40 +446,64 @@ class OnePassSolver(OutOfCoreSolver):
                 if n_after == 0:
                     p.inner_converged = True
                     break
+            # the re-check pass that follows appends its re-entering rows to the active-set file written here
+            keep = not self.opt.one_pass
+            if p.held is not None:
+                self._rewrite(p, [f], _take(p, "held"), cap, keep_open=keep)
+                f = None
+            elif p.memory_set is not None and self._keep_budget is not None and \
+                    _loaded_bytes(p.memory_set) > self._keep_budget:
+                # the re-check pass cannot hold it besides its own blocks: to the file until then
+                self._rewrite(p, [], _take(p, "memory_set"), cap, keep_open=keep)
         finally:
+            p.held = None
             if f is not None:
                 f.close()
 
+    def _unhold(self, p, f, cap):
+        """The rows an outer iteration held in memory (its last block) go back to the active-set file (first);
+        returns the file, reopened."""
+        self._rewrite(p, [f], _take(p, "held"), cap)
+        return BinaryDataset(p.path)
+
     def _stream_iteration(self, p, f, budget, cap):
-        """One outer iteration over an active-set file larger than the budget: blocks of it in turn."""
+        """One outer iteration over an active-set file larger than the budget: blocks of it in turn. The last block
+        loaded is not written back but held in memory (p.held), and the next outer iteration begins with it: each
+        outer iteration writes and reads one block fewer (the block order alternates, as in a boustrophedon). Not
+        with --one-pass, whose blocks come in the paper's order."""
         new_path = p.path + ".next"
-        row_cost = ROW_BYTES
-        nnz_cost = (4 if f.float32 else 8) + 4
         wb = max(64 << 10, min(8 << 20, budget // 8))
         load_budget = max(budget - wb, budget // 2)
         blocks = 0
+        held, p.held = p.held, None
         with BinaryWriter(new_path, row_ids=True, alpha=True, float32=f.float32, block_bytes=wb,
                           fsync=False) as out:
             b = 0
-            while b < f.n_blocks:
-                e, used = b, 0
-                while e < f.n_blocks:
-                    more = row_cost * int(f.block_rows[e]) + nnz_cost * int(f.block_nnz[e])
-                    if e > b and used + more > load_budget:
-                        break
-                    used += more
-                    e += 1
-                ds = f.load_blocks(b, e)
+            while held is not None or b < f.n_blocks:
+                if held is not None:
+                    ds, held = held, None
+                else:
+                    e, used = b, 0
+                    while e < f.n_blocks:
+                        more = _loaded_bytes(None, int(f.block_rows[e]), int(f.block_nnz[e]), f.float32)
+                        if e > b and used + more > load_budget:
+                            break
+                        used += more
+                        e += 1
+                    ds = f.load_blocks(b, e)
+                    b = e
                 alpha, y = self._optimize_block(p, ds, cap)
                 rest = self._settle(p, ds, alpha, y)
-                if rest.n_rows:
+                blocks += 1
+                if b == f.n_blocks and blocks > 1 and not self.opt.one_pass:
+                    # the last block stays for the next iteration (not with --one-pass: the paper's block order)
+                    p.held = rest if rest.n_rows else None
+                elif rest.n_rows:
                     out.write_dataset(rest)
                     out.flush()           # the block's memory is free before the next one is loaded
                 del ds, rest
-                blocks += 1
-                b = e
             out.close(n_features=cap)
-            n_after = out.n_rows
+            n_after = out.n_rows + _rows(p.held)
         f.close()
         os.replace(new_path, p.path)
         return blocks, n_after, BinaryDataset(p.path)
@@ -582,18 +640,21 @@ class OnePassSolver(OutOfCoreSolver):
                             note=None if n_problems == 1 else f"{n_problems} one-vs-rest problems")
 
     def _block_budget(self, problems, n_rows, cap):
-        """Bytes of active rows each problem may load for block optimization (None: no limit). --one-pass: the
-        budget split by classes (not threads: the model must not depend on --threads), as the paper's driver
-        always had it. With re-check passes, the per-row state, the weight vectors and what a re-check pass holds
-        (one block of the input, the writers of re-entering rows) come off first."""
+        """Bytes of active rows each problem may load for block optimization (None: no limit), and the part of it
+        that may stay in memory during a re-check pass (self._keep_budget). --one-pass: the budget split by classes
+        (not threads: the model must not depend on --threads), as the paper's driver always had it. With re-check
+        passes, the per-row state and the weight vectors come off first; while a re-check pass runs, also what it
+        holds (the block of the input it works on, the block read ahead, the rows it takes out of one, at most
+        another block, and the writers of re-entering rows): a larger active set is spilled to its file before it."""
         n = self._n_problems                  # the run's problems (those trained here may be one: `only`)
         if self.opt.memory is None or self.opt.one_pass:
+            self._keep_budget = None
             return _budget_split(self.opt.memory, n)
         # every problem's state is alike (a status byte per row, w of cap + 1): the run's is n times a problem's
         state = sum(p.status.a.nbytes + p.w.nbytes for p in problems) * n // max(1, len(problems))
-        # a re-check pass holds one block of the input (self.chunk), the rows it takes out of it and its positions
-        # (at most another block), and the writers of re-entering rows
-        left = self.opt.memory - state - 2 * self.chunk - n * self._add_bytes(n)
+        left = self.opt.memory - state
+        keep = left - RECHECK_BLOCKS * self.chunk - n * self._add_bytes(n)
+        self._keep_budget = max(MIN_BUDGET // 2, keep // max(1, n))
         return max(MIN_BUDGET // 2, left // max(1, n))
 
     def _add_bytes(self, n_problems):
@@ -611,10 +672,14 @@ class OnePassSolver(OutOfCoreSolver):
         # sized for the run's problems, not those still running: a problem's blocks do not depend on the others
         wb = self._add_bytes(self._n_problems)
         for p in todo:
-            p.add_path = p.path + ".add"
-            p.add_writer = BinaryWriter(p.add_path, row_ids=True, alpha=True, float32=p.float32, block_bytes=wb,
-                                        fsync=False)
             p.check = [0.0, 0.0, 0]       # max |PG|, sum C_i hinge_i, rows re-entered
+            if p.open_set is not None:
+                # re-entering rows are appended to the active-set file block optimization left open
+                p.add_path, p.add_writer, p.open_set = None, p.open_set, None
+            else:
+                p.add_path = p.path + ".add"
+                p.add_writer = BinaryWriter(p.add_path, row_ids=True, alpha=True, float32=p.float32,
+                                            block_bytes=wb, fsync=False)
 
         def one(p, block, cls):
             n = block.n_rows
@@ -635,7 +700,7 @@ class OnePassSolver(OutOfCoreSolver):
                 st[rows] |= IN_SET
                 p.check[2] += k
 
-        for block in src.blocks():
+        for block in src.blocks(read_ahead=self.READ_AHEAD):
             if block.n_rows == 0:
                 continue
             cls, _ = classes.add(block.y)
@@ -644,49 +709,60 @@ class OnePassSolver(OutOfCoreSolver):
             else:
                 for p in todo:
                     one(p, block, cls)
+            del block, cls        # two blocks of the input at most: this one is gone before the next is read
         for p in todo:
             p.add_writer.close(n_features=cap)
             p.rechecks += 1
-            ww = float(p.w @ p.w)
+            ww = _sq(p.w)
             P, D = 0.5 * ww + p.check[1], p.sum_alpha - 0.5 * ww
             p.cert = {"primal": P, "dual": D, "gap": P - D, "max_violation": p.check[0]}
             p.certified = p.check[0] <= self.eps
             p.trace.recheck.append({"pass": p.rechecks, "seconds": time.perf_counter() - t0,
                                     "pass_seconds": time.perf_counter() - tp, "reentered": p.check[2], **p.cert})
             p.output.append("*")
-            if p.check[2] == 0:
+            if p.check[2] == 0 and p.add_path is not None:
                 os.unlink(p.add_path)
 
     def _merge(self, p, cap):
         """Re-entering rows join the active set: the active set (its file, or the rows held in memory) and the
         re-entering rows are written to the active-set file, which block optimization then loads or streams."""
-        if not os.path.exists(p.add_path):
+        if p.add_path is None or not os.path.exists(p.add_path):
             return
-        tmp = p.path + ".next"
-        old = None
         try:
-            with BinaryWriter(tmp, row_ids=True, alpha=True, float32=p.float32,
-                              block_bytes=self._add_bytes(1), fsync=False) as out:
-                if p.memory_set is not None:
-                    out.write_dataset(p.memory_set)
-                    p.memory_set = None
-                elif os.path.exists(p.path):
-                    old = BinaryDataset(p.path)
-                    for b in old.iter_blocks():
-                        out.write_dataset(b)
-                        out.flush()
-                    old.close()
-                    old = None
-                with BinaryDataset(p.add_path) as add:
-                    for b in add.iter_blocks():
-                        out.write_dataset(b)
-                        out.flush()
-                out.close(n_features=cap)
-            os.replace(tmp, p.path)
+            if p.memory_set is not None:
+                self._rewrite(p, [BinaryDataset(p.add_path)], _take(p, "memory_set"), cap)
+            else:
+                files = [BinaryDataset(p.path)] if os.path.exists(p.path) else []
+                self._rewrite(p, files + [BinaryDataset(p.add_path)], None, cap)
         finally:
-            if old is not None:
-                old.close()
             os.unlink(p.add_path)
+
+    def _rewrite(self, p, files, rows, cap, keep_open=False):
+        """The active-set file rewritten as the in-memory `rows` (None: none), then the blocks of `files` (closed
+        here). keep_open: its writer is left open (p.open_set) for the re-check pass that follows, which appends
+        the re-entering rows and closes it (no file of re-entering rows to merge afterwards)."""
+        out = BinaryWriter(p.path, row_ids=True, alpha=True, float32=p.float32,
+                           block_bytes=self._add_bytes(self._n_problems), fsync=False)
+        try:
+            if rows is not None:
+                out.write_dataset(rows)
+                out.flush()
+                rows = None       # freed before the files' blocks are read
+            for f in files:
+                for b in f.iter_blocks():
+                    out.write_dataset(b)
+                    out.flush()
+                f.close()
+        except BaseException:
+            out.abort()
+            raise
+        finally:
+            for f in files:
+                f.close()
+        if keep_open:
+            p.open_set = out
+        else:
+            out.close(n_features=cap)
 
     def _radius_source(self, src, directory):
         """-B R: the data radius must be known before the first step. Binary input records it in its header;

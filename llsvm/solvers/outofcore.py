@@ -3,6 +3,7 @@ binary file or in-memory rows; a read-ahead thread; and the driver base class th
 reporter and the temporary directory of one run."""
 import os
 import queue
+import sys
 import tempfile
 import threading
 import time
@@ -27,23 +28,41 @@ READ_BLOCK_BYTES = 8 << 20
 TEXT_PIECE = 8 << 20
 MIN_TEXT_PIECE = 16 << 10
 COPY_ALIGN = 64 << 10
+# buffers of a binary file's blocks kept for reuse by a read-ahead (Input.binary_blocks): the one in use, the one
+# read ahead and one more
+REUSE_BUFFERS = 3
 
 
-def prefetched(iterator, depth=1):
-    """Iterate on a helper thread, `depth` items ahead (parsing overlaps the kernels: both release the GIL)."""
+def prefetched(iterator, depth=1, bounded=False):
+    """Iterate on a helper thread, `depth` items ahead (parsing or reading overlaps the kernels: both release the
+    GIL). `bounded`: at most depth + 1 items exist at once, the consumer's included, provided the consumer drops
+    its reference to an item (del) before it asks for the next (a binary file's blocks read ahead within a budget
+    that counts depth + 1 blocks); otherwise the helper also holds one item while the queue is full. The items
+    and their order are the iterator's: only the timing changes."""
     q = queue.Queue(maxsize=depth)
     stop = threading.Event()
+    slots = threading.Semaphore(depth + 1) if bounded else None
     DONE = object()
 
     def run():
         try:
-            for item in iterator:
+            it = iter(iterator)
+            while True:
+                if slots is not None:
+                    while not slots.acquire(timeout=0.1):
+                        if stop.is_set():
+                            return
+                try:
+                    item = next(it)
+                except StopIteration:
+                    break
                 while not stop.is_set():
                     try:
                         q.put((True, item), timeout=0.1)
                         break
                     except queue.Full:
                         continue
+                item = None
                 if stop.is_set():
                     return
             q.put((True, DONE))
@@ -60,6 +79,9 @@ def prefetched(iterator, depth=1):
             if item is DONE:
                 return
             yield item
+            item = None
+            if slots is not None:
+                slots.release()           # the consumer let go of the item it had: the helper may read one more
     finally:
         stop.set()
         # the reader may be blocked on an open pipe (stdin): give it a moment, then leave it (a daemon thread)
@@ -131,25 +153,47 @@ class Input:
                                   f"(more than {MAX_LABELS} distinct values), not classes: no label table to train on")
         return labels
 
-    def blocks(self, prefetch=False, progress=False):
+    def blocks(self, prefetch=False, progress=False, read_ahead=False):
         """One pass, blocks in order, each with first_row. `prefetch`: text is parsed on a helper thread, one block
         ahead; `progress`: text blocks advance the progress bar. A binary file's blocks are read one at a time
-        (see binary_blocks)."""
+        (see binary_blocks); with `read_ahead`, the next one is read (and checked) on a helper thread while the
+        consumer works on the current one, which it must drop (del) before it asks for the next: two blocks of
+        the file at most."""
         if self.memory:
             it = self.blocks_of(self.block_bytes)
         elif self.binary:
-            it = self.binary_blocks(self.block_bytes)
+            it = self.binary_blocks(self.block_bytes, reuse=read_ahead)
+            if read_ahead:
+                return prefetched(it, bounded=True)
         else:
             it = self.ds.iter_blocks(progress=self.progress if progress else None)
         return prefetched(it) if prefetch else it
 
-    def binary_blocks(self, max_bytes=None):
+    def binary_blocks(self, max_bytes=None, reuse=False):
         """The binary file's blocks in order, each read whole (its checksum and structure are checked) and, with
         max_bytes, cut into pieces (views of it). The block is let go before the next one is read, so a consumer
-        that drops its own reference (del) holds one block of the file at a time."""
+        that drops its own reference (del) holds one block of the file at a time. `reuse`: a block is read into
+        the buffer of an earlier one that nothing views any more (its reference count says so), rather than into
+        fresh memory, whose pages the system must map and clear (the last REUSE_BUFFERS buffers are candidates)."""
         ds = self.ds
+        ring = []
+        size = self.largest_block()[0] if reuse else 0
         for b in range(ds.n_blocks):
-            block = ds.read_block(b)
+            buf = None
+            if reuse:
+                need = ds.block_payload_bytes(b)
+                for k in range(len(ring)):
+                    # the ring's own reference and getrefcount's argument: no block's array views it
+                    if sys.getrefcount(ring[k]) == 2 and ring[k].shape[0] >= need:
+                        buf = ring[k]
+                        break
+                if buf is None:
+                    buf = np.empty(size, np.uint8)
+                    if len(ring) == REUSE_BUFFERS:
+                        ring.pop(0)         # still viewed: it lives on with its views, out of the ring
+                    ring.append(buf)
+            block = ds.read_block(b, out=buf)
+            buf = None
             if max_bytes is None:
                 yield block
             else:
