@@ -12,7 +12,7 @@
 #    PG_max - PG_min <= eps and |PG_max| <= eps and |PG_min| <= eps, and a final pass over all variables;
 #    the Python driver (llsvm/solvers/dcd.py) calls it in chunks of 10 iterations and owns output, warnings and the
 #    -s 2 fallback. (On small sets, one Python call per iteration cost more than the iteration itself.)
-#    The visits ahead in the permutation are prefetched while the current one is processed (_prefetch_ahead).
+#    The visits ahead in the permutation are prefetched while the current one is processed (rowview.prefetch_visits).
 #    `cocoa_local`: one worker's round of CoCoA+ (Ma et al., ICML 2015), the same coordinate step on the worker's
 #    local subproblem (sigma' ||x_i||^2 in the curvature, a private u = w + sigma' A_k d), H epochs without
 #    shrinking, with the round's stopping figures and certificate sums at the broadcast w; the client loop is
@@ -35,10 +35,9 @@ from libc.stdint cimport int32_t, int64_t, uint64_t
 
 import numpy as np
 
-from kernel_util cimport LLSVM_PREFETCH
 from kernel_types cimport value_t
 from llsvm._ext._stop cimport stop_requested, check_stop
-from rowview cimport RowView, prefetch_offsets, prefetch_row, row_dot, row_dot_inorder, row_axpy, row_sq_norm, row_indices, row_values
+from rowview cimport RowView, prefetch_visits, row_dot, row_dot_inorder, row_axpy, row_sq_norm, row_indices, row_values
 from rowview cimport subset_row as _row, subset_ptr as _rows_ptr
 from dual_step cimport dual_gradient, projected_gradient, dual_step
 from rng cimport Rng, rng_shuffle
@@ -69,36 +68,6 @@ cdef inline void _row_axpy_atomic(const RowView* v, int64_t i, double a, double*
         llsvm_atomic_add(&w[idx[k]], a * x[k])
     if v.bias >= 0:
         llsvm_atomic_add(&w[v.n_features], a * v.bias)
-
-
-cdef enum:
-    # rows ahead (in the visiting order) asked for by _prefetch_ahead: a variable's own entries (alpha, y, QD and,
-    # for a subproblem, its row number) PREFETCH_AHEAD rows ahead, then the row's offsets, then the row itself
-    PREFETCH_AHEAD = 4
-    OFFSETS_AHEAD = 3
-    ROW_AHEAD = 2
-
-
-cdef inline void _prefetch_ahead(const RowView* v, const int64_t* r, const int32_t* index, int64_t s, int64_t n,
-                                 const signed char* y, const double* alpha, const double* QD,
-                                 value_t* kind) noexcept nogil:
-    """At position s of a visiting order index[0:n] of random variables, ask for what the next visits read: each
-    of alpha_i, y_i, QD_i, the row's offsets and its non-zeros is a cache miss otherwise, paid one after the other
-    (each row's address needs its offset first), so the pass waits on memory rather than computing."""
-    cdef int64_t i
-    if s + PREFETCH_AHEAD < n:
-        i = index[s + PREFETCH_AHEAD]
-        LLSVM_PREFETCH(&alpha[i])
-        LLSVM_PREFETCH(&QD[i])
-        LLSVM_PREFETCH(&y[i])
-        if r != NULL:
-            LLSVM_PREFETCH(&r[i])
-        else:
-            prefetch_offsets(v, i)
-    if r != NULL and s + OFFSETS_AHEAD < n:
-        prefetch_offsets(v, r[index[s + OFFSETS_AHEAD]])
-    if s + ROW_AHEAD < n:
-        prefetch_row(v, _row(r, index[s + ROW_AHEAD]), kind)
 
 
 cdef int _check_w(Rows X, int64_t size, str name) except -1:
@@ -192,7 +161,7 @@ cdef int64_t _dcd_pass(const RowView* v, const int64_t* r, const signed char* y,
     s = 0
     while s < active_size:
         i = index[s]
-        _prefetch_ahead(v, r, index, s, active_size, y, alpha, xnorm, kind)
+        prefetch_visits(v, r, index, s, active_size, y, alpha, xnorm, kind)
         yi = y[i]
         k = yi + 1
         C = upper[k]
@@ -689,7 +658,7 @@ cdef void _cocoa_local(const RowView* v, const int64_t* r, const signed char* y,
             rng_shuffle(g, index, l)
         for s in range(l):
             i = index[s]
-            _prefetch_ahead(v, r, index, s, l, y, beta, QD, kind)
+            prefetch_visits(v, r, index, s, l, y, beta, QD, kind)
             row = _row(r, i)
             yi = y[i]
             k = yi + 1

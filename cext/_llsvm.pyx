@@ -29,9 +29,8 @@
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 from libc.math cimport fabs
 
-from kernel_util cimport LLSVM_PREFETCH
 from kernel_types cimport value_t
-from rowview cimport RowView, row_dot, row_axpy, row_indices, row_values
+from rowview cimport RowView, prefetch_visits, row_dot, row_axpy
 from dual_step cimport dual_gradient, dual_step, projected_gradient
 from rng cimport Rng, rng_shuffle
 from llsvm._ext._view cimport Rows
@@ -107,7 +106,7 @@ def first_pass(Rows X not None, const int32_t[::1] cls, int32_t pos, const doubl
 cdef double _block_pass(const RowView* v, int64_t l, const signed char* y, const double* QD, double* alpha,
                         double* w, double Cp, double Cn, int n_inner, Rng* g, int32_t* idx, bint shuffle,
                         int64_t* n_updates_out, double* pg_out, double* G_out, value_t* kind) noexcept nogil:
-    cdef int64_t s, i, nxt, n_updates = 0
+    cdef int64_t s, i, n_updates = 0
     cdef int it, yi
     cdef double G, PG, a, a_old, C, d_sum = 0.0, pg_max = 0.0
     for it in range(n_inner):
@@ -117,11 +116,8 @@ cdef double _block_pass(const RowView* v, int64_t l, const signed char* y, const
             rng_shuffle(g, idx, l)
         for s in range(l):
             i = idx[s]
-            if s + 1 < l and v.indices != NULL:
-                # the next row's start, ahead of use (rows come in random order)
-                nxt = idx[s + 1]
-                LLSVM_PREFETCH(row_indices(v, nxt) + v.indptr[nxt])
-                LLSVM_PREFETCH(row_values(v, nxt, kind) + v.indptr[nxt])
+            if v.indices != NULL:
+                prefetch_visits(v, NULL, idx, s, l, y, alpha, QD, kind)    # rows come in random order
             yi = y[i]
             C = Cp if yi > 0 else Cn
             a_old = alpha[i]

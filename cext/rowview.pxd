@@ -197,3 +197,34 @@ cdef inline int64_t subset_row(const int64_t* rows, int64_t i) noexcept nogil:
 cdef inline const int64_t* subset_ptr(const int64_t[::1] rows) noexcept nogil:
     """A subproblem's row numbers as subset_row takes them: NULL for all rows in order (an empty `rows`)."""
     return &rows[0] if rows.shape[0] > 0 else NULL
+
+
+cdef enum:
+    # visits ahead (in a visiting order) that prefetch_visits asks for: a variable's own entries (alpha, y, QD and,
+    # for a subproblem, its row number) PREFETCH_AHEAD visits ahead, then the row's offsets, then the row itself
+    PREFETCH_AHEAD = 4
+    OFFSETS_AHEAD = 3
+    ROW_AHEAD = 2
+
+
+cdef inline void prefetch_visits(const RowView* v, const int64_t* r, const int32_t* index, int64_t s, int64_t n,
+                                 const signed char* y, const double* alpha, const double* QD,
+                                 value_t* kind) noexcept nogil:
+    """At position s of a dual coordinate descent's visiting order index[0:n] (variables in random order; variable
+    i is row subset_row(r, i)), ask for what the next visits read: each of alpha_i, y_i, QD_i, the row's offsets
+    and its non-zeros is a cache miss otherwise, paid one after the other (a row's address needs its offset
+    first), so the pass waits on memory rather than computing."""
+    cdef int64_t i
+    if s + PREFETCH_AHEAD < n:
+        i = index[s + PREFETCH_AHEAD]
+        LLSVM_PREFETCH(&alpha[i])
+        LLSVM_PREFETCH(&QD[i])
+        LLSVM_PREFETCH(&y[i])
+        if r != NULL:
+            LLSVM_PREFETCH(&r[i])
+        else:
+            prefetch_offsets(v, i)
+    if r != NULL and s + OFFSETS_AHEAD < n:
+        prefetch_offsets(v, r[index[s + OFFSETS_AHEAD]])
+    if s + ROW_AHEAD < n:
+        prefetch_row(v, subset_row(r, index[s + ROW_AHEAD]), kind)
