@@ -20,12 +20,14 @@
 # Python driver (llsvm/textio.py) turns them into DataFormatError.
 from libc.stdint cimport int32_t, int64_t, uint64_t, INT64_MAX
 from libc.stdlib cimport malloc, realloc, free, strtod
-from libc.string cimport memcpy
+from libc.string cimport memcpy, memchr
 from libc.stdio cimport snprintf
 from libc.math cimport fabs, isfinite
 
 cimport numpy as cnp
 import numpy as np
+
+from cython.parallel cimport prange
 
 from kernel_types cimport value_t
 
@@ -457,6 +459,41 @@ cdef class CSRBuilder:
                                      <double*>self.values)
         return status
 
+    def empty_like(self):
+        """A new, empty builder with this one's settings (parse_split's scratch)."""
+        return CSRBuilder(self.float32, self.st.zero_based, self.st.class_labels, self.st.max_line)
+
+    cdef _alloc_reset(self):
+        """Empty, keeping the capacity (a scratch builder's memory is reused chunk after chunk)."""
+        self.st.n_rows = 0
+        self.st.nnz = 0
+        self.st.line = 0
+        self.st.n_qid = 0
+        self.st.max_index = -1
+
+    cdef append_from(self, CSRBuilder b):
+        """Append b's rows (labels, non-zeros, offsets shifted by this builder's non-zeros) and counts; empty b."""
+        cdef int64_t n = self.st.n_rows, nnz = self.st.nnz, bn = b.st.n_rows, bnnz = b.st.nnz, i
+        cdef int64_t vsize = sizeof(float) if self.float32 else sizeof(double)
+        cdef int64_t* dst
+        cdef const int64_t* src
+        self.reserve(bn, bnnz)
+        dst = self.indptr + n + 1
+        src = b.indptr + 1
+        with nogil:
+            memcpy(self.y + n, b.y, bn * sizeof(double))
+            memcpy(self.indices + nnz, b.indices, bnnz * sizeof(int32_t))
+            memcpy(<char*>self.values + nnz * vsize, b.values, bnnz * vsize)
+            for i in range(bn):
+                dst[i] = src[i] + nnz
+        self.st.n_rows = n + bn
+        self.st.nnz = nnz + bnnz
+        self.st.line += b.st.line
+        self.st.n_qid += b.st.n_qid
+        if b.st.max_index > self.st.max_index:
+            self.st.max_index = b.st.max_index
+        b._alloc_reset()
+
     def take(self):
         """Hand over (y, indptr, indices, values) as NumPy arrays, shrunk to fit, and start empty again."""
         cdef int64_t n = self.st.n_rows, nnz = self.st.nnz
@@ -491,6 +528,83 @@ cdef class CSRBuilder:
         self.values = NULL
         self._alloc()
         return y, indptr, indices, values
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Two threads on one chunk.
+#
+# Problem: the CSR arrays of whole lines buf[0:length] exactly as one parse_lines call gives them (the same bits,
+# and on a malformed line the same status, line, column and offset: the first bad line in file order).
+# Method: the chunk is cut at the first '\n' at or after its middle; the first part is parsed into the builder's
+# own arrays and the second, at the same time on a second OpenMP thread, into a scratch builder (whose line count
+# starts at 0); then the second part's rows are appended (labels and non-zeros copied, offsets shifted by the first
+# part's non-zeros) and its counts added. Numbers are scanned one token at a time with no state carried across a
+# line, so each value is the one the serial scan reads. Errors: the first part's, if any (it comes first in the
+# file); else the second's, its line shifted by the first part's lines and its offset by the cut. Stopping rule:
+# the end of each part, or its first malformed line. Without OpenMP both parts run in turn on one thread.
+
+def split_point(const unsigned char[::1] buf, int64_t length):
+    """The cut of parse_split: one past the first '\n' at or after length // 2 in buf[0:length], or -1 when that
+    newline is buf's last (nothing to put in a second part)."""
+    cdef int64_t half = length // 2
+    cdef const unsigned char* p
+    if length < 2:
+        return -1
+    with nogil:
+        p = <const unsigned char*>memchr(&buf[half], 10, length - half)
+    if p == NULL or p - &buf[0] + 1 >= length:
+        return -1
+    return p - &buf[0] + 1
+
+
+def parse_split(CSRBuilder a, CSRBuilder b, const unsigned char[::1] buf, int64_t cut, int64_t length):
+    """Parse buf[0:cut] into `a` and buf[cut:length] into `b` (an empty scratch builder with a's settings) on two
+    threads, then append b's rows to a and empty b (it keeps its memory for the next chunk). buf[cut - 1] and
+    buf[length - 1] must be '\n'. Returns a's status; a failure of either part is left in a.error as the serial
+    parse reports it."""
+    cdef int status[2]
+    cdef ParseState* sts[2]
+    cdef const unsigned char* starts[2]
+    cdef int64_t lens[2]
+    cdef double* ys[2]
+    cdef int64_t* ptrs[2]
+    cdef int32_t* idxs[2]
+    cdef void* vals[2]
+    cdef int k
+    cdef bint f32 = a.float32
+    if not 0 < cut < length or buf[cut - 1] != 10 or buf[length - 1] != 10:
+        raise ValueError("both parts must end with a newline")
+    if b.st.n_rows or b.st.nnz or b.st.line or b.float32 != a.float32 or b.st.zero_based != a.st.zero_based or \
+            b.st.class_labels != a.st.class_labels or b.st.max_line != a.st.max_line:
+        raise ValueError("the scratch builder must be empty, with the same settings")
+    a.reserve(cut // 2 + 1, cut // 4 + 1)
+    b.reserve((length - cut) // 2 + 1, (length - cut) // 4 + 1)
+    sts[0], sts[1] = &a.st, &b.st
+    starts[0], starts[1] = &buf[0], &buf[cut]
+    lens[0], lens[1] = cut, length - cut
+    ys[0], ys[1] = a.y, b.y
+    ptrs[0], ptrs[1] = a.indptr, b.indptr
+    idxs[0], idxs[1] = a.indices, b.indices
+    vals[0], vals[1] = a.values, b.values
+    with nogil:
+        for k in prange(2, num_threads=2, schedule="static", chunksize=1):
+            if f32:
+                status[k] = parse_lines(starts[k], lens[k], sts[k], ys[k], ptrs[k], idxs[k], <float*>vals[k])
+            else:
+                status[k] = parse_lines(starts[k], lens[k], sts[k], ys[k], ptrs[k], idxs[k], <double*>vals[k])
+    if status[0] != ST_OK:
+        b._alloc_reset()
+        return status[0]
+    if status[1] != ST_OK:
+        a.st.err_line = b.st.err_line + a.st.line
+        a.st.err_col = b.st.err_col
+        a.st.err_offset = b.st.err_offset + cut
+        a.st.err_a = b.st.err_a
+        a.st.err_b = b.st.err_b
+        b._alloc_reset()
+        return status[1]
+    a.append_from(b)
+    return ST_OK
 
 
 def last_newline(const unsigned char[::1] buf, int64_t length):

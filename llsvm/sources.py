@@ -4,7 +4,10 @@ import gzip
 import io
 import lzma
 import os
+import queue
 import sys
+import threading
+import time
 import zlib
 
 from .errors import DataFormatError
@@ -124,3 +127,46 @@ class TextSource:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def prefetched(iterator, depth=1):
+    """Iterate on a helper thread, `depth` items ahead (parsing overlaps the kernels or the writes: both release
+    the GIL). An exception of the iterator is raised to the consumer at the item where it happened."""
+    q = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+    DONE = object()
+
+    def run():
+        try:
+            for item in iterator:
+                while not stop.is_set():
+                    try:
+                        q.put((True, item), timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
+                    return
+            q.put((True, DONE))
+        except BaseException as exc:          # handed to the consumer
+            q.put((False, exc))
+
+    t = threading.Thread(target=run, name="llsvm-reader", daemon=True)
+    t.start()
+    try:
+        while True:
+            ok, item = q.get()
+            if not ok:
+                raise item
+            if item is DONE:
+                return
+            yield item
+    finally:
+        stop.set()
+        # the reader may be blocked on an open pipe (stdin): give it a moment, then leave it (a daemon thread)
+        deadline = time.monotonic() + 1.0
+        while t.is_alive() and time.monotonic() < deadline:
+            try:
+                q.get(timeout=0.05)
+            except queue.Empty:
+                pass

@@ -15,7 +15,7 @@ import re
 
 import numpy as np
 
-from ._ext._libsvm import (CSRBuilder, format_text, last_newline, ST_AFTER_LABEL, ST_COLON, ST_INDEX,
+from ._ext._libsvm import (CSRBuilder, format_text, last_newline, parse_split, split_point, ST_AFTER_LABEL, ST_COLON, ST_INDEX,
                           ST_INDEX_ORDER, ST_INDEX_RANGE, ST_INDEX_ZERO, ST_LABEL, ST_LABEL_NONFINITE, ST_LABEL_RANGE,
                           ST_LINE_LONG, ST_OK, ST_QID, ST_VALUE, ST_VALUE_FLOAT32, ST_VALUE_NONFINITE)
 from .dataset import CSRDataset, Dataset, label_table
@@ -118,9 +118,11 @@ def _error(name, status, builder, buf, end, zero_based, max_line=DEFAULT_MAX_LIN
 class _Scanner:
     """Drives a CSRBuilder over a TextSource chunk by chunk; `take_each` hands out one CSR per chunk."""
 
-    def __init__(self, source, builder, chunk_size=DEFAULT_CHUNK, zero_based=False, progress=None):
+    def __init__(self, source, builder, chunk_size=DEFAULT_CHUNK, zero_based=False, progress=None, threads=1):
         self.source = source
         self.builder = builder
+        # threads > 1: each chunk is parsed in two parts at once (parse_split; the same arrays and errors)
+        self.scratch = builder.empty_like() if threads > 1 else None
         self.chunk_size = max(int(chunk_size), 2)
         self.zero_based = zero_based
         self.progress = progress
@@ -160,7 +162,11 @@ class _Scanner:
                     continue
                 end = nl + 1
             line0 = self.builder.line
-            status = self.builder.parse(buf, end)
+            cut = -1 if self.scratch is None else split_point(buf, end)
+            if cut > 0:
+                status = parse_split(self.builder, self.scratch, buf, cut, end)
+            else:
+                status = self.builder.parse(buf, end)
             if status != ST_OK:
                 raise _error(src.name, status, self.builder, buf, end, self.zero_based, self.max_line)
             if self.progress is not None:
@@ -188,16 +194,17 @@ class _Scanner:
 
 
 def read_text(path, *, zero_based=False, float32=False, chunk_size=DEFAULT_CHUNK, progress=None, source=None,
-              max_line=DEFAULT_MAX_LINE, class_labels=False):
+              max_line=DEFAULT_MAX_LINE, class_labels=False, threads=1):
     """Parse a LIBSVM text file ('-' for stdin, gzip/bzip2/xz by magic bytes) into an in-memory CSRDataset.
 
     A line with more than `max_line` bytes before its newline is refused; with `class_labels`, a label whose integer
-    part is beyond the int range too (module docstring)."""
+    part is beyond the int range too (module docstring). `threads` > 1 parses each chunk in two parts at once (the
+    same arrays, the same errors)."""
     own = source is None
     src = TextSource(path) if own else source
     try:
         builder = CSRBuilder(float32=float32, zero_based=zero_based, class_labels=class_labels, max_line=max_line)
-        scanner = _Scanner(src, builder, chunk_size, zero_based, progress)
+        scanner = _Scanner(src, builder, chunk_size, zero_based, progress, threads)
         (y, indptr, indices, values), = scanner.run(take_each=False)
         scanner.check_not_empty(y.shape[0])
         n_features = builder.max_index + 1
@@ -242,17 +249,18 @@ class TextStream(Dataset):
 
     n_rows, n_features, nnz and the label table are known once a full pass has been made (None before).
     Blocks are as the parser's chunks fall (about chunk_size bytes of text each), re-cut to max_rows/max_bytes.
-    `max_line` and `class_labels` as in read_text.
+    `max_line`, `class_labels` and `threads` as in read_text.
     """
 
     def __init__(self, path, *, zero_based=False, float32=False, chunk_size=DEFAULT_CHUNK, max_line=DEFAULT_MAX_LINE,
-                 class_labels=False):
+                 class_labels=False, threads=1):
         self.path = path
         self.zero_based = zero_based
         self.float32 = float32
         self.chunk_size = chunk_size
         self.max_line = max_line
         self.class_labels = class_labels
+        self.threads = threads
         self.source = "<stdin>" if path == "-" else str(path)
         self.n_rows = self.n_features = self.nnz = None
         self.n_qid = 0
@@ -269,7 +277,7 @@ class TextStream(Dataset):
                 raise DataFormatError(src.name, 0, 0, "this is a binary llsvm file, not LIBSVM text")
             builder = CSRBuilder(float32=self.float32, zero_based=self.zero_based, class_labels=self.class_labels,
                                  max_line=self.max_line)
-            scanner = _Scanner(src, builder, self.chunk_size, self.zero_based, progress)
+            scanner = _Scanner(src, builder, self.chunk_size, self.zero_based, progress, self.threads)
             n_rows = nnz = 0
             table = {}
             continuous = False

@@ -2,9 +2,7 @@
 binary file or in-memory rows; a read-ahead thread; and the driver base class that owns the parameters, the
 reporter and the temporary directory of one run."""
 import os
-import queue
 import tempfile
-import threading
 import time
 from dataclasses import dataclass, field
 
@@ -18,6 +16,7 @@ from ..fileutil import remove_tree, temporary_dir
 from ..models.linear import Model
 from ..params import Params, echo
 from ..report import as_reporter
+from ..sources import prefetched
 from ..textio import DEFAULT_CHUNK, DEFAULT_MAX_LINE, line_limit
 from .common import Classes, FitResult, class_costs, problem_seed, report_finished, stacked_weights, warn_max_iter
 
@@ -27,48 +26,6 @@ READ_BLOCK_BYTES = 8 << 20
 TEXT_PIECE = 8 << 20
 MIN_TEXT_PIECE = 16 << 10
 COPY_ALIGN = 64 << 10
-
-
-def prefetched(iterator, depth=1):
-    """Iterate on a helper thread, `depth` items ahead (parsing overlaps the kernels: both release the GIL)."""
-    q = queue.Queue(maxsize=depth)
-    stop = threading.Event()
-    DONE = object()
-
-    def run():
-        try:
-            for item in iterator:
-                while not stop.is_set():
-                    try:
-                        q.put((True, item), timeout=0.1)
-                        break
-                    except queue.Full:
-                        continue
-                if stop.is_set():
-                    return
-            q.put((True, DONE))
-        except BaseException as exc:          # handed to the consumer
-            q.put((False, exc))
-
-    t = threading.Thread(target=run, name="llsvm-reader", daemon=True)
-    t.start()
-    try:
-        while True:
-            ok, item = q.get()
-            if not ok:
-                raise item
-            if item is DONE:
-                return
-            yield item
-    finally:
-        stop.set()
-        # the reader may be blocked on an open pipe (stdin): give it a moment, then leave it (a daemon thread)
-        deadline = time.monotonic() + 1.0
-        while t.is_alive() and time.monotonic() < deadline:
-            try:
-                q.get(timeout=0.05)
-            except queue.Empty:
-                pass
 
 
 class Input:
