@@ -15,8 +15,8 @@ import re
 
 import numpy as np
 
-from ._ext._libsvm import (CSRBuilder, format_text, last_newline, parse_split, split_point, ST_AFTER_LABEL, ST_COLON, ST_INDEX,
-                          ST_INDEX_ORDER, ST_INDEX_RANGE, ST_INDEX_ZERO, ST_LABEL, ST_LABEL_NONFINITE, ST_LABEL_RANGE,
+from ._ext._libsvm import (CSRBuilder, MemoryPool, format_text, last_newline, parse_split, split_point,
+                          ST_AFTER_LABEL, ST_COLON, ST_INDEX, ST_INDEX_ORDER, ST_INDEX_RANGE, ST_INDEX_ZERO, ST_LABEL, ST_LABEL_NONFINITE, ST_LABEL_RANGE,
                           ST_LINE_LONG, ST_OK, ST_QID, ST_VALUE, ST_VALUE_FLOAT32, ST_VALUE_NONFINITE)
 from .dataset import CSRDataset, Dataset, label_table
 from .errors import DataFormatError, quote
@@ -122,7 +122,7 @@ class _Scanner:
         self.source = source
         self.builder = builder
         # threads > 1: each chunk is parsed in two parts at once (parse_split; the same arrays and errors)
-        self.scratch = builder.empty_like() if threads > 1 else None
+        self.scratch = (builder.empty_like(), builder.empty_like()) if threads > 1 else None
         self.chunk_size = max(int(chunk_size), 2)
         self.zero_based = zero_based
         self.progress = progress
@@ -132,6 +132,18 @@ class _Scanner:
     def run(self, take_each, with_text=False):
         """Yield the CSR arrays of each chunk (take_each) or of the whole input; with_text (and take_each):
         (arrays, the line before the chunk, a copy of the chunk's text) for each chunk."""
+        pool = None
+        if take_each:       # each chunk's arrays, once dropped, hold the next chunk's (MemoryPool)
+            pool = MemoryPool()
+            self.builder.use_pool(pool)
+        try:
+            yield from self._chunks(take_each, with_text)
+        finally:
+            if pool is not None:
+                self.builder.use_pool(None)
+                pool.close()
+
+    def _chunks(self, take_each, with_text):
         src = self.source
         chunk = cap = self.chunk_size
         buf = np.empty(cap + 1, dtype=np.uint8)   # +1: room for a final newline
@@ -164,7 +176,7 @@ class _Scanner:
             line0 = self.builder.line
             cut = -1 if self.scratch is None else split_point(buf, end)
             if cut > 0:
-                status = parse_split(self.builder, self.scratch, buf, cut, end)
+                status = parse_split(self.builder, *self.scratch, buf, cut, end)
             else:
                 status = self.builder.parse(buf, end)
             if status != ST_OK:

@@ -60,6 +60,9 @@ $LLSVM_LIBSVM_DIR), wall and peak RSS, medians of --cli-repeats round-robin runs
 Threads (part `threads`, issue 32): one two-class problem, -s 3 1 2 0, LIBLINEAR's single-thread train call and
 liblinear-multicore's -m 2 against llsvm --threads 1 and 2 on the generated sparse sets (--threads-seeds), the
 dense set and the largest two-class public sets (scripts/bench_threads.py).
+Conversion (part `convert`, issue 32): the in-memory parse on 1 and 2 threads and llsvm-convert --threads 1 and 2
+(whole commands) on the generated sparse and dense sets and the largest public sets, interleaved rounds: MB/s, CPU
+seconds, and the conversion's speed against the parse's (scripts/bench_parse.py).
 Timings are medians of --repeats runs. Results: a Markdown table on stdout and Markdown + JSON in bench-results/.
 
 Datasets: the generated `sparse` (500k x 100k, ~75 nnz/row) and `dense` (400k x 200) sets, made under data/ by
@@ -775,9 +778,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sets", default="sparse,dense,multiclass", help="generated sets (comma list; '' for none)")
     ap.add_argument("--parts",
-                    default="parse,solvers,llsvm,stream,smo,types,startup,contention,signals,cli,sklearn,dask,threads",
+                    default="parse,solvers,llsvm,stream,smo,types,startup,contention,signals,cli,sklearn,dask,threads,convert",
                     help="what to run: parse, solvers, llsvm, stream, smo, types, startup, contention, signals, "
-                         "cli, sklearn, dask, threads (comma list)")
+                         "cli, sklearn, dask, threads, convert (comma list)")
     ap.add_argument("--startup-runs", type=int, default=20, help="part startup: runs of each command (median)")
     ap.add_argument("--liblinear-dir", default=os.environ.get("LIBLINEAR_DIR"),
                     help="parts startup and cli: directory of LIBLINEAR's train and predict, or of its sources "
@@ -801,6 +804,8 @@ def main():
     ap.add_argument("--threads-rows", type=int, default=500000,
                     help="part threads: rows of the generated sparse sets (and 0.8 of them for the dense set)")
     ap.add_argument("--threads-seeds", default="1,2,3,4", help="part threads: the sparse generator's seeds")
+    ap.add_argument("--convert-rows", type=int, default=500000,
+                    help="part convert: rows of the generated sparse set (and 0.8 of them for the dense set)")
     ap.add_argument("--multicore", default=None,
                     help="part threads: a directory holding liblinear-multicore's `liblinear` package (pip install "
                          "--target DIR liblinear-multicore; default: installed into the run's temporary directory)")
@@ -856,6 +861,7 @@ def main():
     sklearn_rows, sklearn_mem = [], []
     dask_result = None
     threads_rows = None
+    convert_rows = None
     shared_dir = DATA_DIR
     try:
         # the generated sets and the decompressed public sets, for the parts that read them
@@ -961,6 +967,9 @@ def main():
             from bench_threads import bench_threads
             threads_rows = bench_threads(tmp, args.threads_rows, [int(x) for x in args.threads_seeds.split(",") if x],
                                          mc_dir=args.multicore, repeats=max(args.repeats, 3))
+        if "convert" in parts:
+            from bench_parse import bench_parse
+            convert_rows = bench_parse(tmp, args.convert_rows, repeats=max(args.repeats, 5))
         if "sklearn" in parts:
             from bench_sklearn import SETS as SKLEARN_SETS, bench_sklearn
             sets = args.sklearn_sets.split(",") if args.sklearn_sets else list(SKLEARN_SETS) + ["sparse"]
@@ -1037,13 +1046,17 @@ def main():
         from bench_threads import threads_markdown
         text.append("## One two-class problem on 2 threads against LIBLINEAR and liblinear-multicore -m 2 (train "
                     "calls, medians)\n\n" + threads_markdown(threads_rows))
+    if convert_rows:
+        from bench_parse import parse_markdown
+        text.append("## Text parsing on 1 and 2 threads and llsvm-convert against the in-memory parse (medians of "
+                    "interleaved rounds)\n\n" + parse_markdown(convert_rows))
     report = "\n\n".join(text)
     with open(os.path.join(args.out_dir, f"bench-{stamp}.json"), "w") as f:
         json.dump({"meta": meta, "parse": rows, "solvers": solver_rows, "end_to_end": e2e_rows,
                    "llsvm": llsvm_rows, "llsvm_shared": llsvm_shared_rows, "table2": t2_rows, "stream": stream_rows, "smo": smo_rows, "types": type_rows,
                    "startup": startup, "contention": contention_rows, "signals": signal_rows,
                    "cli": cli, "sklearn": sklearn_rows, "sklearn_memory": sklearn_mem, "dask": dask_result,
-                   "threads": threads_rows},
+                   "threads": threads_rows, "convert": convert_rows},
                   f, indent=1, default=float)
     with open(os.path.join(args.out_dir, f"bench-{stamp}.md"), "w") as f:
         f.write(f"llsvm bench {stamp} ({meta['python']}, {meta['cpus']} cpus)\n\n{report}\n")

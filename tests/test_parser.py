@@ -619,3 +619,57 @@ except llsvm.DataFormatError as e:
     p = _run_stdin(code, b"1 1:1\n-1 2:2 3:3\n1\n")
     assert p.returncode == 0, p.stderr.decode()
     assert p.stdout.decode().splitlines() == ["3 3 3 3", "<stdin> | standard input can be read only once"]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# a stream's arrays recycled (MemoryPool): the next chunk is written into the memory of the arrays dropped
+
+def test_memory_pool_recycles_dropped_arrays():
+    """Arrays handed back to the pool hold the next chunk's rows (exactly those of a builder without a pool);
+    arrays still alive are never reused; after close() the pool keeps nothing and arrays are freed as usual."""
+    from llsvm._ext._libsvm import CSRBuilder, MemoryPool
+    chunks = [np.frombuffer(b"".join(b"%d 1:%d %d:0.%d\n" % (i % 3, i, 2 + i % 50, i) for i in range(k, k + 400)),
+                            dtype=np.uint8).copy() for k in (0, 400, 800)]
+    pool = MemoryPool()
+    pooled, plain = CSRBuilder(), CSRBuilder()
+    pooled.use_pool(pool)
+    kept = None
+    for n, buf in enumerate(chunks):
+        assert pooled.parse(buf, len(buf)) == plain.parse(buf, len(buf)) == 0
+        got, ref = pooled.take(), plain.take()
+        for a, b in zip(got, ref):
+            assert a.tobytes() == b.tobytes()
+        if n == 0:
+            kept = [a.copy() for a in got], got       # held: the next chunk must not write into them
+        del got, a, b
+        # the second chunk got fresh memory (the first one's arrays are held); the third, the second's
+        assert pool.reused == (4 if n == 2 else 0)
+    for a, b in zip(*kept):
+        assert a.tobytes() == b.tobytes()
+    del kept
+    pool.close()
+    pooled.use_pool(None)
+    buf = chunks[0]
+    assert pooled.parse(buf, len(buf)) == 0
+    assert len(pooled.take()[0]) == 400 and pool.reused == 4
+    assert pooled.parse(buf, len(buf)) == 0 and pool.reused == 4
+
+
+@pytest.mark.parametrize("chunk_size", [64, 4096])
+def test_stream_with_recycled_chunks_equals_in_memory(write_bytes, random_libsvm, chunk_size):
+    """Streaming and dropping each block (its memory recycled for the next chunk): every block holds the rows of
+    the in-memory parse."""
+    r = random_libsvm(23, n_rows=500, n_features=60, density=0.2)
+    path = write_bytes(r.text)
+    ref = llsvm.read_dataset(path)
+    seen = 0
+    for threads in (1, 2):
+        seen = 0
+        for b in llsvm.open_dataset(path, stream=True, chunk_size=chunk_size, threads=threads).iter_blocks():
+            part = ref.slice(b.first_row, b.first_row + b.n_rows)
+            for x, y in ((b.y, part.y), (b.indptr - b.indptr[0], part.indptr - part.indptr[0]),
+                         (b.indices, part.indices), (b.values, part.values)):
+                assert np.ascontiguousarray(x).tobytes() == np.ascontiguousarray(y).tobytes()
+            seen += b.n_rows
+            del b, part
+        assert seen == ref.n_rows

@@ -32,7 +32,7 @@ def kernel_both(text, **kw):
     two = CSRBuilder(**kw)
     cut = split_point(buf, len(buf))
     assert cut > 0
-    s2 = parse_split(two, two.empty_like(), buf, cut, len(buf))
+    s2 = parse_split(two, two.empty_like(), two.empty_like(), buf, cut, len(buf))
     return (s1, one), (s2, two), cut
 
 
@@ -152,7 +152,7 @@ def test_errors_in_both_parts_report_the_first(write_bytes):
             cut = split_point(buf, len(buf))
             cut_line = text[:cut].count(b"\n")
             a = CSRBuilder()
-            status = parse_split(a, a.empty_like(), buf, cut, len(buf))
+            status = parse_split(a, a.empty_like(), a.empty_like(), buf, cut, len(buf))
             one = CSRBuilder()
             assert status == one.parse(buf, len(buf)) != ST_OK
             assert a.error == one.error                       # line, column, offset, index values
@@ -170,7 +170,7 @@ def test_error_in_the_second_part_only(write_bytes):
     cut = split_point(buf, len(buf))
     assert cut <= len(first) + text[len(first):].index(b"-1 2:1 2:1")
     a = CSRBuilder()
-    status = parse_split(a, a.empty_like(), buf, cut, len(buf))
+    status = parse_split(a, a.empty_like(), a.empty_like(), buf, cut, len(buf))
     one = CSRBuilder()
     assert status == one.parse(buf, len(buf)) != ST_OK
     assert a.error == one.error and a.error[0] == 2 + 30 + 26
