@@ -26,7 +26,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchutil import DATA_DIR, ROOT, md_header, md_row, print_report, say, shared_file  # noqa: E402
+from benchutil import ROOT, issue_sets, md_header, md_row, print_report, say  # noqa: E402
 
 SHARED = ("reuters_moneyfx.trn", "usps.t", "skin_nonskin", "a9a")
 TARGET_CONVERT = 0.8
@@ -129,21 +129,7 @@ def parse_markdown(rows):
 
 
 def bench_parse(tmp, rows=500000, shared=SHARED, repeats=5, dense=True):
-    import gen_data
-    sets = []
-    path = os.path.join(tmp, "sparse-1")
-    if not os.path.exists(path):
-        gen_data.generate("sparse", path, rows=rows, seed=1)
-    sets.append(("sparse seed 1", path))
-    if dense:
-        path = os.path.join(tmp, "dense-2")
-        if not os.path.exists(path):
-            gen_data.generate("dense", path, rows=int(rows * 0.8), seed=2)
-        sets.append(("dense seed 2", path))
-    for name in shared:
-        path = shared_file(DATA_DIR, name, tmp)
-        if path is not None:
-            sets.append((name, path))
+    sets = issue_sets(tmp, rows, (1,), shared, dense)
     return [bench_set(name, path, tmp, repeats) for name, path in sets]
 
 
