@@ -6,7 +6,8 @@ For each set, --repeats rounds, the runs of a round interleaved (the machine's l
     before the clock): wall seconds and the CPU seconds of the process during the call (user + system);
   - `llsvm-convert` with --threads 1 (parse, then write, in turn) and --threads 2 (its default: the parse on a helper
     thread while the writer writes), each a whole command (start-up, fsync and rename included): wall and CPU
-    seconds; the files of both must be byte-identical.
+    seconds; the files of both must be byte-identical; and --threads 2 without the start-up (its main() in a fresh
+    process, modules imported before the clock, as the parse).
 Reported: medians; MB/s of the text; the conversion's speed as a fraction of the in-memory parse's (target >= 0.8)
 and the parse's MB/s (targets: >= 1000 with one thread, >= 1600 with two) on the generated sparse set. CPU seconds
 show the work apart from the machine's load (on a busy machine the wall of two threads says little).
@@ -44,6 +45,20 @@ r1 = resource.getrusage(resource.RUSAGE_SELF)
 print(json.dumps({"wall": wall, "cpu": r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime, "nnz": ds.nnz}))
 """
 
+# llsvm-convert's main() in a fresh process, its modules imported before the clock (the command without its
+# start-up, as the parse above)
+_CONVERT = """
+import json, resource, sys, time
+import numpy, llsvm.binfmt, llsvm.io, llsvm.params, llsvm.sources, llsvm.textio
+from llsvm.cli.convert import main
+r0 = resource.getrusage(resource.RUSAGE_SELF)
+t = time.perf_counter()
+main(sys.argv[1:], standalone_mode=False)
+wall = time.perf_counter() - t
+r1 = resource.getrusage(resource.RUSAGE_SELF)
+print(json.dumps({"wall": wall, "cpu": r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime}))
+"""
+
 # a whole command: wall and the child's CPU seconds
 _COMMAND = """
 import json, os, subprocess, sys, time
@@ -79,15 +94,20 @@ def convert_once(path, out, threads):
     return _run(_COMMAND, [sys.executable, "-m", "llsvm.cli.convert", "-q", "--threads", str(threads), path, out])
 
 
+def convert_main_once(path, out, threads):
+    return _run(_CONVERT, ["-q", "--threads", str(threads), path, out])
+
+
 def bench_set(name, path, tmp, repeats):
     mb = os.path.getsize(path) / 1e6
-    runs = {k: [] for k in ("parse1", "parse2", "convert1", "convert2")}
+    runs = {k: [] for k in ("parse1", "parse2", "convert1", "convert2", "convertmain")}
     outs = {t: os.path.join(tmp, f"{os.path.basename(path)}.{t}.bin") for t in (1, 2)}
     for _ in range(repeats):
         runs["parse1"].append(parse_once(path, 1))
         runs["convert2"].append(convert_once(path, outs[2], 2))
         runs["parse2"].append(parse_once(path, 2))
         runs["convert1"].append(convert_once(path, outs[1], 1))
+        runs["convertmain"].append(convert_main_once(path, outs[2], 2))
     with open(outs[1], "rb") as f1, open(outs[2], "rb") as f2:
         identical = f1.read() == f2.read()
     for p in outs.values():
@@ -100,6 +120,7 @@ def bench_set(name, path, tmp, repeats):
     # the conversion's speed as a fraction of the in-memory parse's (1 thread each, and the defaults: 2)
     row["convert_vs_parse"] = row["parse1_s"] / row["convert2_s"]
     row["convert1_vs_parse"] = row["parse1_s"] / row["convert1_s"]
+    row["convertmain_vs_parse"] = row["parse1_s"] / row["convertmain_s"]
     row["parse2_speedup"] = row["parse1_s"] / row["parse2_s"]
     say(json.dumps(row))
     return row
@@ -108,7 +129,8 @@ def bench_set(name, path, tmp, repeats):
 def parse_markdown(rows):
     lines = md_header(["set", "MB", "parse 1 thr MB/s (CPU s)", "parse 2 thr MB/s (CPU s)", "2 thr speed-up",
                        "convert --threads 1 MB/s (CPU s)", "convert --threads 2 MB/s (CPU s)",
-                       "convert 2 / parse 1", "convert 1 / parse 1", "same file"])
+                       "convert 2 / parse 1", "convert 1 / parse 1", "convert 2 without start-up MB/s (CPU s)",
+                       "that / parse 1", "same file"])
     for r in rows:
         lines.append(md_row([r["set"], f"{r['text_mb']:.1f}",
                              f"{r['parse1_mb_s']:.0f} ({r['parse1_cpu_s']:.3f})",
@@ -116,7 +138,8 @@ def parse_markdown(rows):
                              f"{r['convert1_mb_s']:.0f} ({r['convert1_cpu_s']:.3f})",
                              f"{r['convert2_mb_s']:.0f} ({r['convert2_cpu_s']:.3f})",
                              f"{r['convert_vs_parse']:.2f}x", f"{r['convert1_vs_parse']:.2f}x",
-                             "yes" if r["identical"] else "NO"]))
+                             f"{r['convertmain_mb_s']:.0f} ({r['convertmain_cpu_s']:.3f})",
+                             f"{r['convertmain_vs_parse']:.2f}x", "yes" if r["identical"] else "NO"]))
     out = "\n".join(lines) + "\n"
     for r in rows:
         if r["set"].startswith("sparse"):
