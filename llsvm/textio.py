@@ -8,6 +8,10 @@ After a long line the buffer shrinks back to the chunk size. So any source works
 streams), memory is bounded by the chunk (or the limit) when streaming, and the in-memory reader writes straight
 into the final arrays (no second copy of the data).
 
+`threads=2` parses each chunk in two parts at once (cext/_libsvm.pyx, parse_split): the same arrays and the same
+errors as one thread. A stream's chunks (TextStream, take_each) recycle the memory of the arrays their user has
+dropped (MemoryPool), so most of a stream's pages are written without being zeroed first.
+
 `class_labels=True` (training a classifier) also refuses a label whose integer part does not fit a C int, as
 LIBLINEAR stores class labels, at its line and column.
 """
