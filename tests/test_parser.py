@@ -673,3 +673,47 @@ def test_stream_with_recycled_chunks_equals_in_memory(write_bytes, random_libsvm
             seen += b.n_rows
             del b, part
         assert seen == ref.n_rows
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# plain files are parsed in place from a memory map (TextSource.map); other inputs are read into a buffer
+
+@pytest.mark.parametrize("chunk_size", [2, 5, 64, 1 << 20])
+def test_mapped_file_equals_read_input(write_bytes, random_libsvm, chunk_size):
+    """A plain file (memory-mapped, parsed in place) and the same bytes gzip'ed (read into a buffer): the same
+    arrays, at chunk sizes below a line's length, with a long last line and no final newline; the progress counts
+    every byte of the file; the same error at the same line and column, in the last line too."""
+    r = random_libsvm(29, n_rows=150, n_features=40, density=0.2)
+    text = r.text + b"1 " + b" ".join(b"%d:0.25" % j for j in range(1, 120))
+    plain, packed = write_bytes(text, "m.txt"), write_bytes(gzip.compress(text), "m.gz")
+    with llsvm.sources.TextSource(str(plain)) as src:
+        assert src.map() is not None
+    with llsvm.sources.TextSource(str(packed)) as src:
+        assert src.map() is None
+    with llsvm.sources.TextSource(str(write_bytes(b"", "empty.txt"))) as src:
+        assert src.map() is None
+
+    class Bar:
+        n = 0
+
+        def update(self, k):
+            Bar.n += k
+
+    a = read_text(str(plain), chunk_size=chunk_size, progress=Bar())
+    b = read_text(str(packed), chunk_size=chunk_size)
+    for x, y in ((a.y, b.y), (a.indptr, b.indptr), (a.indices, b.indices), (a.values, b.values)):
+        assert x.tobytes() == y.tobytes()
+    assert Bar.n == len(text) and a.n_rows == 151
+    for bad in (text + b" 120:x", text + b"\n1 3:1 2:1\n" + r.text):
+        paths = write_bytes(bad, "bad.txt"), write_bytes(gzip.compress(bad), "bad.gz")
+        got = []
+        for p in paths:
+            with pytest.raises(llsvm.DataFormatError) as info:
+                read_text(str(p), chunk_size=chunk_size, max_line=2000)
+            got.append((info.value.line, info.value.column, info.value.message))
+        assert got[0] == got[1]
+    long_last = text + b" " + b" ".join(b"%d:1" % j for j in range(200, 700))
+    for p in (write_bytes(long_last, "long.txt"), write_bytes(gzip.compress(long_last), "long.gz")):
+        with pytest.raises(llsvm.DataFormatError) as info:
+            read_text(str(p), chunk_size=chunk_size, max_line=2000)
+        assert info.value.line == long_last.count(b"\n") + 1 and "longer than the limit" in info.value.message
