@@ -135,7 +135,7 @@ def bench_set(name, path, tmp, repeats):
         row[k + "_mb_s"] = mb / row[k + "_s"]
     # the CPU seconds of the busiest thread: about the wall the parse would take on idle cores
     row["parse2_busiest_s"] = statistics.median(r["busiest"] for r in runs["parse2"])
-    row["parse2_busiest_mb_s"] = mb / row["parse2_busiest_s"]
+    row["parse2_busiest_mb_s"] = mb / row["parse2_busiest_s"] if row["parse2_busiest_s"] > 0 else None   # < a tick
     # the conversion's speed as a fraction of the in-memory parse's (1 thread each, and the defaults: 2)
     row["convert_vs_parse"] = row["parse1_s"] / row["convert2_s"]
     row["convert1_vs_parse"] = row["parse1_s"] / row["convert1_s"]
@@ -155,7 +155,8 @@ def parse_markdown(rows):
         lines.append(md_row([r["set"], f"{r['text_mb']:.1f}",
                              f"{r['parse1_mb_s']:.0f} ({r['parse1_cpu_s']:.3f})",
                              f"{r['parse2_mb_s']:.0f} ({r['parse2_cpu_s']:.3f})", f"{r['parse2_speedup']:.2f}x",
-                             f"{r['parse2_busiest_mb_s']:.0f} ({r['parse2_busiest_s']:.3f})",
+                             f"{r['parse2_busiest_mb_s']:.0f} ({r['parse2_busiest_s']:.3f})"
+                             if r["parse2_busiest_mb_s"] else "under a clock tick",
                              f"{r['convert1_mb_s']:.0f} ({r['convert1_cpu_s']:.3f})",
                              f"{r['convert2_mb_s']:.0f} ({r['convert2_cpu_s']:.3f})",
                              f"{r['convert_vs_parse']:.2f}x", f"{r['convert1_vs_parse']:.2f}x",
