@@ -41,6 +41,9 @@ DEFAULT_MAX_LINE = 256 << 20
 MIN_MAX_LINE = 1 << 20
 
 INT32_MAX = 2147483647
+# threads > 1 split a chunk only from this size: below it, the second thread's start and the scratch arrays cost
+# more than half the chunk's parse (a9a, 2.3 MB: 0.017 CPU seconds on two threads against 0.010 on one)
+SPLIT_MIN = 4 << 20
 _BLANKS = b" \t\r\n\v\f"
 _NEWLINE = re.compile(b"\n")
 
@@ -156,7 +159,7 @@ class _Scanner:
 
     def _parse(self, buf, end):
         """Parse the whole lines buf[0:end] (on two threads with a scratch pair); a malformed line raises."""
-        cut = -1 if self.scratch is None else split_point(buf, end)
+        cut = -1 if self.scratch is None or end < SPLIT_MIN else split_point(buf, end)
         if cut > 0:
             status = parse_split(self.builder, *self.scratch, buf, cut, end)
         else:

@@ -479,10 +479,14 @@ def test_malformed_line_after_many_blocks_leaves_nothing(runner, tmp_path, threa
     assert listing(tmp_path) == ["late.txt"]
 
 
-def test_threads_write_the_same_file(runner, tmp_path):
+def test_threads_write_the_same_file(runner, tmp_path, monkeypatch):
     """--threads 1 (parse, then write, in turn), 2 (the parse on a helper thread) and 3 (the parse itself on two
-    threads): the same bytes, on a generated set of several blocks, float64 and float32."""
+    threads, every chunk cut: SPLIT_MIN 0): the same bytes, on a generated set of several blocks, float64 and
+    float32."""
     from conftest import generated_set
+
+    from llsvm import textio
+    monkeypatch.setattr(textio, "SPLIT_MIN", 0)
     src = tmp_path / "gen.txt"
     generated_set(src, "sparse", rows=4000, features=3000, seed=2)
     for extra in ([], ["--float32"]):

@@ -8,7 +8,28 @@ from test_parser import ERRORS
 
 import llsvm
 from llsvm._ext._libsvm import ST_OK, CSRBuilder, parse_split, split_point
+from llsvm import textio
 from llsvm.textio import read_text
+
+
+@pytest.fixture(autouse=True)
+def split_small_chunks(monkeypatch):
+    """Every chunk of these small files is cut in two (textio.SPLIT_MIN spares chunks below 4 MiB otherwise)."""
+    monkeypatch.setattr(textio, "SPLIT_MIN", 0)
+
+
+def test_small_chunks_are_not_split(write_bytes, monkeypatch):
+    """Below SPLIT_MIN a chunk is parsed on one thread (parse_split is not called); from it, it is cut."""
+    path = write_bytes(b"".join(b"%d 1:%d\n" % (i % 2, i) for i in range(2000)))
+    calls = []
+    real = textio.parse_split
+    monkeypatch.setattr(textio, "parse_split", lambda *a: (calls.append(a[-1]), real(*a))[1])
+    monkeypatch.setattr(textio, "SPLIT_MIN", 1 << 20)
+    same(read_text(str(path), threads=2), read_text(str(path)))
+    assert calls == []
+    monkeypatch.setattr(textio, "SPLIT_MIN", 1000)
+    same(read_text(str(path), threads=2, chunk_size=4000), read_text(str(path), chunk_size=4000))
+    assert calls and all(n >= 1000 for n in calls)
 
 
 def same(a, b):
