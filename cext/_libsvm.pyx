@@ -20,12 +20,14 @@
 # Python driver (llsvm/textio.py) turns them into DataFormatError.
 from libc.stdint cimport int32_t, int64_t, uint64_t, INT64_MAX
 from libc.stdlib cimport malloc, realloc, free, strtod
-from libc.string cimport memcpy
+from libc.string cimport memcpy, memchr
 from libc.stdio cimport snprintf
 from libc.math cimport fabs, isfinite
 
 cimport numpy as cnp
 import numpy as np
+
+from cython.parallel cimport prange
 
 from kernel_types cimport value_t
 
@@ -318,19 +320,67 @@ cdef int parse_lines(const unsigned char* buf, int64_t length, ParseState* st, d
     return status
 
 
-cdef class _Owner:
-    """Keeps a malloc'ed buffer alive for the NumPy arrays that view it, and frees it with them."""
-    cdef void* ptr
+cdef enum:
+    POOL_DEPTH = 2      # freed arrays kept per kind (labels, offsets, indices, values)
+
+
+cdef class MemoryPool:
+    """The memory of a stream's handed-over arrays, freed by their user and kept for the builder's next chunk.
+
+    A fresh allocation's pages are zeroed by the kernel at first touch, which costs about as much as scanning the
+    text into them; a stream (llsvm-convert, the out-of-core readers) drops each chunk's arrays before long, so
+    their pages, recycled, are written again without that cost. At most POOL_DEPTH arrays of each kind are kept;
+    close() frees them and lets later arrays be freed as usual (the pool lives as long as one pass)."""
+    cdef void* slots[4][POOL_DEPTH]
+    cdef int count[4]
+    cdef bint closed
+    cdef readonly int64_t reused       # arrays handed out again
+
+    cdef void* pop(self, int kind):
+        if self.count[kind] == 0:
+            return NULL
+        self.count[kind] -= 1
+        self.reused += 1
+        return self.slots[kind][self.count[kind]]
+
+    cdef bint push(self, int kind, void* p):
+        if self.closed or self.count[kind] == POOL_DEPTH:
+            return False
+        self.slots[kind][self.count[kind]] = p
+        self.count[kind] += 1
+        return True
+
+    def close(self):
+        cdef int k
+        self.closed = True
+        for k in range(4):
+            while self.count[k]:
+                self.count[k] -= 1
+                free(self.slots[k][self.count[k]])
 
     def __dealloc__(self):
-        free(self.ptr)
+        self.close()
 
 
-cdef object _adopt(void* ptr, int64_t n, int typenum):
-    """An ndarray of n items that owns ptr (freed when the array goes)."""
+cdef class _Owner:
+    """Keeps a malloc'ed buffer alive for the NumPy arrays that view it, and frees it with them (or hands it back
+    to its MemoryPool)."""
+    cdef void* ptr
+    cdef MemoryPool pool
+    cdef int kind
+
+    def __dealloc__(self):
+        if self.pool is None or not self.pool.push(self.kind, self.ptr):
+            free(self.ptr)
+
+
+cdef object _adopt(void* ptr, int64_t n, int typenum, MemoryPool pool=None, int kind=0):
+    """An ndarray of n items that owns ptr (freed when the array goes, or handed back to pool as `kind`)."""
     cdef cnp.npy_intp dims[1]
     cdef _Owner owner = _Owner.__new__(_Owner)
     owner.ptr = ptr
+    owner.pool = pool
+    owner.kind = kind
     dims[0] = n
     arr = cnp.PyArray_SimpleNewFromData(1, dims, typenum, ptr)
     cnp.Py_INCREF(owner)
@@ -352,6 +402,7 @@ cdef class CSRBuilder:
     cdef int64_t cap_rows, cap_nnz
     cdef ParseState st
     cdef readonly bint float32
+    cdef MemoryPool pool
 
     def __cinit__(self, bint float32=False, bint zero_based=False, bint class_labels=False,
                   int64_t max_line=INT64_MAX):
@@ -417,6 +468,16 @@ cdef class CSRBuilder:
         cdef int64_t need_rows = self.st.n_rows + rows, need_nnz = self.st.nnz + nnz
         cdef int64_t vsize = sizeof(float) if self.float32 else sizeof(double)
         cdef void* p
+        if self.pool is not None and self.cap_rows == 0 and self.cap_nnz == 0:
+            # empty: start from arrays handed back (realloc below keeps the pages they have written)
+            p = self.pool.pop(1)
+            if p != NULL:
+                free(self.indptr)
+                self.indptr = <int64_t*>p
+                self.indptr[0] = 0
+            self.y = <double*>self.pool.pop(0)
+            self.indices = <int32_t*>self.pool.pop(2)
+            self.values = self.pool.pop(3)
         if need_rows > self.cap_rows:
             need_rows = max(need_rows, self.cap_rows + self.cap_rows // 2)
             p = realloc(self.y, need_rows * sizeof(double))
@@ -457,6 +518,22 @@ cdef class CSRBuilder:
                                      <double*>self.values)
         return status
 
+    def use_pool(self, MemoryPool pool):
+        """Take the memory of arrays handed over earlier from `pool`, and hand it back there once they are freed."""
+        self.pool = pool
+
+    def empty_like(self):
+        """A new, empty builder with this one's settings (parse_split's scratch)."""
+        return CSRBuilder(self.float32, self.st.zero_based, self.st.class_labels, self.st.max_line)
+
+    cdef _alloc_reset(self):
+        """Empty, keeping the capacity (a scratch builder's memory is reused chunk after chunk)."""
+        self.st.n_rows = 0
+        self.st.nnz = 0
+        self.st.line = 0
+        self.st.n_qid = 0
+        self.st.max_index = -1
+
     def take(self):
         """Hand over (y, indptr, indices, values) as NumPy arrays, shrunk to fit, and start empty again."""
         cdef int64_t n = self.st.n_rows, nnz = self.st.nnz
@@ -481,16 +558,127 @@ cdef class CSRBuilder:
             self.y = <double*>malloc(sizeof(double))
             if self.y == NULL:
                 raise MemoryError()
-        y = _adopt(self.y, n, cnp.NPY_FLOAT64)
+        y = _adopt(self.y, n, cnp.NPY_FLOAT64, self.pool, 0)
         self.y = NULL
-        indptr = _adopt(self.indptr, n + 1, cnp.NPY_INT64)
+        indptr = _adopt(self.indptr, n + 1, cnp.NPY_INT64, self.pool, 1)
         self.indptr = NULL
-        indices = _adopt(self.indices, nnz, cnp.NPY_INT32)
+        indices = _adopt(self.indices, nnz, cnp.NPY_INT32, self.pool, 2)
         self.indices = NULL
-        values = _adopt(self.values, nnz, cnp.NPY_FLOAT32 if self.float32 else cnp.NPY_FLOAT64)
+        values = _adopt(self.values, nnz, cnp.NPY_FLOAT32 if self.float32 else cnp.NPY_FLOAT64, self.pool, 3)
         self.values = NULL
         self._alloc()
         return y, indptr, indices, values
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Two threads on one chunk.
+#
+# Problem: the CSR arrays of whole lines buf[0:length] exactly as one parse_lines call gives them (the same bits,
+# and on a malformed line the same status, line, column and offset: the first bad line in file order).
+# Method: the chunk is cut at the first '\n' at or after its middle; the two parts are parsed at once on two OpenMP
+# threads, each into a scratch builder (line count from 0) whose memory is reused chunk after chunk, then each thread
+# copies its part's rows into the builder's arrays at their place (labels and non-zeros as they are, offsets shifted
+# by the non-zeros before them). So both the scan and the first touch of the output pages (the kernel zeroing fresh
+# memory, as costly as the scan) are shared by the threads; the copy is one pass over the output, from cache-warm
+# scratch. Numbers are scanned one token at a time with no state carried across a line, so each value is the one
+# the serial scan reads. Errors: the first part's, if any (it comes first in the file), else the second's, their
+# lines shifted by the lines before them and offsets by the cut. Stopping rule: the end of each part, or its first
+# malformed line. Without OpenMP the parts run in turn on one thread (the same result).
+
+def split_point(const unsigned char[::1] buf, int64_t length):
+    """The cut of parse_split: one past the first '\n' at or after length // 2 in buf[0:length], or -1 when that
+    newline is buf's last (nothing to put in a second part)."""
+    cdef int64_t half = length // 2
+    cdef const unsigned char* p
+    if length < 2:
+        return -1
+    with nogil:
+        p = <const unsigned char*>memchr(&buf[half], 10, length - half)
+    if p == NULL or p - &buf[0] + 1 >= length:
+        return -1
+    return p - &buf[0] + 1
+
+
+cdef void place_rows(double* y, int64_t* indptr, int32_t* indices, char* values, const double* sy,
+                     const int64_t* sindptr, const int32_t* sindices, const char* svalues, int64_t n, int64_t nnz,
+                     int64_t shift, int64_t vsize) noexcept nogil:
+    """Copy n rows (nnz non-zeros) of scratch arrays to y, indptr[1..n], indices, values; offsets + shift."""
+    cdef int64_t i
+    memcpy(y, sy, n * sizeof(double))
+    memcpy(indices, sindices, nnz * sizeof(int32_t))
+    memcpy(values, svalues, nnz * vsize)
+    for i in range(1, n + 1):
+        indptr[i] = sindptr[i] + shift
+
+
+def parse_split(CSRBuilder a, CSRBuilder s0, CSRBuilder s1, const unsigned char[::1] buf, int64_t cut,
+                int64_t length):
+    """Parse buf[0:cut] into scratch s0 and buf[cut:length] into scratch s1 (empty builders with a's settings) on
+    two threads, then append both to `a` and empty the scratches (they keep their memory). buf[cut - 1] and
+    buf[length - 1] must be '\n'. Returns the status; a failure is left in a.error as the serial parse reports it."""
+    cdef int status[2]
+    cdef CSRBuilder s
+    cdef ParseState* sts[2]
+    cdef const unsigned char* starts[2]
+    cdef int64_t lens[2]
+    cdef double* ys[2]
+    cdef int64_t* ptrs[2]
+    cdef int32_t* idxs[2]
+    cdef void* vals[2]
+    cdef int64_t rows[2]
+    cdef int64_t nzs[2]
+    cdef int64_t n0, nnz0, k
+    cdef int64_t vsize = sizeof(float) if a.float32 else sizeof(double)
+    cdef bint f32 = a.float32
+    if not 0 < cut < length or buf[cut - 1] != 10 or buf[length - 1] != 10:
+        raise ValueError("both parts must end with a newline")
+    for s in (s0, s1):
+        if s.st.n_rows or s.st.nnz or s.st.line or s.float32 != a.float32 or s.st.zero_based != a.st.zero_based or \
+                s.st.class_labels != a.st.class_labels or s.st.max_line != a.st.max_line:
+            raise ValueError("the scratch builders must be empty, with the builder's settings")
+    s0.reserve(cut // 2 + 1, cut // 4 + 1)
+    s1.reserve((length - cut) // 2 + 1, (length - cut) // 4 + 1)
+    sts[0], sts[1] = &s0.st, &s1.st
+    starts[0], starts[1] = &buf[0], &buf[cut]
+    lens[0], lens[1] = cut, length - cut
+    ys[0], ys[1] = s0.y, s1.y
+    ptrs[0], ptrs[1] = s0.indptr, s1.indptr
+    idxs[0], idxs[1] = s0.indices, s1.indices
+    vals[0], vals[1] = s0.values, s1.values
+    with nogil:
+        for k in prange(2, num_threads=2, schedule="static", chunksize=1):
+            if f32:
+                status[k] = parse_lines(starts[k], lens[k], sts[k], ys[k], ptrs[k], idxs[k], <float*>vals[k])
+            else:
+                status[k] = parse_lines(starts[k], lens[k], sts[k], ys[k], ptrs[k], idxs[k], <double*>vals[k])
+    for k in range(2):
+        if status[k] != ST_OK:
+            s = s0 if k == 0 else s1
+            a.st.err_line = s.st.err_line + a.st.line + (s0.st.line if k == 1 else 0)
+            a.st.err_col = s.st.err_col
+            a.st.err_offset = s.st.err_offset + (cut if k == 1 else 0)
+            a.st.err_a = s.st.err_a
+            a.st.err_b = s.st.err_b
+            s0._alloc_reset()
+            s1._alloc_reset()
+            return status[k]
+    n0, nnz0 = a.st.n_rows, a.st.nnz
+    rows[0], rows[1] = s0.st.n_rows, s1.st.n_rows
+    nzs[0], nzs[1] = s0.st.nnz, s1.st.nnz
+    a.reserve(rows[0] + rows[1], nzs[0] + nzs[1])
+    with nogil:
+        for k in prange(2, num_threads=2, schedule="static", chunksize=1):
+            place_rows(a.y + n0 + k * rows[0], a.indptr + n0 + k * rows[0], a.indices + nnz0 + k * nzs[0],
+                       <char*>a.values + (nnz0 + k * nzs[0]) * vsize, ys[k], ptrs[k], idxs[k], <const char*>vals[k],
+                       rows[k], nzs[k], nnz0 + k * nzs[0], vsize)
+    a.st.n_rows = n0 + rows[0] + rows[1]
+    a.st.nnz = nnz0 + nzs[0] + nzs[1]
+    a.st.line += s0.st.line + s1.st.line
+    a.st.n_qid += s0.st.n_qid + s1.st.n_qid
+    a.st.max_index = max(a.st.max_index, s0.st.max_index, s1.st.max_index)
+    s0._alloc_reset()
+    s1._alloc_reset()
+    return ST_OK
 
 
 def last_newline(const unsigned char[::1] buf, int64_t length):

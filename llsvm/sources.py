@@ -3,8 +3,13 @@ import bz2
 import gzip
 import io
 import lzma
+import mmap
 import os
+import queue
+import stat
 import sys
+import threading
+import time
 import zlib
 
 from .errors import DataFormatError
@@ -89,6 +94,22 @@ class TextSource:
         else:
             self.stream = raw
 
+    def map(self):
+        """A read-only memory map of the whole input when it is plain text in a regular, non-empty file (parsed in
+        place, llsvm.textio); None otherwise (stdin, pipes, compressed input: read them with readinto)."""
+        if self.kind != "text" or not self._owns_raw:
+            return None
+        try:
+            fd = self._raw.fileno()
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode) or st.st_size == 0:
+                return None
+            m = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+        except (OSError, ValueError):
+            return None
+        m.madvise(mmap.MADV_SEQUENTIAL)
+        return m
+
     def raw_position(self):
         try:
             return self._raw.tell()
@@ -124,3 +145,64 @@ class TextSource:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def prefetched(iterator, depth=1, bounded=False):
+    """Iterate on a helper thread, `depth` items ahead (parsing or reading overlaps the kernels or the writes: both
+    release the GIL). An exception of the iterator is raised to the consumer at the item where it happened.
+    `bounded`: at most depth + 1 items exist at once, the consumer's included, provided the consumer drops its
+    reference to an item (del) before it asks for the next (a binary file's blocks read ahead within a budget that
+    counts depth + 1 blocks); otherwise the helper also holds one item while the queue is full. The items and
+    their order are the iterator's: only the timing changes."""
+    q = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+    slots = threading.Semaphore(depth + 1) if bounded else None
+    DONE = object()
+
+    def run():
+        try:
+            it = iter(iterator)
+            while True:
+                if slots is not None:
+                    while not slots.acquire(timeout=0.1):
+                        if stop.is_set():
+                            return
+                try:
+                    item = next(it)
+                except StopIteration:
+                    break
+                while not stop.is_set():
+                    try:
+                        q.put((True, item), timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+                item = None
+                if stop.is_set():
+                    return
+            q.put((True, DONE))
+        except BaseException as exc:          # handed to the consumer
+            q.put((False, exc))
+
+    t = threading.Thread(target=run, name="llsvm-reader", daemon=True)
+    t.start()
+    try:
+        while True:
+            ok, item = q.get()
+            if not ok:
+                raise item
+            if item is DONE:
+                return
+            yield item
+            item = None
+            if slots is not None:
+                slots.release()           # the consumer let go of the item it had: the helper may read one more
+    finally:
+        stop.set()
+        # the reader may be blocked on an open pipe (stdin): give it a moment, then leave it (a daemon thread)
+        deadline = time.monotonic() + 1.0
+        while t.is_alive() and time.monotonic() < deadline:
+            try:
+                q.get(timeout=0.05)
+            except queue.Empty:
+                pass

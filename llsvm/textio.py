@@ -8,16 +8,27 @@ After a long line the buffer shrinks back to the chunk size. So any source works
 streams), memory is bounded by the chunk (or the limit) when streaming, and the in-memory reader writes straight
 into the final arrays (no second copy of the data).
 
+A plain file (not stdin, not compressed) is parsed in place from a read-only memory map instead (TextSource.map):
+the same chunks, limits and errors without copying the text into the buffer (a tenth of the parse's time); each
+chunk's pages leave the process's map once parsed, so its resident memory does not grow by the file's size. (A
+file truncated by another process while it is read would stop the process with SIGBUS, as any mapped file.)
+
+`threads=2` parses each chunk in two parts at once (cext/_libsvm.pyx, parse_split): the same arrays and the same
+errors as one thread. A stream's chunks (TextStream, take_each) recycle the memory of the arrays their user has
+dropped (MemoryPool), so most of a stream's pages are written without being zeroed first.
+
 `class_labels=True` (training a classifier) also refuses a label whose integer part does not fit a C int, as
 LIBLINEAR stores class labels, at its line and column.
 """
+import mmap
 import re
 
 import numpy as np
 
-from ._ext._libsvm import (CSRBuilder, format_text, last_newline, ST_AFTER_LABEL, ST_COLON, ST_INDEX,
-                          ST_INDEX_ORDER, ST_INDEX_RANGE, ST_INDEX_ZERO, ST_LABEL, ST_LABEL_NONFINITE, ST_LABEL_RANGE,
-                          ST_LINE_LONG, ST_OK, ST_QID, ST_VALUE, ST_VALUE_FLOAT32, ST_VALUE_NONFINITE)
+from ._ext._libsvm import (CSRBuilder, MemoryPool, format_text, last_newline, parse_split, split_point,
+                          ST_AFTER_LABEL, ST_COLON, ST_INDEX, ST_INDEX_ORDER, ST_INDEX_RANGE, ST_INDEX_ZERO, ST_LABEL,
+                          ST_LABEL_NONFINITE, ST_LABEL_RANGE, ST_LINE_LONG, ST_OK, ST_QID, ST_VALUE, ST_VALUE_FLOAT32,
+                          ST_VALUE_NONFINITE)
 from .dataset import CSRDataset, Dataset, label_table
 from .errors import DataFormatError, quote
 from .sources import TextSource
@@ -30,6 +41,9 @@ DEFAULT_MAX_LINE = 256 << 20
 MIN_MAX_LINE = 1 << 20
 
 INT32_MAX = 2147483647
+# threads > 1 split a chunk only from this size: below it, the second thread's start and the scratch arrays cost
+# more than half the chunk's parse (a9a, 2.3 MB: 0.017 CPU seconds on two threads against 0.010 on one)
+SPLIT_MIN = 4 << 20
 _BLANKS = b" \t\r\n\v\f"
 _NEWLINE = re.compile(b"\n")
 
@@ -118,9 +132,11 @@ def _error(name, status, builder, buf, end, zero_based, max_line=DEFAULT_MAX_LIN
 class _Scanner:
     """Drives a CSRBuilder over a TextSource chunk by chunk; `take_each` hands out one CSR per chunk."""
 
-    def __init__(self, source, builder, chunk_size=DEFAULT_CHUNK, zero_based=False, progress=None):
+    def __init__(self, source, builder, chunk_size=DEFAULT_CHUNK, zero_based=False, progress=None, threads=1):
         self.source = source
         self.builder = builder
+        # threads > 1: each chunk is parsed in two parts at once (parse_split; the same arrays and errors)
+        self.scratch = (builder.empty_like(), builder.empty_like()) if threads > 1 else None
         self.chunk_size = max(int(chunk_size), 2)
         self.zero_based = zero_based
         self.progress = progress
@@ -130,7 +146,84 @@ class _Scanner:
     def run(self, take_each, with_text=False):
         """Yield the CSR arrays of each chunk (take_each) or of the whole input; with_text (and take_each):
         (arrays, the line before the chunk, a copy of the chunk's text) for each chunk."""
+        pool = None
+        if take_each:       # each chunk's arrays, once dropped, hold the next chunk's (MemoryPool)
+            pool = MemoryPool()
+            self.builder.use_pool(pool)
+        try:
+            yield from self._chunks(take_each, with_text)
+        finally:
+            if pool is not None:
+                self.builder.use_pool(None)
+                pool.close()
+
+    def _parse(self, buf, end):
+        """Parse the whole lines buf[0:end] (on two threads with a scratch pair); a malformed line raises."""
+        cut = -1 if self.scratch is None or end < SPLIT_MIN else split_point(buf, end)
+        if cut > 0:
+            status = parse_split(self.builder, *self.scratch, buf, cut, end)
+        else:
+            status = self.builder.parse(buf, end)
+        if status != ST_OK:
+            raise _error(self.source.name, status, self.builder, buf, end, self.zero_based, self.max_line)
+
+    def _mapped_chunks(self, mm, take_each, with_text):
+        """_chunks over a memory map of a plain file: each chunk is parsed in place (no copy of the text into a
+        buffer), and its pages leave this process's map once parsed (the page cache keeps them), so the map does
+        not add the file's size to the resident memory. The same chunks, lines, limits and errors as _chunks."""
+        data = np.frombuffer(mm, dtype=np.uint8)
+        size = data.shape[0]
+        pos = released = last = 0
+        view = None
+        try:
+            while pos < size:
+                end = min(size, pos + self.chunk_size)
+                view = data[pos:end]
+                nl = last_newline(view, end - pos)
+                while nl < 0 and end < size:        # a line longer than the chunk: widen, up to the line limit
+                    if end - pos > self.max_line:
+                        raise line_too_long(self.source.name, self.builder.line + 1, self.max_line)
+                    end = min(size, pos + min(2 * (end - pos), self.max_line + 1))
+                    view = data[pos:end]
+                    nl = last_newline(view, end - pos)
+                if nl < 0:                          # the last line, without a newline: a copy with one
+                    if end - pos > self.max_line:
+                        raise line_too_long(self.source.name, self.builder.line + 1, self.max_line)
+                    view = np.append(view, np.uint8(10))
+                    length = end - pos + 1
+                else:
+                    length = nl + 1
+                line0 = self.builder.line
+                self._parse(view, length)
+                pos = min(size, pos + length)
+                self.bytes_read = pos
+                if self.progress is not None:
+                    self.progress.update(pos - last)
+                    last = pos
+                if take_each:
+                    yield (self.builder.take(), line0, bytes(view[:length])) if with_text else self.builder.take()
+                view = None
+                page = pos & ~(mmap.PAGESIZE - 1)
+                if page > released:
+                    mm.madvise(mmap.MADV_DONTNEED, released, page - released)
+                    released = page
+            if not take_each:
+                yield self.builder.take()
+        finally:
+            del view, data
+
+    def _chunks(self, take_each, with_text):
         src = self.source
+        mm = src.map()
+        if mm is not None:
+            try:
+                yield from self._mapped_chunks(mm, take_each, with_text)
+            finally:
+                try:
+                    mm.close()
+                except BufferError:         # pragma: no cover - a view still held (an error's traceback)
+                    pass
+            return
         chunk = cap = self.chunk_size
         buf = np.empty(cap + 1, dtype=np.uint8)   # +1: room for a final newline
         filled = 0
@@ -160,9 +253,7 @@ class _Scanner:
                     continue
                 end = nl + 1
             line0 = self.builder.line
-            status = self.builder.parse(buf, end)
-            if status != ST_OK:
-                raise _error(src.name, status, self.builder, buf, end, self.zero_based, self.max_line)
+            self._parse(buf, end)
             if self.progress is not None:
                 pos = src.raw_position()
                 pos = self.bytes_read if pos is None else pos
@@ -188,16 +279,17 @@ class _Scanner:
 
 
 def read_text(path, *, zero_based=False, float32=False, chunk_size=DEFAULT_CHUNK, progress=None, source=None,
-              max_line=DEFAULT_MAX_LINE, class_labels=False):
+              max_line=DEFAULT_MAX_LINE, class_labels=False, threads=1):
     """Parse a LIBSVM text file ('-' for stdin, gzip/bzip2/xz by magic bytes) into an in-memory CSRDataset.
 
     A line with more than `max_line` bytes before its newline is refused; with `class_labels`, a label whose integer
-    part is beyond the int range too (module docstring)."""
+    part is beyond the int range too (module docstring). `threads` > 1 parses each chunk in two parts at once (the
+    same arrays, the same errors)."""
     own = source is None
     src = TextSource(path) if own else source
     try:
         builder = CSRBuilder(float32=float32, zero_based=zero_based, class_labels=class_labels, max_line=max_line)
-        scanner = _Scanner(src, builder, chunk_size, zero_based, progress)
+        scanner = _Scanner(src, builder, chunk_size, zero_based, progress, threads)
         (y, indptr, indices, values), = scanner.run(take_each=False)
         scanner.check_not_empty(y.shape[0])
         n_features = builder.max_index + 1
@@ -242,17 +334,18 @@ class TextStream(Dataset):
 
     n_rows, n_features, nnz and the label table are known once a full pass has been made (None before).
     Blocks are as the parser's chunks fall (about chunk_size bytes of text each), re-cut to max_rows/max_bytes.
-    `max_line` and `class_labels` as in read_text.
+    `max_line`, `class_labels` and `threads` as in read_text.
     """
 
     def __init__(self, path, *, zero_based=False, float32=False, chunk_size=DEFAULT_CHUNK, max_line=DEFAULT_MAX_LINE,
-                 class_labels=False):
+                 class_labels=False, threads=1):
         self.path = path
         self.zero_based = zero_based
         self.float32 = float32
         self.chunk_size = chunk_size
         self.max_line = max_line
         self.class_labels = class_labels
+        self.threads = threads
         self.source = "<stdin>" if path == "-" else str(path)
         self.n_rows = self.n_features = self.nnz = None
         self.n_qid = 0
@@ -269,7 +362,7 @@ class TextStream(Dataset):
                 raise DataFormatError(src.name, 0, 0, "this is a binary llsvm file, not LIBSVM text")
             builder = CSRBuilder(float32=self.float32, zero_based=self.zero_based, class_labels=self.class_labels,
                                  max_line=self.max_line)
-            scanner = _Scanner(src, builder, self.chunk_size, self.zero_based, progress)
+            scanner = _Scanner(src, builder, self.chunk_size, self.zero_based, progress, self.threads)
             n_rows = nnz = 0
             table = {}
             continuous = False

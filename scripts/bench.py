@@ -63,6 +63,9 @@ dense set and the largest two-class public sets (scripts/bench_threads.py).
 Out of core (part `ooc`, issue 32): -s llsvm and -s streamsvm at --memory 64M against in-memory -s 3 on the
 generated sparse sets (--ooc-seeds) as binary files in the page cache, at their default -e (certified): wall and
 CPU ratios, peak RSS, interleaved runs (scripts/bench_ooc.py).
+Conversion (part `convert`, issue 32): the in-memory parse on 1 and 2 threads and llsvm-convert --threads 1 and 2
+(whole commands) on the generated sparse and dense sets and the largest public sets, interleaved rounds: MB/s, CPU
+seconds, and the conversion's speed against the parse's (scripts/bench_parse.py).
 Timings are medians of --repeats runs. Results: a Markdown table on stdout and Markdown + JSON in bench-results/.
 
 Datasets: the generated `sparse` (500k x 100k, ~75 nnz/row) and `dense` (400k x 200) sets, made under data/ by
@@ -779,9 +782,9 @@ def main():
     ap.add_argument("--sets", default="sparse,dense,multiclass", help="generated sets (comma list; '' for none)")
     ap.add_argument("--parts",
                     default="parse,solvers,llsvm,stream,smo,types,startup,contention,signals,cli,sklearn,dask,threads,"
-                            "ooc,dense",
+                            "ooc,dense,convert",
                     help="what to run: parse, solvers, llsvm, stream, smo, types, startup, contention, signals, "
-                         "cli, sklearn, dask, threads, ooc, dense (comma list; dense: -s 3 where n >> d, "
+                         "cli, sklearn, dask, threads, ooc, dense, convert (comma list; dense: -s 3 where n >> d, "
                          "scripts/bench_dense.py)")
     ap.add_argument("--startup-runs", type=int, default=20, help="part startup: runs of each command (median)")
     ap.add_argument("--liblinear-dir", default=os.environ.get("LIBLINEAR_DIR"),
@@ -808,6 +811,8 @@ def main():
     ap.add_argument("--threads-seeds", default="1,2,3,4", help="part threads: the sparse generator's seeds")
     ap.add_argument("--ooc-rows", type=int, default=500000, help="part ooc: rows of the generated sparse sets")
     ap.add_argument("--ooc-seeds", default="1,2", help="part ooc: the sparse generator's seeds")
+    ap.add_argument("--convert-rows", type=int, default=500000,
+                    help="part convert: rows of the generated sparse set (and 0.8 of them for the dense set)")
     ap.add_argument("--multicore", default=None,
                     help="part threads: a directory holding liblinear-multicore's `liblinear` package (pip install "
                          "--target DIR liblinear-multicore; default: installed into the run's temporary directory)")
@@ -865,6 +870,7 @@ def main():
     threads_rows = None
     dense_text = None
     ooc_rows = None
+    convert_rows = None
     shared_dir = DATA_DIR
     try:
         # the generated sets and the decompressed public sets, for the parts that read them
@@ -977,6 +983,9 @@ def main():
         if "dense" in parts:
             from bench_dense import bench_dense, dense_markdown
             dense_text = dense_markdown(bench_dense(tmp, repeats=max(args.repeats, 3)))
+        if "convert" in parts:
+            from bench_parse import bench_parse
+            convert_rows = bench_parse(tmp, args.convert_rows, repeats=max(args.repeats, 5))
         if "sklearn" in parts:
             from bench_sklearn import SETS as SKLEARN_SETS, bench_sklearn
             sets = args.sklearn_sets.split(",") if args.sklearn_sets else list(SKLEARN_SETS) + ["sparse"]
@@ -1056,13 +1065,17 @@ def main():
     if ooc_rows:
         from bench_ooc import ooc_markdown
         text.append("## Out of core at --memory 64M against in-memory -s 3 (part ooc)\n\n" + ooc_markdown(ooc_rows))
+    if convert_rows:
+        from bench_parse import parse_markdown
+        text.append("## Text parsing on 1 and 2 threads and llsvm-convert against the in-memory parse (medians of "
+                    "interleaved rounds)\n\n" + parse_markdown(convert_rows))
     report = "\n\n".join(text)
     with open(os.path.join(args.out_dir, f"bench-{stamp}.json"), "w") as f:
         json.dump({"meta": meta, "parse": rows, "solvers": solver_rows, "end_to_end": e2e_rows,
                    "llsvm": llsvm_rows, "llsvm_shared": llsvm_shared_rows, "table2": t2_rows, "stream": stream_rows, "smo": smo_rows, "types": type_rows,
                    "startup": startup, "contention": contention_rows, "signals": signal_rows,
                    "cli": cli, "sklearn": sklearn_rows, "sklearn_memory": sklearn_mem, "dask": dask_result,
-                   "threads": threads_rows, "ooc": ooc_rows},
+                   "threads": threads_rows, "ooc": ooc_rows, "convert": convert_rows},
                   f, indent=1, default=float)
     with open(os.path.join(args.out_dir, f"bench-{stamp}.md"), "w") as f:
         f.write(f"llsvm bench {stamp} ({meta['python']}, {meta['cpus']} cpus)\n\n{report}\n")

@@ -25,8 +25,8 @@ import tempfile
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchutil import (DATA_DIR, liblinear_train, ll_W, md_header, md_row, print_report, say,  # noqa: E402
-                       shared_file, timed)
+from benchutil import (issue_sets, liblinear_train, ll_W, md_header, md_row, print_report, say,  # noqa: E402
+                       timed)
 
 import llsvm  # noqa: E402
 
@@ -128,23 +128,8 @@ def threads_markdown(rows):
 
 
 def bench_threads(tmp, rows=500000, seeds=(1, 2, 3, 4), shared=SHARED, dense=True, mc_dir=None, repeats=3):
-    import gen_data
     mc_dir = multicore_dir(mc_dir, tmp)
-    sets = []
-    for seed in seeds:
-        path = os.path.join(tmp, f"sparse-{seed}")
-        if not os.path.exists(path):
-            gen_data.generate("sparse", path, rows=rows, seed=seed)
-        sets.append((f"sparse seed {seed}", path))
-    if dense:
-        path = os.path.join(tmp, "dense-2")
-        if not os.path.exists(path):
-            gen_data.generate("dense", path, rows=int(rows * 0.8), seed=2)
-        sets.append(("dense seed 2", path))
-    for name in shared:
-        path = shared_file(DATA_DIR, name, tmp)
-        if path is not None:
-            sets.append((name, path))
+    sets = issue_sets(tmp, rows, seeds, shared, dense)
     out = []
     for name, path in sets:
         binary = path + ".bin"

@@ -115,6 +115,29 @@ def shared_file(shared_dir, name, tmp):
     return out
 
 
+def issue_sets(tmp, rows, seeds, shared, dense=True):
+    """[(name, path)] of the sets the issue-32 parts measure: the generated sparse set for each seed (rows rows,
+    scripts/gen_data.py), the dense set of seed 2 (0.8 rows), and the public sets among `shared` (decompressed),
+    all in tmp (a file already there is used as it is)."""
+    import gen_data
+    sets = []
+    for seed in seeds:
+        path = os.path.join(tmp, f"sparse-{seed}")
+        if not os.path.exists(path):
+            gen_data.generate("sparse", path, rows=rows, seed=seed)
+        sets.append((f"sparse seed {seed}", path))
+    if dense:
+        path = os.path.join(tmp, "dense-2")
+        if not os.path.exists(path):
+            gen_data.generate("dense", path, rows=int(rows * 0.8), seed=2)
+        sets.append(("dense seed 2", path))
+    for name in shared:
+        path = shared_file(DATA_DIR, name, tmp)
+        if path is not None:
+            sets.append((name, path))
+    return sets
+
+
 def shared_set(shared_dir, name, tmp):
     """A set of the public data directory (name.xz, DATA_DIR) decompressed into tmp and read (class labels), or
     None when it is absent."""

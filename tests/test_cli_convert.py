@@ -466,15 +466,37 @@ def test_malformed_text_line(runner, tmp_path, content, line, column, message, t
     assert listing(tmp_path) == ["bad.txt"]     # no output, no temporary file
 
 
-def test_malformed_line_after_many_blocks_leaves_nothing(runner, tmp_path):
-    """The error comes after several blocks were written to the temporary file."""
+@pytest.mark.parametrize("threads", ["1", "2", "3"])
+def test_malformed_line_after_many_blocks_leaves_nothing(runner, tmp_path, threads):
+    """The error comes after several blocks were written to the temporary file (with --threads 2 and more, by the
+    writer while the parser runs ahead on its own thread)."""
     src = tmp_path / "late.txt"
     src.write_bytes(b"1 1:1 2:2\n" * 5000 + b"1 1:1 2:\n")
-    r = run(runner, ["--block-rows", "100", src, tmp_path / "late.bin"])
+    r = run(runner, ["--threads", threads, "--block-rows", "100", src, tmp_path / "late.bin"])
     assert_exit(r, 1)
     assert r.stderr == (f"Wrong input format at line 5001\n{src}: line 5001, column 9: "
                         "value is missing after ':'\n")
     assert listing(tmp_path) == ["late.txt"]
+
+
+def test_threads_write_the_same_file(runner, tmp_path, monkeypatch):
+    """--threads 1 (parse, then write, in turn), 2 (the parse on a helper thread) and 3 (the parse itself on two
+    threads, every chunk cut: SPLIT_MIN 0): the same bytes, on a generated set of several blocks, float64 and
+    float32."""
+    from conftest import generated_set
+
+    from llsvm import textio
+    monkeypatch.setattr(textio, "SPLIT_MIN", 0)
+    src = tmp_path / "gen.txt"
+    generated_set(src, "sparse", rows=4000, features=3000, seed=2)
+    for extra in ([], ["--float32"]):
+        files = []
+        for threads in ("1", "2", "3"):
+            out = tmp_path / f"t{threads}.bin"
+            assert_exit(run(runner, ["-q", "--threads", threads, "--block-rows", "700", *extra, src, out]), 0)
+            files.append(out.read_bytes())
+        assert files[0] == files[1] == files[2]
+        assert BinaryDataset(tmp_path / "t1.bin").n_blocks == 6
 
 
 @pytest.mark.parametrize("to", ["binary", "text"])

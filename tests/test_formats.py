@@ -726,3 +726,36 @@ def test_writer_never_shows_a_partial_file(tmp_path):
                 raise exc()
         assert os.listdir(work) == ["t.bin"]
         assert target.read_bytes() == before
+
+
+def test_writeback_started_in_steps_and_fsync_kept(tmp_path, monkeypatch):
+    """A durable file's bytes are sent to the disk in steps as they are written (contiguous ranges from the start,
+    each of WRITEBACK_BYTES at least), the closing fsync still runs, and the file is the one written without them;
+    a temporary file (fsync=False) starts none."""
+    from llsvm import binfmt
+    rng = np.random.default_rng(3)
+    n, k = 20000, 40           # about 10 MB
+    y = rng.choice([-1.0, 1.0], n)
+    indptr = np.arange(0, n * k + 1, k, dtype=np.int64)
+    indices = np.tile(np.arange(k, dtype=np.int32), n)
+    values = rng.standard_normal(n * k)
+    files = {}
+    real, real_fsync = binfmt._start_writeback, os.fsync
+    for fsync, step in ((True, 1 << 62), (True, 2 << 20), (False, 2 << 20)):
+        calls, syncs = [], []
+        monkeypatch.setattr(binfmt, "WRITEBACK_BYTES", step)
+        monkeypatch.setattr(binfmt, "_start_writeback", lambda fd, o, m: (calls.append((o, m)), real(fd, o, m)))
+        monkeypatch.setattr(os, "fsync", lambda fd: (syncs.append(fd), real_fsync(fd)))
+        path = tmp_path / f"w{fsync}{step}.bin"
+        with llsvm.BinaryWriter(path, fsync=fsync) as w:
+            w.write(y, indptr, indices, values)
+            w.close()
+        files[(fsync, step)] = path.read_bytes()
+        if fsync and step < 1 << 62:
+            assert len(calls) >= 2 and calls[0][0] == 0
+            assert all(m >= step for _, m in calls)
+            assert all(a + m == b for (a, m), (b, _) in zip(calls, calls[1:]))
+        else:
+            assert calls == []
+        assert len(syncs) == (1 if fsync else 0)
+    assert len(set(files.values())) == 1

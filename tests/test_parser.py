@@ -619,3 +619,101 @@ except llsvm.DataFormatError as e:
     p = _run_stdin(code, b"1 1:1\n-1 2:2 3:3\n1\n")
     assert p.returncode == 0, p.stderr.decode()
     assert p.stdout.decode().splitlines() == ["3 3 3 3", "<stdin> | standard input can be read only once"]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# a stream's arrays recycled (MemoryPool): the next chunk is written into the memory of the arrays dropped
+
+def test_memory_pool_recycles_dropped_arrays():
+    """Arrays handed back to the pool hold the next chunk's rows (exactly those of a builder without a pool);
+    arrays still alive are never reused; after close() the pool keeps nothing and arrays are freed as usual."""
+    from llsvm._ext._libsvm import CSRBuilder, MemoryPool
+    chunks = [np.frombuffer(b"".join(b"%d 1:%d %d:0.%d\n" % (i % 3, i, 2 + i % 50, i) for i in range(k, k + 400)),
+                            dtype=np.uint8).copy() for k in (0, 400, 800)]
+    pool = MemoryPool()
+    pooled, plain = CSRBuilder(), CSRBuilder()
+    pooled.use_pool(pool)
+    kept = None
+    for n, buf in enumerate(chunks):
+        assert pooled.parse(buf, len(buf)) == plain.parse(buf, len(buf)) == 0
+        got, ref = pooled.take(), plain.take()
+        for a, b in zip(got, ref):
+            assert a.tobytes() == b.tobytes()
+        if n == 0:
+            kept = [a.copy() for a in got], got       # held: the next chunk must not write into them
+        del got, a, b
+        # the second chunk got fresh memory (the first one's arrays are held); the third, the second's
+        assert pool.reused == (4 if n == 2 else 0)
+    for a, b in zip(*kept):
+        assert a.tobytes() == b.tobytes()
+    del kept
+    pool.close()
+    pooled.use_pool(None)
+    buf = chunks[0]
+    assert pooled.parse(buf, len(buf)) == 0
+    assert len(pooled.take()[0]) == 400 and pool.reused == 4
+    assert pooled.parse(buf, len(buf)) == 0 and pool.reused == 4
+
+
+@pytest.mark.parametrize("chunk_size", [64, 4096])
+def test_stream_with_recycled_chunks_equals_in_memory(write_bytes, random_libsvm, chunk_size):
+    """Streaming and dropping each block (its memory recycled for the next chunk): every block holds the rows of
+    the in-memory parse."""
+    r = random_libsvm(23, n_rows=500, n_features=60, density=0.2)
+    path = write_bytes(r.text)
+    ref = llsvm.read_dataset(path)
+    seen = 0
+    for threads in (1, 2):
+        seen = 0
+        for b in llsvm.open_dataset(path, stream=True, chunk_size=chunk_size, threads=threads).iter_blocks():
+            part = ref.slice(b.first_row, b.first_row + b.n_rows)
+            for x, y in ((b.y, part.y), (b.indptr - b.indptr[0], part.indptr - part.indptr[0]),
+                         (b.indices, part.indices), (b.values, part.values)):
+                assert np.ascontiguousarray(x).tobytes() == np.ascontiguousarray(y).tobytes()
+            seen += b.n_rows
+            del b, part
+        assert seen == ref.n_rows
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# plain files are parsed in place from a memory map (TextSource.map); other inputs are read into a buffer
+
+@pytest.mark.parametrize("chunk_size", [2, 5, 64, 1 << 20])
+def test_mapped_file_equals_read_input(write_bytes, random_libsvm, chunk_size):
+    """A plain file (memory-mapped, parsed in place) and the same bytes gzip'ed (read into a buffer): the same
+    arrays, at chunk sizes below a line's length, with a long last line and no final newline; the progress counts
+    every byte of the file; the same error at the same line and column, in the last line too."""
+    r = random_libsvm(29, n_rows=150, n_features=40, density=0.2)
+    text = r.text + b"1 " + b" ".join(b"%d:0.25" % j for j in range(1, 120))
+    plain, packed = write_bytes(text, "m.txt"), write_bytes(gzip.compress(text), "m.gz")
+    with llsvm.sources.TextSource(str(plain)) as src:
+        assert src.map() is not None
+    with llsvm.sources.TextSource(str(packed)) as src:
+        assert src.map() is None
+    with llsvm.sources.TextSource(str(write_bytes(b"", "empty.txt"))) as src:
+        assert src.map() is None
+
+    class Bar:
+        n = 0
+
+        def update(self, k):
+            Bar.n += k
+
+    a = read_text(str(plain), chunk_size=chunk_size, progress=Bar())
+    b = read_text(str(packed), chunk_size=chunk_size)
+    for x, y in ((a.y, b.y), (a.indptr, b.indptr), (a.indices, b.indices), (a.values, b.values)):
+        assert x.tobytes() == y.tobytes()
+    assert Bar.n == len(text) and a.n_rows == 151
+    for bad in (text + b" 120:x", text + b"\n1 3:1 2:1\n" + r.text):
+        paths = write_bytes(bad, "bad.txt"), write_bytes(gzip.compress(bad), "bad.gz")
+        got = []
+        for p in paths:
+            with pytest.raises(llsvm.DataFormatError) as info:
+                read_text(str(p), chunk_size=chunk_size, max_line=2000)
+            got.append((info.value.line, info.value.column, info.value.message))
+        assert got[0] == got[1]
+    long_last = text + b" " + b" ".join(b"%d:1" % j for j in range(200, 700))
+    for p in (write_bytes(long_last, "long.txt"), write_bytes(gzip.compress(long_last), "long.gz")):
+        with pytest.raises(llsvm.DataFormatError) as info:
+            read_text(str(p), chunk_size=chunk_size, max_line=2000)
+        assert info.value.line == long_last.count(b"\n") + 1 and "longer than the limit" in info.value.message

@@ -40,9 +40,10 @@ def _writing(path):
     return os_errors(f"can't write output file {path}", detail=True, error=LLSVMError)
 
 
-def _to_binary(ds, in_kind, output_file, float32, block_rows, total, reporter, input_file, zero_based):
+def _to_binary(ds, in_kind, output_file, float32, block_rows, total, reporter, input_file, zero_based, threads):
     from ..binfmt import BinaryWriter, RowError
     from ..io import row_error_at_line
+    from ..sources import prefetched
     from_binary = in_kind == "binary"
     bar = reporter.bar(total=total, desc="converting")
     try:
@@ -54,6 +55,8 @@ def _to_binary(ds, in_kind, output_file, float32, block_rows, total, reporter, i
                 blocks = ds.iter_blocks()
             else:
                 blocks = ds.iter_blocks(progress=bar)
+                if threads > 1:     # text is parsed on a helper thread while this one writes
+                    blocks = prefetched(blocks)
             for block in blocks:
                 with _writing(output_file):
                     w.write_dataset(block)
@@ -81,11 +84,15 @@ def _to_binary(ds, in_kind, output_file, float32, block_rows, total, reporter, i
 @click.option("--block-rows", type=click.IntRange(min=1), default=None,
               help="Rows per block in the binary file (default: blocks of about 8 MiB).")
 @click.option("--zero-based", is_flag=True, help="Text indices start at 0 (input and output).")
+@click.option("--threads", type=click.IntRange(min=1), default=None,
+              help="Threads for text input: 2 or more parse on a helper thread while the binary file is written, "
+                   "the parse itself split over N - 1 (the same file for any N). Default: 2, at most the number "
+                   "of CPUs.")
 @click.option("-q", "--quiet", is_flag=True, help="Quiet mode (no summary, no progress).")
 @click.option("--progress/--no-progress", default=None,
               help="Progress bar on stderr (default: on when stderr is a terminal and not -q).")
 @handle_errors
-def main(input_file, output_file, info, to, float32, block_rows, zero_based, quiet, progress):
+def main(input_file, output_file, info, to, float32, block_rows, zero_based, threads, quiet, progress):
     """Convert LIBSVM text (plain, .gz, .bz2, .xz or - for stdin) to llsvm's binary format and back.
 
     INPUT is read as text or binary from its first bytes. With --info, describe INPUT instead.
@@ -107,6 +114,9 @@ def main(input_file, output_file, info, to, float32, block_rows, zero_based, qui
             raise info_dict["checksum_error"]
         return
     in_kind = sniff_path(input_file)
+    if threads is None:
+        from ..params import usable_cpus
+        threads = min(2, usable_cpus())
     if to is None:
         to = "text" if in_kind == "binary" else "binary"
     if to == "text" and (float32 or block_rows):
@@ -117,10 +127,11 @@ def main(input_file, output_file, info, to, float32, block_rows, zero_based, qui
     if in_kind not in ("stdin", "binary"):
         with TextSource(input_file) as src:
             total = src.total_bytes
-    ds = open_dataset(input_file, zero_based=zero_based, float32=float32, stream=True)
+    ds = open_dataset(input_file, zero_based=zero_based, float32=float32, stream=True, threads=max(1, threads - 1))
     try:
         if to == "binary":
-            _to_binary(ds, in_kind, output_file, float32, block_rows, total, reporter, input_file, zero_based)
+            _to_binary(ds, in_kind, output_file, float32, block_rows, total, reporter, input_file, zero_based,
+                       threads)
         else:
             with _writing(output_file):
                 with atomic_output(output_file, "wb") as f:

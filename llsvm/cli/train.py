@@ -131,7 +131,8 @@ def _run(req, grid, training_set_file, model_file, reporter):
     if found is None:
         with reporter.bar(desc="reading") as bar, opening:
             ds = read_dataset(training_set_file, zero_based=req.zero_based, progress=bar,
-                              max_line=line_limit(req.budget), class_labels=spec.class_labels)
+                              max_line=line_limit(req.budget), class_labels=spec.class_labels,
+                              threads=params.threads or 1)
     else:                           # the cluster's grid, -v or -C: the rows, features and non-zeros it read
         ds = found.shape
     load_s = time.perf_counter() - t0 if found is None else 0.0

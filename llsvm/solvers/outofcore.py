@@ -2,10 +2,8 @@
 binary file or in-memory rows; a read-ahead thread; and the driver base class that owns the parameters, the
 reporter and the temporary directory of one run."""
 import os
-import queue
 import sys
 import tempfile
-import threading
 import time
 from dataclasses import dataclass, field
 
@@ -19,6 +17,7 @@ from ..fileutil import remove_tree, temporary_dir
 from ..models.linear import Model
 from ..params import Params, echo
 from ..report import as_reporter
+from ..sources import prefetched
 from ..textio import DEFAULT_CHUNK, DEFAULT_MAX_LINE, line_limit
 from .common import Classes, FitResult, class_costs, problem_seed, report_finished, stacked_weights, warn_max_iter
 
@@ -31,66 +30,6 @@ COPY_ALIGN = 64 << 10
 # buffers of a binary file's blocks kept for reuse by a read-ahead (Input.binary_blocks): the one in use, the one
 # read ahead and one more
 REUSE_BUFFERS = 3
-
-
-def prefetched(iterator, depth=1, bounded=False):
-    """Iterate on a helper thread, `depth` items ahead (parsing or reading overlaps the kernels: both release the
-    GIL). `bounded`: at most depth + 1 items exist at once, the consumer's included, provided the consumer drops
-    its reference to an item (del) before it asks for the next (a binary file's blocks read ahead within a budget
-    that counts depth + 1 blocks); otherwise the helper also holds one item while the queue is full. The items
-    and their order are the iterator's: only the timing changes."""
-    q = queue.Queue(maxsize=depth)
-    stop = threading.Event()
-    slots = threading.Semaphore(depth + 1) if bounded else None
-    DONE = object()
-
-    def run():
-        try:
-            it = iter(iterator)
-            while True:
-                if slots is not None:
-                    while not slots.acquire(timeout=0.1):
-                        if stop.is_set():
-                            return
-                try:
-                    item = next(it)
-                except StopIteration:
-                    break
-                while not stop.is_set():
-                    try:
-                        q.put((True, item), timeout=0.1)
-                        break
-                    except queue.Full:
-                        continue
-                item = None
-                if stop.is_set():
-                    return
-            q.put((True, DONE))
-        except BaseException as exc:          # handed to the consumer
-            q.put((False, exc))
-
-    t = threading.Thread(target=run, name="llsvm-reader", daemon=True)
-    t.start()
-    try:
-        while True:
-            ok, item = q.get()
-            if not ok:
-                raise item
-            if item is DONE:
-                return
-            yield item
-            item = None
-            if slots is not None:
-                slots.release()           # the consumer let go of the item it had: the helper may read one more
-    finally:
-        stop.set()
-        # the reader may be blocked on an open pipe (stdin): give it a moment, then leave it (a daemon thread)
-        deadline = time.monotonic() + 1.0
-        while t.is_alive() and time.monotonic() < deadline:
-            try:
-                q.get(timeout=0.05)
-            except queue.Empty:
-                pass
 
 
 class Input:

@@ -1,0 +1,199 @@
+"""Part `convert` of `make bench` (issue 32, "conversion at parse speed"): text parsing on 1 and 2 threads and
+`llsvm-convert` against the in-memory parse of the same file, in the same run.
+
+For each set, --repeats rounds, the runs of a round interleaved (the machine's load falls on all alike):
+  - the in-memory parse, `llsvm.read_dataset(path, threads=T)` for T = 1 and 2, each in a fresh process (imports
+    before the clock): wall seconds and the CPU seconds of the process during the call (user + system);
+  - `llsvm-convert` with --threads 1 (parse, then write, in turn) and --threads 2 (its default: the parse on a helper
+    thread while the writer writes), each a whole command (start-up, fsync and rename included): wall and CPU
+    seconds; the files of both must be byte-identical; and --threads 2 without the start-up (its main() in a fresh
+    process, modules imported before the clock, as the parse).
+Reported: medians; MB/s of the text; the conversion's speed as a fraction of the in-memory parse's (target >= 0.8)
+and the parse's MB/s (targets: >= 1000 with one thread, >= 1600 with two) on the generated sparse set. CPU seconds
+show the work apart from the machine's load (on a busy machine the wall of two threads says little); for the parse
+on two threads, the CPU seconds of its busiest thread too (about its wall on idle cores).
+Sets: the generated sparse set (scripts/gen_data.py sparse, 500,000 rows, seed 1) and dense set (400,000 rows, seed
+2) and the largest public sets (data/public, decompressed). Each child runs the llsvm of this repository
+(PYTHONPATH), so a worktree measures its own code.
+
+    python scripts/bench_parse.py [--rows 500000] [--shared reuters_moneyfx.trn,usps.t,skin_nonskin,a9a]
+                                  [--repeats 5] [--tmp DIR] [--out FILE.md]
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchutil import ROOT, issue_sets, md_header, md_row, print_report, say  # noqa: E402
+
+SHARED = ("reuters_moneyfx.trn", "usps.t", "skin_nonskin", "a9a")
+TARGET_CONVERT = 0.8
+TARGET_PARSE_MB_S = {1: 1000, 2: 1600}
+
+# the parse in a fresh process: wall and this process's CPU seconds during the call
+_PARSE = """
+import json, os, resource, sys, time
+from llsvm import read_dataset
+
+def per_thread():      # CPU seconds of each thread of this process (Linux: /proc/self/task)
+    tick, out = os.sysconf("SC_CLK_TCK"), {}
+    for tid in os.listdir("/proc/self/task"):
+        with open(f"/proc/self/task/{tid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        out[tid] = (int(fields[11]) + int(fields[12])) / tick
+    return out
+
+read_dataset(sys.argv[3], threads=int(sys.argv[2]))      # a small file first: the threads exist before the clock
+r0, c0 = resource.getrusage(resource.RUSAGE_SELF), per_thread()
+t = time.perf_counter()
+ds = read_dataset(sys.argv[1], threads=int(sys.argv[2]))
+wall = time.perf_counter() - t
+r1, c1 = resource.getrusage(resource.RUSAGE_SELF), per_thread()
+busiest = max(c1[k] - c0.get(k, 0.0) for k in c1)
+print(json.dumps({"wall": wall, "cpu": r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime, "busiest": busiest,
+                  "nnz": ds.nnz}))
+"""
+
+# llsvm-convert's main() in a fresh process, its modules imported before the clock (the command without its
+# start-up, as the parse above)
+_CONVERT = """
+import json, resource, sys, time
+import numpy, llsvm.binfmt, llsvm.io, llsvm.params, llsvm.sources, llsvm.textio
+from llsvm.cli.convert import main
+r0 = resource.getrusage(resource.RUSAGE_SELF)
+t = time.perf_counter()
+main(sys.argv[1:], standalone_mode=False)
+wall = time.perf_counter() - t
+r1 = resource.getrusage(resource.RUSAGE_SELF)
+print(json.dumps({"wall": wall, "cpu": r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime}))
+"""
+
+# a whole command: wall and the child's CPU seconds
+_COMMAND = """
+import json, os, subprocess, sys, time
+t = time.perf_counter()
+p = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+_, status, ru = os.wait4(p.pid, 0)
+wall = time.perf_counter() - t
+err = p.stderr.read().decode()
+print(json.dumps({"wall": wall, "cpu": ru.ru_utime + ru.ru_stime, "rc": os.waitstatus_to_exitcode(status),
+                  "stderr": err}))
+"""
+
+
+def _env():
+    env = dict(os.environ)
+    env["PYTHONPATH"] = ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    return env
+
+
+def _run(code, args):
+    out = subprocess.run([sys.executable, "-c", code, *args], check=True, capture_output=True, text=True, env=_env())
+    r = json.loads(out.stdout)
+    if r.get("rc", 0) != 0:
+        raise RuntimeError(f"{args} failed ({r['rc']}): {r['stderr']}")
+    return r
+
+
+def parse_once(path, threads, small):
+    return _run(_PARSE, [path, str(threads), small])
+
+
+def convert_once(path, out, threads):
+    return _run(_COMMAND, [sys.executable, "-m", "llsvm.cli.convert", "-q", "--threads", str(threads), path, out])
+
+
+def convert_main_once(path, out, threads):
+    return _run(_CONVERT, ["-q", "--threads", str(threads), path, out])
+
+
+def bench_set(name, path, tmp, repeats):
+    mb = os.path.getsize(path) / 1e6
+    runs = {k: [] for k in ("parse1", "parse2", "convert1", "convert2", "convertmain")}
+    outs = {t: os.path.join(tmp, f"{os.path.basename(path)}.{t}.bin") for t in (1, 2)}
+    small = os.path.join(tmp, "warm-up.txt")
+    with open(small, "w") as f:
+        f.write("".join(f"{i % 2} 1:{i} 3:0.5\n" for i in range(1000)))
+    for _ in range(repeats):
+        runs["parse1"].append(parse_once(path, 1, small))
+        runs["convert2"].append(convert_once(path, outs[2], 2))
+        runs["parse2"].append(parse_once(path, 2, small))
+        runs["convert1"].append(convert_once(path, outs[1], 1))
+        runs["convertmain"].append(convert_main_once(path, outs[2], 2))
+    with open(outs[1], "rb") as f1, open(outs[2], "rb") as f2:
+        identical = f1.read() == f2.read()
+    for p in (*outs.values(), small):
+        os.unlink(p)
+    row = {"set": name, "text_mb": mb, "identical": identical}
+    for k, rs in runs.items():
+        row[k + "_s"] = statistics.median(r["wall"] for r in rs)
+        row[k + "_cpu_s"] = statistics.median(r["cpu"] for r in rs)
+        row[k + "_mb_s"] = mb / row[k + "_s"]
+    # the CPU seconds of the busiest thread: about the wall the parse would take on idle cores
+    row["parse2_busiest_s"] = statistics.median(r["busiest"] for r in runs["parse2"])
+    row["parse2_busiest_mb_s"] = mb / row["parse2_busiest_s"] if row["parse2_busiest_s"] > 0 else None   # < a tick
+    # the conversion's speed as a fraction of the in-memory parse's (1 thread each, and the defaults: 2)
+    row["convert_vs_parse"] = row["parse1_s"] / row["convert2_s"]
+    row["convert1_vs_parse"] = row["parse1_s"] / row["convert1_s"]
+    row["convertmain_vs_parse"] = row["parse1_s"] / row["convertmain_s"]
+    row["parse2_speedup"] = row["parse1_s"] / row["parse2_s"]
+    say(json.dumps(row))
+    return row
+
+
+def parse_markdown(rows):
+    lines = md_header(["set", "MB", "parse 1 thr MB/s (CPU s)", "parse 2 thr MB/s (CPU s)", "2 thr speed-up",
+                       "2 thr: MB per busiest thread's CPU s",
+                       "convert --threads 1 MB/s (CPU s)", "convert --threads 2 MB/s (CPU s)",
+                       "convert 2 / parse 1", "convert 1 / parse 1", "convert 2 without start-up MB/s (CPU s)",
+                       "that / parse 1", "same file"])
+    for r in rows:
+        lines.append(md_row([r["set"], f"{r['text_mb']:.1f}",
+                             f"{r['parse1_mb_s']:.0f} ({r['parse1_cpu_s']:.3f})",
+                             f"{r['parse2_mb_s']:.0f} ({r['parse2_cpu_s']:.3f})", f"{r['parse2_speedup']:.2f}x",
+                             f"{r['parse2_busiest_mb_s']:.0f} ({r['parse2_busiest_s']:.3f})"
+                             if r["parse2_busiest_mb_s"] else "under a clock tick",
+                             f"{r['convert1_mb_s']:.0f} ({r['convert1_cpu_s']:.3f})",
+                             f"{r['convert2_mb_s']:.0f} ({r['convert2_cpu_s']:.3f})",
+                             f"{r['convert_vs_parse']:.2f}x", f"{r['convert1_vs_parse']:.2f}x",
+                             f"{r['convertmain_mb_s']:.0f} ({r['convertmain_cpu_s']:.3f})",
+                             f"{r['convertmain_vs_parse']:.2f}x", "yes" if r["identical"] else "NO"]))
+    out = "\n".join(lines) + "\n"
+    for r in rows:
+        if r["set"].startswith("sparse"):
+            out += (f"\nTargets on {r['set']}: convert >= {TARGET_CONVERT}x the in-memory parse: "
+                    f"{r['convert_vs_parse']:.2f}x {'✓' if r['convert_vs_parse'] >= TARGET_CONVERT else '✗'}; "
+                    f"parse >= {TARGET_PARSE_MB_S[1]} MB/s on one thread: {r['parse1_mb_s']:.0f} "
+                    f"{'✓' if r['parse1_mb_s'] >= TARGET_PARSE_MB_S[1] else '✗'}; >= {TARGET_PARSE_MB_S[2]} MB/s on "
+                    f"two: {r['parse2_mb_s']:.0f} {'✓' if r['parse2_mb_s'] >= TARGET_PARSE_MB_S[2] else '✗'}\n")
+    return out
+
+
+def bench_parse(tmp, rows=500000, shared=SHARED, repeats=5, dense=True):
+    sets = issue_sets(tmp, rows, (1,), shared, dense)
+    return [bench_set(name, path, tmp, repeats) for name, path in sets]
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", type=int, default=500000, help="rows of the generated sparse set (dense: 0.8 of them)")
+    ap.add_argument("--shared", default=",".join(SHARED))
+    ap.add_argument("--no-dense", action="store_true")
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--tmp", default=None, help="directory for the generated sets (kept: reused when present)")
+    ap.add_argument("--out", default=None)
+    args = ap.parse_args(argv)
+    tmp = args.tmp or tempfile.mkdtemp(prefix="bench-parse-")
+    rows = bench_parse(tmp, args.rows, [s for s in args.shared.split(",") if s], args.repeats, not args.no_dense)
+    text = ("# Text parsing on 1 and 2 threads and llsvm-convert against the in-memory parse (same run, medians)"
+            "\n\n" + parse_markdown(rows))
+    print_report(text, args.out)
+    return rows
+
+
+if __name__ == "__main__":
+    main()
