@@ -3,10 +3,8 @@ import bz2
 import gzip
 import io
 import lzma
-import mmap
 import os
 import queue
-import stat
 import sys
 import threading
 import time
@@ -93,22 +91,6 @@ class TextSource:
             self.stream = lzma.LZMAFile(raw, mode="rb")
         else:
             self.stream = raw
-
-    def map(self):
-        """A read-only memory map of the whole input when it is plain text in a regular, non-empty file (parsed in
-        place, llsvm.textio); None otherwise (stdin, pipes, compressed input: read them with readinto)."""
-        if self.kind != "text" or not self._owns_raw:
-            return None
-        try:
-            fd = self._raw.fileno()
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode) or st.st_size == 0:
-                return None
-            m = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
-        except (OSError, ValueError):
-            return None
-        m.madvise(mmap.MADV_SEQUENTIAL)
-        return m
 
     def raw_position(self):
         try:

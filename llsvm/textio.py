@@ -8,11 +8,6 @@ After a long line the buffer shrinks back to the chunk size. So any source works
 streams), memory is bounded by the chunk (or the limit) when streaming, and the in-memory reader writes straight
 into the final arrays (no second copy of the data).
 
-A plain file (not stdin, not compressed) is parsed in place from a read-only memory map instead (TextSource.map):
-the same chunks, limits and errors without copying the text into the buffer (a tenth of the parse's time); each
-chunk's pages leave the process's map once parsed, so its resident memory does not grow by the file's size. (A
-file truncated by another process while it is read would stop the process with SIGBUS, as any mapped file.)
-
 `threads=2` parses each chunk in two parts at once (cext/_libsvm.pyx, parse_split): the same arrays and the same
 errors as one thread. A stream's chunks (TextStream, take_each) recycle the memory of the arrays their user has
 dropped (MemoryPool), so most of a stream's pages are written without being zeroed first.
@@ -20,15 +15,13 @@ dropped (MemoryPool), so most of a stream's pages are written without being zero
 `class_labels=True` (training a classifier) also refuses a label whose integer part does not fit a C int, as
 LIBLINEAR stores class labels, at its line and column.
 """
-import mmap
 import re
 
 import numpy as np
 
 from ._ext._libsvm import (CSRBuilder, MemoryPool, format_text, last_newline, parse_split, split_point,
-                          ST_AFTER_LABEL, ST_COLON, ST_INDEX, ST_INDEX_ORDER, ST_INDEX_RANGE, ST_INDEX_ZERO, ST_LABEL,
-                          ST_LABEL_NONFINITE, ST_LABEL_RANGE, ST_LINE_LONG, ST_OK, ST_QID, ST_VALUE, ST_VALUE_FLOAT32,
-                          ST_VALUE_NONFINITE)
+                          ST_AFTER_LABEL, ST_COLON, ST_INDEX, ST_INDEX_ORDER, ST_INDEX_RANGE, ST_INDEX_ZERO, ST_LABEL, ST_LABEL_NONFINITE, ST_LABEL_RANGE,
+                          ST_LINE_LONG, ST_OK, ST_QID, ST_VALUE, ST_VALUE_FLOAT32, ST_VALUE_NONFINITE)
 from .dataset import CSRDataset, Dataset, label_table
 from .errors import DataFormatError, quote
 from .sources import TextSource
@@ -167,63 +160,8 @@ class _Scanner:
         if status != ST_OK:
             raise _error(self.source.name, status, self.builder, buf, end, self.zero_based, self.max_line)
 
-    def _mapped_chunks(self, mm, take_each, with_text):
-        """_chunks over a memory map of a plain file: each chunk is parsed in place (no copy of the text into a
-        buffer), and its pages leave this process's map once parsed (the page cache keeps them), so the map does
-        not add the file's size to the resident memory. The same chunks, lines, limits and errors as _chunks."""
-        data = np.frombuffer(mm, dtype=np.uint8)
-        size = data.shape[0]
-        pos = released = last = 0
-        view = None
-        try:
-            while pos < size:
-                end = min(size, pos + self.chunk_size)
-                view = data[pos:end]
-                nl = last_newline(view, end - pos)
-                while nl < 0 and end < size:        # a line longer than the chunk: widen, up to the line limit
-                    if end - pos > self.max_line:
-                        raise line_too_long(self.source.name, self.builder.line + 1, self.max_line)
-                    end = min(size, pos + min(2 * (end - pos), self.max_line + 1))
-                    view = data[pos:end]
-                    nl = last_newline(view, end - pos)
-                if nl < 0:                          # the last line, without a newline: a copy with one
-                    if end - pos > self.max_line:
-                        raise line_too_long(self.source.name, self.builder.line + 1, self.max_line)
-                    view = np.append(view, np.uint8(10))
-                    length = end - pos + 1
-                else:
-                    length = nl + 1
-                line0 = self.builder.line
-                self._parse(view, length)
-                pos = min(size, pos + length)
-                self.bytes_read = pos
-                if self.progress is not None:
-                    self.progress.update(pos - last)
-                    last = pos
-                if take_each:
-                    yield (self.builder.take(), line0, bytes(view[:length])) if with_text else self.builder.take()
-                view = None
-                page = pos & ~(mmap.PAGESIZE - 1)
-                if page > released:
-                    mm.madvise(mmap.MADV_DONTNEED, released, page - released)
-                    released = page
-            if not take_each:
-                yield self.builder.take()
-        finally:
-            del view, data
-
     def _chunks(self, take_each, with_text):
         src = self.source
-        mm = src.map()
-        if mm is not None:
-            try:
-                yield from self._mapped_chunks(mm, take_each, with_text)
-            finally:
-                try:
-                    mm.close()
-                except BufferError:         # pragma: no cover - a view still held (an error's traceback)
-                    pass
-            return
         chunk = cap = self.chunk_size
         buf = np.empty(cap + 1, dtype=np.uint8)   # +1: room for a final newline
         filled = 0
