@@ -130,7 +130,10 @@ CASES = [
     _train("olsvm-original", "kernel", ["-s", "olsvm", "--original", "--epochs", "1000000"]),
     _train("local1d", "sparse", ["-s", "local1d", "--max-iter", BIG]),
     _train("project1d", "kernel", ["-s", "project1d", "--max-iter", BIG]),
-    *[_train(f"s{s}", "dense", ["-s", s, *LONG]) for s in ("1", "3", "5", "6", "7", "12", "13", "4")],
+    *[_train(f"s{s}", "dense", ["-s", s, *LONG]) for s in ("1", "5", "6", "7", "12", "13", "4")],
+    # -s 3's dual creeps on the dense set, so its stall check hands it to the primal Newton, which ends in a second:
+    # its dual CD kernel on the sparse set
+    _train("s3", "sparse", ["-s", "3", *LONG]),
     _train("s21", "dense", ["-s", "21", "-n", "0.123457", "-e", "1e-12", "--max-iter", BIG]),
     _train("s2", "sparse", ["-s", "2", *LONG]),
     _train("s11", "sparse", ["-s", "11", *LONG]),
