@@ -145,7 +145,8 @@ _L1R_EPS = "|f'(w)|_1 <= eps*min(pos,neg)/l*|f'(w0)|_1, f' the minimum-norm subg
 
 
 # -s 0, 2, 11 with --threads N > 1 on one problem: its rows in 2N blocks summed in block order (dnewton), the
-# single-thread iterates up to the order of a sum; -s 1, 3: PASSCoDe-Atomic (not repeatable run to run)
+# single-thread iterates up to the order of a sum; -s 1, 3: PASSCoDe-Atomic when common.PASSCODE is on (off by
+# default; not repeatable run to run)
 register(_liblinear(0, "L2-regularized logistic regression (primal)", "newton:train_one", "L2R_LR", 0.01,
                     _PRIMAL_EPS, NEWTON_MAX_ITER, work_vectors=NEWTON_WORK_VECTORS, threads_change_model=True))
 register(_liblinear(1, "L2-regularized L2-loss support vector classification (dual)", "dcd:train_one",

@@ -34,6 +34,18 @@ from test_solvers import TINY, tiny_problem
 @pytest.fixture(autouse=True)
 def small_problems_take_threads(monkeypatch):
     monkeypatch.setattr(common, "THREAD_MIN_NNZ", 10_000)
+    monkeypatch.setattr(common, "PASSCODE", True)      # off by default (test_passcode_is_off_by_default)
+
+
+@pytest.mark.parametrize("solver", [3, 1])
+def test_passcode_is_off_by_default(generated, solver, monkeypatch):
+    """PASSCoDe is off (common.PASSCODE: one thread measured faster than two): --threads 2 on one -s 1/3 problem
+    above the thresholds is the one-thread solver, bit for bit."""
+    monkeypatch.setattr(common, "PASSCODE", False)
+    one = llsvm.train(generated, solver=solver, bias=1, threads=1)
+    two = llsvm.train(generated, solver=solver, bias=1, threads=2)
+    assert "threads" not in two.meta["results"][0].extra
+    np.testing.assert_array_equal(one.W, two.W)
 
 
 def _sub(X, y, Cp, Cn, bias, float32=False):

@@ -195,14 +195,20 @@ def one_vs_rest(view, cls, labels, rows, params, reporter):
 # THREAD_MIN_NNZ non-zeros the thread pool's start and each round's hand-over cost more than the pass (measured
 # on a9a, 451,592 non-zeros: 1.44x one thread for -s 2); PASSCoDe also needs rows that rarely share a feature
 # (PASSCODE_MAX_DENSITY: on a9a, 11 %, its atomic additions collide and stale reads multiply the iterations: 5x)
+# PASSCoDe (-s 1/3 on N threads, DCDState.run_passcode) is off: since the dual CD's passes prefetch their rows,
+# one thread is faster than two on this 2-core machine (make bench part threads, generated sparse seeds 1-4: one
+# thread 0.33-0.43x LIBLINEAR, two 0.42-0.60x; each atomic addition costs more than the rest of a non-zero's work,
+# and plain additions doubled the iterations); True turns it on for a problem above both thresholds
 THREAD_MIN_NNZ = 4_000_000
+PASSCODE = False
 PASSCODE_MAX_DENSITY = 0.01
 
 
 def problem_threads(sub, threads, sparse=False):
     """The threads one problem of --threads `threads` runs on: `threads` when its rows hold THREAD_MIN_NNZ
-    non-zeros or more (and, `sparse`, at most PASSCODE_MAX_DENSITY of their entries are non-zero), else 1."""
-    if threads <= 1:
+    non-zeros or more (and, `sparse` (PASSCoDe), when PASSCODE is on and at most PASSCODE_MAX_DENSITY of their
+    entries are non-zero), else 1."""
+    if threads <= 1 or (sparse and not PASSCODE):
         return 1
     view = sub.view
     n_rows = max(int(view.n_rows), 1)
