@@ -110,3 +110,19 @@ def test_a_dual_that_progresses_passes_the_stall_check(monkeypatch):
     monkeypatch.setattr(dcd, "STALL_CHECK_ITER", 10 ** 9)
     plain = llsvm.train(X, y, solver=3, C=1.0, bias=1.0, eps=1e-6, max_iter=2000)
     np.testing.assert_array_equal(checked.W, plain.W)
+
+
+def test_a_certified_point_at_the_limit_is_liblinears():
+    """At the iteration limit, a dual whose duality gap is already within 1e-3 of the primal is kept as LIBLINEAR
+    returns it (its warning, converged False), with no switch: the model is w(alpha) of the dual's alpha."""
+    X, y = stalling_set(n=500, seed=1, scale=1.0)
+    lines = []
+    limit = llsvm.train(X, y, solver=3, C=1.0, bias=1.0, eps=1e-9, max_iter=150, say=lines.append)
+    r = limit.meta["results"][0]
+    assert r.n_iter == 150 and "switched_to_primal" not in r.extra and not r.converged
+    assert any("reaching max number of iterations" in s for s in lines) and not any("Switching" in s for s in lines)
+    ys = signs(limit, y)
+    primal, dual = numpy_certificate(X, ys, 1.0, limit.W[:, 0], r.alpha)
+    assert primal - dual <= 1e-3 * primal
+    Xb = np.hstack([X, np.ones((X.shape[0], 1))])
+    np.testing.assert_allclose(limit.W[:, 0], Xb.T @ (r.alpha * ys), rtol=1e-10, atol=1e-10)
