@@ -20,7 +20,7 @@ from .._ext import _linear as KL
 from .. import memory
 from .._ext._random import rng_state
 from ..params import echo
-from .common import EMPTY_ROWS, Classes, FitResult
+from .common import EMPTY_ROWS, Classes, FitResult, sq_norm
 from .outofcore import STREAM_JSON_FIELDS, StreamedSolver, stream_metrics
 
 
@@ -168,7 +168,7 @@ class BlockMinimizationSolver(StreamedSolver):
                     active.remove(p)
         self._whole = None
         for p in problems:
-            ww = float(p.w @ p.w)
+            ww = sq_norm(p.w)
             r = FitResult(w=p.w, n_iter=p.n_iter, dual=float(p.alpha.sum()) - 0.5 * ww,
                           nSV=int(np.count_nonzero(p.alpha)), converged=p.converged, solver=3)
             if p.converged:
@@ -217,7 +217,7 @@ class BlockMinimizationSolver(StreamedSolver):
                         break
                 inner = int(state.n_iter)
                 del state
-            D = float(p.alpha.sum()) - 0.5 * float(p.w @ p.w)
+            D = float(p.alpha.sum()) - 0.5 * sq_norm(p.w)
             p.trace.seconds.append(time.perf_counter() - t0)
             p.trace.dual.append(D)
             p.trace.records.append({"outer": it + 1, "block": block, "seconds": p.trace.seconds[-1], "dual": D,

@@ -17,6 +17,13 @@ from ..memory import check_classes
 EMPTY_ROWS = np.empty(0, np.int64)
 
 
+def sq_norm(w):
+    """w.w by the kernels' ddot, not NumPy's BLAS: OpenBLAS's threads spin after a call and take the second core
+    from whatever runs there (a read-ahead thread, another problem), and a call on a busy machine costs 0.35 ms
+    against 13 us for 100,000 features."""
+    return float(K.ddot(w, w))
+
+
 @dataclass
 class FitResult:
     """A binary fit and its certificate (None or NaN where the solver cannot know a figure)."""
