@@ -21,7 +21,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchutil import DATA_DIR, ll_W, md_header, md_row, print_report, say, shared_file, srand  # noqa: E402
+from benchutil import ensure_binary, issue_sets, ll_W, md_header, md_row, print_report, say, srand  # noqa: E402
 
 import llsvm  # noqa: E402
 from bench_threads import primal  # noqa: E402
@@ -75,25 +75,8 @@ def dense_markdown(rows):
 
 
 def bench_dense(tmp, rows=400000, seeds=(1, 2, 3), shared=("skin_nonskin",), repeats=3):
-    import gen_data
-    sets = []
-    for seed in seeds:
-        path = os.path.join(tmp, f"dense-{seed}" + ("" if rows == 400000 else f"-{rows}"))
-        if not os.path.exists(path) and not os.path.exists(path + ".bin"):
-            gen_data.generate("dense", path, rows=rows, seed=seed)
-        sets.append((f"dense seed {seed}", path))
-    for name in shared:
-        path = shared_file(DATA_DIR, name, tmp)
-        if path is not None:
-            sets.append((name, path))
-    return [bench_set(name, _binary(path), repeats) for name, path in sets]
-
-
-def _binary(path):
-    """The llsvm binary copy of a text set (written once beside it)."""
-    if not os.path.exists(path + ".bin"):
-        llsvm.write_binary(path, path + ".bin")
-    return path + ".bin"
+    sets = issue_sets(tmp, rows, seeds, shared, dense=False, kind="dense")
+    return [bench_set(name, ensure_binary(path, path + ".bin"), repeats) for name, path in sets]
 
 
 def main(argv=None):

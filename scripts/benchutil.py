@@ -115,18 +115,18 @@ def shared_file(shared_dir, name, tmp):
     return out
 
 
-def issue_sets(tmp, rows, seeds, shared, dense=True):
-    """[(name, path)] of the sets the issue-32 parts measure: the generated sparse set for each seed (rows rows,
-    scripts/gen_data.py), the dense set of seed 2 (0.8 rows), and the public sets among `shared` (decompressed),
-    all in tmp (a file already there is used as it is)."""
+def issue_sets(tmp, rows, seeds, shared, dense=True, kind="sparse"):
+    """[(name, path)] of the sets the issue-32 parts measure: the generated `kind` set (scripts/gen_data.py) for
+    each seed (rows rows), with kind sparse also the dense set of seed 2 (0.8 rows) unless not `dense`, and the
+    public sets among `shared` (decompressed), all in tmp (a file already there is used as it is)."""
     import gen_data
     sets = []
     for seed in seeds:
-        path = os.path.join(tmp, f"sparse-{seed}")
+        path = os.path.join(tmp, f"{kind}-{seed}")
         if not os.path.exists(path):
-            gen_data.generate("sparse", path, rows=rows, seed=seed)
-        sets.append((f"sparse seed {seed}", path))
-    if dense:
+            gen_data.generate(kind, path, rows=rows, seed=seed)
+        sets.append((f"{kind} seed {seed}", path))
+    if dense and kind == "sparse":
         path = os.path.join(tmp, "dense-2")
         if not os.path.exists(path):
             gen_data.generate("dense", path, rows=int(rows * 0.8), seed=2)
