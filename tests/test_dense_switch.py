@@ -126,3 +126,21 @@ def test_a_certified_point_at_the_limit_is_liblinears():
     assert primal - dual <= 1e-3 * primal
     Xb = np.hstack([X, np.ones((X.shape[0], 1))])
     np.testing.assert_allclose(limit.W[:, 0], Xb.T @ (r.alpha * ys), rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_the_stall_checks_certificate_is_the_results(threads):
+    """A run stopped by the stall check returns the check's certificate: the duality gap above STALL_GAP, exact at
+    the returned (w, alpha) by NumPy, with w = w(alpha) (made so in row order on two threads)."""
+    from llsvm.solvers import dcd
+    X, y = stalling_set()
+    ys = np.where(y > 0, 1, -1)
+    sub = Subproblem(llsvm.CSRDataset.from_csr(sp.csr_matrix(X), y), ys.astype(np.int8), 1.0, 1.0, bias=1.0)
+    r = solve_dcd(sub, True, 0.1, 300, threads=threads, stall_check=True)
+    # the first call's end at or past STALL_CHECK_ITER (two threads: PASSCoDe's own stall guard ends a call early)
+    assert dcd.STALL_CHECK_ITER <= r.n_iter < dcd.STALL_CHECK_ITER + 10 and not r.converged and r.extra["dual_stalled"] > dcd.STALL_GAP
+    Xb = np.hstack([X, np.ones((X.shape[0], 1))])
+    np.testing.assert_allclose(r.w, Xb.T @ (r.alpha * ys), rtol=1e-9, atol=1e-9)
+    primal, dual = numpy_certificate(X, ys, 1.0, r.w, r.alpha)
+    assert r.primal == pytest.approx(primal, rel=1e-9) and r.dual == pytest.approx(dual, rel=1e-9)
+    assert r.extra["dual_stalled"] == pytest.approx((primal - dual) / primal, rel=1e-9)

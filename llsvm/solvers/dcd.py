@@ -90,7 +90,8 @@ def solve_dcd(sub, l1_loss, eps, max_iter=DUAL_MAX_ITER, rng_seed=1, alpha0=None
     additions into w atomic, the stopping rule checked exactly at w(alpha)); not repeatable run to run. When the
     threads stall (run_passcode's guard), one thread goes on from their alpha.
     stall_check: at STALL_CHECK_ITER iterations, stop if the duality gap exceeds STALL_GAP of the primal
-    (extra["dual_stalled"]: that fraction; converged False).
+    (extra["dual_stalled"]: that fraction; converged False). With threads, the check makes w = w(alpha) in row
+    order, as the exact check does.
     """
     l = sub.l
     w = np.zeros(sub.w_size, np.float64)
@@ -122,14 +123,16 @@ def solve_dcd(sub, l1_loss, eps, max_iter=DUAL_MAX_ITER, rng_seed=1, alpha0=None
             reporter.info(events)
         if converged:
             break
-        if stall_check and state.n_iter == STALL_CHECK_ITER < max_iter:
-            stalled = _stalled(sub, w, alpha, l1_loss, threads)
-            if stalled is not None:
+        if stall_check and STALL_CHECK_ITER <= state.n_iter < max_iter:
+            stall_check = False         # once (past STALL_CHECK_ITER: a PASSCoDe stall ends a call mid-chunk)
+            res = _certified(sub, w, alpha, l1_loss, threads)
+            rel = res.gap / abs(res.primal) if res.primal else 0.0
+            if rel > STALL_GAP:
+                stalled = rel
                 break
     it = state.n_iter
-    if threads > 1:
-        K.dcd_init_w(*sub.args, sub.y, alpha, w)     # w(alpha) in row order, whatever order the threads added in
-    res = certify(sub, w, alpha, l1_loss)
+    if stalled is None:         # (a stalled run's certificate is the check's: alpha and w have not moved since)
+        res = _certified(sub, w, alpha, l1_loss, threads)
     if reporter is not None:
         # LIBLINEAR's "Objective value" is the dual minimization objective f(alpha) = -dual
         report_finished(reporter, it, -res.dual, res.nSV)
@@ -146,15 +149,12 @@ def solve_dcd(sub, l1_loss, eps, max_iter=DUAL_MAX_ITER, rng_seed=1, alpha0=None
     return res
 
 
-def _stalled(sub, w, alpha, l1_loss, threads):
-    """The dual's relative duality gap if it exceeds STALL_GAP (the stall check), else None; one pass, at
-    w(alpha) (rebuilt in row order for threads, whose w matches it only up to the order of the additions)."""
+def _certified(sub, w, alpha, l1_loss, threads):
+    """certify at (w, alpha), w made w(alpha) in row order first for threads (whose additions into w came in any
+    order): one pass, two with threads."""
     if threads > 1:
-        w = np.zeros_like(w)
         K.dcd_init_w(*sub.args, sub.y, alpha, w)
-    cert = certify(sub, w, alpha, l1_loss)
-    rel = cert.gap / abs(cert.primal) if cert.primal else 0.0
-    return rel if rel > STALL_GAP else None
+    return certify(sub, w, alpha, l1_loss)
 
 
 def certify(sub, w, alpha, l1_loss):
