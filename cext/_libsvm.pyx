@@ -12,6 +12,13 @@
 # decimal exponent; when the mantissa is below 2^53 and |exponent| <= 22 the value is m * 10^e or m / 10^-e,
 # one correctly rounded IEEE operation on exact operands (Clinger's fast path), hence exactly what strtod gives.
 # Anything else (17-digit `%.17g` output, huge exponents) goes to strtod on the already validated token.
+# The common feature token, `index:value` with an index of up to 7 digits and a value `[-]D[.F]` (D and F up to 7
+# digits each, no exponent), is read from one 32-byte window (llsvm_scan_pair, SSE2): the classes of its bytes
+# (digit, ':', '.', '-', token end) are compared at once, and the token's end is the first end byte, so finding
+# the next token waits on one load and one bit scan, not on every digit before it; the digits' values come from
+# 8-byte words by three multiplications (SWAR). The mantissa DF < 10^14 and the exponent -len(F) >= -7 are in
+# Clinger's range, so the value is the byte-at-a-time scanner's bit for bit. Any other token, and any within
+# 48 bytes of the chunk's end, goes to the byte-at-a-time scanner, which also gives every error.
 # The scanner writes straight into the caller's arrays, which the driver reserves for the worst case of the
 # chunk (a row needs >= 2 bytes, a feature >= 4), so the loop never checks capacity.
 #
@@ -61,6 +68,132 @@ cdef enum:
 cdef double POW10[23]
 POW10[:] = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
             1e17, 1e18, 1e19, 1e20, 1e21, 1e22]
+
+cdef extern from *:
+    """
+    #include <string.h>
+    #include <stdint.h>
+    #if defined(__SSE2__) && (defined(__GNUC__) || defined(__clang__))
+    #include <emmintrin.h>
+    #define LLSVM_SCAN_PAIR 1
+    /* the 8 bytes at p as a word whose lowest byte is p[0] (x86 is little-endian) */
+    static inline uint64_t llsvm_load8(const unsigned char* p) {
+        uint64_t v;
+        memcpy(&v, p, 8);
+        return v;
+    }
+    /* the value of the word's lowest k ASCII digits (1 <= k <= 8; the lowest byte is the first digit): they are
+       moved to the top bytes (the zero bytes below are leading zeros), then pairs, fours and eights of digits are
+       combined by multiplications whose partial products do not overlap */
+    static inline uint64_t llsvm_digits_value(uint64_t v, int k) {
+        v = (v - 0x3030303030303030ULL) << (8 * (8 - k));
+        v = (v * 10) + (v >> 8);
+        v = (((v & 0x000000FF000000FFULL) * 0x000F424000000064ULL) +
+             (((v >> 16) & 0x000000FF000000FFULL) * 0x0000271000000001ULL)) >> 32;
+        return (uint32_t)v;
+    }
+    static const uint64_t llsvm_pow10_u[8] = {1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL,
+                                              10000000ULL};
+    static const double llsvm_pow10_d[8] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7};
+    /* the classes of 16 bytes: bit i of `other` set where byte i is none of "-.0123456789:" (0x2D to 0x3A but
+       not '/'), and where it is ':', '-', '.' */
+    static inline void llsvm_classes16(__m128i x, uint32_t* other, uint32_t* colon, uint32_t* minus,
+                                       uint32_t* dot) {
+        __m128i t = _mm_sub_epi8(x, _mm_set1_epi8(0x2D));
+        __m128i in = _mm_cmpeq_epi8(_mm_min_epu8(t, _mm_set1_epi8(13)), t);
+        __m128i ok = _mm_andnot_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8(0x2F)), in);
+        *other = (uint32_t)_mm_movemask_epi8(ok) ^ 0xFFFFu;
+        *colon = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_set1_epi8(0x3A)));
+        *minus = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_set1_epi8(0x2D)));
+        *dot = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_set1_epi8(0x2E)));
+    }
+    /* The feature token at p if it is `I:[-]D[.F]` (I: 1 to 7 digits; D, F: up to 7 digits each, one at least in
+       all) followed by a token end (blank, newline or '#'), within 32 bytes: its index as written in idx, its value
+       in val, and the token end's address; else NULL, and the caller scans the token byte by byte. The caller
+       guarantees 48 readable bytes at p. The token's end is its first byte outside "-.0123456789:", found by one
+       compare of 16 bytes (of 32 for a longer token), so the next token's address does not wait on the digits.
+       The value is (double)DF / 10^len(F): DF < 10^14 <= 2^53 and len(F) <= 7, Clinger's fast path, which
+       scan_number also takes for such a token (no digit dropped): the same double, -0.0 included. */
+    static inline const unsigned char* llsvm_scan_pair(const unsigned char* p, int64_t* idx, double* val) {
+        uint32_t other, colon, minus, dot, o2, c2, m2, d2, below;
+        int end, c, s, d, k, f;
+        unsigned char e;
+        uint64_t m;
+        double x;
+        llsvm_classes16(_mm_loadu_si128((const __m128i*)p), &other, &colon, &minus, &dot);
+        if (other == 0) {                            /* a token of 16 bytes or more */
+            llsvm_classes16(_mm_loadu_si128((const __m128i*)(p + 16)), &o2, &c2, &m2, &d2);
+            if (o2 == 0) return NULL;
+            other = o2 << 16;
+            colon |= c2 << 16;
+            minus |= m2 << 16;
+            dot |= d2 << 16;
+        }
+        end = __builtin_ctz(other);
+        e = p[end];
+        if (!(e == 32 || (unsigned char)(e - 9) <= 4 || e == 35)) return NULL;    /* not a token end */
+        below = (1u << end) - 1;
+        colon &= below;
+        minus &= below;
+        dot &= below;
+        if (colon == 0) return NULL;
+        c = __builtin_ctz(colon);
+        if (colon != (1u << c) || c == 0 || c > 7) return NULL;    /* one ':', after 1 to 7 index digits */
+        s = c + 1;
+        if (minus) {
+            if (minus != (1u << s)) return NULL;     /* one '-', right after the ':' */
+            s += 1;
+        }
+        if (dot) {
+            d = __builtin_ctz(dot);
+            if ((dot & (dot - 1)) || d < s) return NULL;     /* one '.', in the value */
+            k = d - s;
+            f = end - d - 1;
+        } else {
+            d = end;
+            k = end - s;
+            f = 0;
+        }
+        if (k > 7 || f > 7 || k + f == 0) return NULL;
+        /* every other byte of the token is a digit now */
+        *idx = (int64_t)llsvm_digits_value(llsvm_load8(p), c);
+        if (k == 1)
+            m = (uint64_t)(p[s] - 48);
+        else
+            m = k ? llsvm_digits_value(llsvm_load8(p + s), k) : 0;
+        if (f) m = m * llsvm_pow10_u[f] + llsvm_digits_value(llsvm_load8(p + d + 1), f);
+        x = (double)m;
+        if (f) x = x / llsvm_pow10_d[f];
+        *val = minus ? -x : x;
+        return p + end;
+    }
+    #else
+    #define LLSVM_SCAN_PAIR 0
+    static inline const unsigned char* llsvm_scan_pair(const unsigned char* p, int64_t* idx, double* val) {
+        (void)p; (void)idx; (void)val;
+        return NULL;
+    }
+    #endif
+    """
+    const unsigned char* llsvm_scan_pair(const unsigned char* p, int64_t* idx, double* val) noexcept nogil
+    bint LLSVM_SCAN_PAIR
+
+
+cdef enum:
+    SCAN_PAIR_BYTES = 48            # bytes llsvm_scan_pair may read from a token's start
+
+# the 32-byte token reader: built (SSE2) and switched on; tests switch it off to compare with the byte scanner
+SCAN_PAIR_BUILT = bool(LLSVM_SCAN_PAIR)
+cdef bint _scan_pair_on = LLSVM_SCAN_PAIR
+
+
+def set_scan_pair(bint on):
+    """Switch the 32-byte token reader on or off (where it is built); returns the previous setting. For tests."""
+    global _scan_pair_on
+    cdef bint was = _scan_pair_on
+    _scan_pair_on = on and LLSVM_SCAN_PAIR
+    return was
+
 
 cdef enum:
     MAX_STORED_INDEX = 2147483646   # so that n_features = index + 1 still fits int32
@@ -177,6 +310,7 @@ cdef struct ParseState:
     int64_t nnz             # non-zeros written so far
     int64_t max_index       # largest stored (0-based) index, -1 if none
     int64_t n_qid           # qid tokens skipped
+    int64_t n_byte_tokens   # feature tokens read byte by byte (not by llsvm_scan_pair)
     int zero_based
     int class_labels        # labels are class labels: |label| < 2^31 (LIBLINEAR's (int) cast of the label)
     int64_t max_line        # bytes a line may hold before its '\n'
@@ -193,6 +327,8 @@ cdef int parse_lines(const unsigned char* buf, int64_t length, ParseState* st, d
     """Parse whole lines buf[0:length] (buf[length-1] == '\\n'), appending rows at st.n_rows / st.nnz."""
     cdef const unsigned char* p = buf
     cdef const unsigned char* end = buf + length
+    # the last token start with SCAN_PAIR_BYTES readable bytes (NULL, below any start, in a shorter chunk)
+    cdef const unsigned char* lim = end - SCAN_PAIR_BYTES if length >= SCAN_PAIR_BYTES and _scan_pair_on else NULL
     cdef const unsigned char* line_start
     cdef const unsigned char* tok
     cdef const unsigned char* q
@@ -257,18 +393,21 @@ cdef int parse_lines(const unsigned char* buf, int64_t length, ParseState* st, d
                 first = False
                 continue
             first = False
-            if not is_digit(p[0]):
-                status = ST_INDEX
-                break
-            idx = 0
-            while is_digit(p[0]):
-                if idx < 100000000000LL:
-                    idx = idx * 10 + (p[0] - 48)
+            # a well-formed token read whole (q: its end), or else its index read here byte by byte
+            q = llsvm_scan_pair(p, &idx, &val) if p <= lim else NULL
+            if q == NULL:
+                if not is_digit(p[0]):
+                    status = ST_INDEX
+                    break
+                idx = 0
+                while is_digit(p[0]):
+                    if idx < 100000000000LL:
+                        idx = idx * 10 + (p[0] - 48)
+                    p += 1
+                if p[0] != 58:                  # ':'
+                    status = ST_COLON
+                    break
                 p += 1
-            if p[0] != 58:                      # ':'
-                status = ST_COLON
-                break
-            p += 1
             idx -= one
             if idx < 0:
                 status = ST_INDEX_ZERO
@@ -282,16 +421,18 @@ cdef int parse_lines(const unsigned char* buf, int64_t length, ParseState* st, d
                 st.err_a = idx + one
                 st.err_b = prev + one
                 break
-            rc = scan_number(p, &q, &val)
-            if rc != NUM_OK or not ends_token(q[0]):
-                tok = p                         # value errors point at the value, not at its index
-                status = ST_VALUE_NONFINITE if rc == NUM_NONFINITE else ST_VALUE
-                break
-            if value_t is float:
-                if not isfinite(<float>val):
-                    tok = p
-                    status = ST_VALUE_FLOAT32
+            if q == NULL:
+                st.n_byte_tokens += 1
+                rc = scan_number(p, &q, &val)
+                if rc != NUM_OK or not ends_token(q[0]):
+                    tok = p                     # value errors point at the value, not at its index
+                    status = ST_VALUE_NONFINITE if rc == NUM_NONFINITE else ST_VALUE
                     break
+                if value_t is float:
+                    if not isfinite(<float>val):
+                        tok = p
+                        status = ST_VALUE_FLOAT32
+                        break
             p = q
             prev = idx
             indices[nnz] = <int32_t>idx
@@ -456,6 +597,11 @@ cdef class CSRBuilder:
         return self.st.n_qid
 
     @property
+    def n_byte_tokens(self):
+        """Feature tokens read byte by byte so far (the others by the 32-byte reader)."""
+        return self.st.n_byte_tokens
+
+    @property
     def max_line(self):
         return self.st.max_line
 
@@ -532,6 +678,7 @@ cdef class CSRBuilder:
         self.st.nnz = 0
         self.st.line = 0
         self.st.n_qid = 0
+        self.st.n_byte_tokens = 0
         self.st.max_index = -1
 
     def take(self):
@@ -675,6 +822,7 @@ def parse_split(CSRBuilder a, CSRBuilder s0, CSRBuilder s1, const unsigned char[
     a.st.nnz = nnz0 + nzs[0] + nzs[1]
     a.st.line += s0.st.line + s1.st.line
     a.st.n_qid += s0.st.n_qid + s1.st.n_qid
+    a.st.n_byte_tokens += s0.st.n_byte_tokens + s1.st.n_byte_tokens
     a.st.max_index = max(a.st.max_index, s0.st.max_index, s1.st.max_index)
     s0._alloc_reset()
     s1._alloc_reset()
