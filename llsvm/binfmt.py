@@ -167,8 +167,9 @@ class BinaryWriter:
     """
 
     def __init__(self, path, *, float32=False, row_ids=False, block_rows=None, block_bytes=DEFAULT_BLOCK_BYTES,
-                 alpha=False, fsync=True, write_align=WRITE_ALIGN, output=False):
+                 alpha=False, fsync=True, write_align=WRITE_ALIGN, output=False, scratch=None):
         self.path = os.fspath(path)
+        self.scratch = scratch       # a solver's fileutil.ScratchFiles: its spare is written over, path's old file kept
         self.output = bool(output)
         self.fsync = bool(fsync)     # temporary files (active sets) need not reach the disk
         if write_align < 1 or write_align & (write_align - 1):
@@ -180,7 +181,12 @@ class BinaryWriter:
         self.block_rows = None if block_rows is None else max(1, int(block_rows))
         self.block_bytes = None if block_rows is not None and block_bytes == DEFAULT_BLOCK_BYTES else block_bytes
         self.vdtype = np.float32 if self.float32 else np.float64
-        fd, self._tmp = _temp_beside(self.path)
+        spare = scratch.take() if scratch is not None else None
+        if spare is not None:       # written over from its start, cut to length by close()
+            fd, self._tmp = os.open(spare, os.O_WRONLY | getattr(os, "O_CLOEXEC", 0)), spare
+        else:
+            fd, self._tmp = _temp_beside(self.path)
+        self._reused = spare is not None
         try:
             self._f = os.fdopen(fd, "wb")
             self._f.write(b"\0" * HEADER_SIZE)
@@ -428,6 +434,8 @@ class BinaryWriter:
             self._f.seek(0)
             self._f.write(head)
             self._f.flush()
+            if self._reused:
+                os.ftruncate(self._f.fileno(), footer_offset + len(footer))
             if self.fsync:
                 os.fsync(self._f.fileno())
             self._f.close()
@@ -435,6 +443,8 @@ class BinaryWriter:
             if self.output:
                 commit_output(self._tmp, self.path)
             else:
+                if self.scratch is not None:
+                    self.scratch.retire(self.path)
                 rename_temporary(self._tmp, self.path)
             self._closed = True
             return self.path

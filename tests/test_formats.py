@@ -226,6 +226,43 @@ def test_row_ids_round_trip(tmp_path):
         assert_same(b2.load(), ref, row_ids=ref.row_ids)
 
 
+def _random_rows(rng, n, width=50):
+    lengths = rng.integers(0, 8, n)
+    indptr = np.concatenate([[0], np.cumsum(lengths)])
+    indices = np.concatenate([np.sort(rng.choice(width, k, replace=False)) for k in lengths]).astype(np.int32)
+    return CSRDataset(rng.choice([1.0, -1.0], n), indptr, indices, rng.standard_normal(indices.size), width)
+
+
+def test_scratch_files_are_written_over_byte_for_byte(tmp_path):
+    """BinaryWriter(scratch=...): a replaced file becomes a spare, the next writer writes over it in place and cuts
+    it to length; the result is the bytes of a fresh write. An aborted writer removes the spare it took."""
+    from llsvm.fileutil import ScratchFiles
+    rng = np.random.default_rng(5)
+    scratch = ScratchFiles(str(tmp_path), "spare-")
+    target = tmp_path / "active.bin"
+    big, small, other = _random_rows(rng, 3000), _random_rows(rng, 40), _random_rows(rng, 700)
+    for ds in (big, small, other):
+        with llsvm.BinaryWriter(target, scratch=scratch, fsync=False, block_rows=64) as w:
+            reused = w._reused
+            w.write_dataset(ds)
+        fresh = tmp_path / "fresh.bin"
+        with llsvm.BinaryWriter(fresh, fsync=False, block_rows=64) as w:
+            w.write_dataset(ds)
+        assert target.read_bytes() == fresh.read_bytes()          # cut to length: no byte of the old file left
+        assert reused == (ds is other)                            # the spare is the first file, replaced by the second
+        assert len(scratch.free) == (ds is not big)               # the file it replaced, if any
+    spare = scratch.free[0]
+    with pytest.raises(RuntimeError):
+        with llsvm.BinaryWriter(target, scratch=scratch, fsync=False) as w:
+            assert w._reused
+            raise RuntimeError("stop")
+    assert not os.path.exists(spare) and scratch.free == []
+    with llsvm.BinaryDataset(target) as b:
+        assert b.n_rows == other.n_rows                            # the target is left as it was
+    scratch.replace(str(fresh), str(target))                      # os.replace, the old target a spare
+    assert not fresh.exists() and len(scratch.free) == 1
+
+
 def test_row_ids_required_when_declared(tmp_path):
     out = tmp_path / "ids.bin"
     with pytest.raises(ValueError):

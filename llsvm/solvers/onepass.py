@@ -44,6 +44,7 @@ from .._ext._rowops import compact_rows
 from ..binfmt import BinaryDataset, BinaryWriter, RowError
 from ..dataset import CSRDataset, norm_overflow
 from ..errors import DataFormatError, LLSVMError, ParameterError
+from ..fileutil import ScratchFiles
 from .. import memory
 from ..models.linear import Model
 from .._ext._random import rng_state
@@ -110,8 +111,9 @@ class _Problem:
         self.sum_alpha = 0.0
         self.path = os.path.join(directory, f"active-{k}.bin")
         self.float32 = float32
+        self.scratch = ScratchFiles(directory, f"spare-{k}-")     # the active-set files' pages, reused
         self.writer = BinaryWriter(self.path, row_ids=True, alpha=True, float32=float32,
-                                   block_bytes=write_block_bytes, fsync=False)
+                                   block_bytes=write_block_bytes, fsync=False, scratch=self.scratch)
         self.trace = _Trace()
         self.memory_set = None                # the active set when it is held in memory
         self.held = None                      # -s llsvm streaming its active set: the last block, kept
@@ -415,7 +417,7 @@ class OnePassSolver(OutOfCoreSolver):
                         p.memory_set = f.load_blocks(0, f.n_blocks)
                         f.close()
                         f = None
-                        os.unlink(p.path)
+                        p.scratch.retire(p.path)
                 if p.memory_set is not None:
                     alpha, y = self._optimize_block(p, p.memory_set, cap)
                     p.memory_set = self._settle(p, p.memory_set, alpha, y)
@@ -471,7 +473,7 @@ class OnePassSolver(OutOfCoreSolver):
         blocks = 0
         held, p.held = p.held, None
         with BinaryWriter(new_path, row_ids=True, alpha=True, float32=f.float32, block_bytes=wb,
-                          fsync=False) as out:
+                          fsync=False, scratch=p.scratch) as out:
             b = 0
             while held is not None or b < f.n_blocks:
                 if held is not None:
@@ -499,7 +501,7 @@ class OnePassSolver(OutOfCoreSolver):
             out.close(n_features=cap)
             n_after = out.n_rows + _rows(p.held)
         f.close()
-        os.replace(new_path, p.path)
+        p.scratch.replace(new_path, p.path)
         return blocks, n_after, BinaryDataset(p.path)
 
     # -- the run ------------------------------------------------------------------------------------------------
@@ -673,7 +675,7 @@ class OnePassSolver(OutOfCoreSolver):
             else:
                 p.add_path = p.path + ".add"
                 p.add_writer = BinaryWriter(p.add_path, row_ids=True, alpha=True, float32=p.float32,
-                                            block_bytes=wb, fsync=False)
+                                            block_bytes=wb, fsync=False, scratch=p.scratch)
 
         def one(p, block, cls):
             n = block.n_rows
@@ -715,7 +717,7 @@ class OnePassSolver(OutOfCoreSolver):
                                     "pass_seconds": time.perf_counter() - tp, "reentered": p.check[2], **p.cert})
             p.output.append("*")
             if p.check[2] == 0 and p.add_path is not None:
-                os.unlink(p.add_path)
+                p.scratch.retire(p.add_path)
 
     def _merge(self, p, cap):
         """Re-entering rows join the active set: the active set (its file, or the rows held in memory) and the
@@ -729,14 +731,14 @@ class OnePassSolver(OutOfCoreSolver):
                 files = [BinaryDataset(p.path)] if os.path.exists(p.path) else []
                 self._rewrite(p, files + [BinaryDataset(p.add_path)], None, cap)
         finally:
-            os.unlink(p.add_path)
+            p.scratch.retire(p.add_path)
 
     def _rewrite(self, p, files, rows, cap, keep_open=False):
         """The active-set file rewritten as the in-memory `rows` (None: none), then the blocks of `files` (closed
         here). keep_open: its writer is left open (p.open_set) for the re-check pass that follows, which appends
         the re-entering rows and closes it (no file of re-entering rows to merge afterwards)."""
         out = BinaryWriter(p.path, row_ids=True, alpha=True, float32=p.float32,
-                           block_bytes=self._add_bytes(self._n_problems), fsync=False)
+                           block_bytes=self._add_bytes(self._n_problems), fsync=False, scratch=p.scratch)
         try:
             if rows is not None:
                 out.write_dataset(rows)
