@@ -134,6 +134,32 @@ cdef inline double row_dot_inorder(const RowView* v, int64_t i, const double* w,
     return s
 
 
+cdef inline void row_dot_inorder2(const RowView* v, int64_t i, int64_t j, const double* w, double* out_i,
+                                  double* out_j, value_t* kind) noexcept nogil:
+    """w . x_i and w . x_j, each summed exactly as row_dot_inorder sums it (bit for bit), the two running sums
+    interleaved entry by entry: each is a chain of dependent additions, so one row waits on the latency of every
+    addition, while two independent chains fill each other's gaps (the Newton solvers' X v and Hessian products)."""
+    cdef const value_t* xi = row_values(v, i, kind)
+    cdef const int32_t* ii = row_indices(v, i)
+    cdef const value_t* xj = row_values(v, j, kind)
+    cdef const int32_t* ij = row_indices(v, j)
+    cdef int64_t ki = v.indptr[i], ei = v.indptr[i + 1], kj = v.indptr[j], ej = v.indptr[j + 1], t, n
+    cdef double si = 0.0, sj = 0.0
+    n = ei - ki if ei - ki < ej - kj else ej - kj
+    for t in range(n):
+        si += w[ii[ki + t]] * xi[ki + t]
+        sj += w[ij[kj + t]] * xj[kj + t]
+    for t in range(ki + n, ei):
+        si += w[ii[t]] * xi[t]
+    for t in range(kj + n, ej):
+        sj += w[ij[t]] * xj[t]
+    if v.bias >= 0:
+        si += w[v.n_features] * v.bias
+        sj += w[v.n_features] * v.bias
+    out_i[0] = si
+    out_j[0] = sj
+
+
 cdef inline void row_axpy(const RowView* v, int64_t i, double a, double* w, value_t* kind) noexcept nogil:
     """w += a * x_i (with the bias coordinate)."""
     cdef const value_t* x = row_values(v, i, kind)
