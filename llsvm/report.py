@@ -48,12 +48,19 @@ def write_standard(name, text):
         stream.write(text)
         stream.flush()
     except BrokenPipeError:
-        try:
-            null = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(null, stream.fileno())
-            os.close(null)
-        except (OSError, ValueError):
-            setattr(sys, name, open(os.devnull, "w"))
+        silence(name)
+
+
+def silence(name):
+    """Point the standard stream `name` at the null device (its reader has gone): what is still written, and the
+    flush at exit, go nowhere instead of raising BrokenPipeError again."""
+    stream = getattr(sys, name)
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, stream.fileno())
+        os.close(null)
+    except (OSError, ValueError):
+        setattr(sys, name, open(os.devnull, "w"))
 
 
 def _writer(target, default):

@@ -829,3 +829,34 @@ def test_big_conversion_completes(big_text, tmp_path):
         assert b.labels.tolist() == [-1.0, 1.0]
         assert b.label_counts.tolist() == [150000, 150000]
     assert llsvm.file_kind(out) == "binary"
+
+
+def _into_closed_pipe(args):
+    """Run `python -m ARGS` with stdout a pipe whose reader has gone (`... | head` after its lines)."""
+    r, w = os.pipe()
+    os.close(r)
+    try:
+        return subprocess.run([sys.executable, "-m", *map(str, args)], stdout=w, stderr=subprocess.PIPE, text=True,
+                              timeout=120)
+    finally:
+        os.close(w)
+
+
+def test_stdout_reader_gone_ends_quietly_with_sigpipes_status(tmp_path):
+    """`llsvm-convert --info F | head -2`, `llsvm-convert --to text F.bin - | head`, `llsvm-predict ... - | head`:
+    once stdout's reader has gone the command ends without a message (no 'internal error', no "can't write
+    output file -"), with 141 as a C tool that SIGPIPE ended; the model of a `train` is the other case
+    (test_liblinear_types: it goes on, exit 0)."""
+    rng = np.random.default_rng(0)
+    rows = "".join(f"{rng.choice([-1, 1])} " + " ".join(f"{j}:{rng.random():.6f}" for j in range(1, 40)) + "\n"
+                   for _ in range(4000))
+    text = tmp_path / "d.txt"
+    text.write_text(rows)
+    binary = tmp_path / "d.bin"
+    assert subprocess.run([sys.executable, "-m", "llsvm.cli.convert", "-q", str(text), str(binary)]).returncode == 0
+    model = tmp_path / "m.model"
+    assert subprocess.run([sys.executable, "-m", "llsvm.cli.train", "-q", str(binary), str(model)]).returncode == 0
+    for args in (["llsvm.cli.convert", "--info", binary], ["llsvm.cli.convert", "--to", "text", binary, "-"],
+                 ["llsvm.cli.predict", text, model, "-"]):
+        p = _into_closed_pipe(args)
+        assert (p.returncode, p.stderr) == (128 + signal.SIGPIPE, ""), args

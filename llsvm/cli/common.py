@@ -83,7 +83,7 @@ def arm_kernel_stop():
 
 def handle_errors(fn):
     """Run a command body: LLSVMError -> message on stderr and exit 1 (Click's usage errors keep exit 2); out of
-    memory -> a message and exit 1; SIGINT -> exit 130 and SIGTERM -> 143 after cleanup, also in the middle of a
+    memory -> a message and exit 1; stdout's reader gone (a pipe into `head`) -> no message, exit 141 (SIGPIPE's); SIGINT -> exit 130 and SIGTERM -> 143 after cleanup, also in the middle of a
     kernel call once the body has called arm_kernel_stop (cext/_stop.pyx); a signal the process
     inherited as ignored stays ignored; no traceback reaches the user (LLSVM_DEBUG=1 shows one for an unexpected
     error)."""
@@ -109,6 +109,12 @@ def handle_errors(fn):
             sys.exit(1)
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise
+        except BrokenPipeError:
+            # the reader of what the command writes to stdout has gone (`llsvm-convert --info x | head -3`): no
+            # message, and the status of a C tool that SIGPIPE ended (progress lines never get here: report.py)
+            from ..report import silence
+            silence("stdout")
+            sys.exit(128 + signal.SIGPIPE)
         except Exception as exc:
             if os.environ.get("LLSVM_DEBUG"):
                 raise
@@ -136,7 +142,9 @@ class os_errors:
         return self
 
     def __exit__(self, exc_type, exc, tb):
-        if exc_type is not None and issubclass(exc_type, self.types) and not isinstance(exc, LLSVMError):
+        # a reader that has gone (BrokenPipeError) is no error of the file: handle_errors ends the command quietly
+        if exc_type is not None and issubclass(exc_type, self.types) and not isinstance(exc, LLSVMError) and \
+                not issubclass(exc_type, BrokenPipeError):
             text = f"{self.message}: {exc.strerror or exc}" if self.detail else self.message
             raise self.error(text) from None
         return False
