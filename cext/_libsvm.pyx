@@ -746,11 +746,27 @@ def split_point(const unsigned char[::1] buf, int64_t length):
     return p - &buf[0] + 1
 
 
+cdef void touch_for_write(char* p, int64_t n) noexcept nogil:
+    """Write one byte of every 4 KB page of p[0:n] (not yet written: the builder's fresh capacity) before a memcpy
+    fills it. glibc's memcpy copies large blocks with `rep movsb`, whose first access to a page that has none yet
+    faults as a read here: the kernel maps the shared zero page, and the store that follows faults again to copy
+    it, with a TLB shoot-down of every thread's CPU. Measured: 400 MB into fresh memory 0.96 s, 0.08 s touched
+    first; the two-thread parse spent 12 % of its samples there."""
+    cdef volatile char* q = p
+    cdef int64_t k = 0
+    while k < n:
+        q[k] = 0
+        k += 4096
+
+
 cdef void place_rows(double* y, int64_t* indptr, int32_t* indices, char* values, const double* sy,
                      const int64_t* sindptr, const int32_t* sindices, const char* svalues, int64_t n, int64_t nnz,
                      int64_t shift, int64_t vsize) noexcept nogil:
     """Copy n rows (nnz non-zeros) of scratch arrays to y, indptr[1..n], indices, values; offsets + shift."""
     cdef int64_t i
+    touch_for_write(<char*>y, n * sizeof(double))
+    touch_for_write(<char*>indices, nnz * sizeof(int32_t))
+    touch_for_write(values, nnz * vsize)
     memcpy(y, sy, n * sizeof(double))
     memcpy(indices, sindices, nnz * sizeof(int32_t))
     memcpy(values, svalues, nnz * vsize)
