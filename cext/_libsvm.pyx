@@ -179,28 +179,6 @@ cdef extern from *:
     bint LLSVM_SCAN_PAIR
 
 
-cdef extern from *:
-    """
-    #include <stdlib.h>
-    #if defined(__linux__)
-    #include <sys/mman.h>
-    #endif
-    /* n bytes on 2 MB boundaries with transparent huge pages asked for (Linux; plain malloc elsewhere, or NULL) */
-    static void* llsvm_alloc_huge(size_t n) {
-    #if defined(__linux__) && defined(MADV_HUGEPAGE)
-        void* p = NULL;
-        size_t huge = (size_t)2 << 20;
-        if (posix_memalign(&p, huge, n) != 0) return NULL;
-        if (n >= huge) madvise(p, n & ~(huge - 1), MADV_HUGEPAGE);
-        return p;
-    #else
-        return malloc(n);
-    #endif
-    }
-    """
-    void* llsvm_alloc_huge(size_t n) noexcept nogil
-
-
 cdef enum:
     SCAN_PAIR_BYTES = 48            # bytes llsvm_scan_pair may read from a token's start
 
@@ -668,32 +646,6 @@ cdef class CSRBuilder:
                 raise MemoryError()
             self.values = p
             self.cap_nnz = need_nnz
-
-    def reserve_total(self, int64_t nnz):
-        """Room for `nnz` non-zeros in all, in one step, on memory that takes 2 MB pages (a driver that can estimate
-        the final size after a first chunk): each 4 KB page of the arrays is otherwise a page fault of its own,
-        about 1.4 us on a virtual machine (117,000 for the 575 MB sparse set). The arrays so far are copied over;
-        later growth, if the estimate falls short, is reserve's."""
-        cdef int64_t vsize = sizeof(float) if self.float32 else sizeof(double)
-        cdef void* pi
-        cdef void* pv
-        if nnz <= self.cap_nnz or self.pool is not None:
-            return
-        pi = llsvm_alloc_huge(nnz * sizeof(int32_t))
-        pv = llsvm_alloc_huge(nnz * vsize) if pi != NULL else NULL
-        if pv == NULL:
-            free(pi)
-            raise MemoryError()
-        with nogil:
-            touch_for_write(<char*>pi, self.st.nnz * sizeof(int32_t))
-            touch_for_write(<char*>pv, self.st.nnz * vsize)
-            memcpy(pi, self.indices, self.st.nnz * sizeof(int32_t))
-            memcpy(pv, self.values, self.st.nnz * vsize)
-        free(self.indices)
-        free(self.values)
-        self.indices = <int32_t*>pi
-        self.values = pv
-        self.cap_nnz = nnz
 
     def parse(self, const unsigned char[::1] buf, int64_t length):
         """Parse buf[0:length], which must end with '\\n'. Reserves the worst case first. Returns a status."""

@@ -160,23 +160,12 @@ class _Scanner:
         if status != ST_OK:
             raise _error(self.source.name, status, self.builder, buf, end, self.zero_based, self.max_line)
 
-    def _reserve_estimate(self, src):
-        """After the first chunk of a whole-input read: room for the non-zeros the input's size suggests (5 % over
-        the first chunk's density), reserved at once on memory that takes 2 MB pages (CSRBuilder.reserve_total);
-        pages never written cost no memory."""
-        total, pos = src.total_bytes, src.raw_position()
-        pos = self.bytes_read if pos is None else pos
-        if total and pos:
-            # + a chunk's worst case (a non-zero per 4 bytes), which parse reserves before each chunk
-            self.builder.reserve_total(int(self.builder.nnz * (total / pos) * 1.05) + self.chunk_size // 4 + 1)
-
     def _chunks(self, take_each, with_text):
         src = self.source
         chunk = cap = self.chunk_size
         buf = np.empty(cap + 1, dtype=np.uint8)   # +1: room for a final newline
         filled = 0
         last_pos = 0
-        first = True
         while True:
             got = src.readinto(memoryview(buf)[filled:cap])
             self.bytes_read += got
@@ -203,9 +192,6 @@ class _Scanner:
                 end = nl + 1
             line0 = self.builder.line
             self._parse(buf, end)
-            if not take_each and first and not eof:
-                first = False
-                self._reserve_estimate(src)
             if self.progress is not None:
                 pos = src.raw_position()
                 pos = self.bytes_read if pos is None else pos

@@ -1,8 +1,6 @@
 """The text parse on two threads (cext/_libsvm.pyx parse_split, llsvm/textio.py `threads`): the arrays of the
 serial parse bit for bit, and on a malformed line the serial parse's error (the first bad line in file order, its
 line and column)."""
-import sys
-
 import numpy as np
 import pytest
 from conftest import generated_set
@@ -216,47 +214,3 @@ def test_class_labels_range_in_the_second_part(write_bytes):
     ref = _error(path, class_labels=True)
     assert ref[:2] == (31, 1)
     assert _error(path, class_labels=True, threads=2) == ref
-
-
-@pytest.mark.parametrize("threads", [1, 2])
-def test_whole_read_reserves_its_estimate_on_huge_page_memory(write_bytes, threads):
-    """read_text reserves, after its first chunk, the non-zeros the file's size suggests on 2 MB-aligned memory that
-    asks for huge pages (CSRBuilder.reserve_total). The arrays are the chunk-by-chunk parse's bit for bit, also
-    when the estimate falls short (the later rows are denser than the first chunk's, so reserve grows them)."""
-    rng = np.random.default_rng(3)
-    lines = []
-    for i in range(6000):
-        k = 2 if i < 1500 else 40            # the first chunks are sparse: the estimate is far too small
-        idx = np.sort(rng.choice(500, k, replace=False)) + 1
-        lines.append(f"{i % 2} " + " ".join(f"{j}:{rng.random():.6g}" for j in idx) + "\n")
-    path = write_bytes("".join(lines).encode())
-    got = read_text(path, chunk_size=1 << 15, threads=threads)
-    b = CSRBuilder()
-    data = np.frombuffer(path.read_bytes(), dtype=np.uint8)
-    assert b.parse(data, data.size) == 0
-    y, indptr, indices, values = b.take()
-    np.testing.assert_array_equal(got.y, y)
-    np.testing.assert_array_equal(got.indptr, indptr)
-    np.testing.assert_array_equal(got.indices, indices)
-    np.testing.assert_array_equal(got.values.view(np.int64), values.view(np.int64))
-
-
-def test_reserve_total_keeps_the_rows_so_far(write_bytes):
-    """reserve_total moves the non-zeros parsed so far to its new memory (2 MB-aligned on Linux) and the parse goes on
-    there."""
-    text = b"".join(b"1 %d:0.5 %d:-2.25\n" % (i + 1, i + 2) for i in range(2000))
-    half = text.index(b"\n", len(text) // 2) + 1
-    b = CSRBuilder()
-    first = np.frombuffer(text[:half], dtype=np.uint8)
-    assert b.parse(first, first.size) == 0
-    b.reserve_total(b.nnz * 3)
-    second = np.frombuffer(text[half:], dtype=np.uint8)
-    assert b.parse(second, second.size) == 0
-    y, indptr, indices, values = b.take()
-    c = CSRBuilder()
-    whole = np.frombuffer(text, dtype=np.uint8)
-    assert c.parse(whole, whole.size) == 0
-    for a, e in zip((y, indptr, indices, values), c.take()):
-        np.testing.assert_array_equal(a, e)
-    if sys.platform.startswith("linux"):
-        assert values.ctypes.data % (2 << 20) == 0 and indices.ctypes.data % (2 << 20) == 0
