@@ -103,6 +103,13 @@ def generated(tmp_path_factory):
                          nnz_per_row=25, seed=12)
 
 
+def _same_optimum(a, b):
+    """a and b certify the same optimum: their intervals [dual, primal] meet (each dual at most the other's primal,
+    up to rounding)."""
+    slack = 1e-9 * max(abs(a.primal), abs(b.primal))
+    assert a.primal - a.gap <= b.primal + slack and b.primal - b.gap <= a.primal + slack
+
+
 @pytest.mark.parametrize("kw", [dict(solver=3), dict(solver=1), dict(solver=3, bias=1, C=4.0),
                                 dict(solver=1, weights={1: 2.0})], ids=["s3", "s1", "s3-bias-C4", "s1-w"])
 def test_threads_give_the_optimum_with_an_exact_certificate(generated, kw):
@@ -112,10 +119,12 @@ def test_threads_give_the_optimum_with_an_exact_certificate(generated, kw):
         assert r.extra["threads"] == min(t, usable_cpus()) and r.converged and r.extra["exact_checks"] >= 1
         assert 0 <= r.max_violation <= 0.1          # LIBLINEAR's rule at -e 0.1, exactly at the returned point
         assert 0 <= r.gap
-        assert r.primal == pytest.approx(one.primal, rel=1e-2)
+        # both certificates hold the optimum P* (dual <= P* <= primal): each primal is within its own gap of the
+        # other's (a fixed relative tolerance failed a CI run: at -e 0.1 two orders of updates stop 1.07 % apart)
+        _same_optimum(r, one)
     tight = llsvm.train(generated, threads=2, eps=1e-5, max_iter=5000, **kw).meta["results"][0]
     best = llsvm.train(generated, threads=1, eps=1e-5, max_iter=5000, **kw).meta["results"][0]
-    assert tight.primal == pytest.approx(best.primal, rel=1e-6)
+    _same_optimum(tight, best)
     assert tight.gap <= 1e-4 * tight.primal
 
 
