@@ -327,8 +327,8 @@ cdef int parse_lines(const unsigned char* buf, int64_t length, ParseState* st, d
     """Parse whole lines buf[0:length] (buf[length-1] == '\\n'), appending rows at st.n_rows / st.nnz."""
     cdef const unsigned char* p = buf
     cdef const unsigned char* end = buf + length
-    # the last token start with SCAN_PAIR_BYTES readable bytes (NULL, below any start, in a shorter chunk)
-    cdef const unsigned char* lim = end - SCAN_PAIR_BYTES if length >= SCAN_PAIR_BYTES and _scan_pair_on else NULL
+    # the offset of the last token start with SCAN_PAIR_BYTES readable bytes (-1: none, the reader off)
+    cdef int64_t lim = length - SCAN_PAIR_BYTES if _scan_pair_on else -1
     cdef const unsigned char* line_start
     cdef const unsigned char* tok
     cdef const unsigned char* q
@@ -394,7 +394,7 @@ cdef int parse_lines(const unsigned char* buf, int64_t length, ParseState* st, d
                 continue
             first = False
             # a well-formed token read whole (q: its end), or else its index read here byte by byte
-            q = llsvm_scan_pair(p, &idx, &val) if p <= lim else NULL
+            q = llsvm_scan_pair(p, &idx, &val) if p - buf <= lim else NULL
             if q == NULL:
                 if not is_digit(p[0]):
                     status = ST_INDEX
@@ -757,6 +757,8 @@ cdef void touch_for_write(char* p, int64_t n) noexcept nogil:
     while k < n:
         q[k] = 0
         k += 4096
+    if n > 0:
+        q[n - 1] = 0                # the last page, when p is not on a page's start
 
 
 cdef void place_rows(double* y, int64_t* indptr, int32_t* indices, char* values, const double* sy,

@@ -37,7 +37,8 @@ import numpy as np
 
 from kernel_types cimport value_t
 from llsvm._ext._stop cimport stop_requested, check_stop
-from rowview cimport RowView, prefetch_visits, prefetch_row, row_dot, row_dot_inorder, row_dot_inorder2, row_axpy, row_sq_norm, row_indices, row_values
+from rowview cimport RowView, prefetch_visits, prefetch_row, row_dot, row_dot_inorder, row_dot_inorder2, row_axpy
+from rowview cimport row_sq_norm, row_indices, row_values
 from rowview cimport subset_row as _row, subset_ptr as _rows_ptr
 from dual_step cimport dual_gradient, projected_gradient, dual_step
 from rng cimport Rng, rng_shuffle

@@ -96,9 +96,14 @@ class ScratchFiles:
         self.free = []
         self._n = 0
 
+    MAX_SPARES = 2          # a writer takes one and a replaced file gives one back: more would only hold disk
+
     def retire(self, path):
-        """`path` (if it exists) becomes a spare."""
+        """`path` (if it exists) becomes a spare; with MAX_SPARES spares already, it is removed."""
         if os.path.exists(path):
+            if len(self.free) >= self.MAX_SPARES:
+                os.unlink(path)
+                return
             spare = os.path.join(self.directory, f"{self.prefix}{self._n}.tmp")
             self._n += 1
             os.replace(path, spare)

@@ -51,6 +51,19 @@ def write_standard(name, text):
         silence(name)
 
 
+def reader_gone(name):
+    """Whether the standard stream `name` is a pipe (or socket) whose reader has gone: poll reports an error on it.
+    A broken pipe elsewhere (a FIFO given as a path, a connection) is not this."""
+    import select
+    try:
+        fd = getattr(sys, name).fileno()
+        p = select.poll()
+        p.register(fd, 0)
+        return any(ev & (select.POLLERR | select.POLLHUP) for _, ev in p.poll(0))
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
 def silence(name):
     """Point the standard stream `name` at the null device (its reader has gone): what is still written, and the
     flush at exit, go nowhere instead of raising BrokenPipeError again."""

@@ -860,3 +860,17 @@ def test_stdout_reader_gone_ends_quietly_with_sigpipes_status(tmp_path):
                  ["llsvm.cli.predict", text, model, "-"]):
         p = _into_closed_pipe(args)
         assert (p.returncode, p.stderr) == (128 + signal.SIGPIPE, ""), args
+    # a broken pipe that is not stdout's (an output path naming a FIFO whose reader left) keeps its message
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+
+    def read_and_leave():
+        os.close(os.open(fifo, os.O_RDONLY))
+
+    import threading
+    reader = threading.Thread(target=read_and_leave)
+    reader.start()
+    p = subprocess.run([sys.executable, "-m", "llsvm.cli.convert", "--to", "text", str(binary), str(fifo)],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=120)
+    reader.join()
+    assert p.returncode == 1 and p.stderr == f"Error: can't write output file {fifo}: Broken pipe\n"

@@ -261,6 +261,13 @@ def test_scratch_files_are_written_over_byte_for_byte(tmp_path):
         assert b.n_rows == other.n_rows                            # the target is left as it was
     scratch.replace(str(fresh), str(target))                      # os.replace, the old target a spare
     assert not fresh.exists() and len(scratch.free) == 1
+    for i in range(4):                                            # at most MAX_SPARES kept: the others removed
+        extra = tmp_path / f"extra{i}.bin"
+        extra.write_bytes(b"x")
+        scratch.retire(str(extra))
+        assert not extra.exists()
+    assert len(scratch.free) == ScratchFiles.MAX_SPARES == 2 and all(os.path.exists(f) for f in scratch.free)
+    assert len(list(tmp_path.glob("spare-*"))) == 2
 
 
 def test_row_ids_required_when_declared(tmp_path):

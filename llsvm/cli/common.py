@@ -9,7 +9,7 @@ import click
 
 from ..errors import DataFormatError, LLSVMError
 from ..fileutil import output_committed, reset_commit
-from ..report import Reporter
+from ..report import Reporter, reader_gone, silence
 
 
 class InputOpenError(LLSVMError):
@@ -81,9 +81,19 @@ def arm_kernel_stop():
     _kernel_stop.arm()
 
 
+def _internal_error(exc):
+    """An unexpected exception: a one-line message and exit 1 (LLSVM_DEBUG=1 raises it, with its traceback)."""
+    if os.environ.get("LLSVM_DEBUG"):
+        raise exc
+    click.echo(f"Error: internal error ({type(exc).__name__}: {exc}); please report it, with the command "
+               "(LLSVM_DEBUG=1 shows where it happened)", err=True)
+    sys.exit(1)
+
+
 def handle_errors(fn):
     """Run a command body: LLSVMError -> message on stderr and exit 1 (Click's usage errors keep exit 2); out of
-    memory -> a message and exit 1; stdout's reader gone (a pipe into `head`) -> no message, exit 141 (SIGPIPE's); SIGINT -> exit 130 and SIGTERM -> 143 after cleanup, also in the middle of a
+    memory -> a message and exit 1; stdout's reader gone (a pipe into `head`) -> no message, exit 141 (SIGPIPE's);
+    SIGINT -> exit 130 and SIGTERM -> 143 after cleanup, also in the middle of a
     kernel call once the body has called arm_kernel_stop (cext/_stop.pyx); a signal the process
     inherited as ignored stays ignored; no traceback reaches the user (LLSVM_DEBUG=1 shows one for an unexpected
     error)."""
@@ -109,18 +119,16 @@ def handle_errors(fn):
             sys.exit(1)
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise
-        except BrokenPipeError:
+        except BrokenPipeError as exc:
             # the reader of what the command writes to stdout has gone (`llsvm-convert --info x | head -3`): no
-            # message, and the status of a C tool that SIGPIPE ended (progress lines never get here: report.py)
-            from ..report import silence
+            # message, and the status of a C tool that SIGPIPE ended (progress lines never get here: report.py);
+            # a broken pipe anywhere else is an error like any other
+            if not reader_gone("stdout"):
+                _internal_error(exc)
             silence("stdout")
             sys.exit(128 + signal.SIGPIPE)
         except Exception as exc:
-            if os.environ.get("LLSVM_DEBUG"):
-                raise
-            click.echo(f"Error: internal error ({type(exc).__name__}: {exc}); please report it, with the command "
-                       "(LLSVM_DEBUG=1 shows where it happened)", err=True)
-            sys.exit(1)
+            _internal_error(exc)
         finally:
             _kernel_stop.disarm()
             for sig, prev in previous.items():
@@ -142,9 +150,9 @@ class os_errors:
         return self
 
     def __exit__(self, exc_type, exc, tb):
-        # a reader that has gone (BrokenPipeError) is no error of the file: handle_errors ends the command quietly
+        # stdout's reader gone ('-' into `| head`) is no error of the file: handle_errors ends the command quietly
         if exc_type is not None and issubclass(exc_type, self.types) and not isinstance(exc, LLSVMError) and \
-                not issubclass(exc_type, BrokenPipeError):
+                not (issubclass(exc_type, BrokenPipeError) and reader_gone("stdout")):
             text = f"{self.message}: {exc.strerror or exc}" if self.detail else self.message
             raise self.error(text) from None
         return False
