@@ -221,17 +221,19 @@ class BinaryWriter:
             raise ParameterError(f"row {row + 1}: " + _CSR_PROBLEMS[status])
         self.write_dataset(ds)
 
-    def write_dataset(self, ds):
-        """Append every row of a dataset (any Dataset: in memory, binary or a text stream)."""
+    def write_dataset(self, ds, owned=False):
+        """Append every row of a dataset (any Dataset: in memory, binary or a text stream). `owned`: the caller
+        gives the rows' arrays up (nothing changes them afterwards), so rows held back for the next block are
+        not copied."""
         if self.row_ids and getattr(ds, "row_ids", 0) is None and isinstance(ds, CSRDataset):
             raise ValueError("this file carries row ids: give row_ids for every row")
         for block in ds.iter_blocks():
-            self._add(block)
+            self._add(block, owned)
         if ds.n_features is not None:
             self.n_features = max(self.n_features, int(ds.n_features))
         self.n_qid += int(getattr(ds, "n_qid", 0) or 0)
 
-    def _add(self, ds):
+    def _add(self, ds, owned=False):
         if ds.n_rows == 0:
             return
         if ds.values.dtype != self.vdtype:
@@ -292,6 +294,7 @@ class BinaryWriter:
                     self._flush()
                     continue
             piece = ds.slice(start, stop)
+            piece._owned = owned
             self._pending.append(piece)
             self._pending_rows += piece.n_rows
             self._pending_bytes += row_overhead * piece.n_rows + (4 + vsize) * piece.nnz
@@ -300,7 +303,7 @@ class BinaryWriter:
                (self.block_bytes is not None and self._pending_bytes >= self.block_bytes):
                 self._flush()
         # rows kept for the next block must not change when the caller reuses its arrays: copy them (at most
-        # one block's worth per call)
+        # one block's worth per call), unless the caller gave them up
         self._pending = [p if getattr(p, "_owned", False) else _owned_copy(p) for p in self._pending]
 
     # -- output -----------------------------------------------------------------------------------------------
@@ -310,24 +313,24 @@ class BinaryWriter:
         pieces = self._pending
         self._pending = []
         self._pending_rows = self._pending_bytes = 0
+        # the non-zeros of several pieces go to the file piece by piece (a gathered write), not concatenated first
+        indices = [np.ascontiguousarray(p.indices, "<i4") for p in pieces]
+        values = [np.ascontiguousarray(p.values, "<f4" if self.float32 else "<f8") for p in pieces]
         if len(pieces) == 1:
             p = pieces[0]
-            y, indptr, indices, values, ids, alpha = p.y, p.indptr, p.indices, p.values, p.row_ids, p.alpha
+            y, indptr, ids, alpha = p.y, p.indptr, p.row_ids, p.alpha
         else:
             y = np.concatenate([p.y for p in pieces])
-            indices = np.concatenate([p.indices for p in pieces])
-            values = np.concatenate([p.values for p in pieces])
             lengths = np.concatenate([np.diff(p.indptr) for p in pieces])
             indptr = np.zeros(y.shape[0] + 1, np.int64)
             np.cumsum(lengths, out=indptr[1:])
             ids = np.concatenate([p.row_ids for p in pieces]) if self.row_ids else None
             alpha = np.concatenate([p.alpha for p in pieces]) if self.alpha else None
-        n, nnz = y.shape[0], indices.shape[0]
+        n, nnz = y.shape[0], sum(x.shape[0] for x in indices)
         layout = payload_layout(n, nnz, self.float32, self.row_ids, self.alpha)
-        sections = [np.ascontiguousarray(y, "<f8"), np.ascontiguousarray(indptr, "<i8"),
-                    np.ascontiguousarray(indices, "<i4"), b"\0" * (layout[3] - layout[2] - 4 * nnz),
-                    np.ascontiguousarray(values, "<f4" if self.float32 else "<f8"),
-                    b"\0" * (layout[4] - layout[3] - values.dtype.itemsize * nnz)]
+        sections = [np.ascontiguousarray(y, "<f8"), np.ascontiguousarray(indptr, "<i8"), *indices,
+                    b"\0" * (layout[3] - layout[2] - 4 * nnz), *values,
+                    b"\0" * (layout[4] - layout[3] - (4 if self.float32 else 8) * nnz)]
         if self.row_ids:
             sections.append(np.ascontiguousarray(ids, "<i8"))
         if self.alpha:

@@ -233,6 +233,38 @@ def _random_rows(rng, n, width=50):
     return CSRDataset(rng.choice([1.0, -1.0], n), indptr, indices, rng.standard_normal(indices.size), width)
 
 
+def test_owned_pieces_and_gathered_blocks_write_the_same_bytes(tmp_path):
+    """Blocks made of several write_dataset pieces go to the file piece by piece (no concatenation), and rows the
+    caller gives up (owned=True) are held back without a copy: the bytes are those of one write of every row.
+    Without owned, the writer copies what it holds back: the caller may change its arrays afterwards."""
+    rng = np.random.default_rng(11)
+    ds = _random_rows(rng, 2000)
+    ds = CSRDataset(ds.y, ds.indptr, ds.indices, ds.values, ds.n_features, row_ids=np.arange(2000, dtype=np.int64),
+                    alpha=rng.random(2000), check=False)
+    cuts = [0, 3, 50, 51, 400, 777, 1500, 2000]
+    files = {}
+    for mode in ("whole", "owned", "copied"):
+        out = tmp_path / f"{mode}.bin"
+        with llsvm.BinaryWriter(out, row_ids=True, alpha=True, block_bytes=3000, fsync=False) as w:
+            if mode == "whole":
+                w.write_dataset(ds)
+            for a, b in zip(cuts[:-1], cuts[1:]):
+                if mode == "whole":
+                    break
+                piece = ds.take_rows(np.arange(a, b))
+                piece = CSRDataset(piece.y, piece.indptr, piece.indices, piece.values, ds.n_features,
+                                   row_ids=ds.row_ids[a:b].copy(), alpha=ds.alpha[a:b].copy(), check=False)
+                w.write_dataset(piece, owned=mode == "owned")
+                if mode == "copied":          # the caller reuses its arrays: the file must not see it
+                    for x in (piece.indices, piece.values, piece.y, piece.row_ids, piece.alpha):
+                        x[:] = 0
+        files[mode] = out.read_bytes()
+    assert files["owned"] == files["whole"] and files["copied"] == files["whole"]
+    with llsvm.BinaryDataset(tmp_path / "owned.bin") as b:
+        assert b.n_blocks > 10                        # blocks are made of several pieces
+        assert_same(b.load(), ds)
+
+
 def test_scratch_files_are_written_over_byte_for_byte(tmp_path):
     """BinaryWriter(scratch=...): a replaced file becomes a spare, the next writer writes over it in place and cuts
     it to length; the result is the bytes of a fresh write. An aborted writer removes the spare it took."""

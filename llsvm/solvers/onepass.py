@@ -156,7 +156,7 @@ class _Problem:
             sub = block.take_rows(rows)
             act = CSRDataset(np.where(pos[rows], 1.0, -1.0), sub.indptr, sub.indices, sub.values, cap,
                              row_ids=rows + row0, alpha=alpha[rows], check=False)
-            self.writer.write_dataset(act)
+            self.writer.write_dataset(act, owned=True)        # fresh arrays: held back without a copy
 
     def abort(self):
         self.writer.abort()
@@ -495,7 +495,7 @@ class OnePassSolver(OutOfCoreSolver):
                     # the last block stays for the next iteration (not with --one-pass: the paper's block order)
                     p.held = rest if rest.n_rows else None
                 elif rest.n_rows:
-                    out.write_dataset(rest)
+                    out.write_dataset(rest, owned=True)     # written by the flush, before anything changes it
                     out.flush()           # the block's memory is free before the next one is loaded
                 del ds, rest
             out.close(n_features=cap)
@@ -692,7 +692,7 @@ class OnePassSolver(OutOfCoreSolver):
                 sub = block.take_rows(rows)
                 p.add_writer.write_dataset(CSRDataset(np.where(pos, 1.0, -1.0), sub.indptr, sub.indices,
                                                       sub.values, cap, row_ids=rows + row0, alpha=alpha,
-                                                      check=False))
+                                                      check=False), owned=True)
                 st[rows] |= IN_SET
                 p.check[2] += k
 
@@ -741,12 +741,12 @@ class OnePassSolver(OutOfCoreSolver):
                            block_bytes=self._add_bytes(self._n_problems), fsync=False, scratch=p.scratch)
         try:
             if rows is not None:
-                out.write_dataset(rows)
+                out.write_dataset(rows, owned=True)     # written by the flush, before anything changes it
                 out.flush()
                 rows = None       # freed before the files' blocks are read
             for f in files:
                 for b in f.iter_blocks():
-                    out.write_dataset(b)
+                    out.write_dataset(b, owned=True)
                     out.flush()
                 f.close()
         except BaseException:

@@ -95,13 +95,13 @@ class Input:
     def blocks(self, prefetch=False, progress=False, read_ahead=False):
         """One pass, blocks in order, each with first_row. `prefetch`: text is parsed on a helper thread, one block
         ahead; `progress`: text blocks advance the progress bar. A binary file's blocks are read one at a time
-        (see binary_blocks); with `read_ahead`, the next one is read (and checked) on a helper thread while the
-        consumer works on the current one, which it must drop (del) before it asks for the next: two blocks of
-        the file at most."""
+        (see binary_blocks), each into the buffer of an earlier one that nothing views any more; with
+        `read_ahead`, the next one is read (and checked) on a helper thread while the consumer works on the
+        current one, which it must drop (del) before it asks for the next: two blocks of the file at most."""
         if self.memory:
             it = self.blocks_of(self.block_bytes)
         elif self.binary:
-            it = self.binary_blocks(self.block_bytes, reuse=read_ahead)
+            it = self.binary_blocks(self.block_bytes, reuse=True)
             if read_ahead:
                 return prefetched(it, bounded=True)
         else:
