@@ -33,6 +33,7 @@ import math
 import mmap
 import os
 import struct
+import sys
 import threading
 
 import numpy as np
@@ -485,6 +486,36 @@ def write_binary(dataset, path, *, float32=None, block_rows=None, block_bytes=DE
         w.write_dataset(dataset)
         w.close(n_features=dataset.n_features, n_qid=getattr(dataset, "n_qid", 0))
     return path
+
+
+class Arena:
+    """Recycled memory for arrays loaded again and again (an out-of-core solver's blocks): empty(n, dtype) gives
+    an array in a buffer of an earlier call that nothing views any more (its reference count says so), rather than
+    in fresh memory, whose pages the system must map and clear (on a VM whose freed memory goes back to the host,
+    several microseconds a page). The k-th call since reset() has buffers of its own, so the arrays of one load
+    never share one; a buffer still viewed is replaced (it lives on with its views). Drop the arena (or reset())
+    to free its memory."""
+
+    def __init__(self):
+        self._bufs = []
+        self._k = 0
+
+    def reset(self):
+        """The next empty() calls are a new load's: the first reuses the first buffer, and so on."""
+        self._k = 0
+
+    def empty(self, n, dtype):
+        dtype = np.dtype(dtype)
+        need = max(int(n), 1) * dtype.itemsize
+        k = self._k
+        self._k += 1
+        if k == len(self._bufs):
+            self._bufs.append(None)
+        # the list's reference and getrefcount's argument only: no array views the buffer
+        if self._bufs[k] is None or self._bufs[k].shape[0] < need or sys.getrefcount(self._bufs[k]) > 2:
+            self._bufs[k] = None
+            self._bufs[k] = np.empty(need + need // 4, np.uint8)
+        return self._bufs[k][:int(n) * dtype.itemsize].view(dtype)
 
 
 class BinaryDataset(Dataset):
@@ -942,25 +973,27 @@ class BinaryDataset(Dataset):
                              self.n_features, row_ids=ids, alpha=alpha, n_qid=self.n_qid, source=self.path,
                              labels=self.labels, label_counts=self.label_counts)
 
-    def load_blocks(self, b0, b1, threads=1):
-        """Blocks b0..b1-1 as one contiguous, verified CSRDataset in fresh memory (`first_row` set)."""
-        y, indptr, indices, values, ids, alpha = self._load_blocks(threads, b0, b1)
+    def load_blocks(self, b0, b1, threads=1, arena=None):
+        """Blocks b0..b1-1 as one contiguous, verified CSRDataset in fresh memory (`first_row` set), or in the
+        recycled memory of `arena` (an Arena)."""
+        y, indptr, indices, values, ids, alpha = self._load_blocks(threads, b0, b1, arena)
         ds = CSRDataset(y, indptr, indices, values, self.n_features, row_ids=ids, source=self.path, check=False,
                         alpha=alpha)
         ds.first_row = int(self.block_first_row[b0]) if b0 < self.n_blocks else self.n_rows
         return ds
 
-    def _load_blocks(self, threads, b0, b1):
+    def _load_blocks(self, threads, b0, b1, arena=None):
         rows0 = int(self.block_first_row[b0]) if b0 < self.n_blocks else 0
         nnz0 = int(self.block_nnz[:b0].sum())
         n, nnz = int(self.block_rows[b0:b1].sum()), int(self.block_nnz[b0:b1].sum())
-        y = np.empty(n, np.float64)
-        indptr = np.empty(n + 1, np.int64)
+        empty = np.empty if arena is None else arena.empty
+        y = empty(n, np.float64)
+        indptr = empty(n + 1, np.int64)
         indptr[0] = 0
-        indices = np.empty(nnz, np.int32)
-        values = np.empty(nnz, self.vdtype)
-        ids = np.empty(n, np.int64) if self.has_row_ids else None
-        alpha = np.empty(n, np.float64) if self.has_alpha else None
+        indices = empty(nnz, np.int32)
+        values = empty(nnz, self.vdtype)
+        ids = empty(n, np.int64) if self.has_row_ids else None
+        alpha = empty(n, np.float64) if self.has_alpha else None
         k_first = np.concatenate([[0], np.cumsum(self.block_nnz)[:-1]]).astype(np.int64) - nnz0
         fd = self._f.fileno()
         vsize = self.vdtype.itemsize

@@ -265,6 +265,43 @@ def test_owned_pieces_and_gathered_blocks_write_the_same_bytes(tmp_path):
         assert_same(b.load(), ds)
 
 
+def test_arena_recycles_only_buffers_nothing_views(tmp_path):
+    """binfmt.Arena: a load's k-th array reuses the k-th buffer once nothing views it, never a buffer still in use;
+    load_blocks into it gives the rows of a fresh load."""
+    from llsvm.binfmt import Arena
+    a = Arena()
+    x, y = a.empty(100, np.float64), a.empty(7, np.int32)
+    assert x.base is not y.base and x.shape == (100,) and y.dtype == np.int32
+    a.reset()
+    x2 = a.empty(50, np.float64)                      # x still views buffer 0: a new one
+    assert x2.base is not x.base
+    del x, y
+    a.reset()
+    x3 = a.empty(80, np.int64)
+    assert x3.base is not x2.base                     # x2 holds the replacement: again a new one
+    at3 = x3.ctypes.data
+    del x2, x3
+    a.reset()
+    assert a.empty(90, np.float64).ctypes.data == at3     # free and large enough: reused
+    rng = np.random.default_rng(2)
+    ds = _random_rows(rng, 3000)
+    ds = CSRDataset(ds.y, ds.indptr, ds.indices, ds.values, ds.n_features, row_ids=np.arange(3000, dtype=np.int64),
+                    alpha=rng.random(3000), check=False)
+    out = tmp_path / "a.bin"
+    with llsvm.BinaryWriter(out, row_ids=True, alpha=True, block_rows=500, fsync=False) as w:
+        w.write_dataset(ds)
+    arena = Arena()
+    with llsvm.BinaryDataset(out) as f:
+        for b0, b1 in ((0, 2), (2, 5), (5, 6), (1, 4)):
+            arena.reset()
+            got = f.load_blocks(b0, b1, arena=arena)
+            want = f.load_blocks(b0, b1)
+            assert_same(got, want, row_ids=want.row_ids)
+            np.testing.assert_array_equal(got.alpha, want.alpha)
+            assert got.values.base is not None and any(got.values.base is buf for buf in arena._bufs)
+            del got, want
+
+
 def test_scratch_files_are_written_over_byte_for_byte(tmp_path):
     """BinaryWriter(scratch=...): a replaced file becomes a spare, the next writer writes over it in place and cuts
     it to length; the result is the bytes of a fresh write. An aborted writer removes the spare it took."""

@@ -41,7 +41,7 @@ import numpy as np
 from .._ext import _linear as KL
 from .._ext import _llsvm as K
 from .._ext._rowops import compact_rows
-from ..binfmt import BinaryDataset, BinaryWriter, RowError
+from ..binfmt import Arena, BinaryDataset, BinaryWriter, RowError
 from ..dataset import CSRDataset, norm_overflow
 from ..errors import DataFormatError, LLSVMError, ParameterError
 from ..fileutil import ScratchFiles
@@ -116,6 +116,7 @@ class _Problem:
                                    block_bytes=write_block_bytes, fsync=False, scratch=self.scratch)
         self.trace = _Trace()
         self.memory_set = None                # the active set when it is held in memory
+        self.arena = None                     # binfmt.Arena: recycled memory of the streamed blocks
         self.held = None                      # -s llsvm streaming its active set: the last block, kept
         self.open_set = None                  # the active-set file's writer, left open for a re-check pass
         self.n_iter = 0
@@ -401,6 +402,8 @@ class OnePassSolver(OutOfCoreSolver):
         f = BinaryDataset(p.path) if p.memory_set is None else None
         p.inner_converged = False
         p.held = None
+        # the streamed blocks are loaded into recycled memory (one block's worth, freed with the outer iterations)
+        p.arena = Arena() if f is not None else None
         try:
             for it in range(1, self.max_iter + 1):
                 n_active = p.memory_set.n_rows if p.memory_set is not None else f.n_rows + _rows(p.held)
@@ -414,6 +417,7 @@ class OnePassSolver(OutOfCoreSolver):
                     if budget is None or _loaded_bytes(None, n_active, nnz, f.float32) <= budget:
                         if p.held is not None:        # the whole active set fits: the held rows go back first
                             f = self._unhold(p, f, cap)
+                        p.arena = None                # its memory freed before the whole set is loaded
                         p.memory_set = f.load_blocks(0, f.n_blocks)
                         f.close()
                         f = None
@@ -452,7 +456,7 @@ class OnePassSolver(OutOfCoreSolver):
                 # the re-check pass cannot hold it besides its own blocks: to the file until then
                 self._rewrite(p, [], _take(p, "memory_set"), cap, keep_open=keep)
         finally:
-            p.held = None
+            p.held = p.arena = None
             if f is not None:
                 f.close()
 
@@ -486,7 +490,8 @@ class OnePassSolver(OutOfCoreSolver):
                             break
                         used += more
                         e += 1
-                    ds = f.load_blocks(b, e)
+                    p.arena.reset()
+                    ds = f.load_blocks(b, e, arena=p.arena)
                     b = e
                 alpha, y = self._optimize_block(p, ds, cap)
                 rest = self._settle(p, ds, alpha, y)
