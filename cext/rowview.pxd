@@ -83,10 +83,17 @@ cdef inline void prefetch_row(const RowView* v, int64_t i, value_t* kind) noexce
     cdef const char* a_end
     cdef const char* b
     cdef const char* b_end
+    if end - k == v.n_features and end > k:
+        # a dense row, if its last index says so (row_is_full): row_dot and row_axpy read that index only
+        a = <const char*>(row_indices(v, i) + end - 1)
+        a_end = a + 1
+    else:
+        a = NULL
     if end - k > PREFETCH_ROW_MAX:
         end = k + PREFETCH_ROW_MAX
-    a = <const char*>(<size_t>(row_indices(v, i) + k) & ~(<size_t>63))     # from the first line's start
-    a_end = <const char*>(row_indices(v, i) + end)
+    if a == NULL:
+        a = <const char*>(<size_t>(row_indices(v, i) + k) & ~(<size_t>63))     # from the first line's start
+        a_end = <const char*>(row_indices(v, i) + end)
     b = <const char*>(<size_t>(row_values(v, i, kind) + k) & ~(<size_t>63))
     b_end = <const char*>(row_values(v, i, kind) + end)
     while a < a_end:
@@ -97,13 +104,37 @@ cdef inline void prefetch_row(const RowView* v, int64_t i, value_t* kind) noexce
         b += 64
 
 
+cdef inline bint row_is_full(const RowView* v, const int32_t* idx, int64_t k, int64_t end) noexcept nogil:
+    """Whether the row k..end-1 holds every feature: n_features strictly increasing indices, the last
+    n_features - 1, are exactly 0 .. n_features - 1 (a dense row; its index of entry k + t is t)."""
+    return end - k == v.n_features and end > k and idx[end - 1] == v.n_features - 1
+
+
 cdef inline double row_dot(const RowView* v, int64_t i, const double* w, value_t* kind) noexcept nogil:
-    """w . x_i (with the bias coordinate). `kind` only selects the value type; pass <value_t*>NULL."""
+    """w . x_i (with the bias coordinate). `kind` only selects the value type; pass <value_t*>NULL.
+
+    A dense row (row_is_full) is read without its indices: entry t meets w[t], the same products summed in the
+    same order (bit for bit), with contiguous loads the compiler vectorizes and a third fewer bytes from memory."""
     cdef const value_t* x = row_values(v, i, kind)
     cdef const int32_t* idx = row_indices(v, i)
-    cdef int64_t k = v.indptr[i], end = v.indptr[i + 1]
+    cdef int64_t k = v.indptr[i], end = v.indptr[i + 1], t, n
     # four partial sums: the additions of a long row do not wait on each other
     cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
+    cdef const value_t* xk
+    if row_is_full(v, idx, k, end):
+        xk = x + k
+        n = end - k
+        t = 0
+        while t + 4 <= n:
+            s0 += w[t] * xk[t]
+            s1 += w[t + 1] * xk[t + 1]
+            s2 += w[t + 2] * xk[t + 2]
+            s3 += w[t + 3] * xk[t + 3]
+            t += 4
+        while t < n:
+            s0 += w[t] * xk[t]
+            t += 1
+        k = end
     while k + 4 <= end:
         s0 += w[idx[k]] * x[k]
         s1 += w[idx[k + 1]] * x[k + 1]
@@ -161,12 +192,18 @@ cdef inline void row_dot_inorder2(const RowView* v, int64_t i, int64_t j, const 
 
 
 cdef inline void row_axpy(const RowView* v, int64_t i, double a, double* w, value_t* kind) noexcept nogil:
-    """w += a * x_i (with the bias coordinate)."""
+    """w += a * x_i (with the bias coordinate); a dense row (row_is_full) without reading its indices."""
     cdef const value_t* x = row_values(v, i, kind)
     cdef const int32_t* idx = row_indices(v, i)
-    cdef int64_t k
-    for k in range(v.indptr[i], v.indptr[i + 1]):
-        w[idx[k]] += a * x[k]
+    cdef int64_t k, t, k0 = v.indptr[i], end = v.indptr[i + 1]
+    cdef const value_t* xk
+    if row_is_full(v, idx, k0, end):
+        xk = x + k0
+        for t in range(end - k0):
+            w[t] += a * xk[t]
+    else:
+        for k in range(k0, end):
+            w[idx[k]] += a * x[k]
     if v.bias >= 0:
         w[v.n_features] += a * v.bias
 

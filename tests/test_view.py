@@ -105,3 +105,33 @@ def test_dataset_row_view(tmp_path, float32):
     np.testing.assert_array_equal(vals, [3.0, -1.0, 0.5, 1.0, 2.0])
     assert vals.dtype == (np.float32 if float32 else np.float64)
     assert not m.materialized
+
+
+@pytest.mark.parametrize("solver", [3, 1, 7])
+@pytest.mark.parametrize("float32", [False, True])
+def test_dense_rows_are_read_without_their_indices_bit_for_bit(solver, float32):
+    """row_dot and row_axpy read a row that holds every feature (row_is_full) without its indices: the same
+    products summed in the same order. Training on rows that hold every feature, once with n_features = d (the
+    dense path) and once declared one feature wider (no row is full: the indexed path), gives the same weights
+    bit for bit; a few sparse rows mixed in take the indexed path in both."""
+    rng = np.random.default_rng(7)
+    n, d = 600, 13                       # d not a multiple of 4: the partial sums' tail
+    X = rng.standard_normal((n, d))
+    X[::50, ::3] = 0.0                   # some rows sparse (their zeros are not stored)
+    y = np.where(X[:, 0] + 0.5 * X[:, 1] + 0.3 * rng.standard_normal(n) > 0, 1.0, -1.0)
+    mask = X != 0.0
+    indptr = np.concatenate([[0], np.cumsum(mask.sum(1))]).astype(np.int64)
+    indices = np.nonzero(mask)[1].astype(np.int32)
+    values = X[mask].astype(np.float32 if float32 else np.float64)
+    full = np.diff(indptr) == d
+    assert 0 < (~full).sum() < n
+    W = {}
+    for width in (d, d + 1):
+        ds = CSRDataset(y, indptr, indices, values, width)
+        m = llsvm.train(ds, params=llsvm.Params(solver=solver, C=1, bias=1, threads=1))
+        W[width] = np.asarray(m.W)
+    dense, wide = W[d], W[d + 1]
+    assert wide.shape[0] == dense.shape[0] + 1
+    np.testing.assert_array_equal(dense[:d].view(np.int64), wide[:d].view(np.int64))
+    np.testing.assert_array_equal(dense[d].view(np.int64), wide[d + 1].view(np.int64))      # the bias weight
+    assert not wide[d].any()
