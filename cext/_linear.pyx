@@ -37,7 +37,7 @@ import numpy as np
 
 from kernel_types cimport value_t
 from llsvm._ext._stop cimport stop_requested, check_stop
-from rowview cimport RowView, prefetch_visits, prefetch_row, row_dot, row_dot_inorder, row_dot_inorder2, row_axpy
+from rowview cimport RowView, prefetch_visits, prefetch_row, rows_worth_prefetching, row_dot, row_dot_inorder, row_dot_inorder2, row_axpy
 from rowview cimport row_sq_norm, row_indices, row_values
 from rowview cimport subset_row as _row, subset_ptr as _rows_ptr
 from dual_step cimport dual_gradient, projected_gradient, dual_step
@@ -881,11 +881,12 @@ cdef void _hv(const RowView* v, const int64_t* r, const int32_t* I, int64_t n_I,
     """out = sum_{k} C_{I[k]} (x_{I[k]} . s) x_{I[k]}, rows in I's order, each product as LIBLINEAR's Hv takes it."""
     cdef int64_t k, i, j
     cdef double xs, xs_j
+    cdef bint ahead = rows_worth_prefetching(v)
     for k in range(n_out):
         out[k] = 0.0
     k = 0
     while k + 1 < n_I:              # two rows' dot products at once (s is not out: the same sums as one by one)
-        if k + ROWS_AHEAD + 1 < n_I:      # the pair after next (rows of I are apart: each start is a miss)
+        if ahead and k + ROWS_AHEAD + 1 < n_I:      # the pair after next (rows of I are apart: each start is a miss)
             prefetch_row(v, _row(r, I[k + ROWS_AHEAD]), kind)
             prefetch_row(v, _row(r, I[k + ROWS_AHEAD + 1]), kind)
         i = _row(r, I[k])
@@ -1021,8 +1022,9 @@ cdef void _diag(const RowView* v, const int64_t* r, const int32_t* I, int64_t n_
     cdef const value_t* x
     cdef double c, d, xv
     cdef double bias = v.bias
+    cdef bint ahead = rows_worth_prefetching(v)
     for k in range(n_I):
-        if k + ROWS_AHEAD < n_I:
+        if ahead and k + ROWS_AHEAD < n_I:
             prefetch_row(v, _row(r, I[k + ROWS_AHEAD]), kind)
         q = I[k]
         i = _row(r, q)
@@ -1165,8 +1167,9 @@ cdef void _nf_grad_rows(NewtonProblem* P, double* g, value_t* kind) noexcept nog
                 P.I[k] = <int32_t>i
                 k += 1
     P.sizeI = k
+    cdef bint ahead = rows_worth_prefetching(P.v)
     for i in range(k):
-        if i + ROWS_AHEAD < k:
+        if ahead and i + ROWS_AHEAD < k:
             prefetch_row(P.v, _row(P.r, P.I[i + ROWS_AHEAD]), kind)
         row_axpy(P.v, _row(P.r, P.I[i]), P.tmp[i], g, kind)
 
