@@ -38,6 +38,7 @@
 # characters ('.' every 10 iterations, '*' when shrinking restarts) are written to `events` for the driver to
 # print.
 cimport cython
+from cython.parallel cimport prange
 from libc.math cimport fabs, log, INFINITY
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from libc.stdlib cimport malloc, free, qsort
@@ -49,6 +50,8 @@ from kernel_util cimport put_char as _event
 from rowview cimport RowView, row_dot, row_dot_inorder, row_axpy, row_sq_norm, row_row_dot, row_indices, row_values
 from rowview cimport subset_row as _row, subset_ptr as _rows_ptr
 from rng cimport Rng, rng_shuffle as _shuffle
+from kernel_util cimport LLSVM_STORE_RELAXED
+from scout cimport scout_publish, scout_view
 from llsvm._ext._view cimport Rows
 from llsvm._ext._stop cimport stop_requested, check_stop
 
@@ -69,7 +72,8 @@ cdef int _check(Rows X, int64_t l, const int64_t[::1] rows, int64_t w_len, int64
 # -- 1. -s 7: logistic regression in the dual ---------------------------------------------------------------------
 cdef int64_t _lr_dual(const RowView* v, const int64_t* r, int64_t l, const signed char* y, double Cp, double Cn,
                       double eps, int64_t max_iter, double* alpha, double* w, int64_t w_size, double* xTx,
-                      int32_t* index, Rng* g, char* ev, int64_t* n_ev, int64_t cap, value_t* kind) noexcept nogil:
+                      int32_t* index, Rng* g, char* ev, int64_t* n_ev, int64_t cap, value_t* kind,
+                      int64_t* progress=NULL) noexcept nogil:
     cdef int64_t i, s, it = 0, newton_iter, inner_iter, ind1, ind2, row
     cdef int max_inner_iter = 100
     cdef double innereps = 1e-2
@@ -94,6 +98,7 @@ cdef int64_t _lr_dual(const RowView* v, const int64_t* r, int64_t l, const signe
         newton_iter = 0
         Gmax = 0.0
         for s in range(l):
+            scout_publish(progress, s)
             i = index[s]
             row = _row(r, i)
             C = Cp if y[i] > 0 else Cn
@@ -141,10 +146,13 @@ cdef int64_t _lr_dual(const RowView* v, const int64_t* r, int64_t l, const signe
 
 
 def lr_dual(Rows X not None, const int64_t[::1] rows, const signed char[::1] y, double Cp, double Cn, double eps,
-            int64_t max_iter, double[::1] alpha, double[::1] w, uint64_t[::1] rng, signed char[::1] events):
+            int64_t max_iter, double[::1] alpha, double[::1] w, uint64_t[::1] rng, signed char[::1] events,
+            bint scout=False):
     """-s 7 from LIBLINEAR's starting point; alpha (2 l) receives (alpha_i, C_i - alpha_i), w the weights.
-    Returns (iterations, number of event characters written)."""
-    cdef int64_t l = y.shape[0], n_ev = 0, it
+    Returns (iterations, number of event characters written). scout: a second thread reads the rows ahead of
+    the passes (cext/scout.pxd; the same iterates, bit for bit)."""
+    cdef int64_t l = y.shape[0], n_ev = 0, it, t, progress = -1
+    cdef int64_t out[1]
     _check(X, l, rows, w.shape[0], 1, rng)
     if alpha.shape[0] != 2 * l:
         raise ValueError("alpha must have 2 l entries")
@@ -156,7 +164,20 @@ def lr_dual(Rows X not None, const int64_t[::1] rows, const signed char[::1] y, 
     cdef int64_t cap = events.shape[0]
     cdef char* ev = <char*>&events[0] if cap else NULL
     with nogil:
-        if X.f32:
+        if scout:
+            for t in prange(2, num_threads=2, schedule="static", chunksize=1):
+                if t == 0:
+                    if X.f32:
+                        out[0] = _lr_dual(&X.v, r, l, &y[0], Cp, Cn, eps, max_iter, &alpha[0], &w[0], w.shape[0],
+                                          &xt[0], &ix[0], <Rng*>&rng[0], ev, &n_ev, cap, <float*>NULL, &progress)
+                    else:
+                        out[0] = _lr_dual(&X.v, r, l, &y[0], Cp, Cn, eps, max_iter, &alpha[0], &w[0], w.shape[0],
+                                          &xt[0], &ix[0], <Rng*>&rng[0], ev, &n_ev, cap, <double*>NULL, &progress)
+                    LLSVM_STORE_RELAXED(&progress, -2)
+                else:
+                    scout_view(&X.v, X.f32, r, &ix[0], l, &progress)
+            it = out[0]
+        elif X.f32:
             it = _lr_dual(&X.v, r, l, &y[0], Cp, Cn, eps, max_iter, &alpha[0], &w[0], w.shape[0], &xt[0], &ix[0],
                           <Rng*>&rng[0], ev, &n_ev, cap, <float*>NULL)
         else:
@@ -170,7 +191,7 @@ def lr_dual(Rows X not None, const int64_t[::1] rows, const signed char[::1] y, 
 cdef int64_t _svr_dual(const RowView* v, const int64_t* r, int64_t l, const double* y, double C, double p,
                        bint l1_loss, double eps, int64_t max_iter, double* beta, double* w, int64_t w_size,
                        double* QD, int32_t* index, Rng* g, char* ev, int64_t* n_ev, int64_t cap,
-                       value_t* kind) noexcept nogil:
+                       value_t* kind, int64_t* progress=NULL) noexcept nogil:
     cdef int64_t i, s, it = 0, active_size = l, row
     cdef double lam = 0.0 if l1_loss else 0.5 / C
     cdef double U = C if l1_loss else INFINITY
@@ -193,6 +214,7 @@ cdef int64_t _svr_dual(const RowView* v, const int64_t* r, int64_t l, const doub
         _shuffle(g, index, active_size)
         s = 0
         while s < active_size:
+            scout_publish(progress, s)
             i = index[s]
             row = _row(r, i)
             G = -y[i] + lam * beta[i] + row_dot(v, row, w, kind)
@@ -265,10 +287,12 @@ cdef int64_t _svr_dual(const RowView* v, const int64_t* r, int64_t l, const doub
 
 
 def svr_dual(Rows X not None, const int64_t[::1] rows, const double[::1] y, double C, double p, bint l1_loss,
-             double eps, int64_t max_iter, double[::1] beta, double[::1] w, uint64_t[::1] rng, signed char[::1] events):
+             double eps, int64_t max_iter, double[::1] beta, double[::1] w, uint64_t[::1] rng, signed char[::1] events,
+             bint scout=False):
     """-s 12 (L2 loss) / -s 13 (L1 loss) from beta (LIBLINEAR starts at 0); w receives X^T beta at the end.
-    Returns (iterations, number of event characters written)."""
-    cdef int64_t l = y.shape[0], n_ev = 0, it
+    Returns (iterations, number of event characters written). scout: as lr_dual's."""
+    cdef int64_t l = y.shape[0], n_ev = 0, it, t, progress = -1
+    cdef int64_t out[1]
     _check(X, l, rows, w.shape[0], 1, rng)
     if beta.shape[0] != l:
         raise ValueError("beta must have l entries")
@@ -280,7 +304,22 @@ def svr_dual(Rows X not None, const int64_t[::1] rows, const double[::1] y, doub
     cdef int64_t cap = events.shape[0]
     cdef char* ev = <char*>&events[0] if cap else NULL
     with nogil:
-        if X.f32:
+        if scout:
+            for t in prange(2, num_threads=2, schedule="static", chunksize=1):
+                if t == 0:
+                    if X.f32:
+                        out[0] = _svr_dual(&X.v, r, l, &y[0], C, p, l1_loss, eps, max_iter, &beta[0], &w[0],
+                                           w.shape[0], &qd[0], &ix[0], <Rng*>&rng[0], ev, &n_ev, cap, <float*>NULL,
+                                           &progress)
+                    else:
+                        out[0] = _svr_dual(&X.v, r, l, &y[0], C, p, l1_loss, eps, max_iter, &beta[0], &w[0],
+                                           w.shape[0], &qd[0], &ix[0], <Rng*>&rng[0], ev, &n_ev, cap, <double*>NULL,
+                                           &progress)
+                    LLSVM_STORE_RELAXED(&progress, -2)
+                else:
+                    scout_view(&X.v, X.f32, r, &ix[0], l, &progress)
+            it = out[0]
+        elif X.f32:
             it = _svr_dual(&X.v, r, l, &y[0], C, p, l1_loss, eps, max_iter, &beta[0], &w[0], w.shape[0], &qd[0],
                            &ix[0], <Rng*>&rng[0], ev, &n_ev, cap, <float*>NULL)
         else:

@@ -42,6 +42,8 @@ from rowview cimport row_sq_norm, row_indices, row_values
 from rowview cimport subset_row as _row, subset_ptr as _rows_ptr
 from dual_step cimport dual_gradient, projected_gradient, dual_step
 from rng cimport Rng, rng_shuffle
+from kernel_util cimport LLSVM_STORE_RELAXED
+from scout cimport scout_publish, scout_view
 from llsvm._ext._view cimport Rows
 
 cdef extern from *:
@@ -143,7 +145,7 @@ cdef int64_t _dcd_pass(const RowView* v, const int64_t* r, const signed char* y,
                        const double* xnorm, int32_t* index, int64_t active_size, double PGmax_old,
                        double PGmin_old, double Cp, double Cn, bint l1_loss, Rng* g, bint shuffle,
                        double* PGmax_out, double* PGmin_out, int64_t* n_updates_out,
-                       value_t* kind, bint atomic=False) noexcept nogil:
+                       value_t* kind, bint atomic=False, int64_t* progress=NULL) noexcept nogil:
     """The body of one outer iteration (see dcd_epoch); returns the new active_size. atomic: the additions into w
     are atomic (PASSCoDe-Atomic: threads running passes over their shares of the rows at once)."""
     cdef double diag[3]
@@ -161,6 +163,7 @@ cdef int64_t _dcd_pass(const RowView* v, const int64_t* r, const signed char* y,
         rng_shuffle(g, index, active_size)
     s = 0
     while s < active_size:
+        scout_publish(progress, s)
         i = index[s]
         prefetch_visits(v, r, index, s, active_size, y, alpha, xnorm, kind)
         yi = y[i]
@@ -285,6 +288,11 @@ cdef void _pg_extremes(const RowView* v, const int64_t* r, const signed char* y,
     PGmin_out[0] = PGmin
 
 
+
+cdef inline void _set_flag(bint* p, bint value) noexcept nogil:
+    p[0] = value
+
+
 cdef class DCDState:
     """The arrays of one dual CD run, held once so that the outer iterations (`run`) are cheap calls.
 
@@ -309,6 +317,7 @@ cdef class DCDState:
     # PASSCoDe (run_wild): the threads' shares and the exact check's buffers
     cdef readonly int64_t exact_checks
     cdef readonly bint stalled    # run_passcode gave up: no progress in STALL_EPOCHS iterations (see there)
+    cdef public bint scout        # run(): a second thread reads the rows ahead of the pass (scout.pxd)
     cdef double best_range
     cdef int64_t since_best
     cdef int64_t n_w
@@ -485,49 +494,69 @@ cdef class DCDState:
             _init_w(&self.X.v, self.r, self.y, self.alpha, self.l, self.w, self.n_w, <double*>NULL)
         self._unshrink()
 
+    cdef bint _epochs(self, int64_t n_epochs, double eps, bint shuffle, char* ev, int64_t* n_ev,
+                      int64_t* progress) noexcept nogil:
+        """run()'s loop: up to n_epochs outer iterations; returns whether the rule held on every variable.
+        progress (NULL: no scout): each pass publishes its position there (_dcd_pass), -1 between passes."""
+        cdef double PGmax_new, PGmin_new
+        cdef int64_t n_updates, done = 0
+        cdef const RowView* v = &self.X.v
+        while done < n_epochs:
+            if stop_requested():     # once a pass (cext/_stop.pyx)
+                break
+            if self.X.f32:
+                self.active_size = _dcd_pass(v, self.r, self.y, self.alpha, self.w, self.xnorm,
+                                             self.index, self.active_size, self.PGmax_old, self.PGmin_old,
+                                             self.Cp, self.Cn, self.l1_loss, self.g, shuffle, &PGmax_new,
+                                             &PGmin_new, &n_updates, <float*>NULL, False, progress)
+            else:
+                self.active_size = _dcd_pass(v, self.r, self.y, self.alpha, self.w, self.xnorm,
+                                             self.index, self.active_size, self.PGmax_old, self.PGmin_old,
+                                             self.Cp, self.Cn, self.l1_loss, self.g, shuffle, &PGmax_new,
+                                             &PGmin_new, &n_updates, <double*>NULL, False, progress)
+            if progress != NULL:
+                LLSVM_STORE_RELAXED(progress, -1)
+            self.n_iter += 1
+            done += 1
+            if self.n_iter % 10 == 0:
+                ev[n_ev[0]] = 46        # '.'
+                n_ev[0] += 1
+            if PGmax_new - PGmin_new <= eps and fabs(PGmax_new) <= eps and fabs(PGmin_new) <= eps:
+                if self.active_size == self.l:
+                    return True
+                self._unshrink()
+                ev[n_ev[0]] = 42        # '*'
+                n_ev[0] += 1
+                continue
+            self._next_bounds(PGmax_new, PGmin_new)
+        return False
+
     def run(self, int64_t n_epochs, double eps, bint shuffle=True):
         """Up to n_epochs outer iterations with LIBLINEAR 2.50's stopping rule; returns (converged, events).
 
         Stop when PG_max - PG_min <= eps and |PG_max| <= eps and |PG_min| <= eps on a pass over all variables;
         when that holds on the shrunk set, reset to all variables ('*') and go on. events is LIBLINEAR's
         progress text for these epochs: '.' at every 10th iteration, '*' at each reset.
+
+        With `scout` set, a second thread runs scout_view (cext/scout.pxd) beside the passes: it only reads, so the iterates are
+        one thread's, bit for bit, and the passes wait less on memory.
         """
-        cdef double PGmax_new, PGmin_new
-        cdef int64_t n_updates, done = 0
         cdef bint converged = False
-        cdef bint f32 = self.X.f32
-        cdef const RowView* v = &self.X.v
+        cdef int64_t progress = -1, t
         events = bytearray(n_epochs + n_epochs // 10 + 2)
         cdef char* ev = events
         cdef int64_t n_ev = 0
         with nogil:
-            while done < n_epochs:
-                if stop_requested():     # once a pass (cext/_stop.pyx)
-                    break
-                if f32:
-                    self.active_size = _dcd_pass(v, self.r, self.y, self.alpha, self.w, self.xnorm,
-                                                 self.index, self.active_size, self.PGmax_old, self.PGmin_old,
-                                                 self.Cp, self.Cn, self.l1_loss, self.g, shuffle, &PGmax_new,
-                                                 &PGmin_new, &n_updates, <float*>NULL)
-                else:
-                    self.active_size = _dcd_pass(v, self.r, self.y, self.alpha, self.w, self.xnorm,
-                                                 self.index, self.active_size, self.PGmax_old, self.PGmin_old,
-                                                 self.Cp, self.Cn, self.l1_loss, self.g, shuffle, &PGmax_new,
-                                                 &PGmin_new, &n_updates, <double*>NULL)
-                self.n_iter += 1
-                done += 1
-                if self.n_iter % 10 == 0:
-                    ev[n_ev] = 46        # '.'
-                    n_ev += 1
-                if PGmax_new - PGmin_new <= eps and fabs(PGmax_new) <= eps and fabs(PGmin_new) <= eps:
-                    if self.active_size == self.l:
-                        converged = True
-                        break
-                    self._unshrink()
-                    ev[n_ev] = 42        # '*'
-                    n_ev += 1
-                    continue
-                self._next_bounds(PGmax_new, PGmin_new)
+            if self.scout:
+                for t in prange(2, num_threads=2, schedule="static", chunksize=1):
+                    if t == 0:
+                        # (through a pointer: a variable assigned in a prange body is the threads' own)
+                        _set_flag(&converged, self._epochs(n_epochs, eps, shuffle, ev, &n_ev, &progress))
+                        LLSVM_STORE_RELAXED(&progress, -2)
+                    else:
+                        scout_view(&self.X.v, self.X.f32, self.r, self.index, self.l, &progress)
+            else:
+                converged = self._epochs(n_epochs, eps, shuffle, ev, &n_ev, NULL)
         check_stop()
         return converged, events[:n_ev].decode("ascii")
 

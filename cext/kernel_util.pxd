@@ -15,8 +15,22 @@ cdef extern from *:
     #else
     #define LLSVM_PREFETCH(p) ((void)0)
     #endif
+    /* A position one thread publishes and another follows (the dual CD's scout): relaxed atomics, no ordering. */
+    #define LLSVM_LOAD_RELAXED(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+    #define LLSVM_STORE_RELAXED(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+    #if defined(__x86_64__) || defined(__i386__)
+    #define LLSVM_PAUSE() __asm__ __volatile__("pause")
+    #else
+    #define LLSVM_PAUSE() ((void)0)
+    #endif
+    /* a one-byte load the compiler keeps (its value goes to an asm that claims to use it): brings p's cache line */
+    #define LLSVM_TOUCH(p) do { char _t = *(const volatile char*)(p); __asm__ __volatile__("" : : "r"(_t)); } while (0)
     """
     void LLSVM_PREFETCH(const void* p) noexcept nogil
+    int64_t LLSVM_LOAD_RELAXED(const int64_t* p) noexcept nogil
+    void LLSVM_STORE_RELAXED(int64_t* p, int64_t v) noexcept nogil
+    void LLSVM_PAUSE() noexcept nogil
+    void LLSVM_TOUCH(const void* p) noexcept nogil
 
 
 cdef inline void put_char(char* buf, int64_t* n, int64_t cap, char c) noexcept nogil:

@@ -11,8 +11,10 @@ the shared w atomic, LIBLINEAR's rule checked exactly at w(alpha) before it stop
   tolerance; on the tiny problems of test_solvers (sparse, dense, float32, bias, Cp != Cn, both losses, an empty
   row, duplicated rows) and on a generated set of 8,000 rows.
 - --threads picks it for one problem of THREAD_MIN_NNZ non-zeros or more (4 million; lowered here, so that small
-  sets exercise it) whose entries are at most 1 % non-zero; otherwise, or with --threads 1, the one-thread solver
-  bit for bit.
+  sets exercise it) whose entries are at most 1 % non-zero, when common.PASSCODE is on; otherwise, or with
+  --threads 1, the one-thread solver bit for bit. PASSCoDe is off by default: above THREAD_MIN_NNZ, --threads 2
+  and up run the one-thread passes with a scout thread reading the rows ahead (DCDState.scout), bit for bit the
+  one-thread solver too.
 """
 import numpy as np
 import pytest
@@ -40,12 +42,49 @@ def small_problems_take_threads(monkeypatch):
 @pytest.mark.parametrize("solver", [3, 1])
 def test_passcode_is_off_by_default(generated, solver, monkeypatch):
     """PASSCoDe is off (common.PASSCODE: one thread measured faster than two): --threads 2 on one -s 1/3 problem
-    above the thresholds is the one-thread solver, bit for bit."""
+    above the thresholds is the one-thread solver with a scout thread reading the rows ahead, bit for bit."""
     monkeypatch.setattr(common, "PASSCODE", False)
     one = llsvm.train(generated, solver=solver, bias=1, threads=1)
     two = llsvm.train(generated, solver=solver, bias=1, threads=2)
     assert "threads" not in two.meta["results"][0].extra
+    assert two.meta["results"][0].extra.get("scout") is (usable_cpus() > 1)
+    assert "scout" not in one.meta["results"][0].extra
     np.testing.assert_array_equal(one.W, two.W)
+
+
+@pytest.mark.parametrize("case", list(TINY), ids=list(TINY))
+def test_the_scout_leaves_the_one_thread_iterates(case):
+    """DCDState.scout: a second thread reads the rows ahead of each pass (cext/scout.pxd, scout_rows) and writes
+    nothing the pass reads: alpha, w and the iteration count are run()'s alone, bit for bit, on every tiny problem
+    (sparse, dense, float32, bias, Cp != Cn, both losses, an empty row, duplicated rows), in chunks of 3 epochs as
+    the driver calls it (each call one parallel region)."""
+    seed, l, n, density, kind, bias, l1, Cp, Cn, eps = TINY[case]
+    X, y = tiny_problem(seed, l, n, density, kind)
+    sub = _sub(X, y, Cp, Cn, bias, kind == "float32")
+    a, alpha_a, w_a = _state(sub, l1)
+    b, alpha_b, w_b = _state(sub, l1)
+    b.scout = True
+    for _ in range(100):
+        done_a, ev_a = a.run(3, eps)
+        done_b, ev_b = b.run(3, eps)
+        assert (done_a, ev_a, a.n_iter, a.active_size) == (done_b, ev_b, b.n_iter, b.active_size)
+        if done_a:
+            break
+    np.testing.assert_array_equal(alpha_a, alpha_b)
+    np.testing.assert_array_equal(w_a, w_b)
+
+
+@pytest.mark.parametrize("solver", [3, 1])
+def test_the_scout_on_dense_and_float32_rows(tmp_path, solver, monkeypatch):
+    """The generated dense set (every row full: the passes read rows without their indices) and its float32 copy:
+    --threads 2 (the scout) gives --threads 1's weights bit for bit."""
+    monkeypatch.setattr(common, "PASSCODE", False)
+    ds = generated_set(tmp_path / "dense", "dense", rows=6000, seed=3)
+    for data in (ds, CSRDataset(ds.y, ds.indptr, ds.indices, ds.values.astype(np.float32), ds.n_features)):
+        one = llsvm.train(data, solver=solver, bias=1, threads=1)
+        two = llsvm.train(data, solver=solver, bias=1, threads=2)
+        assert two.meta["results"][0].extra.get("scout") is (usable_cpus() > 1)
+        np.testing.assert_array_equal(one.W, two.W)
 
 
 def _sub(X, y, Cp, Cn, bias, float32=False):
@@ -163,3 +202,22 @@ def test_a_stall_hands_over_to_one_thread(generated, monkeypatch, l1):
     assert pg.max() - pg.min() <= 1e-4 * (1 + 1e-9) and np.abs(pg).max() <= 1e-4 * (1 + 1e-9)
     _same_optimum(res, one)
     assert 0 <= res.gap <= 1e-3 * res.primal
+
+
+@pytest.mark.parametrize("solver", [7, 12, 13])
+def test_the_scout_in_the_other_dual_solvers(tmp_path, solver):
+    """-s 7 (logistic regression's dual) and -s 12 / -s 13 (support vector regression's): --threads 2 on one
+    problem runs the same scout beside the one-thread passes (cext/_l2dual.pyx), the one-thread weights bit for
+    bit, on sparse and dense rows."""
+    sparse = generated_set(tmp_path / "sparse", "sparse", rows=3000, features=2000, nnz_per_row=30, seed=4)
+    dense = generated_set(tmp_path / "dense", "dense", rows=3000, seed=5)
+    for ds in (sparse, dense):
+        if solver != 7:          # regression: real targets
+            g = np.random.default_rng(1)
+            ds = CSRDataset(ds.y * 2.0 + g.standard_normal(ds.n_rows), ds.indptr, ds.indices, ds.values,
+                            ds.n_features)
+        one = llsvm.train(ds, solver=solver, bias=1, threads=1)
+        two = llsvm.train(ds, solver=solver, bias=1, threads=2)
+        assert two.meta["results"][0].extra.get("scout") is (usable_cpus() > 1)
+        assert "scout" not in one.meta["results"][0].extra
+        np.testing.assert_array_equal(one.W, two.W)

@@ -205,7 +205,9 @@ def one_vs_rest(view, cls, labels, rows, params, reporter):
 # PASSCoDe (-s 1/3 on N threads, DCDState.run_passcode) is off: since the dual CD's passes prefetch their rows,
 # one thread is faster than two on this 2-core machine (make bench part threads, generated sparse seeds 1-4: one
 # thread 0.33-0.43x LIBLINEAR, two 0.42-0.60x; each atomic addition costs more than the rest of a non-zero's work,
-# and plain additions doubled the iterations); True turns it on for a problem above both thresholds
+# and plain additions doubled the iterations); True turns it on for a problem above both thresholds. Off, a
+# problem above THREAD_MIN_NNZ with --threads 2 or more runs one thread's passes with a scout thread reading the
+# rows ahead (dcd.train_one: the same iterates, bit for bit)
 THREAD_MIN_NNZ = 4_000_000
 PASSCODE = False
 PASSCODE_MAX_DENSITY = 0.01

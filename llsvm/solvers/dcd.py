@@ -32,9 +32,11 @@ def train_one(sub, params, seed, reporter, warm=None):
     """One binary problem with LIBLINEAR's train_one logic for -s 1 and -s 3 (the -s 1 -> -s 2 switch included)."""
     l1 = params.solver == L2R_L1LOSS_SVC_DUAL
     max_iter = params.max_iter or params.spec.default_max_iter
+    threads = problem_threads(sub, params.threads, sparse=True)          # PASSCoDe's (1 unless common.PASSCODE)
+    scout = threads == 1 and problem_threads(sub, params.threads) > 1      # --threads 2 and up, a long pass
     res = solve_dcd(sub, l1, params.eps, max_iter, rng_seed=seed,
                     alpha0=None if warm is None else warm.get("alpha"), reporter=reporter,
-                    threads=problem_threads(sub, params.threads, sparse=True), stall_check=l1)
+                    threads=threads, stall_check=l1, scout=scout)
     if l1 and "dual_stalled" in res.extra:
         if reporter is not None:
             reporter.info(f"\nWARNING: the dual stalls: its duality gap is {res.extra['dual_stalled']:.1%} of the "
@@ -81,7 +83,7 @@ def _primal_after_limit(sub, dual, reporter):
 
 
 def solve_dcd(sub, l1_loss, eps, max_iter=DUAL_MAX_ITER, rng_seed=1, alpha0=None, reporter=None, shuffle=True,
-              threads=1, stall_check=False):
+              threads=1, stall_check=False, scout=False):
     """Dual coordinate descent with shrinking: LIBLINEAR 2.50's solve_l2r_l1l2_svc, outer loop here.
 
     Returns a FitResult; `n_iter >= max_iter` means the iteration limit was hit (converged False).
@@ -89,6 +91,8 @@ def solve_dcd(sub, l1_loss, eps, max_iter=DUAL_MAX_ITER, rng_seed=1, alpha0=None
     threads > 1: PASSCoDe-Atomic on that many threads (DCDState.run_passcode: a share of the rows per thread, the
     additions into w atomic, the stopping rule checked exactly at w(alpha)); not repeatable run to run. When the
     threads stall (run_passcode's guard), one thread goes on from their alpha.
+    scout (one thread): a second thread reads the rows the passes will visit next (DCDState.scout, scout_rows in
+    cext/scout.pxd); it writes nothing the passes read, so the run is one thread's bit for bit, only faster.
     stall_check: at STALL_CHECK_ITER iterations, stop if the duality gap exceeds STALL_GAP of the primal
     (extra["dual_stalled"]: that fraction; converged False). With threads, the check makes w = w(alpha) in row
     order, as the exact check does.
@@ -107,6 +111,7 @@ def solve_dcd(sub, l1_loss, eps, max_iter=DUAL_MAX_ITER, rng_seed=1, alpha0=None
     index = np.arange(l, dtype=np.int32)
     rng = rng_state(rng_seed)
     state = K.DCDState(*sub.args, sub.y, alpha, w, xnorm, index, sub.Cp, sub.Cn, l1_loss, rng)
+    state.scout = scout and threads <= 1
     # PASSCoDe: an RNG state per thread, drawn from the run's
     rngs = np.stack([rng_state(rng_draw(rng)) for _ in range(threads)]) if threads > 1 else None
     # LIBLINEAR's outer loop runs in the kernel, 10 iterations per call so the dots appear as LIBLINEAR's do
@@ -146,6 +151,8 @@ def solve_dcd(sub, l1_loss, eps, max_iter=DUAL_MAX_ITER, rng_seed=1, alpha0=None
         res.extra["threads"] = threads
         res.extra["exact_checks"] = state.exact_checks
         res.extra["threads_stalled"] = bool(state.stalled)
+    elif state.scout:
+        res.extra["scout"] = True
     return res
 
 

@@ -18,7 +18,8 @@ import numpy as np
 from .._ext import _l2dual as K
 from .._ext._random import rng_state
 from .. import memory
-from .common import FitResult, WARN_MAX_ITER, event_buffer, report_finished, say_events, warn_max_iter, xlogx
+from .common import (FitResult, WARN_MAX_ITER, event_buffer, problem_threads, report_finished, say_events,
+                     warn_max_iter, xlogx)
 from .newton import L2R_LR, L2R_L2LOSS_SVR, primal_tol, solve_newton
 from ..params import NEWTON_MAX_ITER
 
@@ -35,7 +36,9 @@ def lr_dual_train_one(sub, params, seed, reporter, warm=None):
     alpha = np.empty(2 * sub.l, np.float64)
     w = np.zeros(sub.w_size, np.float64)
     ev = event_buffer(max_iter)
-    it, n = K.lr_dual(*sub.args, sub.y, sub.Cp, sub.Cn, params.eps, max_iter, alpha, w, rng_state(seed), ev)
+    scout = problem_threads(sub, params.threads) > 1        # a second thread reads the rows ahead (same model)
+    it, n = K.lr_dual(*sub.args, sub.y, sub.Cp, sub.Cn, params.eps, max_iter, alpha, w, rng_state(seed), ev,
+                      scout)
     say_events(reporter, ev, n)
     a = alpha[0::2].copy()
     C = sub.C()
@@ -52,6 +55,8 @@ def lr_dual_train_one(sub, params, seed, reporter, warm=None):
                     max_violation=viol, nSV=int(np.count_nonzero(a > 0)), converged=it < max_iter,
                     solver=L2R_LR_DUAL)
     res.extra["objective_value"] = objective
+    if scout:
+        res.extra["scout"] = True
     if it >= max_iter:
         warn_max_iter(reporter, "Switching to use -s 0\n\n")
         dual = res
@@ -70,7 +75,9 @@ def svr_dual_train_one(sub, params, seed, reporter, warm=None):
     beta = np.zeros(sub.l, np.float64)
     w = np.zeros(sub.w_size, np.float64)
     ev = event_buffer(max_iter)
-    it, n = K.svr_dual(*sub.args, sub.targets, C, p, l1, params.eps, max_iter, beta, w, rng_state(seed), ev)
+    scout = problem_threads(sub, params.threads) > 1        # a second thread reads the rows ahead (same model)
+    it, n = K.svr_dual(*sub.args, sub.targets, C, p, l1, params.eps, max_iter, beta, w, rng_state(seed), ev,
+                       scout)
     say_events(reporter, ev, n)
     lam = 0.0 if l1 else 0.5 / C
     wTw = float(w @ w)
@@ -84,6 +91,8 @@ def svr_dual_train_one(sub, params, seed, reporter, warm=None):
                     max_violation=_svr_violation(sub, w, beta, C, p, lam, l1), nSV=nSV, converged=it < max_iter,
                     solver=params.solver)
     res.extra["objective_value"] = objective
+    if scout:
+        res.extra["scout"] = True
     if it >= max_iter:
         if l1:
             warn_max_iter(reporter, "Using -s 11 may be faster (also see FAQ)\n\n")
