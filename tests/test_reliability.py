@@ -364,6 +364,36 @@ def test_a_signal_once_the_output_is_renamed_is_ignored(tmp_path, when, sig):
         handle_errors(lambda: os.kill(os.getpid(), sig) or time.sleep(1))()
 
 
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_wrapped_on_its_way_still_exits_by_the_signal(sig, capsys):
+    """The handler's SystemExit raised where Python wraps it (3.11: inside a dataclass's __set_name__, while a
+    module is imported, it becomes a RuntimeError whose cause it is): exit 128 + signal, no message. Found by the
+    random-signal campaign: `Error: internal error (RuntimeError: Error calling __set_name__ ...)`, exit 1."""
+    @handle_errors
+    def command():
+        try:
+            os.kill(os.getpid(), sig)
+            time.sleep(1)
+        except SystemExit as exc:
+            raise RuntimeError("Error calling __set_name__ on 'Field' instance 'extra' in 'FitResult'") from exc
+
+    with pytest.raises(SystemExit) as exc:
+        command()
+    assert exc.value.code == 128 + sig
+    assert capsys.readouterr().err == ""
+
+    @handle_errors
+    def failing():
+        try:
+            raise ValueError("inner")
+        except ValueError as e:
+            raise RuntimeError("outer") from e
+
+    with pytest.raises(SystemExit) as exc:      # an ordinary wrapped error is still an internal error
+        failing()
+    assert exc.value.code == 1 and "internal error (RuntimeError: outer)" in capsys.readouterr().err
+
+
 def test_sigint_during_start_up_has_no_traceback(tmp_path):
     """Ctrl-C from the moment the console script has its handlers, while it imports click, numpy and the kernels
     and starts: exit 130, nothing printed."""

@@ -90,6 +90,19 @@ def _internal_error(exc):
     sys.exit(1)
 
 
+def _signal_exit_inside(exc):
+    """The signal handler's SystemExit (130 / 143) when `exc` only wraps it, else None: Python 3.11 turns an
+    exception raised in a class body's __set_name__ into a RuntimeError whose cause it is (a Ctrl-C while a module
+    defining a dataclass is imported)."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, SystemExit):
+            return exc
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
 def handle_errors(fn):
     """Run a command body: LLSVMError -> message on stderr and exit 1 (Click's usage errors keep exit 2); out of
     memory -> a message and exit 1; stdout's reader gone (a pipe into `head`) -> no message, exit 141 (SIGPIPE's);
@@ -128,6 +141,9 @@ def handle_errors(fn):
             silence("stdout")
             sys.exit(128 + signal.SIGPIPE)
         except Exception as exc:
+            inner = _signal_exit_inside(exc)
+            if inner is not None:
+                raise inner from None           # Ctrl-C, wrapped on its way: still exit 130, no message
             _internal_error(exc)
         finally:
             _kernel_stop.disarm()
