@@ -288,7 +288,6 @@ cdef void _pg_extremes(const RowView* v, const int64_t* r, const signed char* y,
     PGmin_out[0] = PGmin
 
 
-
 cdef inline void _set_flag(bint* p, bint value) noexcept nogil:
     p[0] = value
 
@@ -538,8 +537,8 @@ cdef class DCDState:
         when that holds on the shrunk set, reset to all variables ('*') and go on. events is LIBLINEAR's
         progress text for these epochs: '.' at every 10th iteration, '*' at each reset.
 
-        With `scout` set, a second thread runs scout_view (cext/scout.pxd) beside the passes: it only reads, so the iterates are
-        one thread's, bit for bit, and the passes wait less on memory.
+        With `scout` set, a second thread runs scout_view (cext/scout.pxd) beside the passes: it only reads, so
+        the iterates are one thread's, bit for bit, and the passes wait less on memory.
         """
         cdef bint converged = False
         cdef int64_t progress = -1, t

@@ -7,9 +7,14 @@ from kernel_util cimport LLSVM_LOAD_RELAXED, LLSVM_STORE_RELAXED, LLSVM_PAUSE, L
 from rowview cimport RowView, row_indices, row_values, subset_row as _row
 
 
+cdef extern from "unistd.h":
+    int usleep(unsigned int usec) nogil
+
+
 cdef enum:
     SCOUT_LEAD = 16         # the scout reads rows this many visits ahead of the pass ...
-    SCOUT_WINDOW = 64       # ... up to this many (measured: 4-64 ahead and windows of 24-256 within 4 %)
+    SCOUT_WINDOW = 512      # ... up to this many, then sleeps (SCOUT_NAP_US) rather than spin: a busy machine
+    SCOUT_NAP_US = 20       # gets the second core back (the pass takes well over a microsecond a row)
 
 
 cdef inline void scout_publish(int64_t* progress, int64_t s) noexcept nogil:
@@ -49,8 +54,8 @@ cdef inline void scout_rows(const RowView* v, const int64_t* r, const int32_t* i
         n = p + SCOUT_WINDOW
         if n > l:
             n = l
-        if j >= n:
-            LLSVM_PAUSE()
+        if j >= n:              # far enough ahead: the core is free until the pass comes closer
+            usleep(SCOUT_NAP_US)
             continue
         while j < n:
             i = _row(r, index[j])

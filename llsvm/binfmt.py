@@ -488,6 +488,13 @@ def write_binary(dataset, path, *, float32=None, block_rows=None, block_bytes=DE
     return path
 
 
+def unviewed(bufs, k):
+    """Whether nothing but the list `bufs` holds its buffer k (no array views it: its reference count, the list's
+    and getrefcount's argument), so that new contents may go into it: the recycled buffers of Arena and of the
+    out-of-core readers (solvers/outofcore.py)."""
+    return sys.getrefcount(bufs[k]) <= 2
+
+
 class Arena:
     """Recycled memory for arrays loaded again and again (an out-of-core solver's blocks): empty(n, dtype) gives
     an array in a buffer of an earlier call that nothing views any more (its reference count says so), rather than
@@ -511,8 +518,7 @@ class Arena:
         self._k += 1
         if k == len(self._bufs):
             self._bufs.append(None)
-        # the list's reference and getrefcount's argument only: no array views the buffer
-        if self._bufs[k] is None or self._bufs[k].shape[0] < need or sys.getrefcount(self._bufs[k]) > 2:
+        if self._bufs[k] is None or self._bufs[k].shape[0] < need or not unviewed(self._bufs, k):
             self._bufs[k] = None
             self._bufs[k] = np.empty(need + need // 4, np.uint8)
         return self._bufs[k][:int(n) * dtype.itemsize].view(dtype)

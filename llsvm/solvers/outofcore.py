@@ -2,7 +2,6 @@
 binary file or in-memory rows; a read-ahead thread; and the driver base class that owns the parameters, the
 reporter and the temporary directory of one run."""
 import os
-import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -10,7 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import memory
-from ..binfmt import DEFAULT_BLOCK_BYTES, WRITE_ALIGN, BinaryDataset, BinaryWriter, RowError
+from ..binfmt import DEFAULT_BLOCK_BYTES, WRITE_ALIGN, BinaryDataset, BinaryWriter, RowError, unviewed
 from ..dataset import CSRDataset
 from ..errors import DataFormatError, LLSVMError, ParameterError
 from ..fileutil import remove_tree, temporary_dir
@@ -101,36 +100,34 @@ class Input:
         if self.memory:
             it = self.blocks_of(self.block_bytes)
         elif self.binary:
-            it = self.binary_blocks(self.block_bytes, reuse=True)
+            it = self.binary_blocks(self.block_bytes)
             if read_ahead:
                 return prefetched(it, bounded=True)
         else:
             it = self.ds.iter_blocks(progress=self.progress if progress else None)
         return prefetched(it) if prefetch else it
 
-    def binary_blocks(self, max_bytes=None, reuse=False):
+    def binary_blocks(self, max_bytes=None):
         """The binary file's blocks in order, each read whole (its checksum and structure are checked) and, with
         max_bytes, cut into pieces (views of it). The block is let go before the next one is read, so a consumer
-        that drops its own reference (del) holds one block of the file at a time. `reuse`: a block is read into
-        the buffer of an earlier one that nothing views any more (its reference count says so), rather than into
-        fresh memory, whose pages the system must map and clear (the last REUSE_BUFFERS buffers are candidates)."""
+        that drops its own reference (del) holds one block of the file at a time. A block is read into the buffer
+        of an earlier one that nothing views any more (binfmt.unviewed), rather than into fresh memory, whose pages
+        the system must map and clear (the last REUSE_BUFFERS buffers are candidates)."""
         ds = self.ds
         ring = []
-        size = self.largest_block()[0] if reuse else 0
+        size = self.largest_block()[0]
         for b in range(ds.n_blocks):
             buf = None
-            if reuse:
-                need = ds.block_payload_bytes(b)
-                for k in range(len(ring)):
-                    # the ring's own reference and getrefcount's argument: no block's array views it
-                    if sys.getrefcount(ring[k]) == 2 and ring[k].shape[0] >= need:
-                        buf = ring[k]
-                        break
-                if buf is None:
-                    buf = np.empty(size, np.uint8)
-                    if len(ring) == REUSE_BUFFERS:
-                        ring.pop(0)         # still viewed: it lives on with its views, out of the ring
-                    ring.append(buf)
+            need = ds.block_payload_bytes(b)
+            for k in range(len(ring)):
+                if unviewed(ring, k) and ring[k].shape[0] >= need:
+                    buf = ring[k]
+                    break
+            if buf is None:
+                buf = np.empty(size, np.uint8)
+                if len(ring) == REUSE_BUFFERS:
+                    ring.pop(0)         # still viewed: it lives on with its views, out of the ring
+                ring.append(buf)
             block = ds.read_block(b, out=buf)
             buf = None
             if max_bytes is None:
