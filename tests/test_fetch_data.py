@@ -352,14 +352,14 @@ def test_the_repository_table():
     transform, a checksum; the names the tests and scripts read are there."""
     rows = fetch_data.read_sets(fetch_data.SETS)
     names = [r["name"] for r in rows]
-    assert len(rows) == 26 and len(set(names)) == 26
+    assert len(rows) == 27 and len(set(names)) == 27
     for r in rows:
         assert re.fullmatch(r"https://raw\.githubusercontent\.com/[\w.-]+/[\w.-]+/[0-9a-f]{40}/\S+", r["url"]), r
         assert r["libsvm_site"] == "-" or r["libsvm_site"].startswith(
             "https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets/"), r
         assert int(r["rows"]) > 0 and int(r["features"]) > 0 and int(r["nnz"]) > 0 and r["size"] > 0
     assert {"a9a", "a9a.t", "heart_scale", "fourclass", "diabetes", "svmguide1", "svmguide1.t", "usps.t",
-            "skin_nonskin", "reuters_moneyfx.trn", "reuters_moneyfx.tst", "splice.t"} <= set(names)
+            "skin_nonskin", "reuters_moneyfx.trn", "reuters_moneyfx.tst", "splice.t", "news20.t"} <= set(names)
     transforms = {r["name"]: r["transform"] for r in rows}
     assert transforms["splice.t"] == "lines:1001-3175" and transforms["skin_nonskin"] == "skin-uci"
     assert transforms["usps.t"] == transforms["reuters_moneyfx.trn"] == "bz2"
