@@ -72,28 +72,52 @@ def timed_command(argv, env=None):
 
 # A child's peak RSS (ru_maxrss) includes the high-water mark of the process it was forked from, carried across
 # exec; forked from this benchmark (gigabytes of data loaded) it would be meaningless. So a small launcher process
-# starts the command and reports the command's own peak.
+# starts the command and reports the command's own peak. Its first argument is a time limit in seconds (0: none):
+# SIGALRM interrupts the launcher's wait4 and kills the command, which wait4 then reaps. The command's stderr goes
+# to a temporary file (a pipe read only at the end would stall a command that writes more than the pipe holds).
 _LAUNCHER = """
-import json, os, subprocess, sys, time
+import json, os, signal, subprocess, sys, tempfile, time
+limit, killed = float(sys.argv[1]), []
+err = tempfile.TemporaryFile()
 t0 = time.perf_counter()
-p = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+p = subprocess.Popen(sys.argv[2:], stdout=subprocess.DEVNULL, stderr=err)
+if limit > 0:
+    def kill(signum, frame):
+        killed.append(1)
+        os.kill(p.pid, signal.SIGKILL)
+    signal.signal(signal.SIGALRM, kill)
+    signal.setitimer(signal.ITIMER_REAL, limit)
 _, status, usage = os.wait4(p.pid, 0)
-err = p.stderr.read().decode()
-print(json.dumps({"seconds": time.perf_counter() - t0, "maxrss_kb": usage.ru_maxrss,
-                  "cpu": usage.ru_utime + usage.ru_stime, "rc": os.waitstatus_to_exitcode(status), "stderr": err}))
+seconds = time.perf_counter() - t0
+signal.setitimer(signal.ITIMER_REAL, 0)
+err.seek(0)
+print(json.dumps({"seconds": seconds, "maxrss_kb": usage.ru_maxrss, "cpu": usage.ru_utime + usage.ru_stime,
+                  "rc": os.waitstatus_to_exitcode(status), "timed_out": bool(killed),
+                  "stderr": err.read().decode(errors="replace")[-4000:]}))
 """
 
 
-def run_measured(cmd, env=None, cpu=False):
+class CommandFailed(RuntimeError):
+    """A command run by run_measured exited with a status other than 0, by a signal or at its time limit:
+    rc (negative: the signal), stderr (its last 4000 characters), timed_out, seconds (until it ended)."""
+
+    def __init__(self, cmd, rc, stderr, timed_out, seconds):
+        what = f"timed out after {seconds:.0f} s" if timed_out else f"failed ({rc})"
+        super().__init__(f"{cmd} {what}: {stderr}")
+        self.cmd, self.rc, self.stderr, self.timed_out, self.seconds = cmd, rc, stderr, timed_out, seconds
+
+
+def run_measured(cmd, env=None, cpu=False, timeout=None):
     """Run a command; return (seconds, peak RSS in MB) of that command alone (env: its environment), and with
-    `cpu` its CPU seconds too (user + system, all its threads)."""
+    `cpu` its CPU seconds too (user + system, all its threads). timeout: seconds after which the command is killed.
+    CommandFailed (a RuntimeError) when it fails or is killed."""
     import json
     import subprocess
-    out = subprocess.run([sys.executable, "-c", _LAUNCHER, *cmd], check=True, capture_output=True, text=True,
-                         env=env)
+    out = subprocess.run([sys.executable, "-c", _LAUNCHER, str(float(timeout or 0)), *cmd], check=True,
+                         capture_output=True, text=True, env=env)
     r = json.loads(out.stdout)
-    if r["rc"] != 0:
-        raise RuntimeError(f"{cmd} failed ({r['rc']}): {r['stderr']}")
+    if r["rc"] != 0 or r["timed_out"]:
+        raise CommandFailed(cmd, r["rc"], r["stderr"], r["timed_out"], r["seconds"])
     if cpu:
         return r["seconds"], r["maxrss_kb"] / 1024.0, r["cpu"]
     return r["seconds"], r["maxrss_kb"] / 1024.0
