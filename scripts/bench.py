@@ -57,6 +57,12 @@ Whole commands (part `cli`, issue 29): llsvm-train and llsvm-predict against LIB
 svm-train/svm-predict (built from their sources: --liblinear-dir, --libsvm-dir or $LLSVM_LIBLINEAR_DIR /
 $LLSVM_LIBSVM_DIR), wall and peak RSS, medians of --cli-repeats round-robin runs, quiet and beside one
 `yes > /dev/null` per core, whether the models are identical (scripts/bench_cli.py).
+Defaults (part `defaults`, issue 43): every solver type at the tools' defaults, whole commands: `llsvm-train -s N
+[-B 1]` for LIBLINEAR's twelve types against its `train`, `llsvm-train -s smo|nu_svc|one_class|epsilon_svr|nu_svr
+[-b 1]` against LIBSVM's `svm-train -s 0-4 [-b 1]` (the same reference CLIs as part cli), on every public training
+set of data/sets.tsv and a generated 200-class set: median wall of --defaults-repeats round-robin runs, the ratio,
+identical models, ✓/✗ for ratio <= 1.5 where the reference takes >= 0.5 s, refusals, crashes and time-outs
+(--defaults-timeout) reported as such; --defaults-sets / --defaults-solvers select (scripts/bench_defaults.py).
 Threads (part `threads`, issue 32): one two-class problem, -s 3 1 2 0, LIBLINEAR's single-thread train call and
 liblinear-multicore's -m 2 against llsvm --threads 1 and 2 on the generated sparse sets (--threads-seeds), the
 dense set and the largest two-class public sets (scripts/bench_threads.py).
@@ -782,22 +788,23 @@ def main():
     ap.add_argument("--sets", default="sparse,dense,multiclass", help="generated sets (comma list; '' for none)")
     ap.add_argument("--parts",
                     default="parse,solvers,llsvm,stream,smo,types,startup,contention,signals,cli,sklearn,dask,threads,"
-                            "ooc,dense,convert",
+                            "ooc,dense,convert,defaults",
                     help="what to run: parse, solvers, llsvm, stream, smo, types, startup, contention, signals, "
-                         "cli, sklearn, dask, threads, ooc, dense, convert (comma list; dense: -s 3 where n >> d, "
-                         "scripts/bench_dense.py)")
+                         "cli, sklearn, dask, threads, ooc, dense, convert, defaults (comma list; dense: -s 3 where "
+                         "n >> d, scripts/bench_dense.py)")
     ap.add_argument("--startup-runs", type=int, default=20, help="part startup: runs of each command (median)")
     ap.add_argument("--liblinear-dir", default=os.environ.get("LIBLINEAR_DIR"),
-                    help="parts startup and cli: directory of LIBLINEAR's train and predict, or of its sources "
-                         "(default $LIBLINEAR_DIR; part cli also reads $LLSVM_LIBLINEAR_DIR; without it, part "
-                         "startup uses liblinear-official's Python module)")
+                    help="parts startup, cli and defaults: directory of LIBLINEAR's train and predict, or of its "
+                         "sources (default $LIBLINEAR_DIR; parts cli and defaults also read $LLSVM_LIBLINEAR_DIR; "
+                         "without it, part startup uses liblinear-official's Python module)")
     ap.add_argument("--contention-sets", default=None,
                     help="part contention: public sets (data/public) or paths (default dna.scale,usps.t,segment.scale,a9a)")
     ap.add_argument("--contention-repeats", type=int, default=3, help="part contention: runs of each variant")
     ap.add_argument("--hogs", type=int, default=None, help="part contention: CPU-bound processes (default: the CPUs)")
     ap.add_argument("--libsvm-dir", default=os.environ.get("LIBSVM_DIR"),
-                    help="parts contention and cli: directory of LIBSVM's svm-train and svm-predict, or of its "
-                         "sources for part cli (default $LIBSVM_DIR; part cli also reads $LLSVM_LIBSVM_DIR)")
+                    help="parts contention, cli and defaults: directory of LIBSVM's svm-train and svm-predict, or "
+                         "of its sources for parts cli and defaults (default $LIBSVM_DIR; parts cli and defaults also "
+                         "read $LLSVM_LIBSVM_DIR)")
     ap.add_argument("--sklearn-sets", default=None,
                     help="part sklearn: public sets and 'sparse' (the generated 500k-row set; default: the five "
                          "largest public training sets and sparse)")
@@ -825,6 +832,18 @@ def main():
     ap.add_argument("--cli-sets", default=None,
                     help="part cli: GROUP=SET+SET,... for the groups linear, linear_predict, smo, kernel_predict "
                          "(default: scripts/bench_cli.py's)")
+    ap.add_argument("--defaults-repeats", type=int, default=3,
+                    help="part defaults: round-robin runs of each command pair (median wall)")
+    ap.add_argument("--defaults-timeout", type=float, default=120.0,
+                    help="part defaults: seconds after which a command is killed and reported as timed out")
+    ap.add_argument("--defaults-long", type=float, default=30.0,
+                    help="part defaults: a cell whose first round takes longer (seconds) is timed once")
+    ap.add_argument("--defaults-sets", default=None,
+                    help="part defaults: sets of data/sets.tsv and '200-classes' (comma list; default: every "
+                         "public training set and 200-classes)")
+    ap.add_argument("--defaults-solvers", default=None,
+                    help="part defaults: -s values (0 1 2 3 4 5 6 7 11 12 13 21 smo nu_svc one_class epsilon_svr "
+                         "nu_svr) and the families liblinear, libsvm (comma list; default: all)")
     ap.add_argument("--signal-runs", type=int, default=5,
                     help="part signals: runs per signal and command (median and worst latency)")
     ap.add_argument("--signal-solvers", default=None,
@@ -864,7 +883,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="llsvm-bench-")
     rows, solver_rows, e2e_rows, llsvm_rows, t2_rows, stream_rows = [], [], [], [], [], []
     llsvm_shared_rows, smo_rows, type_rows = [], [], []
-    startup, contention_rows, signal_rows, cli = None, [], [], None
+    startup, contention_rows, signal_rows, cli, defaults = None, [], [], None, None
     sklearn_rows, sklearn_mem = [], []
     dask_result = None
     threads_rows = None
@@ -968,6 +987,12 @@ def main():
             cli = bench_cli(shared_dir, tmp, args.data_dir, args.cli_repeats, args.hogs, args.liblinear_dir,
                             args.libsvm_dir, groups, args.cli_llsvm_bin, args.cli_baseline_bin,
                             say=None if args.quiet else say)
+        if "defaults" in parts:
+            from bench_defaults import bench_defaults
+            defaults = bench_defaults(shared_dir, tmp, args.defaults_repeats, args.defaults_timeout,
+                                      args.liblinear_dir, args.libsvm_dir, args.defaults_sets, args.defaults_solvers,
+                                      args.defaults_long, shared=not args.no_shared,
+                                      say=None if args.quiet else say)
         if "dask" in parts:
             from bench_dask import bench_dask
             dask_result = bench_dask(tmp, args.dask_rows, ovr_rows=args.dask_ovr_rows, seed=args.dask_seed,
@@ -1050,6 +1075,10 @@ def main():
         from bench_cli import cli_markdown
         text.append("## Whole commands against LIBLINEAR's and LIBSVM's CLIs (wall and peak RSS, quiet and busy)\n\n"
                     + cli_markdown(cli, md_header, md_row))
+    if defaults:
+        from bench_defaults import defaults_markdown
+        text.append("## Every solver type at the tools' defaults against LIBLINEAR's train and LIBSVM's svm-train "
+                    "(whole commands, wall)\n\n" + defaults_markdown(defaults, md_header, md_row))
     if sklearn_rows or sklearn_mem:
         from bench_sklearn import sklearn_markdown
         text.append("## llsvm.sklearn against scikit-learn's estimators (fit on the same matrix, medians; primal "
@@ -1074,7 +1103,8 @@ def main():
         json.dump({"meta": meta, "parse": rows, "solvers": solver_rows, "end_to_end": e2e_rows,
                    "llsvm": llsvm_rows, "llsvm_shared": llsvm_shared_rows, "table2": t2_rows, "stream": stream_rows, "smo": smo_rows, "types": type_rows,
                    "startup": startup, "contention": contention_rows, "signals": signal_rows,
-                   "cli": cli, "sklearn": sklearn_rows, "sklearn_memory": sklearn_mem, "dask": dask_result,
+                   "cli": cli, "defaults": defaults, "sklearn": sklearn_rows, "sklearn_memory": sklearn_mem,
+                   "dask": dask_result,
                    "threads": threads_rows, "ooc": ooc_rows, "convert": convert_rows},
                   f, indent=1, default=float)
     with open(os.path.join(args.out_dir, f"bench-{stamp}.md"), "w") as f:
