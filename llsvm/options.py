@@ -438,6 +438,11 @@ OPTIONS = (
            "one unless asked, as LIBSVM's svm-train). Default: {per_solver}; at most the number of CPUs "
            "(-s streamsvm: 2).", kind=Count(1), per_solver="default_threads"),
     Option("--seed", "seed", "params", "Seed of the random number generator.", kind=Count(0), default=1),
+    Option("--certify", "certify", "params",
+           "Go on past LIBLINEAR's stopping point (-e or the iteration limit) to a certified optimum: a duality gap "
+           "of at most 0.1 % of the primal, by CG steps on the free dual variables (rows up to 100 times the "
+           "features) or the smoothed-hinge primal Newton (more rows); the model then differs from LIBLINEAR's "
+           "({solvers}).", kind=bool, default=False, solvers=("3",)),
     Option("--max-iter", "max_iter", "params",
            "Iteration limit: outer iterations (passes of -s streamsvm, Newton iterations of -s 2). Default: "
            "{per_solver}.", kind=Count(1, INT_MAX), per_solver="default_max_iter"),

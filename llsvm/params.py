@@ -332,6 +332,7 @@ class Params:
     regularize_bias: bool = OPTION["-R"].default
     max_iter: int = None                              # None: the solver's default
     seed: int = OPTION["--seed"].default
+    certify: bool = OPTION["--certify"].default     # -s 3: on past LIBLINEAR's stopping point to a 1e-3 gap
     threads: int = 1
     options: object = None
     svr_p: float = OPTION["-p"].default               # -p: epsilon of the SVR loss (-s 11, 12, 13)
@@ -348,6 +349,8 @@ class Params:
         self._check_liblinear(spec)
         self._check_bias(spec)
         self._check_options(spec)
+        if self.certify and not spec.accepts_option("--certify"):
+            raise ParameterError(f"--certify applies only to {accepting('--certify')}, not to -s {spec.name}")
         if self.max_iter is not None:
             check_count("--max-iter", self.max_iter)
         check_count("--threads", self.threads, high=None)

@@ -1,6 +1,8 @@
-"""-s 3 past the dual's iteration limit (issue 32 item 4): the smoothed-hinge primal Newton of
-llsvm/solvers/smooth_hinge.py, certified by a duality gap computed here in NumPy; runs that LIBLINEAR's dual
-finishes are untouched (LIBLINEAR's model bit for bit)."""
+"""-s 3 at the defaults stops where LIBLINEAR 2.50 stops (issue 43); -s 3 --certify (certify=True) goes on past it to a
+certified optimum: the smoothed-hinge primal Newton of llsvm/solvers/smooth_hinge.py where rows far outnumber the
+features (issue 32 item 4), CG on the free dual variables of llsvm/solvers/dual_cg.py where they do not, each
+certified by a duality gap computed here in NumPy and checked against cvxopt's optimum of the dual QP; runs that
+LIBLINEAR's dual finishes within the gap are untouched (LIBLINEAR's model bit for bit)."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -34,9 +36,10 @@ def signs(model, y):
 
 def test_stalled_dual_switches_and_is_certified():
     X, y = stalling_set()
-    model = llsvm.train(X, y, solver=3, C=1.0, bias=1.0, max_iter=30)
+    model = llsvm.train(X, y, solver=3, C=1.0, bias=1.0, max_iter=30, certify=True)
     r = model.meta["results"][0]
     assert r.extra["switched_to_primal"] and r.extra["dual_iterations"] == 30
+    assert r.extra["certify_method"] == "smoothed_hinge"
     assert r.converged
     ys = signs(model, y)
     w = model.W[:, 0]
@@ -53,7 +56,7 @@ def test_stalled_dual_switches_and_is_certified():
 def test_smooth_hinge_reaches_the_optimum_of_a_long_dual_run():
     """The certified primal agrees with a long dual run's (both within their gaps of the same optimum)."""
     X, y = stalling_set(n=600, seed=3, scale=10.0)
-    fast = llsvm.train(X, y, solver=3, C=1.0, bias=1.0, max_iter=5)
+    fast = llsvm.train(X, y, solver=3, C=1.0, bias=1.0, max_iter=5, certify=True)
     long = llsvm.train(X, y, solver=3, C=1.0, bias=1.0, max_iter=200000, eps=1e-4)
     rf, rl = fast.meta["results"][0], long.meta["results"][0]
     assert rf.extra.get("switched_to_primal") and not rl.extra.get("switched_to_primal")
@@ -87,14 +90,14 @@ def test_a_dual_that_creeps_switches_at_the_stall_check():
     from llsvm.solvers import dcd
     X, y = stalling_set()
     lines = []
-    model = llsvm.train(X, y, solver=3, C=1.0, bias=1.0, say=lines.append, warn=lines.append)
+    model = llsvm.train(X, y, solver=3, C=1.0, bias=1.0, say=lines.append, warn=lines.append, certify=True)
     r = model.meta["results"][0]
     assert r.extra["dual_iterations"] == dcd.STALL_CHECK_ITER and r.extra["dual_stalled"] > dcd.STALL_GAP
     assert r.extra["switched_to_primal"] and r.converged
     assert any("WARNING: the dual stalls" in s for s in lines) and not any("reaching max" in s for s in lines)
     primal, dual = numpy_certificate(X, signs(model, y), 1.0, model.W[:, 0], r.alpha)
     assert primal - dual <= 1e-3 * primal
-    at_limit = llsvm.train(X, y, solver=3, C=1.0, bias=1.0, max_iter=30).meta["results"][0]
+    at_limit = llsvm.train(X, y, solver=3, C=1.0, bias=1.0, max_iter=30, certify=True).meta["results"][0]
     assert abs(primal - at_limit.primal) <= r.gap + at_limit.gap
 
 
@@ -104,11 +107,13 @@ def test_a_dual_that_progresses_passes_the_stall_check(monkeypatch):
     from llsvm.solvers import dcd
     X, y = stalling_set(n=500, seed=1, scale=1.0)
     monkeypatch.setattr(dcd, "STALL_CHECK_ITER", 10)
-    checked = llsvm.train(X, y, solver=3, C=1.0, bias=1.0, eps=1e-6, max_iter=2000)
+    checked = llsvm.train(X, y, solver=3, C=1.0, bias=1.0, eps=1e-6, max_iter=2000, certify=True)
     r = checked.meta["results"][0]
     assert r.n_iter > 10 and "dual_stalled" not in r.extra and "switched_to_primal" not in r.extra
     monkeypatch.setattr(dcd, "STALL_CHECK_ITER", 10 ** 9)
-    plain = llsvm.train(X, y, solver=3, C=1.0, bias=1.0, eps=1e-6, max_iter=2000)
+    plain = llsvm.train(X, y, solver=3, C=1.0, bias=1.0, eps=1e-6, max_iter=2000, certify=True)
+    np.testing.assert_array_equal(checked.W, plain.W)
+    default = llsvm.train(X, y, solver=3, C=1.0, bias=1.0, eps=1e-6, max_iter=2000)
     np.testing.assert_array_equal(checked.W, plain.W)
 
 
@@ -117,7 +122,7 @@ def test_a_certified_point_at_the_limit_is_liblinears():
     returns it (its warning, converged False), with no switch: the model is w(alpha) of the dual's alpha."""
     X, y = stalling_set(n=500, seed=1, scale=1.0)
     lines = []
-    limit = llsvm.train(X, y, solver=3, C=1.0, bias=1.0, eps=1e-9, max_iter=150, say=lines.append)
+    limit = llsvm.train(X, y, solver=3, C=1.0, bias=1.0, eps=1e-9, max_iter=150, say=lines.append, certify=True)
     r = limit.meta["results"][0]
     assert r.n_iter == 150 and "switched_to_primal" not in r.extra and not r.converged
     assert any("reaching max number of iterations" in s for s in lines) and not any("Switching" in s for s in lines)
@@ -144,3 +149,96 @@ def test_the_stall_checks_certificate_is_the_results(threads):
     primal, dual = numpy_certificate(X, ys, 1.0, r.w, r.alpha)
     assert r.primal == pytest.approx(primal, rel=1e-9) and r.dual == pytest.approx(dual, rel=1e-9)
     assert r.extra["dual_stalled"] == pytest.approx((primal - dual) / primal, rel=1e-9)
+
+
+def test_defaults_stop_where_liblinear_stops():
+    """At the defaults a creeping dual runs LIBLINEAR's 300 iterations, no stall check and no switch, and returns
+    LIBLINEAR's point w(alpha) with its warning lines: its duality gap is far above 1e-3 (what --certify is for);
+    liblinear-official stops at its limit on the same problem too, its primal as far from the optimum."""
+    from liblinear import liblinearutil as LU
+    X, y = stalling_set()
+    lines = []
+    model = llsvm.train(X, y, solver=3, C=1.0, bias=1.0, say=lines.append, warn=lines.append)
+    r = model.meta["results"][0]
+    assert r.n_iter == 300 and not r.converged
+    assert not {"switched_to_primal", "dual_stalled", "certify_method"} & set(r.extra)
+    text = "".join(lines)
+    assert "WARNING: reaching max number of iterations\nUsing -s 2 may be faster (also see FAQ)\n" in text
+    assert "stalls" not in text and "Switching" not in text and "CG" not in text
+    ys = signs(model, y)
+    Xb = np.hstack([X, np.ones((X.shape[0], 1))])
+    np.testing.assert_allclose(model.W[:, 0], Xb.T @ (r.alpha * ys), rtol=1e-10, atol=1e-10)
+    primal, dual = numpy_certificate(X, ys, 1.0, model.W[:, 0], r.alpha)
+    assert primal - dual > 0.1 * primal
+    theirs = LU.train(ys.tolist(), [dict(enumerate(row, 1)) for row in X.tolist()], "-s 3 -B 1 -q")
+    w_ll = np.array(theirs.get_decfun()[0] + [theirs.get_decfun()[1]]) * (1.0 if theirs.get_labels()[0] == 1 else -1.0)
+    p_ll = 0.5 * w_ll @ w_ll + np.maximum(0.0, 1.0 - ys * (Xb @ w_ll)).sum()
+    optimum = llsvm.train(X, y, solver=3, C=1.0, bias=1.0, certify=True).meta["results"][0]
+    assert p_ll - optimum.primal > 0.1 * optimum.primal       # LIBLINEAR stops as far short as llsvm does
+
+
+def text_like(n=400, d=3000, seed=0):
+    """Rows of raw word counts (news20.t's kind, rows fewer than features): Zipf words, lognormal lengths (|x|^2 over
+    four orders of magnitude), 4 topics one of which is the class, 10 % of labels flipped; dual CD creeps (the gap
+    8-30 % of the primal after LIBLINEAR's 300 iterations)."""
+    rng = np.random.default_rng(seed)
+    p = 1.0 / np.arange(1, d + 1) ** 1.1
+    p /= p.sum()
+    topic = rng.integers(0, 4, n)
+    rows = np.zeros((n, d))
+    for i in range(n):
+        words = (rng.choice(d, size=int(rng.lognormal(4.0, 1.2)) + 1, p=p) + 37 * topic[i]) % d
+        rows[i] = np.bincount(words, minlength=d)
+    y = np.where(topic == 0, 1.0, -1.0)
+    y[rng.random(n) < 0.1] *= -1
+    return sp.csr_matrix(rows), y
+
+
+def qp_optimum(X, y, C=1.0):
+    """The -s 3 dual's optimum by cvxopt's interior-point QP (an independent solver): min 1/2 a'Qa - 1'a, 0 <= a <= C,
+    Q = (y x_i . y x_j) with the bias coordinate 1; returns the primal at w(a*)."""
+    from cvxopt import matrix, solvers
+    Xb = np.hstack([X.toarray(), np.ones((X.shape[0], 1))])
+    Z = y[:, None] * Xb
+    n = len(y)
+    Q = Z @ Z.T
+    solvers.options.update(show_progress=False, abstol=1e-10, reltol=1e-10, feastol=1e-10)
+    sol = solvers.qp(matrix(Q), matrix(-np.ones(n)), matrix(np.vstack([-np.eye(n), np.eye(n)])),
+                     matrix(np.concatenate([np.zeros(n), np.full(n, C)])))
+    a = np.clip(np.array(sol["x"]).ravel(), 0.0, C)
+    w = Z.T @ a
+    return 0.5 * w @ w + C * np.maximum(0.0, 1.0 - Z @ w).sum(), a.sum() - 0.5 * w @ w
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_certify_by_cg_on_text_like_rows(seed):
+    """Rows fewer than features: --certify goes on by CG on the free dual variables to a duality gap <= 1e-3 of the
+    primal, exact by NumPy at the returned (w, alpha), and within it of cvxopt's optimum; the default run stops
+    short of it at LIBLINEAR's limit."""
+    X, y = text_like(seed=seed)
+    default = llsvm.train(X, y, solver=3, C=1.0, bias=1.0).meta["results"][0]
+    lines = []
+    model = llsvm.train(X, y, solver=3, C=1.0, bias=1.0, certify=True, say=lines.append)
+    r = model.meta["results"][0]
+    assert r.extra["certify_method"] == "dual_cg" and r.converged and r.extra["primal_rounds"] >= 1
+    assert "Going on by CG on the free dual variables" in "".join(lines)
+    ys = signs(model, y)
+    assert np.all(r.alpha >= 0.0) and np.all(r.alpha <= 1.0)
+    primal, dual = numpy_certificate(X.toarray(), ys, 1.0, model.W[:, 0], r.alpha)
+    assert primal - dual <= 1e-3 * primal
+    assert primal == pytest.approx(r.primal, rel=1e-9) and dual == pytest.approx(r.dual, rel=1e-9)
+    p_star, d_star = qp_optimum(X, ys)
+    assert abs(p_star - d_star) <= 1e-6 * p_star
+    assert p_star - 1e-6 * p_star <= primal <= p_star + 1e-3 * p_star
+    assert default.gap > 1e-3 * default.primal and default.primal > primal
+
+
+def test_certify_is_an_option_of_s3_only():
+    """--certify names the solver that takes it; the CLI refuses it elsewhere, naming -s 3."""
+    from click.testing import CliRunner
+    from llsvm.cli.train import main
+    X, y = stalling_set(n=50)
+    with pytest.raises(llsvm.ParameterError, match="certify"):
+        llsvm.train(X, y, solver=1, certify=True)
+    r = CliRunner().invoke(main, ["-s", "1", "--certify", "in", "out"])
+    assert r.exit_code in (1, 2) and "-s 3" in (r.stderr or r.output)

@@ -782,26 +782,43 @@ def test_s1_switches_to_s2_at_max_iter(load):
         train(ds, solver=1, max_iter=2)
 
 
-def test_s3_at_max_iter_warns_and_switches_to_the_primal(load, monkeypatch):
-    """At LIBLINEAR's limit -s 3 prints LIBLINEAR's warning, then goes on by the smoothed-hinge primal Newton to a
-    certified relative gap of 1e-3 (issue 32 item 4); short of it, it says so."""
+def test_s3_at_max_iter_warns_and_stops_as_liblinear(load):
+    """At LIBLINEAR's limit -s 3 prints LIBLINEAR's warning and returns LIBLINEAR's point (issue 43): not converged,
+    a ConvergenceWarning from the library, no switch."""
     ds = load("heart_scale")
     out = Capture()
     model = train(ds, solver=3, max_iter=5, say=out)
+    assert out.text.count(LIBLINEAR_L1_MAX_ITER) == 1 and "Switching" not in out.text
+    r = model.meta["results"][0]
+    assert r.n_iter == 5 and not r.converged and r.solver == 3 and "switched_to_primal" not in r.extra
+    with pytest.warns(ConvergenceWarning, match="reaching max number of iterations"):
+        train(ds, solver=3, max_iter=5)
+
+
+def test_s3_certify_at_max_iter_switches_to_the_primal(load, monkeypatch):
+    """-s 3 --certify at LIBLINEAR's limit prints LIBLINEAR's warning, then goes on (heart_scale, 19 rows a feature:
+    CG on the free dual variables) to a certified relative gap of 1e-3; short of it (neither CG nor the smoothed-hinge
+    primal Newton allowed to get there), it says so on the info stream (-q silences it), once."""
+    ds = load("heart_scale")
+    out = Capture()
+    model = train(ds, solver=3, max_iter=5, say=out, certify=True)
     assert out.text.count(LIBLINEAR_L1_MAX_ITER) == 1
     assert "optimization finished, #iter = 5\n" in out.text
-    assert LIBLINEAR_SWITCH not in out.text and "Switching to the smoothed-hinge primal Newton" in out.text
+    assert LIBLINEAR_SWITCH not in out.text and "Going on by CG on the free dual variables" in out.text
     r = model.meta["results"][0]
-    assert r.n_iter == 5 and r.converged and r.solver == 3 and r.extra["switched_to_primal"]
+    assert r.n_iter == 5 and r.converged and r.solver == 3 and r.extra["certify_method"] == "dual_cg"
     assert r.gap <= 1e-3 * r.primal
+    import llsvm.solvers.dual_cg as DC
     import llsvm.solvers.smooth_hinge as SH
     monkeypatch.setattr(SH, "DELTA_MIN", 0.5)          # one smoothing width only: short of the gap
+    monkeypatch.setattr(DC, "MAX_ROUNDS", 0)           # and no CG rounds after it
     with pytest.warns(ConvergenceWarning, match="reaching max number of iterations"):
-        r = train(ds, solver=3, max_iter=5).meta["results"][0]
+        r = train(ds, solver=3, max_iter=5, certify=True).meta["results"][0]
     assert not r.converged and r.gap > 1e-3 * r.primal
     err = Capture()
-    train(ds, solver=3, max_iter=5, say=out, warn=err)
-    assert "the model is not at the optimum" in err.text
+    out = Capture()
+    train(ds, solver=3, max_iter=5, say=out, warn=err, certify=True)
+    assert out.text.count("the certified optimum was not reached") == 1 and err.text == ""
 
 
 # ---------------------------------------------------------------------------------------------------------------

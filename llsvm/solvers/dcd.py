@@ -3,7 +3,8 @@
 large-scale linear SVM", ICML 2008, Algorithm 3), around the kernel of cext/_linear.pyx.
 
 The driver owns the outer loop (the kernel runs 10 iterations a call), LIBLINEAR's output lines and warnings, the
-certificate of the result and, for -s 1, LIBLINEAR's switch to -s 2 at the iteration limit. Kernels see a binary
+certificate of the result and, for -s 1, LIBLINEAR's switch to -s 2 at the iteration limit. At the defaults both
+stop where LIBLINEAR 2.50 stops; -s 3 --certify goes on to a certified optimum (smooth_hinge.py). Kernels see a binary
 subproblem: the dataset's row view, `rows` (the rows it uses, empty for all), labels y in {-1,+1} (int8) and
 per-class costs Cp, Cn.
 """
@@ -13,40 +14,46 @@ from .._ext import _linear as K
 from .._ext._random import rng_draw, rng_state
 from .common import FitResult, problem_threads, report_finished, warn_max_iter
 from .newton import solve_newton
+from .dual_cg import solve_dual_cg
 from .smooth_hinge import REL_GAP, solve_smooth_hinge
 from ..params import DUAL_MAX_ITER, NEWTON_MAX_ITER
 
 L2R_L2LOSS_SVC_DUAL = 1
 L2R_L1LOSS_SVC_DUAL = 3
 PASSCODE_STALL_EPOCHS = 50     # iterations without progress before PASSCoDe hands over to one thread (run_passcode)
-# -s 3's stall check: at STALL_CHECK_ITER iterations (if the dual has not stopped), the certificate is taken once
+# -s 3 --certify's stall check: at STALL_CHECK_ITER iterations (if the dual has not stopped), the certificate is taken once
 # (one pass); a duality gap above STALL_GAP of the primal means a dual that creeps (skin_nonskin: 0.998 there, and
 # LIBLINEAR's 300 iterations still end 50 % above the optimum; the generated dense set, which converges at 118:
 # 1.4e-4), and the run goes on by the smoothed-hinge primal Newton as at the limit.
 STALL_CHECK_ITER = 100
 STALL_GAP = 0.5
+# -s 3 --certify: CG on the free dual variables first where rows <= this many times the features (usps.t: 8 and
+# news20.t: 0.06 need it; skin_nonskin: 61,000 needs the smoothed-hinge primal Newton; a9a: 262, either)
+CG_ROWS_PER_FEATURE = 100
 
 
 
 def train_one(sub, params, seed, reporter, warm=None):
-    """One binary problem with LIBLINEAR's train_one logic for -s 1 and -s 3 (the -s 1 -> -s 2 switch included)."""
+    """One binary problem with LIBLINEAR's train_one logic for -s 1 and -s 3 (the -s 1 -> -s 2 switch included).
+
+    -s 3 stops where LIBLINEAR's stops (-e, or the iteration limit with its warning) and gives its point. With
+    params.certify it goes on: the stall check at STALL_CHECK_ITER iterations, and from wherever the dual stopped
+    with a duality gap above REL_GAP of the primal, the smoothed-hinge primal Newton (_primal_after_limit)."""
     l1 = params.solver == L2R_L1LOSS_SVC_DUAL
+    certify_opt = l1 and params.certify
     max_iter = params.max_iter or params.spec.default_max_iter
     threads = problem_threads(sub, params.threads, sparse=True)          # PASSCoDe's (1 unless common.PASSCODE)
     scout = threads == 1 and problem_threads(sub, params.threads) > 1      # --threads 2 and up, a long pass
     res = solve_dcd(sub, l1, params.eps, max_iter, rng_seed=seed,
                     alpha0=None if warm is None else warm.get("alpha"), reporter=reporter,
-                    threads=threads, stall_check=l1, scout=scout)
-    if l1 and "dual_stalled" in res.extra:
+                    threads=threads, stall_check=certify_opt, scout=scout)
+    if "dual_stalled" in res.extra:
         if reporter is not None:
             reporter.info(f"\nWARNING: the dual stalls: its duality gap is {res.extra['dual_stalled']:.1%} of the "
-                             f"primal after {res.n_iter} iterations\n")
-        res = _primal_after_limit(sub, res, reporter)
+                          f"primal after {res.n_iter} iterations\n")
     elif res.n_iter >= max_iter:
         if l1:
             warn_max_iter(reporter, "Using -s 2 may be faster (also see FAQ)\n\n")
-            if not res.gap <= REL_GAP * abs(res.primal):     # LIBLINEAR's point is not certified yet: go on
-                res = _primal_after_limit(sub, res, reporter)
         else:
             warn_max_iter(reporter, "Switching to use -s 2\n\n")
             l = sub.l
@@ -56,27 +63,51 @@ def train_one(sub, params, seed, reporter, warm=None):
             res = solve_newton(sub, tol, NEWTON_MAX_ITER, w0=dual.w, reporter=reporter)
             res.extra["dual_iterations"] = dual.n_iter
             res.extra["switched_to_primal"] = True
+    if certify_opt and not res.gap <= REL_GAP * abs(res.primal):     # not certified yet: go on
+        res = _primal_after_limit(sub, res, reporter)
     return res
 
 
 def _primal_after_limit(sub, dual, reporter):
-    """-s 3 at the stall check, or at the iteration limit with a duality gap above REL_GAP of the primal: on from the dual's w by the smoothed-hinge primal Newton (smooth_hinge.py) to a
-    certified relative gap of 1e-3, as -s 1 goes on by -s 2's Newton. Only at the limit, so that every run that
-    LIBLINEAR's dual finishes is LIBLINEAR's bit for bit; the model is w(alpha) for a feasible alpha, and a run that
-    ends short of the gap says so."""
-    if reporter is not None:
-        reporter.info("Switching to the smoothed-hinge primal Newton (until the duality gap <= 0.1 % of the primal)\n")
-    res, stats = solve_smooth_hinge(sub, dual.w, certify, reporter=reporter)
+    """-s 3 --certify, where the dual stopped (the stall check, -e or the iteration limit) with a duality gap above
+    REL_GAP of the primal: on to a certified relative gap of 1e-3, as -s 1 goes on by -s 2's Newton. Two methods,
+    the first by the problem's shape, the other from where it stopped if it stops short:
+    - CG steps on the free dual variables between DCD iterations (dual_cg.py), first where the rows are at most
+      CG_ROWS_PER_FEATURE times the features (text, usps: its system is over the free rows, of rank <= features);
+    - the smoothed-hinge primal Newton (smooth_hinge.py), first where the rows are far more numerous (skin_nonskin,
+      245,057 x 3: its system is the features').
+    The model is the certified point with the smaller gap, and a run that ends short of the gap says so (on the
+    info stream: -q silences it)."""
+    def by_cg(start):
+        if reporter is not None:
+            reporter.info("Going on by CG on the free dual variables (until the duality gap <= 0.1 % of the "
+                          "primal)\n")
+        r, stats = solve_dual_cg(sub, start, solve_dcd, REL_GAP, reporter=reporter)
+        return r, stats, "dual_cg"
+
+    def by_smoothing(start):
+        if reporter is not None:
+            reporter.info("Switching to the smoothed-hinge primal Newton (until the duality gap <= 0.1 % of the "
+                          "primal)\n")
+        r, stats = solve_smooth_hinge(sub, start.w, certify, reporter=reporter)
+        return r, stats, "smoothed_hinge"
+
+    methods = (by_cg, by_smoothing) if sub.l <= CG_ROWS_PER_FEATURE * sub.w_size else (by_smoothing, by_cg)
+    res, stats, method = methods[0](dual)
+    if not res.converged:
+        other, other_stats, other_method = methods[1](res)
+        if other.gap < res.gap:
+            res, stats, method = other, other_stats, other_method
     rel = res.gap / abs(res.primal) if res.primal else 0.0
     if reporter is not None:
         reporter.info(f"primal {res.primal:f} dual {res.dual:f} relative gap {rel:.3e}\n")
         if not res.converged:
-            reporter.warning(f"WARNING: the primal Newton stopped at a relative duality gap of {rel:.3e} "
-                             f"(> {REL_GAP:g}): the model is not at the optimum\n")
+            reporter.info(f"WARNING: the certified optimum was not reached: relative duality gap {rel:.3e} "
+                          f"(> {REL_GAP:g})\n")
     res.n_iter = dual.n_iter
     res.solver = L2R_L1LOSS_SVC_DUAL
     res.extra.update(objective_value=-res.dual, dual_iterations=dual.n_iter, switched_to_primal=True,
-                     relative_gap=rel, **{f"primal_{k}": v for k, v in stats.items()})
+                     certify_method=method, relative_gap=rel, **{f"primal_{k}": v for k, v in stats.items()})
     if "dual_stalled" in dual.extra:
         res.extra["dual_stalled"] = dual.extra["dual_stalled"]
     return res
