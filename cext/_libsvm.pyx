@@ -29,7 +29,7 @@ from libc.stdint cimport int32_t, int64_t, uint64_t, INT64_MAX
 from libc.stdlib cimport malloc, realloc, free, strtod
 from libc.string cimport memcpy, memchr
 from libc.stdio cimport snprintf
-from libc.math cimport fabs, isfinite
+from libc.math cimport fabs, isfinite, signbit
 
 cimport numpy as cnp
 import numpy as np
@@ -1041,11 +1041,26 @@ def parse_weight_block(const unsigned char[::1] buf, int m, int64_t l, out=None)
 # "%.17g " per coefficient, then "index:%.8g " per pair (1-based), then "\n". A caller writes a model in chunks of
 # rows, so that no text of the whole model is ever held.
 
+cdef inline int put_g17(char* out, double x) noexcept nogil:
+    """snprintf(out, 32, "%.17g ", x), with a zero written directly ("0 " or "-0 ", printf's bytes): a linear
+    model's weights are mostly zero on sparse data (news20: 77 %), and glibc spends ~300 ns on each."""
+    if x == 0.0:
+        if signbit(x):
+            out[0] = 45         # '-'
+            out[1] = 48         # '0'
+            out[2] = 32         # ' '
+            return 3
+        out[0] = 48
+        out[1] = 32
+        return 2
+    return snprintf(out, 32, "%.17g ", x)
+
+
 cdef int64_t format_weight_rows(const double* W, int64_t ncol, int64_t r0, int64_t r1, char* out) noexcept nogil:
     cdef int64_t pos = 0, i, j
     for i in range(r0, r1):
         for j in range(ncol):
-            pos += snprintf(out + pos, 32, "%.17g ", W[i * ncol + j])
+            pos += put_g17(out + pos, W[i * ncol + j])
         out[pos] = 10
         pos += 1
     return pos

@@ -554,3 +554,15 @@ def test_save_to_a_fifo_writes_into_it(tmp_path):
     assert got == [text.encode()]
     assert stat.S_ISFIFO(os.stat(fifo).st_mode)
     assert sorted(os.listdir(tmp_path)) == ["pipe"]
+
+
+def test_weights_text_is_printfs_for_every_value():
+    """format_weights writes zeros itself ("0 ", "-0 ") and every other value by snprintf: the bytes of C's
+    "%.17g " for each (LIBLINEAR's save_model), signed zeros, subnormals and extremes included."""
+    from llsvm._ext._libsvm import format_weights
+    rng = np.random.default_rng(7)
+    vals = np.concatenate([[0.0, -0.0, 5e-324, -5e-324, 1e308, -1e-300, 1.0, -0.5, 2.0 ** 60],
+                           rng.standard_normal(200) * 10.0 ** rng.integers(-20, 20, 200), np.zeros(52)])
+    W = vals.reshape(-1, 3)
+    expect = "".join("".join("%.17g " % v for v in row) + "\n" for row in W).encode()
+    assert bytes(format_weights(W, 0, W.shape[0])) == expect
