@@ -6,11 +6,12 @@ Library code never prints. Every solver, the trainer and the CLI write through o
   ``Objective value``, ``nSV``, and the iteration-limit warning, which LIBLINEAR prints through ``info()`` too.
   Standard output; nothing with ``-q``.
 - ``warning(text)``: the notices LIBLINEAR writes to standard error with fprintf, about the command itself (a
-  weighted label that is absent, more folds than rows, no solver given with ``-C``). Standard error, with or
-  without ``-q``, as LIBLINEAR.
+  weighted label that is absent, more folds than rows, no solver given with ``-C``), and llsvm's own of that kind.
+  Standard error; nothing with ``-q`` (issue 43: ``-q`` silences everything but errors. LIBLINEAR's ``train -q``
+  still prints its few fprintf notices; llsvm's does not).
 
-So every solver's own warnings (the iteration limit above all) are on standard output and ``-q`` silences them,
-for every solver alike; a quiet run that is given a sound command prints nothing at all.
+So every solver's own warnings (the iteration limit above all) are on standard output, the command's on standard
+error, and ``-q`` silences both, for every solver alike: a quiet run prints nothing but its errors.
 - ``bar(...)``: a tqdm progress bar on standard error, when asked for or when standard error is a terminal (never
   with ``-q``).
 
@@ -110,7 +111,7 @@ class Reporter:
         self.info(text + "\n")
 
     def warning(self, text):
-        if text:
+        if not self.quiet and text:
             self._err(text)
 
     def bar(self, total=None, desc=None, unit="B"):

@@ -242,3 +242,31 @@ def test_certify_is_an_option_of_s3_only():
         llsvm.train(X, y, solver=1, certify=True)
     r = CliRunner().invoke(main, ["-s", "1", "--certify", "in", "out"])
     assert r.exit_code in (1, 2) and "-s 3" in (r.stderr or r.output)
+
+
+@pytest.mark.parametrize("extra", [[], ["--certify"]])
+def test_quiet_prints_nothing_and_each_warning_comes_once(tmp_path, extra):
+    """-q silences every line but errors (issue 43: LIBLINEAR's -q prints nothing here); without it each warning is
+    printed once: the iteration limit, and with --certify short of the gap, that it was not reached."""
+    from click.testing import CliRunner
+    from llsvm.cli.train import main
+    import llsvm.solvers.dual_cg as DC
+    import llsvm.solvers.smooth_hinge as SH
+    X, y = stalling_set(n=400)
+    data = tmp_path / "d.txt"
+    data.write_text("".join(f"{int(t)} " + " ".join(f"{j + 1}:{v:.6g}" for j, v in enumerate(row)) + "\n"
+                            for t, row in zip(y, X)))
+    mp = pytest.MonkeyPatch()
+    mp.setattr(SH, "DELTA_MIN", 0.5)
+    mp.setattr(DC, "MAX_ROUNDS", 0)
+    try:
+        args = ["-s", "3", *extra, "--max-iter", "1", "-e", "1e-9", str(data), str(tmp_path / "m")]
+        quiet = CliRunner().invoke(main, ["-q", *args])
+        loud = CliRunner().invoke(main, args)
+    finally:
+        mp.undo()
+    assert quiet.exit_code == 0 and (quiet.stdout, quiet.stderr) == ("", "")
+    assert loud.exit_code == 0
+    text = loud.stdout + loud.stderr
+    assert text.count("WARNING: reaching max number of iterations") == 1
+    assert text.count("WARNING: the certified optimum was not reached") == (1 if extra else 0)

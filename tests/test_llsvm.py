@@ -1259,10 +1259,12 @@ def test_weight_of_an_absent_label_warns_as_liblinear(tmp_path):
     X, y = make_problem(7, l=300, n=20)
     data = write_text(tmp_path / "w.txt", X, y)
     plain = runner_train("-s", "llsvm", "-q", data, tmp_path / "plain.model")
-    res = runner_train("-s", "llsvm", "-q", "-w7", "2", "-w1", "3", data, tmp_path / "w.model")
+    res = runner_train("-s", "llsvm", "-w7", "2", "-w1", "3", data, tmp_path / "w.model")
     assert_exit(plain, 0)
     assert_exit(res, 0)
     assert res.stderr == "WARNING: class label 7 specified in weight is not found\n"
     assert (tmp_path / "plain.model").read_text() != (tmp_path / "w.model").read_text()
-    r3 = runner_train("-s", "3", "-q", "-w7", "2", data, tmp_path / "s3.model")
+    r3 = runner_train("-s", "3", "-w7", "2", data, tmp_path / "s3.model")
     assert r3.stderr == res.stderr
+    quiet = runner_train("-s", "llsvm", "-q", "-w7", "2", "-w1", "3", data, tmp_path / "q.model")
+    assert (quiet.stdout, quiet.stderr) == ("", "")          # -q: nothing but errors (issue 43)
