@@ -860,3 +860,75 @@ def test_installed_commands_train_then_predict_gzip(heart, tmp_path):
                        capture_output=True, text=True, timeout=60)
     assert (p.returncode, p.stderr) == (1, f"can't open model file {tmp_path / 'missing.model'}\n")
     assert not (tmp_path / "o").exists()
+
+
+def test_jobs_run_many_commands_in_one_process(heart, tmp_path):
+    """llsvm-train --jobs FILE (issue 43: the start-up paid once): every line runs as the command alone would (the
+    same model bytes, the same stdout), quotes and comments as a shell reads them, the command's name allowed first;
+    llsvm-predict --jobs likewise."""
+    exe = os.path.join(BIN, "llsvm-train")
+    jobs = tmp_path / "jobs.txt"
+    jobs.write_text(f"# models\nllsvm-train -q '{heart}' '{tmp_path / 'a b.model'}'\n\n"
+                    f"-s 0 -c 2 '{heart}' {tmp_path / 'lr.model'}   # logistic\n-s 3 -v 3 '{heart}'\n")
+    p = subprocess.run([exe, "--jobs", str(jobs)], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and p.stderr == ""
+    alone = [subprocess.run([exe, *args], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+             for args in (["-q", str(heart), "a.model"], ["-s", "0", "-c", "2", str(heart), "lr2.model"],
+                          ["-s", "3", "-v", "3", str(heart)])]
+    assert p.stdout == "".join(r.stdout for r in alone)
+    assert (tmp_path / "a b.model").read_bytes() == (tmp_path / "a.model").read_bytes()
+    assert (tmp_path / "lr.model").read_bytes() == (tmp_path / "lr2.model").read_bytes()
+    pexe = os.path.join(BIN, "llsvm-predict")
+    p = subprocess.run([pexe, "--jobs=-"], input=f"'{heart}' '{tmp_path / 'a b.model'}' {tmp_path / 'out1'}\n",
+                       capture_output=True, text=True, timeout=120)
+    q = subprocess.run([pexe, str(heart), str(tmp_path / "a.model"), str(tmp_path / "out2")], capture_output=True,
+                       text=True, timeout=120)
+    assert (p.returncode, p.stdout, p.stderr) == (0, q.stdout, "")
+    assert (tmp_path / "out1").read_bytes() == (tmp_path / "out2").read_bytes()
+
+
+def test_jobs_stop_at_the_first_failure(heart, tmp_path):
+    """The first job that fails ends the batch with its exit code (1: an error, 2: a usage error) after a line
+    naming the file and line, and the jobs after it do not run; a line that does not split is refused before
+    anything runs; a job file that cannot be read is an error."""
+    exe = os.path.join(BIN, "llsvm-train")
+    run = lambda *a, **kw: subprocess.run([exe, *a], capture_output=True, text=True, timeout=120, **kw)
+    text = f"-q '{heart}' {tmp_path / 'first'}\n-s 99 '{heart}' {tmp_path / 'x'}\n-q '{heart}' {tmp_path / 'last'}\n"
+    p = run("--jobs", "-", input=text)
+    assert p.returncode == 1 and (tmp_path / "first").exists() and not (tmp_path / "last").exists()
+    assert p.stderr == "ERROR: unknown solver type\nllsvm-train --jobs: -:2: the job failed (exit 1); the jobs " \
+                       "after it did not run\n"
+    p = run("--jobs", "-", input=f"--bogus '{heart}'\n")
+    assert p.returncode == 2 and "No such option '--bogus'" in p.stderr and "-:1: the job failed (exit 2)" in p.stderr
+    p = run("--jobs", "-", input=f"-q '{heart}' {tmp_path / 'never'}\n-q \"{heart}\n")
+    assert p.returncode == 2 and p.stderr.endswith("Error: -:2: no closing quotation\n")
+    assert not (tmp_path / "never").exists()
+    p = run("--jobs", str(tmp_path / "absent"))
+    assert p.returncode == 1 and p.stderr == f"llsvm-train --jobs: can't open job file {tmp_path / 'absent'}: " \
+                                             "No such file or directory\n"
+
+
+def test_jobs_end_on_ctrl_c_with_130(heart, tmp_path):
+    """Ctrl-C in the middle of a batch (the second job waiting on a FIFO nobody writes) ends it at once with 130:
+    the first job's model stays, the third never runs, nothing is left behind."""
+    import signal
+    import time
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    jobs = tmp_path / "jobs.txt"
+    jobs.write_text(f"-q '{heart}' {tmp_path / 'first'}\n-q {fifo} {tmp_path / 'second'}\n"
+                    f"-q '{heart}' {tmp_path / 'third'}\n")
+    p = subprocess.Popen([os.path.join(BIN, "llsvm-train"), "--jobs", str(jobs)], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while not (tmp_path / "first").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    for _ in range(20):     # a signal in the instant the first job commits its model is ignored (it succeeded)
+        p.send_signal(signal.SIGINT)
+        try:
+            out, err = p.communicate(timeout=3)
+            break
+        except subprocess.TimeoutExpired:
+            continue
+    assert (p.returncode, out, err) == (130, b"", b"")
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["fifo", "first", "jobs.txt"]

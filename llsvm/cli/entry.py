@@ -86,15 +86,24 @@ def convert():
     _run(main)
 
 
+def _batch_or(main, name):
+    """The command's main, or, for `--jobs FILE` (llsvm/cli/jobs.py), the batch of its command lines in FILE."""
+    from .jobs import jobs_argument, run_jobs
+    path = jobs_argument(sys.argv[1:])
+    if path is None:
+        return main
+    return lambda: sys.exit(run_jobs(main, name, path))
+
+
 def train():
     install_startup_handlers()
     one_blas_thread()
     from .train import main
-    _run(main)
+    _run(_batch_or(main, "llsvm-train"))
 
 
 def predict():
     install_startup_handlers()
     one_blas_thread()
     from .predict import main
-    _run(main)
+    _run(_batch_or(main, "llsvm-predict"))

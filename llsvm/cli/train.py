@@ -78,7 +78,8 @@ def _check_grid(req):
 
 @click.command(cls=LiblinearCommand, context_settings={"help_option_names": ["--help"]},
                epilog=_solver_lines() + "\n\nWeights: -wi weight (e.g. -w1 5 -w-1 2) multiplies C of class i by "
-               "weight.")
+               "weight.\n\nBatch: llsvm-train --jobs FILE runs the llsvm-train command lines of FILE, one a line, in one "
+               "process (the start-up paid once); the first that fails ends it with its exit code.")
 @click.argument("training_set_file")
 @click.argument("model_file", required=False)
 @table_options
