@@ -249,15 +249,16 @@ def _model_cell(c):
     if c["identical"] is None:
         if _alike(c):
             return "both refuse alike"
-        return "both refuse" if c["llsvm"]["status"] == c["ref"]["status"] == "failed" else "-"
+        return "both refuse, in other words" if c["llsvm"]["status"] == c["ref"]["status"] == "failed" else "-"
     if c["identical"]:
         return "identical"
     return "differs" + ("" if c["deterministic"] else " (rand())")
 
 
 def _not_rated(cells, timeout):
-    """Lines on the cells without a ratio, grouped by what happened and the command: both refused alike, llsvm
-    timed out or failed, the reference timed out or failed, skipped."""
+    """Lines on the cells without a ratio, grouped by what happened and the command: both timed out, both refused
+    alike (the same exit status and first line on stderr) or in other words, llsvm timed out or failed, the
+    reference timed out or failed, skipped."""
     groups = {}
     for c in cells:
         if c["ratio"] is not None:
@@ -266,6 +267,12 @@ def _not_rated(cells, timeout):
             key = ("Skipped", c["command"], c.get("note", ""))
         elif _alike(c):
             key = ("Both refuse alike", c["command"], f"exit {c['ref']['rc']}: {c['ref']['message']}")
+        elif c["llsvm"]["status"] == c["ref"]["status"] == "timeout":
+            key = (f"Both timed out ({timeout:.0f} s)", c["command"], "")
+        elif c["llsvm"]["status"] == c["ref"]["status"] == "failed":
+            key = ("Both refuse, in other words", c["command"],
+                   f"llsvm exit {c['llsvm']['rc']}: {c['llsvm']['message']}; {c['reference']} exit {c['ref']['rc']}: "
+                   f"{c['ref']['message']}")
         else:
             for who, side, cmd in (("llsvm", c["llsvm"], "llsvm-train " + c["command"]),
                                    ("The reference", c["ref"], c["reference"])):
@@ -291,7 +298,9 @@ def _ratio_cell(c, timeout):
     if c["ratio"] is not None:
         return f"{c['ratio']:.2f}"
     if c["llsvm"]["status"] == "timeout" and c["ref"]["status"] == "ok":
-        return f"> {timeout / c['ref']['s']:.1f}"
+        return f"> {timeout / c['ref']['s']:.2f}"
+    if c["llsvm"]["status"] == "ok" and c["ref"]["status"] == "timeout":
+        return f"< {c['llsvm']['s'] / timeout:.2f}"
     return "-"
 
 

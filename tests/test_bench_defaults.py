@@ -101,3 +101,23 @@ def test_a_small_run_against_stand_in_references(tmp_path):
     assert "Not measured: LIBSVM's types" in text and "differ: 200-classes -s 21" in text
     assert "| 200-classes (200x1, 200 cl.) | -s 21 -B 1 | train -s 21 -B 1 | exit 1 | exit 1 | - | - | both refuse " \
            "alike |  |" in text
+
+
+def test_cells_without_a_ratio_are_named():
+    def cell(command, llsvm, ref, **kw):
+        return {"set": "s", "command": command, "reference": "svm-train " + command, "llsvm": llsvm, "ref": ref,
+                "ratio": None, "identical": None, **kw}
+    refuse = {"status": "failed", "rc": 1, "message": "ERROR: specified nu is infeasible"}
+    cells = [cell("-s nu_svc", {**refuse, "message": "Error: specified nu is infeasible"}, refuse),
+             cell("-s smo -b 1", {"status": "failed", "rc": 1, "message": "Error: internal error"},
+                  {"status": "timeout", "s": 120.0}),
+             cell("-s one_class -b 1", {"status": "skipped"}, {"status": "skipped"}, note="the reference timed out"),
+             cell("-s nu_svr", {"status": "timeout", "s": 120.0}, {"status": "timeout", "s": 120.0})]
+    assert BD._model_cell(cells[0]) == "both refuse, in other words"
+    assert BD._not_rated(cells, 120) == [
+        "Both refuse, in other words: -s nu_svc on s (llsvm exit 1: Error: specified nu is infeasible; svm-train "
+        "-s nu_svc exit 1: ERROR: specified nu is infeasible).",
+        "llsvm failed: llsvm-train -s smo -b 1 on s (exit 1: Error: internal error).",
+        "The reference timed out (120 s): svm-train -s smo -b 1 on s.",
+        "Skipped: -s one_class -b 1 on s (the reference timed out).",
+        "Both timed out (120 s): -s nu_svr on s."]
