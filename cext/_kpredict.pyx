@@ -30,6 +30,7 @@ from rowview cimport RowView
 from kernel cimport KernelParams, kernel_function, KERNEL_LINEAR, KERNEL_SIGMOID
 from llsvm._ext._view cimport Rows
 from llsvm._ext._stop cimport stop_requested, check_stop
+from platt cimport sigmoid_fit
 
 BLOCK_BYTES = 4 << 20       # the kernel slab of one block of test rows
 
@@ -221,19 +222,6 @@ def svc_probability(const double[:, ::1] dec, const double[::1] probA, const dou
     return limited
 
 
-cdef double _sigmoid_loss(const double* dec, const double* t, int64_t l, double A, double B) noexcept nogil:
-    """Platt's regularised cross-entropy at (A, B), summed in row order as LIBSVM's sigmoid_train sums it."""
-    cdef int64_t i
-    cdef double fApB, f = 0.0
-    for i in range(l):
-        fApB = dec[i] * A + B
-        if fApB >= 0:
-            f += t[i] * fApB + log(1 + exp(-fApB))
-        else:
-            f += (t[i] - 1) * fApB + log(1 + exp(fApB))
-    return f
-
-
 def sigmoid_train(const double[::1] dec not None, const double[::1] labels not None):
     """(A, B, status) of Platt's sigmoid P(y = 1 | f) = 1 / (1 + exp(A f + B)) fitted to decision values dec with
     labels (> 0: positive), LIBSVM's sigmoid_train (Lin, Lin, Weng, "A note on Platt's probabilistic outputs for
@@ -242,68 +230,16 @@ def sigmoid_train(const double[::1] dec not None, const double[::1] labels not N
     entries are below 1e-5, at most 100 iterations; LIBSVM's arithmetic in its order (libm's exp and log, sums
     row after row), so the result is LIBSVM's bit for bit on the same decision values. status: 0 converged,
     1 the line search failed, 2 the iteration limit (the driver prints LIBSVM's message)."""
-    cdef int64_t l = dec.shape[0], i
+    cdef int64_t l = dec.shape[0]
     if labels.shape[0] != l:
         raise ValueError(f"dec has {l} values, labels {labels.shape[0]}")
+    y_buf = np.where(np.asarray(labels) > 0, 1, -1).astype(np.int8).reshape(-1)
     t_buf = np.empty(max(l, 1), dtype=np.float64)
+    y_buf = y_buf if l else np.ones(1, np.int8)
+    cdef const signed char[::1] y = y_buf
     cdef double[::1] t = t_buf
-    cdef const double* d = &dec[0] if l else <const double*>NULL
-    cdef double prior1 = 0, prior0 = 0, A, B, fval, fApB, p, q, d1, d2, h11, h22, h21, g1, g2, det, dA, dB, gd
-    cdef double stepsize, newA, newB, newf, hi, lo
-    cdef int it, status = 2
+    cdef double A = 0.0, B = 0.0
+    cdef int status
     with nogil:
-        for i in range(l):
-            if labels[i] > 0:
-                prior1 += 1
-            else:
-                prior0 += 1
-        hi = (prior1 + 1.0) / (prior1 + 2.0)
-        lo = 1 / (prior0 + 2.0)
-        for i in range(l):
-            t[i] = hi if labels[i] > 0 else lo
-        A = 0.0
-        B = log((prior0 + 1.0) / (prior1 + 1.0))
-        fval = _sigmoid_loss(d, &t[0], l, A, B)
-        for it in range(100):
-            h11 = 1e-12
-            h22 = 1e-12
-            h21 = 0.0
-            g1 = 0.0
-            g2 = 0.0
-            for i in range(l):
-                fApB = d[i] * A + B
-                if fApB >= 0:
-                    p = exp(-fApB) / (1.0 + exp(-fApB))
-                    q = 1.0 / (1.0 + exp(-fApB))
-                else:
-                    p = 1.0 / (1.0 + exp(fApB))
-                    q = exp(fApB) / (1.0 + exp(fApB))
-                d2 = p * q
-                h11 += d[i] * d[i] * d2
-                h22 += d2
-                h21 += d[i] * d2
-                d1 = t[i] - p
-                g1 += d[i] * d1
-                g2 += d1
-            if fabs(g1) < 1e-5 and fabs(g2) < 1e-5:
-                status = 0
-                break
-            det = h11 * h22 - h21 * h21
-            dA = -(h22 * g1 - h21 * g2) / det
-            dB = -(-h21 * g1 + h11 * g2) / det
-            gd = g1 * dA + g2 * dB
-            stepsize = 1
-            while stepsize >= 1e-10:
-                newA = A + stepsize * dA
-                newB = B + stepsize * dB
-                newf = _sigmoid_loss(d, &t[0], l, newA, newB)
-                if newf < fval + 0.0001 * stepsize * gd:
-                    A = newA
-                    B = newB
-                    fval = newf
-                    break
-                stepsize = stepsize / 2.0
-            if stepsize < 1e-10:
-                status = 1
-                break
+        status = sigmoid_fit(&dec[0] if l else <const double*>NULL, &y[0], l, &t[0], &A, &B)
     return A, B, status
