@@ -29,9 +29,12 @@ cdef class KernelCache:
     cdef int64_t row_cost           # the mean entries of a row + 16: the cost of one kernel value
     cdef int64_t n_free
     cdef int64_t hits, misses, evictions, dropped, n_filled
+    cdef double cache_size          # the budget, MB (LIBSVM's -m)
+    cdef int64_t cap_l, cap_slots, cap_slab     # the entries the arrays hold (retarget reuses them)
 
     cdef const float* get_column(self, int64_t j, int64_t length) noexcept nogil
     cdef void swap(self, int64_t i, int64_t j) noexcept nogil
+    cdef int retarget(self, const int64_t* rows, int64_t l) noexcept nogil
 
 
 # LIBSVM's kernel parameters from a mapping (kernel_type, degree, gamma, coef0), checked with LIBSVM's refusals: the

@@ -218,6 +218,44 @@ cdef inline void _lru_insert(int64_t* prev, int64_t* next, int64_t sentinel, int
 cdef int64_t BOOKKEEPING = 6 * sizeof(int64_t)     # per row: rows, first, slot, length, prev, next
 
 
+cdef inline int64_t _slots(int64_t l, double cache_size) noexcept nogil:
+    """The columns a budget of cache_size MB holds for an l-row problem: the budget in bytes less the bookkeeping, in
+    whole columns of l floats; at least min(2, l), at most l."""
+    cdef int64_t budget, col_bytes, n_slots
+    budget = <int64_t>(cache_size * 1048576.0) if cache_size * 1048576.0 < 9.0e18 else <int64_t>9e18
+    budget -= l * BOOKKEEPING
+    col_bytes = l * <int64_t>sizeof(float)
+    n_slots = budget // col_bytes if col_bytes > 0 and budget > 0 else 0
+    if n_slots < 2:
+        n_slots = 2
+    return n_slots if n_slots < l else l
+
+
+cdef void _fresh(KernelCache c, int64_t l, int64_t n_slots) noexcept nogil:
+    """An empty cache of n_slots columns over the l rows in c.rows: every position at its own place, nothing
+    cached."""
+    cdef int64_t k
+    c.l = l
+    c.n_slots = n_slots
+    for k in range(l):
+        c.first[k] = k
+        c.slot[k] = -1
+        c.length[k] = 0
+    c.prev[l] = l
+    c.next[l] = l
+    for k in range(n_slots):
+        c.free_slots[k] = n_slots - 1 - k          # slot 0 is taken first
+    c.n_free = n_slots
+    c.n_filled = 0
+
+
+cdef int _grow(void** a, int64_t n, size_t size) noexcept nogil:
+    """Reallocate *a to n entries of `size` bytes (its contents are not kept); 0, or -1 when it failed (*a freed)."""
+    free(a[0])
+    a[0] = malloc(<size_t>(n if n > 0 else 1) * size)
+    return 0 if a[0] != NULL else -1
+
+
 cdef class KernelCache:
     """KernelCache(X, rows, params, sqnorm, cache_size=100.0, n_threads=1): kernel columns of the l-row problem
     X[rows] (rows None: all of X's rows) under a budget of cache_size MB (LIBSVM's -m), least recently used evicted
@@ -241,7 +279,7 @@ cdef class KernelCache:
 
     def __init__(self, Rows X not None, rows, params, const double[::1] sqnorm, double cache_size=DEFAULT_CACHE_SIZE,
                  int n_threads=1):
-        cdef int64_t l, k, budget, col_bytes, n_slots
+        cdef int64_t l, k, col_bytes, n_slots
         cdef const int64_t[::1] r
         if self.slab != NULL or self.rows != NULL:
             raise RuntimeError("KernelCache is initialized once")
@@ -255,12 +293,9 @@ cdef class KernelCache:
         r = rows
         _check_rows(r, X.v.n_rows)
         l = r.shape[0]
-        # the budget in bytes, less the bookkeeping; whole columns of l floats; at least min(2, l), at most l
-        budget = <int64_t>(cache_size * 1048576.0) if cache_size * 1048576.0 < 9.0e18 else <int64_t>9e18
-        budget -= l * BOOKKEEPING
+        n_slots = _slots(l, cache_size)
         col_bytes = l * <int64_t>sizeof(float)
-        n_slots = budget // col_bytes if col_bytes > 0 and budget > 0 else 0
-        n_slots = min(max(n_slots, 2), l)
+        self.cache_size = cache_size
         self.X = X
         self.v = X.v
         self.f32 = X.f32
@@ -284,16 +319,12 @@ cdef class KernelCache:
                 or self.dense == NULL):
             raise MemoryError(f"kernel cache: {n_slots} columns of {l} rows ({n_slots * col_bytes} bytes) "
                               f"could not be allocated")
+        self.cap_l = l
+        self.cap_slots = max(n_slots, 1)
+        self.cap_slab = n_slots * l
         for k in range(l):
             self.rows[k] = r[k]
-            self.first[k] = k
-            self.slot[k] = -1
-            self.length[k] = 0
-        self.prev[l] = l
-        self.next[l] = l
-        for k in range(n_slots):
-            self.free_slots[k] = n_slots - 1 - k      # slot 0 is taken first
-        self.n_free = n_slots
+        _fresh(self, l, n_slots)
         if n_threads < 1:
             raise ValueError("n_threads must be at least 1")
         self.n_threads = n_threads
@@ -391,6 +422,38 @@ cdef class KernelCache:
                     self.length[c] = 0
                     self.dropped += 1
             c = c_next
+
+    cdef int retarget(self, const int64_t* rows, int64_t l) noexcept nogil:
+        """Empty the cache and make it the cache of the l-row problem rows[0..l-1] (rows of the same view, checked by
+        the caller), under the same budget: a class pair after another (cext/_smo.pyx's OneVsOne), without a new
+        object. Its arrays grow when they are too small, and are reused otherwise. Returns 0, or -1 when memory
+        ran out (the cache is then empty, l = 0, and can be retargeted again)."""
+        cdef int64_t k, n_slots = _slots(l, self.cache_size)
+        cdef int bad = 0
+        self.l = 0
+        self.n_slots = 0
+        self.n_free = 0
+        self.n_filled = 0
+        if l > self.cap_l:
+            bad |= _grow(<void**>&self.rows, l, sizeof(int64_t))
+            bad |= _grow(<void**>&self.first, l, sizeof(int64_t))
+            bad |= _grow(<void**>&self.slot, l, sizeof(int64_t))
+            bad |= _grow(<void**>&self.length, l, sizeof(int64_t))
+            bad |= _grow(<void**>&self.prev, l + 1, sizeof(int64_t))
+            bad |= _grow(<void**>&self.next, l + 1, sizeof(int64_t))
+            self.cap_l = l if not bad else -1
+        if not bad and n_slots > self.cap_slots:
+            bad |= _grow(<void**>&self.free_slots, n_slots, sizeof(int64_t))
+            self.cap_slots = n_slots if not bad else 0
+        if not bad and n_slots * l > self.cap_slab:
+            bad |= _grow(<void**>&self.slab, n_slots * l, sizeof(float))
+            self.cap_slab = n_slots * l if not bad else 0
+        if bad:
+            return -1
+        for k in range(l):
+            self.rows[k] = rows[k]
+        _fresh(self, l, n_slots)
+        return 0
 
     # -- Python's handle (tests, drivers) --
     def column(self, int64_t j, length=None):

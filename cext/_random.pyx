@@ -42,3 +42,23 @@ def normal_fill(uint64_t[::1] rng, int64_t n):
         with nogil:
             rng_normal_fill(<Rng*>&rng[0], &o[0], n)
     return out
+
+
+def permutations(const int64_t[::1] sizes, uint64_t[::1] rng):
+    """A permutation of 0..n-1 for every n of sizes, drawn in turn (the draws of permutation(n) called for each),
+    concatenated into one int64 array."""
+    cdef int64_t k, i, at = 0, total = 0
+    for k in range(sizes.shape[0]):
+        if sizes[k] < 0:
+            raise ValueError("sizes must be >= 0")
+        total += sizes[k]
+    out = np.empty(total, dtype=np.int64)
+    cdef int64_t[::1] p = out
+    with nogil:
+        for k in range(sizes.shape[0]):
+            for i in range(sizes[k]):
+                p[at + i] = i
+            if sizes[k] > 0:
+                rng_shuffle(<Rng*>&rng[0], &p[at], sizes[k])
+            at += sizes[k]
+    return out

@@ -307,6 +307,10 @@ class Seeds:
     def permutation(self, n):
         return _random.permutation(n, self.state)
 
+    def permutations(self, sizes):
+        """The permutations of permutation(n) for each n of sizes, in turn, concatenated (one int64 array)."""
+        return _random.permutations(np.ascontiguousarray(sizes, np.int64), self.state)
+
 
 def problem_seed(seed, k):
     """The seed of binary problem k of a run seeded with `seed` (the out-of-core drivers)."""
