@@ -33,12 +33,17 @@
 # iterations (after do_shrinking), '*' at each rebuild of the whole gradient (the unshrink, a stopping check over
 # every variable, the end after max_iter pairs with variables shrunk), 'W' for reconstruct_gradient's "using -h 0
 # may be faster" (fewer than half the active variables free).
-from libc.math cimport INFINITY
+from libc.math cimport INFINITY, fabs, isfinite
 from libc.stdint cimport int64_t
+from libc.stdio cimport snprintf
 from libc.stdlib cimport malloc, free, realloc
+from libc.string cimport memcpy, memset, strlen
+from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
 import numpy as np
 
+from kernel cimport kernel_from_dot, kernel_function
+from platt cimport sigmoid_fit
 from llsvm._ext._kernel cimport KernelCache
 from llsvm._ext._stop cimport stop_requested, check_stop
 from smo_step cimport same_label_step
@@ -78,6 +83,8 @@ cdef struct Work:
     int64_t ev_n
     int64_t ev_cap
     bint ev_lost
+    int64_t cap             # the variables the arrays hold (_reserve)
+    void* block             # the arrays above, in one allocation
 
 
 cdef void _event(Work* w, char c) noexcept nogil:
@@ -575,6 +582,102 @@ cdef double _rho(const Work* w) noexcept nogil:
     return total / n_free if n_free > 0 else 0.5 * (ub + lb)
 
 
+cdef struct Out:
+    # what one run of the Solver gives besides alpha and G
+    int64_t n_iter
+    double rho
+    double obj
+    double gap
+    double r
+    bint converged
+
+
+cdef int _reserve(Work* w, int64_t l) noexcept nogil:
+    """The work arrays for l variables (grown when smaller, else kept: a run of many problems reuses them), the
+    events' buffer emptied; 0, or -1 when memory ran out (the arrays freed, cap 0)."""
+    cdef int64_t n = l if l > 0 else 1
+    w.ev_n = 0
+    w.ev_lost = False
+    if w.ev == NULL:
+        w.ev_cap = 256
+        w.ev = <char*>malloc(w.ev_cap)
+    if n > w.cap:
+        _release(w)
+        # one block: seven arrays of 8-byte entries, then y and status
+        w.block = malloc(<size_t>n * (7 * 8 + 2))
+        if w.block == NULL:
+            return -1
+        w.active_set = <int64_t*>w.block
+        w.yd = <double*>(w.active_set + n)
+        w.p = w.yd + n
+        w.alpha = w.p + n
+        w.G = w.alpha + n
+        w.G_bar = w.G + n
+        w.QD = w.G_bar + n
+        w.y = <signed char*>(w.QD + n)
+        w.status = <char*>(w.y + n)
+        w.cap = n
+    return 0 if w.ev != NULL else -1
+
+
+cdef void _release(Work* w) noexcept nogil:
+    """Free the work arrays (not the events' buffer)."""
+    free(w.block)
+    w.block = NULL
+    w.cap = 0
+
+
+cdef int _run(KernelCache cache, Work* w, const signed char* y, const double* p, double* alpha, const double* QD,
+              double Cp, double Cn, double eps, int64_t max_iter, bint shrinking, bint nu, bint restore,
+              double* G_out, Out* o) noexcept nogil:
+    """LIBSVM's Solver on the cache's l-row problem (w reserved for l): alpha the feasible start, by the caller's
+    order, receives the solution, G_out the final gradient; o the rest, obj summed by position as LIBSVM's Solve
+    sums it (before putting the solution back). restore: the cache back in the order it came in (a cache that
+    serves again); else it is left permuted, as LIBSVM leaves its own. Returns 0, or 1 when a signal stopped it
+    (nothing it gives is then of use)."""
+    cdef int64_t l = cache.l, k
+    cdef double v = 0.0
+    w.l = l
+    w.active_size = l
+    w.Cp = Cp
+    w.Cn = Cn
+    w.eps = eps
+    w.unshrink = False
+    w.nu = nu
+    w.r = 0.0
+    w.n_shrink = 0
+    w.min_active = l
+    for k in range(l):
+        w.y[k] = y[k]
+        w.yd[k] = 1.0 if y[k] > 0 else -1.0
+        w.p[k] = p[k]
+        w.alpha[k] = alpha[k]
+        w.QD[k] = QD[k]
+        w.active_set[k] = k
+        _update_status(w, k)
+    _start_gradient(cache, w, shrinking)
+    o.n_iter = _solve(cache, w, max_iter, shrinking, &o.gap, &o.converged)
+    if stop_requested():
+        return 1
+    o.rho = _rho_nu(w) if w.nu else _rho(w)
+    o.r = w.r
+    for k in range(l):
+        v += w.alpha[k] * (w.G[k] + w.p[k])
+    o.obj = v / 2
+    for k in range(l):
+        alpha[w.active_set[k]] = w.alpha[k]
+        G_out[w.active_set[k]] = w.G[k]
+    if restore:
+        # (each swap walks every cached column: seconds with a large -m, so a signal cuts it short)
+        for k in range(l):
+            if stop_requested():
+                return 1
+            while w.active_set[k] != k:
+                cache.swap(k, w.active_set[k])
+                _swap_int(w.active_set, k, w.active_set[k])
+    return 0
+
+
 def solve(KernelCache cache not None, const signed char[::1] y, const double[::1] p, double[::1] alpha,
           double Cp, double Cn, const double[::1] QD, double eps=1e-3, max_iter=None, bint shrinking=True,
           bint nu=False):
@@ -583,14 +686,16 @@ def solve(KernelCache cache not None, const signed char[::1] y, const double[::1
     solution. shrinking: LIBSVM's -h 1 (the default, as LIBSVM's) or -h 0. The cache is given back in the order
     it came in.
 
-    Returns a dict: n_iter, rho, obj (f at the solution, LIBSVM's sum a_t (G_t + p_t) / 2), gap (m(a) - M(a) over
-    every variable at the last check; after max_iter pairs without shrinking, the check before the last pair), G
-    (the final gradient), converged (False when max_iter pairs were made first), n_shrink (do_shrinking calls),
-    min_active_size (the smallest active set they left; l if none), unshrunk (whether the one-time unshrink at
-    m - M <= 10 eps happened) and events (LIBSVM's progress, bytes of '.', '*' and 'W', see the top; None when
-    memory for them ran out), r (Solver_NU's r with nu=True: LIBSVM's nu-SVC and nu-SVR, whose pair comes from
-    one class and whose rho and r come from the two classes' free variables; 0 otherwise)."""
-    cdef int64_t l = cache.l, n_iter = 0, k
+    Returns a dict: n_iter, rho, obj (f at the solution, LIBSVM's sum a_t (G_t + p_t) / 2, summed by position as
+    LIBSVM's), gap (m(a) - M(a) over every variable at the last check; after max_iter pairs without shrinking,
+    the check before the last pair), G (the final gradient), converged (False when max_iter pairs were made
+    first), n_shrink (do_shrinking calls), min_active_size (the smallest active set they left; l if none),
+    unshrunk (whether the one-time unshrink at m - M <= 10 eps happened) and events (LIBSVM's progress, bytes of
+    '.', '*' and 'W', see the top; None when memory for them ran out), r (Solver_NU's r with nu=True: LIBSVM's
+    nu-SVC and nu-SVR, whose pair comes from one class and whose rho and r come from the two classes' free
+    variables; 0 otherwise)."""
+    cdef int64_t l = cache.l
+    cdef int rc = 0
     if y.shape[0] != l or p.shape[0] != l or alpha.shape[0] != l or QD.shape[0] != l:
         raise ValueError(f"y, p, alpha and QD must have the cache's {l} entries")
     if not (Cp >= 0 and Cn >= 0):
@@ -604,81 +709,26 @@ def solve(KernelCache cache not None, const signed char[::1] y, const double[::1
         raise ValueError("the start alpha is outside the box")
     cdef int64_t limit = max(10_000_000, 100 * l) if max_iter is None else int(max_iter)
     cdef double[::1] G_out = np.empty(l, dtype=np.float64)
-    cdef double gap = INFINITY, rho = 0.0
-    cdef bint converged = False
+    cdef Out o
     cdef Work w
     if l == 0:
         return {"n_iter": 0, "rho": 0.0, "obj": 0.0, "gap": 0.0, "G": np.asarray(G_out), "converged": True,
                 "n_shrink": 0, "min_active_size": 0, "unshrunk": False, "events": b"", "r": 0.0}
-    w.l = l
-    w.active_size = l
-    w.Cp = Cp
-    w.Cn = Cn
-    w.eps = eps
-    w.unshrink = False
-    w.nu = nu
-    w.r = 0.0
-    w.n_shrink = 0
-    w.min_active = l
-    w.ev_n = 0
-    w.ev_cap = 256
-    w.ev_lost = False
-    w.ev = <char*>malloc(w.ev_cap)
-    w.y = <signed char*>malloc(l * sizeof(signed char))
-    w.yd = <double*>malloc(l * sizeof(double))
-    w.status = <char*>malloc(l * sizeof(char))
-    w.p = <double*>malloc(l * sizeof(double))
-    w.alpha = <double*>malloc(l * sizeof(double))
-    w.G = <double*>malloc(l * sizeof(double))
-    w.G_bar = <double*>malloc(l * sizeof(double))
-    w.QD = <double*>malloc(l * sizeof(double))
-    w.active_set = <int64_t*>malloc(l * sizeof(int64_t))
+    memset(&w, 0, sizeof(Work))
     try:
-        if (w.y == NULL or w.yd == NULL or w.status == NULL or w.p == NULL or w.alpha == NULL or w.G == NULL or w.G_bar == NULL
-                or w.QD == NULL or w.active_set == NULL or w.ev == NULL):
+        if _reserve(&w, l) != 0:
             raise MemoryError(f"SMO: the work arrays for {l} variables could not be allocated")
         with nogil:
-            for k in range(l):
-                w.y[k] = y[k]
-                w.yd[k] = 1.0 if y[k] > 0 else -1.0
-                w.p[k] = p[k]
-                w.alpha[k] = alpha[k]
-                w.QD[k] = QD[k]
-                w.active_set[k] = k
-                _update_status(&w, k)
-            _start_gradient(cache, &w, shrinking)
-            n_iter = _solve(cache, &w, limit, shrinking, &gap, &converged)
-            rho = _rho_nu(&w) if w.nu else _rho(&w)
-            # the solution by the caller's order; the cache back in its order (LIBSVM leaves it permuted)
-            for k in range(l):
-                alpha[w.active_set[k]] = w.alpha[k]
-                G_out[w.active_set[k]] = w.G[k]
-            # (not after a signal: the result is discarded, and each swap walks every cached column, seconds with
-            # a large -m)
-            for k in range(l):
-                if stop_requested():
-                    break
-                while w.active_set[k] != k:
-                    cache.swap(k, w.active_set[k])
-                    _swap_int(w.active_set, k, w.active_set[k])
+            rc = _run(cache, &w, &y[0], &p[0], &alpha[0], &QD[0], Cp, Cn, eps, limit, shrinking, nu, True,
+                      &G_out[0], &o)
         events = (<char*>w.ev)[:w.ev_n] if not w.ev_lost else None
     finally:
+        _release(&w)
         free(w.ev)
-        free(w.y)
-        free(w.yd)
-        free(w.status)
-        free(w.p)
-        free(w.alpha)
-        free(w.G)
-        free(w.G_bar)
-        free(w.QD)
-        free(w.active_set)
     check_stop()                            # a solve cut short by a signal is never returned
-    Gn = np.asarray(G_out)
-    obj = 0.5 * float((np.asarray(alpha) * (Gn + np.asarray(p))).sum())   # not BLAS (its threads spin afterwards)
-    return {"n_iter": int(n_iter), "rho": float(rho), "obj": obj, "gap": float(gap), "G": Gn,
-            "converged": bool(converged), "n_shrink": int(w.n_shrink), "min_active_size": int(w.min_active),
-            "unshrunk": bool(w.unshrink), "events": events, "r": float(w.r)}
+    return {"n_iter": int(o.n_iter), "rho": float(o.rho), "obj": float(o.obj), "gap": float(o.gap),
+            "G": np.asarray(G_out), "converged": bool(o.converged), "n_shrink": int(w.n_shrink),
+            "min_active_size": int(w.min_active), "unshrunk": bool(w.unshrink), "events": events, "r": float(o.r)}
 
 
 cdef inline void _swap_int(int64_t* a, int64_t i, int64_t j) noexcept nogil:
@@ -687,20 +737,567 @@ cdef inline void _swap_int(int64_t* a, int64_t i, int64_t j) noexcept nogil:
     a[j] = t
 
 
+cdef void _nu_start(const signed char* y, int64_t l, double total, double C, double* alpha) noexcept nogil:
+    cdef double left_p = total, left_n = total, a
+    cdef int64_t t
+    for t in range(l):
+        if y[t] > 0:
+            a = C if C < left_p else left_p
+            left_p -= a
+        else:
+            a = C if C < left_n else left_n
+            left_n -= a
+        alpha[t] = a
+
+
 def nu_start(const signed char[::1] y, double total, double C, double[::1] alpha):
     """The start of LIBSVM's nu solvers: position by position, alpha_t = min(C, what is left of its class's
     total), then subtracted from it; each class starts from `total` (solve_nu_svc: y by class, C = 1, total
     nu l / 2; solve_nu_svr: y all +1, C the box, total C nu l / 2, the same alpha for a_t and a*_t)."""
-    cdef double left_p = total, left_n = total, a
-    cdef int64_t t, l = y.shape[0]
+    cdef int64_t l = y.shape[0]
     if alpha.shape[0] != l:
         raise ValueError("y and alpha must have the same length")
+    if l:
+        with nogil:
+            _nu_start(&y[0], l, total, C, &alpha[0])
+
+
+# -- one-vs-one: every class pair of LIBSVM's C-SVC and nu-SVC (svm_train), -b 1's folds included ------------------
+# Problem: the k(k-1)/2 binary problems of svm_train for k classes, each as llsvm/solvers/smo.py sets it out (rows of
+# class i (y = +1) then of class j (y = -1), each in file order; the solve from LIBSVM's start; nu-SVC's scaling by
+# 1/r; the certificate), and with -b 1 first its Platt scaling, LIBSVM's svm_binary_svc_probability: five folds of
+# the pair's rows in the order of a given permutation, each fold's decision values from the SVM trained on the other
+# four (positive rows first; a fold whose training rows hold one class gets +1 or -1), summed as svm_predict_values
+# sums them (kernel.pxd's kernel_function, the SVs in order, minus rho), then the sigmoid (platt.pxd).
+# Method: a pair costs microseconds in LIBSVM, so its set-up, its folds and its lines are made here, in C, without
+# a Python object per pair: one scratch kernel cache retargeted to each problem's rows (the same columns, so the same
+# values, as a fresh cache), work arrays sized once for the largest pair, and svm-train's lines formatted into a text
+# buffer the driver prints (C's "%f" is Python's format(x, "f") for every finite x; nan is written "nan", as
+# Python writes it). The sums are LIBSVM's, in its order (obj by position, sum_alpha by row, a fold's decision value
+# by SV), so the lines and models are svm-train's. A call runs pairs until a time budget is spent, so the driver
+# prints their lines as they come; a signal stops it between two pairs or inside a solve.
+# the columns of a pair's statistics (OneVsOne.run's `stats`)
+PAIR_STATS = ("n_iter", "rho", "obj", "gap", "primal", "dual", "converged", "nSV", "nBSV", "sum_alpha", "r", "C",
+              "probA", "probB")
+cdef enum:
+    S_ITER = 0
+    S_RHO = 1
+    S_OBJ = 2
+    S_GAP = 3
+    S_PRIMAL = 4
+    S_DUAL = 5
+    S_CONV = 6
+    S_NSV = 7
+    S_NBSV = 8
+    S_SUM = 9
+    S_R = 10
+    S_C = 11
+    S_A = 12
+    S_B = 13
+    N_STATS = 14
+
+# what OneVsOne.run returns with the next pair: every pair done (or the time budget spent), a pair's solution not
+# finite (LIBSVM's model would hold it; the driver refuses it), a fold's not finite (its model is refused)
+cpdef enum:
+    PAIRS_OK = 0
+    PAIR_NOT_FINITE = 1
+    FOLD_NOT_FINITE = 2
+cdef enum:
+    STOPPED = 3
+    NO_MEMORY = 4
+    NR_FOLD = 5
+
+
+cdef struct Text:
+    char* buf
+    int64_t n
+    int64_t cap
+    bint lost
+
+
+cdef void _put(Text* t, const char* s, int64_t n) noexcept nogil:
+    cdef char* grown
+    cdef int64_t cap
+    if t.lost:
+        return
+    if t.n + n > t.cap:
+        cap = t.cap * 2 if t.cap else 4096
+        while cap < t.n + n:
+            cap *= 2
+        grown = <char*>realloc(t.buf, cap)
+        if grown == NULL:
+            t.lost = True
+            return
+        t.buf = grown
+        t.cap = cap
+    memcpy(t.buf + t.n, s, n)
+    t.n += n
+
+
+cdef inline void _puts(Text* t, const char* s) noexcept nogil:
+    _put(t, s, strlen(s))
+
+
+cdef void _putf(Text* t, double x) noexcept nogil:
+    """x as Python's f"{x:f}" writes it."""
+    cdef char b[400]                # "%f" of the largest double: 317 characters
+    if x != x:
+        _puts(t, "nan")
+        return
+    _put(t, b, snprintf(b, 400, "%f", x))
+
+
+cdef void _puti(Text* t, int64_t v) noexcept nogil:
+    cdef char b[32]
+    _put(t, b, snprintf(b, 32, "%lld", <long long>v))
+
+
+cdef inline double _now() noexcept nogil:
+    cdef timespec ts
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return ts.tv_sec + 1e-9 * ts.tv_nsec
+
+
+cdef class OneVsOne:
+    """OneVsOne(X, sq, params, perm, start, count, first, second, offsets, wC, eps, max_iter, shrinking, nu,
+    probability, cache, warn, quiet): the class pairs of a one-vs-one run of LIBSVM's C-SVC (nu None) or nu-SVC
+    over the rows of the view X (squared norms sq, kernel `params`): class c's rows are perm[start[c]:start[c] +
+    count[c]], pair p is classes (first[p], second[p]) with C wC[first[p]] and wC[second[p]], its rows at
+    offsets[p]:offsets[p + 1] of a concatenation of every pair's (its coefficients there, and with -b 1 its fold
+    permutation). cache: a KernelCache over X (its rows unused), the scratch every problem is retargeted onto.
+    max_iter: < 0 for LIBSVM's limit of each problem. warn: the iteration-limit warning's text; quiet: no text."""
+    cdef KernelCache cache
+    cdef const int64_t[::1] perm, start, count, first, second, offsets
+    cdef const double[::1] wC
+    cdef double eps, nu
+    cdef int64_t max_iter, n_pairs
+    cdef bint shrinking, is_nu, probability
+    cdef public bint quiet           # no text
+    cdef bytes warn                 # held for warn_p
+    cdef const char* warn_p
+    cdef int64_t warn_n
+    cdef Work w
+    cdef Text text
+    cdef void* block                # the arrays below
+    cdef int64_t* rows
+    cdef signed char* y
+    cdef int64_t* sub
+    cdef int64_t* sub_rows
+    cdef signed char* sub_y
+    cdef double* sub_coef
+    cdef double* alpha
+    cdef double* p
+    cdef double* QD
+    cdef double* G
+    cdef double* dec
+    cdef double* t
+    cdef double fold[N_STATS]
+    cdef readonly double fail_rho          # FOLD_NOT_FINITE: the fold's rho, and its first SV (index, coefficient)
+    cdef readonly int64_t fail_sv          #   whose coefficient is not finite (-1: rho is not)
+    cdef readonly double fail_coef
+
+    def __cinit__(self):
+        memset(&self.w, 0, sizeof(Work))
+        memset(&self.text, 0, sizeof(Text))
+        self.block = NULL
+
+    def __init__(self, KernelCache cache not None, const int64_t[::1] perm, const int64_t[::1] start,
+                 const int64_t[::1] count, const int64_t[::1] first, const int64_t[::1] second,
+                 const int64_t[::1] offsets, const double[::1] wC, double eps, int64_t max_iter, bint shrinking, nu,
+                 bint probability, bytes warn not None, bint quiet):
+        cdef int64_t k = count.shape[0], q, n = 0, big = 1
+        if start.shape[0] != k or wC.shape[0] != k or first.shape[0] != second.shape[0] or \
+                offsets.shape[0] != first.shape[0] + 1:
+            raise ValueError("start, count and wC need one entry per class, offsets one per pair and one")
+        for q in range(k):
+            if count[q] < 1 or start[q] != n:
+                raise ValueError("every class needs rows, grouped in class order")
+            n += count[q]
+        if perm.shape[0] != n:
+            raise ValueError(f"perm has {perm.shape[0]} rows, the classes {n}")
+        for q in range(n):
+            if perm[q] < 0 or perm[q] >= cache.v.n_rows:
+                raise ValueError(f"row {perm[q]} out of range for a view of {cache.v.n_rows} rows")
+        if offsets[0] != 0:
+            raise ValueError("offsets start at 0")
+        for q in range(first.shape[0]):
+            if not (0 <= first[q] < second[q] < k) or offsets[q + 1] - offsets[q] != count[first[q]] + count[second[q]]:
+                raise ValueError(f"pair {q}: classes ({first[q]}, {second[q]}) or its offsets are wrong")
+            big = max(big, offsets[q + 1] - offsets[q])
+        self.cache = cache
+        self.perm, self.start, self.count, self.first, self.second = perm, start, count, first, second
+        self.offsets, self.wC = offsets, wC
+        self.n_pairs = first.shape[0]
+        self.eps = eps
+        self.max_iter = max_iter
+        self.shrinking = shrinking
+        self.is_nu = nu is not None
+        self.nu = float(nu) if nu is not None else 0.0
+        self.probability = probability
+        self.warn = warn
+        self.warn_p = self.warn
+        self.warn_n = len(warn)
+        self.quiet = quiet
+        # one block: ten arrays of 8-byte entries, then the two of labels
+        self.block = malloc(<size_t>big * (10 * 8 + 2))
+        if self.block == NULL or _reserve(&self.w, big) != 0:
+            raise MemoryError(f"one-vs-one: the work arrays of a pair of {big} rows could not be allocated")
+        self.rows = <int64_t*>self.block
+        self.sub = self.rows + big
+        self.sub_rows = self.sub + big
+        self.sub_coef = <double*>(self.sub_rows + big)
+        self.alpha = self.sub_coef + big
+        self.p = self.alpha + big
+        self.QD = self.p + big
+        self.G = self.QD + big
+        self.dec = self.G + big
+        self.t = self.dec + big
+        self.y = <signed char*>(self.t + big)
+        self.sub_y = self.y + big
+
+    def __dealloc__(self):
+        _release(&self.w)
+        free(self.w.ev)
+        free(self.text.buf)
+        free(self.block)
+
+    cdef int _problem(self, KernelCache c, const int64_t* rows, const signed char* y, int64_t l, double Cp,
+                      double Cn, double* coef, double* st, bint restore) noexcept nogil:
+        """One binary problem over rows[0..l-1] of the view (labels y), c the kernel cache of those rows: coef the
+        signed coefficients alpha_t y_t, st its statistics (PAIR_STATS; probA and probB untouched); nu-SVC's
+        scaled by 1/r (LIBSVM's solve_nu_svc). smo.py's solve_pair, step for step."""
+        cdef int64_t k, lim, nsv = 0, nbsv = 0
+        cdef double s, Ck, h, aQa = 0.0, hinge = 0.0, sum_alpha = 0.0, r, inv, rho, obj
+        cdef Out o
+        for k in range(l):
+            s = c.sq[rows[k]]
+            self.QD[k] = kernel_from_dot(&c.params, s, s, s)
+        if self.is_nu:
+            _nu_start(y, l, self.nu * l / 2, 1.0, self.alpha)   # LIBSVM's start: each class's first rows at 1
+            for k in range(l):
+                self.p[k] = 0.0
+        else:
+            for k in range(l):
+                self.alpha[k] = 0.0
+                self.p[k] = -1.0
+        if self.max_iter >= 0:
+            lim = self.max_iter
+        else:                                   # LIBSVM's max(10^7, 100 l), INT_MAX beyond it
+            lim = 2147483647 if l > 2147483647 // 100 else 100 * l
+            if lim < 10000000:
+                lim = 10000000
+        if _reserve(&self.w, l) != 0:
+            return NO_MEMORY
+        if _run(c, &self.w, y, self.p, self.alpha, self.QD, 1.0 if self.is_nu else Cp, 1.0 if self.is_nu else Cn,
+                self.eps, lim, self.shrinking, self.is_nu, restore, self.G, &o):
+            return STOPPED
+        rho = o.rho
+        obj = o.obj
+        if self.is_nu:
+            # r = 0 (a degenerate kernel) gives inf and nan, as LIBSVM's, which the caller refuses
+            r = o.r
+            inv = 1.0 / r
+            Cp = Cn = inv
+            for k in range(l):
+                self.alpha[k] *= inv            # LIBSVM: alpha[i] *= y[i] / r
+                self.G[k] = self.G[k] / r - 1.0  # the C-SVC's gradient Q a - e at the scaled alpha
+            rho = rho / r
+            obj = obj / (r * r)
+        # G_t + 1 = y_t sum_s alpha_s y_s K_ts, so y_t f(x_t) = G_t + 1 - y_t rho and a'Qa = a'(G + 1)
+        for k in range(l):
+            Ck = Cp if y[k] > 0 else Cn
+            aQa += self.alpha[k] * (self.G[k] + 1.0)
+            h = -self.G[k] + y[k] * rho
+            if h < 0.0:
+                h = 0.0
+            hinge += Ck * h
+            sum_alpha += self.alpha[k]
+            if self.alpha[k] != 0.0:
+                nsv += 1
+                if fabs(self.alpha[k]) >= Ck:
+                    nbsv += 1
+            coef[k] = self.alpha[k] * y[k]
+        st[S_ITER] = o.n_iter
+        st[S_RHO] = rho
+        st[S_OBJ] = obj
+        st[S_GAP] = o.gap
+        st[S_PRIMAL] = 0.5 * aQa + hinge
+        st[S_DUAL] = sum_alpha - 0.5 * aQa
+        st[S_CONV] = o.converged
+        st[S_NSV] = nsv
+        st[S_NBSV] = nbsv
+        st[S_SUM] = sum_alpha
+        st[S_R] = o.r if self.is_nu else 0.0
+        st[S_C] = Cp
+        return 0
+
+    cdef void _lines(self, const double* st, int64_t l, double Cp, double Cn) noexcept nogil:
+        """svm-train's lines of the problem just solved (smo.py's report_problem): the Solver's progress, the
+        iteration-limit warning, `optimization finished`, nu-SVC's `C = ` or C-SVC's `nu = ` (when Cp = Cn > 0),
+        `obj, rho`, `nSV, nBSV`."""
+        cdef Text* t = &self.text
+        cdef int64_t k
+        if self.quiet:
+            return
+        if not self.w.ev_lost:
+            for k in range(self.w.ev_n):
+                if self.w.ev[k] == b'W':
+                    _puts(t, "\nWARNING: using -h 0 may be faster\n")
+                else:
+                    _put(t, &self.w.ev[k], 1)
+        if not st[S_CONV]:
+            _put(t, self.warn_p, self.warn_n)
+        _puts(t, "\noptimization finished, #iter = ")
+        _puti(t, <int64_t>st[S_ITER])
+        if self.is_nu:
+            _puts(t, "\nC = ")
+            _putf(t, st[S_C])
+        elif Cp == Cn and Cp > 0:
+            _puts(t, "\nnu = ")
+            _putf(t, st[S_SUM] / (Cp * <double>l))
+        _puts(t, "\nobj = ")
+        _putf(t, st[S_OBJ])
+        _puts(t, ", rho = ")
+        _putf(t, st[S_RHO])
+        _puts(t, "\nnSV = ")
+        _puti(t, <int64_t>st[S_NSV])
+        _puts(t, ", nBSV = ")
+        _puti(t, <int64_t>st[S_NBSV])
+        _puts(t, "\n")
+
+    cdef double _kernel(self, int64_t a, int64_t b) noexcept nogil:
+        """k(x_a, x_b) as svm_predict_values computes it (Kernel::k_function)."""
+        if self.cache.f32:
+            return kernel_function(&self.cache.params, &self.cache.v, a, &self.cache.v, b, <float*>NULL,
+                                   <float*>NULL)
+        return kernel_function(&self.cache.params, &self.cache.v, a, &self.cache.v, b, <double*>NULL, <double*>NULL)
+
+    cdef int _probability(self, const int64_t* rows, const signed char* y, int64_t l, double Cp, double Cn,
+                          const int64_t* fp, double* st) noexcept nogil:
+        """-b 1's (probA, probB) of the pair over rows[0..l-1] (labels y) into st, its folds in the order fp (smo.py's
+        svc_probability; every fold's training prints its lines and `Total nSV`, as LIBSVM's nested svm_train)."""
+        cdef int64_t k, q, m, begin, end, n_pos, n_neg, a, nsv, pos
+        cdef double d, s, rho, A = 0.0, B = 0.0
+        cdef double* fst = self.fold
+        cdef int rc
+        for k in range(NR_FOLD):
+            begin = k * l // NR_FOLD
+            end = (k + 1) * l // NR_FOLD
+            n_pos = 0
+            for q in range(begin):
+                n_pos += y[fp[q]] > 0
+            for q in range(end, l):
+                n_pos += y[fp[q]] > 0
+            n_neg = l - (end - begin) - n_pos
+            if n_pos == 0 or n_neg == 0:
+                d = 0.0 if n_pos == n_neg else (1.0 if n_pos else -1.0)
+                for q in range(begin, end):
+                    self.dec[fp[q]] = d
+                continue
+            # the training rows, positive first (svm_train's grouping of the sub-problem), each in fold order
+            m = 0
+            for a in range(2):
+                for q in range(l):
+                    if begin <= q < end:
+                        continue
+                    pos = fp[q]
+                    if (y[pos] > 0) == (a == 0):
+                        self.sub[m] = pos
+                        m += 1
+            for q in range(m):
+                self.sub_rows[q] = rows[self.sub[q]]
+                self.sub_y[q] = y[self.sub[q]]
+            if self.cache.retarget(self.sub_rows, m) != 0:
+                return NO_MEMORY
+            rc = self._problem(self.cache, self.sub_rows, self.sub_y, m, Cp, Cn, self.sub_coef, fst, False)
+            if rc:
+                return rc
+            self._lines(fst, m, Cp, Cn)
+            if not self.quiet:
+                _puts(&self.text, "Total nSV = ")
+                _puti(&self.text, <int64_t>fst[S_NSV])
+                _puts(&self.text, "\n")
+            # the fold's model is refused, as SVMModel refuses it, when rho or an SV's coefficient is not finite
+            rho = fst[S_RHO]
+            self.fail_rho = rho
+            self.fail_sv = -1
+            if not isfinite(rho):
+                return FOLD_NOT_FINITE
+            nsv = 0
+            for q in range(m):
+                if self.sub_coef[q] != 0.0:
+                    if not isfinite(self.sub_coef[q]):
+                        self.fail_sv = nsv
+                        self.fail_coef = self.sub_coef[q]
+                        return FOLD_NOT_FINITE
+                    nsv += 1
+            for q in range(begin, end):
+                if stop_requested():
+                    return STOPPED
+                if nsv == 0:
+                    d = -rho
+                else:
+                    s = 0.0
+                    for a in range(m):
+                        if self.sub_coef[a] != 0.0:
+                            s += self.sub_coef[a] * self._kernel(rows[fp[q]], self.sub_rows[a])
+                    d = s - rho
+                self.dec[fp[q]] = d
+        rc = sigmoid_fit(self.dec, y, l, self.t, &A, &B)
+        if not self.quiet:
+            if rc == 1:
+                _puts(&self.text, "Line search fails in two-class probability estimates\n")
+            elif rc == 2:
+                _puts(&self.text, "Reaching maximal iterations in two-class probability estimates\n")
+        st[S_A] = A
+        st[S_B] = B
+        return 0
+
+    cdef int _pair(self, int64_t q, KernelCache held, bint use_held, const int64_t* fp, double* coef,
+                   double* st) noexcept nogil:
+        """Pair q: -b 1's scaling first (as LIBSVM's svm_train), then its own solve, over `held` (kept for another
+        solve: put back in order) or the scratch cache. PAIR_NOT_FINITE (before its lines) when its rho or a
+        coefficient is not finite."""
+        cdef int64_t i = self.first[q], j = self.second[q], ci = self.count[i], cj = self.count[j], l = ci + cj, k
+        cdef double Cp = self.wC[i], Cn = self.wC[j]
+        cdef int rc
+        for k in range(ci):
+            self.rows[k] = self.perm[self.start[i] + k]
+            self.y[k] = 1
+        for k in range(cj):
+            self.rows[ci + k] = self.perm[self.start[j] + k]
+            self.y[ci + k] = -1
+        if self.probability:
+            rc = self._probability(self.rows, self.y, l, Cp, Cn, fp, st)
+            if rc:
+                return rc
+        if use_held:
+            rc = self._problem(held, self.rows, self.y, l, Cp, Cn, coef, st, True)
+        elif self.cache.retarget(self.rows, l) != 0:
+            return NO_MEMORY
+        else:
+            rc = self._problem(self.cache, self.rows, self.y, l, Cp, Cn, coef, st, False)
+        if rc:
+            return rc
+        if not isfinite(st[S_RHO]):
+            return PAIR_NOT_FINITE
+        for k in range(l):
+            if not isfinite(coef[k]):
+                return PAIR_NOT_FINITE
+        self._lines(st, l, Cp, Cn)
+        return 0
+
+    def run(self, int64_t p0, int64_t p1, double seconds, double[::1] coef, double[:, ::1] stats, perms=None,
+            KernelCache held=None):
+        """Pairs p0, p0 + 1, ... up to p1 (excluded), until one ends `seconds` or more after the call began: pair p's
+        coefficients into coef[offsets[p] - offsets[p0]:], its statistics into row p - p0 of stats (PAIR_STATS),
+        with -b 1 its folds from perms[offsets[p] - offsets[p0]:] (positions within the pair). held: the kernel
+        cache of pair p0's rows (p1 = p0 + 1), used and given back in its order. Returns (the next pair, status):
+        PAIRS_OK, or PAIR_NOT_FINITE / FOLD_NOT_FINITE at that pair (its text so far is in take_text()). A signal
+        raises (SystemExit, cext/_stop.pyx)."""
+        cdef int64_t q = p0, base, t
+        cdef int rc = 0
+        cdef double t0
+        cdef const int64_t[::1] fp
+        cdef bint use_held = held is not None
+        if not 0 <= p0 <= p1 <= self.n_pairs:
+            raise ValueError(f"pairs {p0}..{p1} out of range (0..{self.n_pairs})")
+        base = self.offsets[p0]
+        if coef.shape[0] < self.offsets[p1] - base or stats.shape[0] < p1 - p0 or stats.shape[1] != N_STATS:
+            raise ValueError("coef and stats are too small for the pairs")
+        if use_held and (p1 != p0 + 1 or held.l != self.offsets[p1] - base or held.v.indptr != self.cache.v.indptr
+                         or held.v.indices != self.cache.v.indices or held.v.values != self.cache.v.values):
+            raise ValueError("a held cache serves one pair of its own rows")
+        if self.probability:
+            if perms is None:
+                raise ValueError("-b 1 needs the pairs' fold permutations")
+            fp = perms
+            if fp.shape[0] < self.offsets[p1] - base:
+                raise ValueError("perms are too short for the pairs")
+            for q in range(p0, p1):
+                for t in range(self.offsets[q] - base, self.offsets[q + 1] - base):
+                    if not 0 <= fp[t] < self.offsets[q + 1] - self.offsets[q]:
+                        raise ValueError(f"pair {q}'s fold permutation holds a position outside the pair")
+            q = p0
+        if p1 == p0:
+            return p0, PAIRS_OK
+        with nogil:
+            t0 = _now()
+            while q < p1:
+                if stop_requested():
+                    rc = STOPPED
+                    break
+                rc = self._pair(q, held, use_held, &fp[self.offsets[q] - base] if self.probability else NULL,
+                                &coef[self.offsets[q] - base], &stats[q - p0, 0])
+                if rc:
+                    break
+                q += 1
+                if _now() - t0 >= seconds:
+                    break
+        check_stop()
+        if rc == NO_MEMORY or self.text.lost:
+            self.text.n = 0
+            self.text.lost = False
+            raise MemoryError("one-vs-one: memory ran out for a pair's kernel cache, work arrays or lines")
+        return q, rc
+
+    def take_text(self):
+        """The lines of the pairs run since the last call (svm-train's), and forget them."""
+        out = (<char*>self.text.buf)[:self.text.n].decode("ascii") if self.text.n else ""
+        self.text.n = 0
+        return out
+
+
+def ovo_model(const double[::1] coef, const int64_t[::1] offsets, const int64_t[::1] start,
+              const int64_t[::1] count):
+    """The model of one-vs-one pairs' coefficients (concatenated in pair order, pair p at offsets[p]; classes
+    grouped, class c at start[c], count[c] rows): (sv, nSV, sv_coef) with sv the grouped positions of the support
+    vectors (a row is one when its coefficient is non-zero in any of its pairs), nSV their count per class and
+    sv_coef (k - 1, total_sv): sv_coef[j-1] the coefficients of class i's SVs in pair (i, j), sv_coef[i] those of
+    class j's (LIBSVM's svm_train)."""
+    cdef int64_t k = count.shape[0], n = 0, i, j, t, q, base, total = 0, c
+    for c in range(k):
+        n += count[c]
+    if offsets.shape[0] != k * (k - 1) // 2 + 1 or (k and offsets[offsets.shape[0] - 1] != (k - 1) * n) or \
+            coef.shape[0] < offsets[offsets.shape[0] - 1]:
+        raise ValueError("offsets and coef must hold every pair")
+    nz_arr = np.zeros(max(n, 1), np.int64)
+    nsv_arr = np.zeros(k, np.int64)
+    cdef int64_t[::1] nz = nz_arr            # 0, then the SV's index + 1
+    cdef int64_t[::1] nsv = nsv_arr
     with nogil:
-        for t in range(l):
-            if y[t] > 0:
-                a = C if C < left_p else left_p
-                left_p -= a
-            else:
-                a = C if C < left_n else left_n
-                left_n -= a
-            alpha[t] = a
+        q = 0
+        for i in range(k):
+            for j in range(i + 1, k):
+                base = offsets[q]
+                for t in range(count[i]):
+                    if coef[base + t] != 0.0:
+                        nz[start[i] + t] = 1
+                base += count[i]
+                for t in range(count[j]):
+                    if coef[base + t] != 0.0:
+                        nz[start[j] + t] = 1
+                q += 1
+        for c in range(k):
+            for t in range(start[c], start[c] + count[c]):
+                if nz[t]:
+                    nsv[c] += 1
+                    total += 1
+                    nz[t] = total
+    sv_coef_arr = np.zeros((max(k - 1, 0), total), np.float64)
+    cdef double[:, ::1] sc = sv_coef_arr
+    if total:
+        with nogil:
+            q = 0
+            for i in range(k):
+                for j in range(i + 1, k):
+                    base = offsets[q]
+                    for t in range(count[i]):
+                        if nz[start[i] + t]:
+                            sc[j - 1, nz[start[i] + t] - 1] = coef[base + t]
+                    base += count[i]
+                    for t in range(count[j]):
+                        if nz[start[j] + t]:
+                            sc[i, nz[start[j] + t] - 1] = coef[base + t]
+                    q += 1
+    return np.flatnonzero(nz_arr[:n]), nsv_arr, sv_coef_arr

@@ -254,18 +254,13 @@ def test_column_store_bounded_by_the_memory_available(data, monkeypatch):
 
 def test_kernel_cache_bounded_by_the_memory_available(data, monkeypatch):
     from llsvm.io import read_dataset
-    from llsvm._ext._rowops import row_sq_norms
     ds = read_dataset(str(data["two"]))
-    view = ds.row_view()
-    sq = row_sq_norms(view)
-    rows = np.arange(ds.n_rows, dtype=np.int64)
-    y = np.where(ds.y > 0, 1, -1).astype(np.int8)
-    opts = SMOOptions(cache_size=1e12).resolved(ds.n_features)
-    _, out = smo.solve_pair(view, rows, y, 1.0, 1.0, opts, sq, 0.1)
-    assert out["cache"].stats["capacity"] == ds.n_rows
+    params = Params(solver="smo", eps=0.1, options=SMOOptions(cache_size=1e12)).check()
+    cache = smo.PairsRun(ds, params, Reporter(quiet=True)).pair(0, None, Reporter(quiet=True))[3]
+    assert cache.stats["capacity"] == ds.n_rows
     monkeypatch.setattr(memory, "available", lambda: 2 * 4 * ds.n_rows * 40)
-    _, out = smo.solve_pair(view, rows, y, 1.0, 1.0, opts, sq, 0.1)
-    assert out["cache"].stats["capacity"] < 40
+    cache = smo.PairsRun(ds, params, Reporter(quiet=True)).pair(0, None, Reporter(quiet=True))[3]
+    assert cache.stats["capacity"] < 40
 
 
 def test_epoch_counters_checked_before_they_are_made(data, tmp_path):

@@ -376,6 +376,25 @@ def test_smo(stop):
     assert out["n_iter"] > 0 and alpha.any() and cache.stats["misses"] > 0
 
 
+@pytest.mark.parametrize("probability", [0, 1])
+def test_one_vs_one(stop, probability):
+    """The pairs' kernel (cext/_smo.pyx's OneVsOne, -s smo's many classes, -b 1's folds) polls the flag between
+    pairs and inside each solve: a run with the flag set stops before its first pair."""
+    from llsvm.options import SMOOptions
+    from llsvm.params import Params
+    from llsvm.report import Reporter
+    from llsvm.solvers import smo
+    from llsvm.dataset import CSRDataset
+    ds, _ = _dense_problem(l=120)
+    ds = CSRDataset.from_csr(ds.to_csr(), np.arange(ds.n_rows) % 6 * 1.0)
+    params = Params(solver="smo", options=SMOOptions(probability=probability)).check()
+    said = []
+    _stopped(stop, smo.fit, ds, params, Reporter(out=said.append))
+    assert "optimization finished" not in "".join(said)
+    model = smo.fit(ds, params, Reporter(out=said.append))        # the flag cleared: it runs
+    assert model.nr_class == 6 and "".join(said).count("optimization finished") == 15 * (1 + 5 * probability)
+
+
 @pytest.mark.parametrize("kind", ["3b", "3a", "norma", "pegaz", "pegasos"])
 def test_online(stop, kind):
     from llsvm._ext import _online

@@ -237,6 +237,9 @@ class Replay:
         assert len(perm) == n
         return np.array(perm, np.int64)
 
+    def permutations(self, sizes):
+        return np.concatenate([self.permutation(n) for n in sizes]) if len(sizes) else np.empty(0, np.int64)
+
 
 def with_libsvms_folds(monkeypatch, module, sizes, solver, args, path, model):
     """llsvm-train -b 1 in this process with the driver module's Seeds replaying LIBSVM's permutations: stdout."""

@@ -360,26 +360,17 @@ def test_probability_with_libsvms_folds_is_libsvms(shared_plain, tmp_path):
     them pair after pair), each pair's probA and probB are libsvm-official's bit for bit: the folds' trainings,
     their decision values and the sigmoid fit (cext/_kpredict.pyx, LIBSVM's arithmetic) follow LIBSVM's."""
     import json
-    from llsvm._ext._rowops import row_sq_norms
     from llsvm.solvers import smo
-    from llsvm.solvers.common import class_costs
-    from llsvm.solvers.ovo import Pairs
     from llsvm.report import as_reporter
     train = shared_plain("dna.scale")
     theirs = libsvm_saved_model(train, tmp_path / "theirs.model", ["-q", "-b", "1"])
     ds = llsvm.read_dataset(str(train))
-    pairs = Pairs(ds.y)
-    sizes = [rows.size for _, _, rows, _ in pairs.problems]
+    run = smo.PairsRun(ds, Params(solver="smo", options=SMOOptions(probability=1)).check(), as_reporter())
+    sizes = [rows.size for _, _, rows, _ in run.pairs.problems]
     perms = json.loads(subprocess.run([sys.executable, "-c", PERMUTATIONS, *map(str, sizes)], check=True,
                                       capture_output=True, text=True, timeout=60).stdout)
-    params = Params(solver="smo").check()
-    opts = params.options.resolved(ds.n_features)
-    view = ds.row_view()
-    sq = row_sq_norms(view)
-    wC = class_costs(params.C, params.weights, pairs.labels.tolist())
-    for p, (i, j, rows, y) in enumerate(pairs.problems):
-        A, B = smo.svc_probability(ds, view, rows, y, wC[i], wC[j], opts, sq, params, np.array(perms[p]),
-                                   as_reporter())
+    for p in range(len(sizes)):
+        _, _, (A, B), _ = run.pair(p, np.array(perms[p]), as_reporter())
         assert (A, B) == (theirs.probA[p], theirs.probB[p])
 
 

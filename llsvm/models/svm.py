@@ -23,7 +23,7 @@ import warnings
 import numpy as np
 
 from .._ext._kpredict import decision_values as _decision_values, svc_probability
-from .._ext._libsvm import format_svs, parse_sv_block
+from .._ext._libsvm import format_svs, format_weights, parse_sv_block
 from ..dataset import CSRDataset
 from ..errors import ConvergenceWarning, ModelFormatError, ParameterError, quote
 from .base import (CHUNK_VALUES, FLOAT, INT, INT32_MAX, INT32_MIN, BaseModel, ModelText, as_rows, c_float, c_int,
@@ -93,7 +93,7 @@ def ovo_vote(dec, label):
     return np.asarray(label)[np.argmax(votes, axis=1)].astype(np.float64)
 
 
-def _refuse_nonfinite(a, name):
+def refuse_nonfinite(a, name):
     """ParameterError naming the first entry of `a` that is not a finite number: "rho[2] is nan", "sv_coef[0][17]
     is inf (the coefficient of SV 18)"."""
     bad = np.argwhere(~np.isfinite(a))
@@ -175,13 +175,13 @@ class SVMModel(BaseModel):
         self.rho = np.array(rho, dtype=np.float64).reshape(-1)
         if self.rho.shape[0] != n_pairs:
             raise ParameterError(f"rho must be {n_pairs} values, not {self.rho.shape[0]}")
-        _refuse_nonfinite(self.rho, "rho")
+        refuse_nonfinite(self.rho, "rho")
         self.sv_coef = np.array(sv_coef, dtype=np.float64, ndmin=2)
         if l == 0 and self.sv_coef.size == 0:
             self.sv_coef = self.sv_coef.reshape(k - 1, 0)
         if self.sv_coef.shape != (k - 1, l):
             raise ParameterError(f"sv_coef has shape {self.sv_coef.shape}, expected {(k - 1, l)}")
-        _refuse_nonfinite(self.sv_coef, "sv_coef")
+        refuse_nonfinite(self.sv_coef, "sv_coef")
         self.sv_coef = np.ascontiguousarray(self.sv_coef)
 
         def vector(v, n, name):
@@ -190,7 +190,7 @@ class SVMModel(BaseModel):
             a = np.array(v, dtype=np.float64).reshape(-1)
             if a.shape[0] != n:
                 raise ParameterError(f"{name} must be {n} values, not {a.shape[0]}")
-            _refuse_nonfinite(a, name)
+            refuse_nonfinite(a, name)
             return a
 
         if classification:
@@ -387,7 +387,12 @@ class SVMModel(BaseModel):
         out.append(f"nr_class {k}\ntotal_sv {self.total_sv}\n")
 
         def doubles(name, v):
-            return name + "".join(" %.17g" % x for x in v.tolist()) + "\n"
+            # " %.17g" per value, by C's printf as svm_save_model's: format_weights' "%.17g " per value of one row
+            # and its newline, the last space moved to the front
+            if not v.size:
+                return name + "\n"
+            row = format_weights(np.ascontiguousarray(v, np.float64).reshape(1, -1), 0, 1)
+            return name + " " + row[:-2].decode("ascii") + "\n"
 
         out.append(doubles("rho", self.rho))
         if self.label is not None:

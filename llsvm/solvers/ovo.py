@@ -7,59 +7,88 @@
   sv_coef[j-1] holds the coefficients of class i's SVs in pair (i, j), sv_coef[i] those of class j's; rho of every
   pair (llsvm.models.svm.SVMModel, LIBSVM's model file).
 """
+from collections.abc import Sequence
+
 import numpy as np
 
+from .._ext._smo import ovo_model
 from ..models.svm import KERNEL_TYPES, SVMModel
 from .common import Seeds, check_ovo, group_classes
 
 
 class Pairs:
-    """The one-vs-one problems of labels y: `labels`, `nr_class`, and `problems`, a list of (i, j, rows, y) with rows
-    (int64, indices into y: class i's then class j's, each in file order) and y (int8, +1 then -1). What the pairs
-    and the model of their solutions hold is checked against the memory before any pair is made (check_ovo)."""
+    """The one-vs-one problems of labels y: `labels`, `nr_class`, the classes' rows (class c's are perm[start[c]:
+    start[c] + count[c]], in file order), pair p's classes (first[p], second[p]) in LIBSVM's order, its rows at
+    offsets[p]:offsets[p + 1] of the concatenation of every pair's (their coefficients, -b 1's permutations), and
+    `problems`, the sequence of (i, j, rows, y) with rows (int64, indices into y: class i's then class j's, each in
+    file order) and y (int8, +1 then -1), each made when read (`problem`). What the pairs and the model of their
+    solutions hold is checked against the memory before any pair is made (check_ovo)."""
 
     def __init__(self, y):
         self.labels, cls = group_classes(y)
         self.nr_class = self.labels.size
         check_ovo(self.nr_class, cls.size)
         self.perm = np.argsort(cls, kind="stable").astype(np.int64)
-        self.count = np.bincount(cls, minlength=self.nr_class)
+        self.count = np.bincount(cls, minlength=self.nr_class).astype(np.int64)
         self.start = np.concatenate([[0], np.cumsum(self.count)[:-1]]).astype(np.int64)
-        self.problems = []
-        for i in range(self.nr_class):
-            for j in range(i + 1, self.nr_class):
-                si, ci, sj, cj = self.start[i], self.count[i], self.start[j], self.count[j]
-                rows = np.concatenate([self.perm[si:si + ci], self.perm[sj:sj + cj]])
-                yp = np.concatenate([np.ones(ci, np.int8), -np.ones(cj, np.int8)])
-                self.problems.append((i, j, rows, yp))
+        first, second = np.triu_indices(self.nr_class, 1)
+        self.first, self.second = first.astype(np.int64), second.astype(np.int64)
+        self.offsets = np.concatenate([[0], np.cumsum(self.count[self.first] + self.count[self.second])]).astype(
+            np.int64)
+        self.problems = _Problems(self)
+
+    def size(self, p):
+        """The rows of pair p."""
+        return int(self.offsets[p + 1] - self.offsets[p])
+
+    def pair_labels(self, p):
+        """The labels (ints) of pair p's classes."""
+        return int(self.labels[self.first[p]]), int(self.labels[self.second[p]])
+
+    def problem(self, p):
+        """Pair p as (i, j, rows, y)."""
+        i, j = int(self.first[p]), int(self.second[p])
+        si, ci, sj, cj = self.start[i], self.count[i], self.start[j], self.count[j]
+        rows = np.concatenate([self.perm[si:si + ci], self.perm[sj:sj + cj]])
+        y = np.concatenate([np.ones(ci, np.int8), -np.ones(cj, np.int8)])
+        return i, j, rows, y
 
     def model(self, ds, coefs, rho, kernel_type, degree, gamma, coef0, probA=None, probB=None, svm_type="c_svc"):
-        """The SVMModel of the pairs' solutions: coefs[p] the signed coefficients (alpha_t y_t) over problem p's
-        rows, rho[p] its rho, probA[p] and probB[p] its Platt scaling (-b 1; None: none). Returns (model,
-        sv_rows: the SVs' row indices in ds, in the model's order)."""
-        nr_class, start, count = self.nr_class, self.start, self.count
-        nonzero = np.zeros(ds.n_rows, bool)          # by position in the grouped order
-        for (i, j, _, _), coef in zip(self.problems, coefs):
-            ci = count[i]
-            nonzero[start[i]:start[i] + ci] |= coef[:ci] != 0
-            nonzero[start[j]:start[j] + count[j]] |= coef[ci:] != 0
-        nSV = np.array([int(nonzero[start[k]:start[k] + count[k]].sum()) for k in range(nr_class)], np.int64)
-        total_sv = int(nSV.sum())
-        nz_start = np.concatenate([[0], np.cumsum(nSV)[:-1]]).astype(np.int64)
-        sv_coef = np.zeros((max(nr_class - 1, 0), total_sv), np.float64)
-        for (i, j, _, _), coef in zip(self.problems, coefs):
-            ci = count[i]
-            keep_i = nonzero[start[i]:start[i] + ci]
-            keep_j = nonzero[start[j]:start[j] + count[j]]
-            sv_coef[j - 1, nz_start[i]:nz_start[i] + nSV[i]] = coef[:ci][keep_i]
-            sv_coef[i, nz_start[j]:nz_start[j] + nSV[j]] = coef[ci:][keep_j]
-        sv_rows = self.perm[np.flatnonzero(nonzero)]
+        """The SVMModel of the pairs' solutions: coefs the signed coefficients (alpha_t y_t) of every pair over its
+        rows, a list (coefs[p] of problem p) or their concatenation (pair p at offsets[p]), rho[p] its rho, probA[p]
+        and probB[p] its Platt scaling (-b 1; None: none). Returns (model, sv_rows: the SVs' row indices in ds, in
+        the model's order)."""
+        if not isinstance(coefs, np.ndarray):
+            coefs = np.concatenate(coefs) if len(coefs) else np.empty(0)
+        sv, nSV, sv_coef = ovo_model(np.ascontiguousarray(coefs, np.float64), self.offsets, self.start, self.count)
+        sv_rows = self.perm[sv]
         SV = ds.take_rows(sv_rows)         # a CSRDataset (SVMModel takes it as it is); empty with no SVs
         model = SVMModel(svm_type, KERNEL_TYPES[kernel_type], degree, gamma, coef0,
                          np.asarray(rho, np.float64), sv_coef, SV, label=self.labels, nSV=nSV,
                          probA=None if probA is None else np.asarray(probA, np.float64),
                          probB=None if probB is None else np.asarray(probB, np.float64))
         return model, sv_rows
+
+
+class _Problems(Sequence):
+    """Pairs.problems: (i, j, rows, y) of pair p, made when read."""
+
+    def __init__(self, pairs):
+        self.pairs = pairs
+
+    def __len__(self):
+        return self.pairs.first.size
+
+    def __getitem__(self, p):
+        if isinstance(p, slice):
+            return [self[q] for q in range(*p.indices(len(self)))]
+        return self.pairs.problem(range(len(self))[p])
+
+
+def run_batched(run, seed, reporter):
+    """A one-vs-one run whose pairs its kernel runs in batches (smo.PairsRun.run), their draws from the one RNG
+    seeded with `seed`, as run_pairs draws them."""
+    return run.run(Seeds(seed), reporter)
 
 
 def run_pairs(run, seed, reporter, context=None):

@@ -6,7 +6,8 @@ What svm_train does for C_SVC (LIBSVM 3.x, svm.cpp), step by step, with llsvm's 
 - C of class k: C times its -wi weight (common.class_costs, LIBSVM's weighted_C and its warning);
 - for every pair i < j of classes: the binary problem over class i's rows (y = +1) then class j's (y = -1), solved
   by the generic SMO (cext/_smo.pyx: WSS 2, shrinking with -h, LIBSVM's stopping rule and rho) over a kernel
-  column cache of -m MB (cext/_kernel.pyx), from alpha = 0;
+  column cache of -m MB (cext/_kernel.pyx), from alpha = 0; the pairs, -b 1's folds and their lines are run in C,
+  in batches (cext/_smo.pyx's OneVsOne: a pair of LIBSVM's costs microseconds, less than a Python object);
 - the model: a row is a support vector if its alpha is non-zero in any of its pairs; SVs in grouped order;
   sv_coef[j-1] holds the coefficients (alpha_t y_t) of class i's SVs in pair (i, j), sv_coef[i] those of class
   j's; rho of every pair (llsvm.models.svm.SVMModel, LIBSVM's model file).
@@ -17,20 +18,20 @@ records them, progress_text prints them).
 gamma 0 or not given is 1/num_features (the largest feature index of the training data), as svm-train sets it.
 """
 import math
+from collections.abc import Sequence
 
 import numpy as np
 
 from .. import memory
 from .._ext import _kernel as KK
-from .._ext import _kpredict
 from .._ext import _smo
 from .._ext._rowops import row_sq_norms
 from ..errors import ParameterError
 from ..options import INT_MAX, SMOOptions
 from ..params import echo
-from ..models.svm import KERNEL_TYPES, SVMModel
+from ..models.svm import KERNEL_TYPES, refuse_nonfinite
 from .common import WARN_MAX_ITER, FitResult, class_costs
-from .ovo import Pairs, run_pairs
+from .ovo import Pairs, run_batched, run_pairs
 
 JSON_FIELDS = ("C", "eps", "kernel_type", "gamma", "degree", "coef0", "cache_size", "shrinking", "probability",
                "nr_class", "labels", "total_sv", "pairs")
@@ -52,64 +53,6 @@ def report_problem(reporter, out, line=""):
     reporter.info(line)
     reporter.info(f"obj = {out['obj']:f}, rho = {out['rho']:f}\n")
     reporter.info(f"nSV = {out['nSV']}, nBSV = {out['nBSV']}\n")
-
-
-def _report_pair(reporter, out, Cp, Cn, l, nu=None):
-    """A pair's lines: LIBSVM's solve_c_svc prints nu when both classes have the same C, solve_nu_svc (nu not
-    None) C = 1/r."""
-    if nu is not None:
-        report_problem(reporter, out, f"C = {out['C']:f}\n")
-        return
-    # Python floats: C l may overflow to inf (nu 0) without numpy's RuntimeWarning on stderr
-    report_problem(reporter, out, f"nu = {float(out['sum_alpha']) / (float(Cp) * l):f}\n" if Cp == Cn and Cp > 0
-                   else "")
-
-
-def svc_probability(ds, view, rows, y, Cp, Cn, opts, sq, params, perm, reporter, nr_fold=5, nu=None):
-    """(probA, probB) of one pair, LIBSVM's svm_binary_svc_probability: the pair's rows (labels y) cut into 5
-    folds in the order `perm` (LIBSVM draws it with rand(); here the seeded RNG), each fold's decision values from
-    the pair's SVM type trained on the other four (its rows +1 first, as svm_train groups them; a fold whose
-    training rows hold one class gets +1 or -1): a C-SVC of C = 1 and weights Cp and Cn, or with `nu` a nu-SVC of
-    that nu (LIBSVM's sub-parameters are the run's with C and weights changed, which nu-SVC does not read); then
-    Platt's sigmoid fitted to them (sigmoid_train). Each fold's training prints svm-train's lines, as LIBSVM's
-    nested svm_train does."""
-    l = rows.size
-    dec = np.zeros(l, np.float64)
-    for k in range(nr_fold):
-        begin, end = k * l // nr_fold, (k + 1) * l // nr_fold
-        train = np.concatenate([perm[:begin], perm[end:]])
-        test = perm[begin:end]
-        yt = y[train]
-        n_pos, n_neg = int((yt > 0).sum()), int((yt < 0).sum())
-        if n_pos == 0 or n_neg == 0:
-            dec[test] = 0.0 if n_pos == n_neg else (1.0 if n_pos else -1.0)
-            continue
-        grouped = np.concatenate([train[yt > 0], train[yt < 0]])
-        coef, out = solve_pair(view, rows[grouped], y[grouped], Cp, Cn, opts, sq, params.eps, params.max_iter,
-                               params.threads, nu=nu)
-        out.pop("cache")
-        _report_pair(reporter, out, Cp, Cn, grouped.size, nu)
-        sv = np.flatnonzero(coef)
-        reporter.info(f"Total nSV = {sv.size}\n")
-        n_sv_pos = int((y[grouped][sv] > 0).sum())
-        sub = SVMModel("c_svc" if nu is None else "nu_svc", KERNEL_TYPES[opts.kernel_type], opts.degree, opts.gamma,
-                       opts.coef0, np.array([out["rho"]]), coef[sv].reshape(1, -1), ds.take_rows(rows[grouped][sv]),
-                       label=np.array([1, -1]), nSV=np.array([n_sv_pos, sv.size - n_sv_pos]))
-        dec[test] = sub.decision_function(ds.take_rows(rows[test]))
-    return sigmoid_train(dec, y, reporter)
-
-
-def sigmoid_train(dec, y, reporter):
-    """Platt's sigmoid P(y = 1 | f) = 1 / (1 + exp(A f + B)) fitted to decision values f with labels y, as LIBSVM's
-    sigmoid_train (Lin, Lin, Weng, "A note on Platt's probabilistic outputs for support vector machines", 2007;
-    cext/_kpredict.pyx, LIBSVM's arithmetic): (A, B), with LIBSVM's message when the line search fails or the 100
-    iterations run out."""
-    A, B, status = _kpredict.sigmoid_train(np.ascontiguousarray(dec, np.float64), np.ascontiguousarray(y, np.float64))
-    if status == 1:
-        reporter.info("Line search fails in two-class probability estimates\n")
-    elif status == 2:
-        reporter.info("Reaching maximal iterations in two-class probability estimates\n")
-    return A, B
 
 
 def progress_text(events):
@@ -142,41 +85,6 @@ def solve(view, rows, y, p, alpha, Cp, Cn, opts, sq, eps, max_iter=None, n_threa
     cache.reset_order()
     out["cache"] = cache
     return out
-
-
-def solve_pair(view, rows, y, Cp, Cn, opts, sq, eps, max_iter=None, n_threads=1, cache=None, nu=None):
-    """One binary C-SVC problem over `rows` of the view (labels y, +1/-1): (alpha (signed: alpha_t y_t), result
-    dict of _smo.solve with the certificate, and "cache": the kernel cache, back in its first row order).
-    cache: a KernelCache of an earlier solve over the same rows and kernel (the grid search), or None.
-    nu: LIBSVM's nu-SVC instead (solve_nu_svc: Solver_NU from its start, box 1, then every alpha, rho and the
-    objective scaled by r, the C-SVC of C = 1/r it solves; out["C"] = 1/r); Cp and Cn are then unused."""
-    l = rows.size
-    alpha = np.zeros(l, np.float64)
-    if nu is None:
-        out = solve(view, rows, y, -np.ones(l), alpha, Cp, Cn, opts, sq, eps, max_iter, n_threads, cache)
-        G = out["G"]
-    else:
-        _smo.nu_start(y, nu * l / 2, 1.0, alpha)  # LIBSVM's start: each class's first rows at 1, then the rest
-        out = solve(view, rows, y, np.zeros(l), alpha, 1.0, 1.0, opts, sq, eps, max_iter, n_threads, cache, nu=True)
-        r = np.float64(out["r"])                 # r = 0 (a degenerate kernel): inf and nan as LIBSVM's, which
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):   # the caller then refuses
-            Cp = Cn = float(1.0 / r)
-            alpha *= 1.0 / r                     # LIBSVM: alpha[i] *= y[i] / r
-            out.update(rho=float(out["rho"] / r), obj=float(out["obj"] / (r * r)), C=Cp)
-            G = out["G"] / r - 1.0               # the C-SVC's gradient Q a - e at the scaled alpha
-    with np.errstate(over="ignore", invalid="ignore"):
-        C = np.where(y > 0, Cp, Cn)
-        # G_t + 1 = y_t sum_s alpha_s y_s K_ts, so y_t f(x_t) = G_t + 1 - y_t rho and a'Qa = a'(G + 1)
-        # element-wise sums, not BLAS: OpenBLAS's threads spin after a call and would take the core the kernel
-        # columns' OpenMP threads need
-        aQa = float((alpha * (G + 1.0)).sum())
-        hinge = np.maximum(0.0, -G + y * out["rho"])
-        primal = 0.5 * aQa + float((C * hinge).sum())
-        sum_alpha = float(alpha.sum())
-        dual = sum_alpha - 0.5 * aQa
-    out.update(primal=primal, dual=dual, nSV=int(np.count_nonzero(alpha)),
-               nBSV=int(np.count_nonzero((alpha != 0) & (np.abs(alpha) >= C))), sum_alpha=sum_alpha)
-    return alpha * y, out
 
 
 def kernel_text(opts):
@@ -225,10 +133,52 @@ def check_pair_finite(name, a, b, coef, rho, hint, rows):
                          f"number): {hint}")
 
 
+class PairResults(Sequence):
+    """The FitResult of every pair of a one-vs-one run, made when first read (a run of 200 classes has 19,900 pairs,
+    and a Python object costs more than a pair of LIBSVM's): stats (a row per pair, _smo.PAIR_STATS), the
+    coefficients (pair p at pairs.offsets[p]) and the Pairs. Pickled as the list of its results (llsvm.dask drops
+    their alpha first)."""
+
+    def __init__(self, stats, coef, pairs):
+        self.stats, self.coef, self.pairs = stats, coef, pairs
+        self._made = [None] * len(pairs.problems)
+
+    def __len__(self):
+        return len(self._made)
+
+    def __getitem__(self, p):
+        if isinstance(p, slice):
+            return [self[q] for q in range(*p.indices(len(self)))]
+        p = range(len(self))[p]
+        if self._made[p] is None:
+            pairs = self.pairs
+            self._made[p] = pair_result(self.stats[p], self.coef[pairs.offsets[p]:pairs.offsets[p + 1]],
+                                        pairs.pair_labels(p))
+        return self._made[p]
+
+    def __reduce__(self):
+        return list, (list(self),)
+
+
+def pair_result(st, coef, labels):
+    """A pair's FitResult from its row of statistics (_smo.PAIR_STATS) and its signed coefficients."""
+    s = dict(zip(_smo.PAIR_STATS, st.tolist()))
+    return FitResult(w=None, alpha=np.abs(coef), n_iter=int(s["n_iter"]), primal=s["primal"], dual=s["dual"],
+                     gap=s["primal"] - s["dual"], max_violation=s["gap"], nSV=int(s["nSV"]),
+                     converged=bool(s["converged"]), solver="smo",
+                     extra={"labels": labels, "nBSV": int(s["nBSV"]), "obj": s["obj"], "rho": s["rho"]})
+
+
+# a run's pairs are given to the kernel in calls of about this many seconds: their lines are printed as they come
+BATCH_SECONDS = 0.05
+
+
 class PairsRun:
     """The one-vs-one run of LIBSVM's C-SVC or nu-SVC on a loaded dataset, in parts: the set-up (this object: the
     pairs, class costs, kernel options and squared norms; its text goes to `reporter`), each pair (`pair`), and
-    the model (`model`). `fit` runs them in order; the cluster (llsvm.dask) runs the pairs as tasks."""
+    the model (`model`); or all of them (`run`), the pairs in batches of the kernel (cext/_smo.pyx's OneVsOne), as
+    `fit` runs them. The cluster (llsvm.dask) and the grid search (which keeps each pair's kernel cache) run the
+    pairs one by one."""
 
     def __init__(self, ds, params, reporter, n_features=None):
         self.ds, self.params = ds, params
@@ -244,44 +194,96 @@ class PairsRun:
         self.nu = params.nu if params.spec.name == "nu_svc" else None
         if self.nu is not None:
             check_nu_feasible(self.nu, self.pairs.count)
+        self._engine = None
+        self._mb = None
+
+    def engine(self, reporter):
+        """The kernel of the pairs (made once), its text on or off as `reporter` is quiet or not."""
+        if self._engine is None:
+            opts, params, pairs = self.opts, self.params, self.pairs
+            # -m is a cap, as LIBSVM's (its cache allocates as it fills): bounded by the memory available
+            self._mb = memory.cache_mb(opts.cache_size)
+            scratch = KK.KernelCache(self.view, np.empty(0, np.int64), opts.kernel_params(), self.sq, self._mb,
+                                     params.threads)
+            self._engine = _smo.OneVsOne(
+                scratch, pairs.perm, pairs.start, pairs.count, pairs.first, pairs.second, pairs.offsets, self.wC,
+                params.eps, -1 if params.max_iter is None else params.max_iter, bool(opts.shrinking), self.nu,
+                bool(opts.probability), WARN_MAX_ITER.encode("ascii"), False)
+        self._engine.quiet = bool(getattr(reporter, "quiet", False))
+        return self._engine
 
     def permutation(self, seeds, p):
         """-b 1's fold permutation of pair p, the next draw of `seeds` (the pairs draw in order); None without -b 1."""
-        return seeds.permutation(self.pairs.problems[p][2].size) if self.opts.probability else None
+        return seeds.permutation(self.pairs.size(p)) if self.opts.probability else None
+
+    def run(self, seeds, reporter):
+        """Every pair, in order (-b 1: their fold permutations drawn from `seeds` in turn), then the model."""
+        pairs = self.pairs
+        n, off = len(pairs.problems), pairs.offsets
+        perms = seeds.permutations(np.diff(off)) if self.opts.probability else None
+        engine = self.engine(reporter)
+        coef = np.empty(int(off[-1]), np.float64)
+        stats = np.empty((n, len(_smo.PAIR_STATS)), np.float64)
+        p = 0
+        while p < n:
+            q, status = engine.run(p, n, BATCH_SECONDS, coef[off[p]:], stats[p:],
+                                   None if perms is None else perms[off[p]:])
+            reporter.info(engine.take_text())
+            if status != _smo.PAIRS_OK:
+                self._refuse(q, status, coef[off[q]:off[q + 1]], stats[q])
+            p = q
+        col = {name: k for k, name in enumerate(_smo.PAIR_STATS)}
+        prob = self.opts.probability
+        return self._finish(coef, stats[:, col["rho"]], stats[:, col["probA"]] if prob else None,
+                            stats[:, col["probB"]] if prob else None, PairResults(stats, coef, pairs), reporter)
 
     def pair(self, p, perm, reporter, cache=None):
         """Pair p (its -b 1 fold permutation `perm`): (coef over its rows, FitResult, (probA, probB) or None, the
-        kernel cache it used)."""
-        ds, params, opts, wC, labels = self.ds, self.params, self.opts, self.wC, self.pairs.labels
-        i, j, rows, y = self.pairs.problems[p]
-        prob = None
-        if opts.probability:
-            # LIBSVM's svm_train: a pair's Platt scaling comes before its own solve
-            prob = svc_probability(ds, self.view, rows, y, wC[i], wC[j], opts, self.sq, params, perm, reporter,
-                                   nu=self.nu)
-        coef, out = solve_pair(self.view, rows, y, wC[i], wC[j], opts, self.sq, params.eps, params.max_iter,
-                               params.threads, cache=cache, nu=self.nu)
-        used = out.pop("cache")
+        kernel cache it used: `cache`, one of an earlier solve over its rows and kernel (the grid search), or a new
+        one)."""
+        rows = self.pairs.problem(p)[2]
+        if cache is None:
+            self.engine(reporter)
+            cache = KK.KernelCache(self.view, rows, self.opts.kernel_params(), self.sq, self._mb, self.params.threads)
+        engine = self.engine(reporter)
+        coef = np.empty(rows.size, np.float64)
+        stats = np.empty((1, len(_smo.PAIR_STATS)), np.float64)
+        _, status = engine.run(p, p + 1, math.inf, coef, stats, perm, cache)
+        reporter.info(engine.take_text())
+        if status != _smo.PAIRS_OK:
+            self._refuse(p, status, coef, stats[0])
+        st = dict(zip(_smo.PAIR_STATS, stats[0].tolist()))
+        return (coef, pair_result(stats[0], coef, self.pairs.pair_labels(p)),
+                (st["probA"], st["probB"]) if self.opts.probability else None, cache)
+
+    def _refuse(self, p, status, coef, st):
+        """Refuse pair p whose solution (status PAIR_NOT_FINITE) or one of whose -b 1 folds (FOLD_NOT_FINITE)
+        overflowed: the fold's model as SVMModel refuses it, the pair's as check_pair_finite does."""
+        if status == _smo.FOLD_NOT_FINITE:
+            engine = self._engine
+            if engine.fail_sv < 0:
+                refuse_nonfinite(np.array([engine.fail_rho]), "rho")
+            bad = np.zeros((1, engine.fail_sv + 1))
+            bad[0, -1] = engine.fail_coef
+            refuse_nonfinite(bad, "sv_coef")
+        i, j, rows, _ = self.pairs.problem(p)
+        wC, labels, s = self.wC, self.pairs.labels, dict(zip(_smo.PAIR_STATS, st.tolist()))
         hint = (f"C {float(wC[i]):g} and {float(wC[j]):g} with kernel values up to {self.top:g}; lower -c (or -wi) "
                 "or scale the features" if self.nu is None else
-                f"r = {out['r']:g}, C = 1/r (kernel values up to {self.top:g}); change the kernel (-t -g -r) or -n")
-        check_pair_finite(params.spec.name, int(labels[i]), int(labels[j]), coef, out["rho"], hint, rows)
-        _report_pair(reporter, out, wC[i], wC[j], rows.size, self.nu)
-        result = FitResult(w=None, alpha=np.abs(coef), n_iter=out["n_iter"], primal=out["primal"], dual=out["dual"],
-                           gap=out["primal"] - out["dual"], max_violation=out["gap"], nSV=out["nSV"],
-                           converged=out["converged"], solver="smo",
-                           extra={"labels": (int(labels[i]), int(labels[j])), "nBSV": out["nBSV"],
-                                  "obj": out["obj"], "rho": out["rho"]})
-        return coef, result, prob, used
+                f"r = {s['r']:g}, C = 1/r (kernel values up to {self.top:g}); change the kernel (-t -g -r) or -n")
+        check_pair_finite(self.params.spec.name, int(labels[i]), int(labels[j]), coef, s["rho"], hint, rows)
+        raise AssertionError(f"pair {p}: status {status} without a value that is not finite")
 
     def model(self, coefs, results, probs, reporter):
         """The SVMModel of the pairs' solutions (meta: results per pair, params, options, sv_indices)."""
+        prob = self.opts.probability
+        return self._finish(coefs, [r.extra["rho"] for r in results], [a for a, _ in probs] if prob else None,
+                            [b for _, b in probs] if prob else None, results, reporter)
+
+    def _finish(self, coefs, rho, probA, probB, results, reporter):
         opts = self.opts
-        probA = [a for a, _ in probs] if opts.probability else None
-        probB = [b for _, b in probs] if opts.probability else None
-        model, sv_rows = self.pairs.model(self.ds, coefs, [r.extra["rho"] for r in results], opts.kernel_type,
-                                          opts.degree, opts.gamma, opts.coef0, probA=probA, probB=probB,
-                                          svm_type="c_svc" if self.nu is None else "nu_svc")
+        model, sv_rows = self.pairs.model(self.ds, coefs, rho, opts.kernel_type, opts.degree, opts.gamma, opts.coef0,
+                                          probA=probA, probB=probB, svm_type="c_svc" if self.nu is None else "nu_svc")
         reporter.info(f"Total nSV = {model.total_sv}\n")
         model.meta = {"results": results, "params": self.params, "options": opts, "sv_indices": sv_rows + 1}
         return model
@@ -293,16 +295,20 @@ def fit(ds, params, reporter, n_features=None, context=None):
     context: a dict the grid search keeps across the cells of one kernel and fold: each pair's kernel cache is
     kept there and reused (its rows back in their first order), so a cell after the first starts with the columns
     its predecessors computed; the model does not depend on it."""
-    return run_pairs(PairsRun(ds, params, reporter, n_features), params.seed, reporter, context)
+    run = PairsRun(ds, params, reporter, n_features)
+    if context is None:
+        return run_batched(run, params.seed, reporter)
+    return run_pairs(run, params.seed, reporter, context)
 
 
 def check_nu_feasible(nu, count):
     """LIBSVM's svm_check_parameter for nu-SVC: every pair of classes (counts n1, n2) needs nu (n1 + n2) / 2 <=
     min(n1, n2)."""
-    for a in range(len(count)):
-        for b in range(a + 1, len(count)):
-            if nu * (count[a] + count[b]) / 2 > min(count[a], count[b]):
-                raise ParameterError("specified nu is infeasible")
+    count = np.asarray(count, np.int64)
+    for a in range(count.size - 1):
+        rest = count[a + 1:]
+        if (nu * (count[a] + rest) / 2 > np.minimum(count[a], rest)).any():
+            raise ParameterError("specified nu is infeasible")
 
 
 def metrics(model, params, ds):
