@@ -144,6 +144,7 @@ def model_weights(text, solver_type, labels, nr_feature, bias, nr_w):
 
 
 SWITCH_L1 = "Switching to the smoothed-hinge primal Newton (until the duality gap <= 0.1 % of the primal)\n"
+CERTIFY_L1 = "Going on by CG on the free dual variables (until the duality gap <= 0.1 % of the primal)\n"
 
 
 def blocks(stdout):
@@ -162,8 +163,9 @@ def blocks(stdout):
             n = newton.match(stdout, pos)
             assert n, stdout[pos:pos + 200]
             pos = n.end()
-        if m.group(4) == WARN_L1 and stdout.startswith(SWITCH_L1, pos):    # -s 3 -> the smoothed-hinge Newton
-            sh = re.compile(re.escape(SWITCH_L1) + r"(?:smoothed hinge delta = \S+: primal \S+ gap \S+\n)+"
+        if m.group(4) == WARN_L1 and stdout.startswith((SWITCH_L1, CERTIFY_L1), pos):   # -s 3 --certify
+            sh = re.compile("(?:" + re.escape(SWITCH_L1) + r"(?:smoothed hinge delta = \S+: primal \S+ gap \S+\n)+|"
+                            + re.escape(CERTIFY_L1) + r"(?:CG on the free variables, round \d+: primal \S+ gap \S+\n)+)"
                             r"primal \S+ dual \S+ relative gap \S+\n")
             n = sh.match(stdout, pos)
             assert n, stdout[pos:pos + 200]
@@ -366,7 +368,8 @@ def test_parameter_search_default_solver(runner, heart, monkeypatch, tmp_path):
     r = train(runner, "-C", "-q", heart)
     assert_exit(r, 0)
     assert check_search(r.stdout, start, quiet=True) == best
-    assert r.stderr == "Solver not specified. Using -s 2\n"       # fprintf(stderr) in LIBLINEAR: not quiet
+    # fprintf(stderr) in LIBLINEAR, which its -q leaves; llsvm's -q silences everything but errors (issue 43)
+    assert r.stderr == ""
 
 
 @pytest.mark.parametrize("solver,factor", [("3", 1), ("1", 2)])
@@ -569,7 +572,11 @@ def test_max_iter_switches_to_primal(runner, heart, tmp_path):
     r3 = train(runner, "--max-iter", "2", "-s", "3", heart, tmp_path / "m3")
     assert_exit(r3, 0)
     [(n_iter, _, _, warn)] = blocks(r3.stdout)
-    assert (n_iter, warn) == (2, WARN_L1) and SWITCH_L1 in r3.stdout     # then the smoothed-hinge primal Newton
+    assert (n_iter, warn) == (2, WARN_L1) and SWITCH_L1 not in r3.stdout   # LIBLINEAR's point (issue 43)
+    r3c = train(runner, "--max-iter", "2", "-s", "3", "--certify", heart, tmp_path / "m3c")
+    assert_exit(r3c, 0)
+    [(n_iter, _, _, warn)] = blocks(r3c.stdout)
+    assert (n_iter, warn) == (2, WARN_L1) and CERTIFY_L1 in r3c.stdout     # then on to a certified optimum
     # the warnings are LIBLINEAR's info(): -q silences them
     rq = train(runner, "-q", "--max-iter", "2", heart, tmp_path / "mq")
     assert_exit(rq, 0)

@@ -19,6 +19,12 @@ from ..fileutil import reset_commit
 JOBS = "--jobs"
 
 
+def batch_help(name):
+    """The help text's paragraph on the batch form of command `name`."""
+    return (f"Batch: {name} {JOBS} FILE runs the {name} command lines of FILE, one a line, in one process (the "
+            "start-up paid once); the first that fails ends it with its exit code.")
+
+
 class JobFileError(Exception):
     """The job file cannot be read (exit 1, as an input file that cannot be opened)."""
 

@@ -5,12 +5,12 @@ import click
 
 from ..errors import LLSVMError, ModelFormatError
 from ..fileutil import atomic_output
+from .jobs import batch_help
 from .common import (InputOpenError, arm_kernel_stop, check_input, check_writable, handle_errors, make_reporter,
                      os_errors, write_json)
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]},
-               epilog="Batch: llsvm-predict --jobs FILE runs the llsvm-predict command lines of FILE, one a line, in "
-                      "one process (the start-up paid once); the first that fails ends it with its exit code.")
+               epilog=batch_help("llsvm-predict"))
 @click.argument("test_file")
 @click.argument("model_file")
 @click.argument("output_file")

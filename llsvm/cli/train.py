@@ -19,6 +19,7 @@ from ..params import specs
 from ..report import Reporter, write_standard
 from .common import arm_kernel_stop, check_input, check_writable, handle_errors, os_errors, peak_rss_mb, write_json
 from .declare import find_C_command, overflow_hint, read_request, table_options
+from .jobs import batch_help
 
 # NumPy's floating-point RuntimeWarnings (np.errstate's over, invalid, divide and under)
 FLOATING_POINT_WARNINGS = r"(overflow|invalid value|divide by zero|underflow) encountered"
@@ -78,8 +79,7 @@ def _check_grid(req):
 
 @click.command(cls=LiblinearCommand, context_settings={"help_option_names": ["--help"]},
                epilog=_solver_lines() + "\n\nWeights: -wi weight (e.g. -w1 5 -w-1 2) multiplies C of class i by "
-               "weight.\n\nBatch: llsvm-train --jobs FILE runs the llsvm-train command lines of FILE, one a line, in one "
-               "process (the start-up paid once); the first that fails ends it with its exit code.")
+               "weight.\n\n" + batch_help("llsvm-train"))
 @click.argument("training_set_file")
 @click.argument("model_file", required=False)
 @table_options
@@ -141,17 +141,17 @@ def _run(req, grid, training_set_file, model_file, reporter):
     if grid is not None:
         from ..solvers.grid import grid_search, grid_table
         result = found or grid_search(ds, req.nr_fold or 5, grid, reporter=reporter, params=params)
-        _stdout(grid_table(result))
+        write_standard("stdout", grid_table(result))
         summary = {"nr_fold": result.nr_fold, "cells": result.cells, "best": result.best, **getattr(result, "meta", {})}
     elif req.find_C:                # with --dask: the search ran on the cluster, its lines printed
         found = found or find_C_command(trainer.find_parameter_C, ds, req, reporter)
         text, summary = trainer.search_summary(found, params)
-        _stdout(text)
+        write_standard("stdout", text)
         summary.update(getattr(found, "meta", {}))
     elif req.nr_fold is not None:
         target = found.target if found else trainer.cross_validation(ds, req.nr_fold, reporter=reporter, params=params)
         text, summary = trainer.cv_summary(target, found.y if found else ds.y, params)
-        _stdout(text)
+        write_standard("stdout", text)
         summary = {"nr_fold": req.nr_fold, **summary, **getattr(found, "meta", {})}
     else:
         model = trainer.train(ds, reporter=reporter, params=params)
@@ -190,10 +190,6 @@ def _finish(model, model_file, json_file, ds, load_s, train_s, params):
             raise exc.with_hint(overflow_hint(params)) from None
     if json_file:
         write_json(json_file, metrics(model, ds, load_s, train_s, params))
-
-
-def _stdout(s):
-    write_standard("stdout", s)
 
 
 if __name__ == "__main__":  # python -m llsvm.cli.train
