@@ -67,5 +67,10 @@ class ParameterError(LLSVMError):
     """An option or argument out of its range."""
 
 
+class CheckParameterError(ParameterError):
+    """A parameter that LIBLINEAR's check_parameter or LIBSVM's svm_check_parameter refuses, found only once the data
+    are read (LIBSVM's nu feasibility needs the class counts): the command prints it as they do, "ERROR: ..."."""
+
+
 class ConvergenceWarning(UserWarning):
     """The iteration limit was hit before the stopping rule held."""

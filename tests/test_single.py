@@ -129,7 +129,7 @@ def test_nu_svc_refusals(shared_plain, tmp_path):
     data = write_small_set(tmp_path / "d.txt", 40, labels=(1, 1, 1, -1), n_features=4, nnz=2)
     r = CliRunner().invoke(train_main, ["-s", "nu_svc", "-n", "0.9", str(data), str(tmp_path / "m")])
     assert_exit(r, 1)
-    assert r.stderr == "Error: specified nu is infeasible\n" and not (tmp_path / "m").exists()
+    assert r.stderr == "ERROR: specified nu is infeasible\n" and not (tmp_path / "m").exists()     # LIBSVM's words
     r = CliRunner().invoke(train_main, ["-s", "nu_svc", "-q", "-t", "3", "-g", "0.5", str(shared_plain("fourclass")),
                                         str(tmp_path / "m")])
     assert_exit(r, 1)

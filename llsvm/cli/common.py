@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from ..errors import DataFormatError, LLSVMError
+from ..errors import CheckParameterError, DataFormatError, LLSVMError
 from ..fileutil import output_committed, reset_commit
 from ..report import Reporter, reader_gone, silence
 
@@ -39,7 +39,7 @@ class _Interrupted:
 
 def report_error(exc):
     """Print an LLSVMError the LIBLINEAR way on stderr."""
-    if isinstance(exc, ParamError):
+    if isinstance(exc, (ParamError, CheckParameterError)):
         click.echo(f"ERROR: {exc}", err=True)
     elif isinstance(exc, DataFormatError) and exc.line > 0:
         click.echo(f"Wrong input format at line {exc.line}", err=True)

@@ -26,7 +26,7 @@ from .. import memory
 from .._ext import _kernel as KK
 from .._ext import _smo
 from .._ext._rowops import row_sq_norms
-from ..errors import ParameterError
+from ..errors import CheckParameterError, ParameterError
 from ..options import INT_MAX, SMOOptions
 from ..params import echo
 from ..models.svm import KERNEL_TYPES, refuse_nonfinite
@@ -308,7 +308,7 @@ def check_nu_feasible(nu, count):
     for a in range(count.size - 1):
         rest = count[a + 1:]
         if (nu * (count[a] + rest) / 2 > np.minimum(count[a], rest)).any():
-            raise ParameterError("specified nu is infeasible")
+            raise CheckParameterError("specified nu is infeasible")
 
 
 def metrics(model, params, ds):
