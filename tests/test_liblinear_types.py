@@ -413,8 +413,10 @@ def test_cli_refusals(shared_plain, tmp_path):
     assert r.exit_code == 1 and "-p applies only to -s 11, -s 12, -s 13 and -s epsilon_svr" in r.output
     r = run(train_main, ["-s", "21", "-B", "1", data])
     assert r.exit_code == 1 and "ONECLASS_SVM" in r.output
+    r = run(train_main, ["-s", "21", "-c", "2", data, str(tmp_path / "m")])
+    assert r.exit_code == 0 and "-c does not apply to -s 21" in r.stderr
     r = run(train_main, ["-s", "21", "-c", "2", "-q", data, str(tmp_path / "m")])
-    assert r.exit_code == 0 and "-c does not apply to -s 21" in r.output
+    assert r.exit_code == 0 and r.output == ""          # -q: nothing but errors (issue 43)
 
 
 def test_regression_targets_are_real_values(tmp_path):
