@@ -114,6 +114,13 @@ def package_pxds():
 package_pxds()
 
 
+# libm linked by name: the kernels' exp, log, tanh and pow then bind to glibc's current versions at link time. Left
+# unresolved, the dynamic linker binds them to the oldest (exp@GLIBC_2.2.5: SVID error handling, __kernel_standard on
+# every underflow), which cost -s epsilon_svr on svmguide1 (RBF values underflowing) 12 % of its time in xflow and
+# __kernel_standard; svm-train links exp@GLIBC_2.29. The same functions, the same values.
+LIBM = [] if sys.platform == "win32" else ["m"]
+
+
 def _stem(path):
     return os.path.splitext(os.path.basename(path))[0]
 
@@ -126,6 +133,7 @@ extensions = [Extension(SHARED_UTILITY, [os.path.join("cext", "_cyutility.c")], 
         define_macros=MACROS,
         extra_compile_args=COMPILE_ARGS + (OPENMP_FLAG if _stem(path) in OPENMP else []),
         extra_link_args=OPENMP_FLAG if _stem(path) in OPENMP else [],
+        libraries=LIBM,
     )
     for path in sorted(glob.glob(os.path.join("cext", "*.pyx")))
 ]

@@ -37,6 +37,13 @@ cdef class KernelCache:
     cdef int retarget(self, const int64_t* rows, int64_t l) noexcept nogil
 
 
+cdef class DoubledCache(KernelCache):
+    cdef KernelCache inner          # the m rows' columns, full length m, never swapped
+    cdef int64_t* index             # position (0 .. 2m-1) -> its row in inner (LIBSVM's SVR_Q index)
+    cdef float* buf                 # two columns of 2m floats, used in turn (LIBSVM's SVR_Q buffer[2])
+    cdef int which
+
+
 # LIBSVM's kernel parameters from a mapping (kernel_type, degree, gamma, coef0), checked with LIBSVM's refusals: the
 # one parser of them for every kernel module
 cdef KernelParams kernel_params(params) except *

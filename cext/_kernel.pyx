@@ -520,3 +520,72 @@ cdef class KernelCache:
         return {"hits": self.hits, "misses": self.misses, "evictions": self.evictions, "dropped": self.dropped,
                 "columns": n_cols, "capacity": self.n_slots, "bytes_in_use": self.n_filled * <int64_t>sizeof(float),
                 "capacity_bytes": self.n_slots * self.l * <int64_t>sizeof(float)}
+
+
+cdef class DoubledCache(KernelCache):
+    """DoubledCache(inner): the 2m variables of epsilon-SVR and nu-SVR over the m rows of the KernelCache `inner`,
+    as LIBSVM's SVR_Q: position p starts as row p mod m (the variables alpha_p and alpha*_p of row p); the column of
+    position j is inner's column of its row, computed once and at full length m for both of the row's variables,
+    copied in the positions' order into one of two buffers used in turn (so the previous call's column survives
+    this one); swap exchanges two positions' rows only, and inner is never swapped. Holding 2m-long columns of
+    duplicated rows instead computed every kernel value twice and swapped every cached column at each shrink (2x
+    svm-train's time on svmguide1 -s epsilon_svr). The values are inner's: the same floats, the same solve."""
+
+    def __init__(self, KernelCache inner not None):
+        cdef int64_t m = inner.l, p
+        if self.index != NULL:
+            raise RuntimeError("DoubledCache is initialized once")
+        self.inner = inner
+        self.l = 2 * m
+        self.n_threads = inner.n_threads
+        self.cache_size = inner.cache_size
+        self.index = <int64_t*>malloc(max(2 * m, 1) * sizeof(int64_t))
+        self.buf = <float*>malloc(max(4 * m, 1) * sizeof(float))
+        if self.index == NULL or self.buf == NULL:
+            raise MemoryError(f"kernel cache: the positions and two columns of {2 * m} variables")
+        for p in range(2 * m):
+            self.index[p] = p % m
+        self.which = 0
+
+    def __dealloc__(self):
+        free(self.index)
+        free(self.buf)
+
+    cdef const float* get_column(self, int64_t j, int64_t length) noexcept nogil:
+        cdef int64_t k
+        cdef const float* data = self.inner.get_column(self.index[j], self.inner.l)
+        cdef float* out = self.buf + self.which * self.l
+        self.which = 1 - self.which
+        for k in range(length):
+            out[k] = data[self.index[k]]
+        return out
+
+    cdef void swap(self, int64_t i, int64_t j) noexcept nogil:
+        cdef int64_t t = self.index[i]
+        self.index[i] = self.index[j]
+        self.index[j] = t
+
+    cdef int retarget(self, const int64_t* rows, int64_t l) noexcept nogil:
+        return -1           # one-vs-one retargets caches of pairs' rows, never of doubled rows
+
+    def reset_order(self):
+        """Every position back to its row at construction (p mod m)."""
+        cdef int64_t p, m = self.inner.l
+        for p in range(self.l):
+            self.index[p] = p % m
+
+    def cached_length(self, int64_t j):
+        """How many entries of the column of position j's row inner holds."""
+        if j < 0 or j >= self.l:
+            raise ValueError(f"column {j} out of range for {self.l} rows")
+        return self.inner.length[self.index[j]]
+
+    @property
+    def order(self):
+        """inner's row (0 .. m-1) at each position, a copy."""
+        return np.array([self.index[k] for k in range(self.l)], dtype=np.int64)
+
+    @property
+    def stats(self):
+        """inner's statistics (its columns are the rows')."""
+        return self.inner.stats

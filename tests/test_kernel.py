@@ -376,3 +376,31 @@ def test_columns_bit_for_bit_with_the_merge_and_any_threads(p, dtype):
         np.testing.assert_array_equal(two.column(j, 3000), one.column(j, 3000))
     with pytest.raises(ValueError, match="n_threads"):
         K.KernelCache(X, rows, p, sq, 100.0, n_threads=0)
+
+
+@pytest.mark.parametrize("n_columns", [2, 7, 60])
+def test_doubled_cache_is_the_cache_of_the_rows_twice(n_columns):
+    """DoubledCache (LIBSVM's SVR_Q: epsilon-SVR's and nu-SVR's 2m variables over m rows) gives, under any budget and
+    any sequence of swaps, the columns bit for bit of a plain cache over the rows twice swapped alike, while each
+    row's column is computed once (no column of the doubled positions), and reset_order undoes the swaps."""
+    M, X, sq = cache_problem()
+    p = {"kernel_type": 2, "gamma": 0.5}
+    m = 60
+    twice = np.concatenate([np.arange(m), np.arange(m)]).astype(np.int64)
+    plain = K.KernelCache(X, twice, p, sq)
+    doubled = K.DoubledCache(K.KernelCache(X, None, p, sq, mb_for_columns(m, n_columns)))
+    assert doubled.l == 2 * m
+    rng = np.random.default_rng(4)
+    for _ in range(400):
+        if rng.random() < 0.3:
+            i, j = (int(v) for v in rng.integers(2 * m, size=2))
+            plain.swap_index(i, j)
+            doubled.swap_index(i, j)
+        else:
+            j, length = int(rng.integers(2 * m)), int(rng.integers(1, 2 * m + 1))
+            np.testing.assert_array_equal(doubled.column(j, length), plain.column(j, length))
+    np.testing.assert_array_equal(doubled.order, plain.order % m)
+    st = doubled.stats
+    assert st["columns"] <= n_columns and st["bytes_in_use"] <= st["capacity_bytes"] == n_columns * m * 4
+    doubled.reset_order()
+    np.testing.assert_array_equal(doubled.order, np.arange(2 * m) % m)

@@ -69,7 +69,7 @@ def fit(ds, params, reporter, n_features=None, context=None):
         C = 1.0
         hint = f"kernel values up to {top:g}; scale the features"
     out = solve(view, rows, y, p, alpha, C, C, opts, sq, params.eps, params.max_iter, params.threads,
-                nu=spec.name == "nu_svr")
+                nu=spec.name == "nu_svr", doubled=svr)
     out.pop("cache")
     coef = alpha[:l] - alpha[l:] if svr else alpha
     check_pair_finite(spec.name, 1, -1, coef, out["rho"], hint, everything)

@@ -63,18 +63,24 @@ def progress_text(events):
     return events.decode("ascii").replace("W", "\nWARNING: using -h 0 may be faster\n")
 
 
-def solve(view, rows, y, p, alpha, Cp, Cn, opts, sq, eps, max_iter=None, n_threads=1, cache=None, nu=False):
+def solve(view, rows, y, p, alpha, Cp, Cn, opts, sq, eps, max_iter=None, n_threads=1, cache=None, nu=False,
+          doubled=False):
     """LIBSVM's Solver over positions that are rows of the view (a row may come twice: epsilon-SVR's 2l
     variables), labels y (+1/-1), linear term p, feasible start alpha (receives the solution), box Cp / Cn: the
     result dict of _smo.solve, with "cache", the kernel cache back in its first row order. cache: a KernelCache of
-    an earlier solve over the same rows and kernel (the grid search), or None."""
+    an earlier solve over the same rows and kernel (the grid search), or None. doubled: rows is m rows twice
+    (epsilon-SVR's and nu-SVR's 2m variables), and the cache holds the m rows' columns once (KK.DoubledCache, LIBSVM's
+    SVR_Q)."""
     l = rows.size
     params = opts.kernel_params()
     QD = np.empty(l, np.float64)
     KK.kernel_diag(rows, params, sq, QD)
     if cache is None:
         # -m is a cap, as LIBSVM's (its cache allocates as it fills): bounded by the memory available
-        cache = KK.KernelCache(view, rows, params, sq, memory.cache_mb(opts.cache_size), n_threads)
+        once = rows[:l // 2] if doubled else rows
+        cache = KK.KernelCache(view, once, params, sq, memory.cache_mb(opts.cache_size), n_threads)
+        if doubled:
+            cache = KK.DoubledCache(cache)
     # a huge C (-c 1e308) may overflow the certificate's sums (inf or nan, reported as such) or the solve itself
     # (the caller refuses a rho or coefficient that is not finite: check_pair_finite); numpy's RuntimeWarnings
     # never reach stderr
