@@ -910,6 +910,10 @@ def test_jobs_stop_at_the_first_failure(heart, tmp_path):
     p = run("--jobs", "-", input=f"-q '{heart}' {tmp_path / 'never'}\n-q \"{heart}\n")
     assert p.returncode == 2 and p.stderr.endswith("Error: -:2: no closing quotation\n")
     assert not (tmp_path / "never").exists()
+    for nested in ("--jobs other.txt", "-q --jobs=other.txt"):
+        p = run("--jobs", "-", input=f"-q '{heart}' {tmp_path / 'never'}\n{nested}\n")
+        assert p.returncode == 2 and p.stderr.endswith("Error: -:2: a job cannot be a batch itself (--jobs)\n")
+        assert not (tmp_path / "never").exists()
     p = run("--jobs", str(tmp_path / "absent"))
     assert p.returncode == 1 and p.stderr == f"llsvm-train --jobs: can't open job file {tmp_path / 'absent'}: " \
                                              "No such file or directory\n"

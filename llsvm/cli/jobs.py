@@ -57,7 +57,7 @@ def read_jobs(path, name):
         if argv and argv[0] in (name, name + ".exe") or argv and argv[0].endswith("/" + name):
             argv = argv[1:]
         if argv:
-            if jobs_argument(argv[:2]) is not None or JOBS in argv:
+            if any(a == JOBS or a.startswith(JOBS + "=") for a in argv):
                 raise click.UsageError(f"{path}:{lineno}: a job cannot be a batch itself ({JOBS})")
             jobs.append((lineno, argv))
     return jobs

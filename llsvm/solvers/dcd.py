@@ -4,9 +4,9 @@ large-scale linear SVM", ICML 2008, Algorithm 3), around the kernel of cext/_lin
 
 The driver owns the outer loop (the kernel runs 10 iterations a call), LIBLINEAR's output lines and warnings, the
 certificate of the result and, for -s 1, LIBLINEAR's switch to -s 2 at the iteration limit. At the defaults both
-stop where LIBLINEAR 2.50 stops; -s 3 --certify goes on to a certified optimum (smooth_hinge.py). Kernels see a binary
-subproblem: the dataset's row view, `rows` (the rows it uses, empty for all), labels y in {-1,+1} (int8) and
-per-class costs Cp, Cn.
+stop where LIBLINEAR 2.50 stops; -s 3 --certify goes on to a certified optimum (dual_cg.py, smooth_hinge.py).
+Kernels see a binary subproblem: the dataset's row view, `rows` (the rows it uses, empty for all), labels y in
+{-1,+1} (int8) and per-class costs Cp, Cn.
 """
 import numpy as np
 
@@ -24,7 +24,7 @@ PASSCODE_STALL_EPOCHS = 50     # iterations without progress before PASSCoDe han
 # -s 3 --certify's stall check: at STALL_CHECK_ITER iterations (if the dual has not stopped), the certificate is taken once
 # (one pass); a duality gap above STALL_GAP of the primal means a dual that creeps (skin_nonskin: 0.998 there, and
 # LIBLINEAR's 300 iterations still end 50 % above the optimum; the generated dense set, which converges at 118:
-# 1.4e-4), and the run goes on by the smoothed-hinge primal Newton as at the limit.
+# 1.4e-4), and the run goes on at once, as where the dual stops (_primal_after_limit).
 STALL_CHECK_ITER = 100
 STALL_GAP = 0.5
 # -s 3 --certify: CG on the free dual variables first where rows <= this many times the features (usps.t: 8 and
@@ -38,7 +38,8 @@ def train_one(sub, params, seed, reporter, warm=None):
 
     -s 3 stops where LIBLINEAR's stops (-e, or the iteration limit with its warning) and gives its point. With
     params.certify it goes on: the stall check at STALL_CHECK_ITER iterations, and from wherever the dual stopped
-    with a duality gap above REL_GAP of the primal, the smoothed-hinge primal Newton (_primal_after_limit)."""
+    with a duality gap above REL_GAP of the primal, CG on the free dual variables or the smoothed-hinge primal
+    Newton (_primal_after_limit)."""
     l1 = params.solver == L2R_L1LOSS_SVC_DUAL
     certify_opt = l1 and params.certify
     max_iter = params.max_iter or params.spec.default_max_iter
