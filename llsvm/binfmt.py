@@ -41,7 +41,7 @@ import numpy as np
 from ._ext._rowops import CSR_OFFSETS, CSR_ORDER, CSR_RANGE, block_stats, check_block, check_csr
 from .dataset import MAX_LABELS, CSRDataset, Dataset, RowError, block_rows_for, label_table, norm_overflow
 from .errors import DataFormatError, ParameterError
-from .fileutil import _temp_beside, commit_output, discard_temporary, rename_temporary
+from .fileutil import commit_output, discard_temporary, rename_temporary, temp_beside
 
 
 def crc32(data, value=0):
@@ -186,7 +186,7 @@ class BinaryWriter:
         if spare is not None:       # written over from its start, cut to length by close()
             fd, self._tmp = os.open(spare, os.O_WRONLY | getattr(os, "O_CLOEXEC", 0)), spare
         else:
-            fd, self._tmp = _temp_beside(self.path)
+            fd, self._tmp = temp_beside(self.path)
         self._reused = spare is not None
         try:
             self._f = os.fdopen(fd, "wb")

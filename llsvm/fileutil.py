@@ -171,7 +171,8 @@ def _special(path):
     return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
 
-def _temp_beside(path):
+def temp_beside(path):
+    """(fd, path) of a new hidden temporary file in the folder of `path` (so that its rename onto `path` is atomic)."""
     return temporary_file(os.path.dirname(os.path.abspath(path)), "." + os.path.basename(path) + ".")
 
 
@@ -191,7 +192,7 @@ def atomic_output(path, mode="wb"):
         with open(path, mode, **({} if "b" in mode else {"encoding": "ascii", "newline": "\n"})) as f:
             yield f
         return
-    fd, tmp = _temp_beside(path)
+    fd, tmp = temp_beside(path)
     try:
         with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "ascii", "newline": "\n"})) as f:
             yield f
