@@ -128,20 +128,30 @@ class Reporter:
 
 
 class _Buffered(Reporter):
-    """Keeps info and warning text in order; `replay()` hands it to the parent reporter."""
+    """Keeps info and warning text in order: `items`, a list of (is_info, text), plain data that can cross to
+    another process (llsvm.dask's tasks send theirs back); `replay()` hands it to the parent reporter."""
 
     def __init__(self, parent):
         self.quiet = parent.quiet
         self.progress = False
-        self._items = []
-        self._out = lambda text: self._items.append((True, text))
-        self._err = lambda text: self._items.append((False, text))
+        self.items = []
+        self._out = lambda text: self.items.append((True, text))
+        self._err = lambda text: self.items.append((False, text))
         self._err_target = None
 
+    @property
+    def _items(self):  # TEMP
+        return self.items
+
     def replay(self, parent):
-        for is_info, text in self._items:
-            (parent.info if is_info else parent.warning)(text)
-        self._items = []
+        replay(self.items, parent)
+        self.items = []
+
+
+def replay(items, reporter):
+    """Say a buffered reporter's `items` ((is_info, text), in order) through `reporter`."""
+    for is_info, text in items:
+        (reporter.info if is_info else reporter.warning)(text)
 
 
 def as_reporter(reporter=None, say=None, warn=None):

@@ -33,7 +33,7 @@ def _single(ds, kw):
     params = trainer.checked_params(None, dict(kw))
     lines = []
     rep = as_reporter(say=lines.append)
-    labels, cls = trainer._labels_of(ds.y, params)
+    labels, cls = trainer.labels_of(ds.y, params)
     if params.spec.task == "regression":
         sub = trainer._whole_problem(ds, None, None, None, params, rep)
     else:

@@ -105,14 +105,14 @@ def _whole_problem(view, cls, labels, rows, params, reporter):
                       C_class=class_costs(params.C, params.weights, labels, reporter))
 
 
-def _labels_of(ds_y, params):
+def labels_of(ds_y, params):
     """(labels, class index of every row) of a spec's training rows; (None, None) for regression and one-class."""
     if params.spec.task in ("regression", "oneclass"):
         return None, None
     return group_classes(ds_y)
 
 
-def _warn_ignored(params, reporter):
+def warn_ignored(params, reporter):
     """LIBLINEAR ignores -wi for regression and the one-class SVM, and -c for the one-class SVM: say so."""
     task = params.spec.task
     if task in ("regression", "oneclass") and params.weights:
@@ -169,7 +169,9 @@ def _fit(view, cls, labels, rows, params, seeds, reporter, warms=None, threads=N
     return W, results
 
 
-def _model(params, labels, n_features, W, results):
+def linear_model(params, labels, n_features, W, results):
+    """The Model of a random-access run: LIBLINEAR's model of the weight columns W, its meta the problems'
+    FitResults and the Params (regression and the one-class SVM: nr_class 2, no labels, -s 21's rho)."""
     meta = {"results": results, "params": params}
     if labels is None:            # regression and the one-class SVM: nr_class 2, no labels (LIBLINEAR's models)
         return Model(params.spec.solver_type, 2, None, n_features, params.bias, W,
@@ -190,7 +192,7 @@ def make_driver(params, reporter, zero_based=False, progress=None):
     return registry.driver(params.spec)(params, reporter, zero_based=zero_based, progress=progress)
 
 
-def _warn_unconverged(silent, results):
+def warn_unconverged(silent, results):
     """A library call that prints nothing says through Python's warnings that the iteration limit was hit."""
     if silent and not all(r.converged for r in results):
         warnings.warn(ConvergenceWarning("reaching max number of iterations"), stacklevel=3)
@@ -229,23 +231,23 @@ def train(data, y=None, *, params=None, reporter=None, say=None, warn=None, warm
         if not isinstance(data, (str, os.PathLike)) and not hasattr(data, "iter_blocks"):
             data = as_dataset(data, y)
         model = make_driver(params, rep).fit(data)
-        _warn_unconverged(reporter is None and say is None, model.meta["results"])
+        warn_unconverged(reporter is None and say is None, model.meta["results"])
         return model
     ds = as_dataset(data, y, params)
     if ds.n_rows == 0:
         raise ParameterError("no training data")
     if params.spec.access == "loaded":
         model = registry.driver(params.spec)(ds, params, rep)
-        _warn_unconverged(reporter is None and say is None, model.meta["results"])
+        warn_unconverged(reporter is None and say is None, model.meta["results"])
         return model
-    _warn_ignored(params, rep)
-    labels, cls = _labels_of(ds.y, params)
+    warn_ignored(params, rep)
+    labels, cls = labels_of(ds.y, params)
     warms = None if warm is None else _warm_starts(warm, params, labels)
     if warms is not None and any(w["alpha"] is not None and w["alpha"].shape[0] != ds.n_rows for w in warms):
         raise ParameterError("a warm start needs a model of the same rows (its alpha has one value per row)")
     W, results = _fit(ds, cls, labels, None, params, Seeds(params.seed), rep, warms=warms)
-    _warn_unconverged(reporter is None and say is None, results)
-    return _model(params, labels, ds.n_features, W, results)
+    warn_unconverged(reporter is None and say is None, results)
+    return linear_model(params, labels, ds.n_features, W, results)
 
 
 def _predict_rows(view, model, rows, bias):
@@ -288,13 +290,13 @@ def cv_fold(ds, params, folds, fold_seeds, i, s):
     if spec.streams:
         model = make_driver(params.but(threads=1, seed=fold_seeds[i]), s).fit(ds.take_rows(tr))
         return te, model.predict(ds.take_rows(te))
-    labels, cls = _labels_of(ds.y[tr], params)
+    labels, cls = labels_of(ds.y[tr], params)
     full_cls = None
     if cls is not None:
         full_cls = np.empty(ds.n_rows, np.int64)
         full_cls[tr] = cls
     W, results = _fit(ds, full_cls, labels, tr, params, Seeds(fold_seeds[i]), s, threads=1)
-    return te, _predict_rows(ds, _model(params, labels, ds.n_features, W, results), te, params.bias)
+    return te, _predict_rows(ds, linear_model(params, labels, ds.n_features, W, results), te, params.bias)
 
 
 def cv_check(params):
@@ -308,7 +310,7 @@ def cross_validation(data, nr_fold, y=None, *, params=None, reporter=None, say=N
     cv_check(params)
     reporter = as_reporter(reporter, say, warn)
     ds = as_dataset(data, y, params)
-    _warn_ignored(params, reporter)
+    warn_ignored(params, reporter)
     folds, fold_seeds = cv_plan(ds, nr_fold, params, reporter)
     target = np.empty(ds.n_rows, np.float64)
     # a loaded driver's threads compute its kernel columns: its folds run one after the other
@@ -378,7 +380,7 @@ def csearch_folds(ds, nr_fold, params, reporter):
     fold_seeds = [seeds.next() for _ in folds]
     plan = []
     for (tr, te), seed in zip(folds, fold_seeds):
-        labels, cls = _labels_of(ds.y[tr], params)
+        labels, cls = labels_of(ds.y[tr], params)
         full_cls = None
         if cls is not None:
             full_cls = np.empty(l, np.int64)
@@ -441,7 +443,7 @@ def csearch_fold(ds, fold, params, prev):
     if prev is not None:
         warms = [{"w": r.w, "alpha": None if r.alpha is None else r.alpha * C_RATIO} for r in prev[1]]
     W, results = _fit(ds, full_cls, labels, tr, params, Seeds(seed), as_reporter(), warms=warms, threads=1)
-    pred = np.asarray(_predict_rows(ds, _model(params, labels, ds.n_features, W, results), te, params.bias),
+    pred = np.asarray(_predict_rows(ds, linear_model(params, labels, ds.n_features, W, results), te, params.bias),
                       np.float64)
     changed = prev is not None and float(np.sqrt(((W - prev[0]) ** 2).sum())) > 1e-15
     if params.spec.task == "regression":
@@ -532,3 +534,5 @@ def search_summary(found, params):
     best_C, best_rate = found
     return (f"Best C = {best_C:g}  CV accuracy = {100.0 * best_rate:g}%\n",
             {"best_C": best_C, "cv_accuracy": 100.0 * best_rate})
+
+_labels_of, _warn_ignored, _warn_unconverged, _model = labels_of, warn_ignored, warn_unconverged, linear_model  # TEMP
