@@ -158,14 +158,7 @@ def _pair_list(view, members, labels, i, j, opts, params, reporter):
     return nodes, _leaf(yS, int(labels[i]), int(labels[j])), stalled
 
 
-def _lists(ds, cls, labels, opts, params, reporter, rows=None):
-    """Every pair's list over `rows` (None: all): [(nodes, leaf, stalled)] in pair order."""
-    view = ds.row_view()
-    members = _class_rows(cls, labels.size, rows)
-    return [_pair_list(view, members, labels, i, j, opts, params, reporter) for i, j in _pairs_of(labels.size)]
-
-
-def _pairs_of(k):
+def pairs_of(k):
     """The pairs (i, j), i < j, of k classes in LIBSVM's order."""
     return [(i, j) for i in range(k) for j in range(i + 1, k)]
 
@@ -241,12 +234,12 @@ def _split(ds, opts, params, reporter):
 
 
 def _cuts(ds, cls, labels, opts, va, lists, rbf):
-    """R6's cut of every pair's list, from the lists (_lists) and the RBF node (_rbf) of the split's training rows,
+    """R6's cut of every pair's list, from the lists (TreeRun.lists) and the RBF node (_rbf) of the split's training rows,
     on its validation rows `va`: per pair (the cut, [(accuracy, expected cost) of every cut])."""
     vds = ds.take_rows(va)
     rdec = rbf.decision_function(vds).reshape(va.size, -1)
     cuts = []
-    for p, ((i, j), (nodes, leaf, stalled)) in enumerate(zip(_pairs_of(labels.size), lists)):
+    for p, ((i, j), (nodes, leaf, stalled)) in enumerate(zip(pairs_of(labels.size), lists)):
         mask = (cls[va] == i) | (cls[va] == j)
         sub = vds.take_rows(np.flatnonzero(mask))
         yv = np.where(cls[va][mask] == i, labels[i], labels[j])
@@ -257,14 +250,6 @@ def _cuts(ds, cls, labels, opts, va, lists, rbf):
         costs = _cut_costs(first, len(nodes), stalled, yv, node_label, leaf, rbf_label, rbf.total_sv)
         cuts.append((_choose_cut(costs, opts.rbf_tol), costs))
     return cuts
-
-
-def _auto_cuts(ds, cls, labels, opts, params, reporter):
-    """R6's cut of every pair's list, chosen on a stratified 20 % validation split (or the training rows): per pair
-    (the cut, [(accuracy, expected cost) of every cut])."""
-    tr, va = _split(ds, opts, params, reporter)
-    lists = _lists(ds, cls, labels, opts, params, None, rows=tr)
-    return _cuts(ds, cls, labels, opts, va, lists, _rbf(ds, opts, params, _Silent(), rows=tr))
 
 
 def _check_memory(ds, k, opts):
@@ -297,13 +282,62 @@ def _setup(ds, params, reporter, n_features=None):
     return nf, opts, labels, cls
 
 
-def _trees(labels, lists, cuts, opts, reporter):
+class TreeRun:
+    """-s h1tree's run on a loaded dataset in parts, as smo.PairsRun is LIBSVM's: the set-up (this object: nf, the
+    resolved options, the labels and the class of every row, the pairs; refused when it cannot fit; LIBSVM's
+    one-class warning to `reporter`), --rbf-depth auto's validation split (`split`), the pairs' decision lists
+    (`lists`, or one pair's: `pair_list`), the cuts (`cuts`, `auto_cuts`) and the RBF node (`rbf`). The trees and
+    the model need no row (make_trees, tree_model). `fit` runs it all in one process; llsvm.dask runs a task per
+    pair's list and the trees on the client."""
+
+    def __init__(self, ds, params, reporter, n_features=None):
+        self.ds, self.params = ds, params
+        self.nf, self.opts, self.labels, self.cls = _setup(ds, params, reporter, n_features)
+        self.auto = self.opts.rbf_depth == "auto" and self.labels.size > 1
+        self.pairs = pairs_of(self.labels.size)
+
+    def split(self, reporter):
+        """(training rows, validation rows) of --rbf-depth auto's cuts (_split), its warnings to `reporter`."""
+        return _split(self.ds, self.opts, self.params, reporter)
+
+    def lists(self, reporter, rows=None):
+        """Every pair's list over `rows` (None: all): [(nodes, leaf, stalled)] in pair order; with a reporter, a
+        line per node."""
+        view = self.ds.row_view()
+        members = _class_rows(self.cls, self.labels.size, rows)
+        return [_pair_list(view, members, self.labels, i, j, self.opts, self.params, reporter) for i, j in self.pairs]
+
+    def pair_list(self, p, reporter, rows=None):
+        """Pair p's list over `rows` (None: all): (nodes, leaf, stalled)."""
+        i, j = self.pairs[p]
+        return _pair_list(self.ds.row_view(), _class_rows(self.cls, self.labels.size, rows), self.labels, i, j,
+                          self.opts, self.params, reporter)
+
+    def rbf(self, reporter, rows=None):
+        """The RBF node on `rows` (None: all)."""
+        return _rbf(self.ds, self.opts, self.params, reporter, rows=rows)
+
+    def cuts(self, lists, split):
+        """R6's cut of every pair's list from the lists over the split's training rows (`split`: (training rows,
+        validation rows)), with the RBF node trained on them silently: per pair (the cut, [(accuracy, expected
+        cost) of every cut])."""
+        tr, va = split
+        return _cuts(self.ds, self.cls, self.labels, self.opts, va, lists, self.rbf(_Silent(), rows=tr))
+
+    def auto_cuts(self, reporter):
+        """The cuts chosen on a stratified 20 % validation split (or the training rows), its warnings to
+        `reporter`."""
+        split = self.split(reporter)
+        return self.cuts(self.lists(None, rows=split[0]), split)
+
+
+def make_trees(labels, lists, cuts, opts, reporter):
     """The trees of the pairs' lists (with --rbf-depth auto, their cuts): (trees, their records, whether a tree
     ends in the RBF node); a line per tree."""
     from ..models.tree import Node, Tree
     trees, records = [], []
     need_rbf = False
-    for p, ((i, j), (nodes, leaf, stalled)) in enumerate(zip(_pairs_of(labels.size), lists)):
+    for p, ((i, j), (nodes, leaf, stalled)) in enumerate(zip(pairs_of(labels.size), lists)):
         a, b = int(labels[i]), int(labels[j])
         r = len(nodes)
         if opts.rbf_depth == "none":
@@ -325,7 +359,7 @@ def _trees(labels, lists, cuts, opts, reporter):
     return trees, records, need_rbf
 
 
-def _tree_model(labels, nf, trees, records, rbf, opts, params, reporter):
+def tree_model(labels, nf, trees, records, rbf, opts, params, reporter):
     """The TreeModel (meta: per tree its nodes' records) and its closing line."""
     from ..models.tree import TreeModel
     model = TreeModel(labels, nf, trees, opts.h1_c, rbf)
@@ -341,15 +375,14 @@ def _tree_model(labels, nf, trees, records, rbf, opts, params, reporter):
 
 def fit(ds, params, reporter, n_features=None):
     """Train the H1-SVM tree model on a loaded dataset; returns a TreeModel (meta: per tree its nodes' records).
-    In parts (llsvm.dask runs the pairs' lists as tasks): the set-up, with --rbf-depth auto the cuts (the lists and
-    the RBF node of a split), the lists, the trees, the RBF node when a tree ends in it, the model."""
-    nf, opts, labels, cls = _setup(ds, params, reporter, n_features)
-    auto = opts.rbf_depth == "auto" and labels.size > 1
-    cuts = _auto_cuts(ds, cls, labels, opts, params, reporter) if auto else None
-    lists = _lists(ds, cls, labels, opts, params, reporter)
-    trees, records, need_rbf = _trees(labels, lists, cuts, opts, reporter)
-    rbf = _rbf(ds, opts, params, reporter) if need_rbf else None
-    return _tree_model(labels, nf, trees, records, rbf, opts, params, reporter)
+    In parts (TreeRun; llsvm.dask runs the pairs' lists as tasks): the set-up, with --rbf-depth auto the cuts (the
+    lists and the RBF node of a split), the lists, the trees, the RBF node when a tree ends in it, the model."""
+    run = TreeRun(ds, params, reporter, n_features)
+    cuts = run.auto_cuts(reporter) if run.auto else None
+    lists = run.lists(reporter)
+    trees, records, need_rbf = make_trees(run.labels, lists, cuts, run.opts, reporter)
+    rbf = run.rbf(reporter) if need_rbf else None
+    return tree_model(run.labels, run.nf, trees, records, rbf, run.opts, params, reporter)
 
 
 def metrics(model, params, ds):
@@ -377,3 +410,5 @@ def metrics(model, params, ds):
         "rbf_nSV": int(model.rbf.total_sv) if model.rbf is not None else 0, "reach_rbf": reach,
         "trees": [r.extra for r in res],
     }
+
+_pairs_of, _trees, _tree_model = pairs_of, make_trees, tree_model  # TEMP
