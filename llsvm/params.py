@@ -76,6 +76,15 @@ class SolverSpec:
                                    # "oneclass" (one problem over all rows, rho in the model, -s 21), "multiclass"
                                    # (one problem over all classes, a weight column per class, -s 4)
     zero_weight: str = None        # None: a class weight -wi 0 (C = 0 for the class) is fine; else why it is not
+    cluster: str = "classes"       # how llsvm.dask splits a run (CLUSTER_SPLITS, docs/distributed.md): "classes"
+                                   # (a task per one-vs-rest problem when there are several, else one task),
+                                   # "cocoa" / "newton" (one two-class problem, -s 11's one regression problem,
+                                   # by CoCoA+ / distributed Newton over the workers' blocks; more classes: as
+                                   # "classes"), "pairs" (a task per class pair of the run in parts cluster_run
+                                   # names), "tree" (-s h1tree on more than two classes: a task per pair's decision
+                                   # list, its RBF node's pairs by cluster_run), "whole" (the run as one task)
+    cluster_run: str = None        # "pairs" and "tree": the run in parts (smo.PairsRun's interface) as
+                                   # "module:attribute" of llsvm.solvers
 
     @property
     def key(self):
@@ -123,21 +132,27 @@ NO_CLASS_WEIGHTS = {**{name: "its step size is one for every row" for name in ON
                     "h1tree": "its node problems weigh the hard class against the soft one by --h1-c"}
 
 
+# llsvm.dask's ways of splitting a run (SolverSpec.cluster)
+CLUSTER_SPLITS = ("classes", "cocoa", "newton", "pairs", "tree", "whole")
+
+
 def register(spec):
     if spec.key in REGISTRY:
         raise ValueError(f"solver {spec.name} registered twice")
+    if spec.cluster not in CLUSTER_SPLITS or (spec.cluster_run is None) != (spec.cluster not in ("pairs", "tree")):
+        raise ValueError(f"solver {spec.name}: cluster {spec.cluster!r} with cluster_run {spec.cluster_run!r}")
     REGISTRY[spec.key] = spec
     return spec
 
 
 def _liblinear(number, title, driver, solver_type, default_eps, eps_meaning, default_max_iter, work_vectors=1,
-               task="ovr", zero_weight=None, threads_change_model=False):
+               task="ovr", zero_weight=None, threads_change_model=False, cluster="classes"):
     """A LIBLINEAR solver type run in memory: LIBLINEAR's number and solver_type, liblinear_metrics."""
     return SolverSpec(name=str(number), number=number, title=title, driver_ref=driver, access="random",
                       solver_type=solver_type, default_eps=default_eps,
                       eps_meaning=f"{eps_meaning} (default {default_eps:g})", default_max_iter=default_max_iter,
                       metrics_ref="common:liblinear_metrics", work_vectors=work_vectors, task=task,
-                      zero_weight=zero_weight, threads_change_model=threads_change_model)
+                      zero_weight=zero_weight, threads_change_model=threads_change_model, cluster=cluster)
 
 
 _PRIMAL_EPS = "|f'(w)|_2 <= eps*min(pos,neg)/l*|f'(w0)|_2"
@@ -148,16 +163,17 @@ _L1R_EPS = "|f'(w)|_1 <= eps*min(pos,neg)/l*|f'(w0)|_1, f' the minimum-norm subg
 # single-thread iterates up to the order of a sum; -s 1, 3: PASSCoDe-Atomic when common.PASSCODE is on (off by
 # default; not repeatable run to run)
 register(_liblinear(0, "L2-regularized logistic regression (primal)", "newton:train_one", "L2R_LR", 0.01,
-                    _PRIMAL_EPS, NEWTON_MAX_ITER, work_vectors=NEWTON_WORK_VECTORS, threads_change_model=True))
+                    _PRIMAL_EPS, NEWTON_MAX_ITER, work_vectors=NEWTON_WORK_VECTORS, threads_change_model=True,
+                    cluster="newton"))
 register(_liblinear(1, "L2-regularized L2-loss support vector classification (dual)", "dcd:train_one",
                     "L2R_L2LOSS_SVC_DUAL", 0.1, "dual maximal violation", DUAL_MAX_ITER,
-                    work_vectors=NEWTON_WORK_VECTORS, threads_change_model=True))      # it may switch to -s 2's Newton, as LIBLINEAR does
+                    work_vectors=NEWTON_WORK_VECTORS, threads_change_model=True, cluster="cocoa"))  # it may switch to -s 2's Newton, as LIBLINEAR does
 register(_liblinear(2, "L2-regularized L2-loss support vector classification (primal)", "newton:train_one",
                     "L2R_L2LOSS_SVC", 0.01, _PRIMAL_EPS, NEWTON_MAX_ITER, work_vectors=NEWTON_WORK_VECTORS,
-                    threads_change_model=True))
+                    threads_change_model=True, cluster="newton"))
 register(_liblinear(3, "L2-regularized L1-loss support vector classification (dual)", "dcd:train_one",
                     "L2R_L1LOSS_SVC_DUAL", 0.1, "dual maximal violation", DUAL_MAX_ITER,
-                    work_vectors=DUAL_WORK_VECTORS, threads_change_model=True))
+                    work_vectors=DUAL_WORK_VECTORS, threads_change_model=True, cluster="cocoa"))
 register(_liblinear(4, "support vector classification by Crammer and Singer", "l2dual:mcsvm_train_one", "MCSVM_CS",
                     0.1, "dual maximal violation, max_i (max_m G_i^m - min_m G_i^m)", MCSVM_MAX_ITER,
                     task="multiclass"))
@@ -173,7 +189,8 @@ register(_liblinear(7, "L2-regularized logistic regression (dual)", "l2dual:lr_d
                     zero_weight="its dual variables lie strictly between 0 and C, so every class needs C > 0"))
 register(_liblinear(11, "L2-regularized L2-loss support vector regression (primal)", "newton:train_one",
                     "L2R_L2LOSS_SVR", 0.0001, "|f'(w)|_2 <= eps*|f'(w0)|_2", NEWTON_MAX_ITER,
-                    work_vectors=NEWTON_WORK_VECTORS, task="regression", threads_change_model=True))
+                    work_vectors=NEWTON_WORK_VECTORS, task="regression", threads_change_model=True,
+                    cluster="newton"))
 register(_liblinear(12, "L2-regularized L2-loss support vector regression (dual)", "l2dual:svr_dual_train_one",
                     "L2R_L2LOSS_SVR_DUAL", 0.1, "|violation|_1 <= eps*|initial violation|_1",
                     DUAL_MAX_ITER, work_vectors=NEWTON_WORK_VECTORS, task="regression"))
@@ -212,13 +229,15 @@ register(SolverSpec(
           "one-vs-one; LIBSVM's model file",
     driver_ref="smo:fit", access="loaded", solver_type="C_SVC", default_eps=KERNEL_EPS,
     eps_meaning=f"LIBSVM's maximal violating pair, m(alpha) - M(alpha) (default {KERNEL_EPS:g})",
-    default_max_iter="max(10^7, 100 l)", options=SMOOptions, metrics_ref="smo:metrics", model_kind="kernel"))
+    default_max_iter="max(10^7, 100 l)", options=SMOOptions, metrics_ref="smo:metrics", model_kind="kernel",
+    cluster="pairs", cluster_run="smo:PairsRun"))
 register(SolverSpec(
     name="nu_svc", number=None,
     title="nu-SVC with a kernel (LIBSVM's svm-train -s 1): Solver_NU per pair, one-vs-one; LIBSVM's model file",
     driver_ref="smo:fit", access="loaded", solver_type="NU_SVC", default_eps=KERNEL_EPS,
     eps_meaning=f"LIBSVM's maximal violating pair within a class (default {KERNEL_EPS:g})",
-    default_max_iter="max(10^7, 100 l)", options=SMOOptions, metrics_ref="smo:metrics", model_kind="kernel"))
+    default_max_iter="max(10^7, 100 l)", options=SMOOptions, metrics_ref="smo:metrics", model_kind="kernel",
+    cluster="pairs", cluster_run="smo:PairsRun"))
 
 def _libsvm(name, title, solver_type, task, default_max_iter):
     """A LIBSVM type of one problem over all rows (llsvm/solvers/single.py): LIBSVM's model file."""
@@ -226,7 +245,7 @@ def _libsvm(name, title, solver_type, task, default_max_iter):
         name=name, number=None, title=title, driver_ref="single:fit", access="loaded", solver_type=solver_type,
         default_eps=KERNEL_EPS, eps_meaning=f"LIBSVM's maximal violating pair, m(alpha) - M(alpha) (default "
         f"{KERNEL_EPS:g})", default_max_iter=default_max_iter, options=SMOOptions, metrics_ref="single:metrics",
-        model_kind="kernel", task=task)
+        model_kind="kernel", task=task, cluster="whole")
 
 
 register(_libsvm("epsilon_svr", "epsilon-SVR with a kernel (LIBSVM's svm-train -s 3): SMO over the 2l variables; "
@@ -243,7 +262,7 @@ register(SolverSpec(
     driver_ref="h1tree:fit", access="loaded", solver_type="H1_TREE", default_eps=KERNEL_EPS,
     eps_meaning=f"each node's maximal violating pair (default {KERNEL_EPS:g})",
     default_max_iter="max(10^7, 100 m_h) per node", options=H1Options, metrics_ref="h1tree:metrics",
-    model_kind="tree"))
+    model_kind="tree", cluster="tree", cluster_run="h1tree:rbf_run"))
 
 
 def _online(name, title):
@@ -252,7 +271,7 @@ def _online(name, title):
         name=name, number=None, title=title, driver_ref="online:fit", access="loaded", solver_type="C_SVC",
         default_eps=None, eps_meaning="none (they run --epochs passes; -e is refused)",
         default_max_iter="--epochs x rows steps per pair", options=OnlineOptions, metrics_ref="online:metrics",
-        model_kind="kernel")
+        model_kind="kernel", cluster="pairs", cluster_run="online:OnlineRun")
 
 
 register(_online("olsvm", "OL SVM (Kecman and Melki's List 3b): online kernel perceptron with margin 1 and step "

@@ -36,3 +36,8 @@ def json_fields(spec):
     """The --json keys of a spec beyond DESIGN_KEYS: JSON_FIELDS of its metrics' module."""
     module = get(spec).metrics_ref.partition(":")[0]
     return load(f"{module}:JSON_FIELDS")
+
+
+def cluster_run(spec):
+    """The run in parts (smo.PairsRun's interface) that llsvm.dask splits a "pairs" or "tree" spec's run by."""
+    return load(get(spec).cluster_run)
