@@ -38,6 +38,7 @@ import glob
 import os
 import threading
 import time
+import weakref
 from concurrent.futures import CancelledError
 from types import SimpleNamespace
 
@@ -64,39 +65,174 @@ def _distributed():
 
 
 def quiet_logs():
-    """Silence Dask's own log lines in this process (reconnection attempts with their tracebacks): for a command,
-    what went wrong is the one error message it prints. distributed sets up its loggers when imported."""
+    """Silence Dask's own log lines and Python warnings in this process (reconnection attempts with their
+    tracebacks, a port in use): for a command, what went wrong is the one error message it prints. distributed sets
+    up its loggers when imported."""
     import logging
+    import warnings
     _distributed()
     for name in list(logging.root.manager.loggerDict) + ["distributed", "tornado", "asyncio"]:
         if name.split(".")[0] in ("distributed", "tornado", "asyncio"):
             logging.getLogger(name).setLevel(logging.CRITICAL + 1)
+    warnings.filterwarnings("ignore", module=r"(distributed|dask)(\.|$)")       # its UserWarnings too
+
+
+# a LocalCluster's worker process holds about 75 MiB with distributed, NumPy and llsvm loaded (measured here); its
+# task's arrays come on top: the machine's available memory over WORKER_MEMORY is the most --workers it runs
+WORKER_MEMORY = 128 << 20
+# more worker processes than CPUs take turns on them (a CoCoA+ run's parts are the workers, so a few more than
+# the CPUs still try a split on a small machine); beyond WORKERS_PER_CPU a CPU they would only cost start-up time
+# (about 0.7 s a worker on 2 CPUs) and memory
+WORKERS_PER_CPU = 4
+
+
+def local_workers(workers=None):
+    """The worker processes of `--dask local --workers N` (None: one a CPU, fewer when the memory available holds
+    fewer); a ParameterError, naming both bounds, for more than WORKERS_PER_CPU a CPU or than the machine's
+    available memory holds at WORKER_MEMORY a worker: refused before any of them starts."""
+    from .memory import format_size, machine_available
+    from .options import check_count
+    from .params import usable_cpus
+    cpus = usable_cpus()
+    free = machine_available()
+    by_memory = None if free is None else max(1, free // WORKER_MEMORY)
+    if workers is None:
+        return min(cpus, by_memory or cpus)
+    check_count("--workers", workers, high=None)
+    by_cpus = WORKERS_PER_CPU * cpus
+    if workers <= min(by_cpus, by_memory or by_cpus):
+        return int(workers)
+    memory = "unknown memory" if free is None else \
+        f"{by_memory} for the memory ({format_size(free)} available, {format_size(WORKER_MEMORY)} a worker)"
+    raise ParameterError(f"--workers {workers} is more than this machine can run: at most {by_cpus} for the CPUs "
+                         f"({WORKERS_PER_CPU} a CPU, {cpus} CPU{'s' if cpus > 1 else ''}) and {memory}")
+
+
+def check_address(address):
+    """Refuse, before anything connects, an address no scheduler can have (ParameterError, "--dask 'ADDRESS':
+    why"): one Dask cannot parse, of a scheme it does not know or cannot use here, or a port out of range. (Left
+    to Dask, each was an exception of its own from deep inside the connection: unknown address scheme, missing
+    port number, ...) Needs distributed: its registry knows the schemes (plug-ins included)."""
+    _distributed()
+    from distributed.comm import addressing, registry
+    from .errors import quote
+    shown = f"--dask {quote(address)}"
+    usage = "give 'local' or a scheduler's address, tcp://HOST:PORT"
+    if not address.strip():
+        raise ParameterError(f"{shown}: no address; {usage}")
+    scheme, loc = addressing.parse_address(address)
+    try:
+        backend = registry.get_backend(scheme)
+    except ValueError:
+        raise ParameterError(f"{shown}: unknown address scheme {quote(scheme)} (Dask knows "
+                             f"{', '.join(s + '://' for s in sorted(registry.backends))}); {usage}") from None
+    if scheme == "inproc":
+        raise ParameterError(f"{shown}: an inproc:// scheduler runs inside one process, out of a command's reach; "
+                             f"{usage}")
+    try:
+        backend.get_connector()
+    except (TypeError, ImportError, NotImplementedError):       # ucx:// without its package (distributed-ucxx)
+        raise ParameterError(f"{shown}: this Dask installation cannot connect to {scheme}:// addresses; "
+                             f"{usage}") from None
+    try:
+        _, port = backend.get_address_host_port(loc)
+    except (ValueError, TypeError, NotImplementedError) as exc:
+        raise ParameterError(f"{shown}: not an address Dask can connect to ({exc}); {usage}") from None
+    if not 0 < port < 65536:
+        raise ParameterError(f"{shown}: port {port} is out of range (1 to 65535); {usage}")
+    if scheme == "tls":                         # (wss:// goes without: the system's certificates)
+        from distributed.security import Security
+        if Security().get_connection_args("client").get("ssl_context") is None:
+            raise ParameterError(f"{shown}: a tls:// scheduler needs Dask's TLS configuration "
+                                 "(distributed.comm.tls: ca-file, client.cert, client.key)")
 
 
 def connect(address=LOCAL, workers=None):
-    """(client, cluster) for an address: `local` starts a LocalCluster of `workers` processes (default: the CPUs)
-    of one thread each (cluster is then to be closed with the client); otherwise the scheduler at the address."""
-    distributed = _distributed()
+    """(client, cluster) for an address: `local` starts a LocalCluster of `workers` processes (default: the CPUs;
+    at most local_workers' bounds) of one thread each (cluster is then to be closed with the client: _close);
+    otherwise the scheduler at the address (check_address)."""
     if address in (None, LOCAL):
-        n = int(workers or os.cpu_count() or 1)
-        cluster = distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
-                                           silence_logs=50)
-        return distributed.Client(cluster), cluster
+        n = local_workers(workers)
+        return _local_cluster(_distributed(), n)
     if workers is not None:
         raise ParameterError("--workers applies to --dask local (a remote cluster has the workers it has)")
+    distributed = _distributed()
+    check_address(address)
     try:
         return distributed.Client(address), None       # waits distributed.comm.timeouts.connect (Dask config)
     except (OSError, TimeoutError) as exc:
         raise ClusterError(f"can't connect to the Dask scheduler at {address}: {exc}") from None
 
 
+# cluster -> the removal of its scratch directory (run by _close, or when the cluster is collected or the
+# interpreter exits)
+_SCRATCH = weakref.WeakKeyDictionary()
+
+
+def _local_cluster(distributed, n):
+    """(client, cluster) of a LocalCluster of n worker processes of one thread each, which
+    - starts no dashboard: its scheduler always serves HTTP, on 8787 unless told (dashboard_address=None still
+      means 8787, and distributed warned "Port 8787 is already in use" when another cluster held it), so on a free
+      port of 127.0.0.1, without the dashboard's pages;
+    - keeps its scratch directories (dask-scratch-space: the scheduler's and each worker's, their lock files) in a
+      new directory under llsvm's temporary directory, removed when the cluster is closed (_close) or, after a
+      signal, by the console script (fileutil records it before it exists).
+    A signal (the CLI's SystemExit) or an error while it starts closes what it started (the cluster object is
+    made before its __init__ starts the scheduler and the workers, so it is there to close), and only then is the
+    directory removed: a worker still starting would make it again."""
+    import tempfile
+    from .fileutil import remove_tree, temporary_dir
+    directory = temporary_dir(tempfile.gettempdir(), "llsvm-dask-")
+    cluster = distributed.LocalCluster.__new__(distributed.LocalCluster)
+    try:
+        try:
+            cluster.__init__(n_workers=n, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0",
+                             local_directory=directory,
+                             scheduler_kwargs={"dashboard": False, "local_directory": directory}, silence_logs=50)
+        except Exception as exc:                        # noqa: BLE001 (a worker that could not start: why)
+            reason = str(exc).splitlines()[-1] if str(exc) else type(exc).__name__
+            raise ClusterError(f"could not start a local Dask cluster of {n} worker{'s' if n > 1 else ''}: "
+                               f"{reason}") from None
+        _SCRATCH[cluster] = weakref.finalize(cluster, remove_tree, directory)
+        return distributed.Client(cluster), cluster
+    except BaseException:
+        try:
+            cluster.close()
+        except Exception:       # noqa: BLE001 (stopped before it had what close() needs: nothing started)
+            pass
+        finally:
+            remove_tree(directory)
+        raise
+
+
+def quiet_resource_tracker():
+    """Start multiprocessing's resource tracker, unless it runs already, without its UserWarnings (llsvm-train
+    --dask local). A LocalCluster's nannies, in this process, talk to their spawned workers through queues, each
+    made of three named semaphores (/dev/shm/sem.*: 12 for 2 workers), which the tracker, a process of its own,
+    removes when this one dies without closing them (SIGKILL): it then warned "There appear to be 12 leaked
+    semaphore objects to clean up at shutdown", about objects the user never made, once it had removed them. The
+    tracker takes this process's -W options when it starts (and only then)."""
+    import sys
+    from multiprocessing import resource_tracker
+    option = "ignore::UserWarning:multiprocessing.resource_tracker"
+    sys.warnoptions.append(option)
+    try:
+        resource_tracker.ensure_running()
+    finally:
+        sys.warnoptions.remove(option)
+
+
 def binary_files(data):
-    """The input's paths: a path, a glob, or a list of them; each must be an llsvm binary file."""
+    """The input's paths: a path, a glob, or a list of them; each must be an llsvm binary file (not stdin: every
+    worker reads the file itself)."""
     from .sources import sniff_path
     items = [data] if isinstance(data, (str, os.PathLike)) else list(data)
     paths = []
     for item in items:
         item = os.fspath(item)
+        if item == "-":
+            raise ParameterError("--dask reads llsvm binary files, which every worker maps in place, not standard "
+                                 "input: convert it to a file first: llsvm-convert - FILE.bin")
         found = sorted(glob.glob(item)) if glob.has_magic(item) else [item]
         if not found:
             raise ParameterError(f"--dask: no file matches {item}")
@@ -534,6 +670,8 @@ def train_command(path, req, grid, reporter):
     """llsvm-train --dask: the model, the GridResult of --grid, -v's cross_validation result, or -C's
     find_parameter_C result (its lines printed); Dask's own log lines silenced (quiet_logs)."""
     quiet_logs()
+    if req.dask == LOCAL:
+        quiet_resource_tracker()
     if req.find_C:
         from .cli.declare import find_C_command
         path = one_file(binary_files(path))          # refused before the search's first line
@@ -1063,6 +1201,7 @@ def _close(client, cluster):
         pass
     if cluster is not None:
         cluster.close()
+        _SCRATCH.pop(cluster, lambda: None)()            # its workers gone: their scratch directory goes
 
 
 def _train(client, address, path, head, params, rep, want_metrics, silent):

@@ -64,6 +64,12 @@ def _address_space_left():
     return max(0, soft - used)
 
 
+def machine_available():
+    """Bytes the machine has available for new processes (MemAvailable; None when unknown): what worker processes
+    started from here share, each under its own ulimit -v (a limit per process, not on their sum)."""
+    return _meminfo_available()
+
+
 def available():
     """Bytes this process can still allocate: min(MemAvailable, room under ulimit -v); None when unknown."""
     known = [v for v in (_meminfo_available(), _address_space_left()) if v is not None]

@@ -174,10 +174,27 @@ def _check_dask(values, spec):
     (--local-epochs names no solvers in its row: a solver's run without --dask never takes it.)"""
     if values["workers"] is not None and values["dask"] != "local":
         raise click.BadParameter("applies to --dask local", param_hint="'--workers'")
+    if values["dask"] is not None:
+        _check_cluster(values["dask"], values["workers"])
     if values["local_epochs"] is not None and values["dask"] is None:
         raise click.BadParameter("applies with --dask (CoCoA+)", param_hint="'--local-epochs'")
     if values["local_epochs"] is not None and spec.name not in ("1", "3"):
         raise ParamError(f"--local-epochs applies only to -s 1 and -s 3, not to -s {spec.name}")
+
+
+def _check_cluster(address, workers):
+    """--workers beyond what the machine runs (a usage error, before a worker starts), an address no scheduler can
+    have ("ERROR: --dask 'ADDRESS': why", before connecting): llsvm.dask's checks, which import Dask."""
+    from .. import dask
+    try:
+        if address == dask.LOCAL:
+            dask.local_workers(workers)
+        else:
+            dask.check_address(address)
+    except ParameterError as exc:
+        if address == dask.LOCAL:
+            raise click.BadParameter(str(exc).removeprefix("--workers "), param_hint="'--workers'") from None
+        raise ParamError(str(exc)) from None
 
 
 def find_C_command(find, data, req, reporter):
