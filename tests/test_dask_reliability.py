@@ -1,0 +1,278 @@
+"""llsvm-train --dask's command line (issue 44), each in a subprocess through the console script (its signal
+handlers and its removal of temporary paths), with TMPDIR a directory of the test's own:
+
+- --workers beyond what the machine runs (4 a CPU, and the memory available at 128 MiB a worker) is a usage error
+  naming both bounds, before any worker starts: Dask is not even imported (a stand-in `distributed` that records
+  its import says so), under an address-space cap;
+- a malformed --dask address is "ERROR: --dask 'ADDRESS': why" (exit 1), before connecting; stdin as the input
+  says to convert it to a file;
+- a local cluster serves no dashboard on 8787 (port taken: no warning on stderr), and leaves nothing in TMPDIR:
+  after a run, and after SIGINT or SIGTERM while it starts or runs (once every process of the run is gone);
+- after SIGKILL of the client, multiprocessing's resource tracker (which removes the nannies' semaphores) prints
+  no warning.
+
+The clusters are of one worker; the runs a signal ends are CoCoA+ runs of -s 3 that never meet their -e, and the
+signal comes once the files of the cluster's scheduler or worker exist (nothing waits a given time).
+"""
+import errno
+import glob
+import os
+import resource
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+import llsvm
+from llsvm import dask as lldask
+from llsvm.errors import quote
+from llsvm.memory import machine_available
+
+from conftest import REPO_ROOT
+
+pytest.importorskip("distributed", reason="dask.distributed is a test dependency (pyproject [test])")
+
+TRAIN = os.path.join(os.path.dirname(sys.executable), "llsvm-train")
+AS_CAP = 2 << 30                # the address space of the command (a refusal needs a fraction of it)
+ENDLESS = ["-s", "3", "-c", "1e6", "-e", "1e-300", "--max-iter", "2147483647"]     # CoCoA+ rounds, on and on
+DEADLINE = 300                  # seconds a command (or its processes' exit) may take before the test gives up
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    """A small two-class set (binary file)."""
+    d = tmp_path_factory.mktemp("daskrel")
+    text = d / "two.txt"
+    text.write_text("".join(f"{1 if i % 3 else -1} 1:{(i % 7) / 7:.3f} 2:{(i % 5) / 5 - 0.5:.2f} "
+                            f"{3 + i % 4}:{1 if i % 2 else -1}\n" for i in range(200)))
+    llsvm.write_binary(str(text), str(d / "two.bin"))
+    return str(d / "two.bin")
+
+
+def _env(tmp_path, **extra):
+    tmp = tmp_path / "tmp"
+    tmp.mkdir(exist_ok=True)
+    return dict(os.environ, TMPDIR=str(tmp), PYTHONPATH=os.pathsep.join([str(REPO_ROOT),
+                                                                         os.environ.get("PYTHONPATH", "")]), **extra)
+
+
+def _capped(cpus=None):
+    """preexec_fn: the address-space cap, and the CPUs the command may run on."""
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (AS_CAP, AS_CAP))
+        if cpus is not None:
+            os.sched_setaffinity(0, cpus)
+    return limit
+
+
+def _train(tmp_path, *args, env=None, cpus=None, stdin=None):
+    return subprocess.run([TRAIN, *map(str, args)], capture_output=True, text=True, env=env or _env(tmp_path),
+                          stdin=stdin, timeout=DEADLINE, preexec_fn=_capped(cpus))
+
+
+def _left(tmp_path):
+    return sorted(os.path.relpath(os.path.join(root, name), tmp_path / "tmp")
+                  for root, dirs, files in os.walk(tmp_path / "tmp") for name in dirs + files)
+
+
+# -- --workers: bounded before any worker starts ------------------------------------------------------------------
+@pytest.fixture
+def no_dask(tmp_path):
+    """An environment whose `distributed` is a stand-in that records its import (the file `imported`) and fails
+    as a missing one does: a command that gets as far as Dask says "--dask needs dask.distributed"."""
+    fake = tmp_path / "fake" / "distributed"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text("import os\nopen(os.environ['FAKE_DISTRIBUTED_IMPORTED'], 'w').close()\n"
+                                      "raise ImportError('no distributed here')\n")
+    marker = tmp_path / "imported"
+    env = _env(tmp_path, FAKE_DISTRIBUTED_IMPORTED=str(marker))
+    env["PYTHONPATH"] = os.pathsep.join([str(tmp_path / "fake"), env["PYTHONPATH"]])
+    return env, marker
+
+
+@pytest.mark.parametrize("workers", ["1000", "2147483648", "99999999999999999999999"])
+def test_workers_beyond_the_machine_are_a_usage_error_before_dask(data, tmp_path, no_dask, workers):
+    """`--dask local --workers 1000` started worker after worker (80 after a minute, each ~75 MiB, on a 24 GB
+    machine): now a usage error naming both bounds, with Dask never imported and nothing written."""
+    env, marker = no_dask
+    p = _train(tmp_path, "--dask", "local", "--workers", workers, "-q", data, tmp_path / "m", env=env)
+    assert p.returncode == 2, p.stderr
+    assert f"Invalid value for '--workers': {workers} is more than this machine can run: at most " in p.stderr
+    assert "for the CPUs (4 a CPU," in p.stderr and "for the memory (" in p.stderr and "128 MiB a worker" in p.stderr
+    assert p.stdout == "" and not marker.exists() and not (tmp_path / "m").exists() and _left(tmp_path) == []
+
+
+def test_the_workers_bound_counts_the_cpus_the_command_may_use(data, tmp_path, no_dask):
+    """On one CPU (its affinity): 4 workers go on to Dask, 5 are refused, naming 1 CPU."""
+    if (machine_available() or 0) < 2 * lldask.WORKERS_PER_CPU * lldask.WORKER_MEMORY:
+        pytest.skip("the memory available, not the CPU, bounds the workers here")
+    env, marker = no_dask
+    one = {sorted(os.sched_getaffinity(0))[0]}
+    top = lldask.WORKERS_PER_CPU
+    p = _train(tmp_path, "--dask", "local", "--workers", top + 1, "-q", data, tmp_path / "m", env=env, cpus=one)
+    assert p.returncode == 2 and f"at most {top} for the CPUs ({top} a CPU, 1 CPU)" in p.stderr, p.stderr
+    assert not marker.exists()
+    p = _train(tmp_path, "--dask", "local", "--workers", top, "-q", data, tmp_path / "m", env=env, cpus=one)
+    assert p.returncode == 1 and "--dask needs dask.distributed" in p.stderr, p.stderr
+    assert marker.exists() and _left(tmp_path) == []
+
+
+def test_the_api_refuses_too(monkeypatch):
+    """llsvm.dask.connect (train(address=, workers=) and the others): the same refusals, no cluster made."""
+    import distributed
+
+    def no_cluster(*args, **kw):
+        raise AssertionError("a LocalCluster was made")
+    monkeypatch.setattr(distributed, "LocalCluster", no_cluster)
+    with pytest.raises(llsvm.errors.ParameterError, match="--workers 100000 is more than this machine can run"):
+        lldask.connect("local", 100000)
+    with pytest.raises(llsvm.errors.ParameterError, match="--dask 'foo://bar': unknown address scheme 'foo'"):
+        lldask.connect("foo://bar")
+
+
+# -- addresses and input -------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("address,why", [
+    ("foo://bar", "unknown address scheme 'foo' (Dask knows inproc://, tcp://, tls://"),
+    ("", "no address"),
+    ("tcp://", "missing port number"),
+    ("tcp://127.0.0.1", "missing port number"),
+    ("localhost:x", "not an address Dask can connect to"),
+    ("tcp://[::1", "not an address Dask can connect to"),
+    ("tcp://127.0.0.1:99999", "port 99999 is out of range (1 to 65535)"),
+    ("inproc://x", "an inproc:// scheduler runs inside one process"),
+    ("tls://127.0.0.1:1", "a tls:// scheduler needs Dask's TLS configuration"),
+])
+def test_a_malformed_address_is_refused_before_connecting(data, tmp_path, address, why):
+    """Each was an internal error (ValueError: unknown address scheme, missing port number, ...; TypeError for
+    tls:// without TLS configured) or, for the port out of range, a connection attempt until Dask's timeout."""
+    p = _train(tmp_path, "--dask", address, "-q", data, tmp_path / "m",
+               env=_env(tmp_path, DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT="60s"))
+    assert p.returncode == 1, p.stderr
+    assert p.stderr.startswith(f"ERROR: --dask {quote(address)}: ") and why in p.stderr, p.stderr
+    assert p.stderr.count("\n") == 1 and p.stdout == "" and not (tmp_path / "m").exists()
+
+
+def test_stdin_is_refused_with_the_conversion(data, tmp_path):
+    """`llsvm-train --dask local -`: "can't open input file -" before; now what to do."""
+    with open(data, "rb") as f:
+        p = _train(tmp_path, "--dask", "local", "-q", "-", tmp_path / "m", stdin=f)
+    assert p.returncode == 1
+    assert "not standard input: convert it to a file first: llsvm-convert - FILE.bin" in p.stderr, p.stderr
+    assert not (tmp_path / "m").exists() and _left(tmp_path) == []
+
+
+# -- a local cluster: no dashboard, no scratch space left ----------------------------------------------------------
+@pytest.fixture
+def port_8787_taken():
+    """127.0.0.1:8787 held (by this test, or by whoever holds it already)."""
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", 8787))
+        s.listen()
+    except OSError as exc:
+        if exc.errno != errno.EADDRINUSE:
+            raise
+    yield
+    s.close()
+
+
+def test_a_local_cluster_starts_no_dashboard(data, tmp_path, port_8787_taken):
+    """With the dashboard's port taken, `--dask local -q` printed distributed's "UserWarning: Port 8787 is
+    already in use"; now nothing."""
+    p = _train(tmp_path, "--dask", "local", "--workers", "1", "-q", data, tmp_path / "m")
+    assert p.returncode == 0 and p.stderr == "" and p.stdout == ""
+    assert (tmp_path / "m").exists()
+
+
+def test_a_local_run_leaves_nothing_in_tmpdir(data, tmp_path):
+    """Every run left $TMPDIR/dask-scratch-space/ with global.lock and purge.lock."""
+    p = _train(tmp_path, "--dask", "local", "--workers", "1", "-q", data, tmp_path / "m")
+    assert p.returncode == 0, p.stderr
+    assert _left(tmp_path) == []
+
+
+def _alive(pgid):
+    """The processes of the group that are not zombies."""
+    out = []
+    for stat in glob.glob("/proc/[0-9]*/stat"):
+        try:
+            with open(stat) as f:
+                s = f.read()
+        except OSError:
+            continue
+        fields = s[s.rindex(")") + 2:].split()
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            out.append(int(stat.split("/")[2]))
+    return out
+
+
+class _Run:
+    """An endless --dask local run in a session of its own: every process it starts (the worker, the resource
+    tracker) is in its group, killed at the end whatever happened."""
+
+    def __init__(self, data, tmp_path):
+        self.tmp = tmp_path / "tmp"
+        self.p = subprocess.Popen([TRAIN, "--dask", "local", "--workers", "1", *ENDLESS, "-q", data,
+                                   str(tmp_path / "m")], env=_env(tmp_path), stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True, start_new_session=True, preexec_fn=_capped())
+
+    def wait_for(self, pattern):
+        """Until a file of the cluster exists (the scheduler's or a worker's lock file)."""
+        deadline = time.monotonic() + DEADLINE
+        while not glob.glob(str(self.tmp / "**" / pattern), recursive=True):
+            assert self.p.poll() is None, self.p.communicate()
+            assert time.monotonic() < deadline, f"no {pattern} after {DEADLINE} s"
+            time.sleep(0.02)
+
+    def gone(self):
+        """Wait for every process of the run to be gone."""
+        deadline = time.monotonic() + DEADLINE
+        while _alive(self.p.pid):
+            assert time.monotonic() < deadline, f"processes {_alive(self.p.pid)} of the run still there"
+            time.sleep(0.05)
+
+    def kill(self):
+        try:
+            os.killpg(self.p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.p.wait()
+
+
+@pytest.mark.parametrize("when", ["starting", "running"])
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_leaves_nothing_in_tmpdir(data, tmp_path, sig, when):
+    """SIGINT or SIGTERM while the cluster starts (its scheduler's directory there, the worker still starting)
+    or once its worker runs: exit 130 / 143, no message, and once the run's processes are gone TMPDIR is empty
+    (the cluster closed before its directory is removed: a worker still starting would make it again)."""
+    run = _Run(data, tmp_path)
+    try:
+        run.wait_for("scheduler-*.dirlock" if when == "starting" else "worker-*.dirlock")
+        os.kill(run.p.pid, sig)
+        out, err = run.p.communicate(timeout=DEADLINE)
+        assert run.p.returncode == 128 + sig and out == "" and err == "", err
+        run.gone()
+        assert _left(tmp_path) == []
+        assert not (tmp_path / "m").exists()
+    finally:
+        run.kill()
+
+
+def test_sigkill_brings_no_resource_tracker_warning(data, tmp_path):
+    """After SIGKILL of the client, multiprocessing's resource tracker removes the semaphores of the nannies'
+    queues (6 a worker) and warned "There appear to be 6 leaked semaphore objects to clean up at shutdown" on the
+    command's stderr. (The run's directory stays: nothing of the client runs after SIGKILL.)"""
+    run = _Run(data, tmp_path)
+    try:
+        run.wait_for("worker-*.dirlock")           # the nanny's queues exist from before the worker's start
+        os.kill(run.p.pid, signal.SIGKILL)
+        out, err = run.p.communicate(timeout=DEADLINE)    # stderr's end: the tracker and the worker are gone too
+        assert run.p.returncode == -signal.SIGKILL
+        assert "leaked" not in err and "resource_tracker" not in err, err
+        assert err == "" and out == ""
+        run.gone()
+    finally:
+        run.kill()
