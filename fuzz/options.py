@@ -15,6 +15,14 @@ when it wrote a model, llsvm-predict on that model and the same file. A run that
 then end with exit 130 within STOP_SECONDS (issue 27, item 1); the per-input timeout of the runner catches a run
 that does not.
 
+--dask and --workers (issue 44) take addresses (local, malformed ones, an unreachable tcp://127.0.0.1:1) and
+counts (0, negative, huge, not numbers). No input starts a cluster or connects: the training files are text,
+which --dask refuses before either (a cluster's workers read llsvm binary files), and --workers beyond the
+machine is refused before any worker starts; a command with --dask runs with Dask's connect timeout at
+DASK_CONNECT (a guard, should that order ever change), once distributed has been imported outside the command's
+guard and address-space limit (a SIGINT in the middle of its first import would leave it half imported for the
+inputs after).
+
 Rules (OracleFailure), for train and predict alike:
 - options.exit_code: the exit code is 0, 1 or 2 (130 only after the guard's SIGINT);
 - options.internal_error / options.traceback: no "internal error" and no traceback in the output;
@@ -31,6 +39,7 @@ Rules (OracleFailure), for train and predict alike:
 - options.slow_stop: after the guard's SIGINT the command ends within STOP_SECONDS;
 - options.leftovers: no temporary file or directory is left behind (in --tmp-dir or beside the outputs).
 """
+import contextlib
 import gc
 import json
 import os
@@ -54,7 +63,7 @@ from . import targets
 # instruments what is imported while it imports this module), as the commands would import them on first use
 for _spec in specs():
     registry.driver(_spec), registry.metrics(_spec)
-import llsvm.solvers.grid, llsvm.predict, llsvm.solvers.trainer  # noqa: E401, E402, F401
+import llsvm.solvers.grid, llsvm.predict, llsvm.solvers.trainer, llsvm.dask  # noqa: E401, E402, F401
 
 GUARD_SECONDS = 1.0          # a run still going after this gets a SIGINT (the user's Ctrl-C)
 STOP_SECONDS = 2.0           # ... and must end within this (the issue's 1 s, with room for a loaded machine)
@@ -70,6 +79,13 @@ GRIDS = ["C=1:10:3", "C=1:10:99999999999999999999999", "C=1:10:20000000", "C=1:1
          "sigma=1e200", "g=nan", "g=0", "g=1e308", "C=1e308", "C=1e-320", "C=0.5,1;g=0.25,0.5", "sigma=1,2;C=1",
          "C=1:10:0", "C=inf", "C=1:1e308:3", "C=4.9e-324:1:3", "x=1", "C=", "C=1;C=2"]
 SOLVERS = [s.name for s in specs()] + ["8", "99", "-1", "abc", ""]
+# --dask: local, an unreachable scheduler, malformed addresses; --workers: counts
+DASK = ["local", "tcp://127.0.0.1:1", "127.0.0.1:1", "", "foo://bar", "tcp://", "tcp://127.0.0.1", "localhost:x",
+        "tcp://127.0.0.1:99999", "tcp://127.0.0.1:0", "tcp://[::1", "inproc://x", "ucx://127.0.0.1:1",
+        "tls://127.0.0.1:1", "LOCAL", "local:1", "abc"]
+WORKERS = ["0", "-1", "1", "2", "3", "8", "9", "1000", "2147483648", "99999999999999999999", "1e3", "1.5", "nan",
+           "abc", ""]
+DASK_CONNECT = "0.5s"         # Dask's connect timeout in a command with --dask
 WEIGHT_FLAGS = ["-w1", "-w-1", "-w2", "-w3", "-w0", "-w2147483648", "-w99999999999999999999"]
 SPECIAL = {               # values of options whose values are not numbers
     "-s": SOLVERS,
@@ -83,6 +99,8 @@ SPECIAL = {               # values of options whose values are not numbers
     "--memory": SIZES,
     "--grid": GRIDS,
     "-h": ["0", "1", "2", "-1", "2147483648"],
+    "--dask": DASK,
+    "--workers": WORKERS,
 }
 PATH_OPTIONS = {"--json": "run.json", "--tmp-dir": "tmp", "--keep-active-set": "keep"}
 TRAINING_MODES = ("-v", "-C", "--grid")       # options after which llsvm-train writes no model
@@ -259,6 +277,23 @@ def _data_file(work, name):
     return path
 
 
+@contextlib.contextmanager
+def _dask_guard(dask):
+    """For a command with --dask: distributed imported now (once per process), and Dask's connect timeout
+    DASK_CONNECT while the command runs (nothing when distributed is not installed: the command says so)."""
+    if not dask:
+        yield
+        return
+    try:
+        import dask.config
+        import distributed  # noqa: F401
+    except ImportError:
+        yield
+        return
+    with dask.config.set({"distributed.comm.timeouts.connect": DASK_CONNECT}):
+        yield
+
+
 def check_options(data, work):
     """llsvm-train with the input's options on a tiny file, then llsvm-predict on the model it wrote (rules: the
     module docstring). The directories the path options got are removed afterwards (Workdir removes files only)."""
@@ -277,7 +312,8 @@ def _check(data, work):
         if os.path.exists(path):
             os.unlink(path)
     full = args + ["-q", train_path, model]
-    result, code = _run(train_cli.main, full, "llsvm-train")
+    with _dask_guard("--dask" in args):
+        result, code = _run(train_cli.main, full, "llsvm-train")
     shown = f"llsvm-train {' '.join(full)}: exit {code}\nstderr: {result.stderr[-600:]}"
     _no_leftovers(work, shown)
     if code == 130:
@@ -342,6 +378,13 @@ def seeds():
             out[f"{spec.name}-mode{k}"] = f"{base} {extra}"
     for k, value in enumerate(SOLVERS):
         out[f"solver={k}"] = f"-s {value}"
+    for k, value in enumerate(DASK):            # an empty value: the last token, missing
+        out[f"dask={k}"] = f"-s 2 --dask {value}" if value else "-s 2 --dask"
+    for k, value in enumerate(WORKERS):
+        out[f"workers={k}"] = f"--dask local -s 3 -v 2 --workers {value}" if value else "--dask local --workers"
+    out["workers-remote"] = "--dask tcp://127.0.0.1:1 --workers 2"
+    out["dask-grid"] = "--dask tcp://127.0.0.1:1 -s smo --grid C=1:10:3"
+    out["dask-C"] = "--dask local -C -s 2"
     return {name: text.encode("latin-1") for name, text in out.items()}
 
 
