@@ -458,7 +458,8 @@ OPTIONS = (
            "With --dask, a two-class problem of -s 1 or 3 is solved by CoCoA+ over the workers' rows: H passes of "
            "dual coordinate descent on each worker's rows a round (default 1).", kind=Count(1), metavar="H"),
     Option("--workers", "workers", "command",
-           "Worker processes of one thread each for --dask local (default: the number of CPUs).", kind=Count(1),
+           "Worker processes of one thread each for --dask local (default: the number of CPUs; at most 4 a CPU, and "
+           "as many as the memory available holds at 128 MiB a worker).", kind=Count(1),
            metavar="N"),
     Option("--progress", "progress", "command",
            "Progress bars on stderr (default: when stderr is a terminal and not -q).", decls=("--progress/--no-progress",),
