@@ -63,7 +63,8 @@ from . import targets
 # instruments what is imported while it imports this module), as the commands would import them on first use
 for _spec in specs():
     registry.driver(_spec), registry.metrics(_spec)
-import llsvm.solvers.grid, llsvm.predict, llsvm.solvers.trainer, llsvm.dask  # noqa: E401, E402, F401
+import llsvm.solvers.grid, llsvm.predict, llsvm.solvers.trainer  # noqa: E401, E402, F401
+import llsvm.dask.client, llsvm.cli.cluster  # noqa: E401, E402, F401
 
 GUARD_SECONDS = 1.0          # a run still going after this gets a SIGINT (the user's Ctrl-C)
 STOP_SECONDS = 2.0           # ... and must end within this (the 1 s, with room for a loaded machine)

@@ -139,10 +139,6 @@ class _Buffered(Reporter):
         self._err = lambda text: self.items.append((False, text))
         self._err_target = None
 
-    @property
-    def _items(self):  # TEMP
-        return self.items
-
     def replay(self, parent):
         replay(self.items, parent)
         self.items = []

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""llsvm's import graph, and the two rules it must keep (docs/architecture.md, section 2):
+"""llsvm's import graph, and the three rules it must keep (docs/architecture.md, section 2):
 - no circle: no module reaches itself through the modules it imports;
-- one way: every import goes from a layer to the same layer or one below it (LAYERS, top first).
+- one way: every import goes from a layer to the same layer or one below it (LAYERS, top first);
+- no private name crosses a module: no `from llsvm.x import _name`, no `x._name` of an imported llsvm module (a
+  name another module needs is public where it lives).
 
 Edges are read from the source (ast), not by importing it: every `import` and `from ... import` anywhere in a
 module (in a function too: a deferred import is still a dependency), and the registry's references (a spec's
@@ -23,7 +25,10 @@ PACKAGE = os.path.join(ROOT, "llsvm")
 
 # top first; a module matches the first pattern that names it (fnmatch-like: a trailing .* is a package's modules)
 LAYERS = (
-    ("commands", ("llsvm.cli.*", "llsvm.sklearn", "llsvm.dask")),
+    ("commands", ("llsvm.cli.*",)),
+    ("estimators", ("llsvm.sklearn",)),
+    ("cluster client", ("llsvm.dask.client",)),
+    ("cluster tasks", ("llsvm.dask.tasks",)),
     ("training", ("llsvm.solvers.registry", "llsvm.solvers.trainer", "llsvm.solvers.grid")),
     ("drivers", ("llsvm.solvers.*",)),
     ("data and models", ("llsvm.predict", "llsvm.io", "llsvm.models.*", "llsvm.binfmt", "llsvm.textio",
@@ -31,7 +36,7 @@ LAYERS = (
     ("parameters", ("llsvm.params", "llsvm.options")),
     ("base", ("llsvm.memory", "llsvm.errors", "llsvm.fileutil", "llsvm.report", "llsvm.lazy", "llsvm._ext.*")),
 )
-FACADES = ("llsvm", "llsvm.cli", "llsvm.solvers", "llsvm.models", "llsvm._ext")
+FACADES = ("llsvm", "llsvm.cli", "llsvm.solvers", "llsvm.models", "llsvm.dask", "llsvm._ext")
 
 
 def modules():
@@ -54,29 +59,54 @@ def _resolve(name, level, current, is_package):
     return ".".join(base + ([name] if name else []))
 
 
-def edges():
-    """{module: set of llsvm modules it imports}."""
+def _private(name):
+    return name.startswith("_") and not name.startswith("__")
+
+
+def _scan(name, path, known):
+    """(the llsvm modules a module imports, [(module, private name)] it takes from other modules)."""
+    tree = ast.parse(open(path, encoding="utf-8").read(), path)
+    is_package = path.endswith("__init__.py")
+    deps, taken, bound = set(), [], {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+            bound.update({(a.asname or a.name.split(".")[0]): a.name for a in node.names if a.asname})
+        elif isinstance(node, ast.ImportFrom):
+            target = _resolve(node.module or "", node.level, name, is_package)
+            targets = []
+            for a in node.names:
+                sub = f"{target}.{a.name}"
+                if sub in known or sub.startswith("llsvm._ext."):      # a module (the kernels' are compiled)
+                    targets.append(sub)
+                    bound[a.asname or a.name] = sub
+                else:
+                    targets.append(target)
+                    if _private(a.name) and target != name and target.startswith("llsvm"):
+                        taken.append((target, a.name))
+        else:
+            continue
+        deps |= {t for t in targets if t == "llsvm" or t.startswith("llsvm.")}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and _private(node.attr):
+            module = bound.get(node.value.id)
+            if module is not None and module != name and module.startswith("llsvm") and \
+                    not module.startswith("llsvm._ext"):
+                taken.append((module, node.attr))
+    deps.discard(name)
+    return deps, sorted(set(taken))
+
+
+def edges(private=None):
+    """{module: set of llsvm modules it imports}; with a dict `private`, also {module: [(module, private name)]
+    it takes from others}."""
     mods = modules()
     known = set(mods)
     out = {}
     for name, path in mods.items():
-        tree = ast.parse(open(path, encoding="utf-8").read(), path)
-        is_package = path.endswith("__init__.py")
-        deps = set()
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                targets = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                target = _resolve(node.module or "", node.level, name, is_package)
-                targets = []
-                for a in node.names:
-                    sub = f"{target}.{a.name}"
-                    targets.append(sub if sub in known or sub.startswith("llsvm._ext.") else target)
-            else:
-                continue
-            deps |= {t for t in targets if t == "llsvm" or t.startswith("llsvm.")}
-        deps.discard(name)
-        out[name] = deps
+        out[name], taken = _scan(name, path, known)
+        if private is not None and taken:
+            private[name] = taken
     registry = "llsvm.solvers.registry"
     if registry in out:
         out[registry] |= _registry_refs()
@@ -160,7 +190,8 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--edges", action="store_true", help="print every edge")
     args = ap.parse_args(argv)
-    graph = edges()
+    private = {}
+    graph = edges(private)
     # the facades are the public surface: their lazy tables are not dependencies of the layers
     layered = {a: {b for b in deps} for a, deps in graph.items() if a not in FACADES}
     for i, (name, patterns) in enumerate(LAYERS):
@@ -169,8 +200,9 @@ def main(argv=None):
     cyc = circles(layered)
     up = upward(layered)
     lost = unplaced(layered)
+    n_private = sum(len(t) for t in private.values())
     print(f"{len(layered)} modules, {n_edges} imports; circles: {len(cyc)}; arrows running back up: {len(up)}; "
-          f"modules in no layer: {len(lost)}")
+          f"modules in no layer: {len(lost)}; private names taken from other modules: {n_private}")
     if args.edges:
         for a in sorted(layered):
             for b in sorted(layered[a]):
@@ -181,7 +213,10 @@ def main(argv=None):
         print(f"upward: {a} (layer {layer_of(a)}) -> {b} (layer {layer_of(b)})")
     for m in lost:
         print(f"in no layer: {m}")
-    return 1 if cyc or up or lost else 0
+    for a, taken in sorted(private.items()):
+        for module, attr in taken:
+            print(f"private: {a} takes {module}.{attr}")
+    return 1 if cyc or up or lost or n_private else 0
 
 
 if __name__ == "__main__":

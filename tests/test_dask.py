@@ -34,6 +34,8 @@ import pytest
 
 import llsvm
 from llsvm import dask as lldask
+import llsvm.dask.client as dask_client
+import llsvm.dask.tasks as dask_tasks
 from llsvm.dask import ClusterError
 from llsvm.options import H1Options, LLSVMOptions, OnlineOptions, StreamOptions
 
@@ -74,8 +76,8 @@ SLOW = ["-s", "3", "-c", "10", "-e", "0.0001", "-q"]
 
 @pytest.fixture(scope="module")
 def client():
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                                       silence_logs=50)
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, silence_logs=50,
+                                       dashboard_address="127.0.0.1:0", scheduler_kwargs={"dashboard": False})
     c = distributed.Client(cluster)
     yield c
     c.close()
@@ -455,7 +457,7 @@ def test_what_a_task_raises_is_not_the_cluster_going_away(client):
     whose workers kept dying is a ClusterError that says so."""
     with pytest.raises(llsvm.errors.LLSVMError, match=r"^on a worker of the Dask cluster at tcp://x: .*No such file "
                        r"or directory: '/nonexistent/llsvm.bin'; no model written$") as e:
-        lldask._gather(client, [client.submit(open, "/nonexistent/llsvm.bin", pure=False)], "tcp://x")
+        dask_client._gather(client, [client.submit(open, "/nonexistent/llsvm.bin", pure=False)], "tcp://x")
     assert not isinstance(e.value, ClusterError)
 
     def killed():
@@ -463,7 +465,7 @@ def test_what_a_task_raises_is_not_the_cluster_going_away(client):
         raise distributed.KilledWorker("problem_task-1", SimpleNamespace(address="tcp://127.0.0.1:1"), 3)
     with pytest.raises(ClusterError, match=r"kept dying while they ran a task \(out of memory\?\): problem_task-1; "
                                            r"no model written$"):
-        lldask._gather(client, [client.submit(killed, pure=False)], "tcp://x")
+        dask_client._gather(client, [client.submit(killed, pure=False)], "tcp://x")
 
 
 def test_no_row_reaches_the_client(client, five):
@@ -659,7 +661,7 @@ def _newton_local(path, n_parts, **kw):
     else:
         labels = head.labels
         Cp, Cn = (float(c) for c in class_costs(params.C, params.weights, labels, None))
-    parts = [lldask._newton_part(tuple(r), head.n_features, labels, params, Cp, Cn)
+    parts = [dask_tasks._newton_part(tuple(r), head.n_features, labels, params, Cp, Cn)
              for r in lldask.block_parts(head.infos, n_parts)]
     return dnewton.solve_dnewton(dnewton.LocalParts(parts), params.solver, params.eps,
                                  params.max_iter or params.spec.default_max_iter, params.regularize_bias,
@@ -775,20 +777,20 @@ def test_find_C_on_the_cluster_is_the_single_process_search(client, request, dat
     assert steps >= 10 and (kw["solver"] != 11 or text1.count("p=   0.00") >= 5)         # -s 11: two p values
     assert got.meta["dask"]["tasks"] == 1 + steps * nr_fold and got.meta["dask"]["restarts"] == 0
     assert got.shape.n_rows == (300 if data == "reg" else 800 if data == "two" else 1500)
-    assert client.run(lambda: len(lldask._SEARCH)) == {w: 0 for w in client.scheduler_info()["workers"]}
+    assert client.run(lambda: len(dask_tasks._SEARCH)) == {w: 0 for w in client.scheduler_info()["workers"]}
 
 
 def test_find_C_brings_no_row_to_the_client(client, two, monkeypatch):
     """-s 1 (an alpha per training row, kept for the warm start) on the cluster: what the client gathers is the plan
     (the searches, the folds' count, text) and a bool and a number per task; no array at all."""
     gathered = []
-    real = lldask._gather
+    real = dask_client._gather
 
     def recording(c, futures, address):
         done = real(c, futures, address)
         gathered.extend(done)
         return done
-    monkeypatch.setattr(lldask, "_gather", recording)
+    monkeypatch.setattr(dask_client, "_gather", recording)
     got = lldask.find_parameter_C(two, 5, client=client, solver=1, start_C=0.5)
 
     def arrays(x):
@@ -832,7 +834,7 @@ def test_find_C_starts_again_when_a_worker_loses_its_folds(client, request, monk
     want, text1 = _search(llsvm.find_parameter_C, path, nr_fold, **kw)
     assert len(lost) == 1 and got.meta["dask"]["restarts"] == 1
     assert tuple(got) == want and text == text1
-    assert client.run(lambda: len(lldask._SEARCH)) == {w: 0 for w in client.scheduler_info()["workers"]}
+    assert client.run(lambda: len(dask_tasks._SEARCH)) == {w: 0 for w in client.scheduler_info()["workers"]}
 
 
 def test_find_C_gives_up_after_losing_workers_too_often(client, two, monkeypatch):
@@ -896,5 +898,5 @@ def test_ctrl_c_in_the_middle_of_find_C(cluster, reg, tmp_path):
     Cluster._wait(lambda: not cluster.client.run_on_scheduler(
         lambda dask_scheduler: [k for k in dask_scheduler.tasks if "csearch" in str(k)]),
         "the run's tasks to leave the scheduler", timeout=60)
-    Cluster._wait(lambda: not any(cluster.client.run(lambda: len(lldask._SEARCH)).values()),
+    Cluster._wait(lambda: not any(cluster.client.run(lambda: len(dask_tasks._SEARCH)).values()),
                   "the workers to drop the search", timeout=60)

@@ -116,8 +116,8 @@ def _run(req, grid, training_set_file, model_file, reporter):
     t0 = time.perf_counter()
     found = None
     if req.dask is not None:        # on a cluster: the data stay on the storage the workers read
-        from .. import dask
-        found = dask.train_command(training_set_file, req, grid, reporter)
+        from .cluster import train_command
+        found = train_command(training_set_file, req, grid, reporter)
         if grid is None and req.nr_fold is None:
             _finish(found, model_file, req.json_file, found.meta["shape"], 0.0, time.perf_counter() - t0, params)
             return

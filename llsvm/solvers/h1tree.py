@@ -410,5 +410,3 @@ def metrics(model, params, ds):
         "rbf_nSV": int(model.rbf.total_sv) if model.rbf is not None else 0, "reach_rbf": reach,
         "trees": [r.extra for r in res],
     }
-
-_pairs_of, _trees, _tree_model = pairs_of, make_trees, tree_model  # TEMP

@@ -534,5 +534,3 @@ def search_summary(found, params):
     best_C, best_rate = found
     return (f"Best C = {best_C:g}  CV accuracy = {100.0 * best_rate:g}%\n",
             {"best_C": best_C, "cv_accuracy": 100.0 * best_rate})
-
-_labels_of, _warn_ignored, _warn_unconverged, _model = labels_of, warn_ignored, warn_unconverged, linear_model  # TEMP

@@ -1,42 +1,17 @@
-"""Training on a Dask cluster (`llsvm-train --dask ADDRESS`, `llsvm.dask.train(..., client=)`): docs/distributed.md.
+"""The client's side of training on a Dask cluster (llsvm.dask): the session, the plans and the model's assembly.
 
-The data stay where they are: the input is llsvm binary files on storage every worker can read; a worker maps the
-file (the page cache holds one copy per machine), or reads its own blocks (CoCoA+), and no row passes through the
-client or the scheduler, which reads the files' headers and footers only. What crosses the network is parameters,
-seeds, weight vectors, certificates, the text the solvers print, the support vectors of a kernel model and -v's
-predictions. Text input is refused with the command that converts it: each one-vs-rest task would otherwise parse
-the whole text again, and a binary file's blocks are what give a worker its own range of rows.
-
-What is distributed, and how (each the single-process result where the algorithm is the same):
-- more than two classes of a random-access linear type: one task per class (`problem_task`), the problem and seed
-  `_fit` would use;
-- more than two classes of an out-of-core solver (-s llsvm, streamsvm, bm): one task per class (`outofcore_task`),
-  the driver training one-vs-rest problem k alone (its `only`: the problem's seed, and the budget and blocks of
-  the whole run), streaming or mapping the file on the worker under --memory; the client assembles the model as
-  the driver does (`assemble`);
-- -s smo, nu_svc and the online lists (olsvm, olsvm-rhl, norma, pegaz, pegasos): one task per class pair
-  (`pair_task`), its draws from the RNG state the pair starts from in one process (ovo.pair_states: the draws of
-  the pairs before it replayed, without training), then the model on a worker (`pairs_model_task`);
-- -s h1tree on more than two classes: one task per pair's decision list (`tree_list_task`; --rbf-depth auto: also
-  per pair's list over the split's training rows, and `tree_cuts_task`, which trains the split's RBF node), the
-  trees on the client, the RBF node of every row as -s smo's pairs;
-- -v: one task per fold (`cv_task`); --grid: one task per kernel width and fold (`grid_task`); -C: one task per
-  fold and value of C (`csearch_task`), each fold's warm start kept on its worker;
-- one two-class -s 1 / -s 3 problem: CoCoA+ (`DaskParts`, `cocoa_task`, over llsvm.solvers.cocoa's loop), each
-  part's dual variables kept on its worker;
-- one two-class -s 0 / -s 2 problem, or -s 11: distributed Newton (`DaskNewtonParts`, `newton_task`, over
-  llsvm.solvers.dnewton's loop), each part's state kept on its worker;
-- anything else: the whole run as one task on a worker (`whole_task`).
-
-Every task but CoCoA+'s, Newton's and -C's is a pure function of (file, parameters, seed): a task whose worker
-dies is run again by Dask on another and gives the same result. A CoCoA+ or Newton run or a -C search that loses
-a worker (and its state) starts again, with the same rounds or steps. Either way the run ends with the same model
-or the same C.
+A Session is the client of a call: the one given (a dask.distributed Client) or one `connect` makes, for
+`local` a LocalCluster of one-thread worker processes (bounded by the CPUs and the memory: local_workers) with no
+dashboard and its scratch space in a directory of its own, removed when it closes; for an address, the scheduler
+there (check_address refuses a malformed one before connecting). The input is llsvm binary files every worker can
+read (binary_files), of which the client reads the headers and footers only (headers). How a run is split is the
+solver's spec's (SolverSpec.cluster: classes, cocoa, newton, pairs, tree, whole); the tasks are
+llsvm/dask/tasks.py's. The plans here submit them, gather their results in order (_gather: Ctrl-C cancels them, a
+lost cluster is a ClusterError), say the text they printed, start again a run that lost a worker's state
+(StateLost), and assemble the model as the single-process run does.
 """
-import functools
 import glob
 import os
-import threading
 import time
 import weakref
 from concurrent.futures import CancelledError
@@ -44,8 +19,12 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from .errors import LLSVMError, ParameterError
-from .report import Reporter, as_reporter
+from ..errors import LLSVMError, ParameterError
+from ..report import as_reporter, replay
+from .tasks import (StateLost, cocoa_task, csearch_plan_task, csearch_task, cv_task, describe, forget, grid_task,
+                    metrics_task, newton_task, outofcore_task, pair_task, pairs_describe, pairs_model_task,
+                    problem_task, tree_cuts_task, tree_describe, tree_list_task, whole_task)
+
 
 LOCAL = "local"
 COCOA_MAX_ROUNDS = 1000          # CoCoA+'s rounds at most when --max-iter is not given
@@ -90,9 +69,9 @@ def local_workers(workers=None):
     """The worker processes of `--dask local --workers N` (None: one a CPU, fewer when the memory available holds
     fewer); a ParameterError, naming both bounds, for more than WORKERS_PER_CPU a CPU or than the machine's
     available memory holds at WORKER_MEMORY a worker: refused before any of them starts."""
-    from .memory import format_size, machine_available
-    from .options import check_count
-    from .params import usable_cpus
+    from ..memory import format_size, machine_available
+    from ..options import check_count
+    from ..params import usable_cpus
     cpus = usable_cpus()
     free = machine_available()
     by_memory = None if free is None else max(1, free // WORKER_MEMORY)
@@ -115,7 +94,7 @@ def check_address(address):
     port number, ...) Needs distributed: its registry knows the schemes (plug-ins included)."""
     _distributed()
     from distributed.comm import addressing, registry
-    from .errors import quote
+    from ..errors import quote
     shown = f"--dask {quote(address)}"
     usage = "give 'local' or a scheduler's address, tcp://HOST:PORT"
     if not address.strip():
@@ -181,7 +160,7 @@ def _local_cluster(distributed, n):
     made before its __init__ starts the scheduler and the workers, so it is there to close), and only then is the
     directory removed: a worker still starting would make it again."""
     import tempfile
-    from .fileutil import remove_tree, temporary_dir
+    from ..fileutil import remove_tree, temporary_dir
     directory = temporary_dir(tempfile.gettempdir(), "llsvm-dask-")
     cluster = distributed.LocalCluster.__new__(distributed.LocalCluster)
     try:
@@ -225,7 +204,7 @@ def quiet_resource_tracker():
 def binary_files(data):
     """The input's paths: a path, a glob, or a list of them; each must be an llsvm binary file (not stdin: every
     worker reads the file itself)."""
-    from .sources import sniff_path
+    from ..sources import sniff_path
     items = [data] if isinstance(data, (str, os.PathLike)) else list(data)
     paths = []
     for item in items:
@@ -260,8 +239,8 @@ def headers(paths):
     the rows, features (the largest) and non-zeros, and the labels as train() groups them (group_classes over the
     label tables: the distinct values in order of first occurrence), None when a file has no label table (too
     many distinct values: regression targets)."""
-    from .binfmt import BinaryDataset
-    from .solvers.common import group_classes
+    from ..binfmt import BinaryDataset
+    from ..solvers.common import group_classes
     infos, seen, n_rows, n_features, nnz = [], [], 0, 0, 0
     for path in paths:
         f = BinaryDataset(path)
@@ -277,417 +256,17 @@ def headers(paths):
 
 def _two_class_dual(params, head):
     """Whether the run is one two-class -s 1 / -s 3 problem."""
-    return params.spec.driver_ref == "dcd:train_one" and head.labels is not None and head.labels.size <= 2
+    return params.spec.cluster == "cocoa" and head.labels is not None and head.labels.size <= 2
 
 
 def _two_class_primal(params, head):
     """Whether the run is one two-class -s 0 / -s 2 problem, or -s 11 (distributed Newton)."""
-    if params.spec.driver_ref != "newton:train_one":
+    if params.spec.cluster != "newton":
         return False
     return params.spec.task == "regression" or (head.labels is not None and head.labels.size == 2)
 
 
-# -- on the workers -----------------------------------------------------------------------------------------------
-_OPEN = {}
-
-
-def _dataset(path, params):
-    """The file's rows on this worker: mapped and verified once per process, as trainer.as_dataset gives them."""
-    return _opened(path, params)[0]
-
-
-def _classes(path, params):
-    """(labels, class of every row) of the file, as trainer._labels_of gives them: computed once per process."""
-    entry = _opened(path, params)
-    if params.spec.task not in entry[1]:
-        from .solvers import trainer
-        entry[1][params.spec.task] = trainer._labels_of(entry[0].y, params)
-    return entry[1][params.spec.task]
-
-
-def _opened(path, params):
-    from .solvers.trainer import as_dataset
-    st = os.stat(path)
-    key = (path, st.st_size, st.st_mtime_ns)
-    entry = _OPEN.get(key)
-    if entry is None:
-        _OPEN.clear()                          # one file mapped per worker process
-        entry = _OPEN[key] = (as_dataset(path, None, params), {})
-    return entry
-
-
-def _text_reporter(quiet):
-    """A reporter whose text is kept (in order, info and warnings) to be replayed by the client."""
-    return Reporter(quiet=quiet, progress=False, out=lambda text: None, err=lambda text: None).buffered()
-
-
-def describe(path, params):
-    """Rows, features, non-zeros and the model's labels of the file (as train() groups them)."""
-    ds = _dataset(path, params)
-    labels, _ = _classes(path, params)
-    return {"n_rows": ds.n_rows, "n_features": ds.n_features, "nnz": ds.nnz, "labels": labels}
-
-
-def problem_task(path, params, k, seed, quiet):
-    """Problem k of _fit's one-vs-rest split, trained with its seed: (FitResult without the dual variables, the
-    text it printed)."""
-    from . import memory
-    from .solvers import trainer
-    ds = _dataset(path, params)
-    labels, cls = _classes(path, params)
-    rep = _text_reporter(quiet)
-    sub = trainer.ovr_problems(ds, cls, labels, None, params, as_reporter())[0][k]
-    memory.check_weights(ds.n_features, params.spec.work_vectors + 2)
-    res = trainer.solve_binary(sub, params, seed, rep)
-    res.alpha = None                             # one value per row: it stays on the worker
-    return res, rep._items
-
-
-def whole_task(path, params, quiet, want_metrics):
-    """The whole run on one worker: (model, its --json metrics or None, the text it printed). A streaming solver
-    streams the file, as llsvm-train does."""
-    from .solvers import registry, trainer
-    rep = _text_reporter(quiet)
-    if params.spec.streams:
-        model = trainer.train(path, params=params, reporter=rep)
-        metrics = registry.metrics(params.spec)(model, params) if want_metrics else None
-        from .binfmt import BinaryDataset
-        ds = BinaryDataset(path)                 # its header: the shape
-        ds.close()
-    else:
-        ds = _dataset(path, params)
-        model = trainer.train(ds, params=params, reporter=rep)
-        metrics = registry.metrics(params.spec)(model, params, ds) if want_metrics else None
-    for r in (model.meta or {}).get("results", []):
-        r.alpha = None                           # one value per row: it stays on the worker
-    model.meta.pop("sv_indices", None)
-    model.meta["shape"] = SimpleNamespace(n_rows=ds.n_rows, n_features=ds.n_features, nnz=ds.nnz)
-    return model, metrics, rep._items
-
-
-# the one-vs-one runs split into a task per class pair: driver -> its run in parts (smo.PairsRun's interface); -s
-# h1tree's is its RBF node's (an -s smo run over every row)
-PAIRS_RUNS = {"smo:fit": "smo:PairsRun", "online:fit": "online:OnlineRun"}
-RUN_OF = {**PAIRS_RUNS, "h1tree:fit": "h1tree:rbf_run"}
-
-
-def _pairs_run(ds, params, reporter):
-    from .solvers import registry
-    return registry.load(RUN_OF[params.spec.driver_ref])(ds, params, reporter)
-
-
-def outofcore_task(path, params, k, quiet):
-    """One-vs-rest problem k of an out-of-core run (-s llsvm, streamsvm, bm), trained alone by its driver (`only`)
-    on this worker, which streams or maps the file under the run's --memory: (its Part, whose FitResult comes
-    without the dual variables, the text it printed)."""
-    from .solvers import trainer
-    rep = _text_reporter(quiet)
-    driver = trainer.make_driver(params, rep)
-    driver.only = k
-    part = driver.fit(path)
-    part.result.alpha = None                     # one value per row: it stays on the worker
-    return part, rep._items
-
-
-def pairs_describe(path, params, quiet):
-    """(the RNG state each pair starts from, rows, features, non-zeros, the set-up's text) of the one-vs-one run
-    on the file (-s smo, nu_svc, the online lists, -s h1tree's RBF node); the states replay the pairs' draws in
-    order (ovo.pair_states)."""
-    from .solvers.ovo import pair_states
-    ds = _dataset(path, params)
-    rep = _text_reporter(quiet)
-    run = _pairs_run(ds, params, rep)
-    return pair_states(run, params.seed), ds.n_rows, ds.n_features, ds.nnz, rep._items
-
-
-def pair_task(path, params, p, state, quiet):
-    """Pair p of the one-vs-one run, its draws (-b 1's fold permutation, an online list's shuffle) from `state`,
-    the RNG state it starts from in the one-process run: (its coefficients as _sparse_coef gives them, FitResult,
-    (probA, probB) or None, its text)."""
-    from .solvers.common import Seeds
-    ds = _dataset(path, params)
-    run = _pairs_run(ds, params, as_reporter())
-    rep = _text_reporter(quiet)
-    coef, res, prob, _ = run.pair(p, run.permutation(Seeds.at(state), p), rep)
-    res.alpha = None                             # one value per row of the pair: it stays on the worker
-    return _sparse_coef(coef, run.pairs.problems[p][3]), res, prob, rep._items
-
-
-def metrics_task(path, params, model):
-    """The --json record of a model of the file, where its rows are (a record that measures the model on them)."""
-    from .solvers import registry
-    return registry.metrics(params.spec)(model, params, _dataset(path, params))
-
-
-def tree_describe(path, params, quiet):
-    """The set-up of -s h1tree's run on the file (h1tree._setup; with --rbf-depth auto, its validation split):
-    (labels, resolved options, num_features, whether auto, rows, non-zeros, the set-up's text)."""
-    from .solvers import h1tree
-    ds = _dataset(path, params)
-    rep = _text_reporter(quiet)
-    nf, opts, labels, _ = h1tree._setup(ds, params, rep)
-    auto = opts.rbf_depth == "auto" and labels.size > 1
-    if auto:
-        h1tree._split(ds, opts, params, rep)
-    return labels, opts, nf, auto, ds.n_rows, ds.nnz, rep._items
-
-
-def tree_list_task(path, params, p, split, quiet):
-    """The decision list of -s h1tree's pair p (h1tree._pair_list) over every row, or (split) silently over the
-    training rows of --rbf-depth auto's split: ((nodes, leaf, stalled), the text it printed)."""
-    from .solvers import h1tree
-    ds = _dataset(path, params)
-    _, opts, labels, cls = h1tree._setup(ds, params, None)
-    rows = h1tree._split(ds, opts, params, as_reporter())[0] if split else None
-    rep = _text_reporter(quiet)
-    i, j = h1tree._pairs_of(labels.size)[p]
-    out = h1tree._pair_list(ds.row_view(), h1tree._class_rows(cls, labels.size, rows), labels, i, j, opts, params,
-                            None if split else rep)
-    return out, rep._items
-
-
-def tree_cuts_task(path, params, lists):
-    """--rbf-depth auto's cuts (h1tree._cuts) from the pairs' lists over the split's training rows (tree_list_task's
-    results): the RBF node of those rows trained here, silently, and every list measured on the validation rows."""
-    from .solvers import h1tree
-    ds = _dataset(path, params)
-    _, opts, labels, cls = h1tree._setup(ds, params, None)
-    tr, va = h1tree._split(ds, opts, params, as_reporter())
-    rbf = h1tree._rbf(ds, opts, params, h1tree._Silent(), rows=tr)
-    return h1tree._cuts(ds, cls, labels, opts, va, [out for out, _ in lists], rbf)
-
-
-def _sparse_coef(coef, y):
-    """(positions, values) of a pair's coefficients that pairs_model_task turns back into the same floats: the
-    non-zeros, and every zero whose sign is not y's (alpha_t y_t is -0.0 for a zero alpha of class -1, which the
-    model file prints as LIBSVM does)."""
-    zero = coef == 0
-    keep = ~zero | (np.signbit(coef) != (y < 0))
-    nz = np.flatnonzero(keep)
-    return nz, coef[nz]
-
-
-def pairs_model_task(path, params, coefs, results, probs, quiet):
-    """The SVMModel of the pairs' solutions (the run's `model`), made where the support vectors' rows are."""
-    ds = _dataset(path, params)
-    run = _pairs_run(ds, params, as_reporter())
-    dense = []
-    for (nz, values), (_, _, _, y) in zip(coefs, run.pairs.problems):
-        coef = np.where(y < 0, -0.0, 0.0)
-        coef[nz] = values
-        dense.append(coef)
-    rep = _text_reporter(quiet)
-    model = run.model(dense, results, probs, rep)
-    return model, rep._items
-
-
-_PARTS = {}
-
-
-def _rows_of(runs, n_features):
-    """The blocks of `runs` ((path, first block, end block), ...) read and verified into memory on this worker (its
-    own rows only), as one CSRDataset: read once per process and kept (the last set of runs only)."""
-    from .binfmt import BinaryDataset
-    from .dataset import CSRDataset
-    key = tuple((path, b0, b1, os.stat(path).st_mtime_ns) for path, b0, b1 in runs) + (n_features,)
-    ds = _ROWS.get(key)
-    if ds is None:
-        _ROWS.clear()
-        pieces = []
-        for path, b0, b1 in runs:
-            f = BinaryDataset(path)
-            try:
-                pieces.append(f.load_blocks(b0, b1))
-            finally:
-                f.close()
-        if len(pieces) == 1:
-            one = pieces[0]
-            ds = CSRDataset(one.y, one.indptr, one.indices, one.values, n_features, source=one.source, check=False)
-        else:
-            offsets = np.cumsum([0] + [p.nnz for p in pieces[:-1]])
-            indptr = np.concatenate([[0]] + [p.indptr[1:] + o for p, o in zip(pieces, offsets)]).astype(np.int64)
-            ds = CSRDataset(np.concatenate([p.y for p in pieces]), indptr,
-                            np.concatenate([p.indices for p in pieces]), np.concatenate([p.values for p in pieces]),
-                            n_features, check=False)
-        _ROWS[key] = ds
-    return ds
-
-
-_ROWS = {}
-
-
-def _part(runs, n_features, labels, params, Cp, Cn):
-    """A CoCoA+ part on this worker: its blocks' rows (_rows_of) as a Subproblem (+1 for labels[0]'s rows), made
-    once and kept for the run's rounds."""
-    from .solvers.common import Classes, Subproblem
-    key = (tuple(runs), n_features, tuple(labels), Cp, Cn, params.bias)
-    sub = _PARTS.get(key)
-    if sub is None:
-        ds = _rows_of(runs, n_features)
-        cls, _ = Classes(list(labels)).add(ds.y)        # the class of each row in the model's label order
-        sub = _PARTS[key] = Subproblem(ds, np.where(cls == 0, 1, -1).astype(np.int8), Cp, Cn, bias=params.bias)
-    return sub
-
-
-def _newton_part(runs, n_features, labels, params, Cp, Cn):
-    """A distributed Newton part on this worker (dnewton.NewtonPart): its blocks' rows, for classification in
-    LIBLINEAR's class grouping (labels[0]'s rows first, +1), for -s 11 over the targets."""
-    from .solvers.common import Classes, Subproblem, class_grouping
-    from .solvers.dnewton import NewtonPart
-    ds = _rows_of(runs, n_features)
-    if labels is None:
-        sub = Subproblem(ds, np.ones(ds.n_rows, np.int8), Cp, Cn, bias=params.bias, targets=ds.y)
-    else:
-        cls, _ = Classes(list(labels)).add(ds.y)
-        rows = class_grouping(cls, None).astype(np.int64)
-        sub = Subproblem(ds, np.where(cls[rows] == 0, 1, -1).astype(np.int8), Cp, Cn, rows=rows, bias=params.bias)
-    return NewtonPart(sub, params.solver, params.regularize_bias, params.svr_p)
-
-
-class StateLost(LLSVMError):
-    """A CoCoA+ part's dual variables (a -C fold's warm start) are not on the worker running its round (its step):
-    its worker died and another took the task over. The client starts the run again, which gives the same rounds
-    (steps)."""
-
-
-_ALPHA = {}
-
-
-def cocoa_task(run, k, r, part, w, sigma, epochs, seed, l1_loss):
-    """Round r of part k of CoCoA+ run `run` (cocoa.local_round) on this worker: from the dual variables its round
-    r - 1 left here (zeros at r = 0), which stay here; returns the rest of the round's result."""
-    from .solvers.cocoa import local_round
-    sub = _part(*part)
-    if r == 0:
-        alpha = np.zeros(sub.l, np.float64)
-    else:
-        kept = _ALPHA.get((run, k), {}).get(r - 1)
-        if kept is None:
-            raise StateLost(f"part {k}'s dual variables of round {r - 1} are not on this worker")
-        alpha = kept
-    out = local_round(sub, alpha, w, sigma, epochs, seed, l1_loss)
-    alpha_new = out.pop("alpha_k_new")
-    with _STATE_LOCK:
-        if run not in _ENDED:        # the client may have ended the run while this round ran: then keep nothing
-            _ALPHA[(run, k)] = {r - 1: alpha, r: alpha_new}      # this round's and the one before
-    return out
-
-
-_NEWTON = {}
-
-
-def newton_task(run, k, part, op, args):
-    """Round op of part k of distributed Newton run `run` (dnewton.NewtonPart's methods) on this worker: "start"
-    makes the part here from its blocks; the later rounds need the state the earlier ones left here."""
-    from .solvers.dnewton import part_call
-    if op == "start":
-        made = _newton_part(*part)
-        with _STATE_LOCK:
-            if run not in _ENDED:    # a start after the client ended the run (Ctrl-C, a restart) keeps nothing
-                _NEWTON[(run, k)] = made
-    held = _NEWTON.get((run, k))
-    if held is None:
-        raise StateLost(f"part {k}'s Newton state is not on this worker")
-    return part_call(held, op, args)
-
-
-def forget(run):
-    """Drop a finished run's state (CoCoA+'s dual variables, Newton's parts, a -C search's folds and warm starts)
-    from this worker; a -C task of the run that ends here later keeps nothing (the last 1,000 runs are remembered
-    as ended)."""
-    with _STATE_LOCK:
-        _ENDED[run] = None
-        if len(_ENDED) > 1000:
-            del _ENDED[next(iter(_ENDED))]
-        for state in (_ALPHA, _SEARCH, _NEWTON):
-            for key in [key for key in state if key[0] == run]:
-                del state[key]
-
-
-def cv_task(path, params, nr_fold, i, quiet):
-    """Fold i of -v (trainer.cv_fold; the folds drawn again from the seed): (its test rows, their predictions,
-    their labels, its text: fold 0's begins with what the run prints before the folds)."""
-    from .solvers import trainer
-    ds = _dataset(path, params)
-    rep = _text_reporter(quiet)
-    if i == 0:
-        trainer._warn_ignored(params, rep)
-    folds, fold_seeds = trainer.cv_plan(ds, nr_fold, params, rep if i == 0 else as_reporter())
-    te, pred = trainer.cv_fold(ds, params, folds, fold_seeds, i, rep)
-    return te, np.asarray(pred, np.float64), ds.y[te], rep._items
-
-
-def grid_task(path, params, nr_fold, grid, w, f, quiet):
-    """Width w and fold f of the grid search (grid.fold_cells): the plan is drawn again from the seed on the
-    worker, the same on every one; (one record per C value, the plan's text: the folds' warnings)."""
-    from .solvers.grid import fold_cells, grid_plan
-    ds = _dataset(path, params)
-    rep = _text_reporter(quiet)
-    plan = grid_plan(ds, nr_fold, grid, params, rep)
-    return fold_cells(ds, plan, w, f), rep._items
-
-
-_SEARCH = {}
-_STATE_LOCK = threading.Lock()
-_ENDED = {}
-
-
-def csearch_plan_task(path, params, nr_fold, start_C, start_p):
-    """-C's plan (trainer.csearch_folds and csearch_searches, as in one process): (the searches over C, the number
-    of folds, the plan's text: the folds' warning)."""
-    from .solvers import trainer
-    ds = _dataset(path, params)
-    rep = _text_reporter(False)
-    folds = trainer.csearch_folds(ds, nr_fold, params, rep)
-    return trainer.csearch_searches(ds, params, start_C, start_p), len(folds), rep._items
-
-
-def csearch_task(run, path, params, nr_fold, i, k, s):
-    """Fold i at the s-th C (params.C) of search k (-s 11: the k-th p) of -C run `run` (trainer.csearch_fold) on
-    this worker: warm-started from the fold's (W, results) its step s - 1 left here, which stay here (the folds
-    drawn here from the seed at the run's first task); returns (changed, figure): a bool and a number."""
-    from .solvers import trainer
-    with _STATE_LOCK:
-        if run in _ENDED:            # it started after the client ended the run (Ctrl-C, a restart)
-            raise StateLost(f"-C run {run} has ended")
-        folds = _SEARCH.get((run, None))
-        prev = _SEARCH.get((run, i), {}).get((k, s - 1))
-    if s > 0 and prev is None:
-        raise StateLost(f"fold {i}'s warm start of step {s - 1} is not on this worker")
-    ds = _dataset(path, params)
-    if folds is None:
-        folds = trainer.csearch_folds(ds, nr_fold, params, as_reporter())
-    state, small = trainer.csearch_fold(ds, folds[i], params, prev)
-    with _STATE_LOCK:
-        if run not in _ENDED:        # the client may have ended the run while this task ran: then keep nothing
-            _SEARCH.setdefault((run, None), folds)
-            _SEARCH[(run, i)] = {(k, s): state}   # the next step's warm start (a task run twice: StateLost, restart)
-    return small
-
-
-# -- on the client ------------------------------------------------------------------------------------------------
-def train_command(path, req, grid, reporter):
-    """llsvm-train --dask: the model, the GridResult of --grid, -v's cross_validation result, or -C's
-    find_parameter_C result (its lines printed); Dask's own log lines silenced (quiet_logs)."""
-    quiet_logs()
-    if req.dask == LOCAL:
-        quiet_resource_tracker()
-    if req.find_C:
-        from .cli.declare import find_C_command
-        path = one_file(binary_files(path))          # refused before the search's first line
-        with _Session(None, req.dask, req.workers) as s:
-            return find_C_command(functools.partial(find_parameter_C, client=s.client), path, req, reporter)
-    if grid is None and req.nr_fold is not None:
-        return cross_validation(path, req.nr_fold, address=req.dask, workers=req.workers, params=req.params,
-                                reporter=reporter)
-    if grid is not None:
-        return grid_search(path, req.nr_fold or 5, grid, address=req.dask, workers=req.workers, params=req.params,
-                           reporter=reporter)
-    return train(path, address=req.dask, workers=req.workers, params=req.params, reporter=reporter,
-                 want_metrics=bool(req.json_file), local_epochs=req.local_epochs or 1)
-
-
-class _Session:
+class Session:
     """The client of a call: the one given, or one connect() makes (closed on the way out)."""
 
     def __init__(self, client, address, workers):
@@ -713,7 +292,7 @@ def cross_validation(data, nr_fold, *, client=None, address=LOCAL, workers=None,
                      say=None, warn=None, **kw):
     """trainer.cross_validation on the cluster, one task per fold: a namespace with target (every row's prediction
     from the fold leaving it out, as in one process), y (the rows' labels), shape and meta."""
-    from .solvers import trainer
+    from ..solvers import trainer
     params = trainer.checked_params(params, kw)
     trainer.cv_check(params)
     rep = as_reporter(reporter, say, warn)
@@ -723,13 +302,13 @@ def cross_validation(data, nr_fold, *, client=None, address=LOCAL, workers=None,
     if n_rows == 0:
         raise ParameterError("no training data")
     n_folds = min(nr_fold, n_rows)               # leave-one-out when there are more folds than rows
-    with _Session(client, address, workers) as s:
+    with Session(client, address, workers) as s:
         done = s.gather([s.client.submit(cv_task, path, params, nr_fold, i, rep.quiet, pure=False)
                          for i in range(n_folds)])
         n_workers = _workers(s.client)
     target, y = np.empty(n_rows, np.float64), np.empty(n_rows, np.float64)
     for te, pred, y_te, items in done:
-        _replay(items, rep)
+        replay(items, rep)
         target[te] = pred
         y[te] = y_te
     return SimpleNamespace(target=target, y=y, shape=SimpleNamespace(n_rows=n_rows, n_features=n_features, nnz=nnz),
@@ -741,7 +320,7 @@ def grid_search(data, nr_fold, grid, *, client=None, address=LOCAL, workers=None
     """llsvm.solvers.grid.grid_search on the cluster: one task per kernel width and fold, each training every C
     on the fold (sharing the kernel state, as in one process); the same cells as in one process (the times are
     the workers')."""
-    from .solvers.grid import GridPlan, grid_cells, grid_request
+    from ..solvers.grid import GridPlan, grid_cells, grid_request
     params, grid = grid_request(grid, params, kw)
     rep = as_reporter(reporter, say, warn)
     path = one_file(binary_files(data))
@@ -753,12 +332,12 @@ def grid_search(data, nr_fold, grid, *, client=None, address=LOCAL, workers=None
         raise ParameterError("no training data")
     n_folds = min(nr_fold, n_rows)               # LIBSVM's leave-one-out when there are more folds than rows
     plan = GridPlan.make(params, grid, [None] * n_folds, None)     # the folds' rows stay on the workers
-    with _Session(client, address, workers) as s:
+    with Session(client, address, workers) as s:
         futures = [[s.client.submit(grid_task, path, params, nr_fold, grid, w, f, True if w or f else rep.quiet,
                                     pure=False) for f in range(n_folds)] for w in range(len(plan.widths))]
         done = s.gather([x for row in futures for x in row])
         n_workers = _workers(s.client)
-    _replay(done[0][1], rep)                     # the folds' text, once (every task drew the same plan)
+    replay(done[0][1], rep)                     # the folds' text, once (every task drew the same plan)
     flat = [records for records, _ in done]
     runs = [flat[w * n_folds:(w + 1) * n_folds] for w in range(len(plan.widths))]
     result = grid_cells(plan, n_rows, runs)
@@ -823,17 +402,17 @@ def find_parameter_C(data, nr_fold, *, client=None, address=LOCAL, workers=None,
     worker from its previous C (no row's value comes back: a bool and a number per task); the same lines and the
     same values as in one process, as a SearchResult. A search that loses a worker (and a fold's warm start) starts
     again, at most MAX_RESTARTS times, without printing its lines twice."""
-    from .solvers import trainer
+    from ..solvers import trainer
     params = trainer.find_C_check(trainer.checked_params(params, kw))
     rep = as_reporter(reporter, say, warn)
     path = one_file(binary_files(data))
     head = headers([path])
     if head.n_rows == 0:
         raise ParameterError("no training data")
-    with _Session(client, address, workers) as s:
+    with Session(client, address, workers) as s:
         searches, n_folds, items = s.gather([s.client.submit(csearch_plan_task, path, params, nr_fold, start_C,
                                                              start_p, pure=False)])[0]
-        _replay(items, rep)
+        replay(items, rep)
         resumed = _Resumed(rep)
         for restart in range(MAX_RESTARTS + 1):
             run = f"llsvm-csearch-{os.getpid()}-{time.monotonic_ns()}"
@@ -952,12 +531,12 @@ def _row_parts(s, head, params, rep, n_parts):
     """What a run over the workers' blocks starts from (CoCoA+, distributed Newton): (addresses of the workers,
     the parts' arguments (runs of blocks, features, labels, parameters, Cp, Cn), the parts' count); the -wi
     warnings said once."""
-    from .solvers import trainer
-    from .solvers.common import class_costs
+    from ..solvers import trainer
+    from ..solvers.common import class_costs
     infos, labels = head.infos, head.labels
     if head.n_rows == 0:
         raise ParameterError("no training data")
-    trainer._warn_ignored(params, rep)
+    trainer.warn_ignored(params, rep)
     if params.spec.task == "regression":
         labels, Cp, Cn = None, float(params.C), float(params.C)
     else:
@@ -988,8 +567,8 @@ def _restarting(s, what, attempt):
 
 
 def _row_model(params, head, labels, res, meta):
-    from .solvers import trainer
-    model = trainer._model(params, labels, head.n_features, res.w.reshape(-1, 1), [res])
+    from ..solvers import trainer
+    model = trainer.linear_model(params, labels, head.n_features, res.w.reshape(-1, 1), [res])
     model.meta["dask"] = meta
     model.meta["shape"] = SimpleNamespace(n_rows=head.n_rows, n_features=head.n_features, nnz=head.nnz)
     return model
@@ -997,8 +576,8 @@ def _row_model(params, head, labels, res, meta):
 
 def _cocoa(s, head, params, rep, epochs, n_parts, t0):
     """A two-class -s 1 / -s 3 problem by CoCoA+ over the workers' blocks (llsvm.solvers.cocoa)."""
-    from .solvers.cocoa import solve_cocoa
-    from .solvers.common import report_finished, warn_max_iter
+    from ..solvers.cocoa import solve_cocoa
+    from ..solvers.common import report_finished, warn_max_iter
     addresses, parts, n_parts = _row_parts(s, head, params, rep, n_parts)
     n_features = head.n_features
     w_size = n_features + (1 if params.bias >= 0 else 0)
@@ -1021,7 +600,7 @@ def _cocoa(s, head, params, rep, epochs, n_parts, t0):
 def _newton(s, head, params, rep, n_parts, t0):
     """A two-class -s 0 / -s 2 problem, or -s 11, by distributed Newton over the workers' blocks
     (llsvm.solvers.dnewton): the single-process iterates up to the order of a sum."""
-    from .solvers.dnewton import solve_dnewton
+    from ..solvers.dnewton import solve_dnewton
     addresses, parts, n_parts = _row_parts(s, head, params, rep, n_parts)
     w_size = head.n_features + (1 if params.bias >= 0 else 0)
     max_iter = params.max_iter or params.spec.default_max_iter
@@ -1045,19 +624,19 @@ def _pairs(client, address, path, params, rep, n_workers, t0):
     one process."""
     states, n_rows, n_features, nnz, items = _gather(
         client, [client.submit(pairs_describe, path, params, rep.quiet, pure=False)], address)[0]
-    _replay(items, rep)
+    replay(items, rep)
     n_pairs = len(states)
     done = _gather(client, [client.submit(pair_task, path, params, p, states[p], rep.quiet, pure=False)
                             for p in range(n_pairs)], address)
     coefs, results, probs = [], [], []
     for coef, res, prob, items in done:
-        _replay(items, rep)
+        replay(items, rep)
         coefs.append(coef)
         results.append(res)
         probs.append(prob)
     model, items = _gather(client, [client.submit(pairs_model_task, path, params, coefs, results, probs, rep.quiet,
                                                   pure=False)], address)[0]
-    _replay(items, rep)
+    replay(items, rep)
     model.meta["dask"] = {"workers": n_workers, "tasks": n_pairs + 2, "split": "one task per class pair",
                           "rounds": 1, "bytes_down_per_task": 0,
                           "bytes_up_per_task": max((12 * c[0].size for c in coefs), default=0),
@@ -1070,18 +649,18 @@ def _by_parts(client, address, path, head, params, rep, n_workers, t0, want_metr
     """The model of a run of the kernel or out-of-core solvers split into tasks by class pair or by class (None for
     the others): the one-vs-one runs, -s h1tree and the out-of-core solvers on more than two classes. -s h1tree's
     --json record measures the model on every row: with want_metrics, a task computes it (.meta["metrics"])."""
-    ref = params.spec.driver_ref
+    split = params.spec.cluster
     classes = 0 if head.labels is None else int(head.labels.size)
-    if ref in PAIRS_RUNS:
+    if split == "pairs":
         return _pairs(client, address, path, params, rep, n_workers, t0)
-    if ref == "h1tree:fit" and classes > 2:
+    if split == "tree" and classes > 2:
         model = _tree(client, address, path, params, rep, n_workers, t0)
         if want_metrics:
             model.meta["metrics"] = _gather(client, [client.submit(metrics_task, path, params, model, pure=False)],
                                             address)[0]
             model.meta["dask"]["tasks"] += 1
         return model
-    if params.spec.streams and classes > 2:
+    if split == "classes" and params.spec.streams and classes > 2:
         return _outofcore_classes(client, address, path, head, params, rep, n_workers, t0)
     return None
 
@@ -1090,11 +669,11 @@ def _tree(client, address, path, params, rep, n_workers, t0):
     """-s h1tree: a task per pair's decision list (with --rbf-depth auto, also a task per pair's list over the
     split's training rows and one for the cuts), the trees on the client, then the RBF node, when a tree ends in
     it, as -s smo's pairs are run (a task per pair, then its model on a worker); stdout as in one process."""
-    from .solvers import h1tree
+    from ..solvers import h1tree
     labels, opts, nf, auto, n_rows, nnz, items = _gather(
         client, [client.submit(tree_describe, path, params, rep.quiet, pure=False)], address)[0]
-    _replay(items, rep)
-    n_pairs = len(h1tree._pairs_of(labels.size))
+    replay(items, rep)
+    n_pairs = len(h1tree.pairs_of(labels.size))
     futures = [client.submit(tree_list_task, path, params, p, False, rep.quiet, pure=False) for p in range(n_pairs)]
     if auto:
         split = [client.submit(tree_list_task, path, params, p, True, True, pure=False) for p in range(n_pairs)]
@@ -1102,14 +681,14 @@ def _tree(client, address, path, params, rep, n_workers, t0):
     done = _gather(client, futures, address)
     lists = [out for out, _ in done[:n_pairs]]
     for _, items in done[:n_pairs]:
-        _replay(items, rep)
-    trees, records, need_rbf = h1tree._trees(labels, lists, done[n_pairs] if auto else None, opts, rep)
+        replay(items, rep)
+    trees, records, need_rbf = h1tree.make_trees(labels, lists, done[n_pairs] if auto else None, opts, rep)
     rbf, rbf_tasks = None, 0
     if need_rbf:
         rbf = _pairs(client, address, path, params, rep, n_workers, t0)
         rbf_tasks = rbf.meta.pop("dask")["tasks"]
         del rbf.meta["shape"]
-    model = h1tree._tree_model(labels, nf, trees, records, rbf, opts, params, rep)
+    model = h1tree.tree_model(labels, nf, trees, records, rbf, opts, params, rep)
     model.meta["dask"] = {"workers": n_workers, "tasks": 1 + n_pairs * (2 if auto else 1) + auto + rbf_tasks,
                           "split": "one task per class pair", "rounds": 1, "bytes_down_per_task": 0,
                           "bytes_up_per_task": max(12 * sum(n["idx"].size for n in nodes) for nodes, _, _ in lists),
@@ -1121,7 +700,7 @@ def _tree(client, address, path, params, rep, n_workers, t0):
 def _outofcore_classes(client, address, path, head, params, rep, n_workers, t0):
     """An out-of-core run on more than two classes: one task per one-vs-rest problem, then the model as the
     driver makes it (its `assemble`), with what the run prints once and each problem's text in order."""
-    from .solvers import trainer
+    from ..solvers import trainer
     count = int(head.labels.size)
     done = _gather(client, [client.submit(outofcore_task, path, params, k, rep.quiet, pure=False)
                             for k in range(count)], address)
@@ -1130,18 +709,13 @@ def _outofcore_classes(client, address, path, head, params, rep, n_workers, t0):
     driver = trainer.make_driver(params, rep)
     driver.print_once(parts[0].labels, results)
     for _, items in done:
-        _replay(items, rep)
+        replay(items, rep)
     model = driver.assemble(results, parts[0].labels, parts[0].info)
     model.meta["dask"] = {"workers": n_workers, "tasks": count, "split": "one task per class", "rounds": 1,
                           "bytes_down_per_task": 0, "bytes_up_per_task": 8 * int(model.W.shape[0]),
                           "train_seconds": time.perf_counter() - t0}
     model.meta["shape"] = SimpleNamespace(n_rows=head.n_rows, n_features=head.n_features, nnz=head.nnz)
     return model
-
-
-def _replay(items, reporter):
-    for is_info, text in items:
-        (reporter.info if is_info else reporter.warning)(text)
 
 
 def _gather(client, futures, address):
@@ -1178,17 +752,17 @@ def train(data, *, client=None, address=LOCAL, workers=None, params=None, report
     binary file (a path, a glob or a one-element list). Parameters as llsvm.train's. Returns a Model whose
     .meta["dask"] says what ran where: tasks, workers, bytes sent down and up per task; with want_metrics, also
     .meta["metrics"] (the --json record, for whole-run tasks computed on the worker)."""
-    from .solvers import trainer
+    from ..solvers import trainer
     params = trainer.checked_params(params, kw)
     rep = as_reporter(reporter, say, warn)
     paths = binary_files(data)
     head = headers(paths)
     silent = reporter is None and say is None
-    with _Session(client, address, workers) as s:
+    with Session(client, address, workers) as s:
         if _two_class_dual(params, head) or _two_class_primal(params, head):
             run = _cocoa(s, head, params, rep, local_epochs, parts, time.perf_counter()) if \
                 _two_class_dual(params, head) else _newton(s, head, params, rep, parts, time.perf_counter())
-            trainer._warn_unconverged(silent, run.meta["results"])
+            trainer.warn_unconverged(silent, run.meta["results"])
             return run
         return _train(s.client, s.address, one_file(paths), head, params, rep, want_metrics, silent)
 
@@ -1205,14 +779,14 @@ def _close(client, cluster):
 
 
 def _train(client, address, path, head, params, rep, want_metrics, silent):
-    from .solvers import trainer
-    from .solvers.common import Seeds, class_costs
+    from ..solvers import trainer
+    from ..solvers.common import Seeds, class_costs
     t0 = time.perf_counter()
     n_workers = _workers(client)
     spec = params.spec
     model = _by_parts(client, address, path, head, params, rep, n_workers, t0, want_metrics)
     if model is not None:
-        trainer._warn_unconverged(silent, model.meta["results"])
+        trainer.warn_unconverged(silent, model.meta["results"])
         return model
     ovr = spec.access == "random" and not spec.streams
     if ovr:
@@ -1223,7 +797,7 @@ def _train(client, address, path, head, params, rep, want_metrics, silent):
             info = _gather(client, [client.submit(describe, path, params, pure=False)], address)[0]
         if info["n_rows"] == 0:
             raise ParameterError("no training data")
-        trainer._warn_ignored(params, rep)
+        trainer.warn_ignored(params, rep)
         labels = info["labels"]
         if labels is not None:
             class_costs(params.C, params.weights, labels, rep)          # the weights' warnings, once
@@ -1232,12 +806,12 @@ def _train(client, address, path, head, params, rep, want_metrics, silent):
         # not split (yet): the whole run as one task, the same model as in one process
         model, metrics, items = _gather(client, [client.submit(whole_task, path, params, rep.quiet, want_metrics,
                                                                pure=False)], address)[0]
-        _replay(items, rep)
+        replay(items, rep)
         model.meta["dask"] = {"workers": n_workers, "tasks": 1, "split": "whole run", "rounds": 1,
                               "bytes_down_per_task": 0, "bytes_up_per_task": 0}
         if metrics is not None:
             model.meta["metrics"] = metrics
-        trainer._warn_unconverged(silent, model.meta.get("results", []))
+        trainer.warn_unconverged(silent, model.meta.get("results", []))
         return model
     seeds = Seeds(params.seed)
     task_seeds = [seeds.next() for _ in range(count)]
@@ -1246,11 +820,11 @@ def _train(client, address, path, head, params, rep, want_metrics, silent):
     done = _gather(client, futures, address)
     results = []
     for res, items in done:
-        _replay(items, rep)
+        replay(items, rep)
         results.append(res)
-    trainer._warn_unconverged(silent, results)
+    trainer.warn_unconverged(silent, results)
     W = np.stack([r.w for r in results], axis=1)
-    model = trainer._model(params, labels, info["n_features"], W, results)
+    model = trainer.linear_model(params, labels, info["n_features"], W, results)
     model.meta["dask"] = {"workers": n_workers, "tasks": count, "split": "one task per class", "rounds": 1,
                           "bytes_down_per_task": 0, "bytes_up_per_task": 8 * int(W.shape[0]),
                           "train_seconds": time.perf_counter() - t0}
