@@ -115,9 +115,9 @@ def decision_values(Rows X not None, Rows SV not None, int kernel_type, int degr
     if n == 0 or n_dec == 0:
         return
     if l == 0:
-        # no support vector: every sum is empty
+        # no support vector: every sum is empty, 0 - rho as svm_predict_values computes it (+0 for rho 0, not -0)
         for c in range(n_dec):
-            dec[:, c] = -rho[c]
+            dec[:, c] = 0.0 - rho[c]
         return
     B = (BLOCK_BYTES // (8 * l)) if block_rows is None else block_rows
     B = max(1, min(B, n))

@@ -1,19 +1,29 @@
 """The exception hierarchy (docs/architecture.md, "Errors and exit codes"), and how messages quote what was found."""
 
 
-def quote(text):
-    """`text` (str, or bytes from a file) between single quotes, as messages show what they found (escape)."""
-    return f"'{escape(text)}'"
+# the most characters (bytes, for bytes) of a token a message quotes: a longer one is cut there and ends in "..."
+QUOTE_LIMIT = 40
 
 
-def escape(text):
-    """`text` (str, or bytes from a file) as messages show it: control and other unprintable characters, bytes that
-    are not UTF-8, and backslashes escaped as Python writes them ('\\x00', '\\x7f', '\\xff', '\\\\'), so that a NUL
-    byte or an escape sequence in a file can neither garble a terminal nor hide."""
+def quote(text, limit=QUOTE_LIMIT):
+    """`text` (str, or bytes from a file) between single quotes, as messages show what they found (escape: cut
+    after `limit` characters)."""
+    return f"'{escape(text, limit)}'"
+
+
+def escape(text, limit=QUOTE_LIMIT):
+    """`text` (str, or bytes from a file) as messages show it: its first `limit` characters (bytes, for bytes;
+    None: all), then "..." when there are more, so that a 5 KB token does not fill the message; control and other
+    unprintable characters, bytes that are not UTF-8, and backslashes escaped as Python writes them ('\\x00',
+    '\\x7f', '\\xff', '\\\\'), so that a NUL byte or an escape sequence in a file can neither garble a terminal nor
+    hide."""
+    more = ""
+    if limit is not None and len(text) > limit:
+        text, more = text[:limit], "..."
     if isinstance(text, (bytes, bytearray, memoryview)):
         text = bytes(text).decode("utf-8", "surrogateescape")     # a byte that is not UTF-8: U+DC80..U+DCFF
     if text.isprintable() and "\\" not in text:
-        return text
+        return text + more
     out = []
     for ch in text:
         o = ord(ch)
@@ -29,7 +39,7 @@ def escape(text):
             out.append(f"\\u{o:04x}")
         else:
             out.append(f"\\U{o:08x}")
-    return "".join(out)
+    return "".join(out) + more
 
 
 class LLSVMError(Exception):

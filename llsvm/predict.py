@@ -22,19 +22,52 @@ def _format_rows(dec):
     return "".join(fmt % tuple(r) for r in dec.tolist())
 
 
-def squared_correlation(n, sum_v, sum_y, sum_vv, sum_yy, sum_vy):
-    """LIBLINEAR's squared correlation coefficient of n predictions v and targets y from their sums (NaN where its
-    division is by zero)."""
-    denom = (n * sum_vv - sum_v * sum_v) * (n * sum_yy - sum_y * sum_y)
-    return ((n * sum_vy - sum_v * sum_y) ** 2 / denom) if denom else math.nan
+def printf_g(x):
+    """x as C's printf("%g") writes it: Python's "%g" but for a NaN whose sign bit is set, "-nan" (glibc's), which
+    0/0 and inf - inf give on x86."""
+    return "-nan" if x != x and math.copysign(1.0, x) < 0 else "%g" % x
+
+
+class RegressionSums:
+    """LIBLINEAR's predict's (and svm-predict's) regression sums over predictions v and targets y, in their order
+    and arithmetic: row after row, `error += (v-y)*(v-y); sump += v; sumt += y; sumpp += v*v; sumtt += y*y;
+    sumpt += v*y` in doubles (a sequential sum, np.add.accumulate, not numpy's pairwise one), so that the figures
+    are theirs to the bit, inf and NaN (and the NaN's sign, which printf shows) included, without a warning."""
+
+    def __init__(self):
+        self.n = 0
+        self.sums = np.zeros(6)         # error, sump, sumt, sumpp, sumtt, sumpt
+
+    def add(self, v, y):
+        v = np.asarray(v, np.float64).reshape(-1)
+        y = np.asarray(y, np.float64).reshape(-1)
+        if not v.size:
+            return
+        with np.errstate(all="ignore"):
+            d = v - y
+            terms = (d * d, v, y, v * v, y * y, v * y)
+            for i, t in enumerate(terms):
+                self.sums[i] = np.add.accumulate(np.concatenate((self.sums[i:i + 1], t)))[-1]
+        self.n += v.size
+
+    def scores(self):
+        """(mean squared error, squared correlation coefficient), as predict prints them: error/total and
+        ((n*sumpt - sump*sumt)^2) / ((n*sumpp - sump*sump) * (n*sumtt - sumt*sumt)), NaN or inf where a
+        division is by zero, as in C."""
+        error, sump, sumt, sumpp, sumtt, sumpt = self.sums
+        n = np.float64(self.n)
+        with np.errstate(all="ignore"):
+            a = n * sumpt - sump * sumt
+            scc = (a * a) / ((n * sumpp - sump * sump) * (n * sumtt - sumt * sumt))
+            return float(error / n), float(scc)
 
 
 def regression_scores(v, y):
-    """(mean squared error, squared correlation coefficient) of predictions v for targets y, LIBLINEAR's."""
-    v = np.asarray(v, np.float64)
-    y = np.asarray(y, np.float64)
-    scc = squared_correlation(y.size, float(v.sum()), float(y.sum()), float(v @ v), float(y @ y), float(v @ y))
-    return float(((v - y) ** 2).sum()) / y.size, float(scc)
+    """(mean squared error, squared correlation coefficient) of predictions v for targets y, LIBLINEAR's
+    (RegressionSums)."""
+    sums = RegressionSums()
+    sums.add(v, y)
+    return sums.scores()
 
 
 def predict_file(model, test_path, out, *, dec_out=None, probability=False, zero_based=False, progress=None):
@@ -48,7 +81,7 @@ def predict_file(model, test_path, out, *, dec_out=None, probability=False, zero
     """
     t0 = time.perf_counter()
     correct = total = 0
-    err = sum_v = sum_y = sum_vv = sum_yy = sum_vy = 0.0
+    sums = RegressionSums()
     ds = open_dataset(test_path, zero_based=zero_based, stream=True, chunk_size=TEXT_CHUNK)
     try:
         if probability:
@@ -69,18 +102,12 @@ def predict_file(model, test_path, out, *, dec_out=None, probability=False, zero
             y = block.y
             total += block.n_rows
             correct += int(np.count_nonzero(pred == y))
-            err += float(((pred - y) ** 2).sum())
-            sum_v += float(pred.sum())
-            sum_y += float(y.sum())
-            sum_vv += float((pred * pred).sum())
-            sum_yy += float((y * y).sum())
-            sum_vy += float((pred * y).sum())
+            sums.add(pred, y)
             if progress is not None:
                 progress.update(block.n_rows)
     finally:
         if hasattr(ds, "close"):
             ds.close()
+    mse, scc = sums.scores()
     return {"n_rows": total, "correct": correct, "accuracy": 100.0 * correct / total if total else math.nan,
-            "mean_squared_error": err / total if total else math.nan,
-            "squared_correlation": squared_correlation(total, sum_v, sum_y, sum_vv, sum_yy, sum_vy),
-            "predict_seconds": time.perf_counter() - t0}
+            "mean_squared_error": mse, "squared_correlation": scc, "predict_seconds": time.perf_counter() - t0}

@@ -23,7 +23,7 @@ from ._ext._libsvm import (CSRBuilder, MemoryPool, format_text, last_newline, pa
                           ST_AFTER_LABEL, ST_COLON, ST_INDEX, ST_INDEX_ORDER, ST_INDEX_RANGE, ST_INDEX_ZERO, ST_LABEL, ST_LABEL_NONFINITE, ST_LABEL_RANGE,
                           ST_LINE_LONG, ST_OK, ST_QID, ST_VALUE, ST_VALUE_FLOAT32, ST_VALUE_NONFINITE)
 from .dataset import CSRDataset, Dataset, label_table
-from .errors import DataFormatError, quote
+from .errors import QUOTE_LIMIT, DataFormatError, quote
 from .sources import TextSource
 
 DEFAULT_CHUNK = 16 << 20
@@ -64,15 +64,13 @@ def line_too_long(name, line, max_line):
 
 
 def _token(buf, offset, end, stops=_BLANKS):
-    """The token at buf[offset:], up to a blank or one of `stops` (at most 40 bytes, then '...'), quoted."""
+    """The token at buf[offset:], up to a blank or one of `stops`, quoted (llsvm.errors.quote: at most QUOTE_LIMIT
+    bytes, then '...'; only one byte more is read)."""
     stop = offset
-    limit = min(end, offset + 40)
+    limit = min(end, offset + QUOTE_LIMIT + 1)
     while stop < limit and buf[stop] not in stops:
         stop += 1
-    text = quote(bytes(buf[offset:stop]))
-    if stop == limit and stop < end and buf[stop] not in stops:
-        text = text[:-1] + "...'"
-    return text
+    return quote(bytes(buf[offset:stop]))
 
 
 def _error(name, status, builder, buf, end, zero_based, max_line=DEFAULT_MAX_LINE):

@@ -35,7 +35,7 @@ def main(test_file, model_file, output_file, probability, quiet, dec_file, zero_
         check_writable(json_file, "JSON file")
     arm_kernel_stop()               # a signal stops kernel prediction in the middle of a block from here on
     from ..models import load_model
-    from ..predict import predict_file
+    from ..predict import predict_file, printf_g
     try:
         model = load_model(model_file)
     except ModelFormatError as exc:
@@ -61,8 +61,9 @@ def main(test_file, model_file, output_file, probability, quiet, dec_file, zero_
         raise LLSVMError(f"{test_file}: empty input: no data rows")
     result = {"n_rows": m["n_rows"], "predict_seconds": m["predict_seconds"]}
     if model.is_regression:
-        reporter.line(f"Mean squared error = {m['mean_squared_error']:g} (regression)")
-        reporter.line(f"Squared correlation coefficient = {m['squared_correlation']:g} (regression)")
+        # C's printf: a NaN with its sign bit set is "-nan"
+        reporter.line(f"Mean squared error = {printf_g(m['mean_squared_error'])} (regression)")
+        reporter.line(f"Squared correlation coefficient = {printf_g(m['squared_correlation'])} (regression)")
         result.update(mean_squared_error=m["mean_squared_error"], squared_correlation=m["squared_correlation"])
     elif libsvm:
         # svm-predict's line and its arithmetic (correct / total * 100)
@@ -70,7 +71,8 @@ def main(test_file, model_file, output_file, probability, quiet, dec_file, zero_
                       f"(classification)")
         result.update(accuracy=m["accuracy"], correct=m["correct"])
     else:
-        reporter.line(f"Accuracy = {m['accuracy']:g}% ({m['correct']}/{m['n_rows']})")
+        # LIBLINEAR's arithmetic too ((double) correct / total * 100)
+        reporter.line(f"Accuracy = {m['correct'] / m['n_rows'] * 100:g}% ({m['correct']}/{m['n_rows']})")
         result.update(accuracy=m["accuracy"], correct=m["correct"])
     if json_file:
         write_json(json_file, result)

@@ -1,8 +1,8 @@
 """llsvm's models, one module per kind, none taking a private name from another:
 
 - base: BaseModel (the interface llsvm-predict and the library use), NonFiniteModelError, the numbers of a model
-  file as C reads them (c_int, c_float, INT, FLOAT, INT32_MIN, INT32_MAX), as_rows, and the one header reader of
-  the LIBLINEAR and LIBSVM formats (parse_header, header_int);
+  file as C reads them (c_int, c_ints, c_float, INT, FLOAT, INT32_MIN, INT32_MAX), as_rows, and the one header
+  reader of the LIBLINEAR and LIBSVM formats (parse_header, header_int);
 - linear: Model, the linear model in LIBLINEAR's text format and its hashed variant (SOLVER_TYPE_TABLE, ...);
 - svm: SVMModel, LIBSVM's kernel model (KERNEL_TYPES, SVM_TYPES, ovo_vote, ...);
 - tree: TreeModel, Tree, Node, the tree model of -s h1tree (built on svm's public names);

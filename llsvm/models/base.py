@@ -29,11 +29,48 @@ def c_float(tok):
     return float(tok)
 
 
+class BeyondInt(ValueError):
+    """c_int's refusal of an integer with more digits than any C integer holds."""
+
+
 def c_int(tok):
-    """An integer as C's strtol reads it (ValueError otherwise)."""
+    """An integer as C's strtol reads it (ValueError otherwise): any number of leading zeros, and BeyondInt (a
+    ValueError) for more than 19 digits after them, beyond every C integer type (Python's int() itself refuses
+    more than 4,300 digits)."""
     if not INT.fullmatch(tok):
         raise ValueError(tok)
-    return int(tok)
+    digits = tok.lstrip("+-").lstrip("0")
+    if len(digits) > 19:
+        raise BeyondInt(tok)
+    v = int(digits) if digits else 0
+    return -v if tok.startswith("-") else v
+
+
+def c_int_or_none(tok):
+    """c_int(tok), or None when tok is no integer or one beyond every C integer."""
+    try:
+        return c_int(tok)
+    except ValueError:
+        return None
+
+
+def c_ints(args, low, not_int, beyond):
+    """The tokens `args` as integers in low..INT32_MAX (C ints). The first token that is not an integer is refused
+    first, not_int(token), then the first out of the range, beyond(token): both ModelFormatErrors naming the token
+    as it is written (quote it with llsvm.errors.quote or escape, which cut a long one)."""
+    found = next((p for p in args if not INT.fullmatch(p)), None)
+    if found is not None:
+        raise not_int(found)
+    vals = []
+    for p in args:
+        try:
+            v = c_int(p)
+        except BeyondInt:
+            raise beyond(p) from None
+        if not low <= v <= INT32_MAX:
+            raise beyond(p)
+        vals.append(v)
+    return vals
 
 
 def as_rows(X):
@@ -127,13 +164,8 @@ def header_int(low):
     def read(key, args, fail):
         if len(args) != 1:
             raise fail(f"'{key}' takes one integer")
-        try:
-            v = c_int(args[0])
-        except ValueError:
-            raise fail(f"'{key}' is not an integer: {quote(args[0])}") from None
-        if not low <= v <= INT32_MAX:
-            raise fail(f"'{key}' out of range: {v}")
-        return v
+        return c_ints(args, low, lambda tok: fail(f"'{key}' is not an integer: {quote(tok)}"),
+                      lambda tok: fail(f"'{key}' out of range: {escape(tok)}"))[0]
     return read
 
 

@@ -27,9 +27,9 @@ import numpy as np
 
 from .._ext._libsvm import first_control, format_weights, parse_weight_block
 from .._ext._linear import decision_values
-from ..errors import ModelFormatError, ParameterError, quote
+from ..errors import ModelFormatError, ParameterError, escape, quote
 from ..hashing import HASH_FUNCTION, MAX_BITS, MIN_BITS, check_bits, hash_dataset
-from .base import (CHUNK_VALUES, FLOAT, INT, INT32_MAX, INT32_MIN, BaseModel, ModelText, as_rows, c_float, c_int,
+from .base import (CHUNK_VALUES, FLOAT, INT, INT32_MIN, BaseModel, ModelText, as_rows, c_float, c_int_or_none, c_ints,
                    header_int, parse_header)
 
 SOLVER_TYPE_TABLE = ["L2R_LR", "L2R_L2LOSS_SVC_DUAL", "L2R_L2LOSS_SVC", "L2R_L1LOSS_SVC_DUAL", "MCSVM_CS",
@@ -237,15 +237,9 @@ class Model(BaseModel):
             return v
 
         def labels(key, args, fail):
-            try:
-                v = [c_int(p) for p in args]
-            except ValueError:
-                found = next(p for p in args if not INT.fullmatch(p))
-                raise fail(f"labels must be integers (found {quote(found)})") from None
-            beyond = [u for u in v if not INT32_MIN <= u <= INT32_MAX]
-            if beyond:
-                raise fail(f"label {beyond[0]} is beyond the int range (LIBLINEAR's labels are C ints)")
-            return v
+            return c_ints(args, INT32_MIN, lambda tok: fail(f"labels must be integers (found {quote(tok)})"),
+                          lambda tok: fail(f"label {escape(tok)} is beyond the int range (LIBLINEAR's labels are "
+                                           f"C ints)"))
 
         return {"solver_type": solver_type, "nr_class": header_int(1), "nr_feature": features, "bias": finite,
                 "rho": finite, "label": labels}
@@ -261,17 +255,18 @@ class Model(BaseModel):
         parts = lines[0].split()
         if len(parts) != 2 or not INT.fullmatch(parts[1]):
             raise bad(1, f"expected '{HASHED_MAGIC} {HASHED_VERSION}', found {quote(lines[0].strip())}")
-        if int(parts[1]) != HASHED_VERSION:
-            raise bad(1, f"unsupported hashed model version {parts[1]} (this llsvm reads version {HASHED_VERSION})")
+        if c_int_or_none(parts[1]) != HASHED_VERSION:
+            raise bad(1, f"unsupported hashed model version {escape(parts[1])} (this llsvm reads version "
+                         f"{HASHED_VERSION})")
         parts = lines[1].split() if len(lines) > 1 else []
         if len(parts) != 3 or parts[0] != "hash":
             found = lines[1].strip() if len(lines) > 1 else ""
             raise bad(2, f"expected 'hash {HASH_FUNCTION} BITS', found {quote(found)}")
         if parts[1] != HASH_FUNCTION:
             raise bad(2, f"unknown hash function {quote(parts[1])} (this llsvm knows {quote(HASH_FUNCTION)})")
-        if not INT.fullmatch(parts[2]) or not MIN_BITS <= int(parts[2]) <= MAX_BITS:
+        bits = c_int_or_none(parts[2])
+        if bits is None or not MIN_BITS <= bits <= MAX_BITS:
             raise bad(2, f"hash bits must be an integer in {MIN_BITS}..{MAX_BITS}, found {quote(parts[2])}")
-        bits = int(parts[2])
         model = cls.parse_liblinear(path, ModelText(src.data, src.pos), size, line_offset=2, nr_feature=1 << bits)
         model.hash_bits = bits
         return model

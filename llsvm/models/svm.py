@@ -25,9 +25,9 @@ import numpy as np
 from .._ext._kpredict import decision_values as _decision_values, svc_probability
 from .._ext._libsvm import format_svs, format_weights, parse_sv_block
 from ..dataset import CSRDataset
-from ..errors import ConvergenceWarning, ModelFormatError, ParameterError, quote
-from .base import (CHUNK_VALUES, FLOAT, INT, INT32_MAX, INT32_MIN, BaseModel, ModelText, as_rows, c_float, c_int,
-                   header_int, parse_header)
+from ..errors import ConvergenceWarning, ModelFormatError, ParameterError, escape, quote
+from .base import (CHUNK_VALUES, FLOAT, INT32_MAX, INT32_MIN, BaseModel, ModelText, as_rows, c_float, c_int_or_none,
+                   c_ints, header_int, parse_header)
 
 SVM_TYPES = ("c_svc", "nu_svc", "one_class", "epsilon_svr", "nu_svr")
 KERNEL_TYPES = ("linear", "polynomial", "rbf", "sigmoid")
@@ -62,10 +62,13 @@ def _sv_lines(body, sv_line, m, bad):
             mt = _PAIR.fullmatch(tok)
             if mt is None or not FLOAT.fullmatch(mt.group(2)):
                 raise bad(ln, f"expected index:value, found {quote(tok)}")
-            idx = int(mt.group(1))
+            written = mt.group(1)
+            idx = c_int_or_none(written)
+            if idx is None:             # more digits than any C integer holds
+                idx = INT32_MIN if written.startswith("-") else INT32_MAX + 1
             if idx <= prev or idx > INT32_MAX:
                 what = "not positive" if idx <= 0 else ("not ascending" if idx <= prev else "beyond int")
-                raise bad(ln, f"index {idx} {what} (indices are 1-based, strictly ascending)")
+                raise bad(ln, f"index {escape(written)} {what} (indices are 1-based, strictly ascending)")
             v = float(mt.group(2))
             if not np.isfinite(v):
                 raise bad(ln, f"a value is NaN or infinite (found {quote(tok)})")
@@ -450,16 +453,9 @@ class SVMModel(BaseModel):
             return vals
 
         def integers(key, args, fail):
-            try:
-                vals = [c_int(p) for p in args]
-            except ValueError:
-                found = next(p for p in args if not INT.fullmatch(p))
-                raise fail(f"'{key}' values must be integers (found {quote(found)})") from None
-            low = INT32_MIN if key == "label" else 0
-            beyond = [v for v in vals if not low <= v <= INT32_MAX]
-            if beyond:
-                raise fail(f"'{key}' value {beyond[0]} out of range")
-            return vals
+            return c_ints(args, INT32_MIN if key == "label" else 0,
+                          lambda tok: fail(f"'{key}' values must be integers (found {quote(tok)})"),
+                          lambda tok: fail(f"'{key}' value {escape(tok)} out of range"))
 
         return {"svm_type": svm_type, "kernel_type": kernel_type, "degree": header_int(0), "nr_class": header_int(1),
                 "total_sv": header_int(0), **{key: numbers for key in ("gamma", "coef0", "rho", "probA", "probB",

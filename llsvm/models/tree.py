@@ -383,7 +383,7 @@ def _parse_node(parts, nr_feature, bad):
         try:
             if m is None:
                 raise ValueError
-            j = int(m.group(1))
+            j = c_int(m.group(1))
             v = c_float(m.group(2))
             if not (prev < j <= nr_feature) or not math.isfinite(v):
                 raise ValueError
