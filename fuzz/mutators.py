@@ -4,8 +4,12 @@ field set to an edge value and every checksum recomputed.
 Without the second step nearly every mutated file fails its CRC-32 and the checks behind the checksums are never
 reached; with it the fuzzer produces crafted files with valid checksums, the case a hostile file presents.
 The mutated file is the input itself, so a saved failure is a file llsvm can be handed directly.
+
+For model files: integer_tokens and widen_integer write an integer of a model file 5,000 digits long (issue 44),
+longer than an input of the model target may be.
 """
 import random
+import re
 import struct
 
 from llsvm.binfmt import BLOCK_HEADER_SIZE, BLOCK_MAGIC, HEADER_SIZE, MAGIC
@@ -89,3 +93,36 @@ def binary_mutator(mutate):
             out = fix_checksums(out)
         return out[:max_size]
     return mutator
+
+
+# -- model files: integers longer than any C integer (issue 44) --------------------------------------------------
+# Python's int() reads at most 4,300 digits; the model readers once crashed on a longer integer. A model input is
+# at most 4096 bytes (the runner's --max-len), so the fuzzer cannot write one itself: the model target
+# (fuzz.targets.check_long_integers) widens a token of its input; fuzz.seeds.long_integer_models writes such files.
+LONG_DIGITS = 5000
+_BLANK = rb" \t\n\v\f\r"
+_INT_TOKEN = re.compile(rb"(?<![^" + _BLANK + rb"])[+-]?\d+(?![^" + _BLANK + rb"])")
+# the line that ends a LIBLINEAR (w) or LIBSVM (SV) header
+_HEADER_END = re.compile(rb"^[ \t\v\f\r]*(w|SV)[ \t\v\f\r]*$", re.MULTILINE)
+
+
+def integer_tokens(data, header_only=False):
+    """The (start, end) spans of the blank-separated integer tokens of a model file (of its header only: the
+    lines before its `w` or `SV` line, the whole file when there is none)."""
+    end = len(data)
+    if header_only:
+        m = _HEADER_END.search(data)
+        end = m.start() if m else end
+    return [m.span() for m in _INT_TOKEN.finditer(data, 0, end)]
+
+
+def widen_integer(data, span, how):
+    """data with the integer token at `span` written LONG_DIGITS digits long: how="zeros", LONG_DIGITS zeros
+    between its sign and its digits (the same value as C's strtol reads it); how="nines", its sign then
+    LONG_DIGITS nines (beyond every C integer; infinite as a double)."""
+    start, end = span
+    tok = data[start:end]
+    sign = tok[:1] if tok[:1] in (b"+", b"-") else b""
+    digits = tok[len(sign):]
+    wide = b"0" * LONG_DIGITS + digits if how == "zeros" else b"9" * LONG_DIGITS
+    return data[:start] + sign + wide + data[end:]

@@ -21,7 +21,7 @@ from llsvm import BinaryWriter, CSRDataset, Model, train
 from llsvm.models.svm import SVMModel
 from llsvm.textio import write_text
 
-from . import options
+from . import mutators, options
 
 
 def _random_csr(rng, n_rows, n_features, density, labels, float32=False):
@@ -132,6 +132,29 @@ def model_seeds(work):
                                                   rng.standard_normal((1, 6)), SV, probA=[0.7]).to_text().encode()
     seeds.update(trained_kernel_and_tree_seeds(rng))
     return seeds
+
+
+def long_integer_models(seeds):
+    """Models with one header integer 5,000 digits long (issue 44: beyond Python's int() limit of 4,300 digits,
+    once an internal error), from model_seeds' `seeds`: every integer of the headers of a two-class and a
+    three-class linear model, the hashed model, a three-class and a polynomial LIBSVM model, and a tree model, as
+    5,000 nines (refused, naming the line), and the first of the label and nr_sv lines with 5,000 leading zeros
+    (the same model, as C reads it).
+
+    Not seeds of the fuzzer: its model inputs are at most 4096 bytes (the runner's --max-len), which would cut
+    them, and 4 KB inputs slowed the model target down threefold; the target widens a token of its inputs itself
+    (fuzz.targets.check_long_integers). tests/test_fuzz.py checks these with the model oracle."""
+    out = {}
+    for name in ("s1-B1-two", "s3-three", "hashed", "libsvm-c_svc-rbf-three", "libsvm-nu_svc-poly", "h1tree-two"):
+        data = seeds[name]
+        for k, span in enumerate(mutators.integer_tokens(data, header_only=True)):
+            out[f"{name}-long-{k}"] = mutators.widen_integer(data, span, "nines")
+        for key in (b"\nlabel ", b"\nnr_sv "):
+            at = data.find(key)
+            if at >= 0 and not name.startswith("h1tree"):
+                span = next(sp for sp in mutators.integer_tokens(data) if sp[0] > at)
+                out[f"{name}-zeros-{key.strip().decode()}"] = mutators.widen_integer(data, span, "zeros")
+    return out
 
 
 def trained_kernel_and_tree_seeds(rng):

@@ -37,6 +37,7 @@ from llsvm.io import describe, open_dataset
 from llsvm.textio import DEFAULT_CHUNK, DEFAULT_MAX_LINE
 
 from . import reference
+from .mutators import LONG_DIGITS, integer_tokens, widen_integer
 from .reference import Parsed, Rejected, TooLarge, decode_source
 
 INT32_MAX = 2 ** 31 - 1
@@ -564,12 +565,67 @@ _AT_LINE = re.compile(r":(\d+): ")
 
 
 def refusal_names_line(path, exc):
-    """model.error_line: a refusal names the file, then the line (or the offset of a non-ASCII byte)."""
+    """model.error_line: a refusal names the file, then the line (or the offset of a non-ASCII byte);
+    model.message_length: the rest of its message is at most MAX_MESSAGE characters (a token it quotes is cut)."""
     text = str(exc)
-    require(text.startswith(path + ":"), "model.error_line", f"the message does not start with the file: {text!r}")
+    require(text.startswith(path + ":"), "model.error_line",
+            f"the message does not start with the file: {text[:200]!r}")
     rest = text[len(path):]
     require(_AT_LINE.match(rest) is not None or rest.startswith(": not a model file (non-ASCII byte at offset"),
             "model.error_line", f"no line in {text[:200]!r}")
+    require(len(rest) <= MAX_MESSAGE, "model.message_length", f"{len(rest)} characters: {rest[:200]!r}...")
+
+
+def _load_or_refusal(path):
+    """load_model(path), or the ModelFormatError it raises (its message checked by refusal_names_line)."""
+    try:
+        return load_model(path)
+    except ModelFormatError as exc:
+        refusal_names_line(path, exc)
+        return exc
+
+
+# one input in LONG_INTEGER_SHARE gets check_long_integers (two more readings of a 5 KB file: on every input they
+# tripled the model target's time)
+LONG_INTEGER_SHARE = 16
+
+
+def check_long_integers(data, m, work):
+    """model.long_integer (issue 44): for one input in LONG_INTEGER_SHARE, one integer token of it, both chosen by
+    the input's CRC-32 (so a saved input replays the same way), written 5,000 digits long, beyond Python's int()
+    limit of 4,300 digits (an input of this target is shorter than that: fuzz.mutators):
+
+    - as 5,000 nines, sign kept: beyond every C integer, infinite as a double: the file is refused, naming its
+      line, in a message of bounded length (model.error_line, model.message_length);
+    - a token of a LIBLINEAR or LIBSVM header (not of a tree model, whose version and bias lines are literal) with
+      5,000 zeros before its digits: the same value as C's strtol reads it, so the file reads as the input did
+      (`m`: the model, or the refusal): the same model text, or a refusal."""
+    pick = zlib.crc32(data)
+    if pick % LONG_INTEGER_SHARE:
+        return
+    pick //= LONG_INTEGER_SHARE
+    tokens = integer_tokens(data)
+    if not tokens:
+        return
+    wide = work.write("wide.model", widen_integer(data, tokens[pick % len(tokens)], "nines"))
+    got = _load_or_refusal(wide)
+    require(isinstance(got, ModelFormatError), "model.long_integer",
+            f"a token widened to {LONG_DIGITS} nines is accepted")
+    if isinstance(m, TreeModel) or data.lstrip().startswith(b"llsvm_tree_model"):
+        return
+    tokens = integer_tokens(data, header_only=True)
+    if not tokens:
+        return
+    zeros = work.write("wide.model", widen_integer(data, tokens[pick % len(tokens)], "zeros"))
+    got = _load_or_refusal(zeros)
+    if isinstance(m, ModelFormatError):
+        require(isinstance(got, ModelFormatError), "model.long_integer",
+                f"refused as written ({m}), accepted with {LONG_DIGITS} leading zeros in a header integer")
+    else:
+        require(not isinstance(got, ModelFormatError), "model.long_integer",
+                f"accepted as written, refused with {LONG_DIGITS} leading zeros in a header integer: {got}")
+        require(got.to_text() == m.to_text(), "model.long_integer",
+                f"{LONG_DIGITS} leading zeros in a header integer change the model")
 
 
 def check_model(data, work):
@@ -583,10 +639,9 @@ def check_model(data, work):
     beyond the runner's memory limit.
     """
     path = work.write("input.model", data)
-    try:
-        m = load_model(path)
-    except ModelFormatError as exc:
-        refusal_names_line(path, exc)
+    m = _load_or_refusal(path)
+    check_long_integers(data, m, work)
+    if isinstance(m, ModelFormatError):
         return
     if isinstance(m, SVMModel):
         check_svm_model(data, m, work)

@@ -16,6 +16,7 @@ import struct
 import subprocess
 import sys
 import time
+import zlib
 
 import numpy as np
 import pytest
@@ -26,7 +27,7 @@ sys.path.insert(0, REPO)
 from fuzz import options, reference, regressions, seeds, targets  # noqa: E402
 from fuzz.mutators import fix_checksums  # noqa: E402
 from fuzz.targets import OracleFailure  # noqa: E402
-from llsvm import BinaryDataset, DataFormatError, Model  # noqa: E402
+from llsvm import BinaryDataset, DataFormatError, Model, ModelFormatError  # noqa: E402
 
 F32_MAX = float(np.finfo(np.float32).max)
 
@@ -346,6 +347,49 @@ def test_model_refusals_must_name_the_line(work, monkeypatch):
     monkeypatch.setattr(tree_model.TreeModel, "parse", staticmethod(no_line))
     with pytest.raises(OracleFailure, match="model.error_line"):
         targets.check_model(tree.encode(), work)
+
+
+def test_long_integer_models_pass_the_model_oracle(work):
+    """Issue 44: models with a header integer of 5,000 digits (beyond Python's int() limit: an internal error in
+    every reader), as nines (refused at their line, the message short) and with leading zeros (read as C reads
+    them) pass the model oracle."""
+    models = seeds.long_integer_models(seeds.model_seeds(work))
+    assert len(models) >= 40
+    for name, data in models.items():
+        assert b"9" * 5000 in data or b"0" * 5000 in data, name
+        targets.check_model(data, work)
+
+
+def _sampled(data):
+    """data with blanks added until check_long_integers picks it (its CRC-32 a multiple of LONG_INTEGER_SHARE)."""
+    while zlib.crc32(data) % targets.LONG_INTEGER_SHARE:
+        data += b" "
+    return data
+
+
+def test_long_integer_oracle(work, monkeypatch):
+    """model.long_integer: one input in LONG_INTEGER_SHARE gets an integer written 5,000 digits long; a reader that
+    accepts 5,000 nines, or refuses (or reads otherwise) 5,000 leading zeros, fails; model.message_length: a
+    refusal quoting a whole 5 KB token fails."""
+    data = _sampled(seeds.model_seeds(work)["s3-three"])
+    targets.check_model(data, work)
+    read = targets.load_model
+    original = work.write("original.model", data)
+
+    def refusal(message):
+        def refuse(path):
+            raise ModelFormatError(f"{path}:1: {message}")
+        return refuse
+
+    for when, then, rule in [(b"9" * 5000, lambda path: read(original), "model.long_integer"),
+                             (b"0" * 5000, refusal("leading zeros"), "model.long_integer"),
+                             (b"9" * 5000, refusal("found " + "9" * 5000), "model.message_length")]:
+        def load(path, when=when, then=then):
+            with open(path, "rb") as f:
+                return then(path) if when in f.read() else read(path)
+        monkeypatch.setattr(targets, "load_model", load)
+        with pytest.raises(OracleFailure, match=rule):
+            targets.check_model(data, work)
 
 
 # ---------------------------------------------------------------------------------------------------------------
