@@ -48,6 +48,79 @@ def sniff_kind(head):
     return "text"
 
 
+TRAILING_GARBAGE = "trailing garbage after the compressed data"
+
+
+class _Streams(io.RawIOBase):
+    """bzip2 or xz input as `bzip2 -d` and `xz -d` read it: one compressed stream after another (concatenated
+    files), and for xz its stream padding (null bytes, four at a time) after a stream; anything else after a stream
+    is refused (OSError, as the decompressors' own errors are), where Python's BZ2File and LZMAFile stop there
+    without a word and the rest of the file is lost."""
+
+    READ = 1 << 16
+
+    def __init__(self, raw, kind):
+        self._raw = raw
+        self._xz = kind == "xz"
+        self._magic = XZ_MAGIC if self._xz else BZIP2_MAGIC
+        self._dec = self._new()
+        self._in = b""              # input for the next decompressor, read past the end of the last stream
+        self._done = False
+
+    def _new(self):
+        return lzma.LZMADecompressor(lzma.FORMAT_XZ) if self._xz else bz2.BZ2Decompressor()
+
+    def readable(self):
+        return True
+
+    def readinto(self, b):
+        view = memoryview(b).cast("B")
+        while not self._done:
+            if self._dec.eof:
+                self._next_stream()
+                continue
+            data = b""
+            if self._dec.needs_input:
+                data, self._in = self._in or self._raw.read(self.READ), b""
+                if not data:
+                    raise EOFError("Compressed file ended before the end-of-stream marker was reached")
+            out = self._dec.decompress(data, len(view))
+            if out:
+                view[:len(out)] = out
+                return len(out)
+        return 0
+
+    def _more(self, data, need):
+        """data with the raw input after it, until it holds `need` bytes or the input ends."""
+        while len(data) < need:
+            more = self._raw.read(self.READ)
+            if not more:
+                break
+            data += more
+        return data
+
+    def _next_stream(self):
+        """After a stream's end: the end of the input, or the next stream (after xz's padding), or refused."""
+        rest = self._dec.unused_data
+        if self._xz:
+            nulls = 0
+            while True:
+                kept = rest.lstrip(b"\0")
+                nulls += len(rest) - len(kept)
+                rest = kept or self._raw.read(self.READ)
+                if kept or not rest:
+                    break
+            if nulls % 4:
+                raise OSError(f"{TRAILING_GARBAGE} (stream padding of {nulls} null bytes, not a multiple of 4)")
+        rest = self._more(rest, len(self._magic))
+        if not rest:
+            self._done = True
+        elif not rest.startswith(self._magic):
+            raise OSError(TRAILING_GARBAGE)
+        else:
+            self._dec, self._in = self._new(), rest
+
+
 def sniff_path(path):
     """The kind of the file at path ('-' is never binary-sniffed here: see open_text)."""
     if path == STDIN:
@@ -85,10 +158,8 @@ class TextSource:
             self.stream = None
         elif self.kind == "gzip":
             self.stream = gzip.GzipFile(fileobj=raw, mode="rb")
-        elif self.kind == "bzip2":
-            self.stream = bz2.BZ2File(raw, mode="rb")
-        elif self.kind == "xz":
-            self.stream = lzma.LZMAFile(raw, mode="rb")
+        elif self.kind in ("bzip2", "xz"):
+            self.stream = _Streams(raw, self.kind)
         else:
             self.stream = raw
 
@@ -108,7 +179,11 @@ class TextSource:
                 if not got:
                     break
                 total += got
-        except (EOFError, zlib.error, lzma.LZMAError, gzip.BadGzipFile) as exc:
+        except gzip.BadGzipFile as exc:
+            # the first member's magic bytes were seen: a later "member" that has none is trailing garbage
+            what = TRAILING_GARBAGE if str(exc).startswith("Not a gzipped file") else exc
+            raise DataFormatError(self.name, 0, 0, f"corrupt or truncated {self.kind} input ({what})") from None
+        except (EOFError, zlib.error, lzma.LZMAError) as exc:
             raise DataFormatError(self.name, 0, 0, f"corrupt or truncated {self.kind} input ({exc})") from None
         except OSError as exc:
             if self.kind in ("gzip", "bzip2", "xz") and exc.errno is None:   # decompressor's own errors
