@@ -187,7 +187,8 @@ def _finish(model, model_file, json_file, ds, load_s, train_s, params):
         try:
             model.save(model_file)
         except NonFiniteModelError as exc:
-            raise exc.with_hint(overflow_hint(params)) from None
+            hint = (model.meta or {}).get("nonfinite_hint")       # the driver's, where it knows why
+            raise exc.with_hint(hint or overflow_hint(params)) from None
     if json_file:
         write_json(json_file, metrics(model, ds, load_s, train_s, params))
 

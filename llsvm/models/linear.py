@@ -164,12 +164,16 @@ class Model(BaseModel):
         return out[:, 0] if self.nr_w == 1 else out
 
     def labels_from_decisions(self, dec):
-        """LIBLINEAR's rule: two classes by the sign of the single value, else the first largest value."""
+        """LIBLINEAR's rule: two classes by the sign of the single value, else the first largest value; no class (a
+        model of no rows: a fold of leave-one-out on one row) predicts nan, never a label (LIBLINEAR's label[0] of
+        an empty array)."""
         dec = np.asarray(dec)
         if self.is_regression:
             return dec.reshape(-1).astype(np.float64)
         if self.solver_type == "ONECLASS_SVM":
             return np.where(dec.reshape(-1) > 0, 1.0, -1.0)
+        if self.nr_class == 0:
+            return np.full(dec.shape[0], np.nan)
         if self.nr_class == 2 and self.solver_type != "MCSVM_CS":
             return np.where(dec.reshape(-1) > 0, self.label[0], self.label[1]).astype(np.float64)
         return self.label[np.argmax(dec.reshape(dec.shape[0], -1), axis=1)].astype(np.float64)

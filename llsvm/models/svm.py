@@ -87,6 +87,9 @@ def ovo_vote(dec, label):
     k = len(label)
     votes = np.zeros((dec.shape[0], k), np.int64)
     p = 0
+    if k == 0:
+        # no class (a model of no rows: a fold of leave-one-out on one row): no label, nan, which is never right
+        return np.full(dec.shape[0], np.nan)
     for a in range(k):
         for b in range(a + 1, k):
             pos = dec[:, p] > 0
@@ -547,3 +550,35 @@ class SVMModel(BaseModel):
         return (f"SVMModel({self.svm_type}, {self.kernel_type}, nr_class={self.nr_class}, "
                 f"total_sv={self.total_sv})")
 
+
+class NoRowsModel(BaseModel):
+    """The model LIBSVM's svm_train makes of no rows, which only the leave-one-out cross-validation of a set of one
+    row asks for (-v n: the fold that leaves the row out trains on nothing): no SV, no class, rho = (ub + lb) / 2
+    of no variable, nan. Its decision values are nan, and so its predictions: an SVR's value nan, a one-class
+    model's -1 (nan > 0 is false), a classifier's label nan (LIBSVM's is label[0] of an empty array, never a
+    class: the row counts as wrong). It has no file (save refuses it); `meta` as the drivers' models have it."""
+
+    report_style = "libsvm"
+    total_sv = 0
+
+    def __init__(self, svm_type, meta=None):
+        self.svm_type = svm_type
+        self.nr_class = 0 if svm_type in CLASSIFICATION else 2
+        self.meta = meta or {}
+
+    @property
+    def is_regression(self):
+        return self.svm_type in REGRESSION
+
+    def decision_function(self, X, *, prepared=False, block_rows=None):
+        return np.full(as_rows(X).n_rows, np.nan)
+
+    def labels_from_decisions(self, dec):
+        dec = np.asarray(dec, dtype=np.float64).reshape(-1)
+        return np.where(dec > 0, 1.0, -1.0) if self.svm_type == "one_class" else dec.copy()
+
+    def to_text(self):
+        raise ParameterError(f"a {self.svm_type} model of no rows has no model file")
+
+    def __repr__(self):
+        return f"NoRowsModel({self.svm_type})"

@@ -151,9 +151,12 @@ class Classes:
 
     def problems(self, C, weights, reporter=None):
         """(pos, Cp, Cn) of every binary problem for the classes seen so far: one for one or two classes (class 0
-        positive), one per class otherwise (one-vs-rest, the class against C of the rest). With a reporter,
-        weights of absent labels are warned about (LIBLINEAR's words)."""
+        positive), one per class otherwise (one-vs-rest, the class against C of the rest), none for no class (no
+        rows: a fold of leave-one-out on one row, where LIBLINEAR's train makes none). With a reporter, weights of
+        absent labels are warned about (LIBLINEAR's words)."""
         wC = class_costs(C, weights, self.labels, reporter).tolist()
+        if not self.labels:
+            return []
         if len(self.labels) <= 2:
             return [(0, wC[0], wC[1] if len(self.labels) == 2 else float(C))]
         return [(k, wC[k], float(C)) for k in range(len(self.labels))]

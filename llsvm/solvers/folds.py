@@ -6,13 +6,15 @@ from ..report import as_reporter
 from .common import Seeds, group_classes
 
 
-def plain_folds(l, nr_fold, seeds, reporter):
+def plain_folds(l, nr_fold, seeds, reporter, libsvm=False):
     """LIBLINEAR's folds (cross_validation): a permutation of the l rows cut into nr_fold slices [(train, test)];
-    more folds than rows is leave-one-out, with LIBLINEAR's warning."""
+    more folds than rows is leave-one-out, with LIBLINEAR's warning (libsvm: LIBSVM's svm_cross_validation's,
+    which counts both). On one row, the one fold trains on no rows."""
     if nr_fold > l:
+        n_folds, n_data = (f" ({nr_fold})", f" ({l})") if libsvm else ("", "")
         nr_fold = l
-        reporter.warning("WARNING: # folds > # data. Will use # folds = # data instead (i.e., leave-one-out cross "
-                         "validation)\n")
+        reporter.warning(f"WARNING: # folds{n_folds} > # data{n_data}. Will use # folds = # data instead (i.e., "
+                         "leave-one-out cross validation)\n")
     perm = seeds.permutation(l)
     fold_start = [i * l // nr_fold for i in range(nr_fold + 1)]
     folds = []
@@ -29,7 +31,7 @@ def stratified_folds(y, nr_fold, seeds, reporter):
     nr_fold >= l (leave-one-out) LIBSVM's plain permutation is used instead (plain_folds)."""
     l = y.size
     if nr_fold >= l:
-        return plain_folds(l, nr_fold, seeds, reporter)
+        return plain_folds(l, nr_fold, seeds, reporter, libsvm=True)
     _, cls = group_classes(y)
     perm = np.argsort(cls, kind="stable").astype(np.int64)
     count = np.bincount(cls)

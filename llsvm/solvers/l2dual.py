@@ -9,7 +9,9 @@ cext/_l2dual.pyx (whose opening comment states each problem, update and stopping
   -s 4   Crammer and Singer's multiclass SVM, sequential dual (Solver_MCSVM_CS); one problem over all classes
 
 Each driver prints LIBLINEAR's lines and returns a FitResult with the certificate of its problem (primal, dual in
-maximization form, gap, a violation).
+maximization form, gap, a violation). On no rows (a fold of leave-one-out cross-validation on one row) the drivers
+of -s 12, 13, 21 and 4 print what LIBLINEAR's solver prints on none, without calling the kernel: its loop's first
+test stops it (NO_ROWS_ITER), w = 0 (-s 21: rho nan, LIBLINEAR's (inf - inf) / 2).
 """
 import math
 
@@ -28,6 +30,9 @@ L2R_L2LOSS_SVR_DUAL = 12
 L2R_L1LOSS_SVR_DUAL = 13
 ONECLASS_SVM = 21
 MCSVM_CS = 4
+# the iterations LIBLINEAR's solvers count on no rows: solve_l2r_l1l2_svr's and Solver_MCSVM_CS's first pass ends
+# with iter = 1 (then its stopping test holds: 0 <= eps * 0, -inf < eps); solve_oneclass_svm tests before counting
+NO_ROWS_ITER = {L2R_L2LOSS_SVR_DUAL: 1, L2R_L1LOSS_SVR_DUAL: 1, ONECLASS_SVM: 0, MCSVM_CS: 1}
 
 
 # -- -s 7 ---------------------------------------------------------------------------------------------------------
@@ -76,8 +81,11 @@ def svr_dual_train_one(sub, params, seed, reporter, warm=None):
     w = np.zeros(sub.w_size, np.float64)
     ev = event_buffer(max_iter)
     scout = problem_threads(sub, params.threads) > 1        # a second thread reads the rows ahead (same model)
-    it, n = K.svr_dual(*sub.args, sub.targets, C, p, l1, params.eps, max_iter, beta, w, rng_state(seed), ev,
-                       scout)
+    if sub.l:
+        it, n = K.svr_dual(*sub.args, sub.targets, C, p, l1, params.eps, max_iter, beta, w, rng_state(seed), ev,
+                           scout)
+    else:
+        it, n = NO_ROWS_ITER[params.solver], 0
     say_events(reporter, ev, n)
     lam = 0.0 if l1 else 0.5 / C
     wTw = float(w @ w)
@@ -128,9 +136,13 @@ def oneclass_train_one(sub, params, seed, reporter, warm=None):
     alpha = np.empty(l, np.float64)
     w = np.zeros(sub.w_size, np.float64)
     ev = event_buffer(max_iter)
-    it, n = K.oneclass(*sub.args, l, nu, params.eps, max_iter, alpha, w, ev)
+    if l:
+        it, n = K.oneclass(*sub.args, l, nu, params.eps, max_iter, alpha, w, ev)
+        wTw, lb, ub, nr_free, sum_free = K.oneclass_end(*sub.args, alpha, w)     # summed in LIBLINEAR's order
+    else:
+        it, n = NO_ROWS_ITER[ONECLASS_SVM], 0
+        wTw, lb, ub, nr_free, sum_free = 0.0, -math.inf, math.inf, 0, 0.0
     say_events(reporter, ev, n)
-    wTw, lb, ub, nr_free, sum_free = K.oneclass_end(*sub.args, alpha, w)     # summed in LIBLINEAR's order
     nSV = int(np.count_nonzero(alpha > 0))
     report_finished(reporter, it, wTw / 2, nSV, after_first=WARN_MAX_ITER + "\n" if it >= max_iter else "")
     G = sub.margins(w)
@@ -139,10 +151,11 @@ def oneclass_train_one(sub, params, seed, reporter, warm=None):
     else:
         # LIBLINEAR takes (ub + lb) / 2, which is infinite when one side is empty: with -n 1 every alpha is 1 (their
         # sum is nu l = l) and every rho >= lb is optimal; the model takes the finite end, lb (or ub), which LIBLINEAR's
-        # predict reads, where it would write "rho inf"
+        # predict reads, where it would write "rho inf"; no rows at all: LIBLINEAR's (inf - inf) / 2, nan (its
+        # model predicts -1)
         rho = (ub + lb) / 2 if math.isfinite(ub) and math.isfinite(lb) else (lb if math.isfinite(lb) else ub)
-        if not math.isfinite(rho):
-            rho = 0.0                               # no rows at all
+        if not l:
+            rho = math.nan
     if reporter is not None:
         reporter.info(f"rho = {rho:f}\n")
     # the scaled primal: 1/2 |w|^2 - nu l rho + sum max(0, rho - w.x_i); the dual (maximization) -1/2 |w|^2
@@ -167,8 +180,11 @@ def mcsvm_train_one(sub, params, seed, reporter, warm=None):
     alpha = np.empty(sub.l * k, np.float64)
     W = np.zeros((sub.w_size, k), np.float64)
     ev = event_buffer(max_iter)
-    it, n = K.mcsvm_cs(*sub.args, sub.cls, sub.C_class, params.eps, max_iter, alpha, W.reshape(-1),
-                       rng_state(seed), ev)
+    if sub.l:
+        it, n = K.mcsvm_cs(*sub.args, sub.cls, sub.C_class, params.eps, max_iter, alpha, W.reshape(-1),
+                           rng_state(seed), ev)
+    else:
+        it, n = NO_ROWS_ITER[MCSVM_CS], 0
     say_events(reporter, ev, n)
     A = alpha.reshape(sub.l, k)
     rows = np.arange(sub.l)
@@ -182,14 +198,16 @@ def mcsvm_train_one(sub, params, seed, reporter, warm=None):
     own = dec[rows, sub.cls]
     marg = dec - own[:, None] + 1.0
     marg[rows, sub.cls] = 0.0
-    primal = 0.5 * wTw + float(sub.C_class[sub.cls] @ marg.max(axis=1))
+    primal = 0.5 * wTw + (float(sub.C_class[sub.cls] @ marg.max(axis=1)) if k else 0.0)
     # the violation: LIBLINEAR's maxG - minG of every row at the end
-    G = marg
-    Cy = sub.C_class[sub.cls]
-    free_low = A < 0
-    free_low[rows, sub.cls] = A[rows, sub.cls] < Cy
-    minG = np.where(free_low, G, np.inf).min(axis=1)
-    viol = float(np.max(G.max(axis=1) - minG)) if sub.l else 0.0
+    viol = 0.0
+    if sub.l:
+        G = marg
+        Cy = sub.C_class[sub.cls]
+        free_low = A < 0
+        free_low[rows, sub.cls] = A[rows, sub.cls] < Cy
+        minG = np.where(free_low, G, np.inf).min(axis=1)
+        viol = float(np.max(G.max(axis=1) - minG))
     res = FitResult(w=W, alpha=A, n_iter=it, primal=primal, dual=-objective, gap=primal + objective,
                     max_violation=max(viol, 0.0), nSV=nSV, converged=it < max_iter, solver=MCSVM_CS)
     res.extra["objective_value"] = objective

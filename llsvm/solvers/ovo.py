@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .._ext._smo import ovo_model
-from ..models.svm import KERNEL_TYPES, SVMModel
+from ..models.svm import KERNEL_TYPES, NoRowsModel, SVMModel
 from .common import Seeds, check_ovo, group_classes
 
 
@@ -57,7 +57,10 @@ class Pairs:
         """The SVMModel of the pairs' solutions: coefs the signed coefficients (alpha_t y_t) of every pair over its
         rows, a list (coefs[p] of problem p) or their concatenation (pair p at offsets[p]), rho[p] its rho, probA[p]
         and probB[p] its Platt scaling (-b 1; None: none). Returns (model, sv_rows: the SVs' row indices in ds, in
-        the model's order)."""
+        the model's order). No class (no rows: a fold of leave-one-out on one row): LIBSVM's model of no class,
+        which predicts no label."""
+        if not self.nr_class:
+            return NoRowsModel(svm_type), np.empty(0, np.int64)
         if not isinstance(coefs, np.ndarray):
             coefs = np.concatenate(coefs) if len(coefs) else np.empty(0)
         sv, nSV, sv_coef = ovo_model(np.ascontiguousarray(coefs, np.float64), self.offsets, self.start, self.count)

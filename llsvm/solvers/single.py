@@ -21,7 +21,8 @@ import numpy as np
 
 from .._ext._rowops import row_sq_norms
 from .._ext._smo import nu_start
-from ..models.svm import KERNEL_TYPES, NR_MARKS, SVMModel
+from ..errors import ParameterError
+from ..models.svm import KERNEL_TYPES, NR_MARKS, NoRowsModel, SVMModel
 from ..options import SMOOptions
 from ..params import echo
 from .common import FitResult, Seeds
@@ -72,27 +73,47 @@ def fit(ds, params, reporter, n_features=None, context=None):
                 nu=spec.name == "nu_svr", doubled=svr)
     out.pop("cache")
     coef = alpha[:l] - alpha[l:] if svr else alpha
-    check_pair_finite(spec.name, 1, -1, coef, out["rho"], hint, everything)
+    if l:
+        check_pair_finite(spec.name, 1, -1, coef, out["rho"], hint, everything)
     out.update(_certificate(spec.name, out, coef, z, p, params, l))
     out["nSV"] = int(np.count_nonzero(coef))
     out["nBSV"] = int(np.count_nonzero(np.abs(coef) >= C))
     out["sum_alpha"] = float(np.abs(coef).sum())
-    # LIBSVM's lines: solve_epsilon_svr prints nu = sum |coef| / (C l), solve_nu_svr epsilon = -r, the one-class
-    # SVM nothing
-    line = {"epsilon_svr": f"nu = {out['sum_alpha'] / (C * l):f}\n", "nu_svr": f"epsilon = {-out['r']:f}\n"}.get(
-        spec.name, "")
+    # LIBSVM's lines: solve_epsilon_svr prints nu = sum |coef| / (C l) (0 / 0 on no rows: nan), solve_nu_svr
+    # epsilon = -r, the one-class SVM nothing
+    nu = out["sum_alpha"] / (C * l) if l else math.nan
+    line = {"epsilon_svr": f"nu = {nu:f}\n", "nu_svr": f"epsilon = {-out['r']:f}\n"}.get(spec.name, "")
     report_problem(reporter, out, line)
+    if opts.probability and svr and not l:
+        # a fold of -v's leave-one-out on one row: svm_svr_probability's folds of no rows are none (svm-train
+        # divides by zero)
+        raise ParameterError(f"-s {spec.name} -b 1 -v on a set of 1 row: the fold that leaves the row out trains "
+                             "on no rows, and the probability model of no rows (a 5-fold cross-validation) has no "
+                             "fold")
     sv = np.flatnonzero(coef)
 
     def make(**probability):
+        if not l:           # a fold of leave-one-out on one row: LIBSVM's model of no rows (rho nan)
+            return NoRowsModel(SVM_TYPE[spec.name])
         return SVMModel(SVM_TYPE[spec.name], KERNEL_TYPES[opts.kernel_type], opts.degree, opts.gamma, opts.coef0,
                         np.array([out["rho"]]), coef[sv].reshape(1, -1), ds.take_rows(sv), **probability)
 
     model = make()
+    meta = {}
     if opts.probability and svr:
         # LIBSVM's svm_train: the probability model after the problem's own solve
-        folds = plain_folds(l, 5, Seeds(params.seed), reporter)
-        model = make(probA=[svr_probability(ds, folds, params.but(options=replace(opts, probability=0)), reporter)])
+        folds = plain_folds(l, 5, Seeds(params.seed), reporter, libsvm=True)
+        sigma = svr_probability(ds, folds, params.but(options=replace(opts, probability=0)), reporter)
+        if math.isfinite(sigma):
+            model = make(probA=[sigma])
+        else:
+            # nan on 1 row (the 5 folds train on no rows), or residuals that overflow: LIBSVM's model holds it
+            # (cross-validation predicts values, which it does not change), and so does this one, which save
+            # refuses (a file llsvm-predict would refuse), saying what to change
+            model.probA = np.array([sigma])
+            if l == 1:
+                meta["nonfinite_hint"] = (f"-s {spec.name} -b 1 needs a training set of 2 rows or more: sigma "
+                                          "comes from a 5-fold cross-validation, which on 1 row trains on no rows")
     elif opts.probability:
         marks = density_marks(model.decision_function(ds), reporter)
         if marks is not None:
@@ -101,7 +122,7 @@ def fit(ds, params, reporter, n_features=None, context=None):
                        gap=out["primal"] - out["dual"], max_violation=out["gap"], nSV=out["nSV"],
                        converged=out["converged"], solver=spec.name,
                        extra={"nBSV": out["nBSV"], "obj": out["obj"], "rho": out["rho"]})
-    model.meta = {"results": [result], "params": params, "options": opts, "sv_indices": sv + 1}
+    model.meta = {"results": [result], "params": params, "options": opts, "sv_indices": sv + 1, **meta}
     return model
 
 

@@ -227,7 +227,7 @@ class PairsRun:
         pairs = self.pairs
         n, off = len(pairs.problems), pairs.offsets
         perms = seeds.permutations(np.diff(off)) if self.opts.probability else None
-        engine = self.engine(reporter)
+        engine = self.engine(reporter) if n else None           # no pair: one class, or none (no rows)
         coef = np.empty(int(off[-1]), np.float64)
         stats = np.empty((n, len(_smo.PAIR_STATS)), np.float64)
         p = 0

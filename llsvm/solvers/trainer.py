@@ -165,7 +165,8 @@ def _fit(view, cls, labels, rows, params, seeds, reporter, warms=None, threads=N
                 alpha = np.empty_like(r.alpha)
                 alpha[order] = r.alpha
                 r.alpha = alpha
-    W = np.stack([r.w for r in results], axis=1)
+    # no class (no rows: a fold of leave-one-out on one row) makes no problem, and a model of no weight column
+    W = np.stack([r.w for r in results], axis=1) if results else np.zeros((view.n_features + (params.bias >= 0), 0))
     return W, results
 
 
@@ -272,7 +273,7 @@ def cv_plan(ds, nr_fold, params, reporter):
         # LIBSVM's svm_cross_validation: stratified folds for classification, a plain permutation otherwise
         folds = stratified_folds(ds.y, nr_fold, seeds, reporter)
     else:
-        folds = plain_folds(ds.n_rows, nr_fold, seeds, reporter)
+        folds = plain_folds(ds.n_rows, nr_fold, seeds, reporter, libsvm=spec.access == "loaded")
     return folds, [seeds.next() for _ in folds]
 
 
@@ -288,6 +289,8 @@ def cv_fold(ds, params, folds, fold_seeds, i, s):
             return te, model.predict_probability(ds.take_rows(te))[0]
         return te, model.predict(ds.take_rows(te))
     if spec.streams:
+        if not tr.size:     # nothing to stream (leave-one-out on one row): no class, no label, as LIBLINEAR's -s 3
+            return te, np.full(te.size, np.nan)
         model = make_driver(params.but(threads=1, seed=fold_seeds[i]), s).fit(ds.take_rows(tr))
         return te, model.predict(ds.take_rows(te))
     labels, cls = labels_of(ds.y[tr], params)
