@@ -226,15 +226,19 @@ def test_binary_to_binary_reblocks(runner, sample, tmp_path):
     assert_sample_arrays(read_dataset(tmp_path / "b.bin"))
 
 
-def test_in_place_conversion(runner, sample, tmp_path):
-    """OUTPUT may be INPUT: the writer works in a temporary file renamed over it at the end."""
+def test_in_place_conversion_is_refused(runner, sample, tmp_path):
+    """OUTPUT may not be INPUT (issue 44, L6): the rename at the end would replace the input (a text file by its
+    binary form, qid tokens and float64 values lost with --float32), without a word. Refused before anything is
+    written, the input as it was (tests/test_reliability3b.py: other spellings, symlinks, hard links)."""
     path = tmp_path / "x.bin"
     run(runner, [sample, path])
-    r = run(runner, ["-q", "--to", "binary", "--block-rows", "1", path, path])
-    assert_exit(r, 0)
-    with BinaryDataset(path) as b:
-        assert b.n_blocks == 5
-    assert_sample_arrays(read_dataset(path))
+    before = path.read_bytes()
+    for src in (path, sample):
+        r = run(runner, ["-q", "--to", "binary", "--block-rows", "1", src, src])
+        assert_exit(r, 1)
+        assert r.stderr == (f"Error: OUTPUT {src} and INPUT {src} are the same file: writing OUTPUT would replace "
+                            "it (nothing was written)\n")
+    assert path.read_bytes() == before and sample.read_text() == SAMPLE
     assert listing(tmp_path) == ["sample.txt", "x.bin"]
 
 

@@ -184,6 +184,31 @@ def check_input(path, pattern=False):
             pass
 
 
+def _same_file(a, b):
+    """Whether paths a and b name one regular file (a symlink, another spelling or a hard link of it), or, where
+    neither exists yet, one path."""
+    import stat
+    try:
+        sa, sb = os.stat(a), os.stat(b)
+    except OSError:
+        return not os.path.lexists(a) and not os.path.lexists(b) and os.path.realpath(a) == os.path.realpath(b)
+    return stat.S_ISREG(sa.st_mode) and os.path.samestat(sa, sb)
+
+
+def refuse_same_file(outputs, inputs=()):
+    """Refuse, before any work, an output that is one of the inputs or another output by any path (a symlink,
+    another spelling, a hard link): writing it would replace the input (or the other output), which would be lost.
+    outputs, inputs: (what the command calls it, path) pairs; a path None or '-' (stdin, stdout) is left out, and
+    so is a device or a pipe (/dev/stdin and /dev/stdout may be one terminal: nothing there is replaced)."""
+    ins = [(what, path) for what, path in inputs if path not in (None, "-")]
+    outs = [(what, path) for what, path in outputs if path not in (None, "-")]
+    for k, (what, path) in enumerate(outs):
+        for other_what, other in ins + outs[:k]:
+            if _same_file(path, other):
+                raise LLSVMError(f"{what} {path} and {other_what} {other} are the same file: writing {what} would "
+                                 "replace it (nothing was written)")
+
+
 def check_writable(path, what):
     """Refuse early (before any work) an output path whose directory cannot take a new file."""
     directory = os.path.dirname(os.path.abspath(path))

@@ -3,7 +3,7 @@ import click
 
 from ..errors import LLSVMError, ParameterError
 from ..fileutil import atomic_output
-from .common import check_input, handle_errors, make_reporter, os_errors
+from .common import check_input, handle_errors, make_reporter, os_errors, refuse_same_file
 
 
 def _label(x):
@@ -103,6 +103,8 @@ def main(input_file, output_file, info, to, float32, block_rows, zero_based, thr
     if not info and output_file is None:
         raise click.UsageError("Missing argument 'OUTPUT' (or use --info).")
     check_input(input_file)
+    if not info:
+        refuse_same_file([("OUTPUT", output_file)], [("INPUT", input_file)])
     # the options are good: now the readers (numpy, the kernels; --help and usage errors answer without them)
     from ..io import describe, open_dataset
     from ..sources import TextSource, sniff_path

@@ -7,7 +7,7 @@ from ..errors import LLSVMError, ModelFormatError
 from ..fileutil import atomic_output
 from .jobs import batch_help
 from .common import (InputOpenError, arm_kernel_stop, check_input, check_writable, handle_errors, make_reporter,
-                     os_errors, write_json)
+                     os_errors, refuse_same_file, write_json)
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]},
                epilog=batch_help("llsvm-predict"))
@@ -33,6 +33,8 @@ def main(test_file, model_file, output_file, probability, quiet, dec_file, zero_
     check_input(test_file)
     if json_file:
         check_writable(json_file, "JSON file")
+    refuse_same_file([("output_file", output_file), ("--decision-values", dec_file), ("--json", json_file)],
+                     [("test_file", test_file), ("model_file", model_file)])
     arm_kernel_stop()               # a signal stops kernel prediction in the middle of a block from here on
     from ..models import load_model
     from ..predict import predict_file, printf_g

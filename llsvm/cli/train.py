@@ -17,7 +17,8 @@ import click
 
 from ..params import specs
 from ..report import Reporter, write_standard
-from .common import arm_kernel_stop, check_input, check_writable, handle_errors, os_errors, peak_rss_mb, write_json
+from .common import (arm_kernel_stop, check_input, check_writable, handle_errors, os_errors, peak_rss_mb,
+                     refuse_same_file, write_json)
 from .declare import find_C_command, overflow_hint, read_request, table_options
 from .jobs import batch_help
 
@@ -96,6 +97,9 @@ def main(training_set_file, model_file, **values):
     if model_file is None:
         base = "stdin" if training_set_file == "-" else os.path.basename(training_set_file.rstrip("/"))
         model_file = base + ".model"
+    writes_model = grid is None and not req.find_C and req.nr_fold is None        # -v, -C, --grid write none
+    refuse_same_file([("model_file", model_file if writes_model else None), ("--json", req.json_file)],
+                     [("training_set_file", None if req.dask is not None else training_set_file)])
     # the options are good: now what the run needs (numpy, the kernels, the reader, the one solver)
     arm_kernel_stop()               # a signal stops a kernel in the middle of its loop from here on
     # NumPy's floating-point warnings never reach the user, from any thread: an extreme option value (-c 1e308)
