@@ -11,6 +11,12 @@
 - ``assert_same_csr``: ``assert_same_csr(ds, y, indptr, indices, values, n_features=None)`` checks a dataset's
   arrays bit for bit (dtypes included).
 - ``PEAK``, ``run_peak``: a command's own peak RSS (VmHWM).
+
+Time in the tests: no verdict depends on the wall clock, which a busy machine stretches (at a load of 30 on 2
+cores a process gets a fifteenth of a core). A bound on a command's work is a bound on its CPU time (its rusage, or
+/proc: scripts/children.py, whose wait_for, wait_within and communicate_within also tell a blocked child by its
+CPU time standing still); a wall-clock timeout only guards against a hang, at 600 s for the commands of a second
+or two of CPU that the tests run (at least 10x what they need on such a machine).
 """
 import os
 import pathlib
@@ -39,7 +45,7 @@ runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
 """
 
 
-def run_peak(args, timeout=120):
+def run_peak(args, timeout=600):
     """`python -m args...` (e.g. ["llsvm.cli.train", ...]) with this checkout first on the path: (the completed
     process, its own peak RSS in bytes)."""
     fd, peak_file = tempfile.mkstemp(prefix="llsvm-peak-")

@@ -454,7 +454,7 @@ def _limit_address_space():
 
 
 def command(args, limit=False, cwd=None):
-    return subprocess.run([sys.executable, "-m", *args], capture_output=True, text=True, timeout=120, cwd=cwd,
+    return subprocess.run([sys.executable, "-m", *args], capture_output=True, text=True, timeout=600, cwd=cwd,
                           preexec_fn=_limit_address_space if limit else None)
 
 

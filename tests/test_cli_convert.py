@@ -11,7 +11,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 
 import numpy as np
 import pytest
@@ -21,6 +20,9 @@ from conftest import assert_exit
 import llsvm
 from llsvm import BinaryDataset, BinaryWriter, read_dataset
 from llsvm.cli.convert import main
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts"))
+from children import communicate_within, wait_for  # noqa: E402
 
 # 5 rows, 5 features, 9 non-zeros; labels in first-occurrence order 1 (2), -1 (2), 0.1 (1); one qid token;
 # squared row norms 4.25, 1e-6, 7.25, 1, 14.
@@ -703,7 +705,7 @@ def test_stdin_malformed(runner, tmp_path):
 def test_stdin_real_pipe(tmp_path):
     out = tmp_path / "p.bin"
     proc = subprocess.run([console_script(), "-", str(out)], input=SAMPLE.encode(), capture_output=True,
-                          timeout=60)
+                          timeout=600)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.decode() == summary(out)
     assert proc.stderr == b""
@@ -715,7 +717,7 @@ def test_stdin_real_pipe_sys_executable(tmp_path):
     text piped in and out."""
     code = "import sys; from llsvm.cli.convert import main; sys.exit(main())"
     proc = subprocess.run([sys.executable, "-c", code, "--to", "text", "-", "-"], input=SAMPLE.encode(),
-                          capture_output=True, timeout=60)
+                          capture_output=True, timeout=600)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.decode() == SAMPLE_OUT
 
@@ -727,16 +729,16 @@ def test_subprocess_gzip_input(tmp_path):
     src.write_bytes(gzip.compress(SAMPLE.encode()))
     out = tmp_path / "data.bin"
     proc = subprocess.run([console_script(), "--block-rows", "2", str(src), str(out)], capture_output=True,
-                          timeout=60)
+                          timeout=600)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.decode() == summary(out, blocks=3)
     assert proc.stderr == b""
     assert_sample_arrays(read_dataset(out))
-    proc = subprocess.run([console_script(), "--info", str(out)], capture_output=True, timeout=60)
+    proc = subprocess.run([console_script(), "--info", str(out)], capture_output=True, timeout=600)
     assert proc.returncode == 0
     assert proc.stdout.decode() == info_lines(out, "llsvm binary v1", "float64", SAMPLE_CLASSES, blocks=3,
                                               checksum="ok (3 blocks verified)")
-    proc = subprocess.run([console_script(), str(out), "-"], capture_output=True, timeout=60)
+    proc = subprocess.run([console_script(), str(out), "-"], capture_output=True, timeout=600)
     assert proc.returncode == 0
     assert proc.stdout.decode() == SAMPLE_OUT
 
@@ -744,41 +746,39 @@ def test_subprocess_gzip_input(tmp_path):
 def test_subprocess_error_exit_codes(tmp_path):
     bad = tmp_path / "bad.txt"
     bad.write_text("1 1:1\n-1 2:x\n")
-    proc = subprocess.run([console_script(), str(bad), str(tmp_path / "o.bin")], capture_output=True, timeout=60)
+    proc = subprocess.run([console_script(), str(bad), str(tmp_path / "o.bin")], capture_output=True, timeout=600)
     assert proc.returncode == 1
     assert proc.stdout == b""
     assert proc.stderr.decode() == (f"Wrong input format at line 2\n{bad}: line 2, column 6: "
                                     "value is not a number (found 'x')\n")
     proc = subprocess.run([console_script(), str(tmp_path / "missing.txt"), str(tmp_path / "o.bin")],
-                          capture_output=True, timeout=60)
+                          capture_output=True, timeout=600)
     assert proc.returncode == 1
     assert proc.stderr.decode() == f"can't open input file {tmp_path / 'missing.txt'}\n"
     proc = subprocess.run([console_script(), "--block-rows", "0", str(bad), "o.bin"], capture_output=True,
-                          timeout=60)
+                          timeout=600)
     assert proc.returncode == 2
     assert proc.stderr.decode().splitlines()[0] == "Usage: llsvm-convert [OPTIONS] INPUT [OUTPUT]"
     assert listing(tmp_path) == ["bad.txt"]
 
 
-def wait_until_converting(proc, directory, name, timeout=60):
+def wait_until_converting(proc, directory, name, cpu=30.0):
     """Until the writer's temporary file beside `name` (.NAME.*.tmp) holds data: the command is converting, its
     handlers are installed and part of the output is written (its first 8 MiB buffer of the 48 MB), most of the
     work still ahead. A point in the work, not a time, so the signal lands mid-conversion on a fast machine as on a
     slow one (the 0.1 s sleep once the file appeared, used before, was a fifth of the rest of the conversion here:
-    a machine 5x faster would have finished first). The timeout only guards against a hang: this takes 0.4 s."""
-    deadline = time.monotonic() + timeout
-    while True:
+    a machine 5x faster would have finished first). The wait is bounded by the command's CPU time (this takes
+    0.4 s of it) or its stall, not the wall clock; a conversion that ends first fails it (make the input larger)."""
+    def converting():
         for n in os.listdir(directory):
             if n.startswith(f".{name}.") and n.endswith(".tmp"):
                 try:
                     if os.path.getsize(os.path.join(directory, n)) > 0:
-                        return
+                        return True
                 except FileNotFoundError:       # renamed or removed meanwhile: the loop sees the process end
                     pass
-        assert proc.poll() is None, ("the conversion finished before the signal: make the input larger",
-                                     proc.communicate())
-        assert time.monotonic() < deadline, "the conversion never started"
-        time.sleep(0.002)
+        return False
+    wait_for(converting, proc, cpu, "converting", every=0.002)
 
 
 @pytest.mark.parametrize("sig, expected_rc, expected_err", [
@@ -794,7 +794,7 @@ def test_signal_during_conversion_leaves_nothing(big_text, tmp_path, sig, expect
     try:
         wait_until_converting(proc, out_dir, "big.bin")
         proc.send_signal(sig)
-        stdout, stderr = proc.communicate(timeout=30)
+        stdout, stderr = communicate_within(proc, 5.0)
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -813,7 +813,7 @@ def test_signal_keeps_existing_output(big_text, tmp_path):
     try:
         wait_until_converting(proc, tmp_path, "big.bin")
         proc.send_signal(signal.SIGTERM)
-        proc.communicate(timeout=30)
+        communicate_within(proc, 5.0)
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -841,7 +841,7 @@ def _into_closed_pipe(args):
     os.close(r)
     try:
         return subprocess.run([sys.executable, "-m", *map(str, args)], stdout=w, stderr=subprocess.PIPE, text=True,
-                              timeout=120)
+                              timeout=600)
     finally:
         os.close(w)
 
@@ -875,6 +875,6 @@ def test_stdout_reader_gone_ends_quietly_with_sigpipes_status(tmp_path):
     reader = threading.Thread(target=read_and_leave)
     reader.start()
     p = subprocess.run([sys.executable, "-m", "llsvm.cli.convert", "--to", "text", str(binary), str(fifo)],
-                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=120)
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=600)
     reader.join()
     assert p.returncode == 1 and p.stderr == f"Error: can't write output file {fifo}: Broken pipe\n"

@@ -242,7 +242,7 @@ def test_sigterm_mid_write_leaves_nothing(tmp_path):
             "real = fetch_data.write_atomic\n"
             "fetch_data.write_xz = lambda path, text: real(path, fill)\n"
             f"sys.exit(fetch_data.main(['--sets', {str(sets)!r}, '--dest', {str(dest)!r}]))\n")
-    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
     assert p.returncode == 143, p.stderr
     assert "terminated" in p.stderr and "Traceback" not in p.stderr
     assert not (dest / "t.xz").exists() and leftovers(dest) == []
@@ -316,14 +316,14 @@ def test_http_404_names_the_url(tmp_path, served, capsys):
 
 # -- the command line and the real table ------------------------------------------------------------------------
 def test_help_and_usage_errors():
-    p = subprocess.run([sys.executable, str(SCRIPT), "--help"], capture_output=True, text=True, timeout=60)
+    p = subprocess.run([sys.executable, str(SCRIPT), "--help"], capture_output=True, text=True, timeout=600)
     assert p.returncode == 0 and "--mirror DIR" in p.stdout and "--best-effort" in p.stdout
     assert "LLSVM_DATA_MIRROR" in p.stdout and "data/public" in p.stdout
     for args, msg in ((["--timeout", "0"], "--timeout must be positive"), (["--bogus"], "unrecognized arguments"),
                       (["no-such-set"], "unknown set(s): no-such-set"),
                       (["--sets", "/nonexistent/sets.tsv"], "cannot read the sets table")):
         p = subprocess.run([sys.executable, str(SCRIPT), "--dest", "/nonexistent/public", *args],
-                           capture_output=True, text=True, timeout=60)
+                           capture_output=True, text=True, timeout=600)
         assert p.returncode == 1 and msg in p.stderr and "Traceback" not in p.stderr, (args, p.stderr)
 
 

@@ -472,7 +472,7 @@ def test_binary_on_stdin_is_refused(tmp_path, text_file):
     llsvm.write_binary(path, out)
     code = ("import llsvm\ntry:\n    llsvm.read_dataset('-')\nexcept llsvm.DataFormatError as e:\n"
             "    print(str(e))\n")
-    p = subprocess.run([sys.executable, "-c", code], input=out.read_bytes(), capture_output=True, timeout=60)
+    p = subprocess.run([sys.executable, "-c", code], input=out.read_bytes(), capture_output=True, timeout=600)
     assert p.returncode == 0, p.stderr.decode()
     assert p.stdout.decode().strip() == "<stdin>: binary llsvm data cannot be read from standard input: give its path"
 

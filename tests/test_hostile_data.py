@@ -120,7 +120,7 @@ def test_llsvm_classes_beyond_the_open_files(tmp_path):
     data = tmp_path / "d.txt"
     data.write_text("".join(f"{i} 1:1\n" for i in range(300)))
     proc = subprocess.run([script("llsvm-train"), "-q", "-s", "llsvm", str(data), str(tmp_path / "m")],
-                          capture_output=True, text=True, timeout=120, preexec_fn=_few_open_files)
+                          capture_output=True, text=True, timeout=600, preexec_fn=_few_open_files)
     assert_quiet_failure(proc, "300 classes make 300 one-vs-rest problems, each writing its active set to a file: "
                                "-s llsvm needs 364 open files, more than the 200 this process may open (ulimit -n)")
 

@@ -460,7 +460,7 @@ def test_output_into_a_closed_pipe_still_writes_the_model(shared_plain, tmp_path
     os.close(r)                                   # the reader has gone before the first line
     try:
         p = subprocess.run([sys.executable, "-m", "llsvm.cli.train", "-s", "6", str(data), str(model)], stdout=w,
-                           stderr=subprocess.PIPE, text=True, timeout=120)
+                           stderr=subprocess.PIPE, text=True, timeout=600)
     finally:
         os.close(w)
     assert p.returncode == 0 and p.stderr == ""

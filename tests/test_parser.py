@@ -345,7 +345,7 @@ def test_error_path_is_str_of_pathlike(write_bytes):
 
 
 def _run_stdin(code, data):
-    return subprocess.run([sys.executable, "-c", code], input=data, capture_output=True, timeout=60,
+    return subprocess.run([sys.executable, "-c", code], input=data, capture_output=True, timeout=600,
                           cwd=str(REPO_ROOT))
 
 
@@ -477,7 +477,7 @@ def test_stdin_equals_plain(tmp_path, write_bytes, random_libsvm, assert_same_cs
     data = r.text if compress is None else _compressors()[compress](r.text)
     out = tmp_path / "out.npz"
     p = subprocess.run([sys.executable, "-c", STDIN_SAVE, str(out), "17"], input=data, capture_output=True,
-                       timeout=60)
+                       timeout=600)
     assert p.returncode == 0, p.stderr.decode()
     with np.load(out) as z:
         got = llsvm.CSRDataset(z["y"], z["indptr"], z["indices"], z["values"], int(z["n_features"]))

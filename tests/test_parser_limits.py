@@ -71,7 +71,7 @@ def _limit_address_space():
     resource.setrlimit(resource.RLIMIT_AS, (AS_LIMIT, AS_LIMIT))
 
 
-def run_long_line(args, prefix=b"", total=2 << 30, timeout=60):
+def run_long_line(args, prefix=b"", total=2 << 30, timeout=600):
     """`python -m args...` reading `prefix` then a line of `total` bytes of 'a' from a pipe, under RLIMIT_AS 2 GiB.
     Returns (exit code, stdout, stderr, peak RSS in bytes, bytes the writer got into the pipe). The timeout only
     guards against a hang: a run takes 0.4-1.5 s."""

@@ -10,8 +10,11 @@ SystemExit(128 + signal) through the CLI's handler. Two kinds of test:
   child once its CPU time is a second past that (so it is inside the solver), and reads from the child's rusage
   (os.wait4) the CPU time it used after the signal. The verdict: exit 130 (SIGINT) / 143 (SIGTERM), nothing on
   stdout or stderr (-q), no model or output file and no temporary file, and less than 1 s of CPU after the signal
-  (a wall bound of 20 s catches a blocked process). CPU time, not wall time: the verdict does not depend on the
-  machine's speed or load. The children run two at a time (each verdict is its own child's CPU time).
+  (a child that keeps computing is killed at that second; one that uses no CPU for children.STALL seconds is
+  blocked). CPU time, never wall time, bounds every wait: the calibration run's (CALIBRATION_CPU), the way to the
+  signal point and the exit, so the verdict does not depend on the machine's speed or load (a calibration bounded
+  by 240 s of wall failed at a load of 10-30 on 2 cores). The children run two at a time (each verdict is its own
+  child's CPU time).
   Before the stop flag (main at 01b0903) 25 of these 35 cases failed, the child still computing 20 s after the
   signal; DCD (-s 1, 3: ten epochs a kernel call), Newton (-s 0, 2, 11: one CG solve a call) and the out-of-core
   solvers (a block a call) passed already, and are kept as a guard.
@@ -33,13 +36,12 @@ import scipy.sparse as sp
 from conftest import write_small_set
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts"))
-from children import cpu_of, kill, reap  # noqa: E402
+from children import STALL, Watch, cpu_of, kill, reap, reap_within  # noqa: E402
 
 BIN = os.path.dirname(sys.executable)
 LEAD_CPU = 1.0          # CPU seconds past the calibration run's (start-up and loading) before the signal
 CPU_AFTER = 1.0         # the rule: less CPU than this after the signal
-WALL_AFTER = 20.0       # a child still there this long after the signal is blocked: killed, the test fails
-REACH_WALL = 240.0      # wall allowed to reach the signal point (a very busy machine)
+CALIBRATION_CPU = 120.0     # a calibration run (start-up, loading, one iteration: seconds) that uses more never ends
 PARALLEL = 2
 BIG = "2147483647"
 LONG = ["-c", "1000", "-e", "1e-12", "--max-iter", BIG]     # LIBLINEAR's solvers, out of core
@@ -184,10 +186,11 @@ def calibrate(argv, work):
     work.mkdir()
     (work / "tmp").mkdir()
     p = _start(argv, work)
-    got = reap(p, time.monotonic() + REACH_WALL)
+    got = reap_within(p, CALIBRATION_CPU)
     if got is None:
         kill(p)
-        raise AssertionError(f"the calibration run {argv} did not end within {REACH_WALL} s")
+        raise AssertionError(f"the calibration run {argv} did not end within {CALIBRATION_CPU} s of CPU (or "
+                             f"stalled, {STALL} s without CPU)")
     status, usage = got
     assert p.returncode == 0, (argv, p.returncode, (work / "stderr").read_text()[-2000:])
     return usage.ru_utime + usage.ru_stime
@@ -199,15 +202,15 @@ def signal_run(argv, work, lead, sig):
     (work / "tmp").mkdir()
     (work / "out").mkdir()
     p = _start(argv, work)
-    t0 = time.monotonic()
+    watch = Watch(p.pid)
     res = {"argv": argv, "lead": lead}
     while True:
-        if p.poll() is not None:
+        if reap(p, time.monotonic()) is not None:
             res.update(ended_before_signal=True, rc=p.returncode, stderr=(work / "stderr").read_text()[-2000:])
             return res
-        if cpu_of(p.pid) >= lead:
+        if watch.used() >= lead:
             break
-        if time.monotonic() - t0 > REACH_WALL:
+        if watch.stalled():         # blocked before the signal point (a busy machine still gives it CPU)
             kill(p)
             res.update(never_reached=True)
             return res
@@ -215,11 +218,12 @@ def signal_run(argv, work, lead, sig):
     c0 = cpu_of(p.pid)            # the child is not reaped before we are: /proc/<pid> is there
     t_sig = time.monotonic()
     os.kill(p.pid, sig)
-    got = reap(p, t_sig + WALL_AFTER)
+    # reaped at its exit; killed once it has used CPU_AFTER (still computing: the verdict fails) or stalled
+    got = reap_within(p, CPU_AFTER)
     if got is None:
         c1 = cpu_of(p.pid)
         kill(p)
-        res.update(blocked=True, cpu_after=c1 - c0, wall_after=time.monotonic() - t_sig)
+        res.update(blocked=c1 - c0 < CPU_AFTER, cpu_after=c1 - c0, wall_after=time.monotonic() - t_sig)
     else:
         status, usage = got
         res.update(cpu_after=usage.ru_utime + usage.ru_stime - c0, wall_after=time.monotonic() - t_sig)
@@ -303,15 +307,14 @@ def test_signal_ends_the_kernel_call(runs, case):
     sid, _, _, _, sig = case
     res = runs[sid]
     info = {k: v for k, v in res.items() if k != "argv"}
-    assert not res.get("never_reached"), f"{sid}: the child never reached {res['lead']:.2f} s of CPU"
+    assert not res.get("never_reached"), f"{sid}: the child stalled before {res['lead']:.2f} s of CPU"
     assert not res.get("ended_before_signal"), \
         f"{sid}: ended (exit {res['rc']}) before {res['lead']:.2f} s of CPU: the run is not long enough ({info})"
-    assert not res.get("blocked"), f"{sid}: still running {WALL_AFTER} s after the signal ({info})"
+    assert not res.get("blocked"), f"{sid}: still there after the signal, using no CPU for {STALL} s ({info})"
+    assert res["cpu_after"] < CPU_AFTER, info
     assert res["rc"] == 128 + sig, info
     assert res["stderr"] == "" and res["stdout"] == "", info
     assert res["leftovers"] == [], info
-    assert res["cpu_after"] < CPU_AFTER, info
-    assert res["wall_after"] < WALL_AFTER, info
 
 
 def test_quick_drops_the_limits():

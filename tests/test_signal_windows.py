@@ -59,7 +59,7 @@ def small_set(tmp_path_factory):
 def _run(module, attr, when, command, args, tmp_path):
     env = dict(os.environ, TMPDIR=str(tmp_path / "tmp"))
     return subprocess.run([sys.executable, "-c", SCRIPT, module, attr, when, command, *args], env=env,
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=600)
 
 
 def _leftovers(*dirs):
@@ -118,7 +118,7 @@ def test_sigterm_inside_the_removal_exits_143(small_set, tmp_path):
     env = dict(os.environ, TMPDIR=str(tmp_path / "tmp"))
     p = subprocess.run([sys.executable, "-c", script, "shutil", "rmtree", "before", "train", "-q", "-s", "llsvm",
                         "--tmp-dir", str(tmp_path / "tmp"), str(small_set), str(tmp_path / "model")], env=env,
-                       capture_output=True, text=True, timeout=120)
+                       capture_output=True, text=True, timeout=600)
     assert p.returncode == 143, p.stderr[-2000:]
     assert not (tmp_path / "model").exists()
     assert os.listdir(tmp_path / "tmp") == []
@@ -140,7 +140,7 @@ def test_an_inherited_ignored_sigint_stays_ignored(small_set, tmp_path, module, 
     target = tmp_path / "model"
     env = dict(os.environ, TMPDIR=str(tmp_path / "tmp"))
     p = subprocess.run([sys.executable, "-c", SCRIPT, module, attr, "before", "train", "-q", "-s", "1",
-                        str(small_set), str(target)], env=env, capture_output=True, text=True, timeout=120,
+                        str(small_set), str(target)], env=env, capture_output=True, text=True, timeout=600,
                        preexec_fn=_ignore_sigint if ignored else None)
     assert "Traceback" not in p.stderr, p.stderr[-2000:]
     if ignored:
@@ -175,7 +175,7 @@ def test_a_signal_after_the_body_renamed_its_output_is_ignored(tmp_path, commit)
     exits 0; with nothing committed it still ends the process at once with 130."""
     (tmp_path / "target").write_text("old")
     proc = subprocess.run([sys.executable, "-c", AFTER_THE_BODY, str(tmp_path), commit], capture_output=True,
-                          text=True, timeout=60)
+                          text=True, timeout=600)
     if commit == "commit":
         assert (proc.returncode, proc.stdout, proc.stderr) == (0, "went on\n", "")
         assert (tmp_path / "target").read_text() == "new"
@@ -192,5 +192,5 @@ def test_a_signal_while_fileutil_is_half_imported_exits_130_silently():
             "sys.modules['llsvm.fileutil'] = types.ModuleType('llsvm.fileutil')\n"
             "from llsvm.cli import entry\n"
             "entry._exit_now(signal.SIGINT, None)\n")
-    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
     assert (p.returncode, p.stderr) == (130, "")

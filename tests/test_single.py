@@ -222,7 +222,7 @@ def libsvm_permutations(sizes):
     """The permutations LIBSVM draws with rand() from its start (a fresh process, glibc's default seed), one per
     size in turn."""
     return json.loads(subprocess.run([sys.executable, "-c", PERMUTATIONS, *map(str, sizes)], check=True,
-                                     capture_output=True, text=True, timeout=60).stdout)
+                                     capture_output=True, text=True, timeout=600).stdout)
 
 
 class Replay:

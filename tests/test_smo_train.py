@@ -368,7 +368,7 @@ def test_probability_with_libsvms_folds_is_libsvms(shared_plain, tmp_path):
     run = smo.PairsRun(ds, Params(solver="smo", options=SMOOptions(probability=1)).check(), as_reporter())
     sizes = [rows.size for _, _, rows, _ in run.pairs.problems]
     perms = json.loads(subprocess.run([sys.executable, "-c", PERMUTATIONS, *map(str, sizes)], check=True,
-                                      capture_output=True, text=True, timeout=60).stdout)
+                                      capture_output=True, text=True, timeout=600).stdout)
     for p in range(len(sizes)):
         _, _, (A, B), _ = run.pair(p, np.array(perms[p]), as_reporter())
         assert (A, B) == (theirs.probA[p], theirs.probB[p])

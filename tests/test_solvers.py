@@ -959,7 +959,7 @@ def test_find_parameter_C_start_matches_liblinear(shared_data, tmp_path):
         code = ("import sys\nfrom liblinear.liblinearutil import svm_read_problem, train\n"
                 "y, x = svm_read_problem(sys.argv[1])\n"
                 f"train(y, x, '-s 2 -C -v 5 -B {bias}')\n")
-        proc = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, timeout=120)
+        proc = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, timeout=600)
         assert proc.returncode == 0, proc.stderr
         lib_rows = parse_search(proc.stdout.decode())
         say = Capture()
@@ -992,7 +992,7 @@ def test_same_model_from_text_xz_stdin_binary_and_arrays(shared_data, tmp_path):
     out = tmp_path / "stdin.model"
     code = ("import sys\nfrom llsvm.solvers.trainer import train\n"
             "train('-', solver=1, bias=1.0, C=0.5, seed=3).save(sys.argv[1])\n")
-    proc = subprocess.run([sys.executable, "-c", code, str(out)], input=text, capture_output=True, timeout=120)
+    proc = subprocess.run([sys.executable, "-c", code, str(out)], input=text, capture_output=True, timeout=600)
     assert proc.returncode == 0, proc.stderr
     stdin_model = load_model(out)
     ref = models["text"]
