@@ -97,9 +97,8 @@ def main(training_set_file, model_file, **values):
     if model_file is None:
         base = "stdin" if training_set_file == "-" else os.path.basename(training_set_file.rstrip("/"))
         model_file = base + ".model"
-    writes_model = grid is None and not req.find_C and req.nr_fold is None        # -v, -C, --grid write none
-    refuse_same_file([("model_file", model_file if writes_model else None), ("--json", req.json_file)],
-                     [("training_set_file", None if req.dask is not None else training_set_file)])
+    written = None if grid is not None or req.find_C or req.nr_fold is not None else model_file   # -v, -C: none
+    refuse_same_file([("model_file", written), ("--json", req.json_file)], [("training_set_file", training_set_file)])
     # the options are good: now what the run needs (numpy, the kernels, the reader, the one solver)
     arm_kernel_stop()               # a signal stops a kernel in the middle of its loop from here on
     # NumPy's floating-point warnings never reach the user, from any thread: an extreme option value (-c 1e308)
@@ -191,8 +190,7 @@ def _finish(model, model_file, json_file, ds, load_s, train_s, params):
         try:
             model.save(model_file)
         except NonFiniteModelError as exc:
-            hint = (model.meta or {}).get("nonfinite_hint")       # the driver's, where it knows why
-            raise exc.with_hint(hint or overflow_hint(params)) from None
+            raise exc.with_hint((model.meta or {}).get("nonfinite_hint") or overflow_hint(params)) from None
     if json_file:
         write_json(json_file, metrics(model, ds, load_s, train_s, params))
 
