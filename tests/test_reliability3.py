@@ -77,6 +77,18 @@ def test_predict_on_huge_targets_prints_c_figures(tmp_path, solver):
                             f"Squared correlation coefficient = {DEFAULT_NAN} (regression)\n")
 
 
+@pytest.mark.parametrize("solver", ["11", "12", "13", "epsilon_svr", "nu_svr"])
+def test_cross_validation_on_huge_targets_prints_c_figures(tmp_path, solver):
+    """-v on the same targets: the lines train -v and svm-train -v print (MSE inf, the squared correlation the NaN
+    of inf - inf as printf renders it, "-nan", where Python's %g says "nan")."""
+    data = tmp_path / "t"
+    data.write_text(HUGE)
+    r = run("llsvm-train", "-q", "-s", solver, "-v", "2", data)
+    assert (r.returncode, r.stderr) == (0, "")
+    assert r.stdout == (f"Cross Validation Mean squared error = inf\n"
+                        f"Cross Validation Squared correlation coefficient = {DEFAULT_NAN}\n")
+
+
 def test_regression_scores_c_arithmetic_without_warnings():
     """The library's figures (regression_scores, used by cross-validation too): no numpy warning, no exception;
     0/0 and inf - inf give C's NaN, which printf_g renders as C does; an empty sum is 0/0 too."""

@@ -518,10 +518,10 @@ def cv_summary(target, y, params):
     """What -v prints and its --json result, for the predictions of cross_validation: LIBLINEAR's mean squared
     error and squared correlation for regression, the accuracy otherwise."""
     if params.spec.task == "regression":
-        from ..predict import regression_scores
+        from ..predict import printf_g, regression_scores
         mse, scc = regression_scores(target, y)
-        return (f"Cross Validation Mean squared error = {mse:g}\n"
-                f"Cross Validation Squared correlation coefficient = {scc:g}\n",
+        return (f"Cross Validation Mean squared error = {printf_g(mse)}\n"         # C's %g: 0/0 is "-nan"
+                f"Cross Validation Squared correlation coefficient = {printf_g(scc)}\n",
                 {"cv_mse": mse, "cv_squared_correlation": scc})
     acc = 100.0 * float((target == y).sum()) / y.size
     return f"Cross Validation Accuracy = {acc:g}%\n", {"cv_accuracy": acc}
