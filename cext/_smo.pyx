@@ -714,10 +714,11 @@ def solve(KernelCache cache not None, const signed char[::1] y, const double[::1
     if l == 0:
         # LIBSVM's Solver on no variable (a fold of leave-one-out on one row): the first pass shrinks, where the
         # plain Solver's do_shrinking unshrinks at once ("*", m - M = -inf), then '.', then the final check's '*';
-        # rho = (ub + lb) / 2 of no free variable, inf - inf: nan (Solver_NU's r too)
-        return {"n_iter": 0, "rho": np.nan, "obj": 0.0, "gap": 0.0, "G": np.asarray(G_out), "converged": True,
+        # rho = (ub + lb) / 2 of no free variable, inf - inf: x86's NaN, its sign bit set (svm-train prints "-nan"),
+        # Solver_NU's r too
+        return {"n_iter": 0, "rho": -np.nan, "obj": 0.0, "gap": 0.0, "G": np.asarray(G_out), "converged": True,
                 "n_shrink": 1 if shrinking else 0, "min_active_size": 0, "unshrunk": bool(shrinking and not nu),
-                "events": b"*.*" if shrinking and not nu else b".*", "r": np.nan if nu else 0.0}
+                "events": b"*.*" if shrinking and not nu else b".*", "r": -np.nan if nu else 0.0}
     memset(&w, 0, sizeof(Work))
     try:
         if _reserve(&w, l) != 0:

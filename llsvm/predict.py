@@ -22,10 +22,18 @@ def _format_rows(dec):
     return "".join(fmt % tuple(r) for r in dec.tolist())
 
 
+def _printf(conversion, x):
+    """x as C's printf(conversion) writes it ("%g", "%f"): Python's conversion % x but for a NaN whose sign bit is
+    set, "-nan" (glibc's), which 0/0 and inf - inf give on x86 (Python writes every NaN "nan")."""
+    return "-nan" if x != x and math.copysign(1.0, x) < 0 else conversion % x
+
+
 def printf_g(x):
-    """x as C's printf("%g") writes it: Python's "%g" but for a NaN whose sign bit is set, "-nan" (glibc's), which
-    0/0 and inf - inf give on x86."""
-    return "-nan" if x != x and math.copysign(1.0, x) < 0 else "%g" % x
+    return _printf("%g", x)
+
+
+def printf_f(x):
+    return _printf("%f", x)
 
 
 class RegressionSums:

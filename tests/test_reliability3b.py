@@ -3,11 +3,11 @@
 - H5: a training set of one row. Cross-validation (-v n, and -C) leaves one fold that trains on no rows, and
   LIBSVM's svm-train and LIBLINEAR's train go on: their solvers run on nothing and their model of no rows predicts
   no label (LIBSVM's and LIBLINEAR's label[0] of an empty array), nan (SVR) or -1 (one-class: the sign of nan).
-  llsvm prints what they print (their stdout below is svm-train 3.37's and train 2.50's, printf's "-nan" written
-  "nan" as Python writes it) where it ended in `internal error (ZeroDivisionError)` and the like. An SVR's -b 1 on
-  one row gives sigma = nan (its 5 folds train on no rows): svm-train's lines, then the model is refused, as any
-  model llsvm-predict would refuse (svm-train writes "probA nan"); inside -v's folds it does not matter and the run
-  goes on, as svm-train's.
+  llsvm prints what they print (their stdout below is svm-train 3.37's and train 2.50's, byte for byte: printf's
+  "-nan" of x86's NaN, whose sign bit is set, where the solver on no rows divides 0 by 0 or takes inf - inf) where
+  it ended in `internal error (ZeroDivisionError)` and the like. An SVR's -b 1 on one row gives sigma = nan (its 5
+  folds train on no rows): svm-train's lines, then the model is refused, as any model llsvm-predict would refuse
+  (svm-train writes "probA nan"); inside -v's folds it does not matter and the run goes on, as svm-train's.
 - H16: bzip2 and xz input with trailing garbage is refused, as gzip's is (Python's BZ2File and LZMAFile stopped at
   the garbage without a word): concatenated streams and xz's stream padding are input, as `bzip2 -d` and `xz -d`
   read them.
@@ -19,6 +19,7 @@
 import bz2
 import gzip
 import lzma
+import math
 import os
 import signal
 import subprocess
@@ -56,23 +57,27 @@ SOLVE_NOTHING = "optimization finished, #iter = 0\n"
 ONE_ROW_CV = [
     # (llsvm-train's arguments, svm-train's / train's stdout, stderr)
     (["-s", "one_class", "-v", "2"],
-     "*.*\n" + SOLVE_NOTHING + "obj = 0.000000, rho = nan\nnSV = 0, nBSV = 0\nCross Validation Accuracy = 0%\n",
+     "*.*\n" + SOLVE_NOTHING + "obj = 0.000000, rho = -nan\nnSV = 0, nBSV = 0\nCross Validation Accuracy = 0%\n",
      LIBSVM_LOO),
     (["-s", "one_class", "-h", "0", "-v", "2"],
-     ".*\n" + SOLVE_NOTHING + "obj = 0.000000, rho = nan\nnSV = 0, nBSV = 0\nCross Validation Accuracy = 0%\n",
+     ".*\n" + SOLVE_NOTHING + "obj = 0.000000, rho = -nan\nnSV = 0, nBSV = 0\nCross Validation Accuracy = 0%\n",
      LIBSVM_LOO),
     (["-s", "one_class", "-b", "1", "-v", "2"],
-     "*.*\n" + SOLVE_NOTHING + "obj = 0.000000, rho = nan\nnSV = 0, nBSV = 0\nCross Validation Accuracy = 0%\n",
+     "*.*\n" + SOLVE_NOTHING + "obj = 0.000000, rho = -nan\nnSV = 0, nBSV = 0\nCross Validation Accuracy = 0%\n",
      LIBSVM_LOO + "WARNING: number of positive or negative decision values <5; too few to do a probability "
                   "estimation.\n"),
     (["-s", "epsilon_svr", "-v", "2"],
-     "*.*\n" + SOLVE_NOTHING + "nu = nan\nobj = 0.000000, rho = nan\nnSV = 0, nBSV = 0\n"
-     "Cross Validation Mean squared error = nan\nCross Validation Squared correlation coefficient = nan\n",
+     "*.*\n" + SOLVE_NOTHING + "nu = -nan\nobj = 0.000000, rho = -nan\nnSV = 0, nBSV = 0\n"
+     "Cross Validation Mean squared error = -nan\nCross Validation Squared correlation coefficient = -nan\n",
      LIBSVM_LOO),
     (["-s", "nu_svr", "-v", "2"],
-     ".*\n" + SOLVE_NOTHING + "epsilon = nan\nobj = 0.000000, rho = nan\nnSV = 0, nBSV = 0\n"
-     "Cross Validation Mean squared error = nan\nCross Validation Squared correlation coefficient = nan\n",
+     ".*\n" + SOLVE_NOTHING + "epsilon = nan\nobj = 0.000000, rho = -nan\nnSV = 0, nBSV = 0\n"
+     "Cross Validation Mean squared error = -nan\nCross Validation Squared correlation coefficient = -nan\n",
      LIBSVM_LOO),
+    *[(["-s", s, "-h", "0", "-v", "2"], ".*\n" + SOLVE_NOTHING + line + "obj = 0.000000, rho = -nan\n"
+       "nSV = 0, nBSV = 0\nCross Validation Mean squared error = -nan\n"
+       "Cross Validation Squared correlation coefficient = -nan\n", LIBSVM_LOO)
+      for s, line in (("epsilon_svr", "nu = -nan\n"), ("nu_svr", "epsilon = nan\n"))],
     (["-s", "smo", "-v", "2"], "Total nSV = 0\nCross Validation Accuracy = 0%\n", LIBSVM_LOO),
     (["-s", "nu_svc", "-v", "2"], "Total nSV = 0\nCross Validation Accuracy = 0%\n", LIBSVM_LOO),
     (["-s", "smo", "-b", "1", "-v", "2"], "Total nSV = 0\nCross Validation Accuracy = 0%\n", LIBSVM_LOO),
@@ -83,13 +88,13 @@ ONE_ROW_CV = [
      LIBLINEAR_LOO),
     (["-s", "11", "-v", "2"],
      "init f 0.000e+00 |g| 0.000e+00\nCross Validation Mean squared error = 1\n"
-     "Cross Validation Squared correlation coefficient = nan\n", LIBLINEAR_LOO),
+     "Cross Validation Squared correlation coefficient = -nan\n", LIBLINEAR_LOO),
     *[(["-s", s, "-v", "2"],
        "\noptimization finished, #iter = 1\nObjective value = 0.000000\nnSV = 0\n"
-       "Cross Validation Mean squared error = 1\nCross Validation Squared correlation coefficient = nan\n",
+       "Cross Validation Mean squared error = 1\nCross Validation Squared correlation coefficient = -nan\n",
        LIBLINEAR_LOO) for s in ("12", "13")],
     (["-s", "21", "-v", "2"],
-     "\noptimization finished, #iter = 0\nObjective value = 0.000000\nnSV = 0\nrho = nan\n"
+     "\noptimization finished, #iter = 0\nObjective value = 0.000000\nnSV = 0\nrho = -nan\n"
      "Cross Validation Accuracy = 0%\n", LIBLINEAR_LOO),
     (["-s", "0", "-C"],
      "Doing parameter search with 5-fold cross validation.\n" +
@@ -106,8 +111,30 @@ ONE_ROW_CV = [
 def test_one_row_cross_validation_prints_what_the_reference_prints(one, tmp_path, args, stdout, stderr):
     """-v 2 (and -C) on one row: exit 0, the reference's stdout and stderr, no model written."""
     rc, out, err = run("llsvm-train", *args, one, tmp_path / "m")
-    assert (rc, out.replace("-nan", "nan"), err) == (0, stdout, stderr)
+    assert (rc, out, err) == (0, stdout, stderr)
     assert not (tmp_path / "m").exists()
+
+
+@pytest.mark.parametrize("args", [["-s", "one_class"], ["-s", "epsilon_svr"], ["-s", "nu_svr", "-h", "0"],
+                                  ["-s", "11"], ["-s", "12"], ["-s", "13"], ["-s", "21"]],
+                         ids=lambda args: " ".join(args))
+def test_one_row_cross_validation_quiet(one, tmp_path, args):
+    """-q: the reference's stdout without its solver's lines, byte for byte ("-nan" where printf writes it); stderr
+    empty (-q silences llsvm's warnings, where svm-train and train write the folds' warning to stderr anyway)."""
+    stdout = next(out for a, out, _ in ONE_ROW_CV if a == args + ["-v", "2"])
+    rc, out, err = run("llsvm-train", "-q", *args, "-v", "2", one, tmp_path / "m")
+    assert (rc, out, err) == (0, stdout[stdout.index("Cross Validation"):], "")
+
+
+def test_printf_f_and_g_write_the_sign_of_a_nan_as_c():
+    """C's printf writes x86's NaN of 0/0 or inf - inf (its sign bit set) "-nan" and its negation "nan"; Python
+    writes both "nan". Other values as Python's "%f" and "%g"."""
+    from llsvm.predict import printf_f, printf_g
+    neg = -math.nan
+    assert math.copysign(1.0, neg) < 0
+    assert [printf_f(x) for x in (neg, -neg, math.inf, -math.inf, 0.5, -0.0)] == [
+        "-nan", "nan", "inf", "-inf", "0.500000", "-0.000000"]
+    assert [printf_g(x) for x in (neg, -neg, 1e-5, 3.0)] == ["-nan", "nan", "1e-05", "3"]
 
 
 @pytest.mark.parametrize("solver", ["llsvm", "streamsvm", "bm", "h1tree", "olsvm", "norma", "pegasos", "local1d",
@@ -128,9 +155,9 @@ def test_one_row_grid_search(one, tmp_path):
 
 SVR_B1 = {
     "epsilon_svr": ("*\n" + SOLVE_NOTHING + "nu = 0.000000\nobj = 0.000000, rho = -1.000000\nnSV = 0, nBSV = 0\n"
-                    "*.*\n" + SOLVE_NOTHING + "nu = nan\nobj = 0.000000, rho = nan\nnSV = 0, nBSV = 0\n"),
+                    "*.*\n" + SOLVE_NOTHING + "nu = -nan\nobj = 0.000000, rho = -nan\nnSV = 0, nBSV = 0\n"),
     "nu_svr": ("*\n" + SOLVE_NOTHING + "epsilon = -0.000000\nobj = 0.000000, rho = -1.000000\nnSV = 0, nBSV = 0\n"
-               ".*\n" + SOLVE_NOTHING + "epsilon = nan\nobj = 0.000000, rho = nan\nnSV = 0, nBSV = 0\n"),
+               ".*\n" + SOLVE_NOTHING + "epsilon = nan\nobj = 0.000000, rho = -nan\nnSV = 0, nBSV = 0\n"),
 }
 SIGMA_NAN = ("Prob. model for test data: target value = predicted value + z,\n"
              "z: Laplace distribution e^(-|z|/sigma)/(2sigma),sigma= nan\n")

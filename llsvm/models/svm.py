@@ -554,9 +554,11 @@ class SVMModel(BaseModel):
 class NoRowsModel(BaseModel):
     """The model LIBSVM's svm_train makes of no rows, which only the leave-one-out cross-validation of a set of one
     row asks for (-v n: the fold that leaves the row out trains on nothing): no SV, no class, rho = (ub + lb) / 2
-    of no variable, nan. Its decision values are nan, and so its predictions: an SVR's value nan, a one-class
-    model's -1 (nan > 0 is false), a classifier's label nan (LIBSVM's is label[0] of an empty array, never a
-    class: the row counts as wrong). It has no file (save refuses it); `meta` as the drivers' models have it."""
+    of no variable, inf - inf: x86's NaN, its sign bit set ("-nan" in C's printf). Its decision values are 0 - rho,
+    that NaN (printf_g writes a regression's figures of it "-nan", as svm-train), and so its predictions: an SVR's
+    value -nan, a one-class model's -1 (nan > 0 is false), a classifier's label nan (LIBSVM's is label[0] of an
+    empty array, never a class: the row counts as wrong). It has no file (save refuses it); `meta` as the drivers'
+    models have it."""
 
     report_style = "libsvm"
     total_sv = 0
@@ -571,7 +573,7 @@ class NoRowsModel(BaseModel):
         return self.svm_type in REGRESSION
 
     def decision_function(self, X, *, prepared=False, block_rows=None):
-        return np.full(as_rows(X).n_rows, np.nan)
+        return np.full(as_rows(X).n_rows, -np.nan)
 
     def labels_from_decisions(self, dec):
         dec = np.asarray(dec, dtype=np.float64).reshape(-1)

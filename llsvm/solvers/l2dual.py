@@ -24,6 +24,7 @@ from .common import (FitResult, WARN_MAX_ITER, event_buffer, problem_threads, re
                      warn_max_iter, xlogx)
 from .newton import L2R_LR, L2R_L2LOSS_SVR, primal_tol, solve_newton
 from ..params import NEWTON_MAX_ITER
+from ..predict import printf_f
 
 L2R_LR_DUAL = 7
 L2R_L2LOSS_SVR_DUAL = 12
@@ -151,13 +152,13 @@ def oneclass_train_one(sub, params, seed, reporter, warm=None):
     else:
         # LIBLINEAR takes (ub + lb) / 2, which is infinite when one side is empty: with -n 1 every alpha is 1 (their
         # sum is nu l = l) and every rho >= lb is optimal; the model takes the finite end, lb (or ub), which LIBLINEAR's
-        # predict reads, where it would write "rho inf"; no rows at all: LIBLINEAR's (inf - inf) / 2, nan (its
-        # model predicts -1)
+        # predict reads, where it would write "rho inf"; no rows at all: LIBLINEAR's (inf - inf) / 2, x86's NaN,
+        # its sign bit set, which train prints "-nan" (its model predicts -1)
         rho = (ub + lb) / 2 if math.isfinite(ub) and math.isfinite(lb) else (lb if math.isfinite(lb) else ub)
         if not l:
-            rho = math.nan
+            rho = -math.nan
     if reporter is not None:
-        reporter.info(f"rho = {rho:f}\n")
+        reporter.info(f"rho = {printf_f(rho)}\n")
     # the scaled primal: 1/2 |w|^2 - nu l rho + sum max(0, rho - w.x_i); the dual (maximization) -1/2 |w|^2
     primal = 0.5 * wTw - nu * l * rho + float(np.maximum(rho - G, 0.0).sum())
     negG = -G

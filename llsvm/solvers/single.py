@@ -25,6 +25,7 @@ from ..errors import ParameterError
 from ..models.svm import KERNEL_TYPES, NR_MARKS, NoRowsModel, SVMModel
 from ..options import SMOOptions
 from ..params import echo
+from ..predict import printf_f
 from .common import FitResult, Seeds
 from .folds import plain_folds
 from .smo import check_kernel_diag, check_pair_finite, report_problem, solve
@@ -79,10 +80,11 @@ def fit(ds, params, reporter, n_features=None, context=None):
     out["nSV"] = int(np.count_nonzero(coef))
     out["nBSV"] = int(np.count_nonzero(np.abs(coef) >= C))
     out["sum_alpha"] = float(np.abs(coef).sum())
-    # LIBSVM's lines: solve_epsilon_svr prints nu = sum |coef| / (C l) (0 / 0 on no rows: nan), solve_nu_svr
-    # epsilon = -r, the one-class SVM nothing
-    nu = out["sum_alpha"] / (C * l) if l else math.nan
-    line = {"epsilon_svr": f"nu = {nu:f}\n", "nu_svr": f"epsilon = {-out['r']:f}\n"}.get(spec.name, "")
+    # LIBSVM's lines: solve_epsilon_svr prints nu = sum |coef| / (C l) (0 / 0 on no rows: x86's NaN, its sign bit
+    # set, "-nan"), solve_nu_svr epsilon = -r (no rows: -(-nan), "nan"), the one-class SVM nothing
+    nu = out["sum_alpha"] / (C * l) if l else -math.nan
+    line = {"epsilon_svr": f"nu = {printf_f(nu)}\n",
+            "nu_svr": f"epsilon = {printf_f(-out['r'])}\n"}.get(spec.name, "")
     report_problem(reporter, out, line)
     if opts.probability and svr and not l:
         # a fold of -v's leave-one-out on one row: svm_svr_probability's folds of no rows are none (svm-train

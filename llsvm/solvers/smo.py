@@ -29,6 +29,7 @@ from .._ext._rowops import row_sq_norms
 from ..errors import CheckParameterError, ParameterError
 from ..options import INT_MAX, SMOOptions
 from ..params import echo
+from ..predict import printf_f
 from ..models.svm import KERNEL_TYPES, refuse_nonfinite
 from .common import WARN_MAX_ITER, FitResult, class_costs
 from .ovo import Pairs, run_batched, run_pairs
@@ -51,7 +52,7 @@ def report_problem(reporter, out, line=""):
         reporter.info(WARN_MAX_ITER)
     reporter.info(f"\noptimization finished, #iter = {out['n_iter']}\n")
     reporter.info(line)
-    reporter.info(f"obj = {out['obj']:f}, rho = {out['rho']:f}\n")
+    reporter.info(f"obj = {printf_f(out['obj'])}, rho = {printf_f(out['rho'])}\n")     # C's %f: 0/0 is "-nan"
     reporter.info(f"nSV = {out['nSV']}, nBSV = {out['nBSV']}\n")
 
 
