@@ -844,11 +844,8 @@ cdef inline void _puts(Text* t, const char* s) noexcept nogil:
 
 
 cdef void _putf(Text* t, double x) noexcept nogil:
-    """x as Python's f"{x:f}" writes it."""
+    """x as svm-train's printf("%f") writes it (a NaN with its sign: "-nan" for 0/0 or inf - inf)."""
     cdef char b[400]                # "%f" of the largest double: 317 characters
-    if x != x:
-        _puts(t, "nan")
-        return
     _put(t, b, snprintf(b, 400, "%f", x))
 
 
