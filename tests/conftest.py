@@ -20,6 +20,7 @@ or two of CPU that the tests run (at least 10x what they need on such a machine)
 """
 import os
 import pathlib
+import signal
 import subprocess
 import sys
 import tempfile
@@ -27,6 +28,13 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
+
+# A suite started as a background job of a shell without job control (`make test &`, nohup) inherits SIGINT as
+# ignored, and so would every command the tests start: the commands keep an inherited SIG_IGN (as LIBLINEAR's do),
+# and the tests that send them SIGINT (Ctrl-C) would wait for an exit that never comes. The suite's process takes
+# SIGINT again, so that its children start with the default action, as they do from a terminal.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parent.parent
 
