@@ -13,9 +13,10 @@
   the in-process dnewton run over the same parts bit for bit; a worker killed in the middle: the same model.
 - llsvm-train --dask: the same model and stdout as without it; --json says what ran where; text input and --workers
   without --dask local are refused with their exit codes.
-- -C on the cluster (one task per fold and value of C, each fold's warm start kept on its worker): the same lines,
-  the same best C (and p) and the same --json as in one process; only a bool and a number come back per task; a
-  worker that loses its folds' warm starts makes the search start again, with the same lines printed once.
+- -C on the cluster (at each value of C one task per worker thread, running the folds whose home it is, each
+  fold's warm start kept on its worker; a step is one round trip): the same lines, the same best C (and p) and the
+  same --json as in one process; only a bool and a number come back per fold; a worker that loses its folds' warm
+  starts makes the search start again, with the same lines printed once.
 - Faults, on the real cluster, each made while a task is running (the tests wait until the scheduler shows one
   processing; nothing depends on the machine's speed): a worker killed with SIGKILL (its task runs again on the
   other worker, and the model is the one-process model); the scheduler killed (exit 1, a message, no model file);
@@ -766,23 +767,23 @@ def _search(find, data, nr_fold, **kw):
 
 @pytest.mark.parametrize("data,nr_fold,kw", SEARCHES, ids=["-s 2", "-s 1", "-s 0 five classes", "-s 11"])
 def test_find_C_on_the_cluster_is_the_single_process_search(client, request, data, nr_fold, kw):
-    """One task per fold and value of C, each fold warm-started on its worker (-s 1: its alpha), -s 11 over C and
-    p: the same lines, the same best C (and p, MSE) as in one process, bit for bit; nothing is left on the
-    workers."""
+    """At each value of C a task per worker thread (2 here) for the folds whose home it is, each fold warm-started on
+    its worker (-s 1: its alpha), -s 11 over C and p: the same lines, the same best C (and p, MSE) as in one
+    process, bit for bit; nothing is left on the workers."""
     path = request.getfixturevalue(data)
     got, text = _search(lldask.find_parameter_C, path, nr_fold, client=client, **kw)
     want, text1 = _search(llsvm.find_parameter_C, path, nr_fold, **kw)
     assert tuple(got) == want and text == text1
     steps = text1.count("log2c=")
     assert steps >= 10 and (kw["solver"] != 11 or text1.count("p=   0.00") >= 5)         # -s 11: two p values
-    assert got.meta["dask"]["tasks"] == 1 + steps * nr_fold and got.meta["dask"]["restarts"] == 0
+    assert got.meta["dask"]["tasks"] == 1 + steps * 2 and got.meta["dask"]["restarts"] == 0
     assert got.shape.n_rows == (300 if data == "reg" else 800 if data == "two" else 1500)
     assert client.run(lambda: len(dask_tasks._SEARCH)) == {w: 0 for w in client.scheduler_info()["workers"]}
 
 
 def test_find_C_brings_no_row_to_the_client(client, two, monkeypatch):
     """-s 1 (an alpha per training row, kept for the warm start) on the cluster: what the client gathers is the plan
-    (the searches, the folds' count, text) and a bool and a number per task; no array at all."""
+    (the searches, the folds' count, text) and a bool and a number per fold; no array at all."""
     gathered = []
     real = dask_client._gather
 
@@ -802,7 +803,29 @@ def test_find_C_brings_no_row_to_the_client(client, two, monkeypatch):
     assert gathered and not arrays(gathered)
     steps = gathered[1:]
     assert len(steps) == got.meta["dask"]["tasks"] - 1
-    assert all(type(changed) is bool and type(right) is int for changed, right in steps)
+    folds = [fold for task in steps for fold in task]
+    assert len(steps) % 2 == 0 and len(folds) == 5 * len(steps) // 2          # 2 tasks, 5 folds a step
+    assert all(type(changed) is bool and type(right) is int for changed, right in folds)
+
+
+def test_find_C_gathers_a_step_in_one_round_trip(client, two, monkeypatch):
+    """Issue 44 (L6): -C's tasks of a step went in waves of a task per worker thread, each wave a round trip from
+    the client to the workers and back (5 folds on 2 workers: 3 round trips a step, 20 ms each here, whatever the
+    folds' size). Now a step is one task per worker thread running its folds (3 and 2), sent at once and gathered
+    in one round trip: the plan's gather, then one per step, of 2 tasks; the same lines as in one process."""
+    gathers = []
+    real = dask_client._gather
+
+    def counting(c, futures, address):
+        gathers.append(len(futures))
+        return real(c, futures, address)
+    monkeypatch.setattr(dask_client, "_gather", counting)
+    got, text = _search(lldask.find_parameter_C, two, 5, client=client, solver=2, start_C=0.5)
+    want, text1 = _search(llsvm.find_parameter_C, two, 5, solver=2, start_C=0.5)
+    assert tuple(got) == want and text == text1
+    steps = text.count("log2c=")
+    assert steps >= 10 and gathers == [1] + [2] * steps
+    assert got.meta["dask"]["tasks"] == 1 + 2 * steps and got.meta["dask"]["bytes_up_per_task"] == 16 * 3
 
 
 def _losing(monkeypatch, client, at_step, times):
@@ -857,7 +880,7 @@ def test_cli_find_C_on_the_cluster(request, tmp_path, args, data):
     da, db = json.loads(ja.read_text()), json.loads(jb.read_text())
     record = da.pop("dask")
     assert record["workers"] == 2 and record["restarts"] == 0
-    assert record["tasks"] == 1 + p.stdout.count("log2c=") * (3 if data == "reg" else 5)
+    assert record["tasks"] == 1 + p.stdout.count("log2c=") * 2          # a task per worker and value of C
     untimed = ("load_seconds", "train_seconds", "peak_rss_mb")
     assert {k: v for k, v in da.items() if k not in untimed} == {k: v for k, v in db.items() if k not in untimed}
     assert not (tmp_path / "m").exists()
@@ -885,12 +908,12 @@ def test_find_C_survives_a_worker_killed_between_steps(cluster, two, monkeypatch
 
 
 def test_ctrl_c_in_the_middle_of_find_C(cluster, reg, tmp_path):
-    """Ctrl-C once the search's first tasks have ended (its 3,761 tasks are far from done): exit 130, no task of
+    """Ctrl-C once the search's first tasks have ended (its 1,505 tasks are far from done): exit 130, no task of
     the run left on the scheduler, nothing of the search left on the workers."""
     p = subprocess.Popen([sys.executable, "-m", "llsvm.cli.train", "--dask", cluster.address, "-s", "11", "-C",
                           reg], env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    Cluster._wait(lambda: cluster.finished("csearch_task") >= 5, "the first step")
+    Cluster._wait(lambda: cluster.finished("csearch_task") >= 4, "the first steps")
     p.send_signal(signal.SIGINT)
     out, err = p.communicate(timeout=300)
     assert p.returncode == 130, err

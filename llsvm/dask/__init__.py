@@ -25,8 +25,9 @@ algorithm is the same):
 - -s h1tree on more than two classes: one task per pair's decision list (`tree_list_task`; --rbf-depth auto: also
   per pair's list over the split's training rows, and `tree_cuts_task`, which trains the split's RBF node), the
   trees on the client, the RBF node of every row as -s smo's pairs;
-- -v: one task per fold (`cv_task`); --grid: one task per kernel width and fold (`grid_task`); -C: one task per
-  fold and value of C (`csearch_task`), each fold's warm start kept on its worker;
+- -v: one task per fold (`cv_task`); --grid: one task per kernel width and fold (`grid_task`); -C: at each value
+  of C one task per worker thread (`csearch_task`) running the folds whose home it is, each fold's warm start kept
+  on its worker;
 - one two-class -s 1 / -s 3 problem: CoCoA+ (`DaskParts`, `cocoa_task`, over llsvm.solvers.cocoa's loop), each
   part's dual variables kept on its worker;
 - one two-class -s 0 / -s 2 problem, or -s 11: distributed Newton (`DaskNewtonParts`, `newton_task`, over

@@ -370,11 +370,11 @@ class _Resumed:
 
 
 class DaskFolds:
-    """-C's C steps on the cluster (trainer.FoldSteps' interface): fold i's task at every C runs on its home, a
-    thread of a worker, which keeps the fold's (W, results) for the next C; a step gathers a bool and a number per
-    fold. The folds' tasks go in waves of at most a task per worker thread, so that none waits in a worker's queue
-    (Dask would let an idle worker steal it, away from its warm start). When a fold's warm start is not on the
-    worker running its task, a step raises StateLost."""
+    """-C's C steps on the cluster (trainer.FoldSteps' interface): fold i runs at every C on its home, a thread of a
+    worker, which keeps the fold's (W, results) for the next C. A step is one task per worker thread (its `group`:
+    the folds whose home it is, run one after the other), all sent at once and gathered in one round trip: a bool
+    and a number per fold. No task waits in a worker's queue (Dask would let an idle worker steal it, away from its
+    warm start). When a fold's warm start is not on the worker running its task, a step raises StateLost."""
 
     def __init__(self, session, path, nr_fold, n_folds, run):
         self.s, self.path, self.nr_fold, self.run = session, path, nr_fold, run
@@ -382,26 +382,29 @@ class DaskFolds:
         threads = {a: max(1, int(info[a].get("nthreads", 1))) for a in info}
         slots = [a for t in range(max(threads.values())) for a in sorted(threads) if threads[a] > t]
         self.home = [slots[i % len(slots)] for i in range(n_folds)]
-        self.wave = len(slots)
+        self.groups = [tuple(range(j, n_folds, len(slots))) for j in range(min(len(slots), n_folds))]
         self.tasks = 0
 
     def __call__(self, params, k, s):
-        c, out = self.s.client, []
-        for first in range(0, len(self.home), self.wave):
-            futures = [c.submit(csearch_task, self.run, self.path, params, self.nr_fold, i, k, s,
-                                workers=[self.home[i]], allow_other_workers=True, pure=False)
-                       for i in range(first, min(first + self.wave, len(self.home)))]
-            out += self.s.gather(futures)
-            self.tasks += len(futures)
+        c = self.s.client
+        futures = [c.submit(csearch_task, self.run, self.path, params, self.nr_fold, group, k, s,
+                            workers=[self.home[group[0]]], allow_other_workers=True, pure=False)
+                   for group in self.groups]
+        out = [None] * len(self.home)
+        for group, smalls in zip(self.groups, self.s.gather(futures)):
+            for i, small in zip(group, smalls):
+                out[i] = small
+        self.tasks += len(futures)
         return out
 
 
 def find_parameter_C(data, nr_fold, *, client=None, address=LOCAL, workers=None, params=None, reporter=None,
                      say=None, warn=None, start_C=None, start_p=None, **kw):
-    """trainer.find_parameter_C on the cluster: one task per fold and value of C, each fold warm-started on its
-    worker from its previous C (no row's value comes back: a bool and a number per task); the same lines and the
-    same values as in one process, as a SearchResult. A search that loses a worker (and a fold's warm start) starts
-    again, at most MAX_RESTARTS times, without printing its lines twice."""
+    """trainer.find_parameter_C on the cluster: at each value of C one task per worker thread running the folds
+    whose home it is (DaskFolds), each fold warm-started on its worker from its previous C (no row's value comes
+    back: a bool and a number per fold); the same lines and the same values as in one process, as a SearchResult.
+    A search that loses a worker (and a fold's warm start) starts again, at most MAX_RESTARTS times, without
+    printing its lines twice."""
     from ..solvers import trainer
     params = trainer.find_C_check(trainer.checked_params(params, kw))
     rep = as_reporter(reporter, say, warn)
@@ -430,8 +433,8 @@ def find_parameter_C(data, nr_fold, *, client=None, address=LOCAL, workers=None,
     result = SearchResult(found)
     result.shape = SimpleNamespace(n_rows=head.n_rows, n_features=head.n_features, nnz=head.nnz)
     result.meta = {"dask": {"workers": n_workers, "tasks": 1 + steps.tasks, "restarts": restart,
-                            "split": "one task per fold and value of C", "bytes_down_per_task": 0,
-                            "bytes_up_per_task": 16}}
+                            "split": "one task per worker thread and value of C (its folds)",
+                            "bytes_down_per_task": 0, "bytes_up_per_task": 16 * len(steps.groups[0])}}
     return result
 
 

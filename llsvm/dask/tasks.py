@@ -363,24 +363,30 @@ def csearch_plan_task(path, params, nr_fold, start_C, start_p):
     return trainer.csearch_searches(ds, params, start_C, start_p), len(folds), rep.items
 
 
-def csearch_task(run, path, params, nr_fold, i, k, s):
-    """Fold i at the s-th C (params.C) of search k (-s 11: the k-th p) of -C run `run` (trainer.csearch_fold) on
-    this worker: warm-started from the fold's (W, results) its step s - 1 left here, which stay here (the folds
-    drawn here from the seed at the run's first task); returns (changed, figure): a bool and a number."""
+def csearch_task(run, path, params, nr_fold, folds, k, s):
+    """Folds `folds` (their indices, in order) at the s-th C (params.C) of search k (-s 11: the k-th p) of -C run
+    `run` (trainer.csearch_fold), one after the other on this worker thread: each warm-started from the fold's
+    (W, results) its step s - 1 left here, which stay here (the folds drawn here from the seed at the run's first
+    task); returns per fold (changed, figure): a bool and a number. A step is one such task per worker thread, not
+    one per fold: a round trip from the client per step rather than per fold (issue 44: on 2 workers, 5 folds went
+    in three waves)."""
     from ..solvers import trainer
-    with _STATE_LOCK:
-        if run in _ENDED:            # it started after the client ended the run (Ctrl-C, a restart)
-            raise StateLost(f"-C run {run} has ended")
-        folds = _SEARCH.get((run, None))
-        prev = _SEARCH.get((run, i), {}).get((k, s - 1))
-    if s > 0 and prev is None:
-        raise StateLost(f"fold {i}'s warm start of step {s - 1} is not on this worker")
-    ds = _dataset(path, params)
-    if folds is None:
-        folds = trainer.csearch_folds(ds, nr_fold, params, as_reporter())
-    state, small = trainer.csearch_fold(ds, folds[i], params, prev)
-    with _STATE_LOCK:
-        if run not in _ENDED:        # the client may have ended the run while this task ran: then keep nothing
-            _SEARCH.setdefault((run, None), folds)
-            _SEARCH[(run, i)] = {(k, s): state}   # the next step's warm start (a task run twice: StateLost, restart)
-    return small
+    out = []
+    for i in folds:
+        with _STATE_LOCK:
+            if run in _ENDED:        # it started after the client ended the run (Ctrl-C, a restart)
+                raise StateLost(f"-C run {run} has ended")
+            plan = _SEARCH.get((run, None))
+            prev = _SEARCH.get((run, i), {}).get((k, s - 1))
+        if s > 0 and prev is None:
+            raise StateLost(f"fold {i}'s warm start of step {s - 1} is not on this worker")
+        ds = _dataset(path, params)
+        if plan is None:
+            plan = trainer.csearch_folds(ds, nr_fold, params, as_reporter())
+        state, small = trainer.csearch_fold(ds, plan[i], params, prev)
+        with _STATE_LOCK:
+            if run not in _ENDED:    # the client may have ended the run while this fold ran: then keep nothing
+                _SEARCH.setdefault((run, None), plan)
+                _SEARCH[(run, i)] = {(k, s): state}   # the next step's warm start (a task run twice: StateLost)
+        out.append(small)
+    return out
