@@ -9,7 +9,10 @@ handlers and its removal of temporary paths), with TMPDIR a directory of the tes
 - a local cluster serves no dashboard on 8787 (port taken: no warning on stderr), and leaves nothing in TMPDIR:
   after a run, and after SIGINT or SIGTERM while it starts or runs (once every process of the run is gone);
 - after SIGKILL of the client, multiprocessing's resource tracker (which removes the nannies' semaphores) prints
-  no warning.
+  no warning;
+- Ctrl-C kills the local workers rather than waiting for them (a worker preload's teardown, which a graceful close
+  runs, never runs), and a Ctrl-C whose handler runs inside a Dask Future's __del__ (or a weakref callback) is not
+  lost.
 
 The clusters are of one worker; the runs a signal ends are CoCoA+ runs of -s 3 that never meet their -e, and the
 signal comes once the files of the cluster's scheduler or worker exist (nothing waits a given time).
@@ -209,14 +212,22 @@ def _alive(pgid):
     return out
 
 
+def _gone(pgid):
+    """Wait for every process of the run (its group) to be gone."""
+    deadline = time.monotonic() + DEADLINE
+    while _alive(pgid):
+        assert time.monotonic() < deadline, f"processes {_alive(pgid)} of the run still there"
+        time.sleep(0.05)
+
+
 class _Run:
     """An endless --dask local run in a session of its own: every process it starts (the worker, the resource
     tracker) is in its group, killed at the end whatever happened."""
 
-    def __init__(self, data, tmp_path):
+    def __init__(self, data, tmp_path, env=None):
         self.tmp = tmp_path / "tmp"
         self.p = subprocess.Popen([TRAIN, "--dask", "local", "--workers", "1", *ENDLESS, "-q", data,
-                                   str(tmp_path / "m")], env=_env(tmp_path), stdout=subprocess.PIPE,
+                                   str(tmp_path / "m")], env=env or _env(tmp_path), stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, text=True, start_new_session=True, preexec_fn=_capped())
 
     def wait_for(self, pattern):
@@ -228,11 +239,7 @@ class _Run:
             time.sleep(0.02)
 
     def gone(self):
-        """Wait for every process of the run to be gone."""
-        deadline = time.monotonic() + DEADLINE
-        while _alive(self.p.pid):
-            assert time.monotonic() < deadline, f"processes {_alive(self.p.pid)} of the run still there"
-            time.sleep(0.05)
+        _gone(self.p.pid)
 
     def kill(self):
         try:
@@ -276,3 +283,135 @@ def test_sigkill_brings_no_resource_tracker_warning(data, tmp_path):
         run.gone()
     finally:
         run.kill()
+
+
+# -- Ctrl-C: within a second, never lost ---------------------------------------------------------------------------
+PRELOAD = """import os
+
+
+def _say(what):
+    with open(os.environ["LLSVM_TEST_MARKER"], "a") as f:
+        f.write(what + "\\n")
+
+
+def dask_setup(worker):
+    _say("setup")
+
+
+def dask_teardown(worker):
+    _say("teardown")
+"""
+
+
+@pytest.fixture
+def marked(tmp_path):
+    """An environment whose Dask workers load a preload that writes "setup" to the file `marker` when a worker starts
+    and "teardown" when it closes gracefully (Worker.close runs its preloads' teardown; a killed worker does not)."""
+    preload = tmp_path / "marker_preload.py"
+    preload.write_text(PRELOAD)
+    marker = tmp_path / "marker"
+    env = _env(tmp_path, LLSVM_TEST_MARKER=str(marker), DASK_DISTRIBUTED__WORKER__PRELOAD=f"[{str(preload)!r}]")
+    return env, marker
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_kills_the_workers_rather_than_waiting_for_them(data, tmp_path, marked, sig):
+    """Issue 44: SIGINT in the middle of a --dask local run exited only once the cluster had closed, which asks each
+    worker to finish the task it runs and waits up to 4 s for it (a nanny's close; 4.1 s here for a -s smo pair's
+    task). Now the workers are killed (SIGKILL, their nannies told first) and only then is the cluster closed and its
+    directory removed: a worker's graceful close, which runs its preloads' teardown, never happens (it does at the
+    end of a run that ends), and nothing is left (processes, TMPDIR)."""
+    env, marker = marked
+    p = _train(tmp_path, "--dask", "local", "--workers", "1", "-q", data, tmp_path / "m", env=env)
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+    assert marker.read_text().split() == ["setup", "teardown"]          # a run that ends: its worker closed
+    marker.unlink()
+    run = _Run(data, tmp_path, env=env)
+    try:
+        run.wait_for("worker-*.dirlock")
+        deadline = time.monotonic() + DEADLINE
+        while not marker.exists():               # the worker has started: its preload's setup has run
+            assert run.p.poll() is None and time.monotonic() < deadline, run.p.communicate()
+            time.sleep(0.02)
+        os.kill(run.p.pid, sig)
+        out, err = run.p.communicate(timeout=DEADLINE)
+        assert run.p.returncode == 128 + sig and out == "" and err == "", err
+        run.gone()
+        assert marker.read_text().split() == ["setup"]                   # killed, not asked to close
+        assert _left(tmp_path) == []
+    finally:
+        run.kill()
+
+
+FINALIZER_SIGNAL = """import os
+import signal
+import sys
+import threading
+import weakref
+
+
+class _Dropped:
+    pass
+
+
+def _interrupt():
+    signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+    for _ in range(1000):                       # the handler runs at a check in here
+        pass
+
+
+def _in_weakref_callback(ref):
+    _interrupt()
+
+
+if __name__ == "__main__":
+    import distributed.client
+    real = distributed.client.Future.__del__
+    dropped = [0]
+
+    def __del__(self):
+        # the main thread drops a step's futures: at the SIGNAL_AT-th, Ctrl-C lands in its __del__ (or in a weakref
+        # callback that its __del__ sets off)
+        if threading.current_thread() is threading.main_thread():
+            dropped[0] += 1
+            if dropped[0] == int(os.environ["SIGNAL_AT"]):
+                if os.environ["SIGNAL_IN"] == "__del__":
+                    _interrupt()
+                else:
+                    target = _Dropped()
+                    ref = weakref.ref(target, _in_weakref_callback)
+                    del target
+        real(self)
+    distributed.client.Future.__del__ = __del__
+    sys.argv[0] = "llsvm-train"
+    from llsvm.cli.entry import train
+    train()
+"""
+
+
+@pytest.mark.parametrize("where", ["__del__", "weakref callback"])
+def test_a_signal_in_a_finalizer_is_not_lost(data, tmp_path, where):
+    """Issue 44: about one Ctrl-C in six of an `llsvm-train --dask local` run was lost: its handler ran inside a Dask
+    Future's __del__ (the main thread drops each step's futures), where Python swallows the SystemExit it raised
+    ("Exception ignored in: <function Future.__del__>", a traceback on stderr); the run went on to its end, and
+    every later Ctrl-C was ignored (the command was "exiting"). Here the signal lands in the __del__ of the third
+    Future the main thread of a -C search drops (or in a weakref callback set off there): exit 130, the search cut
+    short, nothing on stderr, nothing left."""
+    script = tmp_path / "finalizer_signal.py"
+    script.write_text(FINALIZER_SIGNAL)
+    env = _env(tmp_path, SIGNAL_AT="3", SIGNAL_IN=where)
+    p = subprocess.Popen([sys.executable, str(script), "--dask", "local", "--workers", "1", "-s", "3", "-C", data],
+                         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                         preexec_fn=_capped())
+    try:
+        out, err = p.communicate(timeout=DEADLINE)
+        assert p.returncode == 130 and err == "", err
+        assert out.startswith("Doing parameter search") and "Best C" not in out
+        _gone(p.pid)
+        assert _left(tmp_path) == []
+    finally:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        p.wait()

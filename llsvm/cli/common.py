@@ -25,16 +25,67 @@ class _Interrupted:
     remove their temporary files and the out-of-core drivers their temporary directories on the way out; a
     signal that comes while that cleanup runs is ignored, so the cleanup is not cut short. Once the command has
     begun to rename its outputs into place (fileutil.commit_output) it is ignored too: the command finishes and
-    exits 0, so an exit of 130 or 143 always leaves every target as it was."""
+    exits 0, so an exit of 130 or 143 always leaves every target as it was.
+
+    Python swallows an exception raised in a finalizer ("Exception ignored in ..." on stderr): a __del__, a weakref
+    callback, a garbage collector's callback. A signal whose handler ran there was lost, and every later one
+    ignored (the command was "exiting"): issue 44, one Ctrl-C in about six of an `llsvm-train --dask local` run
+    landed in a Dask Future's __del__ (the main thread drops a step's futures) and the run went on to its end. So
+    the handler raises nowhere in a __del__ or in the unraisable hook, and the command's unraisable hook
+    (`unraisable`) takes back a SystemExit of its own swallowed elsewhere: either way the signal is marked again
+    (_signal_again), for the main thread to take once out of there."""
 
     def __init__(self):
         self.exiting = False
+        self.raised = None
+        self.previous_hook = sys.unraisablehook
 
     def __call__(self, signum, frame):
         if self.exiting or output_committed():
             return
+        if _finalizing(frame):
+            _signal_again(signum)
+            return
         self.exiting = True
-        raise SystemExit(128 + signum)
+        self.raised = SystemExit(128 + signum)
+        raise self.raised
+
+    def unraisable(self, unraisable):
+        """sys.unraisablehook while the body runs: this handler's SystemExit, swallowed, is the signal again."""
+        if self.raised is not None and unraisable.exc_value is self.raised:
+            self.exiting, self.raised = False, None
+            _signal_again(unraisable.exc_value.code - 128)
+            return
+        self.previous_hook(unraisable)
+
+
+def _finalizing(frame):
+    """Whether `frame` runs inside a __del__ or the unraisable hook, where a SystemExit raised would be swallowed."""
+    hook = _Interrupted.unraisable.__code__
+    while frame is not None:
+        if frame.f_code.co_name == "__del__" or frame.f_code is hook:
+            return True
+        frame = frame.f_back
+    return False
+
+
+SIGNAL_AGAIN_AFTER = 0.001      # seconds
+
+
+def _signal_again(signum):
+    """The signal marked again for its Python handler SIGNAL_AGAIN_AFTER seconds from now, by a thread of its own:
+    marked from here, the handler would run again at once, inside this very frame (and recurse)."""
+    import _thread
+    import threading
+
+    def mark():
+        try:
+            _thread.interrupt_main(signum)      # marked, not sent: a blocking call is not interrupted again
+        except TypeError:       # Python 3.9: interrupt_main() takes no signal
+            signal.pthread_kill(threading.main_thread().ident, signum)
+    again = threading.Timer(SIGNAL_AGAIN_AFTER, mark)
+    again.daemon = True
+    again.start()
 
 
 def report_error(exc):
@@ -121,6 +172,8 @@ def handle_errors(fn):
                     previous[sig] = signal.signal(sig, handler)
         except ValueError:      # not the main thread (e.g. inside a test runner thread)
             pass
+        if previous:
+            sys.unraisablehook = handler.unraisable
         _kernel_stop.wanted = bool(previous)
         try:
             return fn(*args, **kwargs)
@@ -149,6 +202,8 @@ def handle_errors(fn):
             _kernel_stop.disarm()
             for sig, prev in previous.items():
                 signal.signal(sig, prev)
+            if sys.unraisablehook == handler.unraisable:
+                sys.unraisablehook = handler.previous_hook
     return wrapper
 
 

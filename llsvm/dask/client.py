@@ -10,6 +10,7 @@ llsvm/dask/tasks.py's. The plans here submit them, gather their results in order
 lost cluster is a ClusterError), say the text they printed, start again a run that lost a worker's state
 (StateLost), and assemble the model as the single-process run does.
 """
+import contextlib
 import glob
 import os
 import time
@@ -157,8 +158,9 @@ def _local_cluster(distributed, n):
       new directory under llsvm's temporary directory, removed when the cluster is closed (_close) or, after a
       signal, by the console script (fileutil records it before it exists).
     A signal (the CLI's SystemExit) or an error while it starts closes what it started (the cluster object is
-    made before its __init__ starts the scheduler and the workers, so it is there to close), and only then is the
-    directory removed: a worker still starting would make it again."""
+    made before its __init__ starts the scheduler and the workers, so it is there to close), its workers killed
+    rather than waited for (_killing: the close waited for each to finish starting, then stopped it), and only
+    then is the directory removed: a worker still starting would make it again."""
     import tempfile
     from ..fileutil import remove_tree, temporary_dir
     directory = temporary_dir(tempfile.gettempdir(), "llsvm-dask-")
@@ -176,7 +178,8 @@ def _local_cluster(distributed, n):
         return distributed.Client(cluster), cluster
     except BaseException:
         try:
-            cluster.close()
+            with _killing(cluster):
+                cluster.close()
         except Exception:       # noqa: BLE001 (stopped before it had what close() needs: nothing started)
             pass
         finally:
@@ -280,9 +283,9 @@ class Session:
     def __enter__(self):
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, exc_type, exc, tb):
         if self.own:
-            _close(self.client, self.cluster)
+            _close(self.client, self.cluster, fast=exc_type is not None)
 
     def gather(self, futures):
         return _gather(self.client, futures, self.address)
@@ -770,15 +773,73 @@ def train(data, *, client=None, address=LOCAL, workers=None, params=None, report
         return _train(s.client, s.address, one_file(paths), head, params, rep, want_metrics, silent)
 
 
-def _close(client, cluster):
-    """Close what train() opened; a scheduler that went away leaves nothing to close."""
-    try:
-        client.close(timeout=5)
-    except Exception:           # noqa: BLE001 (the scheduler is gone: there is nothing left to say to it)
-        pass
+def _close(client, cluster, fast=False):
+    """Close what train() opened; a scheduler that went away leaves nothing to close. `fast` (the run did not end:
+    Ctrl-C, SIGTERM, an error): a local cluster's workers are killed (_killing) rather than waited for, so that the
+    command ends within a second of a signal (issue 44: a nanny's close asks its worker to finish the task it runs
+    and waits up to 4 s for it before it kills it; closing the cluster took 1 to 4 s)."""
+    with _killing(cluster if fast else None):
+        try:
+            client.close(timeout=1 if fast else 5)
+        except Exception:       # noqa: BLE001 (the scheduler is gone: there is nothing left to say to it)
+            pass
+        if cluster is not None:
+            cluster.close()
     if cluster is not None:
-        cluster.close()
         _SCRATCH.pop(cluster, lambda: None)()            # its workers gone: their scratch directory goes
+
+
+KILL_EVERY = 0.02               # seconds between two rounds of _killing's SIGKILLs
+
+
+@contextlib.contextmanager
+def _killing(cluster):
+    """The worker processes of a LocalCluster of ours (None: nothing) killed with SIGKILL on entering and every
+    KILL_EVERY seconds until the block (the cluster's close) ends: a worker still starting gets its process later.
+    Each nanny is told first that its worker is going (close_gracefully: it does not start it again); the close
+    then finds the processes gone and joins them. Nothing of theirs outlives the command: their scratch space is in
+    the cluster's directory, removed after the close, and the nannies' queues are this process's."""
+    if cluster is None:
+        yield
+        return
+    import threading
+    done = threading.Event()
+
+    def rounds():
+        while not done.wait(KILL_EVERY):
+            _kill_workers(cluster)
+    _kill_workers(cluster)
+    again = threading.Thread(target=rounds, name="llsvm-kill-workers", daemon=True)
+    again.start()
+    try:
+        yield
+    finally:
+        done.set()
+        again.join()
+
+
+def _kill_workers(cluster):
+    """One round of _killing: SIGKILL to every worker process of the cluster's nannies that runs (a cluster still
+    starting has its nannies in SpecCluster's _created only), each nanny that runs or starts told first (again: its
+    start may have set its status back)."""
+    import signal
+    from distributed.core import Status
+    try:
+        nannies = [*getattr(cluster, "workers", {}).values(), *getattr(cluster, "_created", ())]
+    except RuntimeError:        # a nanny made while the set was read: the next round reads it
+        return
+    for nanny in nannies:
+        try:
+            if nanny.status in (Status.init, Status.starting, Status.running):
+                nanny.close_gracefully(reason="llsvm: the run was stopped")
+            pid = nanny.pid     # while its worker process runs (once joined, its pid may be another process's)
+        except Exception:       # noqa: BLE001 (not a nanny with a worker process: nothing to kill)
+            continue
+        if pid:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:     # gone already
+                pass
 
 
 def _train(client, address, path, head, params, rep, want_metrics, silent):
