@@ -558,8 +558,10 @@ def test_streamsvm_converges_with_a_small_cache(conv_problem, threads):
         # checks the solver's figures deterministically. Unconverged, the latest model has no certificate.
         assert r.n_iter == 1000 and r.max_violation is None and r.primal is None
         return
-    # whatever the scheduling, the certificate is the returned model's
-    assert r.max_violation == pytest.approx(mv, rel=1e-9, abs=1e-12)
+    # whatever the scheduling, the certificate is the returned model's, up to the rounding of w: the solver's w is
+    # updated row by row (threaded: in the order the scheduling gives), the twin's is sum alpha_i y_i x_i afresh, and
+    # PG_i = y_i w.x_i - 1 cancels to ~1e-5 here (a fresh clone beside two busy processes: 2.1e-12 apart)
+    assert r.max_violation == pytest.approx(mv, rel=1e-9, abs=1e-10)
     assert r.converged
     # the dual's error: 1e-3 (the paper's) in lockstep; threaded, the passes' violations are measured while the
     # trainer moves w, so a converged run is within 1e-2 (measured 2e-4 idle, 3e-3 beside a benchmark)
