@@ -33,14 +33,14 @@ from sklearn.utils._available_if import available_if
 from sklearn.utils.multiclass import _ovr_decision_function, check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .dataset import CSRDataset
-from .errors import LLSVMError
-from .models.linear import PROBABILITY, Model
-from .models.loader import load_model
-from .models.svm import KERNEL_TYPES
-from .options import BY_DEST, OPTION
-from .params import Params, estimator_parameters, get
-from .solvers.trainer import train
+from ..dataset import CSRDataset
+from ..errors import LLSVMError
+from ..models.linear import PROBABILITY, Model
+from ..models.loader import load_model
+from ..models.svm import KERNEL_TYPES
+from ..options import BY_DEST, OPTION
+from ..params import Params, estimator_parameters, get
+from ..solvers.trainer import train
 
 # scikit-learn's name of a Params / options field, where it has one
 SKLEARN_NAME = {"eps": "tol", "seed": "random_state", "threads": "n_jobs", "kernel_type": "kernel",
@@ -171,7 +171,7 @@ class _Estimator(BaseEstimator):
                              "stay where they are); fit an array without client=")
         if warm is not None:
             raise ValueError("client=: no warm start on a cluster")
-        from . import dask as lldask
+        from .. import dask as lldask
         where = {"address": self.client} if isinstance(self.client, str) else {"client": self.client}
         return lldask.train(data, params=params, **where)
 
