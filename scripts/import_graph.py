@@ -26,7 +26,7 @@ PACKAGE = os.path.join(ROOT, "llsvm")
 # top first; a module matches the first pattern that names it (fnmatch-like: a trailing .* is a package's modules)
 LAYERS = (
     ("commands", ("llsvm.cli.*",)),
-    ("estimators", ("llsvm.sklearn",)),
+    ("estimators", ("llsvm.sklearn", "llsvm.sklearn.*")),
     ("cluster client", ("llsvm.dask.client",)),
     ("cluster tasks", ("llsvm.dask.tasks",)),
     ("training", ("llsvm.solvers.registry", "llsvm.solvers.trainer", "llsvm.solvers.grid")),

@@ -1,0 +1,461 @@
+"""SVC, NuSVC, SVR, NuSVR and OneClassSVM: scikit-learn's kernel SVMs of the same names, over llsvm's LIBSVM.
+
+Their parameters are scikit-learn's with its defaults (gamma='scale', cache_size=200, shrinking=True, tol=1e-3,
+max_iter=-1, decision_function_shape='ovr'), and their fitted attributes scikit-learn's (support_, support_vectors_,
+dual_coef_, intercept_, n_support_, ...: llsvm/sklearn/svm_attributes.py). Where the defaults differ from
+llsvm-train's (LIBSVM's svm-train: gamma 1/num_features, cache 100 MB), the estimator's are scikit-learn's;
+`SVC(gamma="auto", cache_size=100)` is `llsvm-train -s smo` exactly. Beyond scikit-learn's: `n_jobs` (threads over
+the one-vs-one pairs) and `client` (llsvm.dask).
+"""
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.svm import SVC as _SkSVC
+from sklearn.svm import SVR as _SkSVR
+from sklearn.svm import NuSVC as _SkNuSVC
+from sklearn.svm import NuSVR as _SkNuSVR
+from sklearn.svm import OneClassSVM as _SkOneClassSVM
+
+from ..params import get
+from .base import Classifier, Outlier, Regressor, constraints, kernel_number, llsvm_labels
+from .svm_attributes import fitted_attributes, ovo_decision, ovr_decision
+
+
+def gamma_of(gamma, X):
+    """scikit-learn's gamma: 'scale' 1 / (n_features X.var()) (1 when the variance is 0), 'auto' 1 / n_features,
+    else the number. X: an array, a sparse matrix, or llsvm rows (n_rows, n_features, values)."""
+    if not isinstance(gamma, str):
+        return float(gamma)
+    if hasattr(X, "n_rows"):
+        n_rows, n_features = X.n_rows, X.n_features
+        values = np.asarray(X.values, dtype=np.float64)
+        size = float(n_rows) * float(n_features)
+        var = (values @ values) / size - (values.sum() / size) ** 2 if size else 0.0
+    else:
+        n_features = X.shape[1]
+        if sp.issparse(X):
+            var = X.multiply(X).mean() - X.mean() ** 2
+        else:
+            var = np.asarray(X).var()
+    if gamma == "auto":
+        return 1.0 / n_features
+    return 1.0 / (n_features * var) if var != 0 else 1.0
+
+
+class _Kernel:
+    """The parameters every LIBSVM-backed estimator shares, and its fitted attributes."""
+
+    _passed = ("C", "nu", "epsilon", "tol", "degree", "coef0", "cache_size", "n_jobs", "random_state")
+
+    def _translate(self, X):
+        spec = self._spec()
+        fields = self.own_fields(spec, [n for n in self._passed if hasattr(self, n)])
+        fields["kernel_type"] = kernel_number(self.kernel)
+        fields["shrinking"] = int(bool(self.shrinking))
+        fields["gamma"] = self._gamma = gamma_of(self.gamma, X)
+        if self.max_iter not in (-1, None):
+            fields["max_iter"] = int(self.max_iter)
+        if hasattr(self, "probability"):
+            fields["probability"] = int(self.probability is True or self.probability == 1)
+        return spec, fields
+
+    def _check_sklearn_params(self):
+        super()._check_sklearn_params()
+        if getattr(self, "probability", "deprecated") != "deprecated":
+            warnings.warn(f"The `probability` parameter was deprecated in 1.9 and will be removed in version 1.11. "
+                          f"Use `CalibratedClassifierCV({type(self).__name__}(), ensemble=False)` instead of "
+                          f"`{type(self).__name__}(probability=True)`", FutureWarning, stacklevel=4)
+
+    def _convergence_message(self):
+        return (f"Solver terminated early (max_iter={self.max_iter}).  Consider pre-processing your data with "
+                f"StandardScaler or MinMaxScaler.")
+
+    def _set_fitted(self, model, data):
+        super()._set_fitted(model, data)
+        classes = None
+        if self._classifier:
+                classes = llsvm_labels(self.classes_)
+        n_features = getattr(self, "n_features_in_", None)
+        self.__dict__.update(fitted_attributes(model, classes, sparse=bool(getattr(self, "_sparse", False)),
+                                               n_features=n_features))
+        if hasattr(self, "_shape_fit"):
+            self.shape_fit_ = self._shape_fit
+        if self._classifier:
+            self.class_weight_ = self._class_weight_array()
+
+    def _class_weight_array(self):
+        """scikit-learn's class_weight_: the weight of each class in classes_' order (1 where none is given)."""
+        out = np.ones(len(self.classes_), dtype=np.float64)
+        weights = dict(getattr(self, "_fit_params", None).weights) if getattr(self, "_fit_params", None) else {}
+        for k, label in enumerate(llsvm_labels(self.classes_)):
+            out[k] = weights.get(int(label), 1.0)
+        return out
+
+
+class _KernelClassifier(_Kernel, Classifier):
+    def decision_function(self, X):
+        """scikit-learn's: two classes one value (> 0: classes_[1]); more, 'ovr' (n_rows, n_classes) or 'ovo'
+        (n_rows, n_pairs) as decision_function_shape says."""
+        dec = self._raw_decision(X)
+        ovo = ovo_decision(self.model_, self._classes_as_labels(), dec)
+        if len(self.classes_) == 2 or self.decision_function_shape == "ovo":
+            return ovo
+        return ovr_decision(ovo)
+
+    def _classes_as_labels(self):
+        return llsvm_labels(self.classes_)
+
+    def predict(self, X):
+        """LIBSVM's vote, or with break_ties the largest 'ovr' decision value (scikit-learn's break_ties)."""
+        if self.break_ties and self.decision_function_shape == "ovo":
+            raise ValueError("break_ties must be False when decision_function_shape is 'ovo'")
+        if self.break_ties and self.decision_function_shape == "ovr" and len(self.classes_) > 2:
+            return self.classes_[np.argmax(self.decision_function(X), axis=1)]
+        return super().predict(X)
+
+
+_DOC_KERNEL = """
+    kernel : {{'linear', 'poly', 'rbf', 'sigmoid'}}, default='rbf'
+        The kernel (-t): linear u'v, poly (gamma u'v + coef0)^degree, rbf exp(-gamma |u-v|^2), sigmoid
+        tanh(gamma u'v + coef0). 'precomputed' and callables are not supported yet.
+    degree : int, default=3
+        The degree of the poly kernel (-d).
+    gamma : {{'scale', 'auto'}} or float, default='scale'
+        'scale': 1 / (n_features * X.var()), 'auto': 1 / n_features (LIBSVM's default), or the number (-g).
+    coef0 : float, default=0.0
+        The constant of the poly and sigmoid kernels (-r).
+    shrinking : bool, default=True
+        LIBSVM's shrinking heuristics (-h).
+    tol : float, default=1e-3
+        The stopping tolerance (-e); None: the solver's default (solver=21: LIBLINEAR's 0.01).
+    cache_size : float, default=200
+        The kernel cache in MB (-m; svm-train's default is 100).
+    verbose : bool, default=False
+        Print LIBSVM's output on stdout.
+    max_iter : int, default=-1
+        The iteration limit; -1 or None: LIBSVM's own (max(10^7, 100 l)).{extra}
+    n_jobs : int, default=None
+        Threads over the problems (--threads); None: llsvm's default.
+    client : dask.distributed.Client or str, default=None
+        Train on a Dask cluster from the path of an llsvm binary file."""
+
+_DOC_CLASSIFIER = """
+    class_weight : dict or 'balanced', default=None
+        C of class i multiplied by ``class_weight[i]`` (-wi).
+    probability : bool, default='deprecated'
+        Platt's probabilities by internal 5-fold cross-validation (-b 1; deprecated by scikit-learn 1.9, with its
+        FutureWarning).
+    decision_function_shape : {{'ovo', 'ovr'}}, default='ovr'
+        decision_function's shape for more than two classes: one value per pair, or per class.
+    break_ties : bool, default=False
+        predict by the largest 'ovr' decision value instead of LIBSVM's vote.
+    random_state : int, RandomState instance or None, default=None
+        The seed of probability's folds (--seed); None: llsvm's default seed 1."""
+
+_DOC_ATTRIBUTES = """
+    Attributes
+    ----------
+    support_ : ndarray of shape (n_SV,)
+        The training rows of the support vectors (grouped by class in classes_' order).
+    support_vectors_ : ndarray or CSR matrix of shape (n_SV, n_features)
+        The support vectors.
+    dual_coef_ : ndarray of shape ({rows}, n_SV)
+        The support vectors' coefficients in the decision function (scikit-learn's layout and signs).
+    intercept_ : ndarray of shape ({intercepts},)
+        The constants of the decision functions (-rho).
+    n_support_ : ndarray of shape ({n_support},)
+        The number of support vectors{per_class}.
+    coef_ : ndarray of shape ({coef_rows}, n_features)
+        The weights, for the linear kernel only.
+    fit_status_ : int
+        0, or 1 when the solver stopped at its iteration limit.
+    n_iter_ : {n_iter}
+        The iterations of the solver.
+    shape_fit_ : tuple
+        The shape of the training X.
+    n_features_in_ : int
+        The number of features seen in fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        The feature names seen in fit, when X had string column names.{more}
+    primal_, dual_, gap_, max_violation_ : float or ndarray
+        llsvm's certificate of each problem.
+    converged_ : bool
+        Whether every problem met its stopping rule.
+    model_ : llsvm model
+        LIBSVM's model (``save`` writes svm-train's file)."""
+
+_CLASSIFIER_MORE = """
+    classes_ : ndarray of shape (n_classes,)
+        The class labels, sorted.
+    class_weight_ : ndarray of shape (n_classes,)
+        The weight of each class.
+    probA_, probB_ : ndarray of shape (n_classes * (n_classes - 1) / 2,)
+        Platt's parameters with probability=True (else empty)."""
+
+_CLASSIFIER_ATTRIBUTES = _DOC_ATTRIBUTES.format(
+    rows="n_classes - 1", intercepts="n_classes * (n_classes - 1) / 2", n_support="n_classes",
+    per_class=" of each class", coef_rows="n_classes * (n_classes - 1) / 2",
+    n_iter="ndarray of shape (n_classes * (n_classes - 1) / 2,)", more=_CLASSIFIER_MORE)
+_ONE_ATTRIBUTES = _DOC_ATTRIBUTES.format(rows="1", intercepts="1", n_support="1", per_class="", coef_rows="1",
+                                         n_iter="int", more="")
+
+
+class SVC(_KernelClassifier):
+    __doc__ = f"""C-support vector classification over llsvm's LIBSVM (svm-train -s 0), scikit-learn's SVC.
+
+    Parameters
+    ----------
+    C : float, default=1.0
+        The cost of a training error (-c).{_DOC_KERNEL.format(extra="")}{_DOC_CLASSIFIER}
+{_CLASSIFIER_ATTRIBUTES}
+
+    Examples
+    --------
+    >>> from llsvm.sklearn import SVC
+    >>> from sklearn.datasets import load_iris
+    >>> X, y = load_iris(return_X_y=True)
+    >>> SVC().fit(X, y).n_support_
+    array([ 7, 18, 18], dtype=int32)
+    """
+
+    _solvers = ("smo",)
+    _parameter_constraints = constraints(_SkSVC)
+
+    def __init__(self, *, C=1.0, kernel="rbf", degree=3, gamma="scale", coef0=0.0, shrinking=True,
+                 probability="deprecated", tol=1e-3, cache_size=200, class_weight=None, verbose=False, max_iter=-1,
+                 decision_function_shape="ovr", break_ties=False, random_state=None, n_jobs=None, client=None):
+        self.C = C
+        self.kernel = kernel
+        self.degree = degree
+        self.gamma = gamma
+        self.coef0 = coef0
+        self.shrinking = shrinking
+        self.probability = probability
+        self.tol = tol
+        self.cache_size = cache_size
+        self.class_weight = class_weight
+        self.verbose = verbose
+        self.max_iter = max_iter
+        self.decision_function_shape = decision_function_shape
+        self.break_ties = break_ties
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.client = client
+
+
+class NuSVC(_KernelClassifier):
+    __doc__ = f"""nu-support vector classification over llsvm's LIBSVM (svm-train -s 1), scikit-learn's NuSVC.
+
+    Parameters
+    ----------
+    nu : float, default=0.5
+        An upper bound on the fraction of margin errors and a lower bound on the fraction of support vectors (-n).
+    {_DOC_KERNEL.format(extra="")}{_DOC_CLASSIFIER}
+{_CLASSIFIER_ATTRIBUTES}
+
+    Examples
+    --------
+    >>> from llsvm.sklearn import NuSVC
+    >>> from sklearn.datasets import load_iris
+    >>> X, y = load_iris(return_X_y=True)
+    >>> NuSVC(nu=0.1).fit(X, y).classes_
+    array([0, 1, 2])
+    """
+
+    _solvers = ("nu_svc",)
+    _not_exposed = {"C": "nu-SVC's problem has no C (LIBSVM ignores -c for it, scikit-learn's NuSVC has none)"}
+    _parameter_constraints = constraints(_SkNuSVC)
+
+    def __init__(self, *, nu=0.5, kernel="rbf", degree=3, gamma="scale", coef0=0.0, shrinking=True,
+                 probability="deprecated", tol=1e-3, cache_size=200, class_weight=None, verbose=False, max_iter=-1,
+                 decision_function_shape="ovr", break_ties=False, random_state=None, n_jobs=None, client=None):
+        self.nu = nu
+        self.kernel = kernel
+        self.degree = degree
+        self.gamma = gamma
+        self.coef0 = coef0
+        self.shrinking = shrinking
+        self.probability = probability
+        self.tol = tol
+        self.cache_size = cache_size
+        self.class_weight = class_weight
+        self.verbose = verbose
+        self.max_iter = max_iter
+        self.decision_function_shape = decision_function_shape
+        self.break_ties = break_ties
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.client = client
+
+
+class SVR(_Kernel, Regressor):
+    __doc__ = f"""epsilon-support vector regression over llsvm's LIBSVM (svm-train -s 3), scikit-learn's SVR.
+
+    Parameters
+    ----------
+    C : float, default=1.0
+        The cost of a training error (-c).
+    epsilon : float, default=0.1
+        The width of the insensitive zone (-p).{_DOC_KERNEL.format(extra="")}
+{_ONE_ATTRIBUTES}
+
+    Examples
+    --------
+    >>> from llsvm.sklearn import SVR
+    >>> import numpy as np
+    >>> X = np.arange(10.0).reshape(-1, 1)
+    >>> SVR(kernel="linear").fit(X, X.ravel()).predict([[4.0]]).round(1)
+    array([4.])
+    """
+
+    _solvers = ("epsilon_svr",)
+    _not_exposed = {"probability": "scikit-learn's SVRs have no probabilities; LIBSVM's -b 1 noise model of an SVR is "
+                                   "llsvm-train's (-b 1)",
+                    "seed": "only -b 1's folds draw from it"}
+    _parameter_constraints = constraints(_SkSVR)
+
+    def __init__(self, *, kernel="rbf", degree=3, gamma="scale", coef0=0.0, tol=1e-3, C=1.0, epsilon=0.1,
+                 shrinking=True, cache_size=200, verbose=False, max_iter=-1, n_jobs=None, client=None):
+        self.kernel = kernel
+        self.degree = degree
+        self.gamma = gamma
+        self.coef0 = coef0
+        self.tol = tol
+        self.C = C
+        self.epsilon = epsilon
+        self.shrinking = shrinking
+        self.cache_size = cache_size
+        self.verbose = verbose
+        self.max_iter = max_iter
+        self.n_jobs = n_jobs
+        self.client = client
+
+
+class NuSVR(_Kernel, Regressor):
+    __doc__ = f"""nu-support vector regression over llsvm's LIBSVM (svm-train -s 4), scikit-learn's NuSVR.
+
+    Parameters
+    ----------
+    nu : float, default=0.5
+        An upper bound on the fraction of training errors and a lower bound on the fraction of support vectors
+        (-n).
+    C : float, default=1.0
+        The cost of a training error (-c).{_DOC_KERNEL.format(extra="")}
+{_ONE_ATTRIBUTES}
+
+    Examples
+    --------
+    >>> from llsvm.sklearn import NuSVR
+    >>> import numpy as np
+    >>> X = np.arange(10.0).reshape(-1, 1)
+    >>> NuSVR(kernel="linear", nu=0.9).fit(X, X.ravel()).predict([[4.0]]).round(1)
+    array([4.])
+    """
+
+    _solvers = ("nu_svr",)
+    _not_exposed = {"probability": "scikit-learn's SVRs have no probabilities; LIBSVM's -b 1 noise model of an SVR is "
+                                   "llsvm-train's (-b 1)",
+                    "seed": "only -b 1's folds draw from it"}
+    _parameter_constraints = constraints(_SkNuSVR)
+
+    def __init__(self, *, nu=0.5, C=1.0, kernel="rbf", degree=3, gamma="scale", coef0=0.0, shrinking=True,
+                 tol=1e-3, cache_size=200, verbose=False, max_iter=-1, n_jobs=None, client=None):
+        self.nu = nu
+        self.C = C
+        self.kernel = kernel
+        self.degree = degree
+        self.gamma = gamma
+        self.coef0 = coef0
+        self.shrinking = shrinking
+        self.tol = tol
+        self.cache_size = cache_size
+        self.verbose = verbose
+        self.max_iter = max_iter
+        self.n_jobs = n_jobs
+        self.client = client
+
+
+class OneClassSVM(_Kernel, Outlier):
+    __doc__ = f"""The one-class SVM, scikit-learn's OneClassSVM: LIBSVM's kernel one (svm-train -s 2, the default) or
+    LIBLINEAR's linear one (solver=21, llsvm-train -s 21).
+
+    Parameters
+    ----------
+    {_DOC_KERNEL.format(extra="")}
+    nu : float, default=0.5
+        An upper bound on the fraction of training errors and a lower bound on the fraction of support vectors
+        (-n).
+    solver : {{'one_class', 21}}, default=None
+        None or 'one_class': LIBSVM's kernel one-class SVM; 21: LIBLINEAR's linear one (kernel must be 'linear'
+        then, and gamma, degree, coef0, shrinking and cache_size keep their defaults).
+    C : float, default=1.0
+        LIBLINEAR's -s 21 only: its cost -c (the kernel one-class SVM has none; keep the default).
+    random_state : int, RandomState instance or None, default=None
+        LIBLINEAR's -s 21 only: its seed (--seed); the kernel one-class SVM draws nothing.
+{_ONE_ATTRIBUTES}
+    offset_ : float
+        rho: score_samples(X) - decision_function(X).
+
+    Examples
+    --------
+    >>> from llsvm.sklearn import OneClassSVM
+    >>> X = [[0.0], [0.44], [0.45], [0.46], [1.0]]
+    >>> OneClassSVM(gamma="auto").fit(X).predict(X)
+    array([-1,  1,  1,  1, -1])
+    """
+
+    _solvers = ("one_class", 21)
+    _not_exposed = {"probability": "scikit-learn's OneClassSVM has no probabilities; LIBSVM's -b 1 density marks of a "
+                                  "one-class model are llsvm-train's (-b 1)"}
+    _parameter_constraints = constraints(_SkOneClassSVM)
+
+    def __init__(self, *, kernel="rbf", degree=3, gamma="scale", coef0=0.0, tol=1e-3, nu=0.5, shrinking=True,
+                 cache_size=200, verbose=False, max_iter=-1, solver=None, C=1.0, random_state=None, n_jobs=None,
+                 client=None):
+        self.kernel = kernel
+        self.degree = degree
+        self.gamma = gamma
+        self.coef0 = coef0
+        self.tol = tol
+        self.nu = nu
+        self.shrinking = shrinking
+        self.cache_size = cache_size
+        self.verbose = verbose
+        self.max_iter = max_iter
+        self.solver = solver
+        self.C = C
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.client = client
+
+    def _translate(self, X):
+        spec = self._spec()
+        if spec.model_kind == "kernel":
+            if self.C != 1.0:
+                raise ValueError("C applies to solver=21 (LIBLINEAR's linear one-class SVM) only")
+            return super()._translate(X)             # random_state: the kernel one-class SVM draws nothing
+        # LIBLINEAR's -s 21: a linear model, no kernel parameters
+        defaults = self._defaults()
+        if self.kernel != "linear":
+            raise ValueError(f"solver=21 is LIBLINEAR's linear one-class SVM: kernel={self.kernel!r} does not apply "
+                             f"(give kernel='linear')")
+        for name in ("degree", "gamma", "coef0", "shrinking", "cache_size"):
+            if getattr(self, name) != defaults[name]:
+                raise ValueError(f"{name}={getattr(self, name)!r} does not apply to solver=21")
+        fields = self.own_fields(spec, ["C", "nu", "tol", "random_state", "n_jobs"])
+        if self.max_iter not in (-1, None):
+            fields["max_iter"] = int(self.max_iter)
+        return spec, fields
+
+    def _set_fitted(self, model, data):
+        if get(self._fit_params.solver).model_kind == "kernel":
+            super()._set_fitted(model, data)
+        else:
+            Outlier._set_fitted(self, model, data)
+            m = model
+            self.coef_ = m.W[:m.nr_feature].T.copy()
+            self.intercept_ = np.array([-float(np.asarray(m.rho).reshape(-1)[0])])
+
+
+__all__ = ["SVC", "NuSVC", "SVR", "NuSVR", "OneClassSVM", "gamma_of"]
