@@ -36,7 +36,7 @@ SKLEARN_NAME = {"eps": "tol", "seed": "random_state", "threads": "n_jobs", "kern
 FIELD = {sk: dest for dest, sk in SKLEARN_NAME.items()}
 # parameters that are not option rows: what fit does with them is the estimator's own
 # the fitted state fit keeps beyond scikit-learn's attributes (which end in _)
-FITTED_PRIVATE = ("_from_source", "_sparse", "_shape_fit", "_fit_params", "_results", "_labels", "_gamma")
+FITTED_PRIVATE = ("_from_source", "_from_file", "_sparse", "_shape_fit", "_fit_params", "_results", "_labels", "_gamma")
 NOT_ROWS = ("solver", "fit_intercept", "intercept_scaling", "class_weight", "warm_start", "client", "verbose")
 
 
@@ -173,13 +173,18 @@ class Estimator(BaseEstimator):
             except LLSVMError as exc:
                 raise ValueError(str(exc)) from None
         self._set_fitted(model, data)
-        if not self.converged_:
+        if not self.converged_ or self._at_limit():
             warnings.warn(self._convergence_message(), ConvergenceWarning, stacklevel=3)
 
     def _check_sklearn_params(self):
         """scikit-learn's own check of the parameters it shares (its exact errors), where the class has them."""
         if getattr(self, "_parameter_constraints", None):
             self._validate_params()
+
+    def _at_limit(self):
+        """Whether a problem used up max_iter (scikit-learn's LIBLINEAR rule: a ConvergenceWarning then even when
+        the stopping rule held at the last iteration)."""
+        return False
 
     def _convergence_message(self):
         return "llsvm: the solver reached its iteration limit (max_iter) before its stopping rule held"
@@ -321,7 +326,7 @@ class Estimator(BaseEstimator):
     def from_file(cls, path, **params):
         """A fitted estimator of a model file (classes_ are the file's labels)."""
         est = cls(**params)
-        est._from_source = True
+        est._from_source = est._from_file = True
         est._sparse = True
         try:
             model = load_model(path)
@@ -372,17 +377,20 @@ class Classifier(ClassifierMixin, Estimator):
         return conf < 0, -conf, len(self.classes_)
 
     def _has_proba(self):
-        """Whether predict_proba exists: a fitted model with probabilities, or parameters that give one."""
-        if hasattr(self, "model_"):
+        """Whether predict_proba exists: as scikit-learn's, the parameters say (logistic regression, or
+        probability=True); a model read from a file, whether it has probabilities."""
+        if getattr(self, "_from_file", False):
             return bool(self.model_.supports_probability)
-        solver = self._spec()
-        return solver.solver_type in PROBABILITY or getattr(self, "probability", False) is True or \
-            getattr(self, "probability", 0) == 1
+        probability = getattr(self, "probability", False)
+        return self._spec().solver_type in PROBABILITY or probability is True or probability == 1
 
     @available_if(_has_proba)
     def predict_proba(self, X):
         """Probabilities in classes_' order (logistic regression; kernel models trained with probability=True)."""
         rows = self._rows(X)
+        if not self.model_.supports_probability:
+            from sklearn.exceptions import NotFittedError
+            raise NotFittedError("predict_proba is not available when fitted with probability=False")
         try:
             _, p = self.model_.predict_probability(rows)
         except LLSVMError as exc:

@@ -84,6 +84,14 @@ class _Kernel:
         if self._classifier:
             self.class_weight_ = self._class_weight_array()
 
+    @property
+    def coef_(self):
+        """The weights of the linear kernel (read-only, as scikit-learn's)."""
+        try:
+            return self.__dict__["coef_"]
+        except KeyError:
+            raise AttributeError("coef_ is only available when using a linear kernel") from None
+
     def _class_weight_array(self):
         """scikit-learn's class_weight_: the weight of each class in classes_' order (1 where none is given)."""
         out = np.ones(len(self.classes_), dtype=np.float64)
@@ -93,7 +101,23 @@ class _Kernel:
         return out
 
 
+def _deprecated_prob(name):
+    """scikit-learn 1.9's probA_ / probB_: deprecated with probability=True, a FutureWarning when read."""
+    def get(self):
+        warnings.warn(f"Attribute `{name}` was deprecated in version 1.9 and will be removed in 1.11 as the "
+                      f"`probability=True` option for SVC and NuSVC was deprecated in 1.9.", FutureWarning,
+                      stacklevel=2)
+        try:
+            return self.__dict__[name]
+        except KeyError:
+            raise AttributeError(name) from None
+    return property(get, doc=f"Platt's {name[-2]} of each pair (deprecated by scikit-learn 1.9).")
+
+
 class _KernelClassifier(_Kernel, Classifier):
+    probA_ = _deprecated_prob("probA_")
+    probB_ = _deprecated_prob("probB_")
+
     def decision_function(self, X):
         """scikit-learn's: two classes one value (> 0: classes_[1]); more, 'ovr' (n_rows, n_classes) or 'ovo'
         (n_rows, n_pairs) as decision_function_shape says."""
@@ -454,7 +478,7 @@ class OneClassSVM(_Kernel, Outlier):
         else:
             Outlier._set_fitted(self, model, data)
             m = model
-            self.coef_ = m.W[:m.nr_feature].T.copy()
+            self.__dict__["coef_"] = m.W[:m.nr_feature].T.copy()      # coef_ is a read-only property
             self.intercept_ = np.array([-float(np.asarray(m.rho).reshape(-1)[0])])
 
 

@@ -94,6 +94,9 @@ class _LiblinearParams:
     def _choosers(self):
         return {}
 
+    def _at_limit(self):
+        return self.max_iter is not None and any(int(r.n_iter) >= self.max_iter for r in self._results)
+
     def _fields(self, spec):
         fields = self.own_fields(spec, [n for n in self._passed if hasattr(self, n)])
         if fields.get("max_iter") is not None and fields["max_iter"] < 1:
