@@ -12,6 +12,7 @@ import warnings
 
 import numpy as np
 from sklearn.linear_model import LogisticRegression as _SkLogisticRegression
+from sklearn.linear_model._base import SparseCoefMixin
 from sklearn.svm import LinearSVC as _SkLinearSVC
 from sklearn.svm import LinearSVR as _SkLinearSVR
 from sklearn.utils._param_validation import StrOptions
@@ -104,7 +105,7 @@ class _LiblinearParams:
         return fields
 
 
-class LinearSVC(_LiblinearParams, Linear, Classifier):
+class LinearSVC(_LiblinearParams, Linear, SparseCoefMixin, Classifier):
     """Linear support vector classification over LIBLINEAR's solvers, scikit-learn's LinearSVC.
 
     The parameters and attributes are scikit-learn's (``sklearn.svm.LinearSVC``), with the same defaults; the
@@ -238,7 +239,7 @@ class LinearSVC(_LiblinearParams, Linear, Classifier):
             self.intercept_ = 0.0
 
 
-class LogisticRegression(_LiblinearParams, Linear, Classifier):
+class LogisticRegression(_LiblinearParams, Linear, SparseCoefMixin, Classifier):
     """Logistic regression over LIBLINEAR's solvers, scikit-learn's LogisticRegression with solver='liblinear'.
 
     The parameters and attributes are scikit-learn's (``sklearn.linear_model.LogisticRegression``); its solvers are
