@@ -253,14 +253,21 @@ def test_linear_svc_coef_is_scikit_learns(kw):
     assert isinstance(ours.n_iter_, int)
 
 
-def test_predict_decision_and_score_from_a_path(shared_plain, load):
-    path = shared_plain("heart_scale")
+@pytest.mark.parametrize("cls", [S.LinearSVC, S.LogisticRegression, S.LinearSVR, S.SVC, S.NuSVR, S.OneClassSVM])
+def test_fit_predict_decision_and_score_from_a_path(cls, shared_plain, load):
+    """fit(path) is fit(X, y) of the path's rows (dual="auto" and gamma="scale" look at them); predict,
+    decision_function and score take a path too."""
+    path = str(shared_plain("heart_scale"))
     ds = load("heart_scale")
     X, y = ds.to_csr(), ds.y
-    for est in (S.LinearSVC().fit(X, y), S.SVC().fit(X, y)):
-        np.testing.assert_array_equal(est.predict(str(path)), est.predict(X))
-        np.testing.assert_allclose(est.decision_function(str(path)), est.decision_function(X))
-        assert est.score(str(path)) == est.score(X, y)
+    args = (X,) if cls is S.OneClassSVM else (X, y)
+    est, again = cls().fit(*args), cls().fit(path)
+    np.testing.assert_array_equal(again.predict(X), est.predict(X))
+    np.testing.assert_array_equal(est.predict(path), est.predict(X))
+    if hasattr(est, "decision_function"):
+        np.testing.assert_allclose(est.decision_function(path), est.decision_function(X))
+    if cls is not S.OneClassSVM:
+        assert est.score(path) == est.score(X, y)
 
 
 OPTION_BY_DEST = {row.dest: row for row in OPTION.values()}

@@ -50,6 +50,8 @@ class Estimator(BaseEstimator):
     _solvers = ()
     _classifier = _outlier = False
     _not_exposed = {}
+    _reads_rows = False          # whether the parameters look at the rows (dual="auto", gamma="scale"): fit(path)
+                                 # then reads the path itself
 
     # -- the parameters ------------------------------------------------------------------------------------------
     def _spec(self, solver=None):
@@ -161,7 +163,11 @@ class Estimator(BaseEstimator):
             raise ValueError(f"sample_weight: {type(self).__name__}'s solvers take no per-row C (use class_weight)")
         self._check_sklearn_params()
         data, y_train, codes = self._training_data(X, y)
-        params = self._params(data if not self._from_source else None, y_codes=codes)
+        rows = data
+        if self._from_source and self._reads_rows and self.client is None:
+            rows = data = self._read_source(data)       # dual="auto" and gamma="scale" look at the rows
+            self._sparse, self._shape_fit = True, (rows.n_rows, rows.n_features)
+        params = self._params(rows if not self._from_source or self._reads_rows else None, y_codes=codes)
         self._fit_params = params
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", LLSVMConvergenceWarning)     # said below, as scikit-learn's
@@ -175,6 +181,17 @@ class Estimator(BaseEstimator):
         self._set_fitted(model, data)
         if not self.converged_ or self._at_limit():
             warnings.warn(self._convergence_message(), ConvergenceWarning, stacklevel=3)
+
+    def _read_source(self, data):
+        """The rows of a path (or an llsvm dataset), loaded once for the solver (a random-access one) and for the
+        parameters that look at them."""
+        if not isinstance(data, (str, os.PathLike)):
+            return data
+        from ..io import read_dataset
+        try:
+            return read_dataset(data, class_labels=self._classifier)
+        except LLSVMError as exc:
+            raise ValueError(str(exc)) from None
 
     def _check_sklearn_params(self):
         """scikit-learn's own check of the parameters it shares (its exact errors), where the class has them."""

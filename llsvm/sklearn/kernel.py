@@ -46,6 +46,8 @@ def gamma_of(gamma, X):
 class _Kernel:
     """The parameters every LIBSVM-backed estimator shares, and its fitted attributes."""
 
+    _reads_rows = True
+
     _passed = ("C", "nu", "epsilon", "tol", "degree", "coef0", "cache_size", "n_jobs", "random_state")
 
     def _translate(self, X):

@@ -75,6 +75,8 @@ def shape_of(X):
 class _LiblinearParams:
     """The parameters every LIBLINEAR-backed estimator passes on as they are."""
 
+    _reads_rows = True
+
     _passed = ("C", "tol", "random_state", "max_iter", "regularize_bias", "n_jobs")
 
     def _chosen(self, number):
