@@ -82,7 +82,7 @@ class _LiblinearParams:
     def _chosen(self, number):
         """The spec of `solver` when given (it wins; scikit-learn's choosers must then agree with it or keep their
         defaults), else of LIBLINEAR's number that scikit-learn's parameters choose."""
-        if self.solver is None:
+        if self.solver in (None, "liblinear"):       # "liblinear": scikit-learn's name of all of them
             return self._spec(number)
         spec = self._spec()
         if spec.number is not None and spec.number != number:
@@ -144,7 +144,7 @@ class LinearSVC(_LiblinearParams, Linear, SparseCoefMixin, Classifier):
         The iteration limit; a ConvergenceWarning says when it was reached. None: the solver's default.
     solver : int or str, default=None
         LIBLINEAR's solver number (1, 2, 3, 4, 5) or name; it wins over penalty, loss, dual and multi_class, which
-        must then agree with it or keep their defaults. None: chosen by them, as scikit-learn does.
+        must then agree with it or keep their defaults. None or 'liblinear': chosen by them, as scikit-learn does.
     regularize_bias : bool, default=True
         Whether the intercept's weight is regularised (LIBLINEAR's default; False is -R).
     certify : bool, default=False
@@ -223,7 +223,7 @@ class LinearSVC(_LiblinearParams, Linear, SparseCoefMixin, Classifier):
 
     def _translate(self, X):
         number = None
-        if self.solver is None:
+        if self.solver in (None, "liblinear"):
             dual = resolve_dual(self.dual, self.loss, self.penalty, self.multi_class, shape_of(X))
             number = liblinear_type(self.multi_class, self.penalty, self.loss, dual)
         spec = self._chosen(number)
@@ -422,7 +422,7 @@ class LinearSVR(_LiblinearParams, Linear, Regressor):
     max_iter : int, default=1000
         The iteration limit (a ConvergenceWarning when reached); None: the solver's default.
     solver : int or str, default=None
-        LIBLINEAR's number (11, 12, 13), which wins over loss and dual.
+        LIBLINEAR's number (11, 12, 13), which wins over loss and dual; None or 'liblinear': chosen by them.
     regularize_bias : bool, default=True
         Whether the intercept's weight is regularised (False: -R).
     n_jobs : int, default=None
@@ -488,7 +488,7 @@ class LinearSVR(_LiblinearParams, Linear, Regressor):
 
     def _translate(self, X):
         number = None
-        if self.solver is None:
+        if self.solver in (None, "liblinear"):
             dual = resolve_dual(self.dual, self.loss, "l2", "ovr", shape_of(X))
             number = liblinear_type("ovr", "l2", self.loss, dual)
         spec = self._chosen(number)
