@@ -111,6 +111,16 @@ def test_every_option_row_is_a_parameter_and_every_parameter_is_documented(cls):
     assert all(f"{name}=" in text for name in params)
 
 
+@pytest.mark.parametrize("module", ["base", "linear", "kernel", "own", "svm_attributes"])
+def test_the_docstring_examples_run(module):
+    """Each class's Examples section gives what it shows."""
+    import doctest
+    import importlib
+    result = doctest.testmod(importlib.import_module(f"llsvm.sklearn.{module}"), optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0
+    assert result.attempted > 0 or module in ("base", "own", "svm_attributes")
+
+
 SKLEARN_SIGNATURES = ["LinearSVC", "LinearSVR", "SVC", "NuSVC", "SVR", "NuSVR", "OneClassSVM", "LogisticRegression"]
 
 

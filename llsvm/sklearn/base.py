@@ -360,6 +360,7 @@ class Estimator(BaseEstimator):
 
 class Classifier(ClassifierMixin, Estimator):
     _classifier, _outlier = True, False
+    _always_proba = False        # every solver of the family gives probabilities (logistic regression)
 
     def score(self, X, y=None, sample_weight=None):
         """The mean accuracy on X and y (X also a path, whose labels are y when y is None)."""
@@ -398,6 +399,8 @@ class Classifier(ClassifierMixin, Estimator):
         probability=True); a model read from a file, whether it has probabilities."""
         if getattr(self, "_from_file", False):
             return bool(self.model_.supports_probability)
+        if self._always_proba:
+            return True
         probability = getattr(self, "probability", False)
         return self._spec().solver_type in PROBABILITY or probability is True or probability == 1
 

@@ -242,7 +242,7 @@ class SVC(_KernelClassifier):
     >>> from sklearn.datasets import load_iris
     >>> X, y = load_iris(return_X_y=True)
     >>> SVC().fit(X, y).n_support_
-    array([ 7, 18, 18], dtype=int32)
+    array([ 7, 29, 24], dtype=int32)
     """
 
     _solvers = ("smo",)

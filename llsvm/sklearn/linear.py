@@ -318,6 +318,7 @@ class LogisticRegression(_LiblinearParams, Linear, SparseCoefMixin, Classifier):
     """
 
     _solvers = (0, 6, 7)
+    _always_proba = True
     _parameter_constraints = constraints(
         _SkLogisticRegression,
         solver=[StrOptions({"liblinear", "lbfgs", "newton-cg", "newton-cholesky", "sag", "saga"}), int, None])
