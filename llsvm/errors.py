@@ -43,10 +43,13 @@ def escape(text, limit=QUOTE_LIMIT):
 
 
 class LLSVMError(Exception):
-    """Base of every error llsvm reports to a user."""
+    """Base of every error llsvm reports to a user. The errors of bad input, a parameter out of its range
+    (ParameterError), data (DataFormatError) or a model file (ModelFormatError) that cannot be read, are also
+    ValueErrors (issue 45), what Python and scikit-learn raise for a bad argument and what their callers catch;
+    the CLI reports every LLSVMError the same way, whatever else it is."""
 
 
-class DataFormatError(LLSVMError):
+class DataFormatError(LLSVMError, ValueError):
     """Malformed, corrupt or truncated data, with where it was found.
 
     ``line`` and ``column`` are 1-based for text input; for binary files they are 0 and the message says which
@@ -69,11 +72,11 @@ class DataFormatError(LLSVMError):
         return (type(self), (self.path, self.line, self.column, self.message))
 
 
-class ModelFormatError(LLSVMError):
+class ModelFormatError(LLSVMError, ValueError):
     """A model file that cannot be read."""
 
 
-class ParameterError(LLSVMError):
+class ParameterError(LLSVMError, ValueError):
     """An option or argument out of its range."""
 
 
