@@ -24,7 +24,8 @@ cdef class KernelCache:
     cdef int64_t* prev              # LRU list over the cached columns: a circular list with sentinel l,
     cdef int64_t* next              #   next[l] the least recently used, prev[l] the most recently used
     cdef int64_t* free_slots        # a stack of unused slots
-    cdef double* dense              # n_features zeros: the scratch a column's row is scattered into
+    cdef double* dense              # the scratch a column's row is scattered into (kernel.pxd's scratch_size zeros),
+                                    # NULL for a wide sparse view (products merge the rows)
     cdef int n_threads              # OpenMP threads that fill a long column
     cdef int64_t row_cost           # the mean entries of a row + 16: the cost of one kernel value
     cdef int64_t n_free

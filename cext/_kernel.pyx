@@ -37,8 +37,9 @@ from cython.parallel cimport prange
 import numpy as np
 
 from kernel_types cimport value_t, value2_t
-from rowview cimport RowView
-from kernel cimport KernelParams, dot_dense, scatter_row, kernel_eval, kernel_from_dot, KERNEL_LINEAR, KERNEL_POLY, KERNEL_RBF, KERNEL_SIGMOID
+from rowview cimport RowView, rows_dot
+from kernel cimport (KernelParams, dot_dense, scatter_row, scratch_size, row_width, kernel_eval, kernel_from_dot,
+                    KERNEL_LINEAR, KERNEL_POLY, KERNEL_RBF, KERNEL_SIGMOID)
 from llsvm._ext._view cimport Rows
 
 DEFAULT_CACHE_SIZE = 100.0      # MB, LIBSVM's -m default
@@ -104,11 +105,22 @@ cdef int _check_rows(const int64_t[::1] rows, int64_t n_rows) except -1:
 cdef void _column(const KernelParams* p, const RowView* v, const int64_t* rows, const double* sq, int64_t j,
                   int64_t start, int64_t stop, col_t* out, double* dense, int n_threads,
                   value_t* kind) noexcept nogil:
-    """out[k] = k(x_rows[k], x_j) for k in [start, stop); sq by X's row number. dense: n_features zeros (scratch,
-    zeros again on return): x_j is scattered into it once for the whole column. n_threads > 1: the entries are
-    shared among that many OpenMP threads (each entry computed alone, so the values do not depend on it)."""
+    """out[k] = k(x_rows[k], x_j) for k in [start, stop); sq by X's row number. dense: scratch_size(v) zeros
+    (zeros again on return), into which x_j is scattered once for the whole column, or NULL: each product merges
+    the two rows (rows_dot; kernel.pxd, scratch_size), a loop of its own so that the dense one is as it was.
+    n_threads > 1: the entries are shared among that many OpenMP threads (each entry computed alone, so the values
+    do not depend on it)."""
     cdef int64_t k, r
     cdef double sqj = sq[j]
+    if dense == NULL:                   # a wide sparse view: every product merges the two rows (LIBSVM's dot)
+        if n_threads > 1:
+            for k in prange(start, stop, num_threads=n_threads, schedule="guided"):
+                out[k] = <col_t>kernel_from_dot(p, rows_dot(v, rows[k], v, j, kind, kind), sq[rows[k]], sqj)
+        else:
+            for k in range(start, stop):
+                r = rows[k]
+                out[k] = <col_t>kernel_from_dot(p, rows_dot(v, r, v, j, kind, kind), sq[r], sqj)
+        return
     scatter_row(v, j, dense, False, kind)
     if n_threads > 1:
         for k in prange(start, stop, num_threads=n_threads, schedule="guided"):
@@ -135,12 +147,19 @@ def kernel_column(Rows X not None, const int64_t[::1] rows, int64_t j, params, c
     cdef int64_t n = rows.shape[0]
     if n == 0:
         return
-    cdef double[::1] dense = np.zeros(max(X.v.n_features, 1), np.float64)
+    cdef double[::1] scratch = np.zeros(max(scratch_size(&X.v), 1), np.float64)
+    cdef double* dense = &scratch[0] if scratch_size(&X.v) > 0 else NULL
     with nogil:
         if X.f32:
-            _column(&p, &X.v, &rows[0], &sqnorm[0], j, 0, n, &out[0], &dense[0], 1, <float*>NULL)
+            _column(&p, &X.v, &rows[0], &sqnorm[0], j, 0, n, &out[0], dense, 1, <float*>NULL)
         else:
-            _column(&p, &X.v, &rows[0], &sqnorm[0], j, 0, n, &out[0], &dense[0], 1, <double*>NULL)
+            _column(&p, &X.v, &rows[0], &sqnorm[0], j, 0, n, &out[0], dense, 1, <double*>NULL)
+
+
+def index_width(Rows X not None):
+    """The largest index of X's rows + 1 (0 for none): the width of a dense row over them (n_features may be far
+    more: a CSR matrix of 10^9 columns holding a few non-zeros)."""
+    return row_width(&X.v)
 
 
 cdef void _diag(const KernelParams* p, const int64_t* rows, const double* sq, int64_t n, double* out) noexcept nogil:
@@ -279,7 +298,7 @@ cdef class KernelCache:
 
     def __init__(self, Rows X not None, rows, params, const double[::1] sqnorm, double cache_size=DEFAULT_CACHE_SIZE,
                  int n_threads=1):
-        cdef int64_t l, k, col_bytes, n_slots
+        cdef int64_t l, k, col_bytes, n_slots, width
         cdef const int64_t[::1] r
         if self.slab != NULL or self.rows != NULL:
             raise RuntimeError("KernelCache is initialized once")
@@ -311,12 +330,16 @@ cdef class KernelCache:
         self.prev = <int64_t*>malloc((l + 1) * sizeof(int64_t))
         self.next = <int64_t*>malloc((l + 1) * sizeof(int64_t))
         self.free_slots = <int64_t*>malloc(max(n_slots, 1) * sizeof(int64_t))
-        self.dense = <double*>calloc(max(X.v.n_features, 1), sizeof(double))
+        width = scratch_size(&X.v)     # no scratch for a wide sparse view (kernel.pxd): products merge rows
+        if width > 0:
+            self.dense = <double*>calloc(width, sizeof(double))
+            if self.dense == NULL:
+                raise MemoryError(f"kernel cache: a scratch row of {width} features ({width * 8} bytes) could not be "
+                                  f"allocated")
         if n_slots > 0:
             self.slab = <float*>malloc(<size_t>n_slots * <size_t>col_bytes)
         if (self.rows == NULL or self.first == NULL or self.slot == NULL or self.length == NULL or self.prev == NULL
-                or self.next == NULL or self.free_slots == NULL or (n_slots > 0 and self.slab == NULL)
-                or self.dense == NULL):
+                or self.next == NULL or self.free_slots == NULL or (n_slots > 0 and self.slab == NULL)):
             raise MemoryError(f"kernel cache: {n_slots} columns of {l} rows ({n_slots * col_bytes} bytes) "
                               f"could not be allocated")
         self.cap_l = l

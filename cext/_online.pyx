@@ -47,7 +47,8 @@ import numpy as np
 
 from kernel_types cimport value_t
 from rowview cimport RowView, row_indices, row_values
-from kernel cimport KernelParams, dot_dense, scatter_row, kernel_from_dot
+from kernel cimport (KernelParams, dot_dense, dot_with, row_width, scatter_into, scatter_row, scratch_size,
+                    kernel_from_dot)
 from llsvm._ext._view cimport Rows
 from llsvm._ext._stop cimport stop_requested, check_stop
 from llsvm._ext._kernel cimport kernel_params
@@ -61,10 +62,15 @@ cdef inline double _now() noexcept nogil:
 
 cdef inline void _column_add(const KernelParams* p, const RowView* v, int64_t i, double coef, double shift,
                              double* o, const double* sq, int64_t l, double* dense, value_t* kind) noexcept nogil:
-    """o[r] = (o[r] + coef k(x_r, x_i)) + shift for every row r (x_i scattered once; dense is zeros again on
-    return). shift is List 3b's bias step, added in the same pass: the same two roundings as two passes."""
+    """o[r] = (o[r] + coef k(x_r, x_i)) + shift for every row r (x_i scattered once into dense, zeros again on
+    return, or merged with each row when dense is NULL: kernel.pxd, dot_with). shift is List 3b's bias step, added
+    in the same pass: the same two roundings as two passes."""
     cdef int64_t r
     cdef double sqi = sq[i]
+    if dense == NULL:
+        for r in range(l):
+            o[r] = (o[r] + coef * kernel_from_dot(p, dot_with(v, r, i, dense, kind), sq[r], sqi)) + shift
+        return
     scatter_row(v, i, dense, False, kind)
     for r in range(l):
         o[r] = (o[r] + coef * kernel_from_dot(p, dot_dense(v, r, dense, kind), sq[r], sqi)) + shift
@@ -185,8 +191,9 @@ cdef struct State:
     # the model: alpha = scale * abar (scale: 1 for 3b/3a, s for NORMA/Pegasos, eta for Pegaz)
     double* abar              # l
     double* obar              # l: the output cache (cached form) or NULL
-    double* wv                # n_features: v, w = s v (linear form) or NULL
-    double* dense             # n_features zeros: scratch for a scattered row (kernel forms) or NULL
+    double* wv                # n (the rows' largest index + 1): v, w = s v (linear form) or NULL
+    double* dense             # scratch_size zeros: scratch for a scattered row (kernel forms), or NULL (none: a
+                              # wide sparse view, whose products merge the rows; kernel.pxd)
     double s
     double b
     double eta
@@ -214,11 +221,11 @@ cdef inline double _raw(State* st, int64_t i, value_t* kind) noexcept nogil:
     if st.mode == MODE_LINEAR:
         return dot_dense(st.v, i, st.wv, kind)
     sqi = st.sq[i]
-    scatter_row(st.v, i, st.dense, False, kind)
+    scatter_into(st.v, i, st.dense, False, kind)
     for q in range(st.n_support):
         j = st.support[q]
-        acc += st.abar[j] * kernel_from_dot(st.p, dot_dense(st.v, j, st.dense, kind), st.sq[j], sqi)
-    scatter_row(st.v, i, st.dense, True, kind)
+        acc += st.abar[j] * kernel_from_dot(st.p, dot_with(st.v, j, i, st.dense, kind), st.sq[j], sqi)
+    scatter_into(st.v, i, st.dense, True, kind)
     return acc
 
 
@@ -250,10 +257,10 @@ cdef inline void _add(State* st, int64_t i, double coef, double shift, value_t* 
             col = <double*>malloc(st.l * sizeof(double))
             if col != NULL:
                 sqi = st.sq[i]
-                scatter_row(st.v, i, st.dense, False, kind)
+                scatter_into(st.v, i, st.dense, False, kind)
                 for r in range(st.l):
-                    col[r] = kernel_from_dot(st.p, dot_dense(st.v, r, st.dense, kind), st.sq[r], sqi)
-                scatter_row(st.v, i, st.dense, True, kind)
+                    col[r] = kernel_from_dot(st.p, dot_with(st.v, r, i, st.dense, kind), st.sq[r], sqi)
+                scatter_into(st.v, i, st.dense, True, kind)
                 S.cols[i] = col
                 S.n_stored += 1
                 S.misses += 1
@@ -463,14 +470,15 @@ def column_seconds(Rows X not None, params, const double[::1] sqnorm, rows):
     if np.any(np.asarray(cols) < 0) or np.any(np.asarray(cols) >= l):
         raise ValueError(f"column indices must be in [0, {l})")
     cdef double[::1] o = np.zeros(l)
-    cdef double[::1] dense = np.zeros(max(X.v.n_features, 1))
+    cdef double[::1] scratch = np.zeros(max(scratch_size(&X.v), 1))
+    cdef double* dense = &scratch[0] if scratch_size(&X.v) > 0 else NULL
     cdef double t0, t1
     with nogil:
         t0 = _now()
         if X.f32:
-            _column_loop(&p, &X.v, &cols[0], m, &sqnorm[0], l, &o[0], &dense[0], <float*>NULL)
+            _column_loop(&p, &X.v, &cols[0], m, &sqnorm[0], l, &o[0], dense, <float*>NULL)
         else:
-            _column_loop(&p, &X.v, &cols[0], m, &sqnorm[0], l, &o[0], &dense[0], <double*>NULL)
+            _column_loop(&p, &X.v, &cols[0], m, &sqnorm[0], l, &o[0], dense, <double*>NULL)
         t1 = _now()
     return (t1 - t0) / m
 
@@ -491,7 +499,7 @@ def _core(Rows X, order, y, params, const double[::1] sqnorm, str kind, double C
     if X.v.bias >= 0:
         raise ValueError("X must have no bias coordinate (the kernel SVM's bias is b)")
     cdef int64_t l = X.v.n_rows
-    cdef int64_t n = max(X.v.n_features, 1)
+    cdef int64_t n = max(row_width(&X.v), 1)     # the linear form's w: up to the rows' largest index
     cdef const int64_t[::1] ord_ = np.ascontiguousarray(order, dtype=np.int64)
     cdef const signed char[::1] yv = np.ascontiguousarray(y, dtype=np.int8)
     if ord_.shape[0] != l or yv.shape[0] != l or sqnorm.shape[0] != l:
@@ -590,10 +598,10 @@ def _core(Rows X, order, y, params, const double[::1] sqnorm, str kind, double C
     st.in_support = NULL
     st.plus = NULL
     try:
-        if st.mode != MODE_LINEAR:
-            st.dense = <double*>calloc(n, sizeof(double))
+        if st.mode != MODE_LINEAR and scratch_size(&X.v) > 0:      # else none: products merge the rows
+            st.dense = <double*>calloc(scratch_size(&X.v), sizeof(double))
             if st.dense == NULL:
-                raise MemoryError(f"a scratch row of {n} features")
+                raise MemoryError(f"a scratch row of {scratch_size(&X.v)} features")
         if st.mode == MODE_ORIGINAL:
             st.support = <int64_t*>calloc(l, sizeof(int64_t))
             st.in_support = <char*>calloc(l, sizeof(char))
@@ -656,7 +664,8 @@ def run(Rows X not None, order, y, params, const double[::1] sqnorm, *, str kind
     columns (checked but unused by the original and linear forms, which need no columns).
     Returns a dict: alpha (float64[l], the model over the rows of X), b, o (K alpha + b at every row, None when
     original), t (steps; Pegasos: batch steps), viol (per epoch), over (3a's y o > 1 per epoch), seconds (the
-    epoch loop's wall time; max_steps >= 0 stops the run after that many steps, t tells), w (linear: the dense weights, else None), store_hits, store_misses (this run's columns
+    epoch loop's wall time; max_steps >= 0 stops the run after that many steps, t tells), w (linear: the dense
+    weights up to the rows' largest index, else None), store_hits, store_misses (this run's columns
     served by / computed despite the store; 0 without one), and with average
     alpha_last, b_last (the last iterate; alpha, b, o, w are then the mean of the iterates after steps 1..T)."""
     r = _core(X, order, y, params, sqnorm, kind, C, epochs, bias, average, original, linear, eta0, lam, k,

@@ -147,3 +147,49 @@ cdef inline void scatter_row(const RowView* v, int64_t j, double* dense, bint cl
     cdef int64_t k
     for k in range(v.indptr[j], v.indptr[j + 1]):
         dense[idx[k]] = 0.0 if clear else <double>x[k]
+
+
+# The dense scratch row (issue 45, H8): a column loop scatters x_j into `dense` once and takes each product with
+# dot_dense, at the cost of x_r's entries alone. The scratch is as wide as the largest index of the rows, not as
+# n_features (a CSR matrix of 10^9 columns holding a few non-zeros), and only when that width is at most
+# max(SCRATCH_FREE, the view's non-zeros): it then costs no more than the rows' own index array (or 8 MB). Wider
+# (an index of 10^9 among a few thousand non-zeros), there is no scratch (scratch_size 0, dense NULL) and every
+# product merges the two rows (rows_dot, LIBSVM's own dot): the same sum, bit for bit, with no array as wide as
+# the indices. A hot loop takes the two ways apart (cext/_kernel.pyx's columns, so that the dense loop is as it
+# was); the others go through scatter_into and dot_with.
+cdef enum:
+    SCRATCH_FREE = 1 << 20      # doubles of a dense scratch always worth taking (8 MB)
+
+
+cdef inline int64_t row_width(const RowView* v) noexcept nogil:
+    """The largest index of v's rows + 1 (0 for no entry): a row's indices increase, so its last is its largest."""
+    cdef int64_t r, w = 0
+    cdef int64_t last
+    for r in range(v.n_rows):
+        if v.indptr[r + 1] > v.indptr[r]:
+            last = row_indices(v, r)[v.indptr[r + 1] - 1]
+            if last + 1 > w:
+                w = last + 1
+    return w
+
+
+cdef inline int64_t scratch_size(const RowView* v) noexcept nogil:
+    """The doubles of the dense scratch row of v's column loops: row_width(v), or 0 (no scratch: dot_with merges)
+    when that is more than max(SCRATCH_FREE, v's non-zeros)."""
+    cdef int64_t w = row_width(v)
+    cdef int64_t nnz = v.indptr[v.n_rows] - v.indptr[0]
+    return w if w <= (SCRATCH_FREE if SCRATCH_FREE > nnz else nnz) else 0
+
+
+cdef inline void scatter_into(const RowView* v, int64_t j, double* dense, bint clear, value_t* kind) noexcept nogil:
+    """scatter_row into a scratch of scratch_size(v) doubles; nothing without one (dense NULL)."""
+    if dense != NULL:
+        scatter_row(v, j, dense, clear, kind)
+
+
+cdef inline double dot_with(const RowView* v, int64_t r, int64_t j, const double* dense,
+                            value_t* kind) noexcept nogil:
+    """x_r . x_j with x_j scattered into `dense` (scatter_into), or merged without a scratch (dense NULL)."""
+    if dense != NULL:
+        return dot_dense(v, r, dense, kind)
+    return rows_dot(v, r, v, j, kind, kind)

@@ -122,6 +122,26 @@ class Dataset:
         raise NotImplementedError  # pragma: no cover - abstract
 
 
+# the largest 0-based column a row holds: its 1-based index, 2^31 - 1, is LIBSVM's and LIBLINEAR's largest int (and
+# the text parser's); the kernels' rows hold int32 indices
+MAX_COLUMN = 2 ** 31 - 2
+
+
+def _int32_indices(indices):
+    """Column indices as the kernels read them (int32), refused (ParameterError) beyond MAX_COLUMN or below 0
+    rather than wrapped around: a CSR matrix of 2^40 columns may hold int64 indices."""
+    indices = np.asarray(indices)
+    if indices.dtype == np.int32:
+        return indices
+    if indices.size and indices.dtype.kind in "iu":
+        top, low = int(indices.max()), int(indices.min())
+        if top > MAX_COLUMN or low < 0:
+            bad = top if top > MAX_COLUMN else low
+            raise ParameterError(f"column {bad} is beyond the int32 range (columns 0..{MAX_COLUMN}: LIBSVM's and "
+                                 "LIBLINEAR's feature indices are C ints)")
+    return indices.astype(np.int32)
+
+
 class CSRDataset(Dataset):
     """Rows in memory as CSR arrays; the random-access dataset every in-memory solver reads through its view."""
 
@@ -132,7 +152,7 @@ class CSRDataset(Dataset):
                  labels=None, label_counts=None, check=True, alpha=None):
         self.y = np.asarray(y, dtype=np.float64)
         self.indptr = np.asarray(indptr, dtype=np.int64)
-        self.indices = np.asarray(indices, dtype=np.int32)
+        self.indices = _int32_indices(indices)
         values = np.asarray(values)
         if values.dtype not in (np.float32, np.float64):
             values = values.astype(np.float64)
@@ -270,8 +290,7 @@ class CSRDataset(Dataset):
         if y.shape[0] != X.shape[0]:
             raise ParameterError(f"X has {X.shape[0]} rows but y has {y.shape[0]} labels")
         # the values and the column indices in place (a copy only of int64 indices, or an int32 indptr: n + 1)
-        return cls(y, X.indptr.astype(np.int64, copy=False), X.indices.astype(np.int32, copy=False), values,
-                   X.shape[1], source=source)
+        return cls(y, X.indptr.astype(np.int64, copy=False), X.indices, values, X.shape[1], source=source)
 
     def __repr__(self):
         return (f"CSRDataset(n_rows={self.n_rows}, n_features={self.n_features}, nnz={self.nnz}, "

@@ -102,3 +102,139 @@ def test_the_cli_reports_them_as_before(tmp_path, argv, rc, stderr):
     if stderr is not None:
         assert r.stderr == stderr.format(**names)
     assert "Traceback" not in r.stderr
+
+
+# -- H8: wide sparse rows ------------------------------------------------------------------------------------------
+def _wide(n_rows=40, n_cols=10 ** 9, seed=3):
+    """(wide CSR over n_cols columns, the same rows on compact columns 0..k-1, labels, targets): 6 non-zeros a row
+    among 12 columns spread up to n_cols - 1."""
+    rng = np.random.default_rng(seed)
+    used = np.unique(np.concatenate([[0, n_cols - 1], rng.integers(1, n_cols - 1, 10)]))
+    compact = np.zeros((n_rows, used.size))
+    for i in range(n_rows):
+        cols = rng.choice(used.size, 6, replace=False)
+        compact[i, cols] = np.round(rng.standard_normal(6) + 0.5 * (i % 2) * (cols % 2), 4)
+    C = sp.csr_matrix(compact)
+    W = sp.csr_matrix((C.data, used[C.indices], C.indptr), shape=(n_rows, n_cols))
+    y = np.where(np.arange(n_rows) % 2 == 1, 1.0, -1.0)
+    return W, C, y, compact @ np.linspace(-1, 1, used.size)
+
+
+WIDE_SOLVERS = ["smo", "nu_svc", "epsilon_svr", "nu_svr", "one_class", "olsvm", "pegasos"]
+
+
+def _fit(X, y, t, solver):
+    """The solver's model of X (labels y, or targets t for an SVR) with gamma 0.5 (the default, 1 / num_features,
+    would differ between the wide and the compact columns)."""
+    from llsvm.params import get
+    return llsvm.train(X, t if solver in ("epsilon_svr", "nu_svr") else y, solver=solver,
+                       options=get(solver).options(gamma=0.5))
+
+# a child under an address-space limit: what it holds after its imports plus 1 GiB, which an 8 GB scratch row
+# (10^9 columns of float64) exceeds
+LIMITED = textwrap.dedent('''
+    import resource, sys
+    import numpy as np, scipy.sparse as sp
+    sys.path.insert(0, sys.argv[1])
+    import llsvm, test_estimator_reliability as T
+    from llsvm._ext import _kernel, _smo, _online, _kpredict  # noqa: F401
+    with open("/proc/self/statm") as f:
+        vm = int(f.read().split()[0]) * resource.getpagesize()
+    resource.setrlimit(resource.RLIMIT_AS, (vm + (1 << 30), resource.RLIM_INFINITY))
+    W, C, y, t = T._wide()
+    for solver in sys.argv[2:]:
+        wide, compact = (T._fit(X, y, t, solver) for X in (W, C))
+        same = np.array_equal(wide.decision_function(W), compact.decision_function(C))
+        print(solver, "same" if same else "DIFFERENT", flush=True)
+''')
+
+
+def test_kernel_solvers_train_wide_sparse_rows_under_a_memory_limit(tmp_path):
+    """10^9 columns, a few non-zeros: the model (decision values) of the same rows on compact columns, under an
+    address-space limit of 1 GiB beyond the child's imports (the scratch row of 8 GB made it a MemoryError)."""
+    script = tmp_path / "limited.py"
+    script.write_text(LIMITED)
+    r = subprocess.run([sys.executable, str(script), os.path.dirname(os.path.abspath(__file__)), *WIDE_SOLVERS],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.stdout.split("\n")[:-1] == [f"{s} same" for s in WIDE_SOLVERS]
+
+
+@pytest.mark.parametrize("solver", WIDE_SOLVERS)
+def test_a_wide_shape_with_small_indices(solver):
+    """A 2^40-column shape whose rows hold small indices: no scratch row of 2^40 doubles (calloc of 8 TiB failed:
+    'kernel cache: ... could not be allocated')."""
+    _, C, y, t = _wide(n_cols=50)
+    X = sp.csr_matrix((C.data, C.indices, C.indptr), shape=(C.shape[0], 2 ** 40))
+    np.testing.assert_array_equal(_fit(X, y, t, solver).decision_function(X),
+                                  _fit(C, y, t, solver).decision_function(C))
+
+
+def test_column_indices_beyond_int32_are_refused_not_wrapped():
+    n = 2 ** 40
+    X = sp.csr_matrix((np.ones(3), np.array([5, 2 ** 31 - 1, n - 1], np.int64), np.array([0, 1, 2, 3])),
+                      shape=(3, n))
+    for solver in ("smo", 1):
+        with pytest.raises(ValueError, match=r"column 1099511627775 is beyond the int32 range \(columns "
+                                             r"0\.\.2147483646"):
+            llsvm.train(X, np.array([1.0, -1.0, 1.0]), solver=solver)
+    last = sp.csr_matrix((np.ones(2), np.array([5, 2 ** 31 - 2], np.int64), np.array([0, 1, 2])), shape=(2, n))
+    assert llsvm.CSRDataset.from_csr(last, np.ones(2)).indices.tolist() == [5, 2 ** 31 - 2]   # the largest: kept
+
+
+def test_llsvm_train_smo_on_a_file_whose_largest_index_is_a_billion(tmp_path):
+    """The CLI path: the model of the wide file under an address-space limit is the compact file's model with the
+    indices written back (svm-train's sparse rows need no scratch either)."""
+    import resource
+    W, C, y, _ = _wide()
+    rows = []
+    for Xs, name in ((W, "wide"), (C, "compact")):
+        with open(tmp_path / name, "w") as f:
+            for i in range(Xs.shape[0]):
+                a, b = Xs.indptr[i], Xs.indptr[i + 1]
+                f.write(f"{int(y[i])} " + " ".join(f"{j + 1}:{v:.17g}" for j, v in zip(Xs.indices[a:b],
+                                                                                          Xs.data[a:b])) + "\n")
+        rows.append(tmp_path / name)
+    exe = os.path.join(BIN, "llsvm-train")
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (3 << 30, resource.RLIM_INFINITY))
+    for path in rows:
+        r = subprocess.run([exe, "-s", "smo", "-g", "0.5", "-q", str(path), str(path) + ".model"], capture_output=True,
+                           text=True,
+                           timeout=600, preexec_fn=limit)
+        assert (r.returncode, r.stderr) == (0, ""), r.stderr
+    used = np.unique(W.indices)
+    compact = (tmp_path / "compact.model").read_text().split("SV\n")
+    wide = (tmp_path / "wide.model").read_text().split("SV\n")
+    assert wide[0] == compact[0]
+
+    def back(line):
+        head, *pairs = line.split(" ")
+        return " ".join([head] + [f"{used[int(p.split(':')[0]) - 1] + 1}:{p.split(':')[1]}" if ":" in p else p
+                                  for p in pairs])
+    assert wide[1] == "\n".join(back(line) for line in compact[1].split("\n"))
+
+
+def test_the_online_lists_linear_weights_are_checked_before_they_are_made(tmp_path):
+    """olsvm with the linear kernel keeps w over the columns up to the largest index: 2^31 - 1 of them is 16 GiB,
+    refused with what it is, under a limit that it exceeds (it was numpy's MemoryError, or a scratch row's)."""
+    script = tmp_path / "linear.py"
+    script.write_text(textwrap.dedent('''
+        import resource, sys
+        import numpy as np, scipy.sparse as sp
+        import llsvm
+        from llsvm._ext import _online  # noqa: F401
+        with open("/proc/self/statm") as f:
+            vm = int(f.read().split()[0]) * resource.getpagesize()
+        resource.setrlimit(resource.RLIMIT_AS, (vm + (1 << 30), resource.RLIM_INFINITY))
+        n = 2 ** 31 - 1
+        X = sp.csr_matrix((np.arange(1.0, 5.0), [5, n - 1, 7, n - 2], [0, 2, 4]), shape=(2, n))
+        try:
+            llsvm.train(X, np.array([1.0, -1.0]), solver="olsvm", options=llsvm.OnlineOptions(kernel_type=0))
+        except llsvm.LLSVMError as exc:
+            print(type(exc).__name__, exc)
+    '''))
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.stdout.startswith("MemoryLimitError feature index 2147483647 makes a weight vector of 16 GiB"), r.stdout

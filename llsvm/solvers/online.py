@@ -122,6 +122,8 @@ def solve_pair(view, sq, y, index, kind, C, opts, order, max_iter=None, store=No
     else:
         y_view = y
     linear = opts.kernel_type == 0 and not opts.original
+    if linear:          # the lists on w: one weight per column up to the rows' largest index (and its mean)
+        memory.check_weights(KK.index_width(view), 2 if opts.average else 1)
     steps = opts.epochs * (l if kind != "pegasos" else -(-l // batch))
     cut = max_iter if max_iter is not None and max_iter < steps else None
     kparams = opts.kernel_params()
