@@ -238,3 +238,49 @@ def test_the_online_lists_linear_weights_are_checked_before_they_are_made(tmp_pa
     r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
     assert r.stdout.startswith("MemoryLimitError feature index 2147483647 makes a weight vector of 16 GiB"), r.stdout
+
+
+# -- H13: extreme values leak no warning -----------------------------------------------------------------------------
+LINEAR_SOLVERS = [0, 1, 2, 3, 4, 5, 6, 7, 11, 12, 13, "local1d", "project1d"]
+
+
+@pytest.mark.parametrize("solver", LINEAR_SOLVERS)
+@pytest.mark.parametrize("extreme", [{"C": 1e308}, {"C": 1e200}, {"bias": 1e200}], ids=["C1e308", "C1e200", "B1e200"])
+def test_an_extreme_value_leaks_no_runtime_warning(solver, extreme):
+    """The certificate overflows to inf or nan, as C computes it (LIBLINEAR prints 'Objective value = inf'), without
+    numpy's RuntimeWarning; a model that is not finite (-s 7) is refused where it is saved, and check_finite says
+    which value."""
+    X, y = _small()
+    target = X[:, 0].copy() if solver in (11, 12, 13) else y
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        warnings.simplefilter("error", RuntimeWarning)
+        model = llsvm.train(X, target, solver=solver, **extreme)
+        try:
+            model.check_finite()
+        except LLSVMError as exc:
+            assert "not a finite number" in str(exc)
+            with pytest.raises(LLSVMError):
+                model.save(os.devnull)
+
+
+def test_linear_svc_with_c_1e308_leaks_no_warning():
+    from llsvm.sklearn import LinearSVC
+    X, y = _small()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        warnings.simplefilter("error", RuntimeWarning)
+        for dual in (True, False):
+            LinearSVC(C=1e308, dual=dual).fit(X, y)
+
+
+def test_an_overflowing_bias_in_the_first_pass_leaves_no_file_open():
+    """-s llsvm refuses -B 1e308 in its first pass; the active-set writers it had opened are closed (they were left
+    to the garbage collector: ResourceWarning 'unclosed file')."""
+    X, y = _small()
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        with pytest.raises(ValueError, match="the squared norm of row 1 overflows"):
+            llsvm.train(X, y, solver="llsvm", bias=1e308)
+        gc.collect()
+    assert [str(w.message) for w in got if issubclass(w.category, ResourceWarning)] == []

@@ -326,6 +326,15 @@ def expit(z):
     return np.exp(-np.logaddexp(0.0, -z))
 
 
+def c_arithmetic():
+    """np.errstate for a certificate's arithmetic (the primal, dual, gap, violation and objective a solver reports):
+    an overflow gives inf and inf - inf gives nan without numpy's RuntimeWarning, as C's doubles give them and as
+    LIBLINEAR prints them ("Objective value = inf", "init f inf |g| -nan" at -c 1e308). Not a silence: the value
+    says it (FitResult, the printed lines), and a model that is not finite is refused where it is saved
+    (NonFiniteModelError; BaseModel.check_finite names the value). A fresh context each time: thread-safe."""
+    return np.errstate(over="ignore", invalid="ignore")
+
+
 def xlogx(x):
     """x log x with 0 log 0 = 0."""
     x = np.asarray(x, np.float64)

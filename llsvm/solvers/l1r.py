@@ -12,7 +12,7 @@ import numpy as np
 from .._ext import _l1r as K
 from .._ext import _linear as L
 from .._ext._random import rng_state
-from .common import WARN_MAX_ITER, FitResult, event_buffer, report_finished, say_events
+from .common import WARN_MAX_ITER, FitResult, c_arithmetic, event_buffer, report_finished, say_events
 from .newton import primal_tol
 
 L1R_L2LOSS_SVC = 5
@@ -33,8 +33,9 @@ def _closing(reporter, it, objective, w, limit, banner=False):
 def certify_lr(sub, w, exp_wx, violation, regularize_bias=True):
     """certify() for -s 6 from what its kernel leaves: exp(w.x_i) of every row and the violation it measured over
     every feature at w (no pass over the data)."""
-    m = sub.y * np.log(exp_wx)
-    loss = float(sub.C() @ np.logaddexp(0.0, -m))
+    with c_arithmetic():            # inf at an extreme C (-c 1e308): the certificate says so, as LIBLINEAR prints it
+        m = sub.y * np.log(exp_wx)
+        loss = float(sub.C() @ np.logaddexp(0.0, -m))
     reg = np.abs(w)
     if not regularize_bias:
         reg[-1] = 0.0
@@ -57,13 +58,14 @@ def certify(sub, w, l2loss, regularize_bias=True, columns=None, b=None):
         K.col_xv(*columns, w, m)
         if not l2loss:
             m *= sub.y
-    if l2loss:
-        b = np.maximum(1.0 - m, 0.0)
-        loss = float(C @ (b * b))
-        coef = -2.0 * C * b                 # times y_i: in -s 5's columns, or below
-    else:
-        loss = float(C @ np.logaddexp(0.0, -m))
-        coef = -C * sub.y * np.exp(-np.logaddexp(0.0, m))
+    with c_arithmetic():            # inf at an extreme C (-c 1e308): the certificate says so, as LIBLINEAR prints it
+        if l2loss:
+            b = np.maximum(1.0 - m, 0.0)
+            loss = float(C @ (b * b))
+            coef = -2.0 * C * b                 # times y_i: in -s 5's columns, or below
+        else:
+            loss = float(C @ np.logaddexp(0.0, -m))
+            coef = -C * sub.y * np.exp(-np.logaddexp(0.0, m))
     g = np.empty(sub.w_size, np.float64)
     I = np.flatnonzero(coef).astype(np.int32)
     if columns is None:

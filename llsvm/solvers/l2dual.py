@@ -20,8 +20,8 @@ import numpy as np
 from .._ext import _l2dual as K
 from .._ext._random import rng_state
 from .. import memory
-from .common import (FitResult, WARN_MAX_ITER, event_buffer, problem_threads, report_finished, say_events,
-                     warn_max_iter, xlogx)
+from .common import (FitResult, WARN_MAX_ITER, c_arithmetic, event_buffer, problem_threads, report_finished,
+                     say_events, warn_max_iter, xlogx)
 from .newton import L2R_LR, L2R_L2LOSS_SVR, primal_tol, solve_newton
 from ..params import NEWTON_MAX_ITER
 from ..predict import printf_f
@@ -48,15 +48,16 @@ def lr_dual_train_one(sub, params, seed, reporter, warm=None):
     say_events(reporter, ev, n)
     a = alpha[0::2].copy()
     C = sub.C()
-    ent = xlogx(alpha[0::2]) + xlogx(alpha[1::2]) - xlogx(C)
-    wTw = float(w @ w)
-    objective = 0.5 * wTw + float(ent.sum())
+    with c_arithmetic():            # inf or nan at an extreme C (-c 1e308): the certificate says so
+        ent = xlogx(alpha[0::2]) + xlogx(alpha[1::2]) - xlogx(C)
+        wTw = float(w @ w)
+        objective = 0.5 * wTw + float(ent.sum())
+        m = sub.y * sub.margins(w)
+        primal = 0.5 * wTw + float(C @ np.logaddexp(0.0, -m))
+        # the violation: the largest |g'| of the one-variable problems at alpha (log(alpha / (C - alpha)) - y w.x ...)
+        viol = float(np.max(np.abs(np.log(alpha[0::2] / alpha[1::2]) + m))) if sub.l else 0.0
     if reporter is not None:
         report_finished(reporter, it, objective, None)
-    m = sub.y * sub.margins(w)
-    primal = 0.5 * wTw + float(C @ np.logaddexp(0.0, -m))
-    # the violation: the largest |g'| of the one-variable problems at alpha (log(alpha / (C - alpha)) - y w.x ...)
-    viol = float(np.max(np.abs(np.log(alpha[0::2] / alpha[1::2]) + m))) if sub.l else 0.0
     res = FitResult(w=w, alpha=a, n_iter=it, primal=primal, dual=-objective, gap=primal + objective,
                     max_violation=viol, nSV=int(np.count_nonzero(a > 0)), converged=it < max_iter,
                     solver=L2R_LR_DUAL)
@@ -189,26 +190,28 @@ def mcsvm_train_one(sub, params, seed, reporter, warm=None):
     say_events(reporter, ev, n)
     A = alpha.reshape(sub.l, k)
     rows = np.arange(sub.l)
-    wTw = float((W * W).sum())
-    objective = 0.5 * wTw + float(A.sum()) - float(A[rows, sub.cls].sum())
+    with c_arithmetic():            # inf or nan at an extreme C (-c 1e308): the certificate says so
+        wTw = float((W * W).sum())
+        objective = 0.5 * wTw + float(A.sum()) - float(A[rows, sub.cls].sum())
     nSV = int(np.count_nonzero(A))
     report_finished(reporter, it, objective, nSV, after_first=WARN_MAX_ITER if it >= max_iter else "")
     dec = np.empty((sub.l, k), np.float64)
     for m in range(k):
         dec[:, m] = sub.margins(np.ascontiguousarray(W[:, m]))
     own = dec[rows, sub.cls]
-    marg = dec - own[:, None] + 1.0
-    marg[rows, sub.cls] = 0.0
-    primal = 0.5 * wTw + (float(sub.C_class[sub.cls] @ marg.max(axis=1)) if k else 0.0)
-    # the violation: LIBLINEAR's maxG - minG of every row at the end
-    viol = 0.0
-    if sub.l:
-        G = marg
-        Cy = sub.C_class[sub.cls]
-        free_low = A < 0
-        free_low[rows, sub.cls] = A[rows, sub.cls] < Cy
-        minG = np.where(free_low, G, np.inf).min(axis=1)
-        viol = float(np.max(G.max(axis=1) - minG))
+    with c_arithmetic():
+        marg = dec - own[:, None] + 1.0
+        marg[rows, sub.cls] = 0.0
+        primal = 0.5 * wTw + (float(sub.C_class[sub.cls] @ marg.max(axis=1)) if k else 0.0)
+        # the violation: LIBLINEAR's maxG - minG of every row at the end
+        viol = 0.0
+        if sub.l:
+            G = marg
+            Cy = sub.C_class[sub.cls]
+            free_low = A < 0
+            free_low[rows, sub.cls] = A[rows, sub.cls] < Cy
+            minG = np.where(free_low, G, np.inf).min(axis=1)
+            viol = float(np.max(G.max(axis=1) - minG))
     res = FitResult(w=W, alpha=A, n_iter=it, primal=primal, dual=-objective, gap=primal + objective,
                     max_violation=max(viol, 0.0), nSV=nSV, converged=it < max_iter, solver=MCSVM_CS)
     res.extra["objective_value"] = objective

@@ -4,7 +4,7 @@ stopping tests after a step (after_step), and the certificate's dual point (cert
 import numpy as np
 
 from .._ext import _linear as K
-from .common import expit, xlogx
+from .common import c_arithmetic, expit, xlogx
 
 L2R_LR = 0
 L2R_L2LOSS_SVC = 2
@@ -60,37 +60,39 @@ def certificate_sums(sub, fun):
     """The dual point at fun's X w over sub's rows: (alpha, w(alpha) = its rows' sum, the dual's sums over the
     rows); dual_value makes the dual of them (over one problem's rows, or added over a distributed problem's
     parts)."""
-    C = fun.C
-    wx = fun.wx
-    w_alpha = np.zeros(sub.w_size, np.float64)
-    if fun.solver == L2R_L2LOSS_SVR:
-        # beta_i = -2 C_i excess_i; dual: -(1/2 |X^T beta|^2 - y.beta + p |beta|_1 + beta^2 / (4 C))
-        beta = -2.0 * C * fun.excess(wx)
-        I = np.flatnonzero(beta).astype(np.int32)
-        K.sub_xtv(*sub.args, I, beta[I], w_alpha)
-        quad = np.divide(beta * beta, 4.0 * C, out=np.zeros_like(beta), where=C > 0)
-        return beta, w_alpha, (float(fun.t @ beta), float(np.abs(beta).sum()), float(quad.sum()))
-    if fun.solver == L2R_LR:
-        # alpha_i = C_i sigma(-y_i w.x_i); dual: -(1/2 |w(alpha)|^2 + sum alpha log alpha + (C - alpha) log (C - alpha)
-        # - C log C)
-        alpha = C * expit(-fun.yf * wx)
+    with c_arithmetic():          # inf or nan at an extreme C (-c 1e308): the certificate says so
+        C = fun.C
+        wx = fun.wx
+        w_alpha = np.zeros(sub.w_size, np.float64)
+        if fun.solver == L2R_L2LOSS_SVR:
+            # beta_i = -2 C_i excess_i; dual: -(1/2 |X^T beta|^2 - y.beta + p |beta|_1 + beta^2 / (4 C))
+            beta = -2.0 * C * fun.excess(wx)
+            I = np.flatnonzero(beta).astype(np.int32)
+            K.sub_xtv(*sub.args, I, beta[I], w_alpha)
+            quad = np.divide(beta * beta, 4.0 * C, out=np.zeros_like(beta), where=C > 0)
+            return beta, w_alpha, (float(fun.t @ beta), float(np.abs(beta).sum()), float(quad.sum()))
+        if fun.solver == L2R_LR:
+            # alpha_i = C_i sigma(-y_i w.x_i); dual: -(1/2 |w(alpha)|^2 + sum alpha log alpha
+            # + (C - alpha) log (C - alpha) - C log C)
+            alpha = C * expit(-fun.yf * wx)
+            K.dcd_init_w(*sub.args, sub.y, alpha, w_alpha)
+            ent = xlogx(alpha) + xlogx(C - alpha) - xlogx(C)
+            return alpha, w_alpha, (float(ent.sum()),)
+        # alpha_i = 2 C_i max(0, 1 - y_i w.x_i); dual: sum alpha - 1/2 |w(alpha)|^2 - 1/2 sum alpha^2 / (2 C)
+        xi = np.maximum(0.0, 1.0 - fun.yf * wx)
+        alpha = 2.0 * C * xi
         K.dcd_init_w(*sub.args, sub.y, alpha, w_alpha)
-        ent = xlogx(alpha) + xlogx(C - alpha) - xlogx(C)
-        return alpha, w_alpha, (float(ent.sum()),)
-    # alpha_i = 2 C_i max(0, 1 - y_i w.x_i); dual: sum alpha - 1/2 |w(alpha)|^2 - 1/2 sum alpha^2 / (2 C)
-    xi = np.maximum(0.0, 1.0 - fun.yf * wx)
-    alpha = 2.0 * C * xi
-    K.dcd_init_w(*sub.args, sub.y, alpha, w_alpha)
-    d = float((alpha * alpha) @ np.divide(0.5, C, out=np.zeros_like(C), where=C > 0))
-    return alpha, w_alpha, (float(alpha.sum()), d)
+        d = float((alpha * alpha) @ np.divide(0.5, C, out=np.zeros_like(C), where=C > 0))
+        return alpha, w_alpha, (float(alpha.sum()), d)
 
 
 def dual_value(solver, w_alpha, sums, p):
     """The dual (maximization form) from w(alpha) and certificate_sums' sums."""
-    if solver == L2R_L2LOSS_SVR:
-        t_beta, abs_beta, quad = sums
-        return -(0.5 * float(w_alpha @ w_alpha) - t_beta + p * abs_beta + quad)
-    if solver == L2R_LR:
-        return -(0.5 * float(w_alpha @ w_alpha) + sums[0])
-    sum_alpha, d = sums
-    return sum_alpha - 0.5 * float(w_alpha @ w_alpha) - 0.5 * d
+    with c_arithmetic():
+        if solver == L2R_L2LOSS_SVR:
+            t_beta, abs_beta, quad = sums
+            return -(0.5 * float(w_alpha @ w_alpha) - t_beta + p * abs_beta + quad)
+        if solver == L2R_LR:
+            return -(0.5 * float(w_alpha @ w_alpha) + sums[0])
+        sum_alpha, d = sums
+        return sum_alpha - 0.5 * float(w_alpha @ w_alpha) - 0.5 * d

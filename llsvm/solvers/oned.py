@@ -18,7 +18,7 @@ from .._ext import _oned as K
 from .._ext._random import rng_state
 from .common import JSON_FIELDS as LIBLINEAR_JSON_FIELDS
 from ..params import echo
-from .common import FitResult, liblinear_metrics, report_finished, warn_max_iter
+from .common import FitResult, c_arithmetic, liblinear_metrics, report_finished, warn_max_iter
 
 JSON_FIELDS = LIBLINEAR_JSON_FIELDS + ("oned",)
 
@@ -89,7 +89,8 @@ def train_one(sub, params, seed, reporter, warm=None):
     # the certificate of the written model: its primal and the rows on or inside the margin
     m = sub.margins(wfull)
     xi = np.maximum(0.0, 1.0 - sub.y * m)
-    primal = 0.5 * float(w @ w) + float(sub.C() @ xi)
+    with c_arithmetic():            # inf at an extreme C (-c 1e308): the certificate says so
+        primal = 0.5 * float(w @ w) + float(sub.C() @ xi)
     nSV = int(np.count_nonzero(sub.y * m <= 1.0))
     report_finished(reporter, out["n_iter"], primal, nSV, blank_line=False)
     if out["reason"] == "max_iter":

@@ -224,9 +224,10 @@ class OnePassSolver(OutOfCoreSolver):
         self.block_bytes = self.chunk_size = self.chunk
 
     # -- phase 1 ------------------------------------------------------------------------------------------------
-    def _first_pass(self, src, directory, pool):
+    def _first_pass(self, src, directory, pool, problems):
+        """Phase 1 over `src`: the problems it makes go into `problems` (the caller's list, so that the caller
+        aborts their active-set writers, whatever is raised here)."""
         classes = Classes()
-        problems = []
         mine = []                      # the problems this run trains (all, or `only`)
         cap = 0
         n_rows = nnz = 0
@@ -512,7 +513,7 @@ class OnePassSolver(OutOfCoreSolver):
     # -- the run ------------------------------------------------------------------------------------------------
     def _fit(self, src, directory, t0):
         pool = ThreadPoolExecutor(max_workers=self.threads) if self.threads > 1 else None
-        problems = []
+        made = []                       # every problem the first pass makes (its writers are aborted at the end)
         given = src
         self._copy = None
         try:
@@ -521,7 +522,7 @@ class OnePassSolver(OutOfCoreSolver):
             if src.known and src.n_rows:
                 n_labels = len(Classes(src.labels()).labels)
                 self._check_state(src.n_rows, 1 if n_labels <= 2 else n_labels, src.n_features, True)
-            problems, labels, n_rows, nnz, n_features, cap = self._first_pass(src, directory, pool)
+            problems, labels, n_rows, nnz, n_features, cap = self._first_pass(src, directory, pool, made)
             t_first = time.perf_counter() - t0
             # LIBLINEAR's warning, once every class is known
             class_costs(self.C, self.weights, labels, self._once)
@@ -587,7 +588,7 @@ class OnePassSolver(OutOfCoreSolver):
         finally:
             if pool is not None:
                 pool.shutdown(wait=True)
-            for p in problems:
+            for p in made:
                 p.abort()
                 p.memory_set = None
             if self._copy is not None:
