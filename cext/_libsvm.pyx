@@ -312,7 +312,8 @@ cdef struct ParseState:
     int64_t n_qid           # qid tokens skipped
     int64_t n_byte_tokens   # feature tokens read byte by byte (not by llsvm_scan_pair)
     int zero_based
-    int class_labels        # labels are class labels: |label| < 2^31 (LIBLINEAR's (int) cast of the label)
+    int class_labels        # labels are class labels: |label| < 2^63, 64-bit integers (issue 45; LIBLINEAR's C int
+                            # cast overflows beyond 2^31)
     int64_t max_line        # bytes a line may hold before its '\n'
     # error report
     int64_t err_line
@@ -362,7 +363,7 @@ cdef int parse_lines(const unsigned char* buf, int64_t length, ParseState* st, d
         if not ends_token(p[0]):
             status = ST_AFTER_LABEL if p[0] == 58 else ST_LABEL
             break
-        if st.class_labels and not fabs(label) < 2147483648.0:
+        if st.class_labels and not fabs(label) < 9223372036854775808.0:
             status = ST_LABEL_RANGE
             break
         y[row] = label

@@ -18,8 +18,9 @@ so it shares no code with the Cython scanner. The rules:
 - there must be at least one row;
 - with ``max_line``, a line holding more than that many bytes before its newline (``\r`` and comments count) is
   refused at column 1, whatever else is wrong in it;
-- with ``class_labels`` (reading to train a classifier), a label must have magnitude below 2^31, so that its
-  integer part fits a C int as LIBLINEAR casts it.
+- with ``class_labels`` (reading to train a classifier), a label must have magnitude below 2^63, so that its
+  integer part fits int64 (llsvm's class labels are 64-bit integers, issue 45; LIBLINEAR's C int cast overflows
+  beyond 2^31).
 
 ``parse`` returns a ``Parsed`` (arrays equal to what llsvm must produce) or a ``Rejected`` giving the 1-based line
 of the first bad token and the 1-based byte columns where llsvm may report it: anywhere in the token or just
@@ -120,7 +121,7 @@ def parse(text, *, zero_based=False, float32=False, class_labels=False, max_line
             return bad(toks[0], "label is not a number")
         if not _finite(label):
             return bad(toks[0], "label is not finite")
-        if class_labels and not abs(label) < 2.0 ** 31:
+        if class_labels and not abs(label) < 2.0 ** 63:
             return bad(toks[0], "class label beyond the int range")
         rest = toks[1:]
         if rest and rest[0][2].startswith(b"qid:"):

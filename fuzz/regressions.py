@@ -106,7 +106,8 @@ CASES = [
     # models
     Case("model", "label-beyond-int64", "a label beyond int64 raises OverflowError, not ModelFormatError",
          _model(LINEAR % b"99999999999999999999 -1")),
-    Case("model", "label-beyond-int", "a label beyond C int (LIBLINEAR's label type) is accepted",
+    Case("model", "label-beyond-int", "a label beyond C int (LIBLINEAR's label type) is accepted (since issue 45 "
+         "llsvm's labels are 64-bit integers: it is, and kept whole)",
          _model(LINEAR % b"2147483648 -1")),
     Case("model", "control-separator", "\\x1c-\\x1f separate tokens (Python's str.split), unlike C's fscanf",
          _model(LINEAR.replace(b"nr_class 2", b"nr_class\x1c2") % b"1 -1")),

@@ -42,6 +42,8 @@ from .reference import Parsed, Rejected, TooLarge, decode_source
 
 INT32_MAX = 2 ** 31 - 1
 INT32_MIN = -2 ** 31
+INT64_MAX = 2 ** 63 - 1          # class labels are 64-bit integers (issue 45)
+INT64_MIN = -2 ** 63
 MAX_MESSAGE = 400            # an error message (path excluded) longer than this quotes too much of the input
 
 
@@ -436,7 +438,8 @@ def model_invariants(data, m):
     - model.solver_type: one of LIBLINEAR's names;
     - model.nr_class: 1 <= nr_class <= 2^31 - 1; a regression or one-class model has one weight per feature, so
       nr_class 1 or 2 (LIBLINEAR writes 2; with more, nr_w would be nr_class);
-    - model.labels: a classifier lists nr_class labels, each a C int (LIBLINEAR stores them as int);
+    - model.labels: a classifier lists nr_class labels, each a 64-bit integer (llsvm's class labels; LIBLINEAR's
+      are C ints);
     - model.nr_feature: 0 <= nr_feature <= 2^31 - 1, and 2^B for a hashed model with 1 <= B <= 28;
     - model.weights: bias, rho and every weight finite; W has nr_feature (+1 with a bias) rows of nr_w values.
     """
@@ -449,7 +452,7 @@ def model_invariants(data, m):
     else:
         require(m.label is not None and len(m.label) == m.nr_class, "model.labels", "label count != nr_class")
     if m.label is not None:
-        require(all(INT32_MIN <= int(v) <= INT32_MAX for v in m.label), "model.labels", "a label beyond C int")
+        require(all(INT64_MIN <= int(v) <= INT64_MAX for v in m.label), "model.labels", "a label beyond int64")
     require(0 <= m.nr_feature <= INT32_MAX, "model.nr_feature", str(m.nr_feature))
     if m.hash_bits is not None:
         require(1 <= m.hash_bits <= 28 and m.nr_feature == 1 << m.hash_bits, "model.nr_feature",
@@ -464,7 +467,8 @@ def model_invariants(data, m):
 def svm_model_invariants(data, m):
     """The rules an accepted LIBSVM kernel model meets (docs/formats.md section 1.3): model.bytes as above;
     model.svm_type: LIBSVM's svm and kernel type names (no precomputed kernel); model.nr_class: 2 for one-class and
-    SVR, >= 1 for classification with nr_class labels (C ints) and nSV counts summing to total_sv; model.weights:
+    SVR, >= 1 for classification with nr_class labels (64-bit integers) and nSV counts summing to total_sv;
+    model.weights:
     rho (k(k-1)/2 values), sv_coef ((k-1) x total_sv), gamma, coef0 and the SV values finite, SV indices
     ascending."""
     bad = sorted(set(data) - MODEL_BYTES)
@@ -474,7 +478,7 @@ def svm_model_invariants(data, m):
     k = m.nr_class
     if m.svm_type in ("c_svc", "nu_svc"):
         require(1 <= k <= INT32_MAX and len(m.label) == k and len(m.nSV) == k, "model.nr_class", str(k))
-        require(all(INT32_MIN <= int(v) <= INT32_MAX for v in m.label), "model.labels", "a label beyond C int")
+        require(all(INT64_MIN <= int(v) <= INT64_MAX for v in m.label), "model.labels", "a label beyond int64")
         require(int(m.nSV.sum()) == m.total_sv and (m.nSV >= 0).all(), "model.nr_class", "nSV")
     else:
         require(k == 2 and m.label is None and m.nSV is None, "model.nr_class", str(k))
@@ -506,7 +510,7 @@ def check_svm_model(data, m, work):
 
 def tree_model_invariants(data, m):
     """The rules an accepted tree model meets (docs/formats.md section 1.4): model.bytes as above;
-    model.nr_class: 1..65536 distinct C-int labels, one tree per pair in LIBSVM's pair order; model.tree: every
+    model.nr_class: 1..65536 distinct 64-bit integer labels, one tree per pair in LIBSVM's pair order; model.tree: every
     node's hard label and every leaf among its pair's labels, w's indices ascending within nr_feature, b and the
     values finite; model.rbf: an RBF node (a classification kernel model meeting svm_model_invariants, with the
     tree model's labels in order) exactly when the file has one, and always when a tree ends in it."""
@@ -515,7 +519,7 @@ def tree_model_invariants(data, m):
     k = m.nr_class
     labels = [int(v) for v in m.label]
     require(1 <= k <= 65536 and len(set(labels)) == k, "model.nr_class", str(k))
-    require(all(INT32_MIN <= v <= INT32_MAX for v in labels), "model.labels", "a label beyond C int")
+    require(all(INT64_MIN <= v <= INT64_MAX for v in labels), "model.labels", "a label beyond int64")
     require(0 <= m.nr_feature <= INT32_MAX, "model.nr_feature", str(m.nr_feature))
     pairs = [(labels[i], labels[j]) for i in range(k) for j in range(i + 1, k)]
     require([(t.a, t.b) for t in m.trees] == pairs, "model.tree", "trees not one per pair in LIBSVM's order")

@@ -24,7 +24,7 @@ def open_dataset(path, *, zero_based=False, float32=False, stream=False, chunk_s
 
     Binary files give a BinaryDataset (random access by loading, or streaming). Text gives an in-memory
     CSRDataset, or with ``stream=True`` a TextStream that parses block by block in bounded memory. Text lines may
-    hold at most `max_line` bytes; `class_labels`: text labels must be class labels, within the int range
+    hold at most `max_line` bytes; `class_labels`: text labels must be class labels, within the int64 range
     (llsvm.textio). `threads` > 1: text is parsed on two threads (the same rows, the same errors).
     """
     if os.fspath(path) != STDIN and sniff_path(path) == "binary":

@@ -93,8 +93,9 @@ class SolverSpec:
 
     @property
     def class_labels(self):
-        """Whether its training labels are class labels: integers in the int range, as LIBLINEAR casts them (text
-        input is read with class_labels, which refuses a label beyond it at its line and column)."""
+        """Whether its training labels are class labels: their integer parts, as LIBLINEAR casts them, within the
+        int64 range (text input is read with class_labels, which refuses a label beyond it at its line and
+        column)."""
         return self.task in ("ovr", "multiclass")
 
     @property

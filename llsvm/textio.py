@@ -12,8 +12,8 @@ into the final arrays (no second copy of the data).
 errors as one thread. A stream's chunks (TextStream, take_each) recycle the memory of the arrays their user has
 dropped (MemoryPool), so most of a stream's pages are written without being zeroed first.
 
-`class_labels=True` (training a classifier) also refuses a label whose integer part does not fit a C int, as
-LIBLINEAR stores class labels, at its line and column.
+`class_labels=True` (training a classifier) also refuses a label whose integer part does not fit int64 (llsvm's
+class labels are 64-bit integers; LIBLINEAR's C int overflows beyond 2^31), at its line and column.
 """
 import re
 
@@ -34,6 +34,7 @@ DEFAULT_MAX_LINE = 256 << 20
 MIN_MAX_LINE = 1 << 20
 
 INT32_MAX = 2147483647
+INT64_MAX = 2 ** 63 - 1
 # threads > 1 split a chunk only from this size: below it, the second thread's start and the scratch arrays cost
 # more than half the chunk's parse (a9a, 2.3 MB: 0.017 CPU seconds on two threads against 0.010 on one)
 SPLIT_MIN = 4 << 20
@@ -88,8 +89,8 @@ def _error(name, status, builder, buf, end, zero_based, max_line=DEFAULT_MAX_LIN
     elif status == ST_LABEL_NONFINITE:
         msg = f"label is NaN or infinite (found {tok})"
     elif status == ST_LABEL_RANGE:
-        msg = (f"class label is beyond the int range (found {tok}; the integer part of a class label must be within "
-               f"-{INT32_MAX}..{INT32_MAX})")
+        msg = (f"class label is beyond the int64 range (found {tok}; a class label must be less than 2^63 = "
+               f"{INT64_MAX + 1} in magnitude)")
     elif status == ST_AFTER_LABEL:
         msg = f"missing label: the line starts with {tok}"
     elif status == ST_COLON:

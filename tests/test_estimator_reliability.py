@@ -284,3 +284,47 @@ def test_an_overflowing_bias_in_the_first_pass_leaves_no_file_open():
             llsvm.train(X, y, solver="llsvm", bias=1e308)
         gc.collect()
     assert [str(w.message) for w in got if issubclass(w.category, ResourceWarning)] == []
+
+
+# -- H14: 64-bit class labels ----------------------------------------------------------------------------------------
+BIG_LABELS = [2 ** 40, -2 ** 40]
+
+
+@pytest.mark.parametrize("solver", [1, 4, "smo", "nu_svc", "h1tree", "olsvm", "local1d", "llsvm", "streamsvm"])
+def test_labels_beyond_int32_train_and_are_written_whole(tmp_path, solver):
+    X, y = _small()
+    labels = np.where(y > 0, BIG_LABELS[0], BIG_LABELS[1]).astype(np.float64)
+    model = llsvm.train(X, labels, solver=solver)
+    assert sorted(int(v) for v in model.label) == sorted(BIG_LABELS)
+    model.save(tmp_path / "m")
+    text = (tmp_path / "m").read_text()
+    assert f"label {int(model.label[0])} {int(model.label[1])}\n" in text
+    back = llsvm.load_model(tmp_path / "m")
+    assert back.label.tolist() == model.label.tolist()
+    np.testing.assert_array_equal(back.predict(X), model.predict(X))
+    assert set(back.predict(X).tolist()) <= set(float(v) for v in BIG_LABELS)
+
+
+def test_the_commands_take_labels_beyond_int32(tmp_path):
+    data = tmp_path / "d.txt"
+    data.write_text("1099511627776 1:1 2:0.5\n-1099511627776 1:-1\n1099511627776 1:2\n-1099511627776 2:-1\n")
+    r = subprocess.run([os.path.join(BIN, "llsvm-train"), "-q", str(data), str(tmp_path / "m")], capture_output=True,
+                       text=True, timeout=600)
+    assert (r.returncode, r.stderr) == (0, "")
+    assert "\nlabel 1099511627776 -1099511627776\n" in (tmp_path / "m").read_text()
+    r = subprocess.run([os.path.join(BIN, "llsvm-predict"), str(data), str(tmp_path / "m"), str(tmp_path / "p")],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0 and r.stdout.startswith("Accuracy = 100% (4/4)"), (r.stdout, r.stderr)
+    assert (tmp_path / "p").read_text() == "1099511627776\n-1099511627776\n1099511627776\n-1099511627776\n"
+
+
+def test_labels_beyond_int64_are_refused(tmp_path):
+    X, y = _small()
+    with pytest.raises(ValueError, match="a class label is beyond the int64 range"):
+        llsvm.train(X, np.where(y > 0, 1e19, 1.0), solver=1)
+    (tmp_path / "m").write_text("solver_type L2R_L2LOSS_SVC_DUAL\nnr_class 2\nlabel 9223372036854775808 -1\n")
+    with pytest.raises(ModelFormatError, match="label 9223372036854775808 is beyond the int64 range"):
+        llsvm.load_model(tmp_path / "m")
+    (tmp_path / "m").write_text("solver_type L2R_L2LOSS_SVC_DUAL\nnr_class 2\nlabel 9223372036854775807 "
+                                "-9223372036854775808\nnr_feature 1\nbias -1\nw\n1 \n")
+    assert llsvm.load_model(tmp_path / "m").label.tolist() == [2 ** 63 - 1, -2 ** 63]

@@ -155,11 +155,12 @@ LIMITS = [
     (b"1 1:1\n" + b"x" * 40, dict(max_line=10), (2, 1)),        # too long and malformed: the length is reported
     (b"1 0:1\n" + b"2" * 40, dict(max_line=10), (1, 3)),        # an earlier line's error comes first
     (b"\n\n", dict(max_line=0), (3, 1)),                        # empty lines fit any limit: empty input
-    (b"2147483648 1:1\n", dict(class_labels=True), (1, 1)),
-    (b"-2147483648\n", dict(class_labels=True), (1, 1)),
-    (b"1 1:1\n  3e9\n", dict(class_labels=True), (2, 3)),
-    (b"2147483647.9\n-2147483647\n", dict(class_labels=True), None),
-    (b"3e9 1:1\n", dict(), None),
+    # class labels: below 2^63 in magnitude (64-bit integers, issue 45; C ints before)
+    (b"9223372036854775808 1:1\n", dict(class_labels=True), (1, 1)),
+    (b"-9223372036854775808\n", dict(class_labels=True), (1, 1)),
+    (b"1 1:1\n  3e19\n", dict(class_labels=True), (2, 3)),
+    (b"2147483648.9\n-2147483648\n3e9\n9223372036854774784\n", dict(class_labels=True), None),
+    (b"3e19 1:1\n", dict(), None),
 ]
 
 
@@ -295,9 +296,16 @@ def test_binary_invariants(header, labels, counts, rule):
             targets.binary_invariants(data, ds, arrays)
 
 
+def _label_beyond_int64():
+    """A model whose label is beyond int64 (its constructor refuses one; a reader that let it through would not)."""
+    m = Model("L2R_L1LOSS_SVC_DUAL", 2, [1, -1], 1, -1, np.ones((1, 1)))
+    m.label = np.array([2 ** 63, 1], np.uint64)
+    return m
+
+
 @pytest.mark.parametrize("model,rule", [
     (Model("L2R_L2LOSS_SVR", 3, None, 1, -1, np.ones((1, 3))), "model.nr_class"),
-    (Model("L2R_L1LOSS_SVC_DUAL", 2, [2 ** 31, 1], 1, -1, np.ones((1, 1))), "model.labels"),
+    (_label_beyond_int64(), "model.labels"),
     (Model("L2R_L1LOSS_SVC_DUAL", 2, [1, -1], 1, 1.0, np.array([[1.0], [np.nan]])), "model.weights"),
 ])
 def test_model_invariants(model, rule):

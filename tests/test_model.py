@@ -366,9 +366,9 @@ def test_ascii_control_bytes_rejected_with_line(tmp_path):
 @pytest.mark.parametrize("text, line, message", [
     ("solver_type L2R_L2LOSS_SVC_DUAL\nnr_class\x1c2\n", 2, "a control character '\\x1c' in the model file"),
     ("solver_type L2R_L2LOSS_SVC_DUAL\nnr_class 2\nlabel 99999999999999999999 -1\n", 3,
-     "label 99999999999999999999 is beyond the int range (LIBLINEAR's labels are C ints)"),
-    ("solver_type L2R_L2LOSS_SVC_DUAL\nnr_class 2\nlabel 2147483648 -1\n", 3,
-     "label 2147483648 is beyond the int range (LIBLINEAR's labels are C ints)"),
+     "label 99999999999999999999 is beyond the int64 range (llsvm's class labels are 64-bit integers)"),
+    ("solver_type L2R_L2LOSS_SVC_DUAL\nnr_class 2\nlabel 9223372036854775808 -1\n", 3,
+     "label 9223372036854775808 is beyond the int64 range (llsvm's class labels are 64-bit integers)"),
     ("solver_type L2R_L2LOSS_SVR\nnr_class 3\nnr_feature 1\nbias -1\nw\n1 2 3\n", 2,
      "nr_class 3 for L2R_L2LOSS_SVR, whose models have nr_class 2"),
     ("solver_type ONECLASS_SVM\nnr_class 2147483647\nnr_feature 0\nbias -1\nrho 0\nw\n", 2,

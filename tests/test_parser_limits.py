@@ -6,7 +6,7 @@
   from a pipe, and must exit 1 with the message and no traceback.
 - Messages quote just the offending piece (the value of an index:value pair, at the value's column; the index of a
   bad index), with control characters and bytes that are not UTF-8 escaped (llsvm.errors.quote), in data and model
-  files alike; a model's label-count mismatch is reported at its `label` line; a class label beyond the int range
+  files alike; a model's label-count mismatch is reported at its `label` line; a class label beyond the int64 range
   is reported at its line and column when training.
 """
 import os
@@ -399,12 +399,16 @@ def test_hashed_model_messages_quote_escaped(tmp_path, line, text, message):
 
 # -- class labels beyond the int range --------------------------------------------------------------------------
 
-RANGE = "the integer part of a class label must be within -2147483647..2147483647"
+RANGE = "a class label must be less than 2^63 = 9223372036854775808 in magnitude"
 
 
+# class labels are 64-bit integers (issue 45; they were C ints): below 2^63 in magnitude as a double, so
+# 9223372036854775807, which rounds to 2^63, is beyond it and 2^63 - 1024, the largest double below, is not
 @pytest.mark.parametrize("label,ok", [("2147483647", True), ("2147483647.99", True), ("-2147483647.99", True),
-                                      ("1e9", True), ("2147483648", False), ("-2147483648", False),
-                                      ("99999999999", False), ("1e300", False), ("-2.5e10", False)])
+                                      ("1e9", True), ("2147483648", True), ("-2147483648", True),
+                                      ("99999999999", True), ("-2.5e10", True), ("9223372036854774784", True),
+                                      ("-9223372036854774784.5", True), ("9223372036854775807", False),
+                                      ("-9223372036854775808", False), ("1e19", False), ("1e300", False)])
 def test_class_labels_in_the_int_range(write_bytes, label, ok):
     path = write_bytes(b"1 1:1\n# comment\n\t" + label.encode() + b" 1:1\n")
     # read as data (convert, predict, regression later): any finite label
@@ -420,29 +424,29 @@ def test_class_labels_in_the_int_range(write_bytes, label, ok):
             call()
         e = info.value
         assert (e.line, e.column) == (3, 2)
-        assert e.message == f"class label is beyond the int range (found '{label}'; {RANGE})"
+        assert e.message == f"class label is beyond the int64 range (found '{label}'; {RANGE})"
 
 
 @pytest.mark.parametrize("args", [["-s", "1"], ["-s", "2"], ["-s", "3"], ["-s", "llsvm"], ["-s", "streamsvm"],
                                   ["-s", "bm"], ["-s", "3", "-v", "2"], ["-s", "2", "-C"], ["-s", "llsvm", "-v", "2"]])
 def test_training_reports_a_label_beyond_int_at_its_line(write_bytes, tmp_path, args):
-    path = write_bytes(b"1 1:1\n-1 2:1\n  99999999999 1:1\n")
+    path = write_bytes(b"1 1:1\n-1 2:1\n  99999999999999999999 1:1\n")
     r = CliRunner().invoke(train_main, ["-q", *args, str(path), str(tmp_path / "m")])
     assert_exit(r, 1)
-    assert r.stderr == (f"Wrong input format at line 3\n{path}: line 3, column 3: class label is beyond the int "
-                        f"range (found '99999999999'; {RANGE})\n")
+    assert r.stderr == (f"Wrong input format at line 3\n{path}: line 3, column 3: class label is beyond the int64 "
+                        f"range (found '99999999999999999999'; {RANGE})\n")
     assert not (tmp_path / "m").exists()
 
 
 def test_library_training_reports_a_label_beyond_int_at_its_line(write_bytes):
-    path = write_bytes(b"1 1:1\n-1 2:1\n99999999999 1:1\n")
+    path = write_bytes(b"1 1:1\n-1 2:1\n99999999999999999999 1:1\n")
     for solver in (3, "llsvm"):
         with pytest.raises(llsvm.DataFormatError) as info:
             llsvm.train(str(path), solver=solver)
         assert (info.value.path, info.value.line, info.value.column) == (str(path), 3, 1)
     # arrays have no lines: the trainer's own check stays
-    with pytest.raises(llsvm.ParameterError, match="a class label is beyond the int range"):
-        llsvm.train(np.eye(3), np.array([1.0, -1.0, 1e11]), solver=3)
+    with pytest.raises(llsvm.ParameterError, match="a class label is beyond the int64 range"):
+        llsvm.train(np.eye(3), np.array([1.0, -1.0, 1e19]), solver=3)
 
 
 def test_convert_and_predict_take_any_finite_label(write_bytes, tmp_path):

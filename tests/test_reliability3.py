@@ -169,7 +169,7 @@ CUT = "9" * 40 + "..."
 
 @pytest.mark.parametrize("text,old,new,line,message", [
     (LINEAR, "label 1 -1", f"label 1 -{NINES}", 3,
-     f"label -{'9' * 39}... is beyond the int range (LIBLINEAR's labels are C ints)"),
+     f"label -{'9' * 39}... is beyond the int64 range (llsvm's class labels are 64-bit integers)"),
     (LINEAR, "nr_class 2", f"nr_class {NINES}", 2, f"'nr_class' out of range: {CUT}"),
     (LINEAR, "nr_feature 2", f"nr_feature {NINES}", 4, f"'nr_feature' out of range: {CUT}"),
     (LINEAR, "nr_class 2", "nr_class " + "x" * LONG, 2, f"'nr_class' is not an integer: '{'x' * 40}...'"),
@@ -213,7 +213,8 @@ def test_long_integer_refused_by_llsvm_predict(tmp_path, kind):
     (tmp_path / "m").write_text(text)
     (tmp_path / "t").write_text("1 1:1\n")
     r = run("llsvm-predict", tmp_path / "t", tmp_path / "m", tmp_path / "out")
-    line, msg = ((3, f"label {CUT} is beyond the int range (LIBLINEAR's labels are C ints)") if kind == "linear"
+    line, msg = ((3, f"label {CUT} is beyond the int64 range (llsvm's class labels are 64-bit integers)")
+                 if kind == "linear"
                  else (10, f"'nr_sv' value {CUT} out of range"))
     assert (r.returncode, r.stdout, r.stderr) == (1, "", f"Error: {tmp_path / 'm'}:{line}: {msg}\n")
     assert not (tmp_path / "out").exists()
@@ -230,7 +231,8 @@ def test_long_integer_in_a_streamed_model(tmp_path):
     assert path.stat().st_size > llsvm.models.loader.STREAM_FROM
     with pytest.raises(ModelFormatError) as exc:
         llsvm.load_model(path)
-    assert str(exc.value) == f"{path}:3: label {CUT} is beyond the int range (LIBLINEAR's labels are C ints)"
+    assert str(exc.value) == (f"{path}:3: label {CUT} is beyond the int64 range (llsvm's class labels are "
+                              "64-bit integers)")
 
 
 @pytest.mark.parametrize("text,old,new", [

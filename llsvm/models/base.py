@@ -17,6 +17,9 @@ from ..fileutil import atomic_output
 CHUNK_VALUES = 1 << 14
 INT32_MAX = 2147483647
 INT32_MIN = -2147483648
+# class labels are 64-bit integers (issue 45): written in full, read back in this range
+INT64_MAX = 2 ** 63 - 1
+INT64_MIN = -2 ** 63
 # numbers as C's strtod/strtol (and so LIBLINEAR's fscanf) read them; Python-only forms like 1_5 are refused
 FLOAT = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?|[+-]?(inf|infinity|nan)", re.IGNORECASE)
 INT = re.compile(r"[+-]?\d+")
@@ -54,10 +57,27 @@ def c_int_or_none(tok):
         return None
 
 
-def c_ints(args, low, not_int, beyond):
-    """The tokens `args` as integers in low..INT32_MAX (C ints). The first token that is not an integer is refused
-    first, not_int(token), then the first out of the range, beyond(token): both ModelFormatErrors naming the token
-    as it is written (quote it with llsvm.errors.quote or escape, which cut a long one)."""
+def int64_labels(label):
+    """A model's class labels as an int64 array; ParameterError when one is not an integer within the int64 range
+    (class labels are 64-bit integers: issue 45)."""
+    out = np.asarray(label)
+    if out.dtype.kind == "f":
+        ok = bool((np.isfinite(out) & (out == np.trunc(out)) & (np.abs(out) < 2.0 ** 63)).all())
+    else:
+        try:
+            ok = out.dtype.kind in "iubO" and all(INT64_MIN <= int(v) <= INT64_MAX for v in out.reshape(-1).tolist())
+        except (TypeError, ValueError):
+            ok = False
+    if not ok:
+        raise ParameterError("class labels must be integers within the int64 range")
+    return out.astype(np.int64).reshape(-1)
+
+
+def c_ints(args, low, not_int, beyond, high=INT32_MAX):
+    """The tokens `args` as integers in low..high (C ints by default; class labels: int64). The first token that is
+    not an integer is refused first, not_int(token), then the first out of the range, beyond(token): both
+    ModelFormatErrors naming the token as it is written (quote it with llsvm.errors.quote or escape, which cut a
+    long one)."""
     found = next((p for p in args if not INT.fullmatch(p)), None)
     if found is not None:
         raise not_int(found)
@@ -67,7 +87,7 @@ def c_ints(args, low, not_int, beyond):
             v = c_int(p)
         except BeyondInt:
             raise beyond(p) from None
-        if not low <= v <= INT32_MAX:
+        if not low <= v <= high:
             raise beyond(p)
         vals.append(v)
     return vals

@@ -29,8 +29,8 @@ from .._ext._libsvm import first_control, format_weights, parse_weight_block
 from .._ext._linear import decision_values
 from ..errors import ModelFormatError, ParameterError, escape, quote
 from ..hashing import HASH_FUNCTION, MAX_BITS, MIN_BITS, check_bits, hash_dataset
-from .base import (CHUNK_VALUES, FLOAT, INT, INT32_MIN, BaseModel, ModelText, as_rows, c_float, c_int_or_none, c_ints,
-                   header_int, parse_header)
+from .base import (CHUNK_VALUES, FLOAT, INT, INT64_MAX, INT64_MIN, BaseModel, ModelText, as_rows, c_float,
+                   c_int_or_none, c_ints, header_int, parse_header)
 
 SOLVER_TYPE_TABLE = ["L2R_LR", "L2R_L2LOSS_SVC_DUAL", "L2R_L2LOSS_SVC", "L2R_L1LOSS_SVC_DUAL", "MCSVM_CS",
                      "L1R_L2LOSS_SVC", "L1R_LR", "L2R_LR_DUAL", "", "", "", "L2R_L2LOSS_SVR", "L2R_L2LOSS_SVR_DUAL",
@@ -241,9 +241,9 @@ class Model(BaseModel):
             return v
 
         def labels(key, args, fail):
-            return c_ints(args, INT32_MIN, lambda tok: fail(f"labels must be integers (found {quote(tok)})"),
-                          lambda tok: fail(f"label {escape(tok)} is beyond the int range (LIBLINEAR's labels are "
-                                           f"C ints)"))
+            return c_ints(args, INT64_MIN, lambda tok: fail(f"labels must be integers (found {quote(tok)})"),
+                          lambda tok: fail(f"label {escape(tok)} is beyond the int64 range (llsvm's class labels are "
+                                           f"64-bit integers)"), high=INT64_MAX)
 
         return {"solver_type": solver_type, "nr_class": header_int(1), "nr_feature": features, "bias": finite,
                 "rho": finite, "label": labels}

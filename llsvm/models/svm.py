@@ -26,8 +26,8 @@ from .._ext._kpredict import decision_values as _decision_values, svc_probabilit
 from .._ext._libsvm import format_svs, format_weights, parse_sv_block
 from ..dataset import CSRDataset
 from ..errors import ConvergenceWarning, ModelFormatError, ParameterError, escape, quote
-from .base import (CHUNK_VALUES, FLOAT, INT32_MAX, INT32_MIN, BaseModel, ModelText, as_rows, c_float, c_int_or_none,
-                   c_ints, header_int, parse_header)
+from .base import (CHUNK_VALUES, FLOAT, INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN, BaseModel, ModelText, as_rows,
+                   c_float, c_int_or_none, c_ints, header_int, int64_labels, parse_header)
 
 SVM_TYPES = ("c_svc", "nu_svc", "one_class", "epsilon_svr", "nu_svr")
 KERNEL_TYPES = ("linear", "polynomial", "rbf", "sigmoid")
@@ -162,13 +162,11 @@ class SVMModel(BaseModel):
         if classification:
             if label is None or nSV is None:
                 raise ParameterError(f"a {svm_type} model needs label and nSV")
-            self.label = np.asarray(label, dtype=np.int64).reshape(-1)
+            self.label = int64_labels(label)
             self.nSV = np.asarray(nSV, dtype=np.int64).reshape(-1)
             k = self.label.shape[0]
             if k < 1 or self.nSV.shape[0] != k:
                 raise ParameterError(f"label has {k} classes, nSV {self.nSV.shape[0]} counts")
-            if ((self.label < INT32_MIN) | (self.label > INT32_MAX)).any():
-                raise ParameterError("labels must fit LIBSVM's C int")
             if (self.nSV < 0).any() or int(self.nSV.sum()) != l:
                 raise ParameterError(f"nSV {self.nSV.tolist()} must be counts >= 0 summing to total_sv {l}")
         else:
@@ -456,9 +454,11 @@ class SVMModel(BaseModel):
             return vals
 
         def integers(key, args, fail):
-            return c_ints(args, INT32_MIN if key == "label" else 0,
+            label = key == "label"          # class labels are 64-bit integers (issue 45); nr_sv counts C ints
+            return c_ints(args, INT64_MIN if label else 0,
                           lambda tok: fail(f"'{key}' values must be integers (found {quote(tok)})"),
-                          lambda tok: fail(f"'{key}' value {escape(tok)} out of range"))
+                          lambda tok: fail(f"'{key}' value {escape(tok)} out of range"),
+                          high=INT64_MAX if label else INT32_MAX)
 
         return {"svm_type": svm_type, "kernel_type": kernel_type, "degree": header_int(0), "nr_class": header_int(1),
                 "total_sv": header_int(0), **{key: numbers for key in ("gamma", "coef0", "rho", "probA", "probB",

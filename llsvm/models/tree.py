@@ -33,7 +33,7 @@ import numpy as np
 
 from .. import memory
 from ..errors import ModelFormatError, ParameterError, quote
-from .base import INT32_MAX, BaseModel, as_rows, c_float, c_int
+from .base import INT32_MAX, INT64_MAX, INT64_MIN, BaseModel, as_rows, c_float, c_int, int64_labels
 
 TREE_MAGIC = "llsvm_tree_model"
 TREE_VERSION = 1
@@ -69,7 +69,7 @@ class TreeModel(BaseModel):
     solver_type = "H1_TREE"
 
     def __init__(self, label, nr_feature, trees, h1_c, rbf=None, meta=None):
-        self.label = np.asarray(label, dtype=np.int64)
+        self.label = int64_labels(label)
         self.nr_class = int(self.label.size)
         self.nr_feature = int(nr_feature)
         self.trees = list(trees)
@@ -238,7 +238,8 @@ class TreeModel(BaseModel):
             raise bad(head["nr_class"][0], "nr_class must be an integer in 1..65536") from None
         try:
             label = [c_int(v) for v in head["label"][1]]
-            if len(label) != nr_class or len(set(label)) != nr_class or any(abs(v) > INT32_MAX for v in label):
+            if (len(label) != nr_class or len(set(label)) != nr_class
+                    or any(not INT64_MIN <= v <= INT64_MAX for v in label)):
                 raise ValueError
         except ValueError:
             raise bad(head["label"][0], f"label must list {nr_class} distinct integers") from None

@@ -9,7 +9,6 @@ from .._ext import _linear as K
 from .._ext import _random
 from ..errors import ParameterError
 from ..memory import format_size
-from ..options import INT_MAX
 from ..params import echo
 from ..memory import check as check_memory
 from ..memory import check_classes
@@ -111,6 +110,11 @@ class Subproblem:
 
 
 # -- classes ----------------------------------------------------------------------------------------------------
+# |integer part of a class label| < 2^63: the labels are 64-bit integers (issue 45; LIBLINEAR's and LIBSVM's are C
+# ints, which a label beyond 2^31 overflows); the text parser's bound (cext/_libsvm.pyx, class_labels) is the same
+CLASS_LABEL_BOUND = 2.0 ** 63
+
+
 class Classes:
     """Integer labels (LIBLINEAR truncates) in order of first occurrence, discovered block by block."""
 
@@ -124,8 +128,9 @@ class Classes:
     def add(self, y):
         """Class index per row (int32); new labels are appended. Returns (cls, number of new labels)."""
         yt = np.trunc(np.asarray(y, dtype=np.float64))
-        if yt.size and (np.abs(yt) > INT_MAX).any():
-            raise ParameterError("a class label is beyond the int range")
+        if yt.size and not (np.abs(yt) < CLASS_LABEL_BOUND).all():
+            raise ParameterError("a class label is beyond the int64 range (class labels are 64-bit integers: a label "
+                                 "must be less than 2^63 = 9223372036854775808 in magnitude)")
         yi = yt.astype(np.int64)
         uniq, first = np.unique(yi, return_index=True)
         new = 0
