@@ -4,17 +4,20 @@
 # Python runs a signal's handler only between two bytecodes of the main thread, so a kernel that holds no GIL for
 # minutes (an SMO solve of a class pair, an online epoch, kernel prediction over a test file) would keep a Ctrl-C or
 # a SIGTERM waiting until it returns. The rule, one for every kernel:
-# - `arm()` (called by the CLI's handle_errors while a command's body runs, after its Python handlers are set)
-#   puts a C handler before the one Python installed for SIGINT and SIGTERM: it records the signal number in one
-#   process-wide flag (a sig_atomic_t, async-signal-safe) and then calls Python's own C handler, which marks the
-#   signal for the Python handler as usual. A signal that the process ignores (SIG_IGN, e.g. a background job's
-#   inherited SIGINT) or leaves to the default action is not armed: it stays as it was.
+# - `arm()` (called through llsvm/stop.py: by the CLI's handle_errors while a command's body runs, after its Python
+#   handlers are set, and around a training call from Python, issue 45) puts a C handler before the one Python
+#   installed for SIGINT and SIGTERM (or SIGINT alone): it records the signal number in one process-wide flag (a
+#   sig_atomic_t, async-signal-safe) and then calls Python's own C handler, which marks the signal for the Python
+#   handler as usual. A signal that the process ignores (SIG_IGN, e.g. a background job's inherited SIGINT) or
+#   leaves to the default action is not armed: it stays as it was.
 # - Every long nogil loop calls `stop_requested()` (a read of the flag) every few thousand elementary steps, and
 #   at least once per step that costs more than a few microseconds, and leaves the loop when it is nonzero; the
 #   kernel frees its buffers and its Python wrapper, holding the GIL again, calls `check_stop()`, which lets Python
-#   run the handler now (PyErr_CheckSignals: the CLI's handler raises SystemExit(130 or 143), the drivers' finally
-#   blocks clean up) and raises SystemExit(128 + signal) itself when no handler did. A result cut short is never
-#   returned.
+#   run the handler now (PyErr_CheckSignals: the CLI's handler raises SystemExit(130 or 143), Python's default one
+#   KeyboardInterrupt; the drivers' finally blocks clean up) and raises itself when no handler did (a kernel in
+#   another thread than the main one, where Python runs no handler): SystemExit(128 + signal), or KeyboardInterrupt
+#   for SIGINT when armed with keyboard=True (a call from Python, whose Ctrl-C is KeyboardInterrupt). A result cut
+#   short is never returned.
 # - `disarm()` gives the previous C handlers back; `signal.signal` replacing a handler replaces this one too.
 # The flag is cleared by arm() and by disarm(), so an in-process caller (the tests) can run one command after another.
 from cpython.exc cimport PyErr_CheckSignals
@@ -70,8 +73,12 @@ cdef extern from *:
     int SIGINT
     int SIGTERM
     int llsvm_stop_signum
+    int llsvm_armed[2]
     int llsvm_arm(int sig) nogil
     void llsvm_disarm(int sig) nogil
+
+
+cdef bint raise_keyboard = False   # check_stop's own raise for SIGINT: KeyboardInterrupt (arm(keyboard=True))
 
 
 cdef int stop_requested() noexcept nogil:
@@ -84,25 +91,35 @@ cdef int check_stop() except -1:
     cdef int signum = llsvm_stop_signum
     if signum == 0:
         return 0
-    PyErr_CheckSignals()            # the CLI's handler raises SystemExit(128 + signum) here
+    PyErr_CheckSignals()            # the CLI's handler raises SystemExit(128 + signum) here, Python's KeyboardInterrupt
+    if raise_keyboard and signum == SIGINT:
+        raise KeyboardInterrupt
     raise SystemExit(128 + signum)
 
 
-def arm():
-    """Put the stop flag's handler before the current C handlers of SIGINT and SIGTERM (those that are neither
-    ignored nor default) and clear the flag. Returns the signals armed."""
-    global llsvm_stop_signum
+def arm(sigint=True, sigterm=True, keyboard=False):
+    """Put the stop flag's handler before the current C handlers of SIGINT and SIGTERM (those asked for, among those
+    that are neither ignored nor default) and clear the flag. keyboard: check_stop raises KeyboardInterrupt for a
+    SIGINT that no Python handler turned into an exception (else SystemExit(130)). Returns the signals armed."""
+    global llsvm_stop_signum, raise_keyboard
     llsvm_stop_signum = 0
-    return tuple(sig for sig in (SIGINT, SIGTERM) if llsvm_arm(sig))
+    raise_keyboard = bool(keyboard)
+    return tuple(sig for sig, wanted in ((SIGINT, sigint), (SIGTERM, sigterm)) if wanted and llsvm_arm(sig))
 
 
 def disarm():
     """Give back the C handlers arm() found and clear the flag: it speaks only for the body that armed it, so a
     kernel called later in the same process (a library caller, the next test) is not stopped by it."""
-    global llsvm_stop_signum
+    global llsvm_stop_signum, raise_keyboard
     llsvm_disarm(SIGINT)
     llsvm_disarm(SIGTERM)
     llsvm_stop_signum = 0
+    raise_keyboard = False
+
+
+def armed():
+    """The signals whose stop-flag handler is in place (arm()'s, not given back yet)."""
+    return tuple(sig for sig, k in ((SIGINT, 0), (SIGTERM, 1)) if llsvm_armed[k])
 
 
 def stopped():

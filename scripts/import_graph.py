@@ -34,7 +34,8 @@ LAYERS = (
     ("data and models", ("llsvm.predict", "llsvm.io", "llsvm.models.*", "llsvm.binfmt", "llsvm.textio",
                          "llsvm.dataset", "llsvm.sources", "llsvm.hashing")),
     ("parameters", ("llsvm.params", "llsvm.options")),
-    ("base", ("llsvm.memory", "llsvm.errors", "llsvm.fileutil", "llsvm.report", "llsvm.lazy", "llsvm._ext.*")),
+    ("base", ("llsvm.memory", "llsvm.errors", "llsvm.fileutil", "llsvm.report", "llsvm.lazy", "llsvm.stop",
+              "llsvm._ext.*")),
 )
 FACADES = ("llsvm", "llsvm.cli", "llsvm.solvers", "llsvm.models", "llsvm.dask", "llsvm._ext")
 

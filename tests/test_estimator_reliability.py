@@ -328,3 +328,248 @@ def test_labels_beyond_int64_are_refused(tmp_path):
     (tmp_path / "m").write_text("solver_type L2R_L2LOSS_SVC_DUAL\nnr_class 2\nlabel 9223372036854775807 "
                                 "-9223372036854775808\nnr_feature 1\nbias -1\nw\n1 \n")
     assert llsvm.load_model(tmp_path / "m").label.tolist() == [2 ** 63 - 1, -2 ** 63]
+
+
+# -- H1: Ctrl-C stops every estimator's fit ------------------------------------------------------------------------
+# The child (scripts/fit_child.py): a generated set and an estimator whose fit lasts tens of seconds of CPU
+# (measured: 10-50 s on this machine's cores; the lead before the signal is 1 s of it, so the ratio, not the speed,
+# decides), its CPU time at the fit's start written to a file, then the fit; KeyboardInterrupt reported on stdout.
+CHILD = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts", "fit_child.py")
+BIG = 2 ** 31 - 1
+CASES = {       # family: (class, parameters, generated set, target)
+    "LinearSVC": ("LinearSVC", dict(dual=True, C=1000.0, tol=1e-12, max_iter=BIG), "dense", "labels"),
+    "LogisticRegression": ("LogisticRegression", dict(solver="liblinear", dual=True, C=1000.0, tol=1e-12,
+                                                      max_iter=BIG), "dense", "labels"),
+    "LinearSVR": ("LinearSVR", dict(C=1000.0, tol=1e-12, max_iter=BIG), "dense", "targets"),
+    "OneClassSVM": ("OneClassSVM", dict(gamma=2.0, nu=0.1, cache_size=0.01, tol=1e-12), "kernel8k", "none"),
+    "OneClassSVM-21": ("OneClassSVM", dict(solver=21, kernel="linear", nu=0.123457, tol=1e-12, max_iter=BIG),
+                       "dense", "none"),
+    "SVC": ("SVC", dict(C=1e5, gamma=0.02, cache_size=0.01, tol=1e-12), "kernel", "labels"),
+    "NuSVC": ("NuSVC", dict(nu=0.02, gamma=0.02, cache_size=0.01, tol=1e-12), "kernel", "labels"),
+    "SVR": ("SVR", dict(C=1e5, gamma=0.02, cache_size=0.01, tol=1e-12), "kernel", "targets"),
+    "NuSVR": ("NuSVR", dict(C=1e5, gamma=0.02, cache_size=0.01, tol=1e-12), "kernel", "targets"),
+    "TreeSVC": ("TreeSVC", dict(tol=1e-12), "dense", "labels"),
+    "OnlineSVC": ("OnlineSVC", dict(epochs=10 ** 6), "kernel", "labels"),
+    "ProjectionSVC": ("ProjectionSVC", dict(max_iter=BIG), "sparse", "labels"),
+    "OutOfCoreSVC": ("OutOfCoreSVC", dict(C=1000.0, tol=1e-12, max_iter=BIG), "dense", "labels"),
+}
+FAMILIES = list(CASES)
+
+
+def interrupt_fit(name, work, lead=LEAD_CPU, cpu_after=CPU_AFTER):
+    """Run the child for estimator `name`, SIGINT it `lead` CPU seconds into its fit: what happened (cpu_after:
+    the child's CPU seconds from the signal to its exit, or to the kill once it has used `cpu_after`)."""
+    work.mkdir(parents=True, exist_ok=True)
+    marker = work / "fit-started"
+    cls, params, data, target = CASES[name]
+    env = dict(os.environ, TMPDIR=str(work))
+    with open(work / "stdout", "wb") as out, open(work / "stderr", "wb") as err:
+        p = subprocess.Popen([sys.executable, CHILD, cls, repr(params), data, target, str(marker)], stdout=out,
+                             stderr=err, env=env)
+    res = {"name": name}
+    try:
+        wait_for(marker.exists, p, START_CPU, "starting its fit")
+    except AssertionError as exc:
+        res.update(never_started=str(exc), stderr=(work / "stderr").read_text()[-3000:])
+        return res
+    start = float(marker.read_text().split()[1])           # the child's CPU time as its fit starts
+    watch = Watch(p.pid)
+    while True:                        # to `lead` CPU seconds into the fit
+        if reap(p, time.monotonic()) is not None:
+            res.update(ended_before_signal=True, rc=p.returncode, stdout=(work / "stdout").read_text(),
+                       stderr=(work / "stderr").read_text()[-3000:])
+            return res
+        if cpu_of(p.pid) >= start + lead:
+            break
+        watch.used()
+        if watch.stalled():
+            kill(p)
+            res.update(never_reached=True)
+            return res
+        time.sleep(0.005)
+    c0 = cpu_of(p.pid)
+    t0 = time.monotonic()
+    os.kill(p.pid, signal.SIGINT)
+    got = reap_within(p, cpu_after)
+    if got is None:
+        c1 = cpu_of(p.pid)
+        kill(p)
+        res.update(still_running=True, blocked=c1 - c0 < cpu_after, cpu_after=c1 - c0)
+    else:
+        _, usage = got
+        res.update(cpu_after=usage.ru_utime + usage.ru_stime - c0)
+    res.update(wall_after=time.monotonic() - t0, rc=p.returncode, cpu_at_signal=c0 - start,
+               stdout=(work / "stdout").read_text(), stderr=(work / "stderr").read_text()[-3000:])
+    return res
+
+
+class Runs:
+    """The selected families' children, PARALLEL at a time, started when the first test asks (each verdict is its
+    own child's CPU time, so two side by side do not change it)."""
+
+    def __init__(self, names, root):
+        self.pool = ThreadPoolExecutor(PARALLEL)
+        self.futures = {n: self.pool.submit(interrupt_fit, n, root / n) for n in names}
+
+    def __getitem__(self, name):
+        return self.futures[name].result()
+
+
+@pytest.fixture(scope="module")
+def fits(request, tmp_path_factory):
+    selected = [item.callspec.params["name"] for item in request.session.items
+                if getattr(item, "originalname", None) == "test_ctrl_c_stops_the_fit" and hasattr(item, "callspec")]
+    runs = Runs(selected, tmp_path_factory.mktemp("ctrl-c"))
+    yield runs
+    runs.pool.shutdown(wait=True)
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="reads the child's CPU time in /proc")
+@pytest.mark.parametrize("name", FAMILIES)
+def test_ctrl_c_stops_the_fit(fits, name):
+    res = fits[name]
+    info = {k: v for k, v in res.items() if k not in ("stdout",)}
+    assert "never_started" not in res, info
+    assert not res.get("never_reached"), f"{name}: the child stalled ({STALL} s without CPU) before the signal"
+    assert not res.get("ended_before_signal"), f"{name}: the fit ended before {LEAD_CPU} s of CPU: too short ({info})"
+    assert not res.get("blocked"), f"{name}: still there after the signal, using no CPU for {STALL} s ({info})"
+    assert not res.get("still_running"), f"{name}: still computing {CPU_AFTER} s of CPU after SIGINT ({info})"
+    assert res["cpu_after"] < CPU_AFTER, info
+    assert res["stdout"] == "KeyboardInterrupt\n" and res["rc"] == 3, info
+
+
+# -- H1 in process: when the flag is armed, and what it leaves ----------------------------------------------------
+@pytest.fixture
+def stop():
+    from llsvm._ext import _stop
+    from llsvm.stop import KERNEL_STOP
+    assert _stop.armed() == () and not KERNEL_STOP.armed
+    yield _stop
+    KERNEL_STOP.disarm()
+    _stop.disarm()
+    _stop.clear()
+
+
+def _armed_during(stop, fn, **kw):
+    """The signals the flag holds armed while fn trains (seen from its printed lines, `say`), and after."""
+    seen = []
+    fn(say=lambda text: seen.append(stop.armed()), **kw)
+    assert seen, "the training printed nothing: no moment to look at the flag"
+    return set(seen), stop.armed()
+
+
+@pytest.mark.parametrize("call", ["train-smo", "train-linear", "cross_validation", "find_parameter_C", "grid_search",
+                                  "predict"])
+def test_a_call_from_python_arms_sigint_and_gives_it_back(stop, call, monkeypatch):
+    X, y = _small()
+    if call in ("grid_search", "predict"):        # they print nothing: the flag seen from the kernels' caller
+        import llsvm.models.svm as M
+        import llsvm.solvers.grid as G
+        where, name = (G, "fold_cells") if call == "grid_search" else (M, "_decision_values")
+        inner = getattr(where, name)
+        hooked = []
+        monkeypatch.setattr(where, name, lambda *a, **k: (hooked[0](""), inner(*a, **k))[1])
+        model = llsvm.train(X, y, solver="smo")
+
+        def fn(say):
+            hooked.append(say)
+            if call == "grid_search":
+                return llsvm.grid_search(X, 2, "C=1,2", y, solver="smo")
+            return model.decision_function(X)
+    else:
+        fn = {"train-smo": lambda **kw: llsvm.train(X, y, solver="smo", **kw),
+              "train-linear": lambda **kw: llsvm.train(X, y, solver=1, **kw),
+              "cross_validation": lambda **kw: llsvm.cross_validation(X, 3, y, solver="smo", **kw),
+              "find_parameter_C": lambda **kw: llsvm.find_parameter_C(X, 3, y, solver=2, **kw)}[call]
+    before = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+    assert before[0] is signal.default_int_handler
+    during, after = _armed_during(stop, fn)
+    assert during == {(signal.SIGINT,)}                     # SIGINT only: SIGTERM is the host's (default: exit)
+    assert after == () and stop.stopped() == 0
+    assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == before
+    # the host's Ctrl-C is Python's again: KeyboardInterrupt, and the flag stays clear
+    with pytest.raises(KeyboardInterrupt):
+        os.kill(os.getpid(), signal.SIGINT)
+        for _ in range(1000):
+            time.sleep(0.001)
+    assert stop.stopped() == 0
+
+
+def test_an_error_gives_the_flag_back(stop):
+    with pytest.raises(ValueError):
+        llsvm.train(*_small(), solver="smo", C=-1.0)
+    assert stop.armed() == ()
+
+
+def test_a_host_handler_of_its_own_is_left_alone(stop):
+    """A handler the host installed runs as it always has (when the kernel call returns): nothing is armed."""
+    got = []
+    prev = signal.signal(signal.SIGINT, lambda signum, frame: got.append(signum))
+    try:
+        during, after = _armed_during(stop, lambda **kw: llsvm.train(*_small(), solver="smo", **kw))
+        assert during == {()} and after == ()
+        assert signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+        os.kill(os.getpid(), signal.SIGINT)
+        for _ in range(1000):
+            if got:
+                break
+            time.sleep(0.001)
+        assert got == [signal.SIGINT] and stop.stopped() == 0
+    finally:
+        signal.signal(signal.SIGINT, prev)
+
+
+def test_a_command_arms_both_signals_and_a_call_inside_it_changes_nothing(stop):
+    """llsvm-train's body arms SIGINT and SIGTERM (SystemExit 130 / 143); llsvm.train inside it neither arms nor
+    disarms; the command gives both back."""
+    from llsvm.cli.common import arm_kernel_stop, handle_errors
+    seen = {}
+
+    @handle_errors
+    def body():
+        arm_kernel_stop()
+        seen["before"] = stop.armed()
+        seen["during"], seen["after"] = _armed_during(stop, lambda **kw: llsvm.train(*_small(), solver="smo", **kw))
+    body()
+    both = (signal.SIGINT, signal.SIGTERM)
+    assert seen == {"before": both, "during": {both}, "after": both}
+    assert stop.armed() == ()
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_a_call_from_another_thread_arms_nothing(stop):
+    seen = []
+    X, y = _small()
+    t = threading.Thread(target=lambda: llsvm.train(X, y, solver="smo", say=lambda s: seen.append(stop.armed())))
+    t.start()
+    t.join()
+    assert seen and set(seen) == {()}
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+@pytest.mark.parametrize("keyboard", [True, False], ids=["call", "command"])
+def test_a_kernel_cut_short_in_another_thread(stop, keyboard):
+    """Where Python runs no handler (a thread other than the main one), the kernel raises itself: KeyboardInterrupt
+    under a call's arming, SystemExit(130) under a command's (the CLI's worker threads, as before)."""
+    from llsvm._ext._rowops import row_sq_norms
+    stop.arm(sigint=True, sigterm=False, keyboard=keyboard)
+    from llsvm._ext import _online
+    X, _ = _small()
+    view = llsvm.CSRDataset.from_csr(sp.csr_matrix(X), np.zeros(len(X))).row_view()
+    out = []
+
+    def online():           # a kernel loop with the flag set: the online lists, one epoch
+        stop.request_stop(signal.SIGINT)
+        try:
+            _online.run(view, np.arange(len(X)), np.where(X[:, 0] > 0, 1, -1).astype(np.int8), {"kernel_type": 2,
+                        "gamma": 0.5}, row_sq_norms(view), kind="3b", C=1.0, epochs=1)
+        except BaseException as exc:        # noqa: B036
+            out.append(exc)
+    t = threading.Thread(target=online)
+    t.start()
+    t.join()
+    assert len(out) == 1
+    if keyboard:
+        assert type(out[0]) is KeyboardInterrupt
+    else:
+        assert type(out[0]) is SystemExit and out[0].code == 130

@@ -10,6 +10,7 @@ import click
 from ..errors import CheckParameterError, DataFormatError, LLSVMError
 from ..fileutil import output_committed, reset_commit
 from ..report import Reporter, reader_gone, silence
+from ..stop import KERNEL_STOP
 
 
 class InputOpenError(LLSVMError):
@@ -101,35 +102,11 @@ def report_error(exc):
         click.echo(f"Error: {exc}", err=True)
 
 
-class _KernelStop:
-    """The kernels' stop flag (cext/_stop.pyx), armed for the body of a command whose handlers handle_errors
-    installed. The command arms it (arm_kernel_stop) once its options are checked, just before it imports the
-    kernels: the flag's module is a compiled one, which --help and an option error do not load."""
-
-    def __init__(self):
-        self.wanted = False
-        self.module = None
-
-    def arm(self):
-        if self.wanted and self.module is None:
-            from .._ext import _stop
-            _stop.arm()
-            self.module = _stop
-
-    def disarm(self):
-        self.wanted = False
-        if self.module is not None:
-            self.module.disarm()
-            self.module = None
-
-
-_kernel_stop = _KernelStop()
-
-
 def arm_kernel_stop():
     """From here to the end of the command's body, SIGINT and SIGTERM also stop a kernel in the middle of its
-    loop (cext/_stop.pyx); called by each command before it loads its data and kernels."""
-    _kernel_stop.arm()
+    loop (cext/_stop.pyx, armed through llsvm/stop.py); called by each command before it loads its data and
+    kernels."""
+    KERNEL_STOP.arm_for_command()
 
 
 def _internal_error(exc):
@@ -174,7 +151,7 @@ def handle_errors(fn):
             pass
         if previous:
             sys.unraisablehook = handler.unraisable
-        _kernel_stop.wanted = bool(previous)
+            KERNEL_STOP.want(True)          # the body's arm_kernel_stop arms the kernels' stop flag
         try:
             return fn(*args, **kwargs)
         except LLSVMError as exc:
@@ -199,7 +176,8 @@ def handle_errors(fn):
                 raise inner from None           # Ctrl-C, wrapped on its way: still exit 130, no message
             _internal_error(exc)
         finally:
-            _kernel_stop.disarm()
+            if previous:
+                KERNEL_STOP.disarm()
             for sig, prev in previous.items():
                 signal.signal(sig, prev)
             if sys.unraisablehook == handler.unraisable:

@@ -26,6 +26,7 @@ from .._ext._kpredict import decision_values as _decision_values, svc_probabilit
 from .._ext._libsvm import format_svs, format_weights, parse_sv_block
 from ..dataset import CSRDataset
 from ..errors import ConvergenceWarning, ModelFormatError, ParameterError, escape, quote
+from ..stop import stoppable
 from .base import (CHUNK_VALUES, FLOAT, INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN, BaseModel, ModelText, as_rows,
                    c_float, c_int_or_none, c_ints, header_int, int64_labels, parse_header)
 
@@ -286,6 +287,7 @@ class SVMModel(BaseModel):
             raise ParameterError("only an SVR model with probA has a Laplace noise model")
         return float(self.probA[0])
 
+    @stoppable          # Ctrl-C stops kernel prediction within a block, from Python too
     def decision_function(self, X, *, prepared=False, block_rows=None):
         """Decision values as svm_predict_values gives them: (n_rows, k(k-1)/2) for classification with k > 2
         classes, (n_rows,) for two classes, one-class and SVR ((n_rows, 0) for a single class). `prepared` is

@@ -21,6 +21,7 @@ import numpy as np
 from ..errors import ParameterError
 from ..options import sigma_gamma
 from ..report import as_reporter
+from ..stop import stoppable
 from ..params import accepting
 from . import registry
 from .common import Seeds
@@ -208,6 +209,7 @@ def grid_cells(plan, n_rows, runs):
     return GridResult(cells=cells, best=best, nr_fold=len(plan.folds), folds=plan.folds)
 
 
+@stoppable
 def grid_search(data, nr_fold, grid, y=None, *, params=None, reporter=None, say=None, warn=None, **kw):
     """Cross-validate every cell of the grid (parse_grid's dict, or its text) for a kernel solver (an access
     "loaded" spec that takes --grid). Returns a GridResult."""

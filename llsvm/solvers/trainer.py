@@ -24,6 +24,7 @@ from ..errors import ConvergenceWarning, ParameterError
 from ..models.linear import Model
 from ..params import Params, accepting
 from ..report import as_reporter
+from ..stop import stoppable
 from . import registry
 from .common import Seeds, Subproblem, check_ovr, class_costs, class_grouping, group_classes, one_vs_rest
 from .folds import plain_folds, stratified_folds
@@ -193,10 +194,11 @@ def make_driver(params, reporter, zero_based=False, progress=None):
     return registry.driver(params.spec)(params, reporter, zero_based=zero_based, progress=progress)
 
 
-def warn_unconverged(silent, results):
-    """A library call that prints nothing says through Python's warnings that the iteration limit was hit."""
+def warn_unconverged(silent, results, stacklevel=3):
+    """A library call that prints nothing says through Python's warnings that the iteration limit was hit (at the
+    line of the call's caller: `stacklevel` frames up from here; train's is one more, its @stoppable)."""
     if silent and not all(r.converged for r in results):
-        warnings.warn(ConvergenceWarning("reaching max number of iterations"), stacklevel=3)
+        warnings.warn(ConvergenceWarning("reaching max number of iterations"), stacklevel=stacklevel)
 
 
 def _warm_starts(warm, params, labels):
@@ -213,6 +215,7 @@ def _warm_starts(warm, params, labels):
     return [{"w": r.w, "alpha": None if r.alpha is None else r.alpha * ratio} for r in results]
 
 
+@stoppable
 def train(data, y=None, *, params=None, reporter=None, say=None, warn=None, warm=None, **kw):
     """Train a model on a dataset, a path, or (X, y). Returns a Model (its .meta['results'] hold certificates).
 
@@ -232,14 +235,14 @@ def train(data, y=None, *, params=None, reporter=None, say=None, warn=None, warm
         if not isinstance(data, (str, os.PathLike)) and not hasattr(data, "iter_blocks"):
             data = as_dataset(data, y)
         model = make_driver(params, rep).fit(data)
-        warn_unconverged(reporter is None and say is None, model.meta["results"])
+        warn_unconverged(reporter is None and say is None, model.meta["results"], 4)
         return model
     ds = as_dataset(data, y, params)
     if ds.n_rows == 0:
         raise ParameterError("no training data")
     if params.spec.access == "loaded":
         model = registry.driver(params.spec)(ds, params, rep)
-        warn_unconverged(reporter is None and say is None, model.meta["results"])
+        warn_unconverged(reporter is None and say is None, model.meta["results"], 4)
         return model
     warn_ignored(params, rep)
     labels, cls = labels_of(ds.y, params)
@@ -247,7 +250,7 @@ def train(data, y=None, *, params=None, reporter=None, say=None, warn=None, warm
     if warms is not None and any(w["alpha"] is not None and w["alpha"].shape[0] != ds.n_rows for w in warms):
         raise ParameterError("a warm start needs a model of the same rows (its alpha has one value per row)")
     W, results = _fit(ds, cls, labels, None, params, Seeds(params.seed), rep, warms=warms)
-    warn_unconverged(reporter is None and say is None, results)
+    warn_unconverged(reporter is None and say is None, results, 4)
     return linear_model(params, labels, ds.n_features, W, results)
 
 
@@ -307,6 +310,7 @@ def cv_check(params):
         raise ParameterError(f"cross validation (-v) is available for {accepting('-v')}, not -s {params.spec.name}")
 
 
+@stoppable
 def cross_validation(data, nr_fold, y=None, *, params=None, reporter=None, say=None, warn=None, **kw):
     """LIBLINEAR's n-fold cross-validation: the predicted label of every row (from the fold leaving it out)."""
     params = checked_params(params, kw)
@@ -349,6 +353,7 @@ def calc_start_C(view, l, params):
 C_RATIO = 2.0                    # -C's step: each C is twice the one before
 
 
+@stoppable
 def find_parameter_C(data, nr_fold, y=None, *, start_C=None, start_p=None, params=None, reporter=None, say=None,
                      warn=None, **kw):
     """LIBLINEAR's warm-started search for C by cross-validation (also for -s 1 and -s 3, warm-started in the dual;
