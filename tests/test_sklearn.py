@@ -617,3 +617,24 @@ def test_kernel_model_from_file_and_one_vs_one_decisions(shared_plain, load, tmp
     clear = np.sort(votes, axis=1)[:, -1] > np.sort(votes, axis=1)[:, -2]
     assert clear.mean() > 0.9
     np.testing.assert_array_equal(est.classes_[np.argmax(dec[clear], axis=1)], pred[clear])
+
+
+def test_integer_classes_up_to_2_53_are_the_models_labels_and_a_nan_fit_is_refused(tmp_path):
+    """Integer classes train as themselves up to 2^53 (exact in the doubles llsvm trains on; before: 2^31), beyond
+    it as their indices; a fit whose model is not finite is a ValueError (before: NaN coef_ silently); a bad model
+    file is llsvm's ModelFormatError, a ValueError."""
+    from llsvm.errors import ModelFormatError
+    g = np.random.default_rng(0)
+    X = g.standard_normal((40, 3))
+    big = np.where(np.arange(40) % 2, 2 ** 40, -2 ** 40)
+    est = S.SVC(kernel="linear").fit(X, big)
+    assert list(est.model_.label) == sorted(set(big), key=list(big).index)
+    assert set(est.predict(X)) <= {2 ** 40, -2 ** 40}
+    huge = np.where(np.arange(40) % 2, 2 ** 60, 2 ** 60 + 1).astype(np.uint64)
+    est = S.LinearSVC().fit(X, huge)
+    assert list(est.classes_) == [2 ** 60, 2 ** 60 + 1] and set(est.predict(X)) <= set(est.classes_)
+    with pytest.raises(ValueError, match="not a finite number"):
+        S.LogisticRegression(dual=True, C=1e308).fit(X, np.arange(40) % 2)
+    (tmp_path / "m").write_text("not a model\n")
+    with pytest.raises(ModelFormatError):
+        S.SVC.from_file(tmp_path / "m")

@@ -23,6 +23,7 @@ from ..dataset import CSRDataset
 from ..errors import ConvergenceWarning as LLSVMConvergenceWarning
 from ..errors import LLSVMError
 from ..models.linear import PROBABILITY, Model
+from ..models.base import NonFiniteModelError
 from ..models.loader import load_model
 from ..models.svm import KERNEL_TYPES
 from ..options import BY_DEST, OPTION
@@ -62,7 +63,7 @@ class Estimator(BaseEstimator):
         try:
             spec = get(solver)
         except LLSVMError as exc:
-            raise ValueError(str(exc)) from None
+            raise value_error(exc) from None
         if spec.name not in {get(s).name for s in self._solvers}:
             raise ValueError(f"solver={solver!r}: {type(self).__name__} takes one of "
                              f"{', '.join(repr(s) for s in self._solvers)}")
@@ -118,7 +119,7 @@ class Estimator(BaseEstimator):
                             options=spec.options(**opts) if spec.options else None, **fields)
             return params.check()
         except (LLSVMError, TypeError) as exc:
-            raise ValueError(str(exc)) from None
+            raise value_error(exc) from None
 
     def _class_weights(self, y_codes):
         cw = getattr(self, "class_weight", None)
@@ -177,7 +178,11 @@ class Estimator(BaseEstimator):
                 else:
                     model = train(data, y_train, params=params, warm=warm, reporter=self._reporter())
             except LLSVMError as exc:
-                raise ValueError(str(exc)) from None
+                raise value_error(exc) from None
+        try:
+            model.check_finite()
+        except NonFiniteModelError as exc:
+            raise ValueError(self._nonfinite_message(exc)) from None
         self._set_fitted(model, data)
         if not self.converged_ or self._at_limit():
             warnings.warn(self._convergence_message(), ConvergenceWarning, stacklevel=3)
@@ -191,12 +196,16 @@ class Estimator(BaseEstimator):
         try:
             return read_dataset(data, class_labels=self._classifier)
         except LLSVMError as exc:
-            raise ValueError(str(exc)) from None
+            raise value_error(exc) from None
 
     def _check_sklearn_params(self):
         """scikit-learn's own check of the parameters it shares (its exact errors), where the class has them."""
         if getattr(self, "_parameter_constraints", None):
             self._validate_params()
+
+    def _nonfinite_message(self, exc):
+        return (f"the fit gives {exc.what} = {exc.value!r}, not a finite number: lower C, scale the features or "
+                f"lower intercept_scaling")
 
     def _at_limit(self):
         """Whether a problem used up max_iter (scikit-learn's LIBLINEAR rule: a ConvergenceWarning then even when
@@ -301,7 +310,7 @@ class Estimator(BaseEstimator):
         try:
             ds = as_dataset(X)
         except LLSVMError as exc:
-            raise ValueError(str(exc)) from None
+            raise value_error(exc) from None
         width = getattr(self, "n_features_in_", None) or ds.n_features
         rows = sp.csr_matrix((np.asarray(ds.values, np.float64), ds.indices, ds.indptr),
                              shape=(ds.n_rows, max(width, ds.n_features)))
@@ -312,7 +321,7 @@ class Estimator(BaseEstimator):
         try:
             return self.model_.decision_function(rows)
         except LLSVMError as exc:
-            raise ValueError(str(exc)) from None
+            raise value_error(exc) from None
 
     def predict(self, X):
         """Labels of the rows of X (an array, a sparse matrix or a path), by the model's own rule."""
@@ -329,7 +338,7 @@ class Estimator(BaseEstimator):
             try:
                 y = as_dataset(X).y
             except LLSVMError as exc:
-                raise ValueError(str(exc)) from None
+                raise value_error(exc) from None
         return X, y
 
     # -- files --------------------------------------------------------------------------------------------------
@@ -348,7 +357,7 @@ class Estimator(BaseEstimator):
         try:
             model = load_model(path)
         except LLSVMError as exc:
-            raise ValueError(str(exc)) from None
+            raise value_error(exc) from None
         est._set_fitted(model, None)
         return est
 
@@ -414,7 +423,7 @@ class Classifier(ClassifierMixin, Estimator):
         try:
             _, p = self.model_.predict_probability(rows)
         except LLSVMError as exc:
-            raise ValueError(str(exc)) from None
+            raise value_error(exc) from None
         first = np.searchsorted(llsvm_labels(self.classes_), self._labels)
         out = np.empty_like(p)
         out[:, first] = p
@@ -488,6 +497,12 @@ def constraints(theirs, **more):
     return out
 
 
+def value_error(exc):
+    """The ValueError of an llsvm error: itself when it is one (bad parameters, files, data), else one with its
+    message (scikit-learn's callers catch ValueError)."""
+    return exc if isinstance(exc, ValueError) else ValueError(str(exc))
+
+
 def collect(results, name):
     values = [np.nan if getattr(r, name) is None else float(getattr(r, name)) for r in results]
     return values[0] if len(values) == 1 else np.array(values)
@@ -541,11 +556,12 @@ def dataset(X, y):
 
 
 def llsvm_labels(classes):
-    """The integer labels llsvm trains on for sorted classes_: the classes themselves when they are integers (so
-    the model equals the CLI's on the same file), else their indices."""
+    """The integer labels llsvm trains on for sorted classes_: the classes themselves when they are integers of
+    magnitude at most 2^53 (so the model equals the CLI's on the same file), else their indices."""
     c = np.asarray(classes)
-    if c.dtype.kind in "iu" or (c.dtype.kind == "f" and np.all(np.mod(c, 1) == 0) and np.all(np.abs(c) < 2 ** 31)):
-        return c.astype(np.int64)
+    if c.dtype.kind in "iuf" and c.size and np.all(np.abs(c.astype(np.float64)) <= 2 ** 53):
+        if c.dtype.kind != "f" or np.all(np.mod(c, 1) == 0):
+            return c.astype(np.int64)          # exactly: llsvm trains on labels as doubles, exact up to 2^53
     return np.arange(c.size, dtype=np.int64)
 
 

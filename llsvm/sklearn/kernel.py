@@ -69,6 +69,10 @@ class _Kernel:
                           f"Use `CalibratedClassifierCV({type(self).__name__}(), ensemble=False)` instead of "
                           f"`{type(self).__name__}(probability=True)`", FutureWarning, stacklevel=4)
 
+    def _nonfinite_message(self, exc):
+        return (f"The dual coefficients or intercepts are not finite ({exc.what} = {exc.value!r}). The input data may "
+                f"contain large values and need to be preprocessed.")
+
     def _convergence_message(self):
         return (f"Solver terminated early (max_iter={self.max_iter}).  Consider pre-processing your data with "
                 f"StandardScaler or MinMaxScaler.")
