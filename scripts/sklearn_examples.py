@@ -104,7 +104,7 @@ def _plain(value):
 def _fingerprint(est, X):
     """What a fitted estimator gives on its training rows X (the first MAX_ROWS)."""
     from sklearn.utils import _safe_indexing
-    n = getattr(X, "shape", (len(X),))[0]
+    n = X.shape[0] if hasattr(X, "shape") else len(X)
     if n > MAX_ROWS:
         X = _safe_indexing(X, list(range(MAX_ROWS)))
     out = {}
@@ -113,7 +113,7 @@ def _fingerprint(est, X):
             try:
                 out[name] = _plain(getattr(est, name)(X))
             except Exception as exc:
-                out[name + "_error"] = f"{type(exc).__name__}: {exc}".splitlines()[0]
+                out[name + "_error"] = _first_line(exc)
     for name in ("classes_", "support_", "n_support_", "coef_", "intercept_"):
         try:
             out[name] = _plain(getattr(est, name))
@@ -122,9 +122,16 @@ def _fingerprint(est, X):
     return out
 
 
+def _first_line(exc):
+    """"Type: the first non-empty line of the message"."""
+    lines = [line for line in str(exc).splitlines() if line.strip()]
+    return f"{type(exc).__name__}: {lines[0].strip() if lines else ''}"
+
+
 def _params(est):
+    """The parameters' reprs (an object's address left out: RandomState(MT19937) at 0x...)."""
     try:
-        return {k: repr(v) for k, v in est.get_params(deep=False).items()}
+        return {k: re.sub(r" at 0x[0-9a-fA-F]+", "", repr(v)) for k, v in est.get_params(deep=False).items()}
     except Exception:
         return {}
 
@@ -145,7 +152,7 @@ def _wrap_fit(cls, rec):
             if mine:
                 with rec.lock:
                     rec.fits.append({"class": cls.__name__, "module": cls.__module__, "params": _params(self),
-                                     "fit_error": f"{type(exc).__name__}: {exc}".splitlines()[0]})
+                                     "fit_error": _first_line(exc)})
             raise
         finally:
             rec.local.depth = depth
@@ -155,6 +162,8 @@ def _wrap_fit(cls, rec):
             rec.local.depth = depth + 1         # predict may fit nothing, but is not a fit of the example's
             try:
                 entry.update(_fingerprint(self, X))
+            except Exception as exc:            # never the example's failure
+                entry["fingerprint_error"] = _first_line(exc)
             finally:
                 rec.local.depth = depth
             with rec.lock:
@@ -233,7 +242,7 @@ def _snapshot(rec, figdir, stem):
             fig.canvas.draw()
             pixels = np.asarray(fig.canvas.buffer_rgba()).copy()
         except Exception as exc:
-            rec.figures[str(num)] = {"error": f"{type(exc).__name__}: {exc}".splitlines()[0]}
+            rec.figures[str(num)] = {"error": _first_line(exc)}
             continue
         png = os.path.join(figdir, f"{stem}.fig{num}.png")
         plt.imsave(png, pixels)
@@ -313,7 +322,7 @@ def child(run, example, out_json, figdir, network):
             error = f"SystemExit: {exc.code}"
     except BaseException as exc:
         traceback.print_exc()
-        error = f"{type(exc).__name__}: {exc}".splitlines()[0]
+        error = _first_line(exc)
     finally:
         sys.modules["__main__"] = main
     try:
@@ -443,6 +452,10 @@ def compare_fits(ours, theirs):
         for name in ("predict_error", "decision_function_error"):
             if name in a and name not in b:
                 out["errors"].append(f"{a['class']}.{name[:-6]}: {a[name]}")
+        for run, entry in (("llsvm", a), ("sklearn", b)):
+            if "fingerprint_error" in entry:
+                out["errors"].append(f"(the harness) {run}'s {entry['class']} not fingerprinted: "
+                                     f"{entry['fingerprint_error']}")
         if "predict" in a and "predict" in b:
             pa, pb = np.asarray(a["predict"]), np.asarray(b["predict"])
             if pa.shape == pb.shape:
@@ -626,8 +639,13 @@ def main(argv=None):
             if not examples:
                 raise HarnessError(f"no example in {folder} names an SVM class")
             for example in examples:
-                results = {run: run_one(example, run, out_dir, args.network, args.cpu) for run in runs}
-                lines, row = compare(example, results, out_dir)
+                try:
+                    results = {run: run_one(example, run, out_dir, args.network, args.cpu) for run in runs}
+                except HarnessError as exc:     # a run killed: the example's row says so, the others go on
+                    lines, row = [f"{example.name}", f"  killed: {exc}"], {"example": example.name,
+                                                                           "verdict": f"killed: {exc}"}
+                else:
+                    lines, row = compare(example, results, out_dir)
                 print("\n".join(lines), flush=True)
                 rows.append(row)
         except HarnessError as exc:
