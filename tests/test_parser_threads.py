@@ -209,7 +209,7 @@ def test_line_limit_in_the_second_part(write_bytes):
 
 
 def test_class_labels_range_in_the_second_part(write_bytes):
-    text = b"1 1:1\n" * 30 + b"3e9 1:1\n"
+    text = b"1 1:1\n" * 30 + b"1e19 1:1\n"          # beyond int64 (a class label within it is read)
     path = write_bytes(text)
     ref = _error(path, class_labels=True)
     assert ref[:2] == (31, 1)

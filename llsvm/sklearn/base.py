@@ -165,8 +165,10 @@ class Estimator(BaseEstimator):
         self._check_sklearn_params()
         data, y_train, codes = self._training_data(X, y)
         rows = data
-        if self._from_source and self._reads_rows and self.client is None:
-            rows = data = self._read_source(data)       # dual="auto" and gamma="scale" look at the rows
+        if self._from_source and self._reads_rows:
+            rows = self._read_source(data)              # dual="auto" and gamma="scale" look at the rows (a binary
+            if self.client is None:                     # file is mapped, not read); a cluster's workers read the
+                data = rows                             # path themselves
             self._sparse, self._shape_fit = True, (rows.n_rows, rows.n_features)
         params = self._params(rows if not self._from_source or self._reads_rows else None, y_codes=codes)
         self._fit_params = params
