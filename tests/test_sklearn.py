@@ -638,3 +638,20 @@ def test_integer_classes_up_to_2_53_are_the_models_labels_and_a_nan_fit_is_refus
     (tmp_path / "m").write_text("not a model\n")
     with pytest.raises(ModelFormatError):
         S.SVC.from_file(tmp_path / "m")
+
+
+def test_warm_start_is_ignored_for_liblinear_and_max_iter_minus_one_is_no_limit(monkeypatch):
+    """scikit-learn ignores warm_start for liblinear (its plot_logistic_path example sets it with l1_ratio=1: -s 6,
+    which has none; it was refused); max_iter=-1 is no limit as in scikit-learn's LIBSVM (it was LIBSVM 3.37's
+    cap of max(10^7, 100 l)), max_iter=None keeps svm-train's cap."""
+    import llsvm.sklearn.base as base
+    X, y = np.random.default_rng(0).standard_normal((60, 4)), np.arange(60) % 2
+    est = S.LogisticRegression(l1_ratio=1, solver="liblinear", warm_start=True, tol=1e-6)
+    first = est.fit(X, y).coef_.copy()
+    np.testing.assert_array_equal(est.set_params(C=1.0).fit(X, y).coef_, first)
+    seen = []
+    real = base.train
+    monkeypatch.setattr(base, "train", lambda *a, **k: seen.append(k["params"].max_iter) or real(*a, **k))
+    S.SVC().fit(X, y)
+    S.SVC(max_iter=None).fit(X, y)
+    assert seen == [2 ** 31 - 1, None]

@@ -172,6 +172,8 @@ class Estimator(BaseEstimator):
             self._sparse, self._shape_fit = True, (rows.n_rows, rows.n_features)
         params = self._params(rows if not self._from_source or self._reads_rows else None, y_codes=codes)
         self._fit_params = params
+        if warm is not None and (not params.spec.find_C or getattr(self, "solver", None) == "liblinear"):
+            warm = None         # scikit-learn's warm_start does nothing for liblinear: llsvm's solvers without one
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", LLSVMConvergenceWarning)     # said below, as scikit-learn's
             try:

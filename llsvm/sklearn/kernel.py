@@ -22,6 +22,9 @@ from .base import Classifier, Outlier, Regressor, constraints, kernel_number, ll
 from .svm_attributes import fitted_attributes, ovo_decision, ovr_decision
 
 
+NO_LIMIT = 2 ** 31 - 1       # max_iter=-1: scikit-learn's LIBSVM runs to its stopping rule
+
+
 def gamma_of(gamma, X):
     """scikit-learn's gamma: 'scale' 1 / (n_features X.var()) (1 when the variance is 0), 'auto' 1 / n_features,
     else the number. X: an array, a sparse matrix, or llsvm rows (n_rows, n_features, values)."""
@@ -56,8 +59,8 @@ class _Kernel:
         fields["kernel_type"] = kernel_number(self.kernel)
         fields["shrinking"] = int(bool(self.shrinking))
         fields["gamma"] = self._gamma = gamma_of(self.gamma, X)
-        if self.max_iter not in (-1, None):
-            fields["max_iter"] = int(self.max_iter)
+        if self.max_iter is not None:                 # -1: no limit, as scikit-learn's LIBSVM
+            fields["max_iter"] = NO_LIMIT if self.max_iter == -1 else int(self.max_iter)
         if hasattr(self, "probability"):
             fields["probability"] = int(self.probability is True or self.probability == 1)
         return spec, fields
@@ -164,7 +167,7 @@ _DOC_KERNEL = """
     verbose : bool, default=False
         Print LIBSVM's output on stdout.
     max_iter : int, default=-1
-        The iteration limit; -1 or None: LIBSVM's own (max(10^7, 100 l)).{extra}
+        The iteration limit; -1: none (scikit-learn's); None: LIBSVM 3.37's own, max(10^7, 100 l), as svm-train.{extra}
     n_jobs : int, default=None
         Threads over the problems (--threads); None: llsvm's default.
     client : dask.distributed.Client or str, default=None
@@ -474,8 +477,8 @@ class OneClassSVM(_Kernel, Outlier):
             if getattr(self, name) != defaults[name]:
                 raise ValueError(f"{name}={getattr(self, name)!r} does not apply to solver=21")
         fields = self.own_fields(spec, ["C", "nu", "tol", "random_state", "n_jobs"])
-        if self.max_iter not in (-1, None):
-            fields["max_iter"] = int(self.max_iter)
+        if self.max_iter is not None:                 # -1: no limit, as scikit-learn's LIBSVM
+            fields["max_iter"] = NO_LIMIT if self.max_iter == -1 else int(self.max_iter)
         return spec, fields
 
     def _set_fitted(self, model, data):

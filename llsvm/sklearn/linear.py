@@ -152,7 +152,8 @@ class LinearSVC(_LiblinearParams, Linear, SparseCoefMixin, Classifier):
     n_jobs : int, default=None
         Threads over the one-vs-rest problems (--threads); None: one.
     warm_start : bool, default=False
-        Start a fit from the last fit's solution (the solvers LIBLINEAR's -C warm-starts: 1, 2, 3).
+        Start a fit from the last fit's solution (the solvers LIBLINEAR's -C warm-starts: 1, 2, 3; ignored for the
+        others and with solver='liblinear', as scikit-learn ignores it for liblinear).
     client : dask.distributed.Client or str, default=None
         Train on a Dask cluster (a Client, 'local', or a scheduler's address) from the path of an llsvm binary
         file every worker reads.
@@ -278,7 +279,8 @@ class LogisticRegression(_LiblinearParams, Linear, SparseCoefMixin, Classifier):
     verbose : int, default=0
         Print LIBLINEAR's output on stdout.
     warm_start : bool, default=False
-        Start a fit from the last fit's solution (-s 0 only, as LIBLINEAR's -C).
+        Start a fit from the last fit's solution (-s 0 only, as LIBLINEAR's -C; ignored otherwise and with
+        solver='liblinear', as scikit-learn ignores it for liblinear).
     n_jobs : int, default=None
         Threads over the one-vs-rest problems (--threads).
     regularize_bias : bool, default=True
@@ -429,7 +431,7 @@ class LinearSVR(_LiblinearParams, Linear, Regressor):
     n_jobs : int, default=None
         Threads (--threads).
     warm_start : bool, default=False
-        Start a fit from the last fit's solution (-s 11 only, as LIBLINEAR's -C).
+        Start a fit from the last fit's solution (-s 11 only, as LIBLINEAR's -C; ignored otherwise).
     client : dask.distributed.Client or str, default=None
         Train on a Dask cluster from the path of an llsvm binary file.
 
