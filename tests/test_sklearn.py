@@ -655,3 +655,18 @@ def test_warm_start_is_ignored_for_liblinear_and_max_iter_minus_one_is_no_limit(
     S.SVC().fit(X, y)
     S.SVC(max_iter=None).fit(X, y)
     assert seen == [2 ** 31 - 1, None]
+
+
+def test_class_weight_applies_to_a_fit_from_a_path(shared_plain, load):
+    """class_weight with fit(path) weighs the path's classes as with fit(X, y) (it was silently dropped: the weights
+    came from the labels of X only), 'balanced' included; a streamed path takes a dict."""
+    path = str(shared_plain("heart_scale"))
+    ds = load("heart_scale")
+    X, y = ds.to_csr(), ds.y
+    for cls, cw in ((S.LinearSVC, {1: 5.0}), (S.SVC, "balanced"), (S.OutOfCoreSVC, {-1: 3.0})):
+        est, again = cls(class_weight=cw).fit(X, y), cls(class_weight=cw).fit(path)
+        np.testing.assert_array_equal(again.predict(X), est.predict(X))
+        np.testing.assert_allclose(again.decision_function(X), est.decision_function(X), atol=1e-12)
+        assert not np.array_equal(cls().fit(path).decision_function(X), again.decision_function(X))
+    with pytest.raises(ValueError, match="balanced"):
+        S.OutOfCoreSVC(class_weight="balanced").fit(path)

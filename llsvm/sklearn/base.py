@@ -121,10 +121,24 @@ class Estimator(BaseEstimator):
         except (LLSVMError, TypeError) as exc:
             raise value_error(exc) from None
 
+    def _source_codes(self, rows):
+        """(codes, labels) of the rows read from a path for class_weight (their labels are the classes), or None
+        for a path a solver streams: then class_weight is by label, and 'balanced' needs the rows."""
+        y = getattr(rows, "y", None)
+        if y is None:
+            if isinstance(self.class_weight, str):
+                raise ValueError("class_weight='balanced' counts the classes: fit(path) of a streaming solver "
+                                 "takes a dict {label: weight} (or fit the rows)")
+            return None
+        self.classes_, codes = np.unique(np.asarray(y).astype(np.int64), return_inverse=True)
+        return codes, llsvm_labels(self.classes_)
+
     def _class_weights(self, y_codes):
         cw = getattr(self, "class_weight", None)
-        if cw is None or y_codes is None:
+        if cw is None:
             return []
+        if y_codes is None:                     # a streamed path: its labels are the classes
+            return [(int(label), float(weight)) for label, weight in cw.items()] if self._from_source else []
         codes, labels = y_codes
         if isinstance(cw, str):
             if cw != "balanced":
@@ -170,6 +184,8 @@ class Estimator(BaseEstimator):
             if self.client is None:                     # file is mapped, not read); a cluster's workers read the
                 data = rows                             # path themselves
             self._sparse, self._shape_fit = True, (rows.n_rows, rows.n_features)
+        if codes is None and self._from_source and self._classifier and self.class_weight is not None:
+            codes = self._source_codes(rows)
         params = self._params(rows if not self._from_source or self._reads_rows else None, y_codes=codes)
         self._fit_params = params
         if warm is not None and (not params.spec.find_C or getattr(self, "solver", None) == "liblinear"):
