@@ -670,3 +670,15 @@ def test_class_weight_applies_to_a_fit_from_a_path(shared_plain, load):
         assert not np.array_equal(cls().fit(path).decision_function(X), again.decision_function(X))
     with pytest.raises(ValueError, match="balanced"):
         S.OutOfCoreSVC(class_weight="balanced").fit(path)
+
+
+def test_crammer_singer_on_two_classes_is_one_column():
+    """multi_class='crammer_singer' on two classes: coef_, intercept_ and decision_function one column (w_1 - w_0),
+    as scikit-learn gives them (decision_function had two columns)."""
+    g = np.random.default_rng(2)
+    X, y = g.standard_normal((50, 3)), np.arange(50) % 2
+    est = S.LinearSVC(multi_class="crammer_singer").fit(X, y)
+    dec = est.decision_function(X)
+    assert dec.shape == (50,) and est.coef_.shape == (1, 3)
+    np.testing.assert_allclose(dec, X @ est.coef_[0] + est.intercept_[0], atol=1e-12)
+    np.testing.assert_array_equal(est.predict(X), est.classes_[(dec > 0).astype(int)])

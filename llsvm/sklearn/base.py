@@ -16,7 +16,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, OutlierMixin, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning as SklearnConvergenceWarning
 from sklearn.utils._available_if import available_if
-from sklearn.utils.multiclass import _ovr_decision_function, check_classification_targets
+from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..dataset import CSRDataset
@@ -30,6 +30,7 @@ from ..options import BY_DEST, OPTION
 from ..params import Params, estimator_parameters, get
 from ..report import Reporter
 from ..solvers.trainer import train
+from .svm_attributes import ovr_decision, pair_order
 
 # scikit-learn's name of a Params / options field, where it has one
 SKLEARN_NAME = {"eps": "tol", "seed": "random_state", "threads": "n_jobs", "kernel_type": "kernel",
@@ -407,21 +408,9 @@ class Classifier(ClassifierMixin, Estimator):
         if dec.shape[1] == k and not is_ovo(self.model_):
             out = np.empty_like(dec)
             out[:, first] = dec
-            return out
-        return _ovr_decision_function(*self._ovo_votes(dec))
-
-    def _ovo_values(self, dec):
-        """The one-vs-one values in scikit-learn's order (pairs i < j of classes_, > 0 for class i)."""
-        labels = llsvm_labels(self.classes_)
-        first = np.searchsorted(labels, self._labels)
-        k = len(self.classes_)
-        order = sorted((min(first[a], first[b]), max(first[a], first[b]), p, 1.0 if first[a] < first[b] else -1.0)
-                       for p, (a, b) in enumerate((a, b) for a in range(k) for b in range(a + 1, k)))
-        return np.column_stack([sign * dec[:, p] for _, _, p, sign in order]) if order else dec[:, :0]
-
-    def _ovo_votes(self, dec):
-        conf = self._ovo_values(dec)
-        return conf < 0, -conf, len(self.classes_)
+            return out[:, 1] - out[:, 0] if k == 2 else out      # Crammer-Singer's two columns: one, as coef_
+        col, signs = pair_order(self._labels, labels)       # one value per pair of the model's labels
+        return ovr_decision(dec[:, col] * signs)
 
     def _has_proba(self):
         """Whether predict_proba exists: as scikit-learn's, the parameters say (logistic regression, or

@@ -87,6 +87,17 @@ def _pair_map(pos):
     return np.array(col, dtype=np.int64), np.array(orient, dtype=np.float64)
 
 
+def pair_order(labels, classes):
+    """(columns, signs) of ovo_to_sklearn for a one-vs-one model of these labels (in the model's order) whatever
+    kind of model it is (the kernel SVMs, the online SVMs, the H1 tree): classes are the sorted labels."""
+    labels = np.asarray(labels, dtype=np.int64).reshape(-1)
+    if not np.array_equal(np.sort(labels), np.asarray(classes, dtype=np.int64).reshape(-1)):
+        raise ParameterError(f"classes {list(classes)} are not the model's labels {labels.tolist()} in ascending "
+                             f"order")
+    col, orient = _pair_map(np.argsort(labels, kind="stable"))
+    return col, (-orient if labels.size == 2 else orient)
+
+
 def ovo_to_sklearn(model, classes):
     """(columns, signs) that take the model's decision values to scikit-learn's decision_function_shape='ovo'
     values: sklearn[:, p] = model_dec[:, columns[p]] * signs[p] (two classes: one value per row, dec * signs[0],
