@@ -4,10 +4,14 @@
 # K_ij = k(x_i, x_j), too large to hold, one column at a time; prediction reads the dense block k(sv_a, x_b).
 # Kernels (cext/kernel.pxd): LIBSVM's linear, polynomial, RBF and sigmoid (kernel_type 0..3, degree, gamma, coef0),
 # as defined by Chang & Lin, "LIBSVM: A library for support vector machines", ACM TIST 2(3), 2011, section 2 and
-# LIBSVM 3.x's svm.cpp; the RBF kernel reads squared norms computed once per row (_rowops.row_sq_norms).
+# LIBSVM 3.x's svm.cpp; the RBF kernel reads squared norms computed once per row (_rowops.row_sq_norms). And
+# LIBSVM's precomputed kernel (kernel_type 4, issue 47): the values are the rows' own (a row is 0:serial then the
+# kernel values of the training instances, read zero-based), a kernel value is one look-up (kernel.pxd,
+# precomputed_kernel), and what the others read as the squared norms is the diagonal k(x, x). kernel_sq_norms is the
+# one home of what every function below takes as `sqnorm`, whatever the kernel.
 # What this module computes, nogil, over the row view X (a `Rows`, cext/_view.pyx):
 # - kernel_column: out[k] = k(x_rows[k], x_j) for a subset `rows` of X's rows; kernel_diag: QD[k] = k(x_rows[k],
-#   x_rows[k]) (the solver's diagonal, from the squared norms alone);
+#   x_rows[k]) (the solver's diagonal, from the squared norms alone: kernel_sq_norms);
 # - kernel_block: out[a, b] = k(A_a, B_b) for the rows of two views (of either value type);
 # - KernelCache: the columns of the l x l kernel matrix of an l-row problem under a byte budget (LIBSVM's
 #   `-m cache_size` MB, default 100), filled lazily and evicted least recently used first, following LIBSVM's
@@ -39,8 +43,10 @@ import numpy as np
 from kernel_types cimport value_t, value2_t
 from rowview cimport RowView, rows_dot
 from kernel cimport (KernelParams, dot_dense, scatter_row, scratch_size, row_width, kernel_eval, kernel_from_dot,
-                    KERNEL_LINEAR, KERNEL_POLY, KERNEL_RBF, KERNEL_SIGMOID)
+                    precomputed_at, precomputed_serial,
+                    KERNEL_LINEAR, KERNEL_POLY, KERNEL_RBF, KERNEL_SIGMOID, KERNEL_PRECOMPUTED)
 from llsvm._ext._view cimport Rows
+from llsvm._ext._rowops import row_sq_norms
 
 DEFAULT_CACHE_SIZE = 100.0      # MB, LIBSVM's -m default
 # a column is shared among threads when its entries times the cost of one (the row's mean entries + 16 for the
@@ -54,20 +60,22 @@ ctypedef fused col_t:
 
 cdef KernelParams kernel_params(params) except *:
     """A KernelParams from a mapping with LIBSVM's names: kernel_type (required), degree (3), gamma (required
-    except for linear), coef0 (0). LIBSVM's own refusals: gamma < 0, a polynomial degree < 0."""
+    except for linear and precomputed, which read none of the three), coef0 (0). LIBSVM's own refusals: gamma < 0,
+    a polynomial degree < 0."""
     cdef KernelParams p
     try:
         kernel_type = params["kernel_type"]
     except (KeyError, TypeError):
-        raise ValueError("params must be a mapping with kernel_type (0 linear, 1 polynomial, 2 RBF, 3 sigmoid)")
-    if kernel_type not in (KERNEL_LINEAR, KERNEL_POLY, KERNEL_RBF, KERNEL_SIGMOID):
+        raise ValueError("params must be a mapping with kernel_type (0 linear, 1 polynomial, 2 RBF, 3 sigmoid, "
+                         "4 precomputed)")
+    if kernel_type not in (KERNEL_LINEAR, KERNEL_POLY, KERNEL_RBF, KERNEL_SIGMOID, KERNEL_PRECOMPUTED):
         raise ValueError(f"unknown kernel type {kernel_type!r}")
     p.kernel_type = kernel_type
     p.degree = params.get("degree", 3)
     p.coef0 = params.get("coef0", 0.0)
     gamma = params.get("gamma")
     if gamma is None:
-        if kernel_type != KERNEL_LINEAR:
+        if kernel_type != KERNEL_LINEAR and kernel_type != KERNEL_PRECOMPUTED:
             raise ValueError("gamma is required for the polynomial, RBF and sigmoid kernels")
         gamma = 0.0
     p.gamma = gamma
@@ -109,9 +117,12 @@ cdef void _column(const KernelParams* p, const RowView* v, const int64_t* rows, 
     (zeros again on return), into which x_j is scattered once for the whole column, or NULL: each product merges
     the two rows (rows_dot; kernel.pxd, scratch_size), a loop of its own so that the dense one is as it was.
     n_threads > 1: the entries are shared among that many OpenMP threads (each entry computed alone, so the values
-    do not depend on it)."""
+    do not depend on it). The precomputed kernel: one look-up per entry (_precomputed_column), no scratch."""
     cdef int64_t k, r
     cdef double sqj = sq[j]
+    if p.kernel_type == KERNEL_PRECOMPUTED:
+        _precomputed_column(v, rows, j, start, stop, out, n_threads, kind)
+        return
     if dense == NULL:                   # a wide sparse view: every product merges the two rows (LIBSVM's dot)
         if n_threads > 1:
             for k in prange(start, stop, num_threads=n_threads, schedule="guided"):
@@ -132,10 +143,24 @@ cdef void _column(const KernelParams* p, const RowView* v, const int64_t* rows, 
     scatter_row(v, j, dense, True, kind)
 
 
+cdef void _precomputed_column(const RowView* v, const int64_t* rows, int64_t j, int64_t start, int64_t stop,
+                              col_t* out, int n_threads, value_t* kind) noexcept nogil:
+    """out[k] = x_rows[k]'s value at x_j's serial, k in [start, stop) (kernel.pxd, precomputed_at): the serial read
+    once, then one look-up per entry; n_threads > 1 shares the entries among OpenMP threads."""
+    cdef int64_t k
+    cdef int64_t s = precomputed_serial(v, j, kind)
+    if n_threads > 1:
+        for k in prange(start, stop, num_threads=n_threads, schedule="guided"):
+            out[k] = <col_t>precomputed_at(v, rows[k], s, kind)
+    else:
+        for k in range(start, stop):
+            out[k] = <col_t>precomputed_at(v, rows[k], s, kind)
+
+
 def kernel_column(Rows X not None, const int64_t[::1] rows, int64_t j, params, const double[::1] sqnorm,
                   double[::1] out):
-    """out[k] = k(x_rows[k], x_j) for every k (rows: row numbers of X; j: a row of X). sqnorm: |x_r|^2 for every
-    row r of X (_rowops.row_sq_norms of the view, which has no bias coordinate)."""
+    """out[k] = k(x_rows[k], x_j) for every k (rows: row numbers of X; j: a row of X). sqnorm: kernel_sq_norms of
+    X (|x_r|^2 for every row r, or the precomputed kernel's diagonal)."""
     cdef KernelParams p = kernel_params(params)
     _check_view(X, "X")
     _check_sq(X, sqnorm, "sqnorm")
@@ -147,8 +172,9 @@ def kernel_column(Rows X not None, const int64_t[::1] rows, int64_t j, params, c
     cdef int64_t n = rows.shape[0]
     if n == 0:
         return
-    cdef double[::1] scratch = np.zeros(max(scratch_size(&X.v), 1), np.float64)
-    cdef double* dense = &scratch[0] if scratch_size(&X.v) > 0 else NULL
+    cdef int64_t width = scratch_size(&X.v) if p.kernel_type != KERNEL_PRECOMPUTED else 0
+    cdef double[::1] scratch = np.zeros(max(width, 1), np.float64)
+    cdef double* dense = &scratch[0] if width > 0 else NULL
     with nogil:
         if X.f32:
             _column(&p, &X.v, &rows[0], &sqnorm[0], j, 0, n, &out[0], dense, 1, <float*>NULL)
@@ -171,8 +197,9 @@ cdef void _diag(const KernelParams* p, const int64_t* rows, const double* sq, in
 
 
 def kernel_diag(const int64_t[::1] rows, params, const double[::1] sqnorm, double[::1] QD):
-    """QD[k] = k(x_rows[k], x_rows[k]) from the squared norms (sqnorm: |x_r|^2 by row r of the view, which has no
-    bias coordinate): |x|^2 for linear, (gamma |x|^2 + coef0)^degree, 1 for RBF, tanh(gamma |x|^2 + coef0)."""
+    """QD[k] = k(x_rows[k], x_rows[k]) from the squared norms (sqnorm: kernel_sq_norms of the view, by row r):
+    |x|^2 for linear, (gamma |x|^2 + coef0)^degree, 1 for RBF, tanh(gamma |x|^2 + coef0), and for the precomputed
+    kernel sqnorm itself (its diagonal)."""
     cdef KernelParams p = kernel_params(params)
     if QD.shape[0] != rows.shape[0]:
         raise ValueError(f"QD has {QD.shape[0]} entries for {rows.shape[0]} rows")
@@ -197,7 +224,7 @@ cdef void _block(const KernelParams* p, const RowView* a, const RowView* b, cons
 def kernel_block(Rows A not None, Rows B not None, params, const double[::1] sqA, const double[::1] sqB,
                  double[:, ::1] out):
     """out[a, b] = k(A_a, B_b) for every row a of A and b of B (the two views may differ in value type). sqA,
-    sqB: the rows' squared norms (views without a bias coordinate)."""
+    sqB: the rows' kernel_sq_norms (views without a bias coordinate). Precomputed: A_a's value at B_b's serial."""
     cdef KernelParams p = kernel_params(params)
     _check_view(A, "A")
     _check_view(B, "B")
@@ -218,6 +245,16 @@ def kernel_block(Rows A not None, Rows B not None, params, const double[::1] sqA
                 _block(&p, &A.v, &B.v, &sqA[0], &sqB[0], &out[0, 0], <double*>NULL, <float*>NULL)
             else:
                 _block(&p, &A.v, &B.v, &sqA[0], &sqB[0], &out[0, 0], <double*>NULL, <double*>NULL)
+
+
+def kernel_sq_norms(Rows X not None, params):
+    """What the kernel functions take as the squared norms of X's rows (the `sqnorm` of kernel_column, kernel_diag,
+    kernel_block, KernelCache, and the solvers' QD through kernel_diag), as float64: |x_r|^2 for the kernel types
+    0..3 (_rowops.row_sq_norms, X without a bias coordinate), the diagonal k(x_r, x_r) for the precomputed kernel
+    (x_r's value at its own serial; kernel.pxd, precomputed_sq_norm)."""
+    cdef KernelParams p = kernel_params(params)
+    _check_view(X, "X")
+    return row_sq_norms(X, p.kernel_type == KERNEL_PRECOMPUTED)
 
 
 # -- the column cache ---------------------------------------------------------------------------------------------
@@ -330,7 +367,9 @@ cdef class KernelCache:
         self.prev = <int64_t*>malloc((l + 1) * sizeof(int64_t))
         self.next = <int64_t*>malloc((l + 1) * sizeof(int64_t))
         self.free_slots = <int64_t*>malloc(max(n_slots, 1) * sizeof(int64_t))
-        width = scratch_size(&X.v)     # no scratch for a wide sparse view (kernel.pxd): products merge rows
+        # no scratch for a wide sparse view (kernel.pxd: products merge rows), nor for the precomputed kernel's
+        # look-ups
+        width = scratch_size(&X.v) if self.params.kernel_type != KERNEL_PRECOMPUTED else 0
         if width > 0:
             self.dense = <double*>calloc(width, sizeof(double))
             if self.dense == NULL:
@@ -351,7 +390,9 @@ cdef class KernelCache:
         if n_threads < 1:
             raise ValueError("n_threads must be at least 1")
         self.n_threads = n_threads
-        self.row_cost = (X.v.indptr[X.v.n_rows] // X.v.n_rows if X.v.n_rows > 0 else 0) + 16
+        # a precomputed value is one look-up, not a pass over the row
+        self.row_cost = 16 if self.params.kernel_type == KERNEL_PRECOMPUTED else \
+            (X.v.indptr[X.v.n_rows] // X.v.n_rows if X.v.n_rows > 0 else 0) + 16
 
     def __dealloc__(self):
         free(self.slab)

@@ -4,7 +4,9 @@
 # the SV CSR, float64), following LIBSVM 3.x svm.cpp (svm_predict_values, sigmoid_predict, multiclass_probability):
 # - kernel values K[b, i] = k(x_b, SV_i) for a block of B test rows at a time (a B x l slab of doubles the caller
 #   allocates, B chosen to keep it at a few MB), by kernel.pxd's kernel_function: LIBSVM's own Kernel::k_function,
-#   the same operations in the same order (RBF from the term-by-term squared distance, not from norms);
+#   the same operations in the same order (RBF from the term-by-term squared distance, not from norms; the
+#   precomputed kernel, kernel_type 4: x_b's value at the index SV_i's serial names, the SV rows holding 0:serial
+#   alone, as LIBSVM's k_function reads x[(int)(y->value)]);
 # - classification (nr_class = k >= 2, SVs grouped by class, start[c] = nSV[0] + ... + nSV[c-1]): for each pair
 #   (a, b), a < b, in the order a = 0..k-1, b = a+1..k-1 (p = 0, 1, ...):
 #       dec[p] = sum_{i < nSV[a]} sv_coef[b-1][start[a]+i] K[start[a]+i]
@@ -27,7 +29,7 @@ import numpy as np
 
 from kernel_types cimport value_t
 from rowview cimport RowView
-from kernel cimport KernelParams, kernel_function, KERNEL_LINEAR, KERNEL_SIGMOID
+from kernel cimport KernelParams, kernel_function, KERNEL_LINEAR, KERNEL_PRECOMPUTED
 from llsvm._ext._view cimport Rows
 from llsvm._ext._stop cimport stop_requested, check_stop
 from platt cimport sigmoid_fit
@@ -78,7 +80,8 @@ def decision_values(Rows X not None, Rows SV not None, int kernel_type, int degr
                     const double[:, ::1] sv_coef, const double[::1] rho, nSV, double[:, ::1] dec, block_rows=None):
     """dec[r, :] for every row r of X: k(k-1)/2 pairwise values (classification, nSV given: the SV count of each
     class, k = len(nSV)) or one value (nSV None: one-class, SVR). SV: float64 values. block_rows: test rows per
-    kernel block (default: what keeps the B x l slab under BLOCK_BYTES)."""
+    kernel block (default: what keeps the B x l slab under BLOCK_BYTES). kernel_type 4 (precomputed): X's rows are
+    read zero-based (index s holds K(x, x_s)) and each SV row holds 0:serial; degree, gamma, coef0 are unused."""
     cdef KernelParams p
     cdef int64_t n = X.v.n_rows, l = SV.v.n_rows, k, nb, r0, n_dec = dec.shape[1], B, c
     cdef int64_t[::1] start
@@ -87,7 +90,7 @@ def decision_values(Rows X not None, Rows SV not None, int kernel_type, int degr
         raise ValueError("kernel values take views without a bias coordinate")
     if SV.f32:
         raise ValueError("the support vectors must be float64")
-    if kernel_type < KERNEL_LINEAR or kernel_type > KERNEL_SIGMOID:
+    if kernel_type < KERNEL_LINEAR or kernel_type > KERNEL_PRECOMPUTED:
         raise ValueError(f"unknown kernel type {kernel_type}")
     p.kernel_type = kernel_type
     p.degree = degree

@@ -48,10 +48,18 @@ import numpy as np
 from kernel_types cimport value_t
 from rowview cimport RowView, row_indices, row_values
 from kernel cimport (KernelParams, dot_dense, dot_with, row_width, scatter_into, scatter_row, scratch_size,
-                    kernel_from_dot)
+                    kernel_from_dot, KERNEL_PRECOMPUTED)
 from llsvm._ext._view cimport Rows
 from llsvm._ext._stop cimport stop_requested, check_stop
 from llsvm._ext._kernel cimport kernel_params
+
+
+cdef KernelParams _params(params) except *:
+    """kernel_params, refusing the precomputed kernel: these loops compute x.z (dot_with) for every kernel value."""
+    cdef KernelParams p = kernel_params(params)
+    if p.kernel_type == KERNEL_PRECOMPUTED:
+        raise ValueError("the online kernel SVMs do not take the precomputed kernel (kernel_type 4)")
+    return p
 
 
 cdef inline double _now() noexcept nogil:
@@ -105,7 +113,7 @@ cdef class ColumnStore:
         self.c.misses = 0
 
     def __init__(self, Rows X not None, params, const double[::1] sqnorm, double cache_mb):
-        self.p = kernel_params(params)
+        self.p = _params(params)
         if X.v.bias >= 0:
             raise ValueError("X must have no bias coordinate (the kernel SVM's bias is b)")
         cdef int64_t l = X.v.n_rows
@@ -457,7 +465,7 @@ cdef void _column_loop(const KernelParams* p, const RowView* v, const int64_t* c
 def column_seconds(Rows X not None, params, const double[::1] sqnorm, rows):
     """The mean wall seconds of one full kernel column (computed as the cached lists' column update does, into a
     scratch o) over the column indices `rows`, in a nogil loop (0.0 for no rows)."""
-    cdef KernelParams p = kernel_params(params)
+    cdef KernelParams p = _params(params)
     if X.v.bias >= 0:
         raise ValueError("X must have no bias coordinate (the kernel SVM's bias is b)")
     cdef int64_t l = X.v.n_rows
@@ -493,7 +501,7 @@ def _core(Rows X, order, y, params, const double[::1] sqnorm, str kind, double C
     """The epoch loop with its checks and scratch; returns the raw state (abar, obar, v, s, eta, b, averages)."""
     if kind not in _KINDS:
         raise ValueError(f"kind must be one of {sorted(_KINDS)}, not {kind!r}")
-    cdef KernelParams p = kernel_params(params)
+    cdef KernelParams p = _params(params)
     cdef State st
     cdef int which = _KINDS[kind]
     if X.v.bias >= 0:

@@ -1,6 +1,7 @@
 # Row statistics, checks and copies over CSR rows (docs/architecture.md, "The seams").
 #
-# Problems: per-row squared norms ||x_i||^2 (Q_ii of the dual without the label term) and their maximum, which the
+# Problems: per-row squared norms ||x_i||^2 (Q_ii of the dual without the label term; for LIBSVM's precomputed
+# kernel, the diagonal k(x_i, x_i) that stands for them, cext/kernel.pxd) and their maximum, which the
 # binary format records (the LLSVM solver's data radius R^2); copies of chosen rows (take_rows); the structural
 # check every reader and writer of the binary format applies (offsets monotone within bounds, indices in
 # [0, n_features) and strictly increasing within each row), so a kernel can never index out of bounds; and what
@@ -22,26 +23,33 @@ import numpy as np
 
 from kernel_types cimport value_t
 from rowview cimport RowView, make_view, row_sq_norm, row_indices, row_values
+from kernel cimport precomputed_sq_norm
 from llsvm._ext._view cimport Rows
 
 
-cdef void _sq_norms(const RowView* v, double* out, value_t* kind) noexcept nogil:
+cdef void _sq_norms(const RowView* v, double* out, bint precomputed, value_t* kind) noexcept nogil:
     cdef int64_t i
+    if precomputed:
+        for i in range(v.n_rows):
+            out[i] = precomputed_sq_norm(v, i, kind)
+        return
     for i in range(v.n_rows):
         out[i] = row_sq_norm(v, i, kind)
 
 
-def row_sq_norms(Rows X not None):
-    """||x_i||^2 for every row (with X's bias coordinate when it has one), as float64."""
+def row_sq_norms(Rows X not None, bint precomputed=False):
+    """||x_i||^2 for every row (with X's bias coordinate when it has one), as float64. precomputed: instead the
+    diagonal k(x_i, x_i) of LIBSVM's precomputed kernel, x_i's value at its own serial (what the kernels read as
+    the squared norm: _kernel.kernel_sq_norms, which callers use)."""
     out = np.empty(X.v.n_rows, dtype=np.float64)
     cdef double[::1] o = out
     if X.v.n_rows == 0:
         return out
     with nogil:
         if X.f32:
-            _sq_norms(&X.v, &o[0], <float*>NULL)
+            _sq_norms(&X.v, &o[0], precomputed, <float*>NULL)
         else:
-            _sq_norms(&X.v, &o[0], <double*>NULL)
+            _sq_norms(&X.v, &o[0], precomputed, <double*>NULL)
     return out
 
 

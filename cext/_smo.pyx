@@ -4,7 +4,7 @@
 #
 # Problem:  min_a  f(a) = 1/2 a'Qa + p'a   subject to  y'a = Delta,  0 <= a_i <= C_i,   y_i in {-1, +1},
 # Q_ij = y_i y_j K(x_i, x_j), from the kernel columns of cext/_kernel.pyx's KernelCache (float, as LIBSVM's
-# Qfloat); QD_i = K_ii in double. The start a must be feasible; G = Qa + p is formed from it.
+# Qfloat; any of LIBSVM's kernel types, the precomputed one included); QD_i = K_ii in double. The start a must be feasible; G = Qa + p is formed from it.
 # Working pair: i = argmax {-y_t G_t : t in I_up}, I_up = {y_t = +1, a_t < C_t} u {y_t = -1, a_t > 0}; j = argmin of
 # -b_t^2 / a_t over t in I_low = {y_t = +1, a_t > 0} u {y_t = -1, a_t < C_t} with b_t = -y_i G_i + y_t G_t > 0 and
 # a_t = K_ii + K_tt - 2 K_it (TAU when not positive); ties to the later position, as LIBSVM's loops.
@@ -972,7 +972,7 @@ cdef class OneVsOne:
         cdef double s, Ck, h, aQa = 0.0, hinge = 0.0, sum_alpha = 0.0, r, inv, rho, obj
         cdef Out o
         for k in range(l):
-            s = c.sq[rows[k]]
+            s = c.sq[rows[k]]                   # kernel_sq_norms: |x|^2, or the precomputed kernel's k(x, x)
             self.QD[k] = kernel_from_dot(&c.params, s, s, s)
         if self.is_nu:
             _nu_start(y, l, self.nu * l / 2, 1.0, self.alpha)   # LIBSVM's start: each class's first rows at 1

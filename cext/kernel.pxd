@@ -1,4 +1,4 @@
-# Kernel functions over the row view (LIBSVM's four kernels). Header-only: inline, nogil, never allocate.
+# Kernel functions over the row view (LIBSVM's five kernel types). Header-only: inline, nogil, never allocate.
 #
 # k(x, z) as LIBSVM 3.x defines it (svm.cpp, Kernel::k_function and the Kernel members of the training side), with
 # LIBSVM's parameter names and kernel_type numbers:
@@ -6,6 +6,17 @@
 #   1 polynomial  (gamma x.z + coef0)^degree        integer power by squaring (powi below, as LIBSVM's powi)
 #   2 RBF         exp(-gamma |x - z|^2),  |x - z|^2 = |x|^2 + |z|^2 - 2 x.z  from precomputed squared norms
 #   3 sigmoid     tanh(gamma x.z + coef0)
+#   4 precomputed the user's kernel values, read from the rows (README of LIBSVM, "Precomputed Kernels"): a row is
+#                 0:serial then s:K(x, x_s) for the training instances s = 1..L. k(x, z) = x's value at index
+#                 s = (int) of z's first value (z's serial; (int) truncates, as LIBSVM's
+#                 x[i][(int)(x[j][0].value)].value); no dot product, no parameter. LIBSVM reads POSITION s of the
+#                 row; llsvm reads the problem zero-based (file index k is view index k) and looks INDEX s up: at
+#                 entry indptr[i] + s when the row holds every index up to s (a full row, as LIBSVM requires: the
+#                 same entry), else by binary search, 0.0 when the row holds no index s (a zero the reader dropped).
+#                 The checks that make it meaningful (first index 0, serial in range, every serial held) are the
+#                 Python side's, before any kernel runs. What the other types read as the squared norm |x|^2 is
+#                 here the diagonal k(x, x) (precomputed_sq_norm; cext/_kernel.pyx, kernel_sq_norms), so that
+#                 kernel_from_dot(p, s, s, s) = s is QD, as for the linear kernel.
 # x.z merges the two rows' sorted indices (rowview.pxd's rows_dot), accumulated in double whatever the values'
 # type. The rows may come from two different views of either value type (support vectors and a test block), hence
 # the two fused kinds.
@@ -36,10 +47,11 @@ cdef enum:
     KERNEL_POLY = 1
     KERNEL_RBF = 2
     KERNEL_SIGMOID = 3
+    KERNEL_PRECOMPUTED = 4
 
 
 cdef struct KernelParams:
-    int kernel_type     # KERNEL_LINEAR .. KERNEL_SIGMOID, LIBSVM's numbers
+    int kernel_type     # KERNEL_LINEAR .. KERNEL_PRECOMPUTED, LIBSVM's numbers
     int degree          # polynomial only (>= 0)
     double gamma        # polynomial, RBF, sigmoid (>= 0)
     double coef0        # polynomial, sigmoid
@@ -57,8 +69,57 @@ cdef inline double powi(double base, int times) noexcept nogil:
     return ret
 
 
+cdef inline int64_t precomputed_serial(const RowView* v, int64_t j, value_t* kind) noexcept nogil:
+    """Row j's serial number: (int) of its first value, truncated as C's (int) (LIBSVM's (int)x[j][0].value; the
+    Python side checks that its index is 0 and the serial in range). -1 for an empty row, and for a value (int)
+    cannot hold (NaN, |value| >= 2^31: converting it would be undefined), which no row then holds."""
+    cdef int64_t k = v.indptr[j]
+    cdef double s
+    if k == v.indptr[j + 1]:
+        return -1
+    s = <double>row_values(v, j, kind)[k]
+    if not (s > -2147483649.0 and s < 2147483648.0):
+        return -1
+    return <int64_t>s
+
+
+cdef inline double precomputed_at(const RowView* v, int64_t i, int64_t s, value_t* kind) noexcept nogil:
+    """Row i's value at index s, 0.0 when it holds none (s < 0 included): entry indptr[i] + s when that entry's
+    index is s (the row holds every index up to s: a full row), else a binary search over the row's increasing
+    indices."""
+    cdef const int32_t* idx = row_indices(v, i)
+    cdef int64_t lo = v.indptr[i], end = v.indptr[i + 1], hi, mid
+    if s < 0:
+        return 0.0
+    if s < end - lo and idx[lo + s] == s:
+        return <double>row_values(v, i, kind)[lo + s]
+    hi = end
+    while lo < hi:
+        mid = lo + (hi - lo) // 2
+        if idx[mid] < s:
+            lo = mid + 1
+        else:
+            hi = mid
+    if lo < end and idx[lo] == s:
+        return <double>row_values(v, i, kind)[lo]
+    return 0.0
+
+
+cdef inline double precomputed_kernel(const RowView* va, int64_t i, const RowView* vb, int64_t j, value_t* kind_a,
+                                      value2_t* kind_b) noexcept nogil:
+    """k(x_i, z_j) of the precomputed kernel: x_i's value at z_j's serial (LIBSVM's kernel_precomputed and
+    k_function's PRECOMPUTED case: x is the row read, z the row whose serial names the column)."""
+    return precomputed_at(va, i, precomputed_serial(vb, j, kind_b), kind_a)
+
+
+cdef inline double precomputed_sq_norm(const RowView* v, int64_t i, value_t* kind) noexcept nogil:
+    """The precomputed kernel's k(x_i, x_i), which stands for |x_i|^2 (QD = kernel_from_dot(p, s, s, s) = s)."""
+    return precomputed_at(v, i, precomputed_serial(v, i, kind), kind)
+
+
 cdef inline double kernel_from_dot(const KernelParams* p, double dot, double sqa, double sqb) noexcept nogil:
-    """k(x, z) from x.z and the squared norms |x|^2, |z|^2 (only RBF reads them)."""
+    """k(x, z) from x.z and the squared norms |x|^2, |z|^2 (only RBF reads them). For the precomputed kernel `dot`
+    is the value looked up (precomputed_kernel), returned as it is, as the linear kernel's."""
     cdef double d2
     if p.kernel_type == KERNEL_RBF:
         d2 = sqa + sqb - 2.0 * dot
@@ -76,6 +137,8 @@ cdef inline double kernel_eval(const KernelParams* p, const RowView* va, int64_t
                                double sqa, double sqb, value_t* kind_a, value2_t* kind_b) noexcept nogil:
     """k(x_i, z_j) for row i of view va and row j of view vb; sqa = |x_i|^2, sqb = |z_j|^2 without the bias
     coordinate (read by RBF only). The kinds only select the value types; pass <float*>NULL or <double*>NULL."""
+    if p.kernel_type == KERNEL_PRECOMPUTED:
+        return precomputed_kernel(va, i, vb, j, kind_a, kind_b)
     return kernel_from_dot(p, rows_dot(va, i, vb, j, kind_a, kind_b), sqa, sqb)
 
 
@@ -121,7 +184,10 @@ cdef inline double kernel_function(const KernelParams* p, const RowView* va, int
     """k(x_i, z_j) exactly as LIBSVM's prediction side (Kernel::k_function) computes it: the RBF kernel from
     rows_sq_dist (no squared norms, no clamp needed), the others from rows_dot, the same operations in the same
     order, so a decision value sums the very same doubles as svm_predict_values. Prediction (cext/_kpredict.pyx)
-    uses this; the solvers use kernel_eval (norms computed once per row)."""
+    uses this; the solvers use kernel_eval (norms computed once per row). Precomputed: x_i's value at z_j's serial
+    (z_j a support vector, which holds its serial alone)."""
+    if p.kernel_type == KERNEL_PRECOMPUTED:
+        return precomputed_kernel(va, i, vb, j, kind_a, kind_b)
     if p.kernel_type == KERNEL_RBF:
         return exp(-p.gamma * rows_sq_dist(va, i, vb, j, kind_a, kind_b))
     return kernel_from_dot(p, rows_dot(va, i, vb, j, kind_a, kind_b), 0.0, 0.0)

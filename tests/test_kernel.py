@@ -155,7 +155,7 @@ def test_parameter_and_shape_checks():
     X = view(M)
     sq = row_sq_norms(X)
     rows = np.arange(5, dtype=np.int64)
-    for bad, msg in [({"kernel_type": 4}, "unknown kernel"), ({"kernel_type": 2}, "gamma is required"),
+    for bad, msg in [({"kernel_type": 5}, "unknown kernel"), ({"kernel_type": 2}, "gamma is required"),
                      ({"kernel_type": 2, "gamma": -1.0}, "gamma < 0"),
                      ({"kernel_type": 1, "gamma": 1.0, "degree": -1}, "degree"), ({}, "kernel_type")]:
         with pytest.raises(ValueError, match=msg):
