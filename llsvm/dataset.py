@@ -35,17 +35,25 @@ def label_table(y):
 
 class RowError(ParameterError):
     """A row refused for its values after reading (its squared norm is not a finite number: the trainers, the
-    binary writer): "[source: ]row N: detail". `row`: its 0-based number, so that a caller reading text can name
-    the row's line instead (io.row_error_at_line)."""
+    binary writer; a row that is not a precomputed kernel's: check_precomputed, check_kernel_rows): "[source: ]row
+    N: detail". `row`: its 0-based number, so that a caller reading text can name the row's line instead
+    (io.row_error_at_line). `pair`: the position in the row of the index:value pair the error is at (its index, or
+    its value with `on_value`; the row's length: after its last pair), None: the row's largest value."""
 
-    def __init__(self, row, detail, source=None):
+    def __init__(self, row, detail, source=None, pair=None, on_value=False):
         self.row = int(row)
         self.detail = detail
         self.source = source
+        self.pair = pair
+        self.on_value = bool(on_value)
         super().__init__(f"{source + ': ' if source else ''}row {self.row + 1}: {detail}")
 
     def __reduce__(self):
-        return (type(self), (self.row, self.detail, self.source))
+        return (type(self), (self.row, self.detail, self.source, self.pair, self.on_value))
+
+    def moved(self, first_row, source=None):
+        """The same error for the row `first_row` rows further on (a block's row, in its file), from `source`."""
+        return RowError(self.row + first_row, self.detail, source or self.source, self.pair, self.on_value)
 
 
 def norm_overflow(indices, values):
@@ -75,6 +83,118 @@ def check_row_norms(ds, sq=None):
     r = int(np.argmin(ok))
     row = ds.take_rows(np.array([r], np.int64))
     raise RowError(r + int(getattr(ds, "first_row", 0) or 0), norm_overflow(row.indices, row.values), ds.source)
+
+
+# -- LIBSVM's precomputed kernel (-t 4) -----------------------------------------------------------------------------
+# Its rows are read with 0-based indices: index 0 holds the row's sample serial number s (1-based: the column of the
+# kernel matrix that is the row's own), index t holds K(x, x_t), every t from 1 on written, zeros too (LIBSVM's
+# README, "Precomputed Kernels"; a row to predict holds any number at index 0, `0:?`). The kernels (cext/kernel.pxd,
+# kernel_type 4) read K(x_i, x_j) at index s_j of row i (at position s_j of a full row, LIBSVM's
+# x[i][(int)x[j][0].value]); these checks, made before any kernel runs, refuse a row that lacks an index a kernel
+# would read, where LIBSVM reads whatever lies at that position (another value, or past the row).
+PRECOMPUTED_ROW = "{row} then K(x, x_s) at every index s from 1 to {top} ({what}), zeros written"
+
+
+def first_missing(ds, needed):
+    """(row, index, position) of the first row of `ds` (contiguous CSR arrays) that lacks one of the indices
+    `needed` (ascending int64), its smallest such index and where in the row it would stand; None when every row
+    holds them all."""
+    indptr, indices = ds.indptr, ds.indices
+    n = indptr.shape[0] - 1
+    if n <= 0 or not needed.size:
+        return None
+    top = int(needed[-1])
+    at = indptr[:-1] + top
+    inside = at < indptr[1:]
+    full = np.zeros(n, bool)
+    # ascending distinct indices from 0: position top holds index top exactly when the row holds 0..top (a full
+    # row, as LIBSVM's format has them: the one look-up that answers for every needed index)
+    full[inside] = indices[at[inside]] == top
+    for r in np.flatnonzero(~full).tolist():
+        row = indices[indptr[r]:indptr[r + 1]]
+        lacks = needed[~np.isin(needed, row)]
+        if lacks.size:
+            k = int(lacks[0])
+            return r, k, int(np.searchsorted(row, k))
+    return None
+
+
+def check_precomputed(ds):
+    """Refuse (RowError, at the pair it is about) training rows that are not a precomputed kernel's: svm-train's
+    checks in its words (each row's first pair is 0:sample_serial_number; the serial, (int) of its value as C
+    casts it, within 1..the largest index of the rows), then llsvm's own: every row holds K(x, x_s) at the index s
+    of every row's serial (LIBSVM reads another value, or past the row). Returns the serials, ascending, distinct."""
+    ds = ds.contiguous()
+    indptr, indices, values = ds.indptr, ds.indices, ds.values
+    n = ds.n_rows
+    base = int(getattr(ds, "first_row", 0) or 0)
+    starts = indptr[:-1]
+    held = indptr[1:] > starts
+    first = np.full(n, -1, np.int64)
+    first[held] = indices[starts[held]]
+    v = np.zeros(n, np.float64)
+    v[held] = values[starts[held]]
+    max_index = int(indices.max()) if indices.size else 0
+    no_serial = first != 0
+    # (int) v <= 0 or > max_index, as svm-train tests it (a value beyond C's int is out of range)
+    out = ~no_serial & ((v < 1) | (v >= max_index + 1))
+    bad = no_serial | out
+    if bad.any():
+        r = int(np.argmax(bad))
+        if no_serial[r]:
+            raise RowError(base + r, "first column must be 0:sample_serial_number", ds.source, pair=0)
+        found = f"{v[r]:g}" if float(f"{v[r]:g}") == v[r] else repr(float(v[r]))
+        raise RowError(base + r, f"sample_serial_number out of range (found {found}; the serial numbers are 1 to "
+                       f"{max_index}, the largest index)", ds.source, pair=0, on_value=True)
+    serials = np.unique(np.trunc(v).astype(np.int64))
+    missing = first_missing(ds, serials)
+    if missing is not None:
+        r, k, at = missing
+        raise RowError(base + r, f"no kernel value at index {k}, the sample_serial_number of a training row: " +
+                       PRECOMPUTED_ROW.format(row="a training row of a precomputed kernel holds 0:sample_serial_number",
+                                              top=int(serials[-1]),
+                                              what="the largest sample_serial_number of the training rows"),
+                       ds.source, pair=at)
+    return serials
+
+
+def check_kernel_rows(rows, serials):
+    """Refuse (RowError) a row to predict with a precomputed-kernel model that lacks the index of one of the serial
+    numbers `serials` (ascending, distinct) of the model's support vectors (index 0 may hold any number, LIBSVM's
+    `0:?`)."""
+    missing = first_missing(rows, serials)
+    if missing is not None:
+        r, k, at = missing
+        raise RowError(r, f"no kernel value at index {k}, the sample_serial_number of a support vector: " +
+                       PRECOMPUTED_ROW.format(row="a row to predict with a precomputed kernel holds 0:? (any number)",
+                                              top=int(serials[-1]),
+                                              what="the largest sample_serial_number of the model's support vectors"),
+                       rows.source, pair=at)
+
+
+def kernel_rows(K, y=None, serials=False):
+    """A kernel matrix K (m x n, dense) as a precomputed kernel's rows, read 0-based: row i holds index 0 (its sample
+    serial number i + 1 with `serials`, the training rows of an estimator, whose row i is column i + 1; else 0, the
+    `0:?` of a row to predict) then K[i, s - 1] at every index s = 1..n, zeros held. Labels y (default 0)."""
+    K = np.asarray(K, dtype=np.float64)
+    values = np.empty((K.shape[0], K.shape[1] + 1), np.float64)
+    values[:, 0] = np.arange(1, K.shape[0] + 1) if serials else 0.0
+    values[:, 1:] = K
+    return full_rows(values, y)
+
+
+def full_rows(X, y=None):
+    """The rows of a dense matrix X with every entry held, zeros too (column j: index j), labels y (default 0): a
+    precomputed kernel's rows as LIBSVM's format has them (a CSR matrix of X would drop its zero kernel values)."""
+    X = np.asarray(X)
+    if X.dtype not in (np.float32, np.float64):
+        X = X.astype(np.float64)
+    m, n = X.shape
+    if y is not None and len(y) != m:
+        raise ParameterError(f"X has {m} rows but y has {len(y)} labels")
+    indptr = np.arange(m + 1, dtype=np.int64) * n
+    indices = np.tile(np.arange(n, dtype=np.int32), m)
+    return CSRDataset(np.zeros(m) if y is None else y, indptr, indices, np.ascontiguousarray(X).reshape(-1), n)
 
 
 def block_rows_for(indptr, max_rows=None, max_bytes=None, value_size=8, row_overhead=16, first=False):

@@ -79,12 +79,16 @@ def _as_dataset(data, zero_based=False, float32=False):
 
 
 BINARY_NOTE = " (the binary format records each row's squared norm)"
+# a precomputed kernel's row refused in a binary file: the file keeps LIBSVM's index 0 only when converted 0-based
+PRECOMPUTED_BINARY = (" (a binary file holds a precomputed kernel's rows, 0:sample_serial_number at index 0, when "
+                      "made from LIBSVM's text by `llsvm-convert --zero-based`: convert the text with --zero-based)")
 
 
 def row_error_at_line(path, exc, zero_based=False, note=BINARY_NOTE):
     """A row of the LIBSVM text at `path` refused after reading (dataset.RowError: the binary writer's, the
     trainers'), as an error that names the row's line and the column of its largest value (the text is scanned
-    again to find them; standard input cannot be: its row number then)."""
+    again to find them; standard input cannot be: its row number then); an error at one pair of the row (RowError's
+    `pair`) as the parser's DataFormatError at that pair's column."""
     name = display_name(path)
     found = None
     try:
@@ -93,8 +97,16 @@ def row_error_at_line(path, exc, zero_based=False, note=BINARY_NOTE):
     except (LLSVMError, OSError):        # the file changed since it was read: its row number then
         found = None
     if found is None:
+        if getattr(exc, "pair", None) is not None and os.fspath(path) != STDIN and sniff_path(path) == "binary":
+            note = PRECOMPUTED_BINARY
         return ParameterError(f"{name}: row {exc.row + 1}: {exc.detail}{note}")
     line, text = found
+    if getattr(exc, "pair", None) is not None:
+        # an error at one pair of the row (a precomputed kernel's rows): its index or value, or the line's end
+        body = text.split(b"#", 1)[0].rstrip()
+        pairs = list(_PAIR.finditer(body))
+        col = len(body) + 1 if exc.pair >= len(pairs) else pairs[exc.pair].start(2 if exc.on_value else 1) + 1
+        return DataFormatError(name, line, col, exc.detail)
     col, big = None, -1.0
     for m in _PAIR.finditer(text.split(b"#", 1)[0]):
         try:

@@ -182,11 +182,20 @@ def _check_nu(nu):
         raise ParameterError("nu <= 0 or nu > 1")
 
 
+PRECOMPUTED = 4                # -t 4: LIBSVM's precomputed kernel (kernel values in the training file)
+
+
 def _check_kernel_type(t):
-    if t == 4:
-        raise ParameterError("-t 4 (precomputed kernel) is not supported by llsvm")
-    if t not in (0, 1, 2, 3):
+    if t not in (0, 1, 2, 3, PRECOMPUTED):
         raise ParameterError("unknown kernel type")
+
+
+def refuse_precomputed(solver):
+    """-t 4 (LIBSVM's precomputed kernel) with a solver that is not one of LIBSVM's types: refused, naming the
+    option and the solvers that take it (ParameterError)."""
+    if solver not in LIBSVM_TYPES:
+        raise ParameterError(f"-t 4 (precomputed kernel) applies only to {solvers_text(LIBSVM_TYPES)}, not to "
+                             f"-s {solver}")
 
 
 def _check_gamma(g):
@@ -306,7 +315,10 @@ def _check_inner_eps(eps):
 
 
 _KERNEL_TYPE_HELP = ("Kernel: 0 linear u'v, 1 polynomial (gamma u'v + coef0)^degree, 2 radial basis function "
-                     "exp(-gamma |u-v|^2), 3 sigmoid tanh(gamma u'v + coef0) (default {default}) ({solvers}).")
+                     "exp(-gamma |u-v|^2), 3 sigmoid tanh(gamma u'v + coef0), 4 precomputed kernel (kernel values in "
+                     "training_set_file, LIBSVM's format read 0-based: label 0:serial 1:K(x,x1) ... L:K(x,xL); -s smo, "
+                     "nu_svc, epsilon_svr, nu_svr and one_class only; -g, -d and -r ignored) (default {default}) "
+                     "({solvers}).")
 
 # The rows, in llsvm-train's --help order.
 OPTIONS = (
@@ -464,7 +476,8 @@ OPTIONS = (
     Option("--progress", "progress", "command",
            "Progress bars on stderr (default: when stderr is a terminal and not -q).", decls=("--progress/--no-progress",),
            kind=bool),
-    Option("--zero-based", "zero_based", "command", "Text input has 0-based feature indices.", kind=bool),
+    Option("--zero-based", "zero_based", "command", "Text input has 0-based feature indices (implied by -t 4).",
+           kind=bool),
     Option("--memory", "memory", "options",
            "Budget for the training data, weight vectors and per-row state held in RAM, e.g. 64M, 2G ({solvers}); "
            "default (and at most): the memory available.", metavar="SIZE", solvers=OUT_OF_CORE, check=_check_memory,
@@ -557,7 +570,10 @@ class SMOOptions(SolverOptions):
     -g gamma (None or 0: 1/num_features), -d degree, -r coef0, -m cache_size (MB), -h shrinking (0 or 1)."""
 
     def resolved(self, n_features):
-        """The options with gamma set (svm-train: 0 or absent means 1/num_features when there are features)."""
+        """The options with gamma set (svm-train: 0 or absent means 1/num_features when there are features; -t 4,
+        the precomputed kernel, has no gamma: 0)."""
+        if self.kernel_type == PRECOMPUTED:
+            return replace(self, gamma=0.0)
         return replace(self, gamma=resolved_gamma(self.gamma, n_features))
 
     def kernel_params(self):

@@ -22,8 +22,9 @@ import sys
 from dataclasses import dataclass, field, replace
 
 from .errors import ParameterError
-from .options import (BY_DEST, DUAL_MAX_ITER, ONLINE, OPTION, H1Options, LLSVMOptions, OneDOptions, OnlineOptions, SMOOptions, StreamOptions,
-                      check_count, check_finite, is_finite, solvers_text, value_text)
+from .options import (BY_DEST, DUAL_MAX_ITER, ONLINE, OPTION, PRECOMPUTED, H1Options, LLSVMOptions, OneDOptions,
+                      OnlineOptions, SMOOptions, StreamOptions, check_count, check_finite, is_finite, refuse_precomputed,
+                      solvers_text, value_text)
 
 # -- the solvers' defaults (their one home) ---------------------------------------------------------------------
 NEWTON_MAX_ITER = 1000         # LIBLINEAR's Newton (-s 0, 2, 11), and -s 1 / -s 7 when they switch to it
@@ -362,6 +363,12 @@ class Params:
     def spec(self):
         return get(self.solver)
 
+    @property
+    def precomputed(self):
+        """Whether the kernel is LIBSVM's precomputed one (-t 4): the training rows are kernel values, read with
+        0-based indices."""
+        return getattr(self.options, "kernel_type", None) == PRECOMPUTED
+
     def check(self):
         """Validate in LIBLINEAR's order and words; fill in the solver's defaults. Returns self."""
         spec = get(self.solver)
@@ -445,6 +452,8 @@ class Params:
         elif not isinstance(self.options, spec.options):
             raise ParameterError(f"-s {spec.name} takes {spec.options.__name__}, not {type(self.options).__name__}")
         self.options.check()
+        if getattr(self.options, "kernel_type", None) == PRECOMPUTED:
+            refuse_precomputed(spec.name)
         for flag in self.options.given():
             if not spec.accepts_option(flag):
                 raise ParameterError(f"{flag} does not apply to -s {spec.name}")

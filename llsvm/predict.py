@@ -4,7 +4,9 @@ import time
 
 import numpy as np
 
-from .io import open_dataset
+from .dataset import RowError
+from .io import open_dataset, row_error_at_line
+from .sources import display_name
 
 # a block of test rows (CSR bytes) and the text read at a time to make it: LIBLINEAR's predict reads line by line, so
 # both are small (8 MB and 1 MB: llsvm-predict on usps.t with a kernel model peaks 10 MB lower than with 32 and
@@ -90,6 +92,8 @@ def predict_file(model, test_path, out, *, dec_out=None, probability=False, zero
     t0 = time.perf_counter()
     correct = total = 0
     sums = RegressionSums()
+    # a precomputed kernel's rows (0:? then K(x, x_s) at index s) are read 0-based, as svm-predict reads them
+    zero_based = zero_based or getattr(model, "zero_based", False)
     ds = open_dataset(test_path, zero_based=zero_based, stream=True, chunk_size=TEXT_CHUNK)
     try:
         if probability:
@@ -97,7 +101,11 @@ def predict_file(model, test_path, out, *, dec_out=None, probability=False, zero
         for block in ds.iter_blocks(max_bytes=BLOCK_BYTES):
             # the block as the model reads it (a hashed model: mapped to its 2^B hashed features), once
             rows = model.prepare(block)
-            dec = model.decision_function(rows, prepared=True)
+            try:
+                dec = model.decision_function(rows, prepared=True)
+            except RowError as exc:     # a row the model cannot read (a precomputed kernel's): named by its line
+                moved = exc.moved(getattr(block, "first_row", 0) or 0, display_name(test_path))
+                raise row_error_at_line(test_path, moved, zero_based, note="") from None
             if probability:
                 pred, prob = model.labels_and_probabilities(dec)
                 fmt = "%g" + " %g" * prob.shape[1] + "\n"

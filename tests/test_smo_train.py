@@ -197,7 +197,6 @@ def data(tmp_path):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["-t", "4"], "ERROR: -t 4 (precomputed kernel) is not supported by llsvm\n"),
     (["-t", "5"], "ERROR: unknown kernel type\n"),
     (["-g", "-1"], "ERROR: gamma < 0\n"),
     (["-d", "-2"], "ERROR: degree of polynomial kernel < 0\n"),
@@ -359,13 +358,18 @@ def test_probability_with_libsvms_folds_is_libsvms(shared_plain, tmp_path):
     """With LIBSVM's own folds (its rand() sequence replayed through glibc in a fresh process, as svm-train draws
     them pair after pair), each pair's probA and probB are libsvm-official's bit for bit: the folds' trainings,
     their decision values and the sigmoid fit (cext/_kpredict.pyx, LIBSVM's arithmetic) follow LIBSVM's."""
+    train = shared_plain("dna.scale")
+    theirs = libsvm_saved_model(train, tmp_path / "theirs.model", ["-q", "-b", "1"])
+    assert_libsvm_fold_probabilities(llsvm.read_dataset(str(train)), SMOOptions(probability=1), theirs)
+
+
+def assert_libsvm_fold_probabilities(ds, options, theirs):
+    """Every pair of a C-SVC -b 1 run on ds (options: its SMOOptions), its folds LIBSVM's (the rand() permutations
+    replayed in a fresh process, pair after pair), has the probA and probB of `theirs`, LIBSVM's model, bit for bit."""
     import json
     from llsvm.solvers import smo
     from llsvm.report import as_reporter
-    train = shared_plain("dna.scale")
-    theirs = libsvm_saved_model(train, tmp_path / "theirs.model", ["-q", "-b", "1"])
-    ds = llsvm.read_dataset(str(train))
-    run = smo.PairsRun(ds, Params(solver="smo", options=SMOOptions(probability=1)).check(), as_reporter())
+    run = smo.PairsRun(ds, Params(solver="smo", options=options).check(), as_reporter())
     sizes = [rows.size for _, _, rows, _ in run.pairs.problems]
     perms = json.loads(subprocess.run([sys.executable, "-c", PERMUTATIONS, *map(str, sizes)], check=True,
                                       capture_output=True, text=True, timeout=600).stdout)

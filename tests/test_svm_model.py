@@ -211,7 +211,8 @@ def test_constructor_refusals():
     ok = dict(svm_type="c_svc", kernel_type="rbf", degree=3, gamma=0.5, coef0=0, rho=[0.1], sv_coef=[[1, -1, 0.5]],
               SV=SV, label=[1, -1], nSV=[1, 2])
     SVMModel(**ok)
-    for change, msg in [({"kernel_type": "precomputed"}, "precomputed kernels are not supported"),
+    for change, msg in [({"kernel_type": "precomputed"}, "a precomputed kernel's SV starts with index 0"),
+                        ({"kernel_type": "sigmoidal"}, "unsupported kernel_type 'sigmoidal'"),
                         ({"svm_type": "c_svm"}, "unknown svm_type"),
                         ({"nSV": [2, 2]}, "summing to total_sv 3"),
                         ({"rho": [0.1, 0.2]}, "rho must be 1 values, not 2"),
@@ -337,10 +338,12 @@ def _edit(old, new):
 
 
 @pytest.mark.parametrize("text,line,message", [
-    (_edit("kernel_type rbf", "kernel_type precomputed"), 2,
-     "a precomputed-kernel model: llsvm does not support precomputed kernels"),
+    (_edit("kernel_type rbf", "kernel_type precomputed"), 3, "'gamma' for the precomputed kernel, which has none"),
+    (_edit("kernel_type rbf\ngamma 0.5", "kernel_type precomputed"), 9,
+     "expected 0:sample_serial_number (an integer from 1 to 2147483647) after the coefficients of a precomputed "
+     "kernel's SV, found '1:0.5 3:1'"),
     (_edit("kernel_type rbf", "kernel_type gaussian"), 2,
-     "unknown kernel function 'gaussian' (one of linear, polynomial, rbf, sigmoid)"),
+     "unknown kernel function 'gaussian' (one of linear, polynomial, rbf, sigmoid, precomputed)"),
     (_edit("svm_type c_svc", "svm_type c_svm"), 1, "unknown svm type 'c_svm' (one of c_svc, nu_svc, one_class, "
                                                     "epsilon_svr, nu_svr)"),
     (_edit("gamma 0.5\n", "gamma 0.5\nweight 3\n"), 4, "unknown text in model file: [weight]"),

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import click
 
 from ..errors import ParameterError
-from ..options import OPTION, OPTIONS, Count
+from ..options import OPTION, OPTIONS, PRECOMPUTED, Count, refuse_precomputed
 from ..params import Params, accepting, get, specs
 from .common import ParamError
 
@@ -99,7 +99,7 @@ class Request:
     local_epochs: int
     quiet: bool
     progress: object
-    zero_based: bool
+    zero_based: bool       # text input read 0-based: --zero-based, or -t 4 (a precomputed kernel's 0:serial)
     given: dict            # {flag: value} of the options given (the values as Click read them)
 
     @property
@@ -161,20 +161,27 @@ def read_request(values, reporter_warning):
             reporter_warning("Solver not specified. Using -s 2\n")
             spec = get(2)
     params = _params(spec, values, parsed)
-    _check_dask(values, spec)
+    _check_dask(values, params)
     return Request(params=params, nr_fold=nr_fold, find_C=find_C, grid=values["grid"],
                    json_file=values["json_file"], dask=values["dask"], workers=values["workers"],
                    local_epochs=values["local_epochs"],
                    quiet=bool(values["quiet"]), progress=values["progress"],
-                   zero_based=bool(values["zero_based"]), given=given)
+                   zero_based=bool(values["zero_based"]) or params.precomputed, given=given)
 
 
-def _check_dask(values, spec):
+def _check_dask(values, params):
     """--workers goes with --dask local, --local-epochs with --dask and -s 1 or 3: refused, not ignored.
-    (--local-epochs names no solvers in its row: a solver's run without --dask never takes it.)"""
+    (--local-epochs names no solvers in its row: a solver's run without --dask never takes it.) A run that does not
+    go to a cluster (-t 4) is refused with --dask."""
+    spec = params.spec
     if values["workers"] is not None and values["dask"] != "local":
         raise click.BadParameter("applies to --dask local", param_hint="'--workers'")
     if values["dask"] is not None:
+        from .. import dask
+        try:
+            dask.local_only(params)
+        except ParameterError as exc:
+            raise ParamError(str(exc)) from None
         _check_cluster(values["dask"], values["workers"])
     if values["local_epochs"] is not None and values["dask"] is None:
         raise click.BadParameter("applies with --dask (CoCoA+)", param_hint="'--local-epochs'")
@@ -219,7 +226,13 @@ def _check_early(given):
 
 def _check_applicable(spec, given):
     """Refuse every option the solver does not take (exit 1, naming the option and the solvers that take it).
-    -R is left to Params.check, which refuses it in LIBLINEAR's words."""
+    -R is left to Params.check, which refuses it in LIBLINEAR's words. -t 4 (the precomputed kernel) is LIBSVM's
+    types' only: refused for any other solver, -t taken or not."""
+    if given.get("-t") == PRECOMPUTED:
+        try:
+            refuse_precomputed(spec.name)
+        except ParameterError as exc:
+            raise ParamError(str(exc)) from None
     for flag in given:
         row = OPTION[flag]
         if row.solvers is None or flag == "-R" or spec.accepts_option(flag):

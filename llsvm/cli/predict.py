@@ -21,7 +21,8 @@ from .common import (InputOpenError, arm_kernel_stop, check_input, check_writabl
 @click.option("--decision-values", "dec_file", default=None, metavar="FILE",
               help="Also write the raw decision values (one row per test row: nr_w values for a linear model, "
                    "the k(k-1)/2 pairwise values of LIBSVM's svm_predict_values for a k-class kernel model).")
-@click.option("--zero-based", is_flag=True, help="Text input has 0-based feature indices.")
+@click.option("--zero-based", is_flag=True,
+              help="Text input has 0-based feature indices (implied by a precomputed kernel's model).")
 @click.option("--json", "json_file", default=None, metavar="FILE", help="Write prediction metrics as JSON.")
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr.")
 @handle_errors

@@ -64,11 +64,11 @@ class LiblinearCommand(click.Command):
 
 
 def _check_grid(req):
-    """--grid's spec, parsed; it may not give what -c, -g or --sigma give."""
+    """--grid's spec, parsed and checked for the solver (-t 4: no width); it may not give what -c, -g, --sigma give."""
     from ..errors import ParameterError
-    from ..solvers.grid import parse_grid
+    from ..solvers.grid import grid_request
     try:
-        grid = parse_grid(req.grid)
+        _, grid = grid_request(req.grid, req.params, {})
     except ParameterError as exc:
         raise click.BadParameter(str(exc).removeprefix("--grid: "), param_hint="'--grid'") from None
     if "C" in grid and "-c" in req.given:

@@ -45,7 +45,7 @@ __getattr__, __dir__ = exports(__name__, {
     "client": ("COCOA_MAX_ROUNDS", "LOCAL", "MAX_RESTARTS", "WORKERS_PER_CPU", "WORKER_MEMORY", "ClusterError",
                "DaskFolds", "DaskNewtonParts", "DaskParts", "SearchResult", "Session", "binary_files", "block_parts",
                "check_address", "connect", "cross_validation", "find_parameter_C", "grid_search", "headers",
-               "local_workers", "one_file", "quiet_logs", "quiet_resource_tracker", "train"),
+               "local_only", "local_workers", "one_file", "quiet_logs", "quiet_resource_tracker", "train"),
     "tasks": ("StateLost", "forget"),
 })
 

@@ -291,12 +291,20 @@ class Session:
         return _gather(self.client, futures, self.address)
 
 
+def local_only(params):
+    """Refuse a run that does not go to a cluster: -t 4, LIBSVM's precomputed kernel (its rows are the kernel
+    matrix, whose serial numbers every row's checks need whole, in one process)."""
+    if params.precomputed:
+        raise ParameterError("-t 4 (precomputed kernel) does not run on a cluster (--dask): train without --dask")
+    return params
+
+
 def cross_validation(data, nr_fold, *, client=None, address=LOCAL, workers=None, params=None, reporter=None,
                      say=None, warn=None, **kw):
     """trainer.cross_validation on the cluster, one task per fold: a namespace with target (every row's prediction
     from the fold leaving it out, as in one process), y (the rows' labels), shape and meta."""
     from ..solvers import trainer
-    params = trainer.checked_params(params, kw)
+    params = local_only(trainer.checked_params(params, kw))
     trainer.cv_check(params)
     rep = as_reporter(reporter, say, warn)
     path = one_file(binary_files(data))
@@ -325,6 +333,7 @@ def grid_search(data, nr_fold, grid, *, client=None, address=LOCAL, workers=None
     the workers')."""
     from ..solvers.grid import GridPlan, grid_cells, grid_request
     params, grid = grid_request(grid, params, kw)
+    local_only(params)
     rep = as_reporter(reporter, say, warn)
     path = one_file(binary_files(data))
     if nr_fold < 2:
@@ -759,7 +768,7 @@ def train(data, *, client=None, address=LOCAL, workers=None, params=None, report
     .meta["dask"] says what ran where: tasks, workers, bytes sent down and up per task; with want_metrics, also
     .meta["metrics"] (the --json record, for whole-run tasks computed on the worker)."""
     from ..solvers import trainer
-    params = trainer.checked_params(params, kw)
+    params = local_only(trainer.checked_params(params, kw))
     rep = as_reporter(reporter, say, warn)
     paths = binary_files(data)
     head = headers(paths)

@@ -9,7 +9,7 @@ import sys
 
 import numpy as np
 
-from ..dataset import CSRDataset
+from ..dataset import CSRDataset, full_rows
 from ..errors import LLSVMError, ParameterError, escape, quote
 from ..fileutil import atomic_output
 
@@ -93,12 +93,15 @@ def c_ints(args, low, not_int, beyond, high=INT32_MAX):
     return vals
 
 
-def as_rows(X):
-    """A CSRDataset-like object with indptr/indices/values from a dataset, scipy matrix or dense array."""
+def as_rows(X, full=False):
+    """A CSRDataset-like object with indptr/indices/values from a dataset, scipy matrix or dense array (`full`: a
+    dense array's every entry held, zeros too: a precomputed kernel's rows, dataset.full_rows)."""
     if hasattr(X, "as_view"):
         return X.as_view()
     import scipy.sparse as sp
 
+    if full and not sp.issparse(X):
+        return full_rows(np.atleast_2d(X))
     return CSRDataset.from_csr(sp.csr_matrix(X), np.zeros(X.shape[0]))
 
 

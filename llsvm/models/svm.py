@@ -3,7 +3,7 @@ svm_save_model writes it, and prediction as svm_predict_values / svm_predict_pro
 loop in cext/_kpredict.pyx). docs/formats.md, section "LIBSVM kernel models", describes the file.
 
     svm_type c_svc                  c_svc, nu_svc, one_class, epsilon_svr, nu_svr
-    kernel_type rbf                 linear, polynomial, rbf, sigmoid (precomputed is refused)
+    kernel_type rbf                 linear, polynomial, rbf, sigmoid, precomputed
     degree 3                        polynomial only
     gamma 0.5                       polynomial, rbf, sigmoid
     coef0 0                         polynomial, sigmoid
@@ -16,6 +16,7 @@ loop in cext/_kpredict.pyx). docs/formats.md, section "LIBSVM kernel models", de
     nr_sv 64 66                     classification only: SVs per class, in the order of `label`
     SV
     coef_1 .. coef_{k-1} index:value index:value ...   (one line per SV; 1-based ascending indices)
+    coef_1 .. coef_{k-1} 0:serial                      (precomputed: the SV's sample serial number only)
 """
 import re
 import warnings
@@ -24,24 +25,34 @@ import numpy as np
 
 from .._ext._kpredict import decision_values as _decision_values, svc_probability
 from .._ext._libsvm import format_svs, format_weights, parse_sv_block
-from ..dataset import CSRDataset
+from ..dataset import CSRDataset, check_kernel_rows
 from ..errors import ConvergenceWarning, ModelFormatError, ParameterError, escape, quote
 from ..stop import stoppable
 from .base import (CHUNK_VALUES, FLOAT, INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN, BaseModel, ModelText, as_rows,
                    c_float, c_int_or_none, c_ints, header_int, int64_labels, parse_header)
 
 SVM_TYPES = ("c_svc", "nu_svc", "one_class", "epsilon_svr", "nu_svr")
-KERNEL_TYPES = ("linear", "polynomial", "rbf", "sigmoid")
+KERNEL_TYPES = ("linear", "polynomial", "rbf", "sigmoid", "precomputed")      # LIBSVM's kernel_type 0..4
 CLASSIFICATION = ("c_svc", "nu_svc")
 REGRESSION = ("epsilon_svr", "nu_svr")
 NR_MARKS = 10                    # prob_density_marks of a one-class model (LIBSVM's nr_marks)
 _PAIR = re.compile(r"([+-]?\d+):(.*)")
 
 
-def _sv_lines(body, sv_line, m, bad):
+def _serial_lines(coef, serials, r0, r1):
+    """SV lines r0..r1-1 of a precomputed kernel's model as svm_save_model writes them: the coefficients ("%.17g "
+    each, C's printf: format_weights), then "0:%d " of the SV's sample serial number."""
+    text = format_weights(np.ascontiguousarray(coef[:, r0:r1].T), 0, r1 - r0) if coef.shape[0] else \
+        b"\n" * (r1 - r0)
+    lines = bytes(text).split(b"\n")[:-1]
+    return b"".join(line + b"0:%d \n" % int(s) for line, s in zip(lines, serials[r0:r1].tolist()))
+
+
+def _sv_lines(body, sv_line, m, bad, precomputed=False):
     """The SV lines of a LIBSVM model read token by token (the reference reader, and the one that names an error:
-    parse_sv_block in cext/_libsvm.pyx reads the lines it can and hands the others here). Returns (coef (m, l),
-    indptr, indices (0-based int32), values, n_features)."""
+    parse_sv_block in cext/_libsvm.pyx reads the lines it can and hands the others here; a precomputed kernel's,
+    `precomputed`: the coefficients then 0:serial, its sample serial number, an integer from 1 to 2^31 - 1).
+    Returns (coef (m, l), indptr, indices (0-based int32), values, n_features)."""
     l = len(body)
     coef = np.empty((m, l), np.float64)
     indptr = np.zeros(l + 1, np.int64)
@@ -58,6 +69,17 @@ def _sv_lines(body, sv_line, m, bad):
             coef[j, i] = v = float(tok)
             if not np.isfinite(v):
                 raise bad(ln, f"a coefficient is NaN or infinite (found {quote(tok)})")
+        if precomputed:
+            mt = _PAIR.fullmatch(parts[m]) if len(parts) == m + 1 else None
+            serial = c_int_or_none(mt.group(2)) if mt is not None and mt.group(1) == "0" else None
+            if serial is None or not 1 <= serial <= INT32_MAX:
+                raise bad(ln, f"expected 0:sample_serial_number (an integer from 1 to {INT32_MAX}) after the "
+                              f"coefficients of a precomputed kernel's SV, found "
+                              f"{quote(' '.join(parts[m:])) if len(parts) > m else 'nothing'}")
+            indices.append(0)       # a precomputed kernel's indices are 0-based: index 0 is view index 0
+            values.append(float(serial))
+            indptr[i + 1] = len(indices)
+            continue
         prev = 0
         for tok in parts[m:]:
             mt = _PAIR.fullmatch(tok)
@@ -146,8 +168,7 @@ class SVMModel(BaseModel):
         if svm_type not in SVM_TYPES:
             raise ParameterError(f"unknown svm_type {svm_type!r} (one of {', '.join(SVM_TYPES)})")
         if kernel_type not in KERNEL_TYPES:
-            raise ParameterError(f"unsupported kernel_type {kernel_type!r} (one of {', '.join(KERNEL_TYPES)}; "
-                                 f"precomputed kernels are not supported)")
+            raise ParameterError(f"unsupported kernel_type {kernel_type!r} (one of {', '.join(KERNEL_TYPES)})")
         self.svm_type = svm_type
         self.kernel_type = kernel_type
         self.degree = int(degree)
@@ -158,6 +179,8 @@ class SVMModel(BaseModel):
         if kernel_type == "polynomial" and not 0 <= self.degree <= INT32_MAX:
             raise ParameterError(f"degree of polynomial kernel < 0 (or beyond the int range): {self.degree}")
         self.SV = self._sv_rows(SV)
+        if kernel_type == "precomputed":
+            self.SV = self._serials(self.SV)
         l = self.SV.n_rows
         classification = svm_type in CLASSIFICATION
         if classification:
@@ -254,6 +277,43 @@ class SVMModel(BaseModel):
         return CSRDataset(np.zeros(indptr.shape[0] - 1), indptr, np.ascontiguousarray(indices, dtype=np.int32),
                           values, nf)
 
+    @staticmethod
+    def _serials(SV):
+        """A precomputed kernel's SVs as LIBSVM keeps them in its model: each SV's sample serial number (the (int)
+        of its first value, at index 0, as C casts it), at index 0 alone; the rest of a training row (its kernel
+        values) is not the model's."""
+        ip, idx, val = SV.indptr, SV.indices, SV.values
+        l = SV.n_rows
+        held = ip[1:] > ip[:-1]
+        if not held.all() or (l and (idx[ip[:-1]] != 0).any()):
+            raise ParameterError("a precomputed kernel's SV starts with index 0, its sample serial number")
+        v = np.asarray(val[ip[:-1]], np.float64)
+        if l and not ((v >= 1) & (v < INT32_MAX + 1.0)).all():
+            raise ParameterError("a precomputed kernel's sample serial numbers are 1 to 2^31 - 1")
+        return CSRDataset(np.zeros(l), np.arange(l + 1, dtype=np.int64), np.zeros(l, np.int32), np.trunc(v),
+                          1 if l else 0)
+
+    @property
+    def precomputed(self):
+        """Whether the kernel is LIBSVM's precomputed one: its rows to predict are kernel values, read 0-based."""
+        return self.kernel_type == "precomputed"
+
+    @property
+    def serials(self):
+        """A precomputed kernel's SV serial numbers, ascending and distinct (int64): the indices its rows to predict
+        must hold."""
+        if self._serials_cache is None:
+            self._serials_cache = np.unique(self.SV.values.astype(np.int64))
+        return self._serials_cache
+
+    _serials_cache = None
+
+    @property
+    def zero_based(self):
+        """Whether the rows to predict are read with 0-based indices (a precomputed kernel's: 0:? then K(x, x_s)
+        at index s)."""
+        return self.precomputed
+
     # -- BaseModel ----------------------------------------------------------------------------------------------
     @property
     def total_sv(self):
@@ -293,10 +353,14 @@ class SVMModel(BaseModel):
         classes, (n_rows,) for two classes, one-class and SVR ((n_rows, 0) for a single class). `prepared` is
         accepted for the BaseModel interface (a kernel model reads the rows as they are); block_rows: test rows
         per kernel block (default: a slab of about 4 MB)."""
-        rows = as_rows(X)
+        rows = as_rows(X, full=self.precomputed)
         k = self.nr_class
         classification = self.svm_type in CLASSIFICATION
         n_dec = k * (k - 1) // 2 if classification else 1
+        if self.precomputed and self.total_sv:
+            # the kernel reads K(x, x_s) at index s of each row, s the SVs' serial numbers: every row must hold them
+            rows = rows.contiguous()
+            check_kernel_rows(rows, self.serials)
         out = np.empty((rows.n_rows, n_dec), np.float64)
         if rows.n_rows:
             kt = KERNEL_TYPES.index(self.kernel_type)
@@ -386,7 +450,7 @@ class SVMModel(BaseModel):
         out = [f"svm_type {self.svm_type}\n", f"kernel_type {self.kernel_type}\n"]
         if self.kernel_type == "polynomial":
             out.append(f"degree {self.degree}\n")
-        if self.kernel_type != "linear":
+        if self.kernel_type in ("polynomial", "rbf", "sigmoid"):
             out.append("gamma %.17g\n" % self.gamma)
         if self.kernel_type in ("polynomial", "sigmoid"):
             out.append("coef0 %.17g\n" % self.coef0)
@@ -420,7 +484,10 @@ class SVMModel(BaseModel):
         per_row = max(1, coef.shape[0] + (int(ip[-1]) // max(self.total_sv, 1)))
         step = max(1, CHUNK_VALUES // per_row)
         for r in range(0, self.total_sv, step):
-            yield format_svs(coef, ip, idx, val, r, min(r + step, self.total_sv))
+            if self.precomputed:
+                yield _serial_lines(coef, val, r, min(r + step, self.total_sv))
+            else:
+                yield format_svs(coef, ip, idx, val, r, min(r + step, self.total_sv))
 
     @staticmethod
     def header_fields():
@@ -431,8 +498,6 @@ class SVMModel(BaseModel):
             return args[0]
 
         def kernel_type(key, args, fail):
-            if args == ["precomputed"]:
-                raise fail("a precomputed-kernel model: llsvm does not support precomputed kernels")
             if len(args) != 1 or args[0] not in KERNEL_TYPES:
                 raise fail(f"unknown kernel function {quote(' '.join(args))} (one of {', '.join(KERNEL_TYPES)})")
             return args[0]
@@ -481,7 +546,7 @@ class SVMModel(BaseModel):
             if key not in head:
                 raise bad(sv_line, f"the header has no '{key}'")
         svm_type, kernel = head["svm_type"], head["kernel_type"]
-        uses = {"degree": kernel == "polynomial", "gamma": kernel != "linear",
+        uses = {"degree": kernel == "polynomial", "gamma": kernel in ("polynomial", "rbf", "sigmoid"),
                 "coef0": kernel in ("polynomial", "sigmoid")}
         for key, used in uses.items():
             if used and key not in head:
@@ -527,7 +592,7 @@ class SVMModel(BaseModel):
         # the SV lines in C (cext/_libsvm.pyx parse_sv_block) from the file's bytes; when they are not exactly l
         # lines in its grammar, _sv_lines reads them, and names the error (or takes a line: its grammar is wider)
         block = src.block(first, l)
-        parsed = 0 if block is None else parse_sv_block(block, m, l)
+        parsed = 0 if block is None or kernel == "precomputed" else parse_sv_block(block, m, l)
         if isinstance(parsed, int):
             body = src.lines()[sv_line:]
             if len(body) != l:
@@ -537,7 +602,7 @@ class SVMModel(BaseModel):
                 else:
                     raise bad(sv_line + min(len(body), l) + 1,
                               f"expected {l} SV lines (total_sv), found {len(body)}")
-            parsed = _sv_lines(body, sv_line, m, bad)
+            parsed = _sv_lines(body, sv_line, m, bad, kernel == "precomputed")
         coef, indptr, indices, values, nf = parsed
         SV = CSRDataset(np.zeros(l), indptr, indices, values, nf)
         try:

@@ -96,6 +96,8 @@ class TreeModel(BaseModel):
         if any(t.final == ("rbf",) for t in self.trees):
             if rbf is None:
                 raise ParameterError("a tree ends in the RBF node, and the model has none")
+            if rbf.kernel_type == "precomputed":
+                raise ParameterError("the RBF node cannot be a precomputed-kernel model (-s h1tree takes no -t 4)")
             if [int(v) for v in rbf.label] != [int(v) for v in self.label]:
                 raise ParameterError("the RBF node's labels differ from the tree model's")
         self._packed = None
@@ -315,6 +317,9 @@ class TreeModel(BaseModel):
                 rbf = SVMModel.parse(path, rbf_text, size)
             except ModelFormatError as exc:
                 raise ModelFormatError(f"{exc} (in the RBF node, which starts at line {start})") from None
+            if rbf.kernel_type == "precomputed":
+                at = next((k for k, ln in enumerate(rbf_text.split("\n")) if ln.split()[:1] == ["kernel_type"]), 0)
+                raise bad(start + at, "the RBF node cannot be a precomputed-kernel model (-s h1tree takes no -t 4)")
             if rbf.label is None or [int(v) for v in rbf.label] != label:
                 at = next((k for k, ln in enumerate(rbf_text.split("\n")) if ln.split()[:1] == ["label"]), 0)
                 raise bad(start + at, "the RBF node must be a classification model with the tree model's labels in "

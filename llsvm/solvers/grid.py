@@ -29,6 +29,7 @@ from .folds import stratified_folds
 from .trainer import as_dataset, checked_params
 
 NAMES = {"c": "C", "C": "C", "g": "gamma", "gamma": "gamma", "sigma": "sigma"}
+NO_WIDTH = "--grid: -t 4 (precomputed kernel) has no kernel width (g, sigma): give C only"
 MAX_CELLS = 10_000
 
 
@@ -152,6 +153,8 @@ def grid_request(grid, params, kw):
         grid = parse_grid(grid)
     if not params.spec.accepts_option("--grid"):
         raise ParameterError(f"--grid applies only to {accepting('--grid')}, not to -s {params.spec.name}")
+    if params.precomputed and ("gamma" in grid or "sigma" in grid):
+        raise ParameterError(NO_WIDTH)
     return params, grid
 
 
@@ -167,7 +170,8 @@ def grid_plan(ds, nr_fold, grid, params, reporter):
 def fold_cells(ds, plan, w, f):
     """Width w and fold f of a plan: every C trained on the fold's other rows and tested on its rows, the C values
     in order sharing the solver's kernel state. One record per C: wrong (test rows misclassified), wall, cpu,
-    fit_s, fit_cpu, viol (None when the solver counts none), nSV, gamma (the kernel width the model used)."""
+    fit_s, fit_cpu, viol (None when the solver counts none), nSV, gamma (the kernel width the model used; None
+    for -t 4, which has none)."""
     spec = plan.params.spec
     silent = as_reporter()
     opts = plan.options(plan.widths[w])
@@ -184,7 +188,7 @@ def fold_cells(ds, plan, w, f):
         counts = [sum(r.extra["viol"]) for r in model.meta["results"] if "viol" in r.extra]
         out.append({"wrong": wrong, "wall": time.perf_counter() - w0, "cpu": time.process_time() - c0,
                     "fit_s": w1 - w0, "fit_cpu": c1 - c0, "viol": sum(counts) if counts else None,
-                    "nSV": model.total_sv, "gamma": model.meta["options"].gamma})
+                    "nSV": model.total_sv, "gamma": None if p.precomputed else model.meta["options"].gamma})
     return out
 
 
@@ -224,8 +228,13 @@ def grid_search(data, nr_fold, grid, y=None, *, params=None, reporter=None, say=
 HEADER = f"{'C':>12} {'gamma':>12} {'CV error':>10} {'seconds':>9}\n"
 
 
+def _width_text(gamma):
+    """A cell's gamma as the table shows it; "-" for a kernel without one (-t 4)."""
+    return "-" if gamma is None else f"{gamma:g}"
+
+
 def cell_line(cell):
-    return f"{cell['C']:>12g} {cell['gamma']:>12g} {cell['error']:>9.4g}% {cell['seconds']:>9.3f}\n"
+    return f"{cell['C']:>12g} {_width_text(cell['gamma']):>12} {cell['error']:>9.4g}% {cell['seconds']:>9.3f}\n"
 
 
 def grid_table(result):
@@ -233,6 +242,6 @@ def grid_table(result):
     lines = [f"Grid search with {result.nr_fold}-fold cross validation: {len(result.cells)} cells\n", HEADER]
     lines += [cell_line(c) for c in result.cells]
     b = result.best
-    lines.append(f"Best C = {b['C']:g} gamma = {b['gamma']:g}  CV error = {b['error']:g}%  "
+    lines.append(f"Best C = {b['C']:g} gamma = {_width_text(b['gamma'])}  CV error = {b['error']:g}%  "
                  f"(Cross Validation Accuracy = {b['accuracy']:g}%)\n")
     return "".join(lines)

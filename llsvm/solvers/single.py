@@ -19,7 +19,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from .._ext._rowops import row_sq_norms
+from .._ext._kernel import kernel_sq_norms
 from .._ext._smo import nu_start
 from ..errors import ParameterError
 from ..models.svm import KERNEL_TYPES, NR_MARKS, NoRowsModel, SVMModel
@@ -43,7 +43,7 @@ def fit(ds, params, reporter, n_features=None, context=None):
     opts = (params.options or SMOOptions()).resolved(ds.n_features if n_features is None else n_features)
     l = ds.n_rows
     view = ds.row_view()
-    sq = row_sq_norms(view)
+    sq = kernel_sq_norms(view, opts.kernel_params())     # -t 4: the diagonal K(x, x)
     top = check_kernel_diag(ds, sq, opts)
     everything = np.arange(l, dtype=np.int64)
     z = np.asarray(ds.y, np.float64)

@@ -25,7 +25,6 @@ import numpy as np
 from .. import memory
 from .._ext import _kernel as KK
 from .._ext import _smo
-from .._ext._rowops import row_sq_norms
 from ..errors import CheckParameterError, ParameterError
 from ..options import INT_MAX, SMOOptions
 from ..params import echo
@@ -98,7 +97,7 @@ def kernel_text(opts):
     """The kernel as messages name it: -t, and the parameters it uses (LIBSVM's option letters)."""
     kind = KERNEL_TYPES[opts.kernel_type]
     parts = [f"-t {opts.kernel_type} ({kind})"]
-    if opts.kernel_type != 0:
+    if opts.kernel_type in (1, 2, 3):
         parts.append(f"-g {float(opts.gamma or 0.0):g}")
     if opts.kernel_type == 1:
         parts.append(f"-d {opts.degree}")
@@ -196,7 +195,7 @@ class PairsRun:
             reporter.info("WARNING: training data in only one class. See README for details.\n")
         self.wC = class_costs(params.C, params.weights, labels.tolist(), reporter)
         self.view = ds.row_view()
-        self.sq = row_sq_norms(self.view)
+        self.sq = KK.kernel_sq_norms(self.view, self.opts.kernel_params())     # -t 4: the diagonal K(x, x)
         self.top = check_kernel_diag(ds, self.sq, self.opts)
         self.nu = params.nu if params.spec.name == "nu_svc" else None
         if self.nu is not None:

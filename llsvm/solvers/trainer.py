@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import memory
 from .._ext import _linear as K
-from ..dataset import CSRDataset, RowError, check_row_norms
+from ..dataset import CSRDataset, RowError, check_precomputed, check_row_norms, full_rows
 from ..errors import ConvergenceWarning, ParameterError
 from ..models.linear import Model
 from ..params import Params, accepting
@@ -33,26 +33,33 @@ from .folds import plain_folds, stratified_folds
 def as_dataset(data, y=None, params=None):
     """The training rows for random access, refused when a row's squared norm is not a finite number (values so
     large that it overflows: every solver's arithmetic would, and the binary format cannot hold such a row either,
-    so the streaming solvers refuse it too)."""
+    so the streaming solvers refuse it too). With -t 4 (params.precomputed) a path is read with 0-based indices and
+    the rows must be a precomputed kernel's (dataset.check_precomputed, at the line and column of a text file)."""
+    precomputed = params is not None and params.precomputed
     if isinstance(data, (str, os.PathLike)):
         from ..io import read_dataset
-        ds = read_dataset(data, class_labels=params is not None and params.spec.class_labels)
+        ds = read_dataset(data, zero_based=precomputed, class_labels=params is not None and params.spec.class_labels)
     elif hasattr(data, "as_view"):
         ds = data.as_view()
     else:
         if y is None:
             raise ParameterError("give labels y with a matrix X")
         import scipy.sparse as sp
-        X = data if sp.issparse(data) else sp.csr_matrix(np.asarray(data, dtype=np.float64))
-        ds = CSRDataset.from_csr(X, y)
+        if precomputed and not sp.issparse(data):       # a kernel matrix's zeros are values: every entry held
+            ds = full_rows(np.asarray(data, dtype=np.float64), np.asarray(y, dtype=np.float64).ravel())
+        else:
+            X = data if sp.issparse(data) else sp.csr_matrix(np.asarray(data, dtype=np.float64))
+            ds = CSRDataset.from_csr(X, y)
     try:
         check_row_norms(ds)
+        if precomputed:
+            check_precomputed(ds)
     except RowError as exc:
         zero_based = getattr(ds, "zero_based", None)       # rows read from a text file: named by their line
-        if zero_based is None or not ds.source or ds.source == "<stdin>":
+        if not ds.source or ds.source == "<stdin>" or (zero_based is None and exc.pair is None):
             raise
-        from ..io import row_error_at_line
-        raise row_error_at_line(ds.source, exc, zero_based, note="") from None
+        from ..io import row_error_at_line                 # (a precomputed kernel's binary file: how to make one)
+        raise row_error_at_line(ds.source, exc, bool(zero_based), note="") from None
     return ds
 
 
