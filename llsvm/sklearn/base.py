@@ -38,7 +38,8 @@ SKLEARN_NAME = {"eps": "tol", "seed": "random_state", "threads": "n_jobs", "kern
 FIELD = {sk: dest for dest, sk in SKLEARN_NAME.items()}
 # parameters that are not option rows: what fit does with them is the estimator's own
 # the fitted state fit keeps beyond scikit-learn's attributes (which end in _)
-FITTED_PRIVATE = ("_from_source", "_from_file", "_sparse", "_shape_fit", "_fit_params", "_results", "_labels", "_gamma")
+FITTED_PRIVATE = ("_from_source", "_from_file", "_sparse", "_shape_fit", "_fit_params", "_results", "_labels", "_gamma",
+                  "_Xfit")
 NOT_ROWS = ("solver", "fit_intercept", "intercept_scaling", "class_weight", "warm_start", "client", "verbose")
 
 
@@ -278,22 +279,33 @@ class Estimator(BaseEstimator):
             self._from_source = True
             return X, None, None
         self._from_source = False
+        X, y = self._checked_input(X, y)
         if self._outlier:
-            X = validate_data(self, X, accept_sparse=("csr", "csc"), dtype=(np.float64, np.float32))
-            self._sparse, self._shape_fit = sp.issparse(X), X.shape
-            return dataset(X, np.ones(X.shape[0])), None, None
-        X, y = validate_data(self, X, y, accept_sparse=("csr", "csc"), dtype=(np.float64, np.float32),
-                             y_numeric=not self._classifier, multi_output=False)
-        self._sparse, self._shape_fit = sp.issparse(X), X.shape
+            return self._train_rows(X, np.ones(X.shape[0])), None, None
         if self._classifier:
             check_classification_targets(y)
             self.classes_, codes = np.unique(y, return_inverse=True)
             self._check_classes()
             labels = llsvm_labels(self.classes_)
             y_train = labels[codes].astype(np.float64)
-            return dataset(X, y_train), y_train, (codes, labels)
+            return self._train_rows(X, y_train), y_train, (codes, labels)
         y = np.asarray(y, dtype=np.float64)
-        return dataset(X, y), None, None
+        return self._train_rows(X, y), None, None
+
+    def _checked_input(self, X, y):
+        """(X, y) of fit checked as scikit-learn checks them (y None for an outlier detector), and the input's
+        attributes (_sparse, _shape_fit)."""
+        if self._outlier:
+            X = validate_data(self, X, accept_sparse=("csr", "csc"), dtype=(np.float64, np.float32))
+        else:
+            X, y = validate_data(self, X, y, accept_sparse=("csr", "csc"), dtype=(np.float64, np.float32),
+                                 y_numeric=not self._classifier, multi_output=False)
+        self._sparse, self._shape_fit = sp.issparse(X), X.shape
+        return X, y
+
+    def _train_rows(self, X, y):
+        """llsvm's training rows of the checked X and labels y."""
+        return dataset(X, y)
 
     def _check_classes(self):
         """A classifier needs two classes (scikit-learn's words)."""
@@ -527,19 +539,16 @@ def same(a, b):
 
 
 def kernel_number(value):
-    """LIBSVM's kernel_type of scikit-learn's kernel name (or LIBSVM's number)."""
+    """LIBSVM's kernel_type of scikit-learn's kernel name (or LIBSVM's number); a callable kernel is LIBSVM's
+    precomputed one (4), of the matrix the estimator computes with it (scikit-learn's way)."""
     if isinstance(value, str):
         names = {n: i for i, n in enumerate(KERNEL_TYPES)}
         names["poly"] = names["polynomial"]
-        if value == "precomputed" or callable(value):
-            raise ValueError(f"kernel={value!r}: llsvm's kernel solvers take linear, poly, rbf or sigmoid "
-                             f"(precomputed and callable kernels are not supported yet)")
         if value not in names:
-            raise ValueError(f"kernel={value!r}: one of linear, poly, rbf, sigmoid")
+            raise ValueError(f"kernel={value!r}: one of linear, poly, rbf, sigmoid, precomputed or a callable")
         return names[value]
     if callable(value):
-        raise ValueError("kernel: a callable kernel is not supported yet (llsvm's kernel solvers take linear, poly, "
-                         "rbf or sigmoid)")
+        return KERNEL_TYPES.index("precomputed")
     return value
 
 

@@ -7,6 +7,7 @@ llsvm-train's (LIBSVM's svm-train: gamma 1/num_features, cache 100 MB), the esti
 `SVC(gamma="auto", cache_size=100)` is `llsvm-train -s smo` exactly. Beyond scikit-learn's: `n_jobs` (threads over
 the one-vs-one pairs) and `client` (llsvm.dask).
 """
+import os
 import warnings
 
 import numpy as np
@@ -17,8 +18,13 @@ from sklearn.svm import NuSVC as _SkNuSVC
 from sklearn.svm import NuSVR as _SkNuSVR
 from sklearn.svm import OneClassSVM as _SkOneClassSVM
 
+from sklearn.utils import check_consistent_length, column_or_1d
+from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
+
+from ..dataset import kernel_rows
+from ..errors import LLSVMError
 from ..params import get
-from .base import Classifier, Outlier, Regressor, constraints, kernel_number, llsvm_labels
+from .base import Classifier, Outlier, Regressor, constraints, is_source, kernel_number, llsvm_labels, value_error
 from .svm_attributes import fitted_attributes, ovo_decision, ovr_decision
 
 
@@ -58,12 +64,116 @@ class _Kernel:
         fields = self.own_fields(spec, [n for n in self._passed if hasattr(self, n)])
         fields["kernel_type"] = kernel_number(self.kernel)
         fields["shrinking"] = int(bool(self.shrinking))
-        fields["gamma"] = self._gamma = gamma_of(self.gamma, X)
+        # a precomputed or callable kernel has no gamma: scikit-learn's _gamma is 0 then
+        fields["gamma"] = self._gamma = 0.0 if self._given_kernel() else gamma_of(self.gamma, X)
         if self.max_iter is not None:                 # -1: no limit, as scikit-learn's LIBSVM
             fields["max_iter"] = NO_LIMIT if self.max_iter == -1 else int(self.max_iter)
         if hasattr(self, "probability"):
             fields["probability"] = int(self.probability is True or self.probability == 1)
         return spec, fields
+
+    # -- precomputed and callable kernels (scikit-learn's sklearn/svm/_base.py, its checks and words) ---------------
+    # kernel="precomputed": X is the kernel matrix K (n x n at fit; n_test x n at prediction), row i of the training
+    # K the sample of serial number i + 1 (LIBSVM's -t 4; llsvm.dataset.kernel_rows); a callable kernel: K =
+    # kernel(X, X) at fit, kernel(X, X_fit) at prediction (scikit-learn's _compute_kernel), then as precomputed.
+    def _given_kernel(self):
+        """"precomputed", "callable" or None (one of LIBSVM's kernels over the rows)."""
+        if callable(self.kernel):
+            return "callable"
+        return "precomputed" if isinstance(self.kernel, str) and self.kernel == "precomputed" else None
+
+    def _kernel_of(self, X):
+        """The callable kernel's matrix of X against the training X, dense float64 (scikit-learn's)."""
+        K = self.kernel(X, self._Xfit)
+        if sp.issparse(K):
+            K = K.toarray()
+        return np.asarray(K, dtype=np.float64, order="C")
+
+    def _checked_input(self, X, y):
+        kind = self._given_kernel()
+        if kind is None:
+            return super()._checked_input(X, y)
+        self._sparse = False
+        if kind == "callable":
+            # scikit-learn checks only the lengths: the kernel takes X as it is (strings, lists, sparse matrices)
+            if y is not None:
+                check_consistent_length(X, y)
+                y = column_or_1d(y, warn=True)
+            n = _num_samples(X)
+            self._shape_fit = X.shape if hasattr(X, "shape") else (n,)
+            self._Xfit = X
+            K = self._kernel_of(X)
+            if K.ndim != 2 or K.shape[0] != K.shape[1]:
+                raise ValueError("X.shape[0] should be equal to X.shape[1]")
+            if K.shape[0] != n:
+                raise ValueError(f"the kernel gives a {K.shape[0]}x{K.shape[1]} matrix for {n} samples: kernel(X, X) "
+                                 "must be n_samples x n_samples")
+            return K, y
+        if sp.issparse(X):
+            raise TypeError("Sparse precomputed kernels are not supported.")
+        if self._outlier:
+            X = validate_data(self, X, dtype=np.float64, order="C")
+        else:
+            X, y = validate_data(self, X, y, dtype=np.float64, order="C", y_numeric=not self._classifier,
+                                 multi_output=False)
+        if X.shape[0] != X.shape[1]:
+            raise ValueError(f"Precomputed matrix must be a square matrix. Input is a {X.shape[0]}x{X.shape[1]} "
+                             "matrix.")
+        self._shape_fit = X.shape
+        return X, y
+
+    def _train_rows(self, X, y):
+        if self._given_kernel() is None:
+            return super()._train_rows(X, y)
+        return kernel_rows(X, y, serials=True)
+
+    def _read_source(self, data):
+        kind = self._given_kernel()
+        if kind == "callable":
+            raise ValueError("a callable kernel is called on the rows of X: fit takes X as an array, not a path")
+        if kind is None or not isinstance(data, (str, os.PathLike)):
+            return super()._read_source(data)
+        from ..io import read_dataset
+        try:            # a precomputed kernel's file, LIBSVM's: 0:serial then the kernel values, read 0-based
+            return read_dataset(data, zero_based=True, class_labels=self._classifier)
+        except LLSVMError as exc:
+            raise value_error(exc) from None
+
+    def _rows(self, X):
+        check_is_fitted(self, "model_")
+        if not getattr(self.model_, "precomputed", False):
+            return super()._rows(X)
+        if is_source(X):        # LIBSVM's test file of a precomputed kernel: 0:? then the kernel values, read 0-based
+            if isinstance(X, (str, os.PathLike)):
+                from ..io import read_dataset
+                try:
+                    return read_dataset(X, zero_based=True)
+                except LLSVMError as exc:
+                    raise value_error(exc) from None
+            return X
+        if self._given_kernel() == "callable":
+            K = self._kernel_of(X)
+        else:
+            if sp.issparse(X):
+                raise ValueError(f"cannot use sparse input in {type(self).__name__!r} trained on dense data")
+            K = validate_data(self, X, dtype=np.float64, order="C", reset=False) if \
+                hasattr(self, "n_features_in_") else np.asarray(X, dtype=np.float64)
+        if K.ndim != 2:
+            raise ValueError(f"Expected 2D array, got {K.ndim}D array instead")
+        # the kernel reads K(x, x_s) for the support vectors' serials s only: the columns up to the largest
+        top = int(self.model_.SV.values.max(initial=0))
+        if hasattr(self, "shape_fit_") and K.shape[1] != self.shape_fit_[0]:
+            raise ValueError(f"X.shape[1] = {K.shape[1]} should be equal to {self.shape_fit_[0]}, the number of "
+                             "samples at training time")
+        if K.shape[1] < top:        # a model read from a file: its largest serial
+            raise ValueError(f"X.shape[1] = {K.shape[1]}: the model's support vectors are columns up to {top}")
+        return kernel_rows(K[:, :top])
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = self.kernel == "precomputed"       # cross-validation slices K both ways
+        tags.input_tags.sparse = self.kernel != "precomputed"
+        return tags
 
     def _check_sklearn_params(self):
         super()._check_sklearn_params()
@@ -149,9 +259,10 @@ class _KernelClassifier(_Kernel, Classifier):
 
 
 _DOC_KERNEL = """
-    kernel : {{'linear', 'poly', 'rbf', 'sigmoid'}}, default='rbf'
+    kernel : {{'linear', 'poly', 'rbf', 'sigmoid', 'precomputed'}} or callable, default='rbf'
         The kernel (-t): linear u'v, poly (gamma u'v + coef0)^degree, rbf exp(-gamma |u-v|^2), sigmoid
-        tanh(gamma u'v + coef0). 'precomputed' and callables are not supported yet.
+        tanh(gamma u'v + coef0); 'precomputed' (-t 4): X is the kernel matrix, n x n at fit, n_test x n at
+        prediction; a callable: kernel(X, X) at fit, kernel(X_test, X) at prediction, then as 'precomputed'.
     degree : int, default=3
         The degree of the poly kernel (-d).
     gamma : {{'scale', 'auto'}} or float, default='scale'

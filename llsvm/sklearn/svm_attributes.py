@@ -19,7 +19,8 @@ The conventions, and where they differ from the model's:
   class order (each block in training order in both).
 - support_ (int32): 0-based training rows of the SVs, class blocks in classes_' order (model.meta["sv_indices"],
   1-based, in the model's order; absent from a model read from a file or trained on Dask: then so is support_).
-- support_vectors_: those rows, dense (n_SV, n_features) or, for sparse training data, a CSR matrix (int32 indices).
+- support_vectors_: those rows, dense (n_SV, n_features) or, for sparse training data, a CSR matrix (int32 indices);
+  empty, (0, 0), for a precomputed kernel (scikit-learn's for kernel="precomputed" and a callable kernel).
 - dual_coef_ (n_classes - 1, n_SV): LIBSVM's sv_coef in scikit-learn's layout: the coefficient (alpha y) of an SV
   of class a in pair (a, b) is in row b - 1 if b > a, else in row b. For two classes scikit-learn negates it (and
   intercept_ and the decision values), so that > 0 means classes_[1]. Sparse training data: a CSR matrix that holds
@@ -240,7 +241,8 @@ def fitted_attributes(model, classes=None, *, sparse=False, n_features=None, spa
         coef = model.sv_coef.copy()
         intercept = -model.rho.copy()
         n_support = np.array([model.total_sv], dtype=np.int32)
-    SV = _sv_matrix(model, order, n_features)
+    # a precomputed kernel's model holds no vectors (its SVs are serial numbers): scikit-learn's empty (0, 0)
+    SV = sp.csr_matrix((0, 0)) if model.kernel_type == "precomputed" else _sv_matrix(model, order, n_features)
     two = classifier and pos.size == 2
     dual = -coef if two else coef         # scikit-learn's two-class negation (and of intercept_)
     if two:
