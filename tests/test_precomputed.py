@@ -3,8 +3,7 @@ model file, llsvm-predict on it, the checks of the rows, and kernel="precomputed
 scikit-learn estimators.
 
 The references are independent: libsvm-official (LIBSVM 3.37's svm_train, svm_save_model and svm_predict, in a
-fresh process, as tests/test_single.py runs them) on the same Gram files, LIBSVM's svm-train and svm-predict
-binaries where $LLSVM_LIBSVM_DIR names them (their outputs byte for byte), and scikit-learn's own SVC, NuSVC, SVR,
+fresh process, as tests/test_single.py runs them) on the same Gram files, and scikit-learn's own SVC, NuSVC, SVR,
 NuSVR and OneClassSVM. The Gram files are made here, in tmp_path: linear kernels summed as LIBSVM's dot sums them
 (feature after feature, in doubles) and RBF kernels by C's exp of LIBSVM's formula, written with %.17g, so that a
 precomputed linear kernel is the very matrix svm-train -t 0 computes (its -v must then be -t 0's, fold for fold).
@@ -200,42 +199,6 @@ def test_predictions_are_svm_predicts(files, tmp_path, name, theirs):
     resaved = tmp_path / "resaved.model"
     llsvm.load_model(str(model)).save(str(resaved))
     assert resaved.read_bytes() == model.read_bytes()
-
-
-def libsvm_cli():
-    """The directory of LIBSVM's svm-train and svm-predict binaries ($LLSVM_LIBSVM_DIR, as scripts/bench_cli.py
-    finds them), or None."""
-    d = os.environ.get("LLSVM_LIBSVM_DIR") or os.environ.get("LIBSVM_DIR")
-    if d and all(os.access(os.path.join(d, n), os.X_OK) for n in ("svm-train", "svm-predict")):
-        return d
-    return None
-
-
-@pytest.mark.parametrize("name,theirs,args", [
-    ("heart", ["-s", "0", "-b", "1"], ["-s", "smo"]), ("three", ["-s", "1"], ["-s", "nu_svc"]),
-    ("reg", ["-s", "3", "-b", "1"], ["-s", "epsilon_svr"]), ("heart", ["-s", "2"], ["-s", "one_class"])])
-def test_commands_are_svm_train_and_svm_predict(files, tmp_path, name, theirs, args):
-    """Against LIBSVM's binaries ($LLSVM_LIBSVM_DIR): llsvm-train -t 4's model file and stdout are svm-train's
-    (without -b 1: its folds draw from rand()), llsvm-predict's output file and stdout svm-predict's, with and
-    without -b 1, on svm-train's model."""
-    d = libsvm_cli()
-    if d is None:
-        pytest.skip("set LLSVM_LIBSVM_DIR to the directory of LIBSVM's svm-train and svm-predict binaries")
-    path, _, _ = files(name)
-    plain = theirs[:2] + [a for a in theirs[2:] if a not in ("-b", "1")]
-    ref = subprocess.run([os.path.join(d, "svm-train"), *plain, "-t", "4", str(path), str(tmp_path / "r.model")],
-                         capture_output=True, text=True, check=True, timeout=600)
-    assert ours([*args, "-t", "4"], path, tmp_path / "o.model") == ref.stdout
-    assert (tmp_path / "o.model").read_bytes() == (tmp_path / "r.model").read_bytes()
-    subprocess.run([os.path.join(d, "svm-train"), "-q", *theirs, "-t", "4", str(path), str(tmp_path / "rb.model")],
-                   check=True, timeout=600)
-    for b in (["-b", "0"], ["-b", "1"]) if "-b" in theirs else (["-b", "0"],):
-        ref = subprocess.run([os.path.join(d, "svm-predict"), *b, str(path), str(tmp_path / "rb.model"),
-                              str(tmp_path / "r.out")], capture_output=True, text=True, check=True, timeout=600)
-        r = CliRunner().invoke(predict_main, [*b, str(path), str(tmp_path / "rb.model"), str(tmp_path / "o.out")])
-        assert_exit(r, 0)
-        assert r.stdout == ref.stdout
-        assert (tmp_path / "o.out").read_bytes() == (tmp_path / "r.out").read_bytes()
 
 
 def test_probability_with_libsvms_folds_is_libsvms(files, tmp_path):
