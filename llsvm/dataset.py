@@ -110,13 +110,22 @@ def first_missing(ds, needed):
     # ascending distinct indices from 0: position top holds index top exactly when the row holds 0..top (a full
     # row, as LIBSVM's format has them: the one look-up that answers for every needed index)
     full[inside] = indices[at[inside]] == top
-    for r in np.flatnonzero(~full).tolist():
-        row = indices[indptr[r]:indptr[r + 1]]
-        lacks = needed[~np.isin(needed, row)]
-        if lacks.size:
-            k = int(lacks[0])
-            return r, k, int(np.searchsorted(row, k))
-    return None
+    # the other rows at once (no loop over rows): how many of the needed indices each holds (a row's indices are
+    # distinct), then the first that holds fewer than all
+    rest = np.flatnonzero(~full)
+    if not rest.size:
+        return None
+    lens = indptr[rest + 1] - indptr[rest]
+    owner = np.repeat(np.arange(rest.size), lens)
+    pos = np.arange(owner.size) - np.repeat(np.cumsum(lens) - lens, lens) + np.repeat(indptr[rest], lens)
+    held = np.bincount(owner, weights=np.isin(indices[pos], needed), minlength=rest.size)
+    short = np.flatnonzero(held < needed.size)
+    if not short.size:
+        return None
+    r = int(rest[short[0]])
+    row = indices[indptr[r]:indptr[r + 1]]
+    k = int(needed[~np.isin(needed, row)][0])
+    return r, k, int(np.searchsorted(row, k))
 
 
 def check_precomputed(ds):
