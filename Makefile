@@ -61,10 +61,13 @@ demo: build data/demo data/demo.t
 	$(BIN)/llsvm-predict data/demo.t data/demo.model data/demo.predictions
 
 # fetches the public sets first, best effort (a set that cannot be had is reported and its tests skip; CI sets
-# LLSVM_DATA_MIRROR in .ci/run)
+# LLSVM_DATA_MIRROR in .ci/run). The suite runs in TEST_JOBS processes (pytest-xdist), each test file in one of them
+# (its module fixtures, such as the Dask tests' cluster, made once): 2 for CI's two cores; TEST_JOBS=1 runs it in
+# this process, as plain pytest.
+TEST_JOBS ?= 2
 test: build $(VENV)/.test-deps
 	$(FETCH_DATA) --best-effort -q $(DATA_ARGS)
-	$(PY) -m pytest tests -q
+	$(PY) -m pytest tests -q $(if $(filter-out 0 1,$(TEST_JOBS)),-n $(TEST_JOBS) --dist loadfile)
 
 # mutation fuzzing (atheris) of the LIBSVM text parser, the binary reader and the model loader, each in its own
 # process under a 2 GB memory limit; 60 s in all by default (make test runs a fixed number of inputs per target,

@@ -5,6 +5,7 @@ bytes from the token's start) and hands every other token to the byte scanner. C
 byte scanner's bit for bit and float(token) for each value; the reader takes exactly the tokens of that shape (the
 count of byte-scanned tokens is predicted token by token); errors are the byte scanner's, status and position.
 """
+import functools
 import re
 
 import numpy as np
@@ -100,11 +101,17 @@ def _rows(rng, n_rows):
     return bytes(out), toks
 
 
+@functools.lru_cache(maxsize=None)
+def _sample(seed):
+    """3,000 random rows of seed `seed` (_rows), made once for both value types (their making is most of the
+    test's time)."""
+    return _rows(np.random.default_rng(seed), 3000)
+
+
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("float32", [False, True])
 def test_reader_is_the_byte_scanner_bit_for_bit(scan_pair, seed, float32):
-    rng = np.random.default_rng(seed)
-    data, toks = _rows(rng, 3000)
+    data, toks = _sample(seed)
     on = parse(data, scan_pair, True, float32=float32)
     off = parse(data, scan_pair, False, float32=float32)
     assert on["status"] == off["status"] == 0

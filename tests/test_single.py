@@ -74,9 +74,11 @@ def test_model_and_output_are_svm_trains(regression_file, tmp_path, solver, args
     assert ("epsilon = " in ours_out) == (solver == "nu_svr")
 
 
+# one-class at its default nu on heart_scale, and on mushrooms at nu 0.1 (about 800 support vectors instead of 4,000:
+# the same solver and predictions, a fifth of the kernel work of both programs)
 @pytest.mark.parametrize("solver,name,args", [("epsilon_svr", "german.numer", ["-c", "2"]),
-                                              ("one_class", "heart_scale", ["-n", "0.2"]),
-                                              ("epsilon_svr", "mushrooms", []), ("one_class", "mushrooms", [])])
+                                              ("one_class", "heart_scale", []),
+                                              ("epsilon_svr", "mushrooms", []), ("one_class", "mushrooms", ["-n", "0.1"])])
 def test_model_is_svm_trains_on_public_sets(shared_plain, tmp_path, solver, name, args):
     """Public sets (their labels as targets for the SVR): the same model file and lines; llsvm-predict gives
     LIBSVM's svm_predict values. libsvm-official's Python reader drops a file's explicit zeros (german.numer has
