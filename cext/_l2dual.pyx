@@ -4,7 +4,8 @@
 # 1. -s 7, L2-regularized logistic regression in the dual (Yu, Huang, Lin, "Dual coordinate descent methods for
 #    logistic regression and maximum entropy models", MLJ 2011, Algorithm 5; LIBLINEAR's solve_l2r_lr_dual):
 #        min_alpha 1/2 alpha^T Q alpha + sum_i alpha_i log alpha_i + (U_i - alpha_i) log (U_i - alpha_i),
-#        0 <= alpha_i <= U_i = C_i,  Q_ij = y_i y_j x_i.x_j,  w = sum alpha_i y_i x_i.
+#        0 <= alpha_i <= U_i = C_i,  Q_ij = y_i y_j x_i.x_j,  w = sum alpha_i y_i x_i  (C_i: Cp or Cn by y_i, times
+#        the row's weight with weights, rowview.row_cost).
 #    Both alpha_i and U_i - alpha_i are kept (alpha2[2i], alpha2[2i+1]). Update of i: the one-variable problem
 #    g(z) = z log z + (C - z) log (C - z) + a/2 (z - z_old)^2 + s b (z - z_old) by at most 100 Newton steps (a step
 #    leaving (0, C) shrinks z by 0.1), with inner tolerance innereps (1e-2, divided by 10 after an iteration with at
@@ -12,7 +13,8 @@
 # 2. -s 12 and -s 13, L2-loss and L1-loss SVR in the dual (Ho and Lin, "Large-scale linear support vector
 #    regression", JMLR 2012, Algorithm 4; LIBLINEAR's solve_l2r_l1l2_svr):
 #        min_beta 1/2 beta^T Q beta - y^T beta + p |beta|_1 + lambda/2 beta^T beta,  -U <= beta_i <= U,
-#        Q = X X^T; L2 loss: lambda = 1/(2C), U = inf; L1 loss: lambda = 0, U = C.
+#        Q = X X^T; L2 loss: lambda = 1/(2C), U = inf; L1 loss: lambda = 0, U = C (weighted rows: C_i = C W_i per
+#        row, rowview.row_cost, the weights extension's lambda_i and U_i).
 #    Update of i: G = w.x_i - y_i + lambda beta_i, H = QD_i + lambda, the Newton step of the piecewise quadratic,
 #    clipped to [-U, U]. Shrinking on the bounds with last iteration's maximal violation; stop when the 1-norm of
 #    the violations <= eps times that of the first iteration (then once more over all variables).
@@ -48,6 +50,7 @@ import numpy as np
 from kernel_types cimport value_t
 from kernel_util cimport put_char as _event
 from rowview cimport RowView, row_dot, row_dot_inorder, row_axpy, row_sq_norm, row_row_dot, row_indices, row_values
+from rowview cimport row_cost
 from rowview cimport subset_row as _row, subset_ptr as _rows_ptr
 from rng cimport Rng, rng_shuffle as _shuffle
 from kernel_util cimport LLSVM_STORE_RELAXED
@@ -84,10 +87,10 @@ cdef int64_t _lr_dual(const RowView* v, const int64_t* r, int64_t l, const signe
     for i in range(w_size):
         w[i] = 0.0
     for i in range(l):
-        C = Cp if y[i] > 0 else Cn
+        row = _row(r, i)
+        C = row_cost(v, row, Cp if y[i] > 0 else Cn)
         alpha[2 * i] = 0.001 * C if 0.001 * C < 1e-8 else 1e-8
         alpha[2 * i + 1] = C - alpha[2 * i]
-        row = _row(r, i)
         xTx[i] = row_sq_norm(v, row, kind)
         row_axpy(v, row, y[i] * alpha[2 * i], w, kind)
         index[i] = <int32_t>i
@@ -101,7 +104,7 @@ cdef int64_t _lr_dual(const RowView* v, const int64_t* r, int64_t l, const signe
             scout_publish(progress, s)
             i = index[s]
             row = _row(r, i)
-            C = Cp if y[i] > 0 else Cn
+            C = row_cost(v, row, Cp if y[i] > 0 else Cn)
             a = xTx[i]
             b = y[i] * row_dot(v, row, w, kind)
             ind1 = 2 * i
@@ -217,6 +220,9 @@ cdef int64_t _svr_dual(const RowView* v, const int64_t* r, int64_t l, const doub
             scout_publish(progress, s)
             i = index[s]
             row = _row(r, i)
+            if v.weight != NULL:        # C_i = C W_i (docs/weights.md): lambda_i and U_i of the row
+                lam = 0.0 if l1_loss else 0.5 / row_cost(v, row, C)
+                U = row_cost(v, row, C) if l1_loss else INFINITY
             G = -y[i] + lam * beta[i] + row_dot(v, row, w, kind)
             H = QD[i] + lam
             Gp = G + p

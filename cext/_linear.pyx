@@ -4,6 +4,8 @@
 #    LIBLINEAR's solve_l2r_l1l2_svc). Problem, for labels y_i in {-1,+1}:
 #        min_alpha  f(alpha) = 1/2 alpha^T (Q + D) alpha - e^T alpha,   0 <= alpha_i <= U_i,
 #        Q_ij = y_i y_j x_i.x_j,  L1 loss (-s 3): D_ii = 0, U_i = C_i;  L2 loss (-s 1): D_ii = 1/(2 C_i), U_i = inf,
+#    C_i = Cp or Cn by y_i, times the row's weight when the view has weights (rowview.row_cost, docs/weights.md;
+#    _row_box: without weights the class's values of _box, as before),
 #    with w = sum_i alpha_i y_i x_i kept up to date. Update of coordinate i: G = y_i w.x_i - 1 + D_ii alpha_i,
 #    projected gradient PG (0 at an active bound), alpha_i <- min(max(alpha_i - G/QD_i, 0), U_i), w += d y_i x_i.
 #    Shrinking: a variable at a bound whose G is beyond last epoch's PG_max / PG_min leaves the active set.
@@ -38,7 +40,7 @@ import numpy as np
 from kernel_types cimport value_t
 from llsvm._ext._stop cimport stop_requested, check_stop
 from rowview cimport RowView, prefetch_visits, prefetch_row, rows_worth_prefetching, row_dot, row_dot_inorder, row_dot_inorder2, row_axpy
-from rowview cimport row_sq_norm, row_indices, row_values
+from rowview cimport row_sq_norm, row_indices, row_values, row_cost
 from rowview cimport subset_row as _row, subset_ptr as _rows_ptr
 from dual_step cimport dual_gradient, projected_gradient, dual_step
 from rng cimport Rng, rng_shuffle
@@ -93,6 +95,33 @@ cdef inline void _box(double Cp, double Cn, bint l1_loss, double* diag, double* 
         diag[0] = 0.5 / Cn
         diag[2] = 0.5 / Cp
         upper[0] = upper[2] = INFINITY
+
+
+cdef inline double _row_box(const RowView* v, int64_t row, int k, bint l1_loss, const double* diag,
+                            const double* upper, const double* cost, double* D) noexcept nogil:
+    """U_i (returned) and D_ii (in *D) of `row`, of label index k = y_i + 1: _box's values of its class when the
+    view has no weights (one test a visit, no arithmetic), else from C_i = row_cost(v, row, cost[k]) (rows of
+    weight 0 never reach a solver: docs/weights.md)."""
+    cdef double C
+    if v.weight == NULL:
+        D[0] = diag[k]
+        return upper[k]
+    C = row_cost(v, row, cost[k])
+    if l1_loss:
+        D[0] = 0.0
+        return C
+    D[0] = 0.5 / C
+    return INFINITY
+
+
+cdef inline double _row_diag(const RowView* v, int64_t row, int k, bint l1_loss, const double* diag,
+                             const double* cost) noexcept nogil:
+    """D_ii of `row` alone, as _row_box gives it."""
+    if v.weight == NULL:
+        return diag[k]
+    if l1_loss:
+        return 0.0
+    return 0.5 / row_cost(v, row, cost[k])
 
 
 cdef void _sq_norms(const RowView* v, const int64_t* r, double* out, int64_t l, value_t* kind) noexcept nogil:
@@ -151,9 +180,9 @@ cdef int64_t _dcd_pass(const RowView* v, const int64_t* r, const signed char* y,
     cdef double diag[3]
     cdef double upper[3]
     cdef double cost[3]
-    cdef double G, PG, C, d, alpha_old
+    cdef double G, PG, C, D, d, alpha_old
     cdef double PGmax_new = -INFINITY, PGmin_new = INFINITY
-    cdef int64_t s, i, k, n_updates = 0
+    cdef int64_t s, i, k, row, n_updates = 0
     cdef int32_t tmp
     cdef int yi
     cdef bint shrink
@@ -168,8 +197,9 @@ cdef int64_t _dcd_pass(const RowView* v, const int64_t* r, const signed char* y,
         prefetch_visits(v, r, index, s, active_size, y, alpha, xnorm, kind)
         yi = y[i]
         k = yi + 1
-        C = upper[k]
-        G = dual_gradient(yi * row_dot(v, _row(r, i), w, kind), alpha[i], diag[k])
+        row = _row(r, i)
+        C = _row_box(v, row, k, l1_loss, diag, upper, cost, &D)
+        G = dual_gradient(yi * row_dot(v, row, w, kind), alpha[i], D)
         # shrinking: a variable at a bound whose gradient points out beyond last iteration's extremes leaves
         shrink = False
         if alpha[i] == 0.0:
@@ -189,12 +219,12 @@ cdef int64_t _dcd_pass(const RowView* v, const int64_t* r, const signed char* y,
             PGmin_new = PG
         if fabs(PG) > 1.0e-12:
             alpha_old = alpha[i]
-            alpha[i] = dual_step(G, alpha_old, xnorm[i], diag[k], C)
+            alpha[i] = dual_step(G, alpha_old, xnorm[i], D, C)
             d = (alpha[i] - alpha_old) * yi
             if atomic:
-                _row_axpy_atomic(v, _row(r, i), d, w, kind)
+                _row_axpy_atomic(v, row, d, w, kind)
             else:
-                row_axpy(v, _row(r, i), d, w, kind)
+                row_axpy(v, row, d, w, kind)
             n_updates += 1
         s += 1
     PGmax_out[0] = PGmax_new
@@ -244,18 +274,21 @@ cdef double STALL_FACTOR = 0.9      # a new low is below this fraction of the la
 
 cdef void _block_gradients(const RowView* v, const int64_t* r, const signed char* y, const double* alpha,
                            const double* w, const int32_t* index, int64_t t, int64_t send, const double* diag,
-                           double* grad, int n_threads, value_t* kind) noexcept nogil:
+                           const double* cost, bint l1_loss, double* grad, int n_threads,
+                           value_t* kind) noexcept nogil:
     """grad[s] = y_i w.x_i - 1 + D_ii alpha_i for i = index[t + s], s < send, shared among n_threads threads (each
     value computed by one thread alone)."""
     cdef int64_t s, i
     if n_threads > 1:
         for s in prange(send, num_threads=n_threads, schedule="static"):
             i = index[t + s]
-            grad[s] = dual_gradient(y[i] * row_dot(v, _row(r, i), w, kind), alpha[i], diag[y[i] + 1])
+            grad[s] = dual_gradient(y[i] * row_dot(v, _row(r, i), w, kind), alpha[i],
+                                    _row_diag(v, _row(r, i), y[i] + 1, l1_loss, diag, cost))
     else:
         for s in range(send):
             i = index[t + s]
-            grad[s] = dual_gradient(y[i] * row_dot(v, _row(r, i), w, kind), alpha[i], diag[y[i] + 1])
+            grad[s] = dual_gradient(y[i] * row_dot(v, _row(r, i), w, kind), alpha[i],
+                                    _row_diag(v, _row(r, i), y[i] + 1, l1_loss, diag, cost))
 
 
 cdef void _pg_extremes(const RowView* v, const int64_t* r, const signed char* y, const double* alpha,
@@ -266,7 +299,7 @@ cdef void _pg_extremes(const RowView* v, const int64_t* r, const signed char* y,
     cdef double diag[3]
     cdef double upper[3]
     cdef double cost[3]
-    cdef double PG, PGmax = -INFINITY, PGmin = INFINITY
+    cdef double PG, D, PGmax = -INFINITY, PGmin = INFINITY
     cdef int64_t t = 0, send, s, i
     _box(Cp, Cn, l1_loss, diag, upper, cost)
     for i in range(l):
@@ -275,10 +308,11 @@ cdef void _pg_extremes(const RowView* v, const int64_t* r, const signed char* y,
         send = CHECK_BLOCK
         if send > l - t:
             send = l - t
-        _block_gradients(v, r, y, alpha, w, order, t, send, diag, grad, n_threads, kind)
+        _block_gradients(v, r, y, alpha, w, order, t, send, diag, cost, l1_loss, grad, n_threads, kind)
         for s in range(send):
             i = t + s
-            PG = projected_gradient(grad[s], alpha[i], upper[y[i] + 1])
+            PG = projected_gradient(grad[s], alpha[i], _row_box(v, _row(r, i), y[i] + 1, l1_loss, diag, upper, cost,
+                                                                &D))
             if PG > PGmax:
                 PGmax = PG
             if PG < PGmin:
@@ -564,19 +598,21 @@ cdef void _violation(const RowView* v, const int64_t* r, const signed char* y, c
                      const double* w, int64_t l, const double* diag, const double* upper, const double* cost,
                      bint l1_loss, double* out, int64_t* nSV_out, value_t* kind) noexcept nogil:
     """out = (max |PG|, loss, sum alpha, sum D alpha^2) and *nSV_out (see dcd_violation)."""
-    cdef double G, PG, m = 0.0, margin, xi, loss = 0.0, sum_alpha = 0.0, sum_diag = 0.0
-    cdef int64_t i, nSV = 0
+    cdef double G, PG, m = 0.0, margin, xi, loss = 0.0, sum_alpha = 0.0, sum_diag = 0.0, U, D
+    cdef int64_t i, row, nSV = 0
     cdef int k
     for i in range(l):
         k = y[i] + 1
-        margin = y[i] * row_dot(v, _row(r, i), w, kind)
+        row = _row(r, i)
+        U = _row_box(v, row, k, l1_loss, diag, upper, cost, &D)
+        margin = y[i] * row_dot(v, row, w, kind)
         xi = 1.0 - margin
         if xi > 0.0:
-            loss += cost[k] * (xi if l1_loss else xi * xi)
-        G = dual_gradient(margin, alpha[i], diag[k])
+            loss += row_cost(v, row, cost[k]) * (xi if l1_loss else xi * xi)
+        G = dual_gradient(margin, alpha[i], D)
         if alpha[i] <= 0.0:
             PG = G if G < 0.0 else 0.0
-        elif alpha[i] >= upper[k]:
+        elif alpha[i] >= U:
             PG = G if G > 0.0 else 0.0
         else:
             PG = G
@@ -585,7 +621,7 @@ cdef void _violation(const RowView* v, const int64_t* r, const signed char* y, c
         if alpha[i] > 0.0:
             nSV += 1
             sum_alpha += alpha[i]
-            sum_diag += diag[k] * alpha[i] * alpha[i]
+            sum_diag += D * alpha[i] * alpha[i]
     out[0] = m
     out[1] = loss
     out[2] = sum_alpha
@@ -716,9 +752,12 @@ def cocoa_local(Rows X not None, const int64_t[::1] rows, const signed char[::1]
     w's size) and rng (advanced in place: one shuffle per epoch; shuffle=False visits the rows in order). Returns
     (PG max, PG min, sum alpha, sum D_ii alpha_i^2, sum C_i loss_i) over the worker's rows at (w, alpha), the round's
     START: PG of the dual minimization problem, loss_i = max(0, 1 - y_i w.x_i) (-s 3) or its square (-s 1).
-    epochs = 0: only those figures (alpha_new = alpha, dw = 0).
+    epochs = 0: only those figures (alpha_new = alpha, dw = 0). Rows with weights (docs/weights.md) are not taken
+    yet: ValueError.
     """
     _check_w(X, w.shape[0], "w")
+    if X.v.weight != NULL:
+        raise ValueError("cocoa_local: weighted rows are not supported (docs/weights.md)")
     cdef int64_t l = y.shape[0], n_w = w.shape[0]
     if alpha.shape[0] != l or alpha_new.shape[0] != l or dw.shape[0] != n_w or rng.shape[0] != 4 or \
             (rows.shape[0] and rows.shape[0] != l) or epochs < 0:

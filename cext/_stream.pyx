@@ -715,6 +715,7 @@ cdef class StreamCache:
         sv.bias = self.bias
         sv.seg = NULL
         sv.seg_shift = NULL
+        sv.weight = NULL
         pthread_mutex_lock(&self.mtx)
         while True:
             # close the previous batch: unpin, apply evictions, publish statistics

@@ -14,5 +14,6 @@ cdef class Rows:
     cdef const float[::1] _values32
     cdef const double[::1] _values64
     cdef const double[::1] _labels
+    cdef const double[::1] _weights
     cdef const int32_t[::1] _seg
     cdef const int64_t[::1] _seg_shift

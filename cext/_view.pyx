@@ -17,16 +17,19 @@ from rowview cimport make_view
 
 
 cdef class Rows:
-    """Rows(indptr, indices, values, n_features, bias=-1.0, segs=None, labels=None): a view of CSR rows.
+    """Rows(indptr, indices, values, n_features, bias=-1.0, segs=None, labels=None, weights=None): a view of CSR
+    rows.
 
     indptr int64 (n_rows + 1 offsets), indices int32 (0-based, strictly increasing in a row), values float32 or
     float64, all C-contiguous (never copied: a wrong type or layout raises ValueError). bias >= 0 adds the
     coordinate n_features of value bias to every row. segs: None (contiguous arrays) or (seg int32[n_rows],
     seg_shift int64[2 * n_segments]) for a memory-mapped file read in place (rowview.pxd). labels: None or
-    float64[n_rows].
+    float64[n_rows]. weights: None (every row weighs 1) or float64[n_rows], the rows' weights (docs/weights.md;
+    the kernels read them through rowview.pxd's row_cost).
     """
 
-    def __init__(self, indptr, indices, values, int64_t n_features, double bias=-1.0, segs=None, labels=None):
+    def __init__(self, indptr, indices, values, int64_t n_features, double bias=-1.0, segs=None, labels=None,
+                 weights=None):
         cdef int64_t n
         self._indptr = indptr
         self._indices = indices
@@ -62,6 +65,11 @@ cdef class Rows:
             if self._labels.shape[0] != n:
                 raise ValueError("labels must have one entry per row")
             self.v.y = &self._labels[0] if n > 0 else NULL
+        if weights is not None:
+            self._weights = weights
+            if self._weights.shape[0] != n:
+                raise ValueError("weights must have one entry per row")
+            self.v.weight = &self._weights[0] if n > 0 else NULL
 
     def with_bias(self, double bias, n_features=None):
         """The same rows with the bias coordinate `bias` (< 0: none) and, if given, a wider row: n_features
@@ -80,9 +88,17 @@ cdef class Rows:
         r._values32 = self._values32
         r._values64 = self._values64
         r._labels = self._labels
+        r._weights = self._weights
         r._seg = self._seg
         r._seg_shift = self._seg_shift
         return r
+
+    @property
+    def weights(self):
+        """The rows' weights (float64, read-only) or None: every row weighs 1."""
+        if self.v.weight == NULL:
+            return None
+        return np.asarray(self._weights)
 
     @property
     def n_rows(self):

@@ -30,6 +30,7 @@ cdef struct RowView:
     double bias             # < 0: no bias coordinate
     const int32_t* seg      # NULL: contiguous; else the segment of each row
     const int64_t* seg_shift  # 2 per segment: element shifts of its indices and of its values
+    const double* weight    # NULL: every row weighs 1; else the weight of each row (docs/weights.md), read by row_cost
 
 
 cdef inline RowView make_view(const int64_t[::1] indptr, const int32_t[::1] indices, const value_t[::1] values,
@@ -45,7 +46,16 @@ cdef inline RowView make_view(const int64_t[::1] indptr, const int32_t[::1] indi
     v.bias = bias
     v.seg = NULL
     v.seg_shift = NULL
+    v.weight = NULL
     return v
+
+
+cdef inline double row_cost(const RowView* v, int64_t i, double class_cost) noexcept nogil:
+    """C_i of row i (docs/weights.md): its class's cost times the row's weight; with no weights (v.weight NULL) the
+    class's cost itself, not multiplied by 1, so that an unweighted kernel computes what it computed before."""
+    if v.weight == NULL:
+        return class_cost
+    return class_cost * v.weight[i]
 
 
 cdef inline const int32_t* row_indices(const RowView* v, int64_t i) noexcept nogil:

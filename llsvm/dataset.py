@@ -239,6 +239,32 @@ def block_rows_for(indptr, max_rows=None, max_bytes=None, value_size=8, row_over
     return bounds
 
 
+def check_weights(weights, n_rows, what="sample_weight"):
+    """Row weights as the solvers take them (docs/weights.md): float64, one per row, each finite and >= 0, not all
+    0; else ParameterError naming the first bad one (`what`: how the caller calls them)."""
+    w = np.asarray(weights, dtype=np.float64)
+    if w.ndim != 1 or w.shape[0] != n_rows:
+        raise ParameterError(f"{what} has shape {w.shape}; expected one weight per row ({n_rows},)")
+    bad = np.flatnonzero(~(np.isfinite(w) & (w >= 0)))
+    if bad.size:
+        raise ParameterError(f"{what}[{int(bad[0])}] is {float(w[bad[0]])!r}: a weight must be a finite number >= 0")
+    if n_rows and not (w > 0).any():
+        raise ParameterError(f"every {what} is zero: no row to train on")
+    return np.ascontiguousarray(w)
+
+
+def positive_rows(weights, rows=None):
+    """The rows (None: all) that weigh more than 0, as an int64 array, or `rows` itself when none weighs 0 (or
+    there are no weights): a row of weight 0 has no effect (docs/weights.md), so no solver sees one."""
+    if weights is None:
+        return rows
+    w = weights if rows is None else weights[rows]
+    if (w > 0).all():
+        return rows
+    keep = np.flatnonzero(w > 0)
+    return keep.astype(np.int64) if rows is None else np.asarray(rows, np.int64)[keep]
+
+
 class Dataset:
     """Base of the dataset protocol."""
 
@@ -276,10 +302,12 @@ class CSRDataset(Dataset):
 
     segs = None          # the segment table of a segmented view (llsvm.binfmt.MappedDataset); None: contiguous
     _rows = None         # the row view, made on first use (row_view)
+    weights = None       # the rows' weights (float64, docs/weights.md), None: every row weighs 1
 
     def __init__(self, y, indptr, indices, values, n_features=None, *, row_ids=None, n_qid=0, source=None,
-                 labels=None, label_counts=None, check=True, alpha=None):
+                 labels=None, label_counts=None, check=True, alpha=None, weights=None):
         self.y = np.asarray(y, dtype=np.float64)
+        self.weights = None if weights is None else np.ascontiguousarray(weights, dtype=np.float64)
         self.indptr = np.asarray(indptr, dtype=np.int64)
         self.indices = _int32_indices(indices)
         values = np.asarray(values)
@@ -310,6 +338,8 @@ class CSRDataset(Dataset):
             raise ParameterError("row_ids must have one entry per row")
         if self.alpha is not None and self.alpha.shape != (n,):
             raise ParameterError("alpha must have one entry per row")
+        if self.weights is not None and self.weights.shape != (n,):
+            raise ParameterError(f"{self.weights.shape[0]} weights for {n} rows: one weight per row")
 
     @property
     def n_rows(self):
@@ -326,7 +356,7 @@ class CSRDataset(Dataset):
     @property
     def nbytes(self):
         extra = (self.row_ids.nbytes if self.row_ids is not None else 0) + \
-            (self.alpha.nbytes if self.alpha is not None else 0)
+            (self.alpha.nbytes if self.alpha is not None else 0) + (self.weights.nbytes if self.weights is not None else 0)
         return self.y.nbytes + self.indptr.nbytes + self.indices.nbytes + self.values.nbytes + extra
 
     def _table(self):
@@ -364,12 +394,20 @@ class CSRDataset(Dataset):
         if self._rows is None:
             from ._ext._view import Rows
             self._rows = Rows(*self.kernel_arrays(), self.n_features, -1.0, self.segs,
-                              np.ascontiguousarray(self.y, dtype=np.float64))
+                              np.ascontiguousarray(self.y, dtype=np.float64), self.weights)
         return self._rows.with_bias(bias, n_features)
 
     def contiguous(self):
         """This dataset with contiguous CSR arrays (itself; a segmented one copies)."""
         return self
+
+    def with_weights(self, weights):
+        """This dataset's rows with the given weights (checked: check_weights; None: unweighted), sharing its arrays."""
+        import copy
+        ds = copy.copy(self)
+        ds.weights = None if weights is None else check_weights(weights, self.n_rows)
+        ds._rows = None
+        return ds
 
     def slice(self, start, stop):
         """Rows start..stop-1 as a CSRDataset sharing the index and value arrays (offsets are re-based)."""
@@ -378,11 +416,13 @@ class CSRDataset(Dataset):
                           self.values[k0:k1], self.n_features,
                           row_ids=None if self.row_ids is None else self.row_ids[start:stop],
                           alpha=None if self.alpha is None else self.alpha[start:stop],
+                          weights=None if self.weights is None else self.weights[start:stop],
                           source=self.source, check=False)
 
     def iter_blocks(self, max_rows=None, max_bytes=None):
         bounds = block_rows_for(self.indptr, max_rows, max_bytes, self.values.dtype.itemsize,
-                                16 + (8 if self.row_ids is not None else 0) + (8 if self.alpha is not None else 0))
+                                16 + (8 if self.row_ids is not None else 0) + (8 if self.alpha is not None else 0)
+                                + (8 if self.weights is not None else 0))
         for a, b in zip(bounds[:-1], bounds[1:]):
             yield self.slice(a, b)
 
@@ -395,7 +435,8 @@ class CSRDataset(Dataset):
         indptr, indices, values = take_rows(self.row_view(), rows)
         return CSRDataset(self.y[rows], indptr, indices, values, self.n_features,
                           row_ids=None if self.row_ids is None else self.row_ids[rows],
-                          alpha=None if self.alpha is None else self.alpha[rows], source=self.source, check=False)
+                          alpha=None if self.alpha is None else self.alpha[rows],
+                          weights=None if self.weights is None else self.weights[rows], source=self.source, check=False)
 
     def to_csr(self):
         """A scipy.sparse.csr_matrix of shape (n_rows, n_features) sharing the value array where scipy allows."""

@@ -1,4 +1,5 @@
 """Reading and writing datasets: one entry point that sniffs the magic bytes (text, compressed text, binary)."""
+import math
 import os
 import re
 
@@ -7,7 +8,7 @@ import numpy as np
 from ._ext._rowops import max_sq_norm
 from .binfmt import DEFAULT_BLOCK_BYTES, BinaryDataset, write_binary as _write_binary
 from .dataset import CSRDataset, RowError
-from .errors import DataFormatError, LLSVMError, ParameterError
+from .errors import DataFormatError, LLSVMError, ParameterError, quote
 from .fileutil import atomic_output
 from .sources import STDIN, TextSource, display_name, sniff_path
 from .textio import DEFAULT_CHUNK, DEFAULT_MAX_LINE, TextStream, line_of_row, read_text, write_text
@@ -187,3 +188,38 @@ def describe(path, zero_based=False, reporter=None):
     return dict(format=fmt, rows=ds.n_rows, features=ds.n_features, nnz=ds.nnz, dtype="float64 (text)",
                 blocks=None, row_ids=False, qid=ds.n_qid, max_sq_norm=max_sq, labels=ds.labels,
                 label_counts=ds.label_counts, checksum="none (text has no checksum)")
+
+
+def read_weights(path, n_rows):
+    """The row weights of -W weight_file (LIBLINEAR's and LIBSVM's weights extensions; docs/weights.md): one number a
+    line (surrounding blanks allowed), a line per training row, each finite and >= 0. A number that is not one, a
+    negative or non-finite one, a missing or an extra line: DataFormatError at its file, line and column."""
+    name = display_name(path)
+    with open(path, "rb") as f:
+        data = f.read()
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()                      # the file's last newline ends the last line
+    w = np.empty(min(len(lines), n_rows), np.float64)
+    for k, raw in enumerate(lines):
+        if k >= n_rows:
+            raise DataFormatError(name, k + 1, 1, f"{len(lines)} weights for {n_rows} training rows: one weight a "
+                                                  "line, a line per row (this line is beyond the last row)")
+        text = raw.rstrip(b"\r").strip(b" \t")
+        col = len(raw) - len(raw.lstrip(b" \t")) + 1
+        try:
+            value = float(text.decode("ascii")) if text and b"_" not in text else None
+        except (UnicodeDecodeError, ValueError):
+            value = None
+        if value is None:
+            raise DataFormatError(name, k + 1, col, f"weight {quote(text)} is not a number" if text else
+                                  "empty line: expected the row's weight (a number >= 0)")
+        if not math.isfinite(value) or value < 0:
+            raise DataFormatError(name, k + 1, col, f"weight {quote(text)} must be a finite number >= 0")
+        w[k] = value
+    if len(lines) < n_rows:
+        raise DataFormatError(name, len(lines) + 1, 1, f"{len(lines)} weights for {n_rows} training rows: one weight "
+                                                       "a line, a line per row (missing from here on)")
+    if n_rows and not (w > 0).any():
+        raise DataFormatError(name, 0, 0, "every weight is zero: no row to train on")
+    return w

@@ -284,3 +284,23 @@ def generated_set(path, kind, **opts):
     subprocess.run([sys.executable, str(REPO_ROOT / "scripts" / "gen_data.py"), kind, "--out", str(path), "-q", *args],
                    check=True)
     return llsvm.read_dataset(path)
+
+
+def linear_primal(X, y, w, C, loss, p=0.0, sample_weight=None):
+    """LIBLINEAR's L2-regularized primal at w over rows X with the bias column: 1/2 w.w + sum_i C_i loss_i, C_i = C
+    (times the row's weight with sample_weight, docs/weights.md); loss "hinge", "squared_hinge", "log",
+    "epsilon_insensitive" or the squared epsilon-insensitive loss (anything else), p the SVR's epsilon."""
+    m = X @ w
+    if loss == "hinge":
+        losses = np.maximum(0.0, 1.0 - y * m)
+    elif loss == "squared_hinge":
+        losses = np.maximum(0.0, 1.0 - y * m) ** 2
+    elif loss == "log":
+        losses = np.logaddexp(0.0, -y * m)
+    elif loss == "epsilon_insensitive":
+        losses = np.maximum(0.0, np.abs(m - y) - p)
+    else:                                   # squared epsilon-insensitive
+        losses = np.maximum(0.0, np.abs(m - y) - p) ** 2
+    if sample_weight is None:
+        return 0.5 * float(w @ w) + C * float(losses.sum())
+    return 0.5 * float(w @ w) + C * float(np.asarray(sample_weight) @ losses)

@@ -12,7 +12,7 @@ import click
 from ..errors import ParameterError
 from ..options import OPTION, OPTIONS, PRECOMPUTED, Count, refuse_precomputed
 from ..params import Params, accepting, get, specs
-from .common import ParamError
+from .common import ParamError, os_errors
 
 
 def _names(names):
@@ -94,6 +94,7 @@ class Request:
     find_C: bool
     grid: str
     json_file: str
+    weight_file: str       # -W: the rows' weights (docs/weights.md), None: none
     dask: str
     workers: int
     local_epochs: int
@@ -105,6 +106,10 @@ class Request:
     @property
     def spec(self):
         return self.params.spec
+
+    def inputs(self, training_set_file):
+        """The files the command reads, as refuse_same_file takes them."""
+        return [("training_set_file", training_set_file), ("-W", self.weight_file)]
 
     @property
     def budget(self):
@@ -162,8 +167,12 @@ def read_request(values, reporter_warning):
             spec = get(2)
     params = _params(spec, values, parsed)
     _check_dask(values, params)
+    if values["weight_file"] is not None and (values["dask"] is not None or values["grid"] is not None):
+        raise ParamError("-W applies to a run in this process without --grid: row weights on a cluster and in the "
+                         "grid search are not there yet (docs/weights.md)")
+    check_weight_file(values["weight_file"])
     return Request(params=params, nr_fold=nr_fold, find_C=find_C, grid=values["grid"],
-                   json_file=values["json_file"], dask=values["dask"], workers=values["workers"],
+                   json_file=values["json_file"], weight_file=values["weight_file"], dask=values["dask"], workers=values["workers"],
                    local_epochs=values["local_epochs"],
                    quiet=bool(values["quiet"]), progress=values["progress"],
                    zero_based=bool(values["zero_based"]) or params.precomputed, given=given)
@@ -202,6 +211,23 @@ def _check_cluster(address, workers):
         if address == dask.LOCAL:
             raise click.BadParameter(str(exc).removeprefix("--workers "), param_hint="'--workers'") from None
         raise ParamError(str(exc)) from None
+
+
+def check_weight_file(path):
+    """-W's file can be opened (before any work; None: no -W)."""
+    if path is not None:
+        with os_errors(f"can't open weight file {path}"):
+            with open(path, "rb"):
+                pass
+
+
+def with_weight_file(ds, path):
+    """The training rows with -W's weights (docs/weights.md; None: as they are): the file's errors name its line."""
+    if path is None:
+        return ds
+    from ..io import read_weights
+    with os_errors(f"can't open weight file {path}"):
+        return ds.with_weights(read_weights(path, ds.n_rows))
 
 
 def find_C_command(find, data, req, reporter):

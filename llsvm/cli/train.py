@@ -19,7 +19,7 @@ from ..params import specs
 from ..report import Reporter, write_standard
 from .common import (arm_kernel_stop, check_input, check_writable, handle_errors, os_errors, peak_rss_mb,
                      refuse_same_file, write_json)
-from .declare import find_C_command, overflow_hint, read_request, table_options
+from .declare import find_C_command, overflow_hint, read_request, table_options, with_weight_file
 from .jobs import batch_help
 
 # NumPy's floating-point RuntimeWarnings (np.errstate's over, invalid, divide and under)
@@ -98,7 +98,7 @@ def main(training_set_file, model_file, **values):
         base = "stdin" if training_set_file == "-" else os.path.basename(training_set_file.rstrip("/"))
         model_file = base + ".model"
     written = None if grid is not None or req.find_C or req.nr_fold is not None else model_file   # -v, -C: none
-    refuse_same_file([("model_file", written), ("--json", req.json_file)], [("training_set_file", training_set_file)])
+    refuse_same_file([("model_file", written), ("--json", req.json_file)], req.inputs(training_set_file))
     # the options are good: now what the run needs (numpy, the kernels, the reader, the one solver)
     arm_kernel_stop()               # a signal stops a kernel in the middle of its loop from here on
     # NumPy's floating-point warnings never reach the user, from any thread: an extreme option value (-c 1e308)
@@ -134,9 +134,9 @@ def _run(req, grid, training_set_file, model_file, reporter):
         return
     if found is None:
         with reporter.bar(desc="reading") as bar, opening:
-            ds = read_dataset(training_set_file, zero_based=req.zero_based, progress=bar,
-                              max_line=line_limit(req.budget), class_labels=spec.class_labels,
-                              threads=params.threads or 1)
+            ds = with_weight_file(read_dataset(training_set_file, zero_based=req.zero_based, progress=bar,
+                                               max_line=line_limit(req.budget), class_labels=spec.class_labels,
+                                               threads=params.threads or 1), req.weight_file)
     else:                           # the cluster's grid, -v or -C: the rows, features and non-zeros it read
         ds = found.shape
     load_s = time.perf_counter() - t0 if found is None else 0.0

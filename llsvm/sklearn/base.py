@@ -106,7 +106,7 @@ class Estimator(BaseEstimator):
         import inspect
         return {k: p.default for k, p in inspect.signature(cls.__init__).parameters.items() if k != "self"}
 
-    def _params(self, X=None, y_codes=None):
+    def _params(self, X=None, y_codes=None, sample_weight=None):
         """The checked Params of the current parameters (ValueError naming a parameter the solver does not take)."""
         spec, fields = self._translate(X)
         own = estimator_parameters(spec)
@@ -117,7 +117,7 @@ class Estimator(BaseEstimator):
                 raise ValueError(f"fit_intercept=True does not apply to solver={spec.key!r}")
         opts = {d: fields.pop(d) for d in list(fields) if BY_DEST.get(d) is not None and BY_DEST[d].where == "options"}
         try:
-            params = Params(solver=spec.key, weights=self._class_weights(y_codes),
+            params = Params(solver=spec.key, weights=self._class_weights(y_codes, sample_weight),
                             options=spec.options(**opts) if spec.options else None, **fields)
             return params.check()
         except (LLSVMError, TypeError) as exc:
@@ -135,7 +135,7 @@ class Estimator(BaseEstimator):
         self.classes_, codes = np.unique(np.asarray(y).astype(np.int64), return_inverse=True)
         return codes, llsvm_labels(self.classes_)
 
-    def _class_weights(self, y_codes):
+    def _class_weights(self, y_codes, sample_weight=None):
         cw = getattr(self, "class_weight", None)
         if cw is None:
             return []
@@ -145,8 +145,10 @@ class Estimator(BaseEstimator):
         if isinstance(cw, str):
             if cw != "balanced":
                 raise ValueError(f"class_weight={cw!r}: a dict {{class: weight}} or 'balanced'")
-            counts = np.bincount(codes, minlength=len(self.classes_))
-            w = codes.size / (len(self.classes_) * np.maximum(counts, 1))
+            # scikit-learn's compute_class_weight: the classes' sizes as sums of the rows' weights, if any
+            counts = np.bincount(codes, weights=sample_weight, minlength=len(self.classes_))
+            total = codes.size if sample_weight is None else float(np.sum(sample_weight))
+            w = total / (len(self.classes_) * np.where(counts > 0, counts, 1))
             return [(int(labels[k]), float(w[k])) for k in range(len(self.classes_))]
         out = []
         for cls, weight in cw.items():
@@ -176,10 +178,10 @@ class Estimator(BaseEstimator):
         return self
 
     def _fit(self, X, y, sample_weight, warm):
-        if sample_weight is not None:
-            raise ValueError(f"sample_weight: {type(self).__name__}'s solvers take no per-row C (use class_weight)")
         self._check_sklearn_params()
         data, y_train, codes = self._training_data(X, y)
+        if sample_weight is not None:
+            data, sample_weight = self._weighted(data, sample_weight)
         rows = data
         if self._from_source and self._reads_rows:
             rows = self._read_source(data)              # dual="auto" and gamma="scale" look at the rows (a binary
@@ -188,7 +190,8 @@ class Estimator(BaseEstimator):
             self._sparse, self._shape_fit = True, (rows.n_rows, rows.n_features)
         if codes is None and self._from_source and self._classifier and self.class_weight is not None:
             codes = self._source_codes(rows)
-        params = self._params(rows if not self._from_source or self._reads_rows else None, y_codes=codes)
+        params = self._params(rows if not self._from_source or self._reads_rows else None, y_codes=codes,
+                              sample_weight=sample_weight)
         self._fit_params = params
         if warm is not None and (not params.spec.find_C or getattr(self, "solver", None) == "liblinear"):
             warm = None         # scikit-learn's warm_start does nothing for liblinear: llsvm's solvers without one
@@ -208,6 +211,18 @@ class Estimator(BaseEstimator):
         self._set_fitted(model, data)
         if not self.converged_ or self._at_limit():
             warnings.warn(self._convergence_message(), ConvergenceWarning, stacklevel=3)
+
+    def _weighted(self, data, sample_weight):
+        """(the training rows with their weights, the weights): sample_weight is each row's weight, its C times it
+        (docs/weights.md), as scikit-learn's LIBLINEAR and LIBSVM take it; rows of weight 0 have no effect."""
+        if self._from_source:
+            raise ValueError("sample_weight: fit(path) reads the rows from the file; fit the rows (X, y) to weight them")
+        from ..dataset import check_weights
+        try:
+            data = data.with_weights(check_weights(sample_weight, data.n_rows))
+        except LLSVMError as exc:
+            raise value_error(exc) from None
+        return data, data.weights
 
     def _read_source(self, data):
         """The rows of a path (or an llsvm dataset), loaded once for the solver (a random-access one) and for the

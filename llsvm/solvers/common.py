@@ -42,7 +42,9 @@ class FitResult:
 class Subproblem:
     """A binary problem over a dataset's view: rows (None: all), y_sign (+1/-1 int8), C per class. A regression
     problem (-s 11/12/13) also has `targets` (float64, y_sign all +1, Cp = Cn = C); Crammer and Singer's (-s 4)
-    has `cls` (class index per row, int32) and `C_class` (C per class)."""
+    has `cls` (class index per row, int32) and `C_class` (C per class). `weights`: its rows' weights when the
+    dataset has them (docs/weights.md), else None; C() multiplies them in, and the kernels read them from the view
+    (rowview.pxd's row_cost)."""
 
     def __init__(self, view, y_sign, Cp, Cn, rows=None, bias=-1.0, targets=None, cls=None, C_class=None):
         self.view = view
@@ -57,6 +59,8 @@ class Subproblem:
         self.targets = None if targets is None else np.ascontiguousarray(targets, dtype=np.float64)
         self.cls = None if cls is None else np.ascontiguousarray(cls, dtype=np.int32)
         self.C_class = None if C_class is None else np.ascontiguousarray(C_class, dtype=np.float64)
+        weights = getattr(view, "weights", None)
+        self.weights = None if weights is None else (weights if rows is None else weights[self.rows])
 
     def columns(self, with_bias=True, extra_bytes=0, what=None):
         """The problem's columns as CSC (col_ptr int64, col_row int32 within the problem, col_val float64), the
@@ -86,7 +90,17 @@ class Subproblem:
         return (self.view.row_view(self.bias), self.rows)
 
     def C(self):
-        return np.where(self.y > 0, self.Cp, self.Cn)
+        """C_i of every row: its class's C, times its weight when the rows have weights (docs/weights.md)."""
+        C = np.where(self.y > 0, self.Cp, self.Cn)
+        return C if self.weights is None else C * self.weights
+
+    def sizes(self):
+        """(rows of the positive class, rows) as LIBLINEAR's train_one counts them for its tolerances; with weights,
+        the sums of the weights (a row of weight k counts as k rows: docs/weights.md)."""
+        if self.weights is None:
+            pos = int(np.count_nonzero(self.y > 0))
+            return pos, self.l
+        return float(self.weights[self.y > 0].sum()), float(self.weights.sum())
 
     def margins(self, w):
         out = np.empty(self.l, np.float64)

@@ -57,8 +57,7 @@ def train_one(sub, params, seed, reporter, warm=None):
             warn_max_iter(reporter, "Using -s 2 may be faster (also see FAQ)\n\n")
         else:
             warn_max_iter(reporter, "Switching to use -s 2\n\n")
-            l = sub.l
-            pos = int(np.count_nonzero(sub.y > 0))
+            pos, l = sub.sizes()
             tol = params.eps * max(min(pos, l - pos), 1) / l * 0.1
             dual = res
             res = solve_newton(sub, tol, NEWTON_MAX_ITER, w0=dual.w, reporter=reporter)

@@ -89,14 +89,18 @@ def svr_dual_train_one(sub, params, seed, reporter, warm=None):
     else:
         it, n = NO_ROWS_ITER[params.solver], 0
     say_events(reporter, ev, n)
+    if sub.weights is not None:
+        C = sub.C()                 # C_i = C W_i (docs/weights.md): lambda_i, U_i and the primal's costs per row
     lam = 0.0 if l1 else 0.5 / C
     wTw = float(w @ w)
-    objective = 0.5 * wTw + float(p * np.abs(beta).sum() - sub.targets @ beta + 0.5 * lam * (beta @ beta))
+    quad = lam * (beta @ beta) if sub.weights is None else float((lam * beta) @ beta)
+    objective = 0.5 * wTw + float(p * np.abs(beta).sum() - sub.targets @ beta + 0.5 * quad)
     nSV = int(np.count_nonzero(beta))
     report_finished(reporter, it, objective, nSV)
     e = np.abs(sub.margins(w) - sub.targets) - p
     np.maximum(e, 0.0, out=e)
-    primal = 0.5 * wTw + C * float((e if l1 else e * e).sum())
+    loss = e if l1 else e * e
+    primal = 0.5 * wTw + (C * float(loss.sum()) if sub.weights is None else float(C @ loss))
     res = FitResult(w=w, alpha=beta, n_iter=it, primal=primal, dual=-objective, gap=primal + objective,
                     max_violation=_svr_violation(sub, w, beta, C, p, lam, l1), nSV=nSV, converged=it < max_iter,
                     solver=params.solver)
@@ -117,7 +121,8 @@ def svr_dual_train_one(sub, params, seed, reporter, warm=None):
 
 
 def _svr_violation(sub, w, beta, C, p, lam, l1):
-    """The largest projected-gradient violation of the SVR dual at beta (LIBLINEAR's `violation`)."""
+    """The largest projected-gradient violation of the SVR dual at beta (LIBLINEAR's `violation`); C and lam scalars
+    or, with weights, one per row."""
     G = sub.margins(w) - sub.targets + lam * beta
     Gp, Gn = G + p, G - p
     U = C if l1 else np.inf

@@ -21,11 +21,10 @@ __all__ = ["L2R_LR", "L2R_L2LOSS_SVC", "L2R_L2LOSS_SVR", "primal_tol", "train_on
 
 def primal_tol(sub, eps):
     """LIBLINEAR's train_one tolerance of the primal solvers: eps * max(min(pos, neg), 1) / l for classification,
-    eps itself for regression."""
+    eps itself for regression (weighted rows: Subproblem.sizes' sums of weights)."""
     if sub.targets is not None:
         return eps
-    l = sub.l
-    pos = int(np.count_nonzero(sub.y > 0))
+    pos, l = sub.sizes()
     return eps * max(min(pos, l - pos), 1) / l
 
 

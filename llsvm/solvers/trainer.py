@@ -19,9 +19,10 @@ import numpy as np
 
 from .. import memory
 from .._ext import _linear as K
-from ..dataset import CSRDataset, RowError, check_precomputed, check_row_norms, full_rows
+from ..dataset import CSRDataset, RowError, check_precomputed, check_row_norms, full_rows, positive_rows
 from ..errors import ConvergenceWarning, ParameterError
 from ..models.linear import Model
+from ..options import OPTION
 from ..params import Params, accepting
 from ..report import as_reporter
 from ..stop import stoppable
@@ -61,6 +62,20 @@ def as_dataset(data, y=None, params=None):
         from ..io import row_error_at_line                 # (a precomputed kernel's binary file: how to make one)
         raise row_error_at_line(ds.source, exc, bool(zero_based), note="") from None
     return ds
+
+
+def check_weighted(ds, params):
+    """Refuse row weights (ds.weights) for a solver that does not take them yet (the -W option row names those that
+    do; docs/weights.md)."""
+    if getattr(ds, "weights", None) is not None and not params.spec.accepts_option("-W"):
+        raise ParameterError(OPTION["-W"].refusal.format(solvers=accepting("-W")) + f", not -s {params.spec.name}")
+
+
+def weighted_rows(ds):
+    """The dataset without its rows of weight 0 (itself when it has none): such a row has no effect on the model,
+    which is the model of the other rows (docs/weights.md)."""
+    keep = positive_rows(getattr(ds, "weights", None))
+    return ds if keep is None else ds.take_rows(keep)
 
 
 def _run(tasks, threads, reporter):
@@ -241,12 +256,15 @@ def train(data, y=None, *, params=None, reporter=None, say=None, warn=None, warm
     if params.spec.streams:
         if not isinstance(data, (str, os.PathLike)) and not hasattr(data, "iter_blocks"):
             data = as_dataset(data, y)
+        check_weighted(data, params)
         model = make_driver(params, rep).fit(data)
         warn_unconverged(reporter is None and say is None, model.meta["results"], 4)
         return model
     ds = as_dataset(data, y, params)
     if ds.n_rows == 0:
         raise ParameterError("no training data")
+    check_weighted(ds, params)
+    ds = weighted_rows(ds)
     if params.spec.access == "loaded":
         model = registry.driver(params.spec)(ds, params, rep)
         warn_unconverged(reporter is None and say is None, model.meta["results"], 4)
@@ -303,6 +321,7 @@ def cv_fold(ds, params, folds, fold_seeds, i, s):
             return te, np.full(te.size, np.nan)
         model = make_driver(params.but(threads=1, seed=fold_seeds[i]), s).fit(ds.take_rows(tr))
         return te, model.predict(ds.take_rows(te))
+    tr = positive_rows(ds.weights, tr)
     labels, cls = labels_of(ds.y[tr], params)
     full_cls = None
     if cls is not None:
@@ -324,6 +343,7 @@ def cross_validation(data, nr_fold, y=None, *, params=None, reporter=None, say=N
     cv_check(params)
     reporter = as_reporter(reporter, say, warn)
     ds = as_dataset(data, y, params)
+    check_weighted(ds, params)
     warn_ignored(params, reporter)
     folds, fold_seeds = cv_plan(ds, nr_fold, params, reporter)
     target = np.empty(ds.n_rows, np.float64)
@@ -372,6 +392,7 @@ def find_parameter_C(data, nr_fold, y=None, *, start_C=None, start_p=None, param
     params = find_C_check(checked_params(params, kw))
     reporter = as_reporter(reporter, say, warn)
     ds = as_dataset(data, y, params)
+    check_weighted(ds, params)
     folds = csearch_folds(ds, nr_fold, params, reporter)
     searches = csearch_searches(ds, params, start_C, start_p)
     return run_C_searches(searches, params, start_C, ds.n_rows, FoldSteps(ds, folds, params.threads), reporter)
@@ -395,6 +416,7 @@ def csearch_folds(ds, nr_fold, params, reporter):
     fold_seeds = [seeds.next() for _ in folds]
     plan = []
     for (tr, te), seed in zip(folds, fold_seeds):
+        tr = positive_rows(getattr(ds, "weights", None), tr)      # a row of weight 0 trains nothing
         labels, cls = labels_of(ds.y[tr], params)
         full_cls = None
         if cls is not None:
