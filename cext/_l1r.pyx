@@ -5,7 +5,9 @@
 # 1. -s 5, L1-regularized L2-loss SVC by coordinate descent with shrinking (Yuan, Chang, Hsieh, Lin, "A comparison
 #    of optimization methods and software for large-scale L1-regularized linear classification", JMLR 2010, the
 #    CDN method; LIBLINEAR's solve_l1r_l2_svc):
-#        min_w |w|_1 + sum_i C_i max(0, 1 - y_i w.x_i)^2   (with regularize_bias off, the bias is not in |w|_1).
+#        min_w |w|_1 + sum_i C_i max(0, 1 - y_i w.x_i)^2   (with regularize_bias off, the bias is not in |w|_1),
+#    C_i = Cp or Cn by y_i (ClassCost: a 3-entry table), or one per row with weights (RowCost: C_i = class C x W_i,
+#    docs/weights.md), the two compiled apart (cost_t), so that the unweighted loop is the one it was.
 #    b_i = 1 - y_i w.x_i is kept. Update of feature j: the Newton direction of the one-variable model (G, H from the
 #    rows with b_i > 0), then a line search (sigma 0.01, at most 20 halvings, first tried on the upper bound
 #    xj_sq d^2 + G d + ...) on the exact objective. Shrinking of zero weights inside +-1 by last iteration's
@@ -48,8 +50,30 @@ cdef int _check(const int64_t[::1] col_ptr, const int32_t[::1] col_row, const do
 
 
 # -- 1. -s 5 ------------------------------------------------------------------------------------------------------
+cdef struct ClassCost:
+    const double* C3            # C of a row by its label: C3[y_i + 1]
+    const signed char* y
+
+
+cdef struct RowCost:
+    const double* C             # C_i of every row (weighted rows)
+
+
+ctypedef fused cost_t:
+    ClassCost
+    RowCost
+
+
+cdef inline double _cost(const cost_t* c, int64_t i) noexcept nogil:
+    """C_i of row i (LIBLINEAR's C[GETI(i)])."""
+    if cost_t is ClassCost:
+        return c.C3[c.y[i] + 1]
+    else:
+        return c.C[i]
+
+
 cdef int64_t _l1r_l2svc(const int64_t* cp, const int32_t* cr, double* cv, int64_t l, int64_t w_size,
-                        const signed char* y, const double* C3, bint regularize_bias, double eps, int64_t max_iter,
+                        const signed char* y, const cost_t* cost, bint regularize_bias, double eps, int64_t max_iter,
                         double* w, double* b, double* xj_sq, int32_t* index, Rng* g, char* ev, int64_t* n_ev,
                         int64_t cap) noexcept nogil:
     cdef int64_t j, s, it = 0, active_size = w_size, k, i, num_ls
@@ -61,7 +85,7 @@ cdef int64_t _l1r_l2svc(const int64_t* cp, const int32_t* cr, double* cv, int64_
     cdef int64_t npos
     cdef bint free_j, mixed
     cdef int32_t t
-    # C of a row by its label, LIBLINEAR's C[GETI(i)]: C3[y_i + 1] (a 3-entry table, no gather from an l-array)
+    # C of a row: _cost(cost, i), by its label from a 3-entry table (no gather from an l-array) without weights
     for i in range(l):
         b[i] = 1.0
     for j in range(w_size):
@@ -72,7 +96,7 @@ cdef int64_t _l1r_l2svc(const int64_t* cp, const int32_t* cr, double* cv, int64_
             i = cr[k]
             cv[k] *= y[i]                      # the column holds y_i x_ij from here on
             val = cv[k]
-            xj_sq[j] += C3[y[i] + 1] * val * val
+            xj_sq[j] += _cost(cost, i) * val * val
     while it < max_iter:
         if stop_requested():            # once a pass over the active features (cext/_stop.pyx)
             break
@@ -97,7 +121,7 @@ cdef int64_t _l1r_l2svc(const int64_t* cp, const int32_t* cr, double* cv, int64_
                     i = cr[k]
                     bi = b[i]
                     pos = <double>(bi > 0)
-                    tmp = C3[y[i] + 1] * cv[k] * pos
+                    tmp = _cost(cost, i) * cv[k] * pos
                     G_loss -= tmp * bi
                     H += tmp * cv[k]
             else:
@@ -106,7 +130,7 @@ cdef int64_t _l1r_l2svc(const int64_t* cp, const int32_t* cr, double* cv, int64_
                     i = cr[k]
                     if b[i] > 0:
                         val = cv[k]
-                        tmp = C3[y[i] + 1] * val
+                        tmp = _cost(cost, i) * val
                         G_loss -= tmp * b[i]
                         H += tmp * val
             G_loss *= 2
@@ -172,11 +196,11 @@ cdef int64_t _l1r_l2svc(const int64_t* cp, const int32_t* cr, double* cv, int64_
                     for k in range(cp[j], cp[j + 1]):
                         i = cr[k]
                         if b[i] > 0:
-                            loss_old += C3[y[i] + 1] * b[i] * b[i]
+                            loss_old += _cost(cost, i) * b[i] * b[i]
                         b_new = b[i] + d_diff * cv[k]
                         b[i] = b_new
                         if b_new > 0:
-                            loss_new += C3[y[i] + 1] * b_new * b_new
+                            loss_new += _cost(cost, i) * b_new * b_new
                 else:
                     loss_new = 0.0
                     for k in range(cp[j], cp[j + 1]):
@@ -184,7 +208,7 @@ cdef int64_t _l1r_l2svc(const int64_t* cp, const int32_t* cr, double* cv, int64_
                         b_new = b[i] + d_diff * cv[k]
                         b[i] = b_new
                         if b_new > 0:
-                            loss_new += C3[y[i] + 1] * b_new * b_new
+                            loss_new += _cost(cost, i) * b_new * b_new
                 cond = cond + loss_new - loss_old
                 if cond <= 0:
                     break
@@ -220,12 +244,17 @@ cdef int64_t _l1r_l2svc(const int64_t* cp, const int32_t* cr, double* cv, int64_
 
 def l1r_l2svc(const int64_t[::1] col_ptr, const int32_t[::1] col_row, double[::1] col_val,
               const signed char[::1] y, double Cp, double Cn, bint regularize_bias, double eps, int64_t max_iter,
-              double[::1] w, uint64_t[::1] rng, signed char[::1] events):
-    """-s 5 from w = 0, C_i = Cp for y_i = +1, Cn for y_i = -1. col_val is overwritten (by y_i x_ij). w receives the
-    solution; returns (iterations, event characters written, b = 1 - y_i w.x_i)."""
+              double[::1] w, uint64_t[::1] rng, signed char[::1] events, const double[::1] C=None):
+    """-s 5 from w = 0, C_i = Cp for y_i = +1, Cn for y_i = -1, or C[i] when C (one per row: weighted rows) is given.
+    col_val is overwritten (by y_i x_ij). w receives the solution; returns (iterations, event characters written,
+    b = 1 - y_i w.x_i)."""
     cdef int64_t l = y.shape[0], w_size = w.shape[0], n_ev = 0, it, i
     cdef double C3[3]
+    cdef ClassCost by_class
+    cdef RowCost by_row
     _check(col_ptr, col_row, col_val, l, w_size, rng)
+    if C is not None and C.shape[0] != l:
+        raise ValueError("C must have one entry per row")
     for i in range(l):
         if y[i] != 1 and y[i] != -1:
             raise ValueError("labels must be +1 or -1")
@@ -240,10 +269,18 @@ def l1r_l2svc(const int64_t[::1] col_ptr, const int32_t[::1] col_row, double[::1
     cdef int32_t[::1] ix = index
     cdef int64_t cap = events.shape[0]
     cdef char* ev = <char*>&events[0] if cap else NULL
+    by_class.C3 = C3
+    by_class.y = &y[0]
+    by_row.C = &C[0] if C is not None else NULL
     with nogil:
-        it = _l1r_l2svc(&col_ptr[0], &col_row[0] if col_row.shape[0] else NULL,
-                        &col_val[0] if col_val.shape[0] else NULL, l, w_size, &y[0], C3, regularize_bias, eps,
-                        max_iter, &w[0], &bb[0], &xs[0], &ix[0], <Rng*>&rng[0], ev, &n_ev, cap)
+        if by_row.C == NULL:
+            it = _l1r_l2svc(&col_ptr[0], &col_row[0] if col_row.shape[0] else NULL,
+                            &col_val[0] if col_val.shape[0] else NULL, l, w_size, &y[0], &by_class, regularize_bias,
+                            eps, max_iter, &w[0], &bb[0], &xs[0], &ix[0], <Rng*>&rng[0], ev, &n_ev, cap)
+        else:
+            it = _l1r_l2svc(&col_ptr[0], &col_row[0] if col_row.shape[0] else NULL,
+                            &col_val[0] if col_val.shape[0] else NULL, l, w_size, &y[0], &by_row, regularize_bias,
+                            eps, max_iter, &w[0], &bb[0], &xs[0], &ix[0], <Rng*>&rng[0], ev, &n_ev, cap)
     check_stop()
     return it, n_ev, b
 

@@ -24,7 +24,7 @@ from llsvm.dataset import CSRDataset
 from llsvm.errors import ParameterError
 
 SETS = ("heart_scale", "diabetes", "breast-cancer")
-WEIGHTED = (0, 1, 2, 3, 6, 7, 11, 12, 13)
+WEIGHTED = (0, 1, 2, 3, 5, 6, 7, 11, 12, 13)
 REGRESSION = (11, 12, 13)
 
 
@@ -53,8 +53,8 @@ def _objective(kind, coef, intercept, X, t, sw, C=1.0, p=0.1):
     with |w|_1."""
     w = np.append(np.ravel(coef), intercept)
     Xb = np.hstack([X, np.ones((X.shape[0], 1))])
-    if kind == "log_l1":
-        return np.abs(w).sum() + linear_primal(Xb, t, w, C, "log", p, sw) - 0.5 * float(w @ w)
+    if kind.endswith("_l1"):
+        return np.abs(w).sum() + linear_primal(Xb, t, w, C, kind[:-3], p, sw) - 0.5 * float(w @ w)
     return linear_primal(Xb, t, w, C, kind, p, sw)
 
 
@@ -68,6 +68,8 @@ CASES = [
      lambda: sks.LinearSVC(dual=False, tol=1e-10), "squared_hinge", 1e-6, False),
     ("s3", lambda: S.LinearSVC(dual=True, loss="hinge", tol=1e-8, max_iter=100_000),
      lambda: sks.LinearSVC(dual=True, loss="hinge", tol=1e-8, max_iter=100_000), "hinge", 1e-4, False),
+    ("s5", lambda: S.LinearSVC(penalty="l1", dual=False, tol=1e-10, max_iter=10_000),
+     lambda: sks.LinearSVC(penalty="l1", dual=False, tol=1e-10, max_iter=10_000), "squared_hinge_l1", 1e-6, False),
     ("s6", lambda: S.LogisticRegression(solver="liblinear", penalty="l1", tol=1e-10, max_iter=1000),
      lambda: skl.LogisticRegression(solver="liblinear", penalty="l1", tol=1e-10, max_iter=1000), "log_l1", 1e-6,
      False),
@@ -156,8 +158,8 @@ def test_weights_scale_the_class_costs_one_vs_rest(load):
 def test_weights_refused_where_no_solver_takes_them():
     X = np.random.RandomState(0).randn(30, 4)
     y = np.where(X[:, 0] > 0, 1.0, -1.0)
-    with pytest.raises(ParameterError, match=r"row weights \(-W\) are available for -s 0, .*not -s 5"):
-        llsvm.train(_ds(X, y, np.ones(30)), solver=5)
+    with pytest.raises(ParameterError, match=r"row weights \(-W\) are available for -s 0, .*not -s 4"):
+        llsvm.train(_ds(X, y, np.ones(30)), solver=4)
     with pytest.raises(ValueError, match="row weights"):
         S.SVC().fit(X, y, sample_weight=np.ones(30))
     with pytest.raises(ValueError, match="sample_weight"):
@@ -225,7 +227,7 @@ def test_weight_file_missing_and_refused(small, tmp_path):
     assert_exit(res, 1)
     assert "can't open weight file" in res.stdout + res.stderr
     (tmp_path / "w").write_text("1\n" * 12)
-    for solver in ("5", "smo", "llsvm", "pegasos"):
+    for solver in ("4", "smo", "llsvm", "pegasos"):
         res = _train(["-q", "-s", solver, "-W", tmp_path / "w", small, tmp_path / "m"])
         assert_exit(res, 1)
-        assert "row weights (-W) are available for -s 0, -s 1, -s 2, -s 3, -s 6, -s 7, -s 11, -s 12 and -s 13" in res.stdout + res.stderr
+        assert "row weights (-W) are available for -s 0, -s 1, -s 2, -s 3, -s 5, -s 6, -s 7, -s 11, -s 12 and -s 13" in res.stdout + res.stderr

@@ -94,7 +94,7 @@ def train_one(sub, params, seed, reporter, warm=None):
     if l2loss:
         ev = event_buffer(max_iter, extra=4096)            # and a '#' per line search that recomputes b
         it, n, b = K.l1r_l2svc(col_ptr, col_row, col_val, sub.y, sub.Cp, sub.Cn, params.regularize_bias, eps, max_iter, w,
-                               rng_state(seed), ev)
+                               rng_state(seed), ev, None if sub.weights is None else C)
         say_events(reporter, ev, n)
     else:
         it, cycles, inner, exp_wx, violation = K.l1r_lr(col_ptr, col_row, col_val, sub.y, C,
