@@ -231,3 +231,30 @@ def test_weight_file_missing_and_refused(small, tmp_path):
         res = _train(["-q", "-s", solver, "-W", tmp_path / "w", small, tmp_path / "m"])
         assert_exit(res, 1)
         assert "row weights (-W) are available for -s 0, -s 1, -s 2, -s 3, -s 5, -s 6, -s 7, -s 11, -s 12 and -s 13" in res.stdout + res.stderr
+
+
+def test_threaded_newton_takes_the_weights(load, monkeypatch):
+    """-s 2 --threads 2 (the rows in blocks, dnewton.solve_threaded): the weighted problem and tolerance, as one
+    thread's (to the blocks' rounding)."""
+    import llsvm.solvers.common as common
+    monkeypatch.setattr(common, "THREAD_MIN_NNZ", 0)
+    X, y = _xy(load, "heart_scale")
+    ds = _ds(X, y, np.where(y > 0, 10.0, 0.1))      # weighted sizes far from the counts: a tolerance 40x tighter
+    one = llsvm.train(ds, solver=2, bias=1.0, threads=1).meta["results"][0]
+    two = llsvm.train(ds, solver=2, bias=1.0, threads=2).meta["results"][0]
+    assert one.n_iter == two.n_iter
+    np.testing.assert_allclose(two.w, one.w, rtol=0, atol=1e-9 * np.abs(one.w).max())
+
+
+@pytest.mark.parametrize("solver", [2, 3])
+def test_cross_validation_over_weighted_rows(load, solver):
+    """-v over weighted rows: every fold trains on its rows of positive weight (all weights 1: the unweighted
+    folds' predictions exactly)."""
+    from llsvm.solvers.trainer import cross_validation
+    X, y = _xy(load, "heart_scale")
+    plain = cross_validation(_ds(X, y), 5, solver=solver)
+    ones = cross_validation(_ds(X, y, np.ones(X.shape[0])), 5, solver=solver)
+    assert np.array_equal(plain, ones)
+    w = _weights(X.shape[0], seed=5, zeros=30)
+    weighted = cross_validation(_ds(X, y, w), 5, solver=solver)
+    assert weighted.shape == y.shape and 0.7 < float((weighted == y).mean()) <= 1.0

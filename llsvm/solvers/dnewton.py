@@ -44,8 +44,8 @@ class NewtonPart:
     def start(self, w, m0):
         """(rows, positive rows, L_k(w), G_k, diag part) at w; m0: the preconditioner's initial value (part 0),
         or None (zeros)."""
-        n_pos = int(np.count_nonzero(self.sub.y > 0)) if self.sub.targets is None else 0
-        return (self.sub.l, n_pos) + self.grad(None, w, m0)
+        n_pos, l = self.sub.sizes()        # (weighted rows: their weights' sums, docs/weights.md)
+        return (l, n_pos if self.sub.targets is None else 0) + self.grad(None, w, m0)
 
     def grad(self, alpha, w, m0):
         """X w += alpha X s (the accepted step) or, alpha None, X w from w; then (L_k or None, G_k, diag part)."""
@@ -274,8 +274,8 @@ def solve_dnewton(parts, solver, eps, max_iter, regularize_bias=True, reporter=N
     w = np.zeros(n, np.float64)
     starts = c.each("start", w, m0=True)
     c.up += c.K * (2 * n + 3)
-    l = sum(int(r[0]) for r in starts)
-    n_pos = sum(int(r[1]) for r in starts)
+    l = sum(r[0] for r in starts)
+    n_pos = sum(r[1] for r in starts)
     if solver in (0, 2):
         eps = eps * max(min(n_pos, l - n_pos), 1) / l
     wTw = 0.0                       # w = 0
