@@ -258,3 +258,14 @@ def test_cross_validation_over_weighted_rows(load, solver):
     w = _weights(X.shape[0], seed=5, zeros=30)
     weighted = cross_validation(_ds(X, y, w), 5, solver=solver)
     assert weighted.shape == y.shape and 0.7 < float((weighted == y).mean()) <= 1.0
+
+
+def test_certified_hinge_dual_takes_the_weights(load):
+    """-s 3 --certify stopped early: CG on the free dual variables (dual_cg.py, over sub.C()) certifies the weighted
+    problem's optimum (relative duality gap <= 1e-3), the primal of the tightly solved weighted dual's."""
+    X, y = _xy(load, "heart_scale")
+    ds = _ds(X, y, _weights(X.shape[0], seed=6))
+    r = llsvm.train(ds, solver=3, certify=True, max_iter=5, bias=1.0).meta["results"][0]
+    tight = llsvm.train(ds, solver=3, eps=1e-6, max_iter=100_000, bias=1.0).meta["results"][0]
+    assert r.converged and r.gap <= 1e-3 * r.primal
+    assert abs(r.primal - tight.primal) <= 1e-3 * tight.primal
