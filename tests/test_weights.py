@@ -269,3 +269,24 @@ def test_certified_hinge_dual_takes_the_weights(load):
     tight = llsvm.train(ds, solver=3, eps=1e-6, max_iter=100_000, bias=1.0).meta["results"][0]
     assert r.converged and r.gap <= 1e-3 * r.primal
     assert abs(r.primal - tight.primal) <= 1e-3 * tight.primal
+
+
+@pytest.mark.parametrize("l1", [True, False], ids=["L1", "L2"])
+def test_weighted_dcd_bit_identical_to_twin(load, l1):
+    """The dual CD kernel over weighted rows (rowview.row_cost: U_i = C_i, D_ii = 1/(2 C_i)) and the NumPy twin
+    with the same weights (tests/reference/dcd_twin.py) agree to the last bit, shuffled order included."""
+    from reference import dcd_twin as T
+    from test_solvers import DOT_ORDER
+    from llsvm.solvers.common import Subproblem
+    from llsvm.solvers.dcd import solve_dcd
+    ds = load("heart_scale")
+    ys = np.where(ds.y > 0, 1, -1).astype(np.int8)
+    w = np.random.RandomState(8).uniform(0.1, 3.0, ds.n_rows)
+    sub = Subproblem(ds.with_weights(w), ys, 1.0, 0.5, bias=1.0)
+    res = solve_dcd(sub, l1, 0.1, rng_seed=7)
+    twin = T.solve_l2r_l1l2_svc(ds.to_csr(), ys, 1.0, 0.5, 0.1, l1, bias=1.0, seed=7, dot_order=DOT_ORDER,
+                                weights=w)
+    assert res.n_iter == twin.n_iter and res.converged
+    np.testing.assert_array_equal(res.alpha, twin.alpha)
+    np.testing.assert_array_equal(res.w, twin.w)
+    assert res.gap <= 0.1 * res.primal        # the certificate of the weighted problem (dcd_violation)

@@ -7,7 +7,7 @@ Algorithm 3 (dual coordinate descent with shrinking), with LIBLINEAR 2.50's deta
     Qbar = Q + D,  Q_ij = y_i y_j x_i.x_j,
     L1 loss: D_ii = 0,          U_i = C_i
     L2 loss: D_ii = 1 / (2 C_i), U_i = infinity
-    C_i = Cp for y_i = +1, Cn for y_i = -1.
+    C_i = Cp for y_i = +1, Cn for y_i = -1, times the row's weight W_i with weights (docs/weights.md).
 
 One outer iteration: (optionally) permute the active set, then visit index[0:active_size]; for variable i,
 G = y_i w.x_i - 1 + D_ii alpha_i, projected gradient PG (0 at a bound where G points outwards), shrink a bound
@@ -207,10 +207,11 @@ class TwinResult:
 
 
 def solve_l2r_l1l2_svc(X, y, Cp, Cn, eps, l1_loss, max_iter=300, bias=-1.0, shuffle=True, seed=1,
-                       alpha0=None, record_w=False, dot_order="sequential"):
+                       alpha0=None, record_w=False, dot_order="sequential", weights=None):
     """Dual CD with shrinking on (X, y), y in {+1, -1} (anything > 0 is +1). Returns a TwinResult.
 
     dot_order: the summation order of w.x_i (see _dot), to follow a given kernel to the last bit.
+    weights: None, or the rows' weights W_i > 0: C_i = (Cp or Cn) W_i, and D_ii, U_i of C_i.
     record_w: also keep w and alpha at the start of every outer iteration (epochs[k]['w_start'], ['alpha_start'])
     and the variables visited (not shrunk) in visiting order with their projected gradients at the visit
     (epochs[k]['visited'], ['PG']).
@@ -220,14 +221,21 @@ def solve_l2r_l1l2_svc(X, y, Cp, Cn, eps, l1_loss, max_iter=300, bias=-1.0, shuf
     l = len(rows)
     w_size = n + (1 if bias >= 0 else 0)
     diag, upper = _box(Cp, Cn, l1_loss)
+    if weights is None:
+        D = [diag[yi] for yi in ys]
+        U = [upper[yi] for yi in ys]
+    else:                       # per row: C_i = C_{y_i} W_i
+        Ci = [(float(Cp) if yi > 0 else float(Cn)) * float(wi) for yi, wi in zip(ys, weights)]
+        D = [0.0 if l1_loss else 0.5 / c for c in Ci]
+        U = [c if l1_loss else INF for c in Ci]
     alpha = [0.0] * l if alpha0 is None else [float(a) for a in alpha0]
     if alpha0 is not None and l1_loss:
-        alpha = [min(a, upper[yi]) for a, yi in zip(alpha, ys)]
+        alpha = [min(a, U[i]) for i, a in enumerate(alpha)]
     w = [0.0] * w_size
     for i in range(l):
         if alpha[i] != 0.0:
             _axpy(rows[i], ys[i] * alpha[i], w, n, bias)
-    QD = [_sq_norm(rows[i], bias) + diag[ys[i]] for i in range(l)]
+    QD = [_sq_norm(rows[i], bias) + D[i] for i in range(l)]
     index = list(range(l))
     rng = Xoshiro256ss(seed)
     active_size = l
@@ -252,8 +260,8 @@ def solve_l2r_l1l2_svc(X, y, Cp, Cn, eps, l1_loss, max_iter=300, bias=-1.0, shuf
             i = index[s]
             yi = ys[i]
             G = yi * _dot(rows[i], w, n, bias, dot_order) - 1.0
-            C = upper[yi]
-            G += alpha[i] * diag[yi]
+            C = U[i]
+            G += alpha[i] * D[i]
             PG = 0.0
             if alpha[i] == 0.0:
                 if G > PGmax_old:
