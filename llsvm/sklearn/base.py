@@ -160,7 +160,8 @@ class Estimator(BaseEstimator):
 
     # -- fit ----------------------------------------------------------------------------------------------------
     def fit(self, X, y=None, sample_weight=None):
-        """Train on X (array, sparse matrix, a LIBSVM text / llsvm binary path, or an llsvm dataset) and y.
+        """Train on X (array, sparse matrix, a LIBSVM text / llsvm binary path, or an llsvm dataset) and y;
+        sample_weight: each row's weight (its C times it, docs/weights.md), for the solvers that take them.
 
         A fit replaces the whole fitted state, or, when it fails or is interrupted, leaves the previous one whole.
         """
