@@ -36,6 +36,7 @@ OPTION_ARGS = {
     "-p": ["-p", "0.2"],
     "-n": ["-n", "0.3"],
     "-C": ["-C"],
+    "-W": ["-W", "WEIGHTS"],          # a file of one weight a line for the set's rows (issue 46)
     "--memory": ["--memory", "64M"],
     "--tmp-dir": ["--tmp-dir", "TMP"],
     "--inner-iter": ["--inner-iter", "2"],
@@ -78,7 +79,8 @@ OPTION_ARGS = {
 # LIBLINEAR's own words where it has them; otherwise the registry's message, which names the option
 REFUSAL = {"-R": ("ERROR: -R option supported only for solver ",
                   "ERROR: prob->bias >=0, but this is ignored in ONECLASS_SVM"),      # -R needs -B 1: -s 21's check
-           "-C": ("ERROR: Warm-start parameter search only available for -s 0, -s 1, -s 2, -s 3 and -s 11\n",)}
+           "-C": ("ERROR: Warm-start parameter search only available for -s 0, -s 1, -s 2, -s 3 and -s 11\n",),
+           "-W": ("ERROR: row weights (-W) are available for -s 0, ",)}
 
 
 def _rows(seed, l, n, n_classes):
@@ -200,7 +202,8 @@ def test_iteration_limit_warning_on_stdout(spec, sets, tmp_path):
 @pytest.mark.parametrize("flag", sorted(SOLVER_OPTIONS))
 def test_options_refused_or_accepted(spec, flag, sets, tmp_path):
     text, _ = sets["two"]
-    args = [str(tmp_path) if a == "TMP" else a for a in OPTION_ARGS[flag]]
+    (tmp_path / "weights").write_text("".join(f"{1 + k % 3}\n" for k in range(len(text.read_text().splitlines()))))
+    args = [{"TMP": str(tmp_path), "WEIGHTS": str(tmp_path / "weights")}.get(a, a) for a in OPTION_ARGS[flag]]
     r = train(*base_args(spec), "-q", *args, text, tmp_path / "o.model")
     if flag in spec.accepts:
         assert_exit(r, 0)
