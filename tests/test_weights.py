@@ -290,3 +290,21 @@ def test_weighted_dcd_bit_identical_to_twin(load, l1):
     np.testing.assert_array_equal(res.alpha, twin.alpha)
     np.testing.assert_array_equal(res.w, twin.w)
     assert res.gap <= 0.1 * res.primal        # the certificate of the weighted problem (dcd_violation)
+
+
+@pytest.mark.parametrize("solver", [3, 1])
+def test_passcode_takes_the_weights(tmp_path, monkeypatch, solver):
+    """PASSCoDe (-s 1/3 on two threads, when turned on): its passes and its exact check read C_i through the same
+    _row_box, so it certifies the weighted problem's optimum, the one thread's (their [dual, primal] meet)."""
+    import llsvm.solvers.common as common
+    from conftest import generated_set
+    monkeypatch.setattr(common, "THREAD_MIN_NNZ", 10_000)
+    monkeypatch.setattr(common, "PASSCODE", True)
+    ds = generated_set(tmp_path / "g", "sparse", rows=4000, features=3000, nnz_per_row=25, seed=12)
+    ds = ds.with_weights(_weights(ds.n_rows, seed=9, zeros=0) + 0.1)
+    one = llsvm.train(ds, solver=solver, bias=1.0, threads=1, eps=1e-3).meta["results"][0]
+    two = llsvm.train(ds, solver=solver, bias=1.0, threads=2, eps=1e-3).meta["results"][0]
+    assert two.extra.get("threads") == 2
+    tol = 1e-9 * abs(one.primal)
+    assert one.dual <= two.primal + tol and two.dual <= one.primal + tol
+    assert two.gap <= 1e-2 * two.primal
