@@ -260,13 +260,21 @@ def test_cross_validation_over_weighted_rows(load, solver):
     assert weighted.shape == y.shape and 0.7 < float((weighted == y).mean()) <= 1.0
 
 
-def test_certified_hinge_dual_takes_the_weights(load):
-    """-s 3 --certify stopped early: CG on the free dual variables (dual_cg.py, over sub.C()) certifies the weighted
-    problem's optimum (relative duality gap <= 1e-3), the primal of the tightly solved weighted dual's."""
-    X, y = _xy(load, "heart_scale")
+@pytest.mark.parametrize("shape", ["wide", "tall"])
+def test_certified_hinge_dual_takes_the_weights(load, shape):
+    """-s 3 --certify stopped early certifies the weighted problem's optimum (relative duality gap <= 1e-3), the
+    primal of the tightly solved weighted dual's: by CG on the free dual variables (dual_cg.py) on heart_scale, by
+    the smoothed-hinge primal Newton (smooth_hinge.py) on 3,000 rows of 4 features; both over sub.C()."""
+    if shape == "wide":
+        X, y = _xy(load, "heart_scale")
+    else:
+        rng = np.random.RandomState(10)
+        X = rng.randn(3000, 4)
+        y = np.where(X @ np.array([1.0, -2.0, 0.5, 0.0]) + 0.5 * rng.randn(3000) > 0, 1.0, -1.0)
     ds = _ds(X, y, _weights(X.shape[0], seed=6))
     r = llsvm.train(ds, solver=3, certify=True, max_iter=5, bias=1.0).meta["results"][0]
     tight = llsvm.train(ds, solver=3, eps=1e-6, max_iter=100_000, bias=1.0).meta["results"][0]
+    assert r.extra["certify_method"] == ("dual_cg" if shape == "wide" else "smoothed_hinge")
     assert r.converged and r.gap <= 1e-3 * r.primal
     assert abs(r.primal - tight.primal) <= 1e-3 * tight.primal
 
