@@ -216,11 +216,11 @@ def test_online_one_task_per_class_pair_is_the_single_process_model(client, five
 @pytest.mark.parametrize("args", [["-s", "3"], ["-s", "0", "-B", "1"], ["-s", "11", "-p", "0.1"], ["-s", "smo"],
                                   ["-s", "smo", "-b", "1"], ["-s", "h1tree"], ["-s", "olsvm"], ["-s", "llsvm"]],
                          ids=lambda a: " ".join(a))
-def test_cli_cross_validation_on_the_cluster(two, five, args, tmp_path):
+def test_cli_cross_validation_on_the_cluster(client, two, five, args, tmp_path):
     """-v on the cluster, one task per fold: stdout byte for byte (every fold's lines, then the summary)."""
     data = five if args[1] in ("3", "smo", "olsvm") else two
     j = tmp_path / "v.json"
-    p = _cli("--dask", "local", "--workers", "2", *args, "-v", "4", "--json", j, data)
+    p = _cli(*_on(client), *args, "-v", "4", "--json", j, data)
     q = _cli(*args, "-v", "4", data)
     assert p.returncode == 0 and q.returncode == 0, p.stderr
     assert p.stdout == q.stdout and "Cross Validation" in p.stdout
@@ -244,6 +244,13 @@ def _cli(*args, timeout=300):
                           text=True, env=ENV, timeout=timeout)
 
 
+def _on(client):
+    """llsvm-train's options for the module's cluster (two workers): the CLI runs share it, as a user's runs share
+    their scheduler; `--dask local` itself (a cluster of the run's own) is test_cli_dask_local's and the
+    reliability tests'."""
+    return ["--dask", client.scheduler.address]
+
+
 def test_cli_dask_local(five, tmp_path):
     a, b, j = tmp_path / "d.model", tmp_path / "s.model", tmp_path / "d.json"
     p = _cli("--dask", "local", "--workers", "2", "-s", "3", "-B", "1", "--json", j, five, a)
@@ -260,19 +267,19 @@ def test_cli_dask_local(five, tmp_path):
 
 @pytest.mark.parametrize("args", [["-s", "2", "-B", "1"], ["-s", "llsvm"], ["-s", "smo"], ["-s", "11", "-p", "0.2"]],
                          ids=lambda a: " ".join(a))
-def test_cli_every_kind_of_run(two, tmp_path, args):
+def test_cli_every_kind_of_run(client, two, tmp_path, args):
     """A whole run, an out-of-core one, the pairs: llsvm-train --dask writes the model and the --json record of the
     run without --dask."""
-    da, db = _cli_with_and_without_dask(two, tmp_path, args)
+    da, db = _cli_with_and_without_dask(client, two, tmp_path, args)
     assert da.pop("dask")["workers"] == 2
     assert _untimed(da) == _untimed(db)
 
 
-def _cli_with_and_without_dask(data, tmp_path, args):
-    """llsvm-train with args on data, with --dask local (2 workers) and without: the same stdout and model file;
+def _cli_with_and_without_dask(client, data, tmp_path, args):
+    """llsvm-train with args on data, on the module's cluster (2 workers) and without: the same stdout and model file;
     returns their --json records."""
     a, b, ja, jb = tmp_path / "d.model", tmp_path / "s.model", tmp_path / "d.json", tmp_path / "s.json"
-    p = _cli("--dask", "local", "--workers", "2", *args, "--json", ja, data, a)
+    p = _cli(*_on(client), *args, "--json", ja, data, a)
     q = _cli(*args, "--json", jb, data, b)
     assert p.returncode == 0 and q.returncode == 0, p.stderr
     assert p.stdout == q.stdout and a.read_bytes() == b.read_bytes()
@@ -289,11 +296,11 @@ def _untimed(v):
 @pytest.mark.parametrize("args", [["-s", "llsvm", "-B", "1"], ["-s", "streamsvm", "--threads", "1"], ["-s", "bm"],
                                   ["-s", "pegasos", "--epochs", "2"], ["-s", "h1tree", "--rbf-depth", "auto"]],
                          ids=lambda a: " ".join(a))
-def test_cli_classes_and_pairs_of_the_other_solvers(five, tmp_path, args):
+def test_cli_classes_and_pairs_of_the_other_solvers(client, five, tmp_path, args):
     """llsvm-train --dask on five classes: an out-of-core solver's one task per class, an online list's and -s
     h1tree's one task per pair; stdout, the model file and the --json record (times aside) are the run's without
     --dask."""
-    da, db = _cli_with_and_without_dask(five, tmp_path, args)
+    da, db = _cli_with_and_without_dask(client, five, tmp_path, args)
     tasks = {"pegasos": 10 + 2, "h1tree": 1 + 10 + 10 + 1 + 12 + 1}.get(args[1], 5)
     assert da.pop("dask")["tasks"] == tasks
     assert _untimed(da) == _untimed(db)
@@ -496,9 +503,9 @@ def test_grid_cells_are_the_single_process_cells(client, two, solver, grid):
     assert got.meta["dask"]["tasks"] == widths * 4
 
 
-def test_cli_grid_on_the_cluster(two, tmp_path):
+def test_cli_grid_on_the_cluster(client, two, tmp_path):
     j = tmp_path / "g.json"
-    p = _cli("--dask", "local", "--workers", "2", "-s", "smo", "--grid", "C=0.5,2 g=0.1,1", "-v", "3", "--json", j,
+    p = _cli(*_on(client), "-s", "smo", "--grid", "C=0.5,2 g=0.1,1", "-v", "3", "--json", j,
              two)
     q = _cli("-s", "smo", "--grid", "C=0.5,2 g=0.1,1", "-v", "3", two)
     assert p.returncode == 0 and q.returncode == 0, p.stderr
@@ -693,11 +700,11 @@ def test_newton_on_the_cluster(client, blocks, kw):
     assert (meta["bytes_down_per_task"], meta["bytes_up_per_task"]) == (8 * w_size, 16 * w_size)
 
 
-def test_cli_newton_on_the_cluster(blocks, tmp_path):
+def test_cli_newton_on_the_cluster(client, blocks, tmp_path):
     """llsvm-train --dask local -s 2: the single-process stdout; --json the same certificate (to rounding) plus
     the rounds and bytes."""
     out = {}
-    for name, extra in (("one", []), ("dask", ["--dask", "local"])):
+    for name, extra in (("one", []), ("dask", _on(client))):
         p = _cli("-s", "2", "-B", "1", "--json", str(tmp_path / f"{name}.json"), *extra, blocks,
                  str(tmp_path / f"{name}.model"))
         assert p.returncode == 0, p.stderr
@@ -868,12 +875,12 @@ def test_find_C_gives_up_after_losing_workers_too_often(client, two, monkeypatch
 
 @pytest.mark.parametrize("args,data", [(["-s", "2"], "two"), (["-s", "11", "-p", "0.5", "-c", "0.25", "-v", "3"],
                                                                 "reg")], ids=["-s 2", "-s 11"])
-def test_cli_find_C_on_the_cluster(request, tmp_path, args, data):
+def test_cli_find_C_on_the_cluster(client, request, tmp_path, args, data):
     """llsvm-train --dask -C: stdout byte for byte and the --json record of the run without --dask (times aside),
     with the "dask" record; no model file."""
     path = request.getfixturevalue(data)
     ja, jb = tmp_path / "d.json", tmp_path / "s.json"
-    p = _cli("--dask", "local", "--workers", "2", "-C", *args, "--json", ja, path, tmp_path / "m")
+    p = _cli(*_on(client), "-C", *args, "--json", ja, path, tmp_path / "m")
     q = _cli("-C", *args, "--json", jb, path, tmp_path / "m")
     assert p.returncode == 0 and q.returncode == 0, p.stderr
     assert p.stdout == q.stdout and p.stdout.count("log2c=") >= 10 and "Best C = " in p.stdout
