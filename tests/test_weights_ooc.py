@@ -109,6 +109,24 @@ def test_weighted_optimum_and_certificate(solver, classes):
 
 
 @pytest.mark.parametrize("solver", OOC)
+def test_weighted_rows_streamed_under_a_budget(solver):
+    """Under a budget smaller than the rows they work on (-s llsvm's active set streamed in several blocks from
+    its files, which keep the weight column; bm's blocks; streamsvm's cache), the weighted certificate holds and
+    the optimum is the unbounded run's, within the two gaps."""
+    ds = _data(seed=15, n=24000, d=40)
+    w = _weights(ds.n_rows, seed=16, zeros=100)
+    wd = ds.with_weights(w)
+    a = _fit(wd, solver, eps=0.1, return_alpha=True, memory=1 << 20)
+    b = _fit(wd, solver, eps=0.1).meta["results"][0]
+    r = a.meta["results"][0]
+    if solver == "llsvm":
+        assert max(r.extra["blocks"]) > 1
+    assert r.primal == pytest.approx(_primal(ds, a, w), rel=1e-10)
+    assert (r.alpha >= 0).all() and (r.alpha <= w * (1 + 1e-12)).all()
+    assert abs(r.primal - b.primal) <= r.gap + b.gap + 1e-9 * abs(r.primal)
+
+
+@pytest.mark.parametrize("solver", OOC)
 def test_all_ones_are_no_weights(solver):
     """Every weight 1: the unweighted model, bit for bit (row_cost returns the class's C itself)."""
     ds = _data(seed=2)

@@ -39,7 +39,7 @@ class Input:
 
     Row weights (docs/weights.md) travel with the blocks: a binary file of version 2 and weighted in-memory rows
     carry them; `weight_file` (-W) gives them to other input, read whole (8 bytes a row, held while the run lasts:
-    `held_weight_bytes`) and handed to each block (`weighted`); text's count of rows is checked against the file's
+    `held_weight_bytes`) and handed to each block (`with_weights`); text's count of rows is checked against the file's
     lines as the rows come (io.weights_count). `weighted`: whether the blocks carry weights."""
 
     def __init__(self, data, zero_based=False, progress=None, block_bytes=8 << 20, chunk_size=None,
