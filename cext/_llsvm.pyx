@@ -3,7 +3,9 @@
 #
 # Problem: the L1-loss (hinge) SVM dual, as LIBLINEAR's -s 3, for labels y_i in {-1,+1} and the bias as one
 # more coordinate (the row view's implicit bias, value tau):
-#     max_alpha  D(alpha) = sum_i alpha_i - 1/2 ||w||^2,   w = sum_i alpha_i y_i x_i,   0 <= alpha_i <= C_i.
+#     max_alpha  D(alpha) = sum_i alpha_i - 1/2 ||w||^2,   w = sum_i alpha_i y_i x_i,   0 <= alpha_i <= C_i,
+# C_i = Cp or Cn by y_i, times the row's weight when the view has weights (rowview.row_cost, docs/weights.md: read
+# once a visited row; without weights the class's C itself, as before).
 # Update (the paper's Algorithm 1, lines 4-13; the kernel-Adatron step eta = 1/Q_ii): with G = y_i w.x_i - 1,
 #     alpha_i <- min(max(alpha_i - G / QD_i, 0), C_i),   w += (alpha_i - alpha_old) y_i x_i,
 # QD_i = ||x_i||^2 (+ tau^2). This is the exact maximizer of D along coordinate i, so D never decreases.
@@ -30,7 +32,7 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 from libc.math cimport fabs
 
 from kernel_types cimport value_t
-from rowview cimport RowView, prefetch_visits, row_dot, row_axpy
+from rowview cimport RowView, prefetch_visits, row_dot, row_axpy, row_cost
 from dual_step cimport dual_gradient, dual_step, projected_gradient
 from rng cimport Rng, rng_shuffle
 from llsvm._ext._view cimport Rows
@@ -41,9 +43,9 @@ from llsvm._ext._stop cimport stop_requested, check_stop
 # two bits) and whether the row is in the active set (ST_IN)
 cdef enum:
     ST_ZERO = 0         # alpha = 0
-    ST_AT_CP = 1        # alpha = C of the positive class
+    ST_AT_CP = 1        # alpha = C_i of a row of the positive class (Cp, times the row's weight with weights)
     ST_FREE = 2         # 0 < alpha < C
-    ST_AT_CN = 3        # alpha = C of the negative class
+    ST_AT_CN = 3        # alpha = C_i of a row of the negative class
     ST_STATE = 3        # the mask of the four
     ST_IN = 4           # in the active set (with re-check passes a row at a bound may stay in it)
 
@@ -57,12 +59,13 @@ cdef int _check_w(Rows X, int64_t size) except -1:
     return 0
 
 
-cdef inline int _label(int32_t cls_i, int32_t pos, double Cp, double Cn, double* C) noexcept nogil:
-    """y_i of one-vs-rest (+1 for class `pos`, else -1), and its C_i in *C."""
+cdef inline int _label(const RowView* v, int64_t i, int32_t cls_i, int32_t pos, double Cp, double Cn,
+                       double* C) noexcept nogil:
+    """y_i of row i in one-vs-rest (+1 for class `pos`, else -1), and its C_i in *C (row_cost)."""
     if cls_i == pos:
-        C[0] = Cp
+        C[0] = row_cost(v, i, Cp)
         return 1
-    C[0] = Cn
+    C[0] = row_cost(v, i, Cn)
     return -1
 
 
@@ -72,7 +75,7 @@ cdef double _first_pass(const RowView* v, int64_t l, const int32_t* cls, int32_t
     cdef double G, a, C, s = 0.0
     cdef int yi
     for i in range(l):
-        yi = _label(cls[i], pos, Cp, Cn, &C)
+        yi = _label(v, i, cls[i], pos, Cp, Cn, &C)
         G = dual_gradient(yi * row_dot(v, i, w, kind), 0.0, 0.0)
         a = dual_step(G, 0.0, QD[i], 0.0, C)
         alpha[i] = a
@@ -119,7 +122,7 @@ cdef double _block_pass(const RowView* v, int64_t l, const signed char* y, const
             if v.indices != NULL:
                 prefetch_visits(v, NULL, idx, s, l, y, alpha, QD, kind)    # rows come in random order
             yi = y[i]
-            C = Cp if yi > 0 else Cn
+            C = row_cost(v, i, Cp if yi > 0 else Cn)
             a_old = alpha[i]
             G = dual_gradient(yi * row_dot(v, i, w, kind), a_old, 0.0)
             if it == n_inner - 1:
@@ -184,7 +187,7 @@ cdef int64_t _recheck(const RowView* v, int64_t l, const int32_t* cls, int32_t p
     cdef uint8_t st
     cdef bint back
     for i in range(l):
-        yi = _label(cls[i], pos, Cp, Cn, &C)
+        yi = _label(v, i, cls[i], pos, Cp, Cn, &C)
         G = dual_gradient(yi * row_dot(v, i, w, kind), 0.0, 0.0)
         if G < 0.0:
             loss += C * (-G)
@@ -195,7 +198,7 @@ cdef int64_t _recheck(const RowView* v, int64_t l, const int32_t* cls, int32_t p
             PG = G if G < 0.0 else 0.0
         else:
             PG = G if G > 0.0 else 0.0
-        if C == 0.0:          # a class weight of 0: alpha is held at 0 = C, nothing to violate
+        if C == 0.0:          # a class or row weight of 0: alpha is held at 0 = C, nothing to violate
             PG = 0.0
         viol = fabs(PG)
         if viol > m:

@@ -7,8 +7,9 @@
 # [0, n_features) and strictly increasing within each row), so a kernel can never index out of bounds; and what
 # the binary format records about a block's rows, for its writer to record (block_stats) and its reader to check
 # against the header and footer (check_block: check_csr's pass, with the same statistics): the largest index, the
-# largest squared norm, labels finite or in the label table, with per-label counts and first rows. One pass over
-# the non-zeros, nogil; no stopping rule.
+# largest squared norm, labels finite or in the label table, with per-label counts and first rows; and the rows'
+# weights of a version 2 file, each a finite number >= 0 (bad_weight). One pass over the non-zeros (the weights),
+# nogil; no stopping rule.
 # The row kernels (row_sq_norms, max_sq_norm, block_stats, take_rows) read a row view X (a `Rows`,
 # cext/_view.pyx; segmented views of memory-mapped files included) and dispatch on X.f32. check_csr, check_block
 # and compact_rows stay on raw arrays: check_csr validates the arrays a view may only be built on once they pass
@@ -242,6 +243,25 @@ def block_stats(Rows X not None, table=None, counts=None, first=None):
             _rows_stats(&v, 0, v.n_rows, &st, <double*>NULL)
         bad_label = t.labels(v.y, v.n_rows)
     return int(st.max_index), int(bad_label), int(st.bad_norm), st.max_sq
+
+
+cdef int64_t _bad_weight(const double* w, int64_t n) noexcept nogil:
+    """The first i with w[i] not a finite number >= 0 (NaN fails both comparisons), -1 if none."""
+    cdef int64_t i
+    for i in range(n):
+        if not (0.0 <= w[i] <= DBL_MAX):
+            return i
+    return -1
+
+
+def bad_weight(const double[::1] w):
+    """The first row whose weight (the binary format's weight column, docs/weights.md) is not a finite number >= 0
+    (NaN, infinite or negative), -1 if none: what the writer and the reader of a block check. One pass, nogil."""
+    cdef int64_t n = w.shape[0], bad = -1
+    if n > 0:
+        with nogil:
+            bad = _bad_weight(&w[0], n)
+    return int(bad)
 
 
 # check_csr status codes

@@ -10,13 +10,16 @@
 #
 # Reader (Algorithm 1; `insert`): every row read from the stream is stored in a free slot, or, when A is full, in
 # the slot of a cached row chosen uniformly at random (an eviction); Q_ii = ||x_i||^2 (+ bias^2) is computed on
-# load. A row that is already cached is skipped (A is a set). The reader also computes, for every row it reads, the
-# hinge loss and the projected gradient PG_i (eq. 8) at the reader's view: alpha and w frozen by the driver's
-# `snapshot` at the end of the previous pass. Over one pass that gives the exact primal P(w_snap) and the exact
-# largest and smallest PG_i of the snapshot (every row, not only those the trainer picked), and the reader never
-# touches the w the trainer writes. The reader reads the block through its row view (a `Rows`, cext/_view.pyx,
-# seen with the cache's feature capacity and bias): Q_ii by row_sq_norm and w.x by row_dot (rowview.pxd), once the
-# row's indices are known to be within the capacity (the copy checks them).
+# load, and the row's C_i (rowview.row_cost: Cp or Cn by its label, times its weight when the view has weights,
+# docs/weights.md) goes into its slot. A row that is already cached is skipped (A is a set), and so is a row of
+# weight 0 (C_i = 0: alpha_i stays 0, the row has no effect; it never enters A). The reader also computes, for
+# every row it reads, the hinge loss and the projected gradient PG_i (eq. 8; 0 for a row of C_i = 0, held at
+# 0 = C_i) at the reader's view: alpha and w frozen by the driver's `snapshot` at the end of the previous pass.
+# Over one pass that gives the exact primal P(w_snap) and the exact largest and smallest PG_i of the snapshot
+# (every row, not only those the trainer picked), and the reader never touches the w the trainer writes. The
+# reader reads the block through its row view (a `Rows`, cext/_view.pyx, seen with the cache's feature capacity
+# and bias): Q_ii by row_sq_norm and w.x by row_dot (rowview.pxd), once the row's indices are known to be within
+# the capacity (the copy checks them).
 # Trainer (Algorithm 2; `train`): repeatedly picks a cached row i uniformly at random, G = y_i w.x_i - 1, and
 #     evicts it if (alpha_i = 0 and G > eps) or (alpha_i = C_i and G < -eps),
 #     else alpha_i <- min(max(alpha_i - G / Q_ii, 0), C_i) and w += (alpha_i - alpha_old) y_i x_i.
@@ -54,7 +57,7 @@ cimport numpy as cnp
 
 from kernel_util cimport LLSVM_PREFETCH
 from kernel_types cimport value_t
-from rowview cimport RowView, row_dot, row_axpy, row_sq_norm, row_indices, row_values
+from rowview cimport RowView, row_dot, row_axpy, row_sq_norm, row_indices, row_values, row_cost
 from dual_step cimport dual_gradient, projected_gradient, dual_step
 from rng cimport Rng, rng_seed, rng_bounded
 from llsvm._ext._view cimport Rows
@@ -546,7 +549,7 @@ cdef class StreamCache:
                 self.rows_seen = row0 + c1
             for r in range(c0, c1):
                 row = row0 + r
-                if self.slot_of[row] >= 0:
+                if self.slot_of[row] >= 0 or (x.weight != NULL and x.weight[r] == 0.0):
                     claim[r - c0] = -1
                     skipped += 1
                     continue
@@ -585,7 +588,7 @@ cdef class StreamCache:
                     if self._store(s, x, r, &bad_row, kind):
                         oom[0] = 1
                     self.slots[s].y = y[r]
-                    self.slots[s].C = Cp if y[r] > 0 else Cn
+                    self.slots[s].C = row_cost(x, r, Cp if y[r] > 0 else Cn)
                 else:
                     bad_row = not _in_range(x, r, self.n_features_cap)
                 if bad_row:
@@ -616,13 +619,14 @@ cdef class StreamCache:
             inserted = 0
             # the primal's loss term, and every row's projected gradient (eq. 8), at the reader's view (the
             # model at the last snapshot): the stopping rule's check of the rows the trainer did not pick
+            # (a row of C_i = 0, alpha held at 0 = C_i, has nothing to violate)
             for r in range(c0, c1):
                 margin = marg[r - c0] * y[r]
-                Ci = Cp if y[r] > 0 else Cn
+                Ci = row_cost(x, r, Cp if y[r] > 0 else Cn)
                 if margin < 1.0:
                     loss += Ci * (1.0 - margin)
                 a = self.alpha_read[row0 + r]
-                PG = projected_gradient(dual_gradient(margin, a, 0.0), a, Ci)
+                PG = projected_gradient(dual_gradient(margin, a, 0.0), a, Ci) if Ci > 0.0 else 0.0
                 if PG > rPGmax:
                     rPGmax = PG
                 if PG < rPGmin:
@@ -643,7 +647,8 @@ cdef class StreamCache:
     def insert(self, const signed char[::1] y, Rows X not None, int64_t row0, double Cp, double Cn,
                int64_t begin=0, int64_t end=-1):
         """Algorithm 1 for the rows begin..end-1 of the view X (end -1: all), whose global ids start at
-        row0 + begin (labels y in {-1,+1}, one per row of X; costs Cp, Cn). X's own n_features and bias are not
+        row0 + begin (labels y in {-1,+1}, one per row of X; costs Cp, Cn, times each row's weight when X has
+        weights: a row of weight 0 is not cached, counted as skipped). X's own n_features and bias are not
         used: the cache's feature capacity and bias are (the bias weight at w[n_features_capacity]).
 
         Returns (inserted, skipped (already cached), evicted, hinge loss sum_i C_i max(0, 1 - y_i w.x_i) of the

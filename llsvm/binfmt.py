@@ -1,7 +1,7 @@
-"""The llsvm binary data format, version 1 (docs/formats.md, section 2). Little-endian, memory-mappable.
+"""The llsvm binary data format, versions 1 and 2 (docs/formats.md, section 2). Little-endian, memory-mappable.
 
     file   := header(128) block* footer
-    header := magic "LLSVMBIN" | u32 version (1) | u32 flags | u64 n_rows | u64 n_features | u64 nnz
+    header := magic "LLSVMBIN" | u32 version (1, or 2 with flag 32) | u32 flags | u64 n_rows | u64 n_features | u64 nnz
               | u64 n_blocks | u64 footer_offset | u64 footer_size | f64 max_sq_norm | u64 n_qid | u64 n_labels
               | zero padding | u32 CRC32 of bytes 0..123 (at offset 124)
     flags  := 1 values are float32 (else float64) | 2 rows carry int64 original row ids
@@ -9,10 +9,12 @@
               | 8 rows carry a float64 dual variable alpha (the active-set files of -s llsvm)
               | 16 declared width: n_features was given by the writer's caller and exceeds the largest index + 1
                 (without it, n_features is exactly the largest index + 1, 0 without non-zeros)
+              | 32 rows carry a float64 weight, each finite and >= 0 (docs/weights.md): version 2 exactly when set,
+                so a file without weights is version 1, byte for byte what version 1 writers wrote
     block  := block header(48): magic "LLSVMBLK" | u64 n_rows | u64 nnz | u64 first_row | u64 payload_size
               | u32 CRC32 of the payload | u32 0
-              payload: f64 labels[n] | i64 offsets[n+1] (from 0) | i32 indices[nnz] (0-based, strictly
-              increasing per row) | f32/f64 values[nnz] | i64 row_ids[n] if flag 2 | f64 alpha[n] if flag 8;
+              payload: f64 labels[n] | f64 weights[n] if flag 32 | i64 offsets[n+1] (from 0) | i32 indices[nnz]
+              (0-based, strictly increasing per row) | f32/f64 values[nnz] | i64 row_ids[n] if flag 2 | f64 alpha[n] if flag 8;
               every array starts on an 8-byte boundary (zero padding)
     footer := magic "LLSVMFTR" | f64 labels[n_labels] (first-occurrence order) | u64 counts[n_labels]
               | (u64 offset, u64 n_rows, u64 nnz) per block | u32 CRC32 of all before it in the footer | u32 0
@@ -38,7 +40,7 @@ import threading
 
 import numpy as np
 
-from ._ext._rowops import CSR_OFFSETS, CSR_ORDER, CSR_RANGE, block_stats, check_block, check_csr
+from ._ext._rowops import CSR_OFFSETS, CSR_ORDER, CSR_RANGE, bad_weight, block_stats, check_block, check_csr
 from .dataset import MAX_LABELS, CSRDataset, Dataset, RowError, block_rows_for, label_table, norm_overflow
 from .errors import DataFormatError, ParameterError
 from .fileutil import commit_output, discard_temporary, rename_temporary, temp_beside
@@ -59,7 +61,8 @@ def crc32(data, value=0):
 MAGIC = b"LLSVMBIN"
 BLOCK_MAGIC = b"LLSVMBLK"
 FOOTER_MAGIC = b"LLSVMFTR"
-VERSION = 1
+VERSION = 1                    # a file without row weights
+VERSION_WEIGHTS = 2            # a file with them (flag 32)
 HEADER_SIZE = 128
 BLOCK_HEADER_SIZE = 48
 FLAG_FLOAT32 = 1
@@ -67,7 +70,8 @@ FLAG_ROW_IDS = 2
 FLAG_CONTINUOUS = 4
 FLAG_ALPHA = 8
 FLAG_WIDTH = 16
-KNOWN_FLAGS = FLAG_FLOAT32 | FLAG_ROW_IDS | FLAG_CONTINUOUS | FLAG_ALPHA | FLAG_WIDTH
+FLAG_WEIGHTS = 32
+KNOWN_FLAGS = FLAG_FLOAT32 | FLAG_ROW_IDS | FLAG_CONTINUOUS | FLAG_ALPHA | FLAG_WIDTH | FLAG_WEIGHTS
 DEFAULT_BLOCK_BYTES = 8 << 20
 WRITE_ALIGN = 2 << 20          # the writer's writes end on multiples of this (the x86-64 huge page size)
 
@@ -91,12 +95,13 @@ def _thread_pool(threads):
     return ThreadPoolExecutor(max_workers=threads)
 
 
-def payload_layout(n_rows, nnz, float32, row_ids, alpha=False):
+def payload_layout(n_rows, nnz, float32, row_ids, alpha=False, weights=False):
     """Byte offsets of (labels, offsets, indices, values, row_ids, end) inside a block payload; alpha, when
-    present, sits between the row ids (if any) and the end."""
+    present, sits between the row ids (if any) and the end; the weights, when present, right after the labels
+    (at byte 8 n_rows)."""
     vsize = 4 if float32 else 8
     o_y = 0
-    o_ptr = o_y + 8 * n_rows
+    o_ptr = o_y + 8 * n_rows + (8 * n_rows if weights else 0)
     o_idx = o_ptr + 8 * (n_rows + 1)
     o_val = o_idx + _pad8(4 * nnz)
     o_ids = o_val + _pad8(vsize * nnz)
@@ -164,11 +169,12 @@ class BinaryWriter:
     of `write_align` (a power of two; see _emit), so up to that many bytes wait in memory. Use as a context
     manager: an exception discards the temporary file and leaves the target untouched. `output`: the file is a
     command's output, whose rename is the command's point of no return (fileutil.commit_output); temporary files
-    of the solvers are not.
+    of the solvers are not. `weights`: every row carries its weight (the rows written give them: CSRDataset.weights),
+    a version 2 file; without, a version 1 file.
     """
 
     def __init__(self, path, *, float32=False, row_ids=False, block_rows=None, block_bytes=DEFAULT_BLOCK_BYTES,
-                 alpha=False, fsync=True, write_align=WRITE_ALIGN, output=False, scratch=None):
+                 alpha=False, fsync=True, write_align=WRITE_ALIGN, output=False, scratch=None, weights=False):
         self.path = os.fspath(path)
         self.scratch = scratch       # a solver's fileutil.ScratchFiles: its spare is written over, path's old file kept
         self.output = bool(output)
@@ -179,6 +185,7 @@ class BinaryWriter:
         self.float32 = bool(float32)
         self.row_ids = bool(row_ids)
         self.alpha = bool(alpha)
+        self.weights = bool(weights)
         self.block_rows = None if block_rows is None else max(1, int(block_rows))
         self.block_bytes = None if block_rows is not None and block_bytes == DEFAULT_BLOCK_BYTES else block_bytes
         self.vdtype = np.float32 if self.float32 else np.float64
@@ -242,15 +249,22 @@ class BinaryWriter:
             if self.float32 and not np.isfinite(values).all():
                 raise ParameterError("a value is beyond the float32 range: write float64 values")
             ds = CSRDataset(ds.y, ds.indptr, ds.indices, values, ds.n_features, row_ids=ds.row_ids, check=False,
-                            alpha=ds.alpha)
+                            alpha=ds.alpha, weights=ds.weights)
         if self.row_ids and ds.row_ids is None:
             raise ValueError("this file carries row ids: give row_ids for every row")
         if self.alpha and ds.alpha is None:
             raise ValueError("this file carries alpha: give alpha for every row")
+        if self.weights != (ds.weights is not None):
+            raise ValueError("this file carries row weights: give weights for every row" if self.weights else
+                             "rows with weights: open the writer with weights=True to keep them")
         # what the header records about the rows, in one pass: the reader checks the file against it
         max_index, bad_label, bad_norm, sq = block_stats(ds.row_view())
         row0 = self.n_rows + self._pending_rows
         # rows are numbered from 1 in messages (row0 + k + 1), as in the trainers'
+        bad_w = bad_weight(ds.weights) if self.weights else -1
+        if bad_w >= 0:
+            raise ParameterError(f"row {row0 + bad_w + 1}: the weight {float(ds.weights[bad_w])!r} is not a finite "
+                                 "number >= 0")
         if bad_label >= 0:
             raise ParameterError(f"row {row0 + bad_label + 1}: the label {float(ds.y[bad_label])!r} is not a finite "
                                  "number")
@@ -273,7 +287,7 @@ class BinaryWriter:
                     self._continuous = True
         self.max_sq_norm = max(self.max_sq_norm, sq)
         # cut into blocks
-        row_overhead = 16 + (8 if self.row_ids else 0) + (8 if self.alpha else 0)
+        row_overhead = 16 + (8 if self.row_ids else 0) + (8 if self.alpha else 0) + (8 if self.weights else 0)
         vsize = 4 if self.float32 else 8
         start = 0
         n = ds.n_rows
@@ -319,7 +333,7 @@ class BinaryWriter:
         values = [np.ascontiguousarray(p.values, "<f4" if self.float32 else "<f8") for p in pieces]
         if len(pieces) == 1:
             p = pieces[0]
-            y, indptr, ids, alpha = p.y, p.indptr, p.row_ids, p.alpha
+            y, indptr, ids, alpha, weights = p.y, p.indptr, p.row_ids, p.alpha, p.weights
         else:
             y = np.concatenate([p.y for p in pieces])
             lengths = np.concatenate([np.diff(p.indptr) for p in pieces])
@@ -327,9 +341,11 @@ class BinaryWriter:
             np.cumsum(lengths, out=indptr[1:])
             ids = np.concatenate([p.row_ids for p in pieces]) if self.row_ids else None
             alpha = np.concatenate([p.alpha for p in pieces]) if self.alpha else None
+            weights = np.concatenate([p.weights for p in pieces]) if self.weights else None
         n, nnz = y.shape[0], sum(x.shape[0] for x in indices)
-        layout = payload_layout(n, nnz, self.float32, self.row_ids, self.alpha)
-        sections = [np.ascontiguousarray(y, "<f8"), np.ascontiguousarray(indptr, "<i8"), *indices,
+        layout = payload_layout(n, nnz, self.float32, self.row_ids, self.alpha, self.weights)
+        sections = [np.ascontiguousarray(y, "<f8"), *([np.ascontiguousarray(weights, "<f8")] if self.weights else []),
+                    np.ascontiguousarray(indptr, "<i8"), *indices,
                     b"\0" * (layout[3] - layout[2] - 4 * nnz), *values,
                     b"\0" * (layout[4] - layout[3] - (4 if self.float32 else 8) * nnz)]
         if self.row_ids:
@@ -430,8 +446,9 @@ class BinaryWriter:
             self._f.write(footer)
             flags = (FLAG_FLOAT32 if self.float32 else 0) | (FLAG_ROW_IDS if self.row_ids else 0) | \
                 (FLAG_CONTINUOUS if self._continuous else 0) | (FLAG_ALPHA if self.alpha else 0) | \
-                (FLAG_WIDTH if self.n_features > self._width else 0)
-            head = _HEADER.pack(MAGIC, VERSION, flags, self.n_rows, self.n_features, self.nnz, len(self._index),
+                (FLAG_WIDTH if self.n_features > self._width else 0) | (FLAG_WEIGHTS if self.weights else 0)
+            version = VERSION_WEIGHTS if self.weights else VERSION
+            head = _HEADER.pack(MAGIC, version, flags, self.n_rows, self.n_features, self.nnz, len(self._index),
                                 footer_offset, len(footer), self.max_sq_norm, self.n_qid, labels.shape[0])
             head = head.ljust(124, b"\0")
             head += struct.pack("<I", crc32(head))
@@ -481,8 +498,9 @@ def write_binary(dataset, path, *, float32=None, block_rows=None, block_bytes=DE
     if float32 is None:
         float32 = getattr(dataset, "dtype", np.float64) == np.float32
     row_ids = getattr(dataset, "row_ids", None) is not None or bool(getattr(dataset, "has_row_ids", False))
+    weights = getattr(dataset, "weights", None) is not None or bool(getattr(dataset, "has_weights", False))
     with BinaryWriter(path, float32=float32, row_ids=row_ids, block_rows=block_rows,
-                      block_bytes=block_bytes) as w:
+                      block_bytes=block_bytes, weights=weights) as w:
         w.write_dataset(dataset)
         w.close(n_features=dataset.n_features, n_qid=getattr(dataset, "n_qid", 0))
     return path
@@ -570,8 +588,10 @@ class BinaryDataset(Dataset):
         if len(head) < 12:
             raise self._bad(f"truncated binary file ({size} bytes, smaller than the {HEADER_SIZE}-byte header)")
         version = struct.unpack_from("<I", head, 8)[0]
-        if version != VERSION:
-            raise self._bad(f"unsupported binary format version {version} (this llsvm reads version {VERSION})")
+        if version not in (VERSION, VERSION_WEIGHTS):
+            raise self._bad(f"unsupported binary format version {version} (this llsvm reads versions {VERSION} and "
+                            f"{VERSION_WEIGHTS})")
+        self.version = version
         if len(head) < HEADER_SIZE:
             raise self._bad(f"truncated binary file ({size} bytes, smaller than the {HEADER_SIZE}-byte header)")
         crc = struct.unpack_from("<I", head, 124)[0]
@@ -586,6 +606,11 @@ class BinaryDataset(Dataset):
         self.has_alpha = bool(flags & FLAG_ALPHA)
         self.continuous = bool(flags & FLAG_CONTINUOUS)
         self.declared_width = bool(flags & FLAG_WIDTH)
+        self.has_weights = bool(flags & FLAG_WEIGHTS)
+        if self.has_weights != (self.version == VERSION_WEIGHTS):
+            raise self._bad(f"header flag 32 (row weights) {'set' if self.has_weights else 'not set'} in a version "
+                            f"{self.version} file (version {VERSION_WEIGHTS} files, and they only, carry row weights)",
+                            "flags")
         self.vdtype = np.dtype("<f4" if self.float32 else "<f8")
         # sizes against the file before anything is allocated
         if f_off < HEADER_SIZE or f_off > size or f_size > size or n_labels > size or self.n_blocks > size:
@@ -620,7 +645,8 @@ class BinaryDataset(Dataset):
         if self.n_blocks:
             if (rows > size).any() or (nnzs > size).any():
                 raise self._bad("corrupt block index (a block is larger than the file)")
-            sizes = np.array([payload_layout(int(r), int(k), self.float32, self.has_row_ids, self.has_alpha)[5]
+            sizes = np.array([payload_layout(int(r), int(k), self.float32, self.has_row_ids, self.has_alpha,
+                                             self.has_weights)[5]
                               for r, k in zip(rows, nnzs)], dtype=np.int64) + BLOCK_HEADER_SIZE
             expect = HEADER_SIZE + np.concatenate([[0], np.cumsum(sizes)[:-1]])
             if not np.array_equal(offsets, expect) or expect[-1] + sizes[-1] != f_off:
@@ -712,10 +738,10 @@ class BinaryDataset(Dataset):
         if self.n_blocks == 0:
             self._check_contents()
 
-    def _check_block(self, b, y, indptr, indices, values):
+    def _check_block(self, b, y, indptr, indices, values, weights=None):
         """Block b (its CRC32 verified): its structure every time it is read (check_csr); the first time, in the
-        same pass (check_block), its rows against the header and footer, and once every block has been read, the
-        whole file's."""
+        same pass (check_block), its rows against the header and footer (and its weights: each a finite number
+        >= 0), and once every block has been read, the whole file's."""
         if self._contents_error is not None:
             raise self._contents_error
         if self._seen[b]:
@@ -723,6 +749,11 @@ class BinaryDataset(Dataset):
             if status:
                 raise self._bad(f"corrupt block {b}: {_CSR_PROBLEMS[status]} (row {row} of the block)")
             return
+        if weights is not None:
+            bad = bad_weight(weights)
+            if bad >= 0:
+                raise self._bad(f"corrupt block {b}: the weight of row {bad} of the block is "
+                                f"{float(weights[bad])!r}, not a finite number >= 0")
         counts = first = None
         if self._table is not None:
             k = self._table[1].shape[0]
@@ -817,24 +848,30 @@ class BinaryDataset(Dataset):
         return np.dtype(np.float32 if self.float32 else np.float64)
 
     # -- blocks -----------------------------------------------------------------------------------------------
+    def _layout(self, b):
+        """payload_layout of block b."""
+        return payload_layout(int(self.block_rows[b]), int(self.block_nnz[b]), self.float32, self.has_row_ids,
+                              self.has_alpha, self.has_weights)
+
     def _block_arrays(self, b, payload):
-        """Typed views into one block's payload (bytes-like of exactly payload_size bytes)."""
+        """Typed views into one block's payload (bytes-like of exactly payload_size bytes): labels, offsets,
+        indices, values, row ids, alpha, weights (the last three None when the file has none)."""
         n, nnz = int(self.block_rows[b]), int(self.block_nnz[b])
-        o_y, o_ptr, o_idx, o_val, o_ids, end = payload_layout(n, nnz, self.float32, self.has_row_ids,
-                                                              self.has_alpha)
+        o_y, o_ptr, o_idx, o_val, o_ids, end = self._layout(b)
         y = np.frombuffer(payload, "<f8", n, o_y)
+        weights = np.frombuffer(payload, "<f8", n, o_y + 8 * n) if self.has_weights else None
         indptr = np.frombuffer(payload, "<i8", n + 1, o_ptr)
         indices = np.frombuffer(payload, "<i4", nnz, o_idx)
         values = np.frombuffer(payload, self.vdtype, nnz, o_val)
         ids = np.frombuffer(payload, "<i8", n, o_ids) if self.has_row_ids else None
         alpha = np.frombuffer(payload, "<f8", n, end - 8 * n) if self.has_alpha else None
-        return y, indptr, indices, values, ids, alpha
+        return y, indptr, indices, values, ids, alpha, weights
 
     def _check_block_header(self, b, head):
         magic, n, nnz, first, psize, crc, reserved = _BLOCK.unpack(head)
         n_b, nnz_b = int(self.block_rows[b]), int(self.block_nnz[b])
         if magic != BLOCK_MAGIC or n != n_b or nnz != nnz_b or first != self.block_first_row[b] or reserved or \
-                psize != payload_layout(n_b, nnz_b, self.float32, self.has_row_ids, self.has_alpha)[5]:
+                psize != self._layout(b)[5]:
             raise self._bad(f"corrupt block {b} header")
         return crc
 
@@ -854,17 +891,16 @@ class BinaryDataset(Dataset):
             raise self._bad(f"truncated block {b}")
         if crc32(payload) != crc:
             raise self._bad(f"checksum mismatch in block {b}: the file is corrupt")
-        y, indptr, indices, values, ids, alpha = self._block_arrays(b, payload)
-        self._check_block(b, y, indptr, indices, values)
+        y, indptr, indices, values, ids, alpha, weights = self._block_arrays(b, payload)
+        self._check_block(b, y, indptr, indices, values, weights)
         ds = CSRDataset(y, indptr, indices, values, self.n_features, row_ids=ids, source=self.path, check=False,
-                        alpha=alpha)
+                        alpha=alpha, weights=weights)
         ds.first_row = int(self.block_first_row[b])
         return ds
 
     def block_payload_bytes(self, b):
         """Bytes of block b's payload (what read_block reads)."""
-        return payload_layout(int(self.block_rows[b]), int(self.block_nnz[b]), self.float32, self.has_row_ids,
-                              self.has_alpha)[5]
+        return self._layout(b)[5]
 
     def iter_blocks(self, max_rows=None, max_bytes=None):
         """Stream the file's blocks in order (re-cut to max_rows / max_bytes when given)."""
@@ -903,10 +939,10 @@ class BinaryDataset(Dataset):
             if self._view is not None:
                 return self._view
             if self.n_blocks == 0:
-                y, indptr, indices, values, ids, alpha = self._load_blocks(1, 0, 0)
+                y, indptr, indices, values, ids, alpha, weights = self._load_blocks(1, 0, 0)
                 self._view = CSRDataset(y, indptr, indices, values, self.n_features, row_ids=ids,
                                         n_qid=self.n_qid, source=self.path, labels=self.labels,
-                                        label_counts=self.label_counts, check=False, alpha=alpha)
+                                        label_counts=self.label_counts, check=False, alpha=alpha, weights=weights)
                 return self._view
             self._mmap = mmap.mmap(self._f.fileno(), 0, access=mmap.ACCESS_READ)
             try:
@@ -932,6 +968,7 @@ class BinaryDataset(Dataset):
         shift = np.empty(0 if single else 2 * nb, np.int64)
         ids = np.empty(n, np.int64) if self.has_row_ids and not single else None
         alpha = np.empty(n, np.float64) if self.has_alpha and not single else None
+        weights = np.empty(n, np.float64) if self.has_weights and not single else None
         k_first = np.concatenate([[0], np.cumsum(self.block_nnz)[:-1]]).astype(np.int64)
         pieces = [None] * nb
 
@@ -939,14 +976,14 @@ class BinaryDataset(Dataset):
             offset = int(self.block_offsets[b])
             crc = self._check_block_header(b, mm[offset:offset + BLOCK_HEADER_SIZE])
             nr, k = int(self.block_rows[b]), int(self.block_nnz[b])
-            lay = payload_layout(nr, k, self.float32, self.has_row_ids, self.has_alpha)
+            lay = self._layout(b)
             start = offset + BLOCK_HEADER_SIZE
             payload = buf[start:start + lay[5]]
             if crc32(payload) != crc:
                 raise self._bad(f"checksum mismatch in block {b}: the file is corrupt")
-            yb, ptr, ixb, vb, idb, ab = self._block_arrays(b, payload)
-            self._check_block(b, yb, ptr, ixb, vb)
-            pieces[b] = (yb, ptr, ixb, vb, idb, ab)
+            yb, ptr, ixb, vb, idb, ab, wb = self._block_arrays(b, payload)
+            self._check_block(b, yb, ptr, ixb, vb, wb)
+            pieces[b] = (yb, ptr, ixb, vb, idb, ab, wb)
             if single:
                 return
             r0, k0 = int(self.block_first_row[b]), int(k_first[b])
@@ -960,6 +997,8 @@ class BinaryDataset(Dataset):
                 ids[r0:r0 + nr] = idb
             if alpha is not None:
                 alpha[r0:r0 + nr] = ab
+            if weights is not None:
+                weights[r0:r0 + nr] = wb
 
         if threads > 1 and nb > 1:
             with _thread_pool(threads) as pool:
@@ -968,23 +1007,23 @@ class BinaryDataset(Dataset):
             for b in range(nb):
                 one(b)
         if single:
-            yb, ptr, ixb, vb, idb, ab = pieces[0]
+            yb, ptr, ixb, vb, idb, ab, wb = pieces[0]
             return CSRDataset(yb, ptr, ixb, vb, self.n_features, row_ids=idb, n_qid=self.n_qid, source=self.path,
-                              labels=self.labels, label_counts=self.label_counts, check=False, alpha=ab)
+                              labels=self.labels, label_counts=self.label_counts, check=False, alpha=ab, weights=wb)
         file_indices = np.frombuffer(mm, "<i4")
         file_values = np.frombuffer(mm, self.vdtype)
-        blocks = [CSRDataset(p[0], p[1], p[2], p[3], self.n_features, row_ids=p[4], alpha=p[5], source=self.path,
-                             check=False) for p in pieces]
+        blocks = [CSRDataset(p[0], p[1], p[2], p[3], self.n_features, row_ids=p[4], alpha=p[5], weights=p[6],
+                             source=self.path, check=False) for p in pieces]
         return MappedDataset(y, indptr, file_indices, file_values, seg, shift, blocks, self.block_first_row,
                              self.n_features, row_ids=ids, alpha=alpha, n_qid=self.n_qid, source=self.path,
-                             labels=self.labels, label_counts=self.label_counts)
+                             labels=self.labels, label_counts=self.label_counts, weights=weights)
 
     def load_blocks(self, b0, b1, threads=1, arena=None):
         """Blocks b0..b1-1 as one contiguous, verified CSRDataset in fresh memory (`first_row` set), or in the
         recycled memory of `arena` (an Arena)."""
-        y, indptr, indices, values, ids, alpha = self._load_blocks(threads, b0, b1, arena)
+        y, indptr, indices, values, ids, alpha, weights = self._load_blocks(threads, b0, b1, arena)
         ds = CSRDataset(y, indptr, indices, values, self.n_features, row_ids=ids, source=self.path, check=False,
-                        alpha=alpha)
+                        alpha=alpha, weights=weights)
         ds.first_row = int(self.block_first_row[b0]) if b0 < self.n_blocks else self.n_rows
         return ds
 
@@ -1000,6 +1039,7 @@ class BinaryDataset(Dataset):
         values = empty(nnz, self.vdtype)
         ids = empty(n, np.int64) if self.has_row_ids else None
         alpha = empty(n, np.float64) if self.has_alpha else None
+        weights = empty(n, np.float64) if self.has_weights else None
         k_first = np.concatenate([[0], np.cumsum(self.block_nnz)[:-1]]).astype(np.int64) - nnz0
         fd = self._f.fileno()
         vsize = self.vdtype.itemsize
@@ -1007,8 +1047,7 @@ class BinaryDataset(Dataset):
         def one(b):
             r0, k0 = int(self.block_first_row[b]) - rows0, int(k_first[b])
             nb, kb = int(self.block_rows[b]), int(self.block_nnz[b])
-            o_y, o_ptr, o_idx, o_val, o_ids, end = payload_layout(nb, kb, self.float32, self.has_row_ids,
-                                                                  self.has_alpha)
+            o_y, o_ptr, o_idx, o_val, o_ids, end = self._layout(b)
             offset = int(self.block_offsets[b])
             head = os.pread(fd, BLOCK_HEADER_SIZE, offset)
             if len(head) != BLOCK_HEADER_SIZE:
@@ -1017,7 +1056,8 @@ class BinaryDataset(Dataset):
             ptr = np.empty(nb + 1, np.int64)
             pad1 = bytearray(o_val - o_idx - 4 * kb)
             pad2 = bytearray(o_ids - o_val - vsize * kb)
-            bufs = [y[r0:r0 + nb], ptr, indices[k0:k0 + kb], pad1, values[k0:k0 + kb], pad2]
+            bufs = [y[r0:r0 + nb], *([weights[r0:r0 + nb]] if weights is not None else []), ptr,
+                    indices[k0:k0 + kb], pad1, values[k0:k0 + kb], pad2]
             if ids is not None:
                 bufs.append(ids[r0:r0 + nb])
             if alpha is not None:
@@ -1030,7 +1070,8 @@ class BinaryDataset(Dataset):
                 c = crc32(x, c)
             if c != crc:
                 raise self._bad(f"checksum mismatch in block {b}: the file is corrupt")
-            self._check_block(b, y[r0:r0 + nb], ptr, indices[k0:k0 + kb], values[k0:k0 + kb])
+            self._check_block(b, y[r0:r0 + nb], ptr, indices[k0:k0 + kb], values[k0:k0 + kb],
+                              None if weights is None else weights[r0:r0 + nb])
             np.add(ptr[1:], k0, out=indptr[r0 + 1:r0 + nb + 1])
 
         if threads > 1 and b1 - b0 > 1:
@@ -1039,7 +1080,7 @@ class BinaryDataset(Dataset):
         else:
             for b in range(b0, b1):
                 one(b)
-        return y, indptr, indices, values, ids, alpha
+        return y, indptr, indices, values, ids, alpha, weights
 
     def as_view(self):
         return self.load()
@@ -1078,8 +1119,8 @@ class BinaryDataset(Dataset):
 class MappedDataset(CSRDataset):
     """The rows of a multi-block binary file read in place from its memory map: a segmented view.
 
-    Labels, row offsets (numbering the non-zeros contiguously), row ids and alpha are in memory (copied from the
-    blocks: 16 bytes per row, plus 4 for the segment of each row); the indices and values stay in the mapped
+    Labels, row offsets (numbering the non-zeros contiguously), row ids, alpha and weights are in memory (copied
+    from the blocks: 16 bytes per row, plus 4 for the segment of each row); the indices and values stay in the mapped
     file. Kernels read it through ``row_view()``, a row view over ``kernel_arrays()`` (the whole file seen as int32
     and as the value type) and ``segs`` (each row's block and the blocks' element shifts; cext/rowview.pxd).
     ``iter_blocks``, ``slice`` within a block and the blocks themselves are views without a copy; ``take_rows``,
@@ -1089,8 +1130,9 @@ class MappedDataset(CSRDataset):
     """
 
     def __init__(self, y, indptr, file_indices, file_values, seg, shift, blocks, block_first_row, n_features, *,
-                 row_ids=None, alpha=None, n_qid=0, source=None, labels=None, label_counts=None):
+                 row_ids=None, alpha=None, n_qid=0, source=None, labels=None, label_counts=None, weights=None):
         self.y = y
+        self.weights = weights
         self.indptr = indptr
         self._file_indices = file_indices
         self._file_values = file_values
@@ -1137,7 +1179,7 @@ class MappedDataset(CSRDataset):
     @property
     def nbytes(self):
         """Bytes in memory (labels, offsets, segments, row ids, alpha) plus the mapped non-zeros."""
-        extra = sum(a.nbytes for a in (self.row_ids, self.alpha) if a is not None)
+        extra = sum(a.nbytes for a in (self.row_ids, self.alpha, self.weights) if a is not None)
         return self.y.nbytes + self.indptr.nbytes + self.segs[0].nbytes + self.segs[1].nbytes + extra + \
             self.nnz * (4 + self._file_values.dtype.itemsize)
 

@@ -27,13 +27,14 @@ def check_bits(bits):
 
 
 def hash_dataset(ds, bits):
-    """A CSRDataset of ds's rows hashed to 2^bits features: same labels (and row_ids, alpha, first_row, source)."""
+    """A CSRDataset of ds's rows hashed to 2^bits features: same labels (and row_ids, alpha, weights, first_row, source)."""
     bits = check_bits(bits)
     ds = ds.as_view() if hasattr(ds, "as_view") else ds
     # through the row view: a memory-mapped file of several blocks is hashed in place
     indptr, indices, values = hash_rows(ds.row_view(), bits)
     out = CSRDataset(ds.y, indptr, indices, values, 1 << bits, row_ids=getattr(ds, "row_ids", None),
-                     alpha=getattr(ds, "alpha", None), source=getattr(ds, "source", None),
+                     alpha=getattr(ds, "alpha", None), weights=getattr(ds, "weights", None),
+                     source=getattr(ds, "source", None),
                      labels=getattr(ds, "_labels", None), label_counts=getattr(ds, "_label_counts", None),
                      check=False)
     if hasattr(ds, "first_row"):

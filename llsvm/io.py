@@ -58,7 +58,8 @@ def read_dataset(path, *, zero_based=False, float32=False, chunk_size=DEFAULT_CH
         if float32 and view.dtype != np.float32:
             view = view.contiguous()
             view = CSRDataset(view.y, view.indptr, view.indices, view.values.astype(np.float32), view.n_features,
-                              row_ids=view.row_ids, n_qid=ds.n_qid, source=view.source, check=False)
+                              row_ids=view.row_ids, n_qid=ds.n_qid, source=view.source, check=False,
+                              weights=view.weights)
         return view
     return ds
 
@@ -163,10 +164,10 @@ def describe(path, zero_based=False, reporter=None):
     kind = sniff_path(path)
     if kind == "binary":
         with BinaryDataset(path) as ds:
-            info = dict(format="llsvm binary v1", rows=ds.n_rows, features=ds.n_features, nnz=ds.nnz,
+            info = dict(format=f"llsvm binary v{ds.version}", rows=ds.n_rows, features=ds.n_features, nnz=ds.nnz,
                         dtype=ds.dtype.name, blocks=ds.n_blocks, row_ids=ds.has_row_ids, qid=ds.n_qid,
                         max_sq_norm=ds.max_sq_norm, labels=ds.labels, label_counts=ds.label_counts,
-                        file_bytes=ds.file_size)
+                        file_bytes=ds.file_size, weights=ds.has_weights)
             try:
                 ds.verify()
                 info["checksum"] = f"ok ({ds.n_blocks} blocks verified)"
@@ -193,18 +194,19 @@ def describe(path, zero_based=False, reporter=None):
 def read_weights(path, n_rows):
     """The row weights of -W weight_file (LIBLINEAR's and LIBSVM's weights extensions; docs/weights.md): one number a
     line (surrounding blanks allowed), a line per training row, each finite and >= 0. A number that is not one, a
-    negative or non-finite one, a missing or an extra line: DataFormatError at its file, line and column."""
+    negative or non-finite one, a missing or an extra line: DataFormatError at its file, line and column. n_rows
+    None: rows not counted yet (streamed text), as many weights as lines; the reader of the rows checks the count
+    when it knows it (weights_count)."""
     name = display_name(path)
     with open(path, "rb") as f:
         data = f.read()
     lines = data.split(b"\n")
     if lines and lines[-1] == b"":
         lines.pop()                      # the file's last newline ends the last line
-    w = np.empty(min(len(lines), n_rows), np.float64)
+    w = np.empty(len(lines) if n_rows is None else min(len(lines), n_rows), np.float64)
     for k, raw in enumerate(lines):
-        if k >= n_rows:
-            raise DataFormatError(name, k + 1, 1, f"{len(lines)} weights for {n_rows} training rows: one weight a "
-                                                  "line, a line per row (this line is beyond the last row)")
+        if n_rows is not None and k >= n_rows:
+            raise weights_count(path, len(lines), n_rows)
         text = raw.rstrip(b"\r").strip(b" \t")
         col = len(raw) - len(raw.lstrip(b" \t")) + 1
         try:
@@ -217,9 +219,53 @@ def read_weights(path, n_rows):
         if not math.isfinite(value) or value < 0:
             raise DataFormatError(name, k + 1, col, f"weight {quote(text)} must be a finite number >= 0")
         w[k] = value
-    if len(lines) < n_rows:
-        raise DataFormatError(name, len(lines) + 1, 1, f"{len(lines)} weights for {n_rows} training rows: one weight "
-                                                       "a line, a line per row (missing from here on)")
+    if n_rows is not None and len(lines) < n_rows:
+        raise weights_count(path, len(lines), n_rows)
     if n_rows and not (w > 0).any():
         raise DataFormatError(name, 0, 0, "every weight is zero: no row to train on")
     return w
+
+
+def weights_for(path, ds, n_rows=None):
+    """-W's weights (read_weights) for the rows of ds, of n_rows rows (None: not known yet, streamed text; else
+    ds.n_rows when ds has it). Rows that carry their weights already (a binary file of version 2) are refused: one
+    source of weights per run, never one replacing the other silently."""
+    if getattr(ds, "weights", None) is not None or getattr(ds, "has_weights", False):
+        raise ParameterError(f"-W {path}: the training file {getattr(ds, 'source', None) or ''} carries its rows' "
+                             "weights already (an llsvm binary file of version 2): train it without -W, or give -W "
+                             "with a file that has no weights")
+    return read_weights(path, n_rows)
+
+
+def weighted_blocks(blocks, weights, path, n_rows=None, whole=True):
+    """The blocks (CSRDatasets with first_row, in order) with their rows' weights from -W's `weights` (read from
+    `path`): shallow copies sharing the blocks' arrays and the weights. A row beyond the file's lines is refused at
+    its line, and so, once the blocks of a `whole` pass are all read, are lines beyond the last row (weights_count;
+    n_rows: the rows when known up front, None for streamed text)."""
+    import copy
+    rows = 0
+    for block in blocks:
+        first = int(block.first_row)
+        rows = first + block.n_rows
+        if rows > weights.shape[0]:
+            raise weights_count(path, weights.shape[0], n_rows)
+        out = copy.copy(block)
+        out.weights = weights[first:rows]
+        out._rows = None                  # its row view is made again, with the weights
+        del block
+        yield out
+        del out
+    if whole and rows != weights.shape[0]:
+        raise weights_count(path, weights.shape[0], rows)
+
+
+def weights_count(path, n_weights, n_rows):
+    """The DataFormatError of a -W file of n_weights lines for n_rows training rows (n_rows None: more rows than
+    lines, the rest not counted: streamed text), at the first line beyond the last row or after the last line."""
+    name = display_name(path)
+    rows = "more" if n_rows is None else str(n_rows)
+    if n_rows is not None and n_weights > n_rows:
+        return DataFormatError(name, n_rows + 1, 1, f"{n_weights} weights for {rows} training rows: one weight a "
+                                                    "line, a line per row (this line is beyond the last row)")
+    return DataFormatError(name, n_weights + 1, 1, f"{n_weights} weights for {rows} training rows: one weight a line, "
+                                                   "a line per row (missing from here on)")

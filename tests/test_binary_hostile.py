@@ -4,6 +4,7 @@ otherwise while the blocks are read, by every path that reads them; the commands
 without a traceback and without first allocating by a forged n_features (also under a 2 GiB address-space limit)."""
 import math
 import resource
+import struct
 import subprocess
 import sys
 import tracemalloc
@@ -285,7 +286,7 @@ def test_label_table_too_long(tmp_path, made):
 
 # -- flags ------------------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("flags", [32, 64, 16 | 128, 1 << 31])
+@pytest.mark.parametrize("flags", [64, 16 | 128, 32 | 256, 1 << 31])
 def test_unknown_flags(tmp_path, made, flags):
     path, raw, ds = made()
     set_header(raw, "flags", flags)
@@ -559,3 +560,67 @@ def test_stream_solvers_on_continuous_labels(tmp_path, solver):
     proc = command(["llsvm.cli.train", "-s", solver, str(path), str(tmp_path / "m")])
     assert_refused(proc, f"Error: {path}: header flag 4: continuous labels (more than 65536 distinct values), not "
                          "classes: no label table to train on")
+
+
+# -- row weights (version 2, flag 32; issue 46) ------------------------------------------------------------------
+
+@pytest.fixture
+def weighted(tmp_path):
+    """weighted() -> (path, bytearray of a version 2 file of 5 blocks, its dataset, its weights)."""
+    def make():
+        ds = sample()
+        w = np.random.default_rng(3).uniform(0.0, 2.0, ds.n_rows)
+        path = tmp_path / "w.bin"
+        llsvm.write_binary(ds.with_weights(w), path, block_rows=20)
+        return path, bytearray(path.read_bytes()), ds, w
+    return make
+
+
+def test_weights_read_by_every_path(weighted):
+    path, raw, ds, w = weighted()
+    assert header(raw)["version"] == 2 and header(raw)["flags"] == 32
+    accepted(path)
+    with BinaryDataset(path) as b:
+        assert b.has_weights and np.array_equal(b.load().weights, w)
+        assert np.array_equal(np.concatenate([x.weights for x in b.iter_blocks(max_rows=7)]), w)
+        assert np.array_equal(b.load_blocks(1, 3).weights, w[20:60])
+
+
+@pytest.mark.parametrize("value", [-1.0, float("nan"), float("inf"), -0.5e-300])
+def test_bad_weight_refused(tmp_path, weighted, value):
+    """A weight that is not a finite number >= 0, checksums fixed: refused by every path that reads its block,
+    naming the block and the row."""
+    path, raw, ds, w = weighted()
+    offset, n, _ = block_index(raw)[2]
+    struct.pack_into("<d", raw, offset + 48 + 8 * n + 8 * 5, value)    # block 2's weight column, row 5
+    fix_block_crc(raw, offset)
+    refused(save(tmp_path, raw), f"corrupt block 2: the weight of row 5 of the block is {value!r}, not a finite "
+                                 "number >= 0")
+
+
+def test_weight_flag_and_version_agree(tmp_path, made, weighted):
+    """Flag 32 goes with version 2 exactly: the flag on a version 1 file, version 2 without the flag, are refused
+    on open; so is a weight column the blocks do not have (its length against the block index)."""
+    path, raw, ds = made()
+    bad = bytearray(raw)
+    set_header(bad, "flags", 32)
+    refused(save(tmp_path, bad), "header flag 32 (row weights) set in a version 1 file", "flags", on_open=True)
+    bad = bytearray(raw)
+    set_header(bad, "version", 2)
+    refused(save(tmp_path, bad), "header flag 32 (row weights) not set in a version 2 file", "flags", on_open=True)
+    set_header(bad, "flags", 32)          # a version 2 file whose blocks hold no weight column
+    refused(save(tmp_path, bad), "corrupt block index (blocks do not tile the file)", on_open=True)
+    wpath, wraw, _, _ = weighted()
+    set_header(wraw, "flags", 0)
+    set_header(wraw, "version", 1)        # a version 1 file whose blocks hold one
+    refused(save(tmp_path, wraw), "corrupt block index (blocks do not tile the file)", on_open=True)
+
+
+def test_writer_refuses_bad_weights(tmp_path):
+    ds = sample()
+    w = np.ones(ds.n_rows)
+    w[7] = np.nan
+    bad = CSRDataset(ds.y, ds.indptr, ds.indices, ds.values, ds.n_features, weights=w)
+    with pytest.raises(llsvm.ParameterError, match=r"row 8: the weight nan is not a finite number >= 0"):
+        llsvm.write_binary(bad, tmp_path / "x.bin")
+    assert not (tmp_path / "x.bin").exists()

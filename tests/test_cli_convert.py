@@ -878,3 +878,63 @@ def test_stdout_reader_gone_ends_quietly_with_sigpipes_status(tmp_path):
                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=600)
     reader.join()
     assert p.returncode == 1 and p.stderr == f"Error: can't write output file {fifo}: Broken pipe\n"
+
+
+# -- -W: row weights in a version 2 file (issue 46) --------------------------------------------------------------
+
+def test_weight_file_writes_a_version_2_file(runner, sample, tmp_path):
+    """-W stores the weights (llsvm-train -W's reader); without -W the file is version 1; converting a weighted
+    file to binary again keeps them; to text drops them, saying so."""
+    (tmp_path / "w").write_text("0.5\n2\n0\n1e-3\n3\n")
+    r = run(runner, ["-W", tmp_path / "w", sample, tmp_path / "o.bin"])
+    assert_exit(r, 0)
+    assert r.stdout.endswith(", row weights (version 2)\n")
+    with BinaryDataset(tmp_path / "o.bin") as b:
+        assert b.version == 2 and b.has_weights
+        assert_same(b.load(), read_dataset(sample))
+        assert b.load().weights.tolist() == [0.5, 2.0, 0.0, 1e-3, 3.0]
+    r = run(runner, ["--info", tmp_path / "o.bin"])
+    assert "format: llsvm binary v2\n" in r.stdout and "row weights: yes\n" in r.stdout
+    assert_exit(run(runner, ["-q", "--to", "binary", "--block-rows", "2", tmp_path / "o.bin", tmp_path / "p.bin"]), 0)
+    with BinaryDataset(tmp_path / "p.bin") as b:
+        assert b.n_blocks == 3 and b.load().weights.tolist() == [0.5, 2.0, 0.0, 1e-3, 3.0]
+    r = run(runner, [tmp_path / "o.bin", tmp_path / "o.txt"])
+    assert_exit(r, 0)
+    assert "carries row weights; LIBSVM text has none" in r.stderr
+    assert (tmp_path / "o.txt").read_text() == SAMPLE_OUT
+    assert_exit(run(runner, ["-q", sample, tmp_path / "v1.bin"]), 0)
+    with BinaryDataset(tmp_path / "v1.bin") as b:
+        assert b.version == 1 and not b.has_weights
+
+
+@pytest.mark.parametrize("text, where", [
+    ("1\n" * 4, "w:5:1: 4 weights for more training rows"),
+    ("1\n" * 6, "w:6:1: 6 weights for 5 training rows"),
+    ("1\nx\n1\n1\n1\n", "w:2:1: weight 'x' is not a number"),
+    ("1\n1\n-2\n1\n1\n", "w:3:1: weight '-2' must be a finite number >= 0"),
+])
+def test_weight_file_errors_name_file_and_line(runner, sample, tmp_path, text, where):
+    """The weight file's errors as llsvm-train's: file and line; nothing is written."""
+    (tmp_path / "w").write_text(text)
+    r = run(runner, ["-W", tmp_path / "w", sample, tmp_path / "o.bin"])
+    assert_exit(r, 1)
+    out = (r.stdout + r.stderr).replace(str(tmp_path) + "/", "").replace(": line ", ":").replace(", column ", ":")
+    assert where in out, out
+    assert not (tmp_path / "o.bin").exists()
+
+
+def test_weight_file_refusals(runner, sample, tmp_path):
+    (tmp_path / "w").write_text("1\n" * 5)
+    r = run(runner, ["-W", tmp_path / "absent", sample, tmp_path / "o.bin"])
+    assert_exit(r, 1)
+    assert "can't open weight file" in r.stderr
+    r = run(runner, ["--to", "text", "-W", tmp_path / "w", sample, tmp_path / "o.txt"])
+    assert_exit(r, 1)
+    assert "-W applies to binary output only" in r.stderr
+    assert_exit(run(runner, ["-q", "-W", tmp_path / "w", sample, tmp_path / "o.bin"]), 0)
+    r = run(runner, ["--to", "binary", "-W", tmp_path / "w", tmp_path / "o.bin", tmp_path / "p.bin"])
+    assert_exit(r, 1)
+    assert "carries its rows' weights already" in r.stderr
+    r = run(runner, ["-W", tmp_path / "w", sample, tmp_path / "w"])
+    assert_exit(r, 1)
+    assert "are the same file" in r.stderr

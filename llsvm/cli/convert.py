@@ -4,6 +4,7 @@ import click
 from ..errors import LLSVMError, ParameterError
 from ..fileutil import atomic_output
 from .common import check_input, handle_errors, make_reporter, os_errors, refuse_same_file
+from .declare import check_weight_file
 
 
 def _label(x):
@@ -23,6 +24,8 @@ def print_info(path, info):
     click.echo(f"max squared row norm: {info['max_sq_norm']:.17g}")
     if info["row_ids"]:
         click.echo("row ids: yes")
+    if info.get("weights"):
+        click.echo("row weights: yes")
     click.echo(f"qid tokens: {info['qid']}")
     if info["labels"] is None:
         click.echo("classes: continuous labels (more than 65536 distinct values)")
@@ -40,16 +43,22 @@ def _writing(path):
     return os_errors(f"can't write output file {path}", detail=True, error=LLSVMError)
 
 
-def _to_binary(ds, in_kind, output_file, float32, block_rows, total, reporter, input_file, zero_based, threads):
+def _to_binary(ds, in_kind, output_file, float32, block_rows, total, reporter, input_file, zero_based, threads,
+               weight_file=None):
     from ..binfmt import BinaryWriter, RowError
-    from ..io import row_error_at_line
+    from ..io import row_error_at_line, weighted_blocks, weights_for
     from ..sources import prefetched
     from_binary = in_kind == "binary"
+    weights = None
+    if weight_file is not None:     # -W: a file of version 2 (llsvm-train -W's reader and checks)
+        with os_errors(f"can't open weight file {weight_file}"):
+            weights = weights_for(weight_file, ds, ds.n_rows if from_binary else None)
     bar = reporter.bar(total=total, desc="converting")
     try:
         with _writing(output_file):
             w = BinaryWriter(output_file, float32=float32 or (from_binary and ds.float32),
-                             row_ids=from_binary and ds.has_row_ids, block_rows=block_rows, output=True)
+                             row_ids=from_binary and ds.has_row_ids, block_rows=block_rows, output=True,
+                             weights=weights is not None or (from_binary and ds.has_weights))
         with w:
             if from_binary:
                 blocks = ds.iter_blocks()
@@ -57,6 +66,8 @@ def _to_binary(ds, in_kind, output_file, float32, block_rows, total, reporter, i
                 blocks = ds.iter_blocks(progress=bar)
                 if threads > 1:     # text is parsed on a helper thread while this one writes
                     blocks = prefetched(blocks)
+            if weights is not None:
+                blocks = weighted_blocks(blocks, weights, weight_file, ds.n_rows if from_binary else None)
             for block in blocks:
                 with _writing(output_file):
                     w.write_dataset(block)
@@ -71,7 +82,8 @@ def _to_binary(ds, in_kind, output_file, float32, block_rows, total, reporter, i
     finally:
         bar.close()
     reporter.line(f"wrote {output_file}: {w.n_rows} rows, {w.n_features} features, {w.nnz} non-zeros, "
-                  f"{w.n_blocks} blocks, {'float32' if w.float32 else 'float64'} values")
+                  f"{w.n_blocks} blocks, {'float32' if w.float32 else 'float64'} values"
+                  + (", row weights (version 2)" if w.weights else ""))
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -84,6 +96,9 @@ def _to_binary(ds, in_kind, output_file, float32, block_rows, total, reporter, i
 @click.option("--block-rows", type=click.IntRange(min=1), default=None,
               help="Rows per block in the binary file (default: blocks of about 8 MiB).")
 @click.option("--zero-based", is_flag=True, help="Text indices start at 0 (input and output).")
+@click.option("-W", "weight_file", default=None, metavar="weight_file",
+              help="Weights of the rows, stored in the binary file (a version 2 file): a file of one non-negative "
+                   "number a line, a line per row, as llsvm-train -W reads it.")
 @click.option("--threads", type=click.IntRange(min=1), default=None,
               help="Threads for text input: 2 or more parse on a helper thread while the binary file is written, "
                    "the parse itself split over N - 1 (the same file for any N). Default: 2, at most the number "
@@ -92,19 +107,20 @@ def _to_binary(ds, in_kind, output_file, float32, block_rows, total, reporter, i
 @click.option("--progress/--no-progress", default=None,
               help="Progress bar on stderr (default: on when stderr is a terminal and not -q).")
 @handle_errors
-def main(input_file, output_file, info, to, float32, block_rows, zero_based, threads, quiet, progress):
+def main(input_file, output_file, info, to, float32, block_rows, zero_based, weight_file, threads, quiet, progress):
     """Convert LIBSVM text (plain, .gz, .bz2, .xz or - for stdin) to llsvm's binary format and back.
 
     INPUT is read as text or binary from its first bytes. With --info, describe INPUT instead.
     """
     reporter = make_reporter(quiet, progress)
-    if info and output_file is not None:
+    if info and (output_file is not None or weight_file is not None):
         raise click.UsageError("--info takes only INPUT")
     if not info and output_file is None:
         raise click.UsageError("Missing argument 'OUTPUT' (or use --info).")
     check_input(input_file)
     if not info:
-        refuse_same_file([("OUTPUT", output_file)], [("INPUT", input_file)])
+        refuse_same_file([("OUTPUT", output_file)], [("INPUT", input_file), ("-W", weight_file)])
+        check_weight_file(weight_file)
     # the options are good: now the readers (numpy, the kernels; --help and usage errors answer without them)
     from ..io import describe, open_dataset
     from ..sources import TextSource, sniff_path
@@ -123,6 +139,8 @@ def main(input_file, output_file, info, to, float32, block_rows, zero_based, thr
         to = "text" if in_kind == "binary" else "binary"
     if to == "text" and (float32 or block_rows):
         raise ParameterError("--float32 and --block-rows apply to binary output only")
+    if to == "text" and weight_file:
+        raise ParameterError("-W applies to binary output only (LIBSVM text has no row weights)")
     if to == "binary" and output_file == "-":
         raise ParameterError("binary output cannot go to standard output: give a path, or use --to text")
     total = None
@@ -133,8 +151,11 @@ def main(input_file, output_file, info, to, float32, block_rows, zero_based, thr
     try:
         if to == "binary":
             _to_binary(ds, in_kind, output_file, float32, block_rows, total, reporter, input_file, zero_based,
-                       threads)
+                       threads, weight_file)
         else:
+            if getattr(ds, "has_weights", False):
+                reporter.warning(f"{input_file} carries row weights; LIBSVM text has none: they are not written "
+                                 "(keep them with llsvm-convert --to binary, or write them as a -W file)\n")
             with _writing(output_file):
                 with atomic_output(output_file, "wb") as f:
                     write_text(ds, f, zero_based=zero_based)

@@ -222,12 +222,13 @@ def check_weight_file(path):
 
 
 def with_weight_file(ds, path):
-    """The training rows with -W's weights (docs/weights.md; None: as they are): the file's errors name its line."""
+    """The training rows with -W's weights (docs/weights.md; None: as they are): the file's errors name its line;
+    rows that carry their weights already (a version 2 binary file) are refused (io.weights_for)."""
     if path is None:
         return ds
-    from ..io import read_weights
+    from ..io import weights_for
     with os_errors(f"can't open weight file {path}"):
-        return ds.with_weights(read_weights(path, ds.n_rows))
+        return ds.with_weights(weights_for(path, ds, ds.n_rows))
 
 
 def find_C_command(find, data, req, reporter):

@@ -129,7 +129,7 @@ def _run(req, grid, training_set_file, model_file, reporter):
         desc, unit = spec.progress
         with reporter.bar(desc=desc, unit=unit) as bar, opening:
             model = trainer.make_driver(params, reporter, zero_based=req.zero_based, progress=bar).fit(
-                training_set_file)
+                training_set_file, weight_file=req.weight_file)
         _finish(model, model_file, req.json_file, None, 0.0, time.perf_counter() - t0, params)
         return
     if found is None:

@@ -42,13 +42,14 @@ class BlockMinimizationSolver(StreamedSolver):
         return 2 * max(1, problems) * 8 * (int(n_features) + 1)
 
     def _unit_costs(self, src):
-        """(cost of each block of the binary file, loaded: its arrays and _block_extra), or None for rows in
-        memory (cut by _memory_bytes)."""
+        """(cost of each block of the binary file, loaded: its arrays, with its weight column when it has one, and
+        _block_extra), or None for rows in memory (cut by _memory_bytes)."""
         if src.memory:
             return None
         ds = src.ds
         vsize = 4 if ds.float32 else 8
-        return [(4 + vsize) * int(k) + 16 * int(r) + self._block_extra(int(r), int(k))
+        per_row = 16 + (8 if ds.has_weights else 0)
+        return [(4 + vsize) * int(k) + per_row * int(r) + self._block_extra(int(r), int(k))
                 for r, k in zip(ds.block_rows, ds.block_nnz)]
 
     def _memory_bytes(self, ds, limit):
@@ -82,13 +83,14 @@ class BlockMinimizationSolver(StreamedSolver):
         one at a time (the caller lets each go before taking the next)."""
         ds = src.ds
         if src.memory:
-            yield from src.blocks_of(self._piece_bytes)
+            for b in src.blocks_of(self._piece_bytes):
+                yield src.with_weights(b)
             return
         costs = self._costs
         if limit is None or sum(costs) <= limit:
             # everything fits: load once, keep it for the later outer iterations
             if getattr(self, "_whole", None) is None:
-                self._whole = ds.load_blocks(0, ds.n_blocks)
+                self._whole = src.with_weights(ds.load_blocks(0, ds.n_blocks))
             yield self._whole
             return
         b0 = 0
@@ -97,7 +99,7 @@ class BlockMinimizationSolver(StreamedSolver):
             while b1 < ds.n_blocks and (b1 == b0 or used + costs[b1] <= limit):
                 used += costs[b1]
                 b1 += 1
-            yield ds.load_blocks(b0, b1)
+            yield src.with_weights(ds.load_blocks(b0, b1))
             b0 = b1
 
     def _copy_text(self, src, directory):
@@ -107,7 +109,7 @@ class BlockMinimizationSolver(StreamedSolver):
         classes = Classes()
         rows = n_feat = 0
         piece = self.copy_block_bytes + self._block_extra(self.copy_block_bytes // 16, self.copy_block_bytes // 12)
-        with self._copy_writer(copy) as w:
+        with self._copy_writer(copy, src) as w:
             for b in src.blocks(prefetch=True, progress=True):
                 w.write_dataset(b)
                 if self.opt.memory is not None:
@@ -195,11 +197,20 @@ class BlockMinimizationSolver(StreamedSolver):
         cls, _ = classes.add(unit.y)
         r0 = int(unit.first_row)
         view = unit.row_view(self.bias, n_feat)
+        # the rows the problem has: those of positive weight (a row of weight 0 has C_i = 0 and no effect: its
+        # alpha stays 0, and the kernels, which never see one in memory (trainer.weighted_rows), are not given it)
+        rows, keep = EMPTY_ROWS, None
+        if unit.weights is not None and not (unit.weights > 0).all():
+            keep = np.flatnonzero(unit.weights > 0)
+            rows = keep.astype(np.int64)
+        n = unit.n_rows if keep is None else keep.size
         xnorm = None
         for p in active:
             alpha = p.alpha[r0:r0 + unit.n_rows]
             ys = p.signs(cls)
-            viol, loss, _, _, _ = KL.dcd_violation(view, EMPTY_ROWS, ys, alpha, p.w, p.Cp, p.Cn, True)
+            if keep is not None:
+                alpha, ys = alpha[keep], ys[keep]       # copies: alpha goes back after the steps
+            viol, loss, _, _, _ = KL.dcd_violation(view, rows, ys, alpha, p.w, p.Cp, p.Cn, True)
             p.cert["max_violation"] = max(p.cert["max_violation"], viol)
             p.cert["loss"] += loss
             skipped = viol <= self.eps
@@ -207,16 +218,18 @@ class BlockMinimizationSolver(StreamedSolver):
             if not skipped:
                 p.cert["all_skipped"] = False
                 if xnorm is None:
-                    xnorm = np.empty(unit.n_rows)
-                    KL.sq_norms(view, EMPTY_ROWS, xnorm)
-                state = KL.DCDState(view, EMPTY_ROWS, ys, alpha, p.w, xnorm,
-                                    np.arange(unit.n_rows, dtype=np.int32), p.Cp, p.Cn, True, p.rng)
+                    xnorm = np.empty(n)
+                    KL.sq_norms(view, rows, xnorm)
+                state = KL.DCDState(view, rows, ys, alpha, p.w, xnorm, np.arange(n, dtype=np.int32), p.Cp, p.Cn,
+                                    True, p.rng)
                 while state.n_iter < self.opt.inner_iter:
                     done, _ = state.run(min(10, self.opt.inner_iter - state.n_iter), self.opt.inner_eps, True)
                     if done:
                         break
                 inner = int(state.n_iter)
                 del state
+                if keep is not None:
+                    p.alpha[r0 + keep] = alpha
             D = float(p.alpha.sum()) - 0.5 * sq_norm(p.w)
             p.trace.seconds.append(time.perf_counter() - t0)
             p.trace.dual.append(D)

@@ -55,6 +55,7 @@ from .common import (EMPTY_ROWS, PROBLEM_OBJECT_BYTES, Classes, FitResult, class
 from .outofcore import Input, OutOfCoreSolver
 
 ROW_BYTES = 48            # a loaded active row: label, offset, row id, alpha, QD, order, sign
+WEIGHT_BYTES = 8          # and its weight, when the rows are weighted (the active-set file keeps the column)
 # per-row state of every problem: one status byte, the kernel's: where alpha is (ZERO, AT_CP, FREE, AT_CN: the
 # STATE bits) and IN_SET when the row is in the active set; ACTIVE = FREE | IN_SET
 ZERO, AT_CP, FREE, AT_CN, STATE, IN_SET, ACTIVE = K.ZERO, K.AT_CP, K.FREE, K.AT_CN, K.STATE, K.IN_SET, K.ACTIVE
@@ -103,8 +104,9 @@ class _Bytes:
 class _Problem:
     """One binary problem: rows with class `pos` are +1, the others -1; costs Cp, Cn."""
 
-    def __init__(self, k, pos, Cp, Cn, cap, seed, directory, write_block_bytes, float32):
+    def __init__(self, k, pos, Cp, Cn, cap, seed, directory, write_block_bytes, float32, weighted=False):
         self.k, self.pos, self.Cp, self.Cn = k, pos, float(Cp), float(Cn)
+        self.weighted = bool(weighted)        # the rows carry weights: C_i = Cp or Cn times the row's weight
         self.w = np.zeros(cap + 1)            # w[cap] is the bias weight
         self.rng = rng_state(problem_seed(seed, k))
         self.status = _Bytes()
@@ -112,8 +114,7 @@ class _Problem:
         self.path = os.path.join(directory, f"active-{k}.bin")
         self.float32 = float32
         self.scratch = ScratchFiles(directory, f"spare-{k}-")     # the active-set files' pages, reused
-        self.writer = BinaryWriter(self.path, row_ids=True, alpha=True, float32=float32,
-                                   block_bytes=write_block_bytes, fsync=False, scratch=self.scratch)
+        self.writer = self.set_writer(self.path, write_block_bytes)
         self.trace = _Trace()
         self.memory_set = None                # the active set when it is held in memory
         self.arena = None                     # binfmt.Arena: recycled memory of the streamed blocks
@@ -130,6 +131,17 @@ class _Problem:
 
     def definition(self):
         return (self.pos, self.Cp, self.Cn)
+
+    def set_writer(self, path, block_bytes):
+        """A writer of active rows (row ids, alpha, and the rows' weights when weighted) over the problem's
+        spare files."""
+        return BinaryWriter(path, row_ids=True, alpha=True, float32=self.float32, block_bytes=block_bytes,
+                            fsync=False, scratch=self.scratch, weights=self.weighted)
+
+    def costs(self, positive, weights):
+        """C_i of rows (positive: whether each is of class pos; their weights, None without)."""
+        C = np.where(positive, self.Cp, self.Cn)
+        return C if weights is None else C * weights
 
     def grow(self, cap):
         old = self.w.shape[0] - 1
@@ -148,7 +160,7 @@ class _Problem:
         self.sum_alpha += K.first_pass(block.row_view(bias, cap), cls, self.pos, QD, self.w, self.Cp, self.Cn,
                                        alpha)
         pos = cls == self.pos
-        C = np.where(pos, self.Cp, self.Cn)
+        C = self.costs(pos, block.weights)
         active = (alpha > 0.0) & (alpha < C)
         st = np.where(alpha == 0.0, ZERO, np.where(active, ACTIVE, np.where(pos, AT_CP, AT_CN))).astype(np.uint8)
         self.status.put(row0, st)
@@ -156,7 +168,7 @@ class _Problem:
         if rows.size:
             sub = block.take_rows(rows)
             act = CSRDataset(np.where(pos[rows], 1.0, -1.0), sub.indptr, sub.indices, sub.values, cap,
-                             row_ids=rows + row0, alpha=alpha[rows], check=False)
+                             row_ids=rows + row0, alpha=alpha[rows], weights=sub.weights, check=False)
             self.writer.write_dataset(act, owned=True)        # fresh arrays: held back without a copy
 
     def abort(self):
@@ -185,22 +197,24 @@ def _take(p, name):
     return value
 
 
-def _loaded_bytes(ds, n_rows=None, nnz=None, float32=None):
-    """Bytes of active rows loaded in memory (ds, or n_rows rows with nnz non-zeros)."""
+def _loaded_bytes(ds, n_rows=None, nnz=None, float32=None, weighted=False):
+    """Bytes of active rows loaded in memory (ds, or n_rows rows with nnz non-zeros, weighted or not)."""
     if ds is not None:
         n_rows, nnz, float32 = ds.n_rows, ds.nnz, ds.values.dtype == np.float32
-    return ROW_BYTES * n_rows + ((4 if float32 else 8) + 4) * nnz
+        weighted = ds.weights is not None
+    return (ROW_BYTES + (WEIGHT_BYTES if weighted else 0)) * n_rows + ((4 if float32 else 8) + 4) * nnz
 
 
 def _rows(ds):
     return 0 if ds is None else ds.n_rows
 
 
-def _alpha_of(status, Cp, Cn):
-    """The alpha a status byte records for a row at a bound: 0, Cp or Cn (0 too for a free row, whose alpha is
-    in the active set)."""
+def _alpha_of(status, Cp, Cn, weights=None):
+    """The alpha a status byte records for a row at a bound: 0 or C_i, Cp or Cn times the row's weight (`weights`,
+    None without) (0 too for a free row, whose alpha is in the active set)."""
     st = status & STATE
-    return np.where(st == AT_CP, Cp, np.where(st == AT_CN, Cn, 0.0))
+    alpha = np.where(st == AT_CP, Cp, np.where(st == AT_CN, Cn, 0.0))
+    return alpha if weights is None else alpha * weights
 
 
 def _budget_split(memory, n_parallel):
@@ -283,7 +297,7 @@ class OnePassSolver(OutOfCoreSolver):
         copy = None
         if not self.opt.one_pass and not src.known:
             copy = self._copy = BinaryWriter(os.path.join(directory, "input.bin"), block_bytes=self.chunk,
-                                             fsync=False)
+                                             fsync=False, weights=src.weighted)
         for block in src.blocks(prefetch=True, progress=True):
             if copy is not None:
                 # here rather than on the parser's thread, which is the first pass's bottleneck (measured on the
@@ -311,8 +325,8 @@ class OnePassSolver(OutOfCoreSolver):
                 for k, d in enumerate(defs):
                     if k < len(problems) and problems[k].definition() == d:
                         continue
-                    p = _Problem(k, d[0], d[1], d[2], cap, self.seed, directory, wb, float32) if self._trains(k) \
-                        else _Elsewhere(k, *d)
+                    p = _Problem(k, d[0], d[1], d[2], cap, self.seed, directory, wb, float32, src.weighted) \
+                        if self._trains(k) else _Elsewhere(k, *d)
                     if k < len(problems):
                         problems[k].abort()
                         problems[k] = p
@@ -377,7 +391,7 @@ class OnePassSolver(OutOfCoreSolver):
     def _settle(self, p, ds, alpha, y):
         """Rows of a block that reached 0 or C leave the active set (for good with --one-pass; until a re-check
         pass finds them violating otherwise): record every row's status; return the rows that stay."""
-        C = np.where(y > 0, p.Cp, p.Cn)
+        C = p.costs(y > 0, ds.weights)
         stay = (alpha > 0.0) & (alpha < C)
         if getattr(ds, "G", None) is not None:
             # with re-check passes, a row at a bound stays while its gradient points outward by no more than the
@@ -393,7 +407,8 @@ class OnePassSolver(OutOfCoreSolver):
         # in place: the budget holds the block once, not twice
         nnz = compact_rows(ds.indptr, ds.indices, ds.values, keep)
         out = CSRDataset(ds.y[keep], ds.indptr[:keep.size + 1], ds.indices[:nnz], ds.values[:nnz], ds.n_features,
-                         row_ids=ds.row_ids[keep], alpha=alpha[keep], check=False)
+                         row_ids=ds.row_ids[keep], alpha=alpha[keep],
+                         weights=None if ds.weights is None else ds.weights[keep], check=False)
         out.ysign, out.QD = ds.ysign[keep], ds.QD[keep]
         return out
 
@@ -415,7 +430,7 @@ class OnePassSolver(OutOfCoreSolver):
                 p.sweep_violation = 0.0
                 if p.memory_set is None:
                     nnz = f.nnz + (p.held.nnz if p.held is not None else 0)
-                    if budget is None or _loaded_bytes(None, n_active, nnz, f.float32) <= budget:
+                    if budget is None or _loaded_bytes(None, n_active, nnz, f.float32, p.weighted) <= budget:
                         if p.held is not None:        # the whole active set fits: the held rows go back first
                             f = self._unhold(p, f, cap)
                         p.arena = None                # its memory freed before the whole set is loaded
@@ -477,8 +492,7 @@ class OnePassSolver(OutOfCoreSolver):
         load_budget = max(budget - wb, budget // 2)
         blocks = 0
         held, p.held = p.held, None
-        with BinaryWriter(new_path, row_ids=True, alpha=True, float32=f.float32, block_bytes=wb,
-                          fsync=False, scratch=p.scratch) as out:
+        with p.set_writer(new_path, wb) as out:
             b = 0
             while held is not None or b < f.n_blocks:
                 if held is not None:
@@ -486,7 +500,7 @@ class OnePassSolver(OutOfCoreSolver):
                 else:
                     e, used = b, 0
                     while e < f.n_blocks:
-                        more = _loaded_bytes(None, int(f.block_rows[e]), int(f.block_nnz[e]), f.float32)
+                        more = _loaded_bytes(None, int(f.block_rows[e]), int(f.block_nnz[e]), f.float32, p.weighted)
                         if e > b and used + more > load_budget:
                             break
                         used += more
@@ -516,6 +530,7 @@ class OnePassSolver(OutOfCoreSolver):
         made = []                       # every problem the first pass makes (its writers are aborted at the end)
         given = src
         self._copy = None
+        self._all_weights = None        # every row's weight, read once when needed (_input_weights)
         try:
             if self.opt.radius_bias:
                 src, self.bias = self._radius_source(src, directory)
@@ -533,7 +548,7 @@ class OnePassSolver(OutOfCoreSolver):
 
             def finish(p):
                 if self.opt.return_alpha:
-                    p.final_alpha = self._final_alpha(p, n_rows)
+                    p.final_alpha = self._final_alpha(p, n_rows, self._input_weights(src, n_rows))
                 if self.opt.keep_active_set:
                     name = "active-set.bin" if self._n_problems == 1 else f"active-set.{labels[p.pos]}.bin"
                     self._keep(p, os.path.join(self.opt.keep_active_set, name), n_features, swapped)
@@ -629,8 +644,9 @@ class OnePassSolver(OutOfCoreSolver):
                          f"process may open (ulimit -n); {memory.CLASSES_HINT}")
 
     def _state_bytes(self, n_rows, n_problems, n_features):
-        """What training holds whatever the budget: per problem, one status byte per row and the weight vector."""
-        return n_problems * (STATUS_BYTES * int(n_rows) + 8 * (int(n_features) + 1))
+        """What training holds whatever the budget: per problem, one status byte per row and the weight vector;
+        and -W's row weights when the run holds them."""
+        return n_problems * (STATUS_BYTES * int(n_rows) + 8 * (int(n_features) + 1)) + self._held_weights()
 
     def _check_state(self, n_rows, n_problems, n_features, known):
         """Refuse a --memory budget smaller than the per-row state and weight vectors plus the smallest working
@@ -654,7 +670,7 @@ class OnePassSolver(OutOfCoreSolver):
             return _budget_split(self.opt.memory, n)
         # every problem's state is alike (a status byte per row, w of cap + 1): the run's is n times a problem's
         state = sum(p.status.a.nbytes + p.w.nbytes for p in problems) * n // max(1, len(problems))
-        left = self.opt.memory - state
+        left = self.opt.memory - state - self._held_weights()
         keep = left - RECHECK_BLOCKS * self.chunk - n * self._add_bytes(n)
         self._keep_budget = max(MIN_BUDGET // 2, keep // max(1, n))
         return max(MIN_BUDGET // 2, left // max(1, n))
@@ -680,8 +696,7 @@ class OnePassSolver(OutOfCoreSolver):
                 p.add_path, p.add_writer, p.open_set = None, p.open_set, None
             else:
                 p.add_path = p.path + ".add"
-                p.add_writer = BinaryWriter(p.add_path, row_ids=True, alpha=True, float32=p.float32,
-                                            block_bytes=wb, fsync=False, scratch=p.scratch)
+                p.add_writer = p.set_writer(p.add_path, wb)
 
         def one(p, block, cls):
             n = block.n_rows
@@ -694,11 +709,11 @@ class OnePassSolver(OutOfCoreSolver):
             if k:
                 rows = enter[:k]
                 pos = cls[rows] == p.pos
-                alpha = _alpha_of(st[rows], p.Cp, p.Cn)
                 sub = block.take_rows(rows)
+                alpha = _alpha_of(st[rows], p.Cp, p.Cn, sub.weights)
                 p.add_writer.write_dataset(CSRDataset(np.where(pos, 1.0, -1.0), sub.indptr, sub.indices,
                                                       sub.values, cap, row_ids=rows + row0, alpha=alpha,
-                                                      check=False), owned=True)
+                                                      weights=sub.weights, check=False), owned=True)
                 st[rows] |= IN_SET
                 p.check[2] += k
 
@@ -743,8 +758,7 @@ class OnePassSolver(OutOfCoreSolver):
         """The active-set file rewritten as the in-memory `rows` (None: none), then the blocks of `files` (closed
         here). keep_open: its writer is left open (p.open_set) for the re-check pass that follows, which appends
         the re-entering rows and closes it (no file of re-entering rows to merge afterwards)."""
-        out = BinaryWriter(p.path, row_ids=True, alpha=True, float32=p.float32,
-                           block_bytes=self._add_bytes(self._n_problems), fsync=False, scratch=p.scratch)
+        out = p.set_writer(p.path, self._add_bytes(self._n_problems))
         try:
             if rows is not None:
                 out.write_dataset(rows, owned=True)     # written by the flush, before anything changes it
@@ -772,20 +786,36 @@ class OnePassSolver(OutOfCoreSolver):
         if src.binary or isinstance(src.ds, CSRDataset):
             return src, float(np.sqrt(src.radius_sq()))
         copy = os.path.join(directory, "input.bin")
-        with BinaryWriter(copy) as w:
+        with BinaryWriter(copy, weights=src.weighted) as w:      # the copy keeps -W's weights
             for b in src.blocks(prefetch=True, progress=True):
                 w.write_dataset(b)
             w.close()
         src.close()
-        new = Input(copy, False, None, self.chunk, self.chunk)
+        new = self._src = Input(copy, False, None, self.chunk, self.chunk)
         return new, float(np.sqrt(new.radius_sq()))
 
-    def _final_alpha(self, p, n_rows):
-        alpha = _alpha_of(p.status.view()[:n_rows], p.Cp, p.Cn)
+    def _final_alpha(self, p, n_rows, weights=None):
+        """Every row's alpha: from its status byte (0 or C_i: `weights`, the rows' weights, None without), or the
+        active set's."""
+        alpha = _alpha_of(p.status.view()[:n_rows], p.Cp, p.Cn, weights)
         rest = self._active_set(p)
         if rest is not None and rest.n_rows:
             alpha[rest.row_ids] = rest.alpha
         return alpha
+
+    def _input_weights(self, src, n_rows):
+        """Every row's weight (None without weights; read from the input once: a pass over a binary file's blocks
+        unless the rows are in memory or -W's weights are held)."""
+        if not src.weighted:
+            return None
+        if self._all_weights is None:
+            w = src.ds.weights if src.memory else src.row_weights
+            if w is None:
+                w = np.empty(n_rows)
+                for b in src.blocks():
+                    w[b.first_row:b.first_row + b.n_rows] = b.weights
+            self._all_weights = w
+        return self._all_weights
 
     def _active_set(self, p):
         if p.memory_set is not None:
@@ -803,10 +833,10 @@ class OnePassSolver(OutOfCoreSolver):
             f = BinaryDataset(p.path)
             blocks = f.iter_blocks()
         try:
-            with BinaryWriter(target, row_ids=True, alpha=True, float32=p.float32) as w:
+            with BinaryWriter(target, row_ids=True, alpha=True, float32=p.float32, weights=p.weighted) as w:
                 for b in blocks:
                     w.write_dataset(CSRDataset(-b.y if swapped else b.y, b.indptr, b.indices, b.values, n_features,
-                                               row_ids=b.row_ids, alpha=b.alpha, check=False))
+                                               row_ids=b.row_ids, alpha=b.alpha, weights=b.weights, check=False))
                 w.close(n_features=n_features)
         finally:
             if f is not None:

@@ -35,10 +35,15 @@ class Input:
     """The rows of an out-of-core run: a path ('-' for stdin; text is parsed block by block, a binary file is
     read in its blocks), a BinaryDataset, or in-memory rows (a CSRDataset, cut into blocks). Blocks come in order,
     each with `first_row`. Text can be copied to a binary file during its first pass (`text_pass`), which the later
-    passes then read (`switch_to_copy`)."""
+    passes then read (`switch_to_copy`).
+
+    Row weights (docs/weights.md) travel with the blocks: a binary file of version 2 and weighted in-memory rows
+    carry them; `weight_file` (-W) gives them to other input, read whole (8 bytes a row, held while the run lasts:
+    `held_weight_bytes`) and handed to each block (`with_weights`); text's count of rows is checked against the file's
+    lines as the rows come (io.weights_count). `weighted`: whether the blocks carry weights."""
 
     def __init__(self, data, zero_based=False, progress=None, block_bytes=8 << 20, chunk_size=None,
-                 max_line=DEFAULT_MAX_LINE, class_labels=True):
+                 max_line=DEFAULT_MAX_LINE, class_labels=True, weight_file=None):
         from ..io import open_dataset
         self.data = data
         self.progress = progress
@@ -57,6 +62,32 @@ class Input:
             self.name = getattr(data, "source", None) or "<data>"
         self.binary = isinstance(self.ds, BinaryDataset)
         self.memory = isinstance(self.ds, CSRDataset)
+        self.weight_file = weight_file
+        self.row_weights = None           # -W's weights, held
+        if weight_file is not None:
+            from ..io import weights_for
+            self.row_weights = weights_for(weight_file, self.ds, self.ds.n_rows if self.known else None)
+        self.weighted = self.row_weights is not None or getattr(self.ds, "weights", None) is not None or \
+            bool(getattr(self.ds, "has_weights", False))
+
+    @property
+    def held_weight_bytes(self):
+        """Bytes of -W's weights held in memory (0 without -W)."""
+        return 0 if self.row_weights is None else self.row_weights.nbytes
+
+    def with_weights(self, block):
+        """`block` (a CSRDataset with first_row: some of the input's rows) with their weights from -W (itself
+        without -W)."""
+        if self.row_weights is None:
+            return block
+        return next(self._weighted_pass([block], whole=False))
+
+    def _weighted_pass(self, it, whole=True):
+        """A pass's blocks with -W's weights (io.weighted_blocks: rows beyond the weight file's lines are refused
+        at the file's line, and, `whole` pass, lines beyond the last row)."""
+        from ..io import weighted_blocks
+        n = self.ds.n_rows if self.known else None
+        return weighted_blocks(it, self.row_weights, self.weight_file, n, whole)
 
     @property
     def known(self):
@@ -102,9 +133,11 @@ class Input:
         elif self.binary:
             it = self.binary_blocks(self.block_bytes)
             if read_ahead:
-                return prefetched(it, bounded=True)
+                return prefetched(self._weighted_pass(it) if self.row_weights is not None else it, bounded=True)
         else:
             it = self.ds.iter_blocks(progress=self.progress if progress else None)
+        if self.row_weights is not None:
+            it = self._weighted_pass(it)
         return prefetched(it) if prefetch else it
 
     def binary_blocks(self, max_bytes=None):
@@ -145,7 +178,7 @@ class Input:
         """(payload bytes of the binary file's largest block, most rows in a block): what reading it holds."""
         from ..binfmt import payload_layout
         ds = self.ds
-        size = max((payload_layout(r, k, ds.float32, ds.has_row_ids, ds.has_alpha)[5]
+        size = max((payload_layout(r, k, ds.float32, ds.has_row_ids, ds.has_alpha, ds.has_weights)[5]
                     for r, k in zip(ds.block_rows.tolist(), ds.block_nnz.tolist())), default=0)
         return size, int(max(ds.block_rows.tolist(), default=0))
 
@@ -158,18 +191,21 @@ class Input:
             yield b
 
     def text_pass(self, writer):
-        """The first pass over text: blocks in order (parsed on a helper thread), each also written to `writer`."""
-        for b in prefetched(self.ds.iter_blocks()):
+        """The first pass over text: blocks in order (parsed on a helper thread), each also written to `writer`
+        (with -W's weights: `writer` keeps them, weights=self.weighted)."""
+        it = prefetched(self.ds.iter_blocks())
+        for b in (self._weighted_pass(it) if self.row_weights is not None else it):
             writer.write_dataset(b)
             yield b
             del b               # not held while the next block is taken
 
     def switch_to_copy(self, path):
-        """After a text pass: read the binary copy from now on."""
+        """After a text pass: read the binary copy from now on (it holds -W's weights, which are let go)."""
         self.close()
         self.ds = BinaryDataset(path)
         self._own = True
         self.binary = True
+        self.row_weights = None
         self.require_rows()
 
     def radius_sq(self):
@@ -235,6 +271,12 @@ class OutOfCoreSolver:
 
     block_bytes = 8 << 20
     chunk_size = None
+    _src = None                 # the Input of the run under way (fit)
+
+    def _held_weights(self):
+        """Bytes of -W's weights the run holds in memory (0 without -W, or once text's copy holds them): they count
+        in the --memory budget."""
+        return 0 if self._src is None else self._src.held_weight_bytes
 
     def _trains(self, k):
         """Whether this run trains problem k (every problem, or `only`)."""
@@ -271,8 +313,9 @@ class OutOfCoreSolver:
         memory.check_weights(n_features, count, budget=self.opt.memory,
                              cause=f"--hash-bits {bits}" if bits else None)
 
-    def fit(self, data):
-        """Train on a path ('-' for stdin), a BinaryDataset or a CSRDataset. Returns a Model."""
+    def fit(self, data, weight_file=None):
+        """Train on a path ('-' for stdin), a BinaryDataset or a CSRDataset. Returns a Model. `weight_file`: -W's
+        file of the rows' weights (docs/weights.md; Input)."""
         t0 = time.perf_counter()
         base = self.opt.tmp_dir or tempfile.gettempdir()
         if not os.path.isdir(base):
@@ -284,8 +327,8 @@ class OutOfCoreSolver:
         directory = None
         try:
             directory = temporary_dir(base, "llsvm-")
-            src = Input(data, self.zero_based, self.progress, self.block_bytes, self.chunk_size, self.max_line,
-                        self.params.spec.class_labels)
+            src = self._src = Input(data, self.zero_based, self.progress, self.block_bytes, self.chunk_size,
+                                    self.max_line, self.params.spec.class_labels, weight_file)
             return self._fit(src, directory, t0)
         except RowError as exc:            # a text row the binary copy cannot hold: named by its line
             if not isinstance(data, (str, os.PathLike)):
@@ -293,6 +336,7 @@ class OutOfCoreSolver:
             from ..io import row_error_at_line
             raise row_error_at_line(data, exc, self.zero_based, note="") from None
         finally:
+            self._src = None
             try:
                 if src is not None:
                     src.close()
@@ -357,9 +401,11 @@ class StreamedSolver(OutOfCoreSolver):
         self._hash = hasher(self.opt.hash_bits)
 
     # -- the budget ---------------------------------------------------------------------------------------------
-    def _copy_writer(self, path):
-        """The writer of text's binary copy (read back block by block, never mapped: small writes will do)."""
-        return BinaryWriter(path, fsync=False, block_bytes=self.copy_block_bytes, write_align=self.copy_align)
+    def _copy_writer(self, path, src):
+        """The writer of text's binary copy (read back block by block, never mapped: small writes will do); it keeps
+        the rows' weights of a weighted input."""
+        return BinaryWriter(path, fsync=False, block_bytes=self.copy_block_bytes, write_align=self.copy_align,
+                            weights=src.weighted)
 
     def _block_extra(self, rows, nnz):
         """Bytes a block of `rows` rows and `nnz` non-zeros costs besides its own arrays while it is used: the
@@ -393,7 +439,9 @@ class StreamedSolver(OutOfCoreSolver):
 
     def _check_budget(self, rows, state, weights, reading, smallest, partial=False, note=None):
         """Refuse a budget below state + weights + reading + the smallest working store (memory.check_budget);
-        returns what is left for the working store (None without a budget)."""
+        returns what is left for the working store (None without a budget). The state includes -W's row weights,
+        when the run holds them (8 bytes a row: Input.held_weight_bytes)."""
+        state += self._held_weights()
         need = state + weights + reading + smallest
         memory.check_budget(self.opt.memory, need, state, solver=self.name, rows=rows, partial=partial, note=note)
         if self.opt.memory is None:

@@ -122,7 +122,7 @@ class StreamSVMSolver(StreamedSolver):
             return problems, labels
         # text: the first problem trains while the text is parsed and copied; a third class means one-vs-rest,
         # which starts over from the copy
-        writer = self._copy_writer(os.path.join(directory, "input.bin"))
+        writer = self._copy_writer(os.path.join(directory, "input.bin"), src)
         self._n_problems = 1
         classes = Classes()
         first = BinaryProblem(0, 0, self.C, self.C)
