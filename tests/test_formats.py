@@ -541,8 +541,10 @@ def test_wrong_version(tmp_path, small_bin, version):
 
 def test_unknown_flags(tmp_path, small_bin):
     path, raw, _ = small_bin()
-    set_header(raw, "flags", 32, "<I")
-    rejected(write_raw(tmp_path / "f.bin", raw), "unknown flags 0x20")
+    set_header(raw, "flags", 64, "<I")
+    rejected(write_raw(tmp_path / "f.bin", raw), "unknown flags 0x40")
+    set_header(raw, "flags", 32, "<I")                  # row weights (version 2's flag) in a version 1 file
+    rejected(write_raw(tmp_path / "g.bin", raw), "header flag 32 (row weights) set in a version 1 file")
 
 
 def test_every_header_bit_flip(tmp_path, small_bin):
