@@ -1,5 +1,4 @@
-"""llsvm-train --dask ADDRESS: the command's run on a Dask cluster (llsvm.dask), -v, --grid and -C included (with
--W's weight file, which every worker reads)."""
+"""llsvm-train --dask ADDRESS: the command's run on a Dask cluster (llsvm.dask), -v, --grid and -C included."""
 import functools
 
 from .declare import find_C_command
