@@ -139,7 +139,8 @@ def test_crammer_singer_weighted_matches_scikit_learn(load, name):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         a = S.LinearSVC(multi_class="crammer_singer", tol=1e-8, max_iter=100_000).fit(X, y, sample_weight=sw)
-        b = sks.LinearSVC(multi_class="crammer_singer", tol=1e-8, max_iter=100_000).fit(X, y, sample_weight=sw)
+        b = sks.LinearSVC(multi_class="crammer_singer", tol=1e-8, max_iter=100_000, random_state=0).fit(
+            X, y, sample_weight=sw)
     classes = np.unique(y)
     fa = _cs_objective(a.coef_, a.intercept_, X, y, classes, sw)
     fb = _cs_objective(b.coef_, b.intercept_, X, y, classes, sw)
