@@ -20,18 +20,21 @@
 #    the violations <= eps times that of the first iteration (then once more over all variables).
 # 3. -s 21, the one-class SVM dual (Chou, Lin, Lin, "A fast two-level coordinate descent method for the one-class
 #    SVM", SDM 2020, Algorithm 7; LIBLINEAR's solve_oneclass_svm):
-#        min_alpha 1/2 alpha^T Q alpha,  0 <= alpha_i <= 1,  sum alpha_i = nu l,  Q = X X^T.
-#    Each iteration computes G = X w over the active set, stops when max{-G_i: alpha_i < 1} - min{-G_i: alpha_i > 0}
+#        min_alpha 1/2 alpha^T Q alpha,  0 <= alpha_i <= U_i,  sum alpha_i = nu sum_i U_i,  Q = X X^T,
+#    U_i = 1 (weighted rows: U_i = W_i, rowview.row_cost, and the start fills nu sum W greedily, each alpha_i up to
+#    U_i: LIBSVM's one-class SVM in its weights extension, scikit-learn's solve_one_class; docs/weights.md).
+#    Each iteration computes G = X w over the active set, stops when max{-G_i: alpha_i < U_i} - min{-G_i: alpha_i > 0}
 #    < eps (over all variables), shrinks bounded variables beyond those extremes, and updates up to
-#    max(active/10, 1) pairs (i, j): the i with the largest -G_i among alpha_i < 1 matched, in order, with the j of
-#    the smallest -G_j among alpha_j > 0, each pair solved exactly within the box. Pairs are ordered by (-G, index),
+#    max(active/10, 1) pairs (i, j): the i with the largest -G_i among alpha_i < U_i matched, in order, with the j of
+#    the smallest -G_j among alpha_j > 0, each pair solved exactly within its two boxes (LIBSVM's clipping). Pairs are ordered by (-G, index),
 #    a total order, so quick-select and sorting the selected few give LIBLINEAR's pairs exactly. G_i = w.x_i is one
 #    running sum a row (row_dot_inorder) and the end's w.w and rho are summed as LIBLINEAR sums them
 #    (oneclass_end): a last-bit difference in G decides which pairs are chosen, and so the iteration count.
 # 4. -s 4, Crammer and Singer's multiclass SVM (Keerthi, Sundararajan, Chang, Hsieh, Lin, KDD 2008, the sequential
 #    dual method; LIBLINEAR's Solver_MCSVM_CS):
-#        min_alpha 1/2 sum_m ||w_m||^2 + sum_i sum_m e_i^m alpha_i^m,  alpha_i^m <= C_{y_i} [m = y_i],
-#        sum_m alpha_i^m = 0,  w_m = sum_i alpha_i^m x_i,  e_i^m = [m != y_i].
+#        min_alpha 1/2 sum_m ||w_m||^2 + sum_i sum_m e_i^m alpha_i^m,  alpha_i^m <= C_i [m = y_i],
+#        sum_m alpha_i^m = 0,  w_m = sum_i alpha_i^m x_i,  e_i^m = [m != y_i],  C_i = C_{y_i} (weighted rows:
+#        C_{y_i} W_i, rowview.row_cost, as scikit-learn's weighted Solver_MCSVM_CS; docs/weights.md).
 #    Update of i: the k-variable subproblem solved exactly by sorting (solve_sub_problem), with shrinking of the
 #    classes of each row and of rows; stop when the largest maxG - minG of an iteration < eps after a pass over
 #    everything (shrinking tolerance max(10 eps, 1), halved at each restart). w is LIBLINEAR's layout
@@ -392,19 +395,33 @@ cdef void _select(Node* a, int64_t n, int64_t k) noexcept nogil:
 
 
 cdef int64_t _oneclass(const RowView* v, const int64_t* r, int64_t l, double nu, double eps, int64_t max_iter,
-                       double* alpha, double* w, int64_t w_size, double* QD, double* G, int32_t* index,
+                       double* alpha, double* w, int64_t w_size, double* QD, double* G, double* U, int32_t* index,
                        Node* up, Node* low, char* ev, int64_t* n_ev, int64_t cap, value_t* kind) noexcept nogil:
     cdef int64_t i, j, s, it = 0, active_size = l, n, len_up, len_low, max_inner, ri, rj
-    cdef double negGmax, negGmin, Gi, Gj, Qij, quad_coef, delta, total, old_alpha_i
+    cdef double negGmax, negGmin, Gi, Gj, Qij, quad_coef, delta, total, old_alpha_i, nu_l
     cdef int32_t t
     cdef bint violating
-    n = <int64_t>(nu * l)
     for i in range(l):
         alpha[i] = 0.0
-    for i in range(n):
-        alpha[i] = 1.0
-    if n < l:
-        alpha[n] = nu * l - n
+        U[i] = row_cost(v, _row(r, i), 1.0)     # the box: 1, or the row's weight (LIBSVM's weighted one-class)
+    if v.weight == NULL:
+        n = <int64_t>(nu * l)
+        for i in range(n):
+            alpha[i] = 1.0
+        if n < l:
+            alpha[n] = nu * l - n
+    else:
+        # LIBSVM's (weights) solve_one_class: fill nu sum W greedily, each alpha_i up to its box; with every weight
+        # 1 this is the start above, bit for bit (sum W = l exactly and each subtraction of 1 is exact)
+        nu_l = 0.0
+        for i in range(l):
+            nu_l += U[i]
+        nu_l *= nu
+        i = 0
+        while nu_l > 0 and i < l:
+            alpha[i] = U[i] if U[i] < nu_l else nu_l
+            nu_l -= alpha[i]
+            i += 1
     for i in range(w_size):
         w[i] = 0.0
     for i in range(l):
@@ -421,7 +438,7 @@ cdef int64_t _oneclass(const RowView* v, const int64_t* r, int64_t l, double nu,
         for s in range(active_size):
             i = index[s]
             G[i] = row_dot_inorder(v, _row(r, i), w, kind)
-            if alpha[i] < 1 and -G[i] > negGmax:
+            if alpha[i] < U[i] and -G[i] > negGmax:
                 negGmax = -G[i]
             if alpha[i] > 0 and -G[i] < negGmin:
                 negGmin = -G[i]
@@ -434,7 +451,7 @@ cdef int64_t _oneclass(const RowView* v, const int64_t* r, int64_t l, double nu,
         s = 0
         while s < active_size:
             i = index[s]
-            if (alpha[i] == 1 and -G[i] > negGmax) or (alpha[i] == 0 and -G[i] < negGmin):
+            if (alpha[i] == U[i] and -G[i] > negGmax) or (alpha[i] == 0 and -G[i] < negGmin):
                 active_size -= 1
                 t = index[s]; index[s] = index[active_size]; index[active_size] = t
             else:
@@ -444,7 +461,7 @@ cdef int64_t _oneclass(const RowView* v, const int64_t* r, int64_t l, double nu,
         len_low = 0
         for s in range(active_size):
             i = index[s]
-            if alpha[i] < 1:
+            if alpha[i] < U[i]:
                 up[len_up].value = -G[i]
                 up[len_up].index = <int32_t>i
                 len_up += 1
@@ -466,16 +483,16 @@ cdef int64_t _oneclass(const RowView* v, const int64_t* r, int64_t l, double nu,
         for s in range(max_inner):
             i = up[len_up - s - 1].index
             j = low[s].index
-            if (alpha[i] == 0 and alpha[j] == 0) or (alpha[i] == 1 and alpha[j] == 1):
+            if (alpha[i] == 0 and alpha[j] == 0) or (alpha[i] == U[i] and alpha[j] == U[j]):
                 continue
             ri = _row(r, i)
             rj = _row(r, j)
             Gi = row_dot_inorder(v, ri, w, kind)
             Gj = row_dot_inorder(v, rj, w, kind)
             violating = False
-            if alpha[i] < 1 and alpha[j] > 0 and -Gj + 1e-12 < -Gi:
+            if alpha[i] < U[i] and alpha[j] > 0 and -Gj + 1e-12 < -Gi:
                 violating = True
-            elif alpha[i] > 0 and alpha[j] < 1 and -Gi + 1e-12 < -Gj:
+            elif alpha[i] > 0 and alpha[j] < U[j] and -Gi + 1e-12 < -Gj:
                 violating = True
             if not violating:
                 continue
@@ -488,18 +505,18 @@ cdef int64_t _oneclass(const RowView* v, const int64_t* r, int64_t l, double nu,
             total = alpha[i] + alpha[j]
             alpha[i] = alpha[i] - delta
             alpha[j] = alpha[j] + delta
-            if total > 1:
-                if alpha[i] > 1:
-                    alpha[i] = 1
-                    alpha[j] = total - 1
+            if total > U[i]:               # LIBSVM's two boxes (each 1 without weights)
+                if alpha[i] > U[i]:
+                    alpha[i] = U[i]
+                    alpha[j] = total - U[i]
             else:
                 if alpha[j] < 0:
                     alpha[j] = 0
                     alpha[i] = total
-            if total > 1:
-                if alpha[j] > 1:
-                    alpha[j] = 1
-                    alpha[i] = total - 1
+            if total > U[j]:
+                if alpha[j] > U[j]:
+                    alpha[j] = U[j]
+                    alpha[i] = total - U[j]
             else:
                 if alpha[i] < 0:
                     alpha[i] = 0
@@ -515,8 +532,8 @@ cdef int64_t _oneclass(const RowView* v, const int64_t* r, int64_t l, double nu,
 
 def oneclass(Rows X not None, const int64_t[::1] rows, int64_t l, double nu, double eps, int64_t max_iter,
              double[::1] alpha, double[::1] w, signed char[::1] events):
-    """-s 21 from LIBLINEAR's starting point (the first floor(nu l) alphas at 1, the next at the rest); alpha (l)
-    and w receive the solution. Returns (iterations, number of event characters written)."""
+    """-s 21 from LIBLINEAR's starting point (the first floor(nu l) alphas at 1, the next at the rest; weighted
+    rows: LIBSVM's greedy fill of nu sum W, alpha_i up to W_i); alpha (l) and w receive the solution. Returns (iterations, number of event characters written)."""
     cdef int64_t n_ev = 0, it
     cdef uint64_t[::1] dummy = np.zeros(4, np.uint64)
     _check(X, l, rows, w.shape[0], 1, dummy)
@@ -524,9 +541,11 @@ def oneclass(Rows X not None, const int64_t[::1] rows, int64_t l, double nu, dou
         raise ValueError("alpha must have l entries")
     QD = np.empty(l, np.float64)
     G = np.empty(l, np.float64)
+    Ub = np.empty(l, np.float64)
     index = np.empty(l, np.int32)
     cdef double[::1] qd = QD
     cdef double[::1] gg = G
+    cdef double[::1] ub = Ub
     cdef int32_t[::1] ix = index
     cdef Node* up = <Node*>malloc(l * sizeof(Node))
     cdef Node* low = <Node*>malloc(l * sizeof(Node))
@@ -540,11 +559,11 @@ def oneclass(Rows X not None, const int64_t[::1] rows, int64_t l, double nu, dou
     try:
         with nogil:
             if X.f32:
-                it = _oneclass(&X.v, r, l, nu, eps, max_iter, &alpha[0], &w[0], w.shape[0], &qd[0], &gg[0], &ix[0],
-                               up, low, ev, &n_ev, cap, <float*>NULL)
+                it = _oneclass(&X.v, r, l, nu, eps, max_iter, &alpha[0], &w[0], w.shape[0], &qd[0], &gg[0], &ub[0],
+                               &ix[0], up, low, ev, &n_ev, cap, <float*>NULL)
             else:
-                it = _oneclass(&X.v, r, l, nu, eps, max_iter, &alpha[0], &w[0], w.shape[0], &qd[0], &gg[0], &ix[0],
-                               up, low, ev, &n_ev, cap, <double*>NULL)
+                it = _oneclass(&X.v, r, l, nu, eps, max_iter, &alpha[0], &w[0], w.shape[0], &qd[0], &gg[0], &ub[0],
+                               &ix[0], up, low, ev, &n_ev, cap, <double*>NULL)
     finally:
         free(up)
         free(low)
@@ -555,7 +574,7 @@ def oneclass(Rows X not None, const int64_t[::1] rows, int64_t l, double nu, dou
 cdef void _oneclass_end(const RowView* v, const int64_t* r, int64_t l, const double* alpha, const double* w,
                        int64_t w_size, double* out, value_t* kind) noexcept nogil:
     """out = (w.w, lb, ub, nr_free, sum_free) as solve_oneclass_svm sums them after its loop: w.w from coordinate 0
-    up, then over the rows in order G_i = w.x_i (one running sum, row_dot_inorder): lb = max G_i over alpha_i = 1,
+    up, then over the rows in order G_i = w.x_i (one running sum, row_dot_inorder): lb = max G_i over alpha_i = U_i,
     ub = min over alpha_i = 0, the others counted and summed (rho = sum_free / nr_free, else (ub + lb) / 2)."""
     cdef int64_t i
     cdef double wTw = 0.0, lb = -INFINITY, ub = INFINITY, nr_free = 0.0, sum_free = 0.0, G
@@ -563,7 +582,7 @@ cdef void _oneclass_end(const RowView* v, const int64_t* r, int64_t l, const dou
         wTw += w[i] * w[i]
     for i in range(l):
         G = row_dot_inorder(v, _row(r, i), w, kind)
-        if alpha[i] == 1:
+        if alpha[i] == row_cost(v, _row(r, i), 1.0):      # at its box: 1, or the row's weight
             if G > lb:
                 lb = G
         elif alpha[i] == 0:
@@ -679,7 +698,7 @@ cdef int64_t _mcsvm(const RowView* v, const int64_t* r, int64_t l, int64_t k, co
             Ai = QD[i]
             alpha_i = &alpha[i * k]
             ai_idx = &alpha_index[i * k]
-            Cyi = Cc[cls[i]]
+            Cyi = row_cost(v, _row(r, i), Cc[cls[i]])      # C_{y_i}, times the row's weight with weights
             if Ai > 0:
                 row = _row(r, i)
                 for m in range(active_size_i[i]):

@@ -664,7 +664,8 @@ def dcd_violation(Rows X not None, const int64_t[::1] rows, const signed char[::
 # own variables, with 0 <= alpha_i + d_i <= U_i,
 #     sum_{i in P_k} ( 1/2 D_ii (alpha_i + d_i)^2 - d_i ) + w.(A_k d) + (sigma'/2) ||A_k d||^2,
 #     A_k d = sum_{i in P_k} d_i y_i x_i,
-# (D_ii, U_i as in section 1: -s 3 D_ii = 0, U_i = C_i; -s 1 D_ii = 1/(2 C_i), U_i = inf).
+# (D_ii, U_i as in section 1: -s 3 D_ii = 0, U_i = C_i; -s 1 D_ii = 1/(2 C_i), U_i = inf; C_i through _row_box,
+# the class's C times the row's weight with weights, docs/weights.md).
 # Update: LIBLINEAR's dual CD on that subproblem, without shrinking. u = w + sigma' A_k d is kept (a private copy of
 # w); with beta_i = alpha_i + d_i: G = y_i u.x_i - 1 + D_ii beta_i, PG as dual_step.pxd's projected_gradient, and
 # when |PG| > 1e-12, beta_i <- min(max(beta_i - G / (sigma' ||x_i||^2 + D_ii), 0), U_i), u += sigma' (beta_i new -
@@ -685,7 +686,7 @@ cdef void _cocoa_local(const RowView* v, const int64_t* r, const signed char* y,
     cdef double diag[3]
     cdef double upper[3]
     cdef double cost[3]
-    cdef double G, PG, margin, xi, beta_old, d
+    cdef double G, PG, margin, xi, beta_old, d, D, U
     cdef double PGmax = -INFINITY, PGmin = INFINITY, sum_alpha = 0.0, sum_diag = 0.0, loss = 0.0
     cdef int64_t i, j, s, e, row
     cdef int k, yi
@@ -694,17 +695,18 @@ cdef void _cocoa_local(const RowView* v, const int64_t* r, const signed char* y,
     for i in range(l):
         row = _row(r, i)
         k = y[i] + 1
+        U = _row_box(v, row, k, l1_loss, diag, upper, cost, &D)      # the class's, or C_i's with weights
         margin = y[i] * row_dot(v, row, w, kind)
         xi = 1.0 - margin
         if xi > 0.0:
-            loss += cost[k] * (xi if l1_loss else xi * xi)
-        PG = projected_gradient(dual_gradient(margin, alpha[i], diag[k]), alpha[i], upper[k])
+            loss += row_cost(v, row, cost[k]) * (xi if l1_loss else xi * xi)
+        PG = projected_gradient(dual_gradient(margin, alpha[i], D), alpha[i], U)
         if PG > PGmax:
             PGmax = PG
         if PG < PGmin:
             PGmin = PG
         sum_alpha += alpha[i]
-        sum_diag += diag[k] * alpha[i] * alpha[i]
+        sum_diag += D * alpha[i] * alpha[i]
         QD[i] = sigma * row_sq_norm(v, row, kind)
         beta[i] = alpha[i]
         index[i] = <int32_t>i
@@ -727,11 +729,12 @@ cdef void _cocoa_local(const RowView* v, const int64_t* r, const signed char* y,
             row = _row(r, i)
             yi = y[i]
             k = yi + 1
-            G = dual_gradient(yi * row_dot(v, row, u, kind), beta[i], diag[k])
-            PG = projected_gradient(G, beta[i], upper[k])
+            U = _row_box(v, row, k, l1_loss, diag, upper, cost, &D)
+            G = dual_gradient(yi * row_dot(v, row, u, kind), beta[i], D)
+            PG = projected_gradient(G, beta[i], U)
             if fabs(PG) > 1.0e-12:
                 beta_old = beta[i]
-                beta[i] = dual_step(G, beta_old, QD[i], diag[k], upper[k])
+                beta[i] = dual_step(G, beta_old, QD[i], D, U)
                 row_axpy(v, row, sigma * (beta[i] - beta_old) * yi, u, kind)
     # dw = A_k d, d = beta - alpha, rows in order
     for j in range(n_w):
@@ -752,12 +755,10 @@ def cocoa_local(Rows X not None, const int64_t[::1] rows, const signed char[::1]
     w's size) and rng (advanced in place: one shuffle per epoch; shuffle=False visits the rows in order). Returns
     (PG max, PG min, sum alpha, sum D_ii alpha_i^2, sum C_i loss_i) over the worker's rows at (w, alpha), the round's
     START: PG of the dual minimization problem, loss_i = max(0, 1 - y_i w.x_i) (-s 3) or its square (-s 1).
-    epochs = 0: only those figures (alpha_new = alpha, dw = 0). Rows with weights (docs/weights.md) are not taken
-    yet: ValueError.
+    epochs = 0: only those figures (alpha_new = alpha, dw = 0). Rows with weights (docs/weights.md): C_i = C_{y_i}
+    W_i in U_i, D_ii and the loss (rowview.row_cost).
     """
     _check_w(X, w.shape[0], "w")
-    if X.v.weight != NULL:
-        raise ValueError("cocoa_local: weighted rows are not supported (docs/weights.md)")
     cdef int64_t l = y.shape[0], n_w = w.shape[0]
     if alpha.shape[0] != l or alpha_new.shape[0] != l or dw.shape[0] != n_w or rng.shape[0] != 4 or \
             (rows.shape[0] and rows.shape[0] != l) or epochs < 0:

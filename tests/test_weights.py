@@ -158,8 +158,8 @@ def test_weights_scale_the_class_costs_one_vs_rest(load):
 def test_weights_refused_where_no_solver_takes_them():
     X = np.random.RandomState(0).randn(30, 4)
     y = np.where(X[:, 0] > 0, 1.0, -1.0)
-    with pytest.raises(ParameterError, match=r"row weights \(-W\) are available for -s 0, .*not -s 4"):
-        llsvm.train(_ds(X, y, np.ones(30)), solver=4)
+    with pytest.raises(ParameterError, match=r"row weights \(-W\) are available for -s 0, .*not -s pegasos"):
+        llsvm.train(_ds(X, y, np.ones(30)), solver="pegasos")
     with pytest.raises(ValueError, match="row weights"):
         S.SVC().fit(X, y, sample_weight=np.ones(30))
     with pytest.raises(ValueError, match="sample_weight"):
@@ -227,11 +227,11 @@ def test_weight_file_missing_and_refused(small, tmp_path):
     assert_exit(res, 1)
     assert "can't open weight file" in res.stdout + res.stderr
     (tmp_path / "w").write_text("1\n" * 12)
-    for solver in ("4", "smo", "pegasos"):
+    for solver in ("pegasos", "h1tree", "project1d"):
         res = _train(["-q", "-s", solver, "-W", tmp_path / "w", small, tmp_path / "m"])
         assert_exit(res, 1)
-        assert ("row weights (-W) are available for -s 0, -s 1, -s 2, -s 3, -s 5, -s 6, -s 7, -s 11, -s 12, -s 13, "
-                "-s llsvm, -s streamsvm and -s bm") in res.stdout + res.stderr
+        assert ("row weights (-W) are available for -s 0, -s 1, -s 2, -s 3, -s 4, -s 5, -s 6, -s 7, -s 11, -s 12, "
+                "-s 13, -s 21, -s llsvm, -s streamsvm and -s bm") in res.stdout + res.stderr
 
 
 def test_threaded_newton_takes_the_weights(load, monkeypatch):

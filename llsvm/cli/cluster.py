@@ -15,8 +15,10 @@ def train_command(path, req, grid, reporter):
     if req.find_C:
         path = dask.one_file(dask.binary_files(path))          # refused before the search's first line
         with dask.Session(None, req.dask, req.workers) as s:
-            return find_C_command(functools.partial(dask.find_parameter_C, client=s.client), path, req, reporter)
-    where = {"address": req.dask, "workers": req.workers, "params": req.params, "reporter": reporter}
+            return find_C_command(functools.partial(dask.find_parameter_C, client=s.client,
+                                                    weight_file=req.weight_file), path, req, reporter)
+    where = {"address": req.dask, "workers": req.workers, "params": req.params, "reporter": reporter,
+             "weight_file": req.weight_file}
     if grid is None and req.nr_fold is not None:
         return dask.cross_validation(path, req.nr_fold, **where)
     if grid is not None:

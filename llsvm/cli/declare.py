@@ -167,9 +167,6 @@ def read_request(values, reporter_warning):
             spec = get(2)
     params = _params(spec, values, parsed)
     _check_dask(values, params)
-    if values["weight_file"] is not None and (values["dask"] is not None or values["grid"] is not None):
-        raise ParamError("-W applies to a run in this process without --grid: row weights on a cluster and in the "
-                         "grid search are not there yet (docs/weights.md)")
     check_weight_file(values["weight_file"])
     return Request(params=params, nr_fold=nr_fold, find_C=find_C, grid=values["grid"],
                    json_file=values["json_file"], weight_file=values["weight_file"], dask=values["dask"], workers=values["workers"],

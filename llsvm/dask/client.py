@@ -22,7 +22,7 @@ import numpy as np
 
 from ..errors import LLSVMError, ParameterError
 from ..report import as_reporter, replay
-from .tasks import (StateLost, cocoa_task, csearch_plan_task, csearch_task, cv_task, describe, forget, grid_task,
+from .tasks import (StateLost, source, cocoa_task, csearch_plan_task, csearch_task, cv_task, describe, forget, grid_task,
                     metrics_task, newton_task, outofcore_task, pair_task, pairs_describe, pairs_model_task,
                     problem_task, tree_cuts_task, tree_describe, tree_list_task, whole_task)
 
@@ -257,6 +257,25 @@ def headers(paths):
     return SimpleNamespace(infos=infos, labels=labels, n_rows=n_rows, n_features=n_features, nnz=nnz)
 
 
+def weighted_source(path, weight_file, head, params):
+    """What the tasks open: the file's path, or with -W's weight file (docs/weights.md) the pair (path, weight file)
+    that every worker reads where it is, as it reads the file. The file is read here first (its errors at file and
+    line, its count against the input's rows; the solver must take weights), and the input's rows are noted on
+    `head` (head.weights: the file and the rows it weighs)."""
+    head.weights = None
+    if weight_file is None:
+        return path
+    from ..io import read_weights
+    from ..solvers import trainer
+    w = read_weights(weight_file, head.n_rows)
+    trainer.check_weighted(SimpleNamespace(weights=w), params)
+    if params.spec.streams:
+        raise ParameterError(f"-W: -s {params.spec.name} streams its binary file on the cluster and reads no weight "
+                             "file there (docs/weights.md)")
+    head.weights = (os.path.abspath(weight_file), head.n_rows)
+    return source(path, head.weights[0])
+
+
 def _two_class_dual(params, head):
     """Whether the run is one two-class -s 1 / -s 3 problem."""
     return params.spec.cluster == "cocoa" and head.labels is not None and head.labels.size <= 2
@@ -300,9 +319,10 @@ def local_only(params):
 
 
 def cross_validation(data, nr_fold, *, client=None, address=LOCAL, workers=None, params=None, reporter=None,
-                     say=None, warn=None, **kw):
+                     say=None, warn=None, weight_file=None, **kw):
     """trainer.cross_validation on the cluster, one task per fold: a namespace with target (every row's prediction
-    from the fold leaving it out, as in one process), y (the rows' labels), shape and meta."""
+    from the fold leaving it out, as in one process), y (the rows' labels), shape and meta. weight_file: -W's
+    file of row weights, which every worker reads (docs/weights.md)."""
     from ..solvers import trainer
     params = local_only(trainer.checked_params(params, kw))
     trainer.cv_check(params)
@@ -312,9 +332,10 @@ def cross_validation(data, nr_fold, *, client=None, address=LOCAL, workers=None,
     n_rows, n_features, nnz = head.n_rows, head.n_features, head.nnz
     if n_rows == 0:
         raise ParameterError("no training data")
+    src = weighted_source(path, weight_file, head, params)
     n_folds = min(nr_fold, n_rows)               # leave-one-out when there are more folds than rows
     with Session(client, address, workers) as s:
-        done = s.gather([s.client.submit(cv_task, path, params, nr_fold, i, rep.quiet, pure=False)
+        done = s.gather([s.client.submit(cv_task, src, params, nr_fold, i, rep.quiet, pure=False)
                          for i in range(n_folds)])
         n_workers = _workers(s.client)
     target, y = np.empty(n_rows, np.float64), np.empty(n_rows, np.float64)
@@ -327,10 +348,10 @@ def cross_validation(data, nr_fold, *, client=None, address=LOCAL, workers=None,
 
 
 def grid_search(data, nr_fold, grid, *, client=None, address=LOCAL, workers=None, params=None, reporter=None,
-                say=None, warn=None, **kw):
+                say=None, warn=None, weight_file=None, **kw):
     """llsvm.solvers.grid.grid_search on the cluster: one task per kernel width and fold, each training every C
     on the fold (sharing the kernel state, as in one process); the same cells as in one process (the times are
-    the workers')."""
+    the workers'). weight_file: -W's file of row weights, which every worker reads."""
     from ..solvers.grid import GridPlan, grid_cells, grid_request
     params, grid = grid_request(grid, params, kw)
     local_only(params)
@@ -342,10 +363,11 @@ def grid_search(data, nr_fold, grid, *, client=None, address=LOCAL, workers=None
     n_rows, n_features, nnz = head.n_rows, head.n_features, head.nnz
     if n_rows == 0:
         raise ParameterError("no training data")
+    src = weighted_source(path, weight_file, head, params)
     n_folds = min(nr_fold, n_rows)               # LIBSVM's leave-one-out when there are more folds than rows
     plan = GridPlan.make(params, grid, [None] * n_folds, None)     # the folds' rows stay on the workers
     with Session(client, address, workers) as s:
-        futures = [[s.client.submit(grid_task, path, params, nr_fold, grid, w, f, True if w or f else rep.quiet,
+        futures = [[s.client.submit(grid_task, src, params, nr_fold, grid, w, f, True if w or f else rep.quiet,
                                     pure=False) for f in range(n_folds)] for w in range(len(plan.widths))]
         done = s.gather([x for row in futures for x in row])
         n_workers = _workers(s.client)
@@ -411,12 +433,12 @@ class DaskFolds:
 
 
 def find_parameter_C(data, nr_fold, *, client=None, address=LOCAL, workers=None, params=None, reporter=None,
-                     say=None, warn=None, start_C=None, start_p=None, **kw):
+                     say=None, warn=None, start_C=None, start_p=None, weight_file=None, **kw):
     """trainer.find_parameter_C on the cluster: at each value of C one task per worker thread running the folds
     whose home it is (DaskFolds), each fold warm-started on its worker from its previous C (no row's value comes
     back: a bool and a number per fold); the same lines and the same values as in one process, as a SearchResult.
     A search that loses a worker (and a fold's warm start) starts again, at most MAX_RESTARTS times, without
-    printing its lines twice."""
+    printing its lines twice. weight_file: -W's file of row weights, which every worker reads."""
     from ..solvers import trainer
     params = trainer.find_C_check(trainer.checked_params(params, kw))
     rep = as_reporter(reporter, say, warn)
@@ -424,6 +446,7 @@ def find_parameter_C(data, nr_fold, *, client=None, address=LOCAL, workers=None,
     head = headers([path])
     if head.n_rows == 0:
         raise ParameterError("no training data")
+    path = weighted_source(path, weight_file, head, params)
     with Session(client, address, workers) as s:
         searches, n_folds, items = s.gather([s.client.submit(csearch_plan_task, path, params, nr_fold, start_C,
                                                              start_p, pure=False)])[0]
@@ -561,7 +584,21 @@ def _row_parts(s, head, params, rep, n_parts):
     # a part per worker (fewer when the input has fewer blocks: a small file is one block of 8 MiB)
     n_parts = n_parts or max(1, min(len(addresses), sum(len(rows) for _, rows in infos)))
     runs = block_parts(infos, n_parts)
-    return addresses, [(tuple(r), head.n_features, labels, params, Cp, Cn) for r in runs], n_parts
+    return addresses, [(tuple(r), head.n_features, labels, params, Cp, Cn) + _part_weights(head, r)
+                       for r in runs], n_parts
+
+
+def _part_weights(head, runs):
+    """The weights argument of a part over `runs` (tasks._weighted_rows_of): () without -W, else ((weight file, the
+    input's rows, (first row in the input, rows) of each run),)."""
+    if head.weights is None:
+        return ()
+    first, at = {}, 0
+    for path, rows in head.infos:
+        first[path] = (at, [0] + list(np.cumsum(rows)))
+        at += int(sum(rows))
+    spans = tuple((first[p][0] + int(first[p][1][b0]), int(first[p][1][b1] - first[p][1][b0])) for p, b0, b1 in runs)
+    return (head.weights + (spans,),)
 
 
 def _restarting(s, what, attempt):
@@ -762,24 +799,28 @@ def _workers(client):
 
 
 def train(data, *, client=None, address=LOCAL, workers=None, params=None, reporter=None, say=None, warn=None,
-          want_metrics=False, local_epochs=1, parts=None, **kw):
+          want_metrics=False, local_epochs=1, parts=None, weight_file=None, **kw):
     """Train on the cluster of `client` (or one `connect(address, workers)` makes and closes). `data`: an llsvm
     binary file (a path, a glob or a one-element list). Parameters as llsvm.train's. Returns a Model whose
     .meta["dask"] says what ran where: tasks, workers, bytes sent down and up per task; with want_metrics, also
-    .meta["metrics"] (the --json record, for whole-run tasks computed on the worker)."""
+    .meta["metrics"] (the --json record, for whole-run tasks computed on the worker). weight_file: -W's file of
+    row weights (one a line, a line per row of the input, its files in order), which every worker reads where it
+    is, as it reads the input (docs/weights.md): CoCoA+ and distributed Newton parts take their rows' weights."""
     from ..solvers import trainer
     params = local_only(trainer.checked_params(params, kw))
     rep = as_reporter(reporter, say, warn)
     paths = binary_files(data)
     head = headers(paths)
     silent = reporter is None and say is None
+    src = weighted_source(paths[0], weight_file, head, params)       # (a run over several files: its parts')
     with Session(client, address, workers) as s:
         if _two_class_dual(params, head) or _two_class_primal(params, head):
             run = _cocoa(s, head, params, rep, local_epochs, parts, time.perf_counter()) if \
                 _two_class_dual(params, head) else _newton(s, head, params, rep, parts, time.perf_counter())
             trainer.warn_unconverged(silent, run.meta["results"])
             return run
-        return _train(s.client, s.address, one_file(paths), head, params, rep, want_metrics, silent)
+        one_file(paths)
+        return _train(s.client, s.address, src, head, params, rep, want_metrics, silent)
 
 
 def _close(client, cluster, fast=False):
@@ -863,7 +904,7 @@ def _train(client, address, path, head, params, rep, want_metrics, silent):
         return model
     ovr = spec.access == "random" and not spec.streams
     if ovr:
-        if head.labels is not None and spec.task not in ("regression", "oneclass"):
+        if head.labels is not None and head.weights is None and spec.task not in ("regression", "oneclass"):
             # the headers' label tables: no round trip to a worker before the problems start
             info = {"n_rows": head.n_rows, "n_features": head.n_features, "nnz": head.nnz, "labels": head.labels}
         else:

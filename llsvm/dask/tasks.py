@@ -15,6 +15,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from ..dataset import positive_rows
 from ..errors import LLSVMError
 from ..report import Reporter, as_reporter
 
@@ -24,29 +25,75 @@ from ..report import Reporter, as_reporter
 _OPEN = {}
 
 
+def source(path, weight_file=None):
+    """What a task is given to open: the binary file's path, or (path, weight file) for a run with row weights
+    (-W, docs/weights.md): every worker reads both where they are, as it reads the file."""
+    return path if weight_file is None else (path, os.fspath(weight_file))
+
+
+def _split(src):
+    """(path, weight file or None) of a task's source."""
+    return (src, None) if isinstance(src, (str, os.PathLike)) else (src[0], src[1])
+
+
 def _dataset(path, params):
-    """The file's rows on this worker: mapped and verified once per process, as trainer.as_dataset gives them."""
+    """The file's rows on this worker (with their weights for a run with -W): mapped and verified once per process,
+    as trainer.as_dataset gives them."""
     return _opened(path, params)[0]
 
 
+def _trained(path, params):
+    """The rows a training task trains on: _dataset's without its rows of weight 0 (trainer.weighted_rows, as
+    trainer.train leaves them out), made once per process."""
+    entry = _opened(path, params)
+    if "trained" not in entry[1]:
+        from ..solvers import trainer
+        trainer.check_weighted(entry[0], params)
+        entry[1]["trained"] = trainer.weighted_rows(entry[0])
+    return entry[1]["trained"]
+
+
 def _classes(path, params):
-    """(labels, class of every row) of the file, as trainer.labels_of gives them: computed once per process."""
+    """(labels, class of every row) of the rows trained on (_trained), as trainer.labels_of gives them: computed
+    once per process."""
     entry = _opened(path, params)
     if params.spec.task not in entry[1]:
         from ..solvers import trainer
-        entry[1][params.spec.task] = trainer.labels_of(entry[0].y, params)
+        entry[1][params.spec.task] = trainer.labels_of(_trained(path, params).y, params)
     return entry[1][params.spec.task]
 
 
-def _opened(path, params):
-    from ..solvers.trainer import as_dataset
+def _stamp(path):
     st = os.stat(path)
-    key = (path, st.st_size, st.st_mtime_ns)
+    return path, st.st_size, st.st_mtime_ns
+
+
+def _opened(src, params):
+    from ..solvers.trainer import as_dataset
+    path, weight_file = _split(src)
+    key = (_stamp(path), None if weight_file is None else _stamp(weight_file))
     entry = _OPEN.get(key)
     if entry is None:
         _OPEN.clear()                          # one file mapped per worker process
-        entry = _OPEN[key] = (as_dataset(path, None, params), {})
+        ds = as_dataset(path, None, params)
+        if weight_file is not None:
+            ds = ds.with_weights(_weights(weight_file, ds.n_rows))
+        entry = _OPEN[key] = (ds, {})
     return entry
+
+
+_WEIGHTS = {}
+
+
+def _weights(weight_file, n_rows):
+    """The weights of -W's file (io.read_weights) for n_rows rows, read once per process (the last file only)."""
+    key = (_stamp(weight_file), n_rows)
+    w = _WEIGHTS.get(key)
+    if w is None:
+        from ..io import read_weights
+        _WEIGHTS.clear()
+        w = _WEIGHTS[key] = read_weights(weight_file, n_rows)
+    return w
 
 
 def _text_reporter(quiet):
@@ -66,7 +113,7 @@ def problem_task(path, params, k, seed, quiet):
     text it printed)."""
     from .. import memory
     from ..solvers import trainer
-    ds = _dataset(path, params)
+    ds = _trained(path, params)
     labels, cls = _classes(path, params)
     rep = _text_reporter(quiet)
     sub = trainer.ovr_problems(ds, cls, labels, None, params, as_reporter())[0][k]
@@ -82,6 +129,7 @@ def whole_task(path, params, quiet, want_metrics):
     from ..solvers import registry, trainer
     rep = _text_reporter(quiet)
     if params.spec.streams:
+        path = _split(path)[0]                   # the client refuses -W's file for a streamed run
         model = trainer.train(path, params=params, reporter=rep)
         metrics = registry.metrics(params.spec)(model, params) if want_metrics else None
         from ..binfmt import BinaryDataset
@@ -123,7 +171,7 @@ def pairs_describe(path, params, quiet):
     on the file (-s smo, nu_svc, the online lists, -s h1tree's RBF node); the states replay the pairs' draws in
     order (ovo.pair_states)."""
     from ..solvers.ovo import pair_states
-    ds = _dataset(path, params)
+    ds = _trained(path, params)
     rep = _text_reporter(quiet)
     run = _pairs_run(ds, params, rep)
     return pair_states(run, params.seed), ds.n_rows, ds.n_features, ds.nnz, rep.items
@@ -134,7 +182,7 @@ def pair_task(path, params, p, state, quiet):
     the RNG state it starts from in the one-process run: (its coefficients as _sparse_coef gives them, FitResult,
     (probA, probB) or None, its text)."""
     from ..solvers.common import Seeds
-    ds = _dataset(path, params)
+    ds = _trained(path, params)
     run = _pairs_run(ds, params, as_reporter())
     rep = _text_reporter(quiet)
     coef, res, prob, _ = run.pair(p, run.permutation(Seeds.at(state), p), rep)
@@ -152,7 +200,7 @@ def tree_describe(path, params, quiet):
     """The set-up of -s h1tree's run on the file (h1tree.TreeRun; with --rbf-depth auto, its validation split):
     (labels, resolved options, num_features, whether auto, rows, non-zeros, the set-up's text)."""
     from ..solvers.h1tree import TreeRun
-    ds = _dataset(path, params)
+    ds = _trained(path, params)
     rep = _text_reporter(quiet)
     run = TreeRun(ds, params, rep)
     if run.auto:
@@ -164,7 +212,7 @@ def tree_list_task(path, params, p, split, quiet):
     """The decision list of -s h1tree's pair p (TreeRun.pair_list) over every row, or (split) silently over the
     training rows of --rbf-depth auto's split: ((nodes, leaf, stalled), the text it printed)."""
     from ..solvers.h1tree import TreeRun
-    run = TreeRun(_dataset(path, params), params, None)
+    run = TreeRun(_trained(path, params), params, None)
     rows = run.split(as_reporter())[0] if split else None
     rep = _text_reporter(quiet)
     return run.pair_list(p, None if split else rep, rows), rep.items
@@ -174,7 +222,7 @@ def tree_cuts_task(path, params, lists):
     """--rbf-depth auto's cuts (TreeRun.cuts) from the pairs' lists over the split's training rows (tree_list_task's
     results): the RBF node of those rows trained here, silently, and every list measured on the validation rows."""
     from ..solvers.h1tree import TreeRun
-    run = TreeRun(_dataset(path, params), params, None)
+    run = TreeRun(_trained(path, params), params, None)
     return run.cuts([out for out, _ in lists], run.split(as_reporter()))
 
 
@@ -190,7 +238,7 @@ def _sparse_coef(coef, y):
 
 def pairs_model_task(path, params, coefs, results, probs, quiet):
     """The SVMModel of the pairs' solutions (the run's `model`), made where the support vectors' rows are."""
-    ds = _dataset(path, params)
+    ds = _trained(path, params)
     run = _pairs_run(ds, params, as_reporter())
     dense = []
     for (nz, values), (_, _, _, y) in zip(coefs, run.pairs.problems):
@@ -237,30 +285,50 @@ def _rows_of(runs, n_features):
 _ROWS = {}
 
 
-def _part(runs, n_features, labels, params, Cp, Cn):
+def _weighted_rows_of(runs, n_features, weights):
+    """(_rows_of's rows with their weights, the rows of positive weight or None for all): weights None (no -W), or
+    (weight file, the input's rows, (first row in the input, rows) of each run), each part's weights cut from the
+    file where the worker reads it; a part whose every row weighs 0 trains on none (docs/weights.md)."""
+    ds = _rows_of(runs, n_features)
+    if weights is None:
+        return ds, None
+    weight_file, n_rows, spans = weights
+    every = _weights(weight_file, n_rows)
+    w = np.concatenate([every[a:a + n] for a, n in spans])
+    if not (w > 0).any():
+        return ds, np.zeros(0, np.int64)
+    return ds.with_weights(w), positive_rows(w)
+
+
+def _part(runs, n_features, labels, params, Cp, Cn, weights=None):
     """A CoCoA+ part on this worker: its blocks' rows (_rows_of) as a Subproblem (+1 for labels[0]'s rows), made
-    once and kept for the run's rounds."""
+    once and kept for the run's rounds; with weights (-W), over its rows of positive weight, each with its C_i."""
     from ..solvers.common import Classes, Subproblem
-    key = (tuple(runs), n_features, tuple(labels), Cp, Cn, params.bias)
+    key = (tuple(runs), n_features, tuple(labels), Cp, Cn, params.bias, weights)
     sub = _PARTS.get(key)
     if sub is None:
-        ds = _rows_of(runs, n_features)
+        ds, rows = _weighted_rows_of(runs, n_features, weights)
         cls, _ = Classes(list(labels)).add(ds.y)        # the class of each row in the model's label order
-        sub = _PARTS[key] = Subproblem(ds, np.where(cls == 0, 1, -1).astype(np.int8), Cp, Cn, bias=params.bias)
+        y = np.where(cls == 0, 1, -1).astype(np.int8)
+        sub = _PARTS[key] = Subproblem(ds, y if rows is None else y[rows], Cp, Cn, rows=rows, bias=params.bias)
     return sub
 
 
-def _newton_part(runs, n_features, labels, params, Cp, Cn):
+def _newton_part(runs, n_features, labels, params, Cp, Cn, weights=None):
     """A distributed Newton part on this worker (dnewton.NewtonPart): its blocks' rows, for classification in
-    LIBLINEAR's class grouping (labels[0]'s rows first, +1), for -s 11 over the targets."""
+    LIBLINEAR's class grouping (labels[0]'s rows first, +1), for -s 11 over the targets; with weights (-W), its rows
+    of positive weight, each with its C_i."""
     from ..solvers.common import Classes, Subproblem, class_grouping
     from ..solvers.dnewton import NewtonPart
-    ds = _rows_of(runs, n_features)
+    ds, keep = _weighted_rows_of(runs, n_features, weights)
     if labels is None:
-        sub = Subproblem(ds, np.ones(ds.n_rows, np.int8), Cp, Cn, bias=params.bias, targets=ds.y)
+        y = ds.y if keep is None else ds.y[keep]
+        sub = Subproblem(ds, np.ones(y.size, np.int8), Cp, Cn, rows=keep, bias=params.bias, targets=y)
     else:
         cls, _ = Classes(list(labels)).add(ds.y)
         rows = class_grouping(cls, None).astype(np.int64)
+        if keep is not None:
+            rows = rows[ds.weights[rows] > 0] if keep.size else keep
         sub = Subproblem(ds, np.where(cls[rows] == 0, 1, -1).astype(np.int8), Cp, Cn, rows=rows, bias=params.bias)
     return NewtonPart(sub, params.solver, params.regularize_bias, params.svr_p)
 

@@ -10,6 +10,10 @@ Every cell is what `llsvm-train -v n -c C -g gamma` computes, on the same folds 
 gamma, then fold, then C: the cells of one kernel and fold share the solver's kernel state (a `context`: -s smo's
 kernel caches, the online solvers' column stores, -m MB each), so a C after the first reuses the columns computed
 before it. The models do not depend on that order.
+
+Weighted rows (-W, docs/weights.md): the folds' training rows keep their weights (take_rows carries them; rows of
+weight 0 are left out), and a cell's error counts the test rows, each row one, as -v's accuracy (LIBSVM's and
+LIBLINEAR's weights extensions keep do_cross_validation's count of rows).
 """
 import math
 import re
@@ -26,7 +30,8 @@ from ..params import accepting
 from . import registry
 from .common import Seeds
 from .folds import stratified_folds
-from .trainer import as_dataset, checked_params
+from ..dataset import positive_rows
+from .trainer import as_dataset, check_weighted, checked_params
 
 NAMES = {"c": "C", "C": "C", "g": "gamma", "gamma": "gamma", "sigma": "sigma"}
 NO_WIDTH = "--grid: -t 4 (precomputed kernel) has no kernel width (g, sigma): give C only"
@@ -176,6 +181,7 @@ def fold_cells(ds, plan, w, f):
     silent = as_reporter()
     opts = plan.options(plan.widths[w])
     tr, te = plan.folds[f]
+    tr = positive_rows(getattr(ds, "weights", None), tr)       # a row of weight 0 trains nothing (docs/weights.md)
     train, test = ds.take_rows(tr), ds.take_rows(te)
     context = {}
     out = []
@@ -220,6 +226,7 @@ def grid_search(data, nr_fold, grid, y=None, *, params=None, reporter=None, say=
     params, grid = grid_request(grid, params, kw)
     reporter = as_reporter(reporter, say, warn)
     ds = as_dataset(data, y, params)
+    check_weighted(ds, params)
     plan = grid_plan(ds, nr_fold, grid, params, reporter)
     runs = [[fold_cells(ds, plan, w, f) for f in range(len(plan.folds))] for w in range(len(plan.widths))]
     return grid_cells(plan, ds.n_rows, runs)

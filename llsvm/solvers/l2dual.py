@@ -165,10 +165,15 @@ def oneclass_train_one(sub, params, seed, reporter, warm=None):
             rho = -math.nan
     if reporter is not None:
         reporter.info(f"rho = {printf_f(rho)}\n")
-    # the scaled primal: 1/2 |w|^2 - nu l rho + sum max(0, rho - w.x_i); the dual (maximization) -1/2 |w|^2
-    primal = 0.5 * wTw - nu * l * rho + float(np.maximum(rho - G, 0.0).sum())
+    # the scaled primal: 1/2 |w|^2 - nu l rho + sum max(0, rho - w.x_i); the dual (maximization) -1/2 |w|^2;
+    # weighted rows (docs/weights.md): U_i = W_i, 1/2 |w|^2 - nu sum W rho + sum W_i max(0, rho - w.x_i)
+    U = sub.C()
+    if sub.weights is None:
+        primal = 0.5 * wTw - nu * l * rho + float(np.maximum(rho - G, 0.0).sum())
+    else:
+        primal = 0.5 * wTw - nu * float(U.sum()) * rho + float(U @ np.maximum(rho - G, 0.0))
     negG = -G
-    up, low = alpha < 1, alpha > 0
+    up, low = alpha < U, alpha > 0
     viol = float(negG[up].max() - negG[low].min()) if up.any() and low.any() else 0.0
     res = FitResult(w=w, alpha=alpha, n_iter=it, primal=primal, dual=-wTw / 2, gap=primal + wTw / 2,
                     max_violation=max(viol, 0.0), nSV=nSV, converged=it < max_iter, solver=ONECLASS_SVM)
@@ -207,12 +212,14 @@ def mcsvm_train_one(sub, params, seed, reporter, warm=None):
     with c_arithmetic():
         marg = dec - own[:, None] + 1.0
         marg[rows, sub.cls] = 0.0
-        primal = 0.5 * wTw + (float(sub.C_class[sub.cls] @ marg.max(axis=1)) if k else 0.0)
+        Cy = sub.C_class[sub.cls]
+        if sub.weights is not None:
+            Cy = Cy * sub.weights       # C_i = C_{y_i} W_i (docs/weights.md)
+        primal = 0.5 * wTw + (float(Cy @ marg.max(axis=1)) if k else 0.0)
         # the violation: LIBLINEAR's maxG - minG of every row at the end
         viol = 0.0
         if sub.l:
             G = marg
-            Cy = sub.C_class[sub.cls]
             free_low = A < 0
             free_low[rows, sub.cls] = A[rows, sub.cls] < Cy
             minG = np.where(free_low, G, np.inf).min(axis=1)

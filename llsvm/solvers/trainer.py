@@ -309,6 +309,7 @@ def cv_fold(ds, params, folds, fold_seeds, i, s):
     """Fold i of -v: (its test rows, their predicted labels or values) from a model of the other rows."""
     spec = params.spec
     tr, te = folds[i]
+    tr = positive_rows(getattr(ds, "weights", None), tr)       # a row of weight 0 trains nothing (docs/weights.md)
     if spec.access == "loaded":
         model = registry.driver(spec)(ds.take_rows(tr), params.but(seed=fold_seeds[i]), s, n_features=ds.n_features)
         if model.supports_probability and not model.is_regression:
@@ -321,7 +322,6 @@ def cv_fold(ds, params, folds, fold_seeds, i, s):
             return te, np.full(te.size, np.nan)
         model = make_driver(params.but(threads=1, seed=fold_seeds[i]), s).fit(ds.take_rows(tr))
         return te, model.predict(ds.take_rows(te))
-    tr = positive_rows(ds.weights, tr)
     labels, cls = labels_of(ds.y[tr], params)
     full_cls = None
     if cls is not None:
@@ -357,18 +357,28 @@ def cross_validation(data, nr_fold, y=None, *, params=None, reporter=None, say=N
 
 def calc_start_C(view, l, params):
     """The smallest C worth trying, a power of two (LIBLINEAR's calc_start_C; for llsvm's -C of -s 1, -s 2's
-    1/(2 l max x.x), of -s 3, 1/(l max x.x))."""
+    1/(2 l max x.x), of -s 3, 1/(l max x.x)). Weighted rows (docs/weights.md): l is the sum of the weights and the
+    regression's sums weigh each row, over the rows of positive weight (a row of weight k counts as k rows: integer
+    weights start where the rows repeated that many times start)."""
     norms = np.empty(view.n_rows, np.float64)
     K.sq_norms(view.row_view(params.bias), np.empty(0, np.int64), norms)
+    weights = getattr(view, "weights", None)
+    y_abs = np.abs(view.y) if params.spec.task == "regression" else None
+    if weights is not None:
+        keep = weights > 0
+        norms, weights = norms[keep], weights[keep]
+        l = float(weights.sum())
+        if y_abs is not None:
+            y_abs = y_abs[keep]
     max_xTx = float(norms.max()) if norms.size else 0.0
     if max_xTx <= 0:
         return 1.0
     if params.spec.solver_type in ("L2R_L2LOSS_SVC", "L2R_L2LOSS_SVC_DUAL"):
         min_C = 1.0 / (2 * l * max_xTx)
     elif params.spec.task == "regression":
-        y_abs = np.abs(view.y)
-        loss = float((np.maximum(y_abs - params.svr_p, 0.0) ** 2).sum())
-        sum_y = float(y_abs.sum())
+        sq = np.maximum(y_abs - params.svr_p, 0.0) ** 2
+        loss = float(sq.sum()) if weights is None else float(weights @ sq)
+        sum_y = float(y_abs.sum()) if weights is None else float(weights @ y_abs)
         if loss <= 0:
             return math.inf
         min_C = 0.1 * 0.1 * loss / (8 * sum_y * sum_y * max_xTx)
@@ -439,7 +449,9 @@ def csearch_searches(ds, params, start_C, start_p):
             start_C = calc_start_C(ds, l, params)
         max_C = 1024.0
         return [(None, min(start_C, max_C), max_C)]
-    max_p = float(np.abs(ds.y).max()) if l else 0.0
+    weights = getattr(ds, "weights", None)
+    y = ds.y if weights is None else ds.y[weights > 0]       # a row of weight 0 has no effect
+    max_p = float(np.abs(y).max()) if y.size else 0.0
     num_p_steps = 20
     max_C = 1048576.0
     searches = []

@@ -208,21 +208,27 @@ def _margins(W, X, cls):
     return M
 
 
-def mcsvm_primal(W, X, cls, Cclass):
-    """Crammer-Singer (-s 4) primal: 0.5 ||W||_F^2 + sum_i Cclass[cls_i] max_m margins_im."""
+def _row_costs(Cclass, cls, weights):
+    """C_i = Cclass[cls_i], times the row's weight with weights (docs/weights.md)."""
+    C = np.asarray(Cclass, dtype=np.float64)[cls]
+    return C if weights is None else C * np.asarray(weights, dtype=np.float64)
+
+
+def mcsvm_primal(W, X, cls, Cclass, weights=None):
+    """Crammer-Singer (-s 4) primal: 0.5 ||W||_F^2 + sum_i C_i max_m margins_im, C_i = Cclass[cls_i] (x W_i)."""
     W = np.asarray(W, dtype=np.float64)
     cls = np.asarray(cls, dtype=int)
-    return 0.5 * float(np.sum(W * W)) + float(np.asarray(Cclass)[cls] @ _margins(W, X, cls).max(axis=1))
+    return 0.5 * float(np.sum(W * W)) + float(_row_costs(Cclass, cls, weights) @ _margins(W, X, cls).max(axis=1))
 
 
-def mcsvm_solve(X, cls, Cclass):
+def mcsvm_solve(X, cls, Cclass, weights=None):
     """W (n x k) from the primal QP in (vec W, xi), W[:, m] at positions m*n .. m*n+n-1."""
     X = np.asarray(X, dtype=np.float64)
     cls = np.asarray(cls, dtype=int)
     l, n = X.shape
     k = int(np.max(cls)) + 1
     P = np.diag(np.concatenate([np.ones(n * k), np.zeros(l)]))
-    q = np.concatenate([np.zeros(n * k), np.asarray(Cclass, dtype=np.float64)[cls]])
+    q = np.concatenate([np.zeros(n * k), _row_costs(Cclass, cls, weights)])
     G = np.zeros((l * k, n * k + l))
     h = np.zeros(l * k)
     for i in range(l):
@@ -241,12 +247,14 @@ def oneclass_dual(alpha, X):
     return 0.5 * float(w @ w)
 
 
-def oneclass_rho(alpha, X, tol=0.0):
-    """LIBLINEAR's rho: mean of G_i = w.x_i over the free alphas, else (ub + lb) / 2 (lb: max G over alpha == 1,
-    ub: min G over alpha == 0). tol > 0 treats alphas within tol of a bound as at it (for a QP's output)."""
+def oneclass_rho(alpha, X, tol=0.0, weights=None):
+    """LIBLINEAR's rho: mean of G_i = w.x_i over the free alphas, else (ub + lb) / 2 (lb: max G over alpha == U_i,
+    ub: min G over alpha == 0; U_i = 1, or the row's weight). tol > 0 treats alphas within tol of a bound as at it
+    (for a QP's output)."""
     alpha = np.asarray(alpha, dtype=np.float64)
     G = np.asarray(X) @ (np.asarray(X).T @ alpha)
-    upper, lower = alpha >= 1.0 - tol, alpha <= tol
+    U = 1.0 if weights is None else np.asarray(weights, dtype=np.float64)
+    upper, lower = alpha >= U - tol, alpha <= tol
     free = ~(upper | lower)
     if free.any():
         return float(G[free].mean())
@@ -255,12 +263,14 @@ def oneclass_rho(alpha, X, tol=0.0):
     return float((ub + lb) / 2)
 
 
-def oneclass_solve(X, nu):
-    """alpha of min 0.5 a^T X X^T a, 0 <= a <= 1, sum a = nu l (cvxopt QP, +1e-12 I), clipped to [0, 1]."""
+def oneclass_solve(X, nu, weights=None):
+    """alpha of min 0.5 a^T X X^T a, 0 <= a <= U, sum a = nu sum U (cvxopt QP, +1e-12 I), clipped to [0, U]; U = 1,
+    or the rows' weights (LIBSVM's weighted one-class, docs/weights.md)."""
     X = np.asarray(X, dtype=np.float64)
     l = X.shape[0]
+    U = np.ones(l) if weights is None else np.asarray(weights, dtype=np.float64)
     P = X @ X.T + 1e-12 * np.eye(l)
     G = np.vstack([-np.eye(l), np.eye(l)])
-    h = np.concatenate([np.zeros(l), np.ones(l)])
-    a = _qp(P, np.zeros(l), G, h, np.ones((1, l)), np.array([nu * l]))
-    return np.clip(a, 0.0, 1.0)
+    h = np.concatenate([np.zeros(l), U])
+    a = _qp(P, np.zeros(l), G, h, np.ones((1, l)), np.array([nu * U.sum()]))
+    return np.clip(a, 0.0, U)
