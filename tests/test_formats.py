@@ -529,7 +529,7 @@ def test_wrong_magic(tmp_path, small_bin):
         llsvm.read_dataset(bad)
 
 
-@pytest.mark.parametrize("version", [0, 2, 0xFFFFFFFF])
+@pytest.mark.parametrize("version", [0, 3, 0xFFFFFFFF])
 def test_wrong_version(tmp_path, small_bin, version):
     path, raw, _ = small_bin()
     set_header(raw, "version", version, "<I")      # with a valid header CRC: the version check is what fails
