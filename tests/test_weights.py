@@ -161,7 +161,7 @@ def test_weights_refused_where_no_solver_takes_them():
     with pytest.raises(ParameterError, match=r"row weights \(-W\) are available for -s 0, .*not -s 4"):
         llsvm.train(_ds(X, y, np.ones(30)), solver=4)
     with pytest.raises(ValueError, match="row weights"):
-        S.SVC().fit(X, y, sample_weight=np.ones(30))
+        S.TreeSVC().fit(X, y, sample_weight=np.ones(30))
     with pytest.raises(ValueError, match="sample_weight"):
         S.LinearSVC().fit(X, y, sample_weight=np.ones(29))
     with pytest.raises(ValueError, match=r"sample_weight\[3\] is -1.0"):
@@ -227,10 +227,12 @@ def test_weight_file_missing_and_refused(small, tmp_path):
     assert_exit(res, 1)
     assert "can't open weight file" in res.stdout + res.stderr
     (tmp_path / "w").write_text("1\n" * 12)
-    for solver in ("4", "smo", "llsvm", "pegasos"):
+    for solver in ("4", "h1tree", "llsvm", "pegasos"):
         res = _train(["-q", "-s", solver, "-W", tmp_path / "w", small, tmp_path / "m"])
         assert_exit(res, 1)
-        assert "row weights (-W) are available for -s 0, -s 1, -s 2, -s 3, -s 5, -s 6, -s 7, -s 11, -s 12 and -s 13" in res.stdout + res.stderr
+        out = res.stdout + res.stderr
+        assert "row weights (-W) are available for -s 0, -s 1, -s 2, -s 3, -s 5, -s 6, -s 7, -s 11, -s 12, -s 13" in out
+        assert "-s smo, -s nu_svc" in out
 
 
 def test_threaded_newton_takes_the_weights(load, monkeypatch):
