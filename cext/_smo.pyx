@@ -44,7 +44,8 @@ import numpy as np
 
 from kernel cimport kernel_from_dot, kernel_function
 from platt cimport sigmoid_fit
-from llsvm._ext._kernel cimport KernelCache
+from rowview cimport RowView, row_cost
+from llsvm._ext._kernel cimport KernelCache, DoubledCache
 from llsvm._ext._stop cimport stop_requested, check_stop
 from smo_step cimport same_label_step
 
@@ -67,10 +68,9 @@ cdef struct Work:
     double* G
     double* G_bar
     double* QD
+    double* C               # C_i by position: the box of each variable (row_cost: its class's C times its row's weight)
     char* status
     int64_t* active_set
-    double Cp
-    double Cn
     double eps
     bint unshrink
     bint nu                 # LIBSVM's Solver_NU (nu-SVC, nu-SVR): the pair from one class, rho and r by class
@@ -101,7 +101,7 @@ cdef void _event(Work* w, char c) noexcept nogil:
 
 
 cdef inline double _C(const Work* w, int64_t t) noexcept nogil:
-    return w.Cp if w.y[t] > 0 else w.Cn
+    return w.C[t]
 
 
 cdef inline void _update_status(Work* w, int64_t t) noexcept nogil:
@@ -384,6 +384,7 @@ cdef void _swap(KernelCache cache, Work* w, int64_t i, int64_t j) noexcept nogil
     k = w.active_set[i]; w.active_set[i] = w.active_set[j]; w.active_set[j] = k
     d = w.G_bar[i]; w.G_bar[i] = w.G_bar[j]; w.G_bar[j] = d
     d = w.QD[i]; w.QD[i] = w.QD[j]; w.QD[j] = d
+    d = w.C[i]; w.C[i] = w.C[j]; w.C[j] = d
 
 
 cdef void _reconstruct_gradient(KernelCache cache, Work* w) noexcept nogil:
@@ -603,8 +604,8 @@ cdef int _reserve(Work* w, int64_t l) noexcept nogil:
         w.ev = <char*>malloc(w.ev_cap)
     if n > w.cap:
         _release(w)
-        # one block: seven arrays of 8-byte entries, then y and status
-        w.block = malloc(<size_t>n * (7 * 8 + 2))
+        # one block: eight arrays of 8-byte entries, then y and status
+        w.block = malloc(<size_t>n * (8 * 8 + 2))
         if w.block == NULL:
             return -1
         w.active_set = <int64_t*>w.block
@@ -614,7 +615,8 @@ cdef int _reserve(Work* w, int64_t l) noexcept nogil:
         w.G = w.alpha + n
         w.G_bar = w.G + n
         w.QD = w.G_bar + n
-        w.y = <signed char*>(w.QD + n)
+        w.C = w.QD + n
+        w.y = <signed char*>(w.C + n)
         w.status = <char*>(w.y + n)
         w.cap = n
     return 0 if w.ev != NULL else -1
@@ -628,19 +630,17 @@ cdef void _release(Work* w) noexcept nogil:
 
 
 cdef int _run(KernelCache cache, Work* w, const signed char* y, const double* p, double* alpha, const double* QD,
-              double Cp, double Cn, double eps, int64_t max_iter, bint shrinking, bint nu, bint restore,
+              const double* C, double eps, int64_t max_iter, bint shrinking, bint nu, bint restore,
               double* G_out, Out* o) noexcept nogil:
     """LIBSVM's Solver on the cache's l-row problem (w reserved for l): alpha the feasible start, by the caller's
-    order, receives the solution, G_out the final gradient; o the rest, obj summed by position as LIBSVM's Solve
-    sums it (before putting the solution back). restore: the cache back in the order it came in (a cache that
+    order, receives the solution, C the box C_i by the caller's order, G_out the final gradient; o the rest, obj
+    summed by position as LIBSVM's Solve sums it (before putting the solution back). restore: the cache back in the order it came in (a cache that
     serves again); else it is left permuted, as LIBSVM leaves its own. Returns 0, or 1 when a signal stopped it
     (nothing it gives is then of use)."""
     cdef int64_t l = cache.l, k
     cdef double v = 0.0
     w.l = l
     w.active_size = l
-    w.Cp = Cp
-    w.Cn = Cn
     w.eps = eps
     w.unshrink = False
     w.nu = nu
@@ -653,6 +653,7 @@ cdef int _run(KernelCache cache, Work* w, const signed char* y, const double* p,
         w.p[k] = p[k]
         w.alpha[k] = alpha[k]
         w.QD[k] = QD[k]
+        w.C[k] = C[k]
         w.active_set[k] = k
         _update_status(w, k)
     _start_gradient(cache, w, shrinking)
@@ -678,11 +679,23 @@ cdef int _run(KernelCache cache, Work* w, const signed char* y, const double* p,
     return 0
 
 
+cdef void _box(const RowView* v, const int64_t* rows, const int64_t* index, int64_t l, const signed char* y,
+               double Cp, double Cn, double* C) noexcept nogil:
+    """The box of l positions, position k a variable of row rows[index[k]] (rows[k] when index is NULL): C_k =
+    row_cost of that row and its class's C (Cp for y = +1, Cn for y = -1), the class's C times the row's weight
+    (Cp or Cn itself without weights), once per variable."""
+    cdef int64_t k
+    for k in range(l):
+        C[k] = row_cost(v, rows[index[k]] if index != NULL else rows[k], Cp if y[k] > 0 else Cn)
+
+
 def solve(KernelCache cache not None, const signed char[::1] y, const double[::1] p, double[::1] alpha,
           double Cp, double Cn, const double[::1] QD, double eps=1e-3, max_iter=None, bint shrinking=True,
           bint nu=False):
     """LIBSVM's Solver on the cache's l-row problem, in the cache's current order: labels y (+1/-1), linear term
-    p, box C_i = Cp or Cn, QD the kernel's diagonal (kernel_diag). alpha is the feasible start and receives the
+    p, box C_i = Cp or Cn times the weight of the variable's row when the cache's view has row weights (scikit-
+    learn's weighted LIBSVM: C_i = W_i C_{y_i}; a DoubledCache's two variables of a row share its weight), QD the
+    kernel's diagonal (kernel_diag). alpha is the feasible start and receives the
     solution. shrinking: LIBSVM's -h 1 (the default, as LIBSVM's) or -h 0. The cache is given back in the order
     it came in.
 
@@ -704,7 +717,12 @@ def solve(KernelCache cache not None, const signed char[::1] y, const double[::1
     if not np.all((yv == 1) | (yv == -1)):
         raise ValueError("y must be +1 or -1")
     a0 = np.asarray(alpha)
-    Cv = np.where(yv > 0, Cp, Cn)
+    Cv = np.empty(l, np.float64)
+    cdef double[::1] Cm = Cv
+    cdef KernelCache rows_of = (<DoubledCache>cache).inner if isinstance(cache, DoubledCache) else cache
+    cdef const int64_t* index = (<DoubledCache>cache).index if isinstance(cache, DoubledCache) else NULL
+    if l:
+        _box(&rows_of.v, rows_of.rows, index, l, &y[0], Cp, Cn, &Cm[0])
     if np.any(a0 < 0) or np.any(a0 > Cv):
         raise ValueError("the start alpha is outside the box")
     cdef int64_t limit = max(10_000_000, 100 * l) if max_iter is None else int(max_iter)
@@ -716,7 +734,7 @@ def solve(KernelCache cache not None, const signed char[::1] y, const double[::1
         # plain Solver's do_shrinking unshrinks at once ("*", m - M = -inf), then '.', then the final check's '*';
         # rho = (ub + lb) / 2 of no free variable, inf - inf: x86's NaN, its sign bit set (svm-train prints "-nan"),
         # Solver_NU's r too
-        return {"n_iter": 0, "rho": -np.nan, "obj": 0.0, "gap": 0.0, "G": np.asarray(G_out), "converged": True,
+        return {"n_iter": 0, "rho": -np.nan, "obj": 0.0, "gap": 0.0, "G": np.asarray(G_out), "C": Cv, "converged": True,
                 "n_shrink": 1 if shrinking else 0, "min_active_size": 0, "unshrunk": bool(shrinking and not nu),
                 "events": b"*.*" if shrinking and not nu else b".*", "r": -np.nan if nu else 0.0}
     memset(&w, 0, sizeof(Work))
@@ -724,7 +742,7 @@ def solve(KernelCache cache not None, const signed char[::1] y, const double[::1
         if _reserve(&w, l) != 0:
             raise MemoryError(f"SMO: the work arrays for {l} variables could not be allocated")
         with nogil:
-            rc = _run(cache, &w, &y[0], &p[0], &alpha[0], &QD[0], Cp, Cn, eps, limit, shrinking, nu, True,
+            rc = _run(cache, &w, &y[0], &p[0], &alpha[0], &QD[0], &Cm[0], eps, limit, shrinking, nu, True,
                       &G_out[0], &o)
         events = (<char*>w.ev)[:w.ev_n] if not w.ev_lost else None
     finally:
@@ -732,7 +750,7 @@ def solve(KernelCache cache not None, const signed char[::1] y, const double[::1
         free(w.ev)
     check_stop()                            # a solve cut short by a signal is never returned
     return {"n_iter": int(o.n_iter), "rho": float(o.rho), "obj": float(o.obj), "gap": float(o.gap),
-            "G": np.asarray(G_out), "converged": bool(o.converged), "n_shrink": int(w.n_shrink),
+            "G": np.asarray(G_out), "C": Cv, "converged": bool(o.converged), "n_shrink": int(w.n_shrink),
             "min_active_size": int(w.min_active), "unshrunk": bool(w.unshrink), "events": events, "r": float(o.r)}
 
 
@@ -742,29 +760,35 @@ cdef inline void _swap_int(int64_t* a, int64_t i, int64_t j) noexcept nogil:
     a[j] = t
 
 
-cdef void _nu_start(const signed char* y, int64_t l, double total, double C, double* alpha) noexcept nogil:
+cdef void _nu_start(const signed char* y, int64_t l, double total, const double* C, double* alpha) noexcept nogil:
     cdef double left_p = total, left_n = total, a
     cdef int64_t t
     for t in range(l):
         if y[t] > 0:
-            a = C if C < left_p else left_p
+            a = C[t] if C[t] < left_p else left_p
             left_p -= a
         else:
-            a = C if C < left_n else left_n
+            a = C[t] if C[t] < left_n else left_n
             left_n -= a
         alpha[t] = a
 
 
-def nu_start(const signed char[::1] y, double total, double C, double[::1] alpha):
-    """The start of LIBSVM's nu solvers: position by position, alpha_t = min(C, what is left of its class's
-    total), then subtracted from it; each class starts from `total` (solve_nu_svc: y by class, C = 1, total
-    nu l / 2; solve_nu_svr: y all +1, C the box, total C nu l / 2, the same alpha for a_t and a*_t)."""
+def nu_start(const signed char[::1] y, double total, C, double[::1] alpha):
+    """The start of LIBSVM's nu solvers: position by position, alpha_t = min(C_t, what is left of its class's
+    total), then subtracted from it; each class starts from `total` (solve_nu_svc: y by class, C_t = 1 (scikit-
+    learn's weighted LIBSVM: the row's weight W_t), total nu l / 2 (nu sum W / 2); solve_nu_svr: y all +1, C_t the
+    box C (W_t C), total C nu l / 2 (C nu sum W / 2), the same alpha for a_t and a*_t; solve_one_class: y all +1,
+    C_t = 1 (W_t), total nu l (nu sum W)). C: one number for every position, or one per position."""
     cdef int64_t l = y.shape[0]
     if alpha.shape[0] != l:
         raise ValueError("y and alpha must have the same length")
+    caps = np.full(l, C, np.float64) if np.ndim(C) == 0 else np.ascontiguousarray(C, np.float64)
+    if caps.shape != (l,):
+        raise ValueError("C must be one number or one per position")
+    cdef const double[::1] cv = caps
     if l:
         with nogil:
-            _nu_start(&y[0], l, total, C, &alpha[0])
+            _nu_start(&y[0], l, total, &cv[0], &alpha[0])
 
 
 # -- one-vs-one: every class pair of LIBSVM's C-SVC and nu-SVC (svm_train), -b 1's folds included ------------------
@@ -893,6 +917,7 @@ cdef class OneVsOne:
     cdef double* G
     cdef double* dec
     cdef double* t
+    cdef double* C                  # the box C_i of the problem's rows (row_cost)
     cdef double fold[N_STATS]
     cdef readonly double fail_rho          # FOLD_NOT_FINITE: the fold's rho, and its first SV (index, coefficient)
     cdef readonly int64_t fail_sv          #   whose coefficient is not finite (-1: rho is not)
@@ -940,8 +965,8 @@ cdef class OneVsOne:
         self.warn_p = self.warn
         self.warn_n = len(warn)
         self.quiet = quiet
-        # one block: ten arrays of 8-byte entries, then the two of labels
-        self.block = malloc(<size_t>big * (10 * 8 + 2))
+        # one block: eleven arrays of 8-byte entries, then the two of labels
+        self.block = malloc(<size_t>big * (11 * 8 + 2))
         if self.block == NULL or _reserve(&self.w, big) != 0:
             raise MemoryError(f"one-vs-one: the work arrays of a pair of {big} rows could not be allocated")
         self.rows = <int64_t*>self.block
@@ -954,7 +979,8 @@ cdef class OneVsOne:
         self.G = self.QD + big
         self.dec = self.G + big
         self.t = self.dec + big
-        self.y = <signed char*>(self.t + big)
+        self.C = self.t + big
+        self.y = <signed char*>(self.C + big)
         self.sub_y = self.y + big
 
     def __dealloc__(self):
@@ -967,16 +993,21 @@ cdef class OneVsOne:
                       double Cn, double* coef, double* st, bint restore) noexcept nogil:
         """One binary problem over rows[0..l-1] of the view (labels y), c the kernel cache of those rows: coef the
         signed coefficients alpha_t y_t, st its statistics (PAIR_STATS; probA and probB untouched); nu-SVC's
-        scaled by 1/r (LIBSVM's solve_nu_svc). smo.py's solve_pair, step for step."""
+        scaled by 1/r (LIBSVM's solve_nu_svc). smo.py's solve_pair, step for step. Row weights (the view's, through
+        row_cost): C_t = W_t Cp or W_t Cn (C-SVC); the box W_t and each class's sum nu sum W / 2 (nu-SVC), as
+        scikit-learn's weighted LIBSVM (sum W = l without weights)."""
         cdef int64_t k, lim, nsv = 0, nbsv = 0
-        cdef double s, Ck, h, aQa = 0.0, hinge = 0.0, sum_alpha = 0.0, r, inv, rho, obj
+        cdef double s, Ck, h, aQa = 0.0, hinge = 0.0, sum_alpha = 0.0, r, inv, rho, obj, total = 0.0
         cdef Out o
+        _box(&c.v, rows, NULL, l, y, 1.0 if self.is_nu else Cp, 1.0 if self.is_nu else Cn, self.C)
         for k in range(l):
             s = c.sq[rows[k]]                   # kernel_sq_norms: |x|^2, or the precomputed kernel's k(x, x)
             self.QD[k] = kernel_from_dot(&c.params, s, s, s)
         if self.is_nu:
-            _nu_start(y, l, self.nu * l / 2, 1.0, self.alpha)   # LIBSVM's start: each class's first rows at 1
             for k in range(l):
+                total += self.C[k]              # sum W: l, exactly, without weights
+            _nu_start(y, l, self.nu * total / 2, self.C, self.alpha)    # LIBSVM's start: each class's first rows
+            for k in range(l):                                           # at their box
                 self.p[k] = 0.0
         else:
             for k in range(l):
@@ -990,8 +1021,8 @@ cdef class OneVsOne:
                 lim = 10000000
         if _reserve(&self.w, l) != 0:
             return NO_MEMORY
-        if _run(c, &self.w, y, self.p, self.alpha, self.QD, 1.0 if self.is_nu else Cp, 1.0 if self.is_nu else Cn,
-                self.eps, lim, self.shrinking, self.is_nu, restore, self.G, &o):
+        if _run(c, &self.w, y, self.p, self.alpha, self.QD, self.C, self.eps, lim, self.shrinking, self.is_nu, restore,
+                self.G, &o):
             return STOPPED
         rho = o.rho
         obj = o.obj
@@ -1001,13 +1032,14 @@ cdef class OneVsOne:
             inv = 1.0 / r
             Cp = Cn = inv
             for k in range(l):
+                self.C[k] *= inv                # LIBSVM: upper_bound[i] /= r (W_t / r; 1 / r without weights)
                 self.alpha[k] *= inv            # LIBSVM: alpha[i] *= y[i] / r
                 self.G[k] = self.G[k] / r - 1.0  # the C-SVC's gradient Q a - e at the scaled alpha
             rho = rho / r
             obj = obj / (r * r)
         # G_t + 1 = y_t sum_s alpha_s y_s K_ts, so y_t f(x_t) = G_t + 1 - y_t rho and a'Qa = a'(G + 1)
         for k in range(l):
-            Ck = Cp if y[k] > 0 else Cn
+            Ck = self.C[k]
             aQa += self.alpha[k] * (self.G[k] + 1.0)
             h = -self.G[k] + y[k] * rho
             if h < 0.0:

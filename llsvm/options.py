@@ -346,7 +346,7 @@ OPTIONS = (
     Option("-W", "weight_file", "command",
            "Weights of the training rows: a file of one non-negative number a line, a line per row ({solvers}).",
            metavar="weight_file", solvers=("0", "1", "2", "3", "4", "5", "6", "7", "11", "12", "13", "21", "llsvm",
-                                           "streamsvm", "bm"),
+                                           "streamsvm", "bm", "smo", "nu_svc", "epsilon_svr", "nu_svr", "one_class"),
            refusal="row weights (-W) are available for {solvers} (docs/weights.md)"),
     Option("-v", "nr_fold", "command", "n-fold cross validation mode.", kind=int, metavar="n"),
     Option("-C", "find_C", "command", "Find the parameter C by cross validation ({solvers}).", kind=bool,

@@ -161,7 +161,7 @@ def test_weights_refused_where_no_solver_takes_them():
     with pytest.raises(ParameterError, match=r"row weights \(-W\) are available for -s 0, .*not -s pegasos"):
         llsvm.train(_ds(X, y, np.ones(30)), solver="pegasos")
     with pytest.raises(ValueError, match="row weights"):
-        S.SVC().fit(X, y, sample_weight=np.ones(30))
+        S.TreeSVC().fit(X, y, sample_weight=np.ones(30))
     with pytest.raises(ValueError, match="sample_weight"):
         S.LinearSVC().fit(X, y, sample_weight=np.ones(29))
     with pytest.raises(ValueError, match=r"sample_weight\[3\] is -1.0"):
@@ -231,7 +231,8 @@ def test_weight_file_missing_and_refused(small, tmp_path):
         res = _train(["-q", "-s", solver, "-W", tmp_path / "w", small, tmp_path / "m"])
         assert_exit(res, 1)
         assert ("row weights (-W) are available for -s 0, -s 1, -s 2, -s 3, -s 4, -s 5, -s 6, -s 7, -s 11, -s 12, "
-                "-s 13, -s 21, -s llsvm, -s streamsvm and -s bm") in res.stdout + res.stderr
+                "-s 13, -s 21, -s llsvm, -s streamsvm, -s bm, -s smo, -s nu_svc, -s epsilon_svr, -s nu_svr and "
+                "-s one_class") in res.stdout + res.stderr
 
 
 def test_threaded_newton_takes_the_weights(load, monkeypatch):

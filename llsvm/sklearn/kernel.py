@@ -21,7 +21,7 @@ from sklearn.svm import OneClassSVM as _SkOneClassSVM
 from sklearn.utils import check_consistent_length, column_or_1d
 from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
 
-from ..dataset import kernel_rows
+from ..dataset import kernel_rows, positive_rows
 from ..errors import LLSVMError
 from ..params import get
 from .base import Classifier, Outlier, Regressor, constraints, is_source, kernel_number, llsvm_labels, value_error
@@ -127,6 +127,48 @@ class _Kernel:
             return super()._train_rows(X, y)
         return kernel_rows(X, y, serials=True)
 
+    def _training_data(self, X, y):
+        self._kept = None               # the rows of positive weight of this fit's sample_weight (_weighted)
+        return super()._training_data(X, y)
+
+    # -- sample_weight (scikit-learn's sklearn/svm/_base.py fit and its weighted LIBSVM's svm_check_parameter) ------
+    def _weighted(self, data, sample_weight):
+        """(the rows with their weights, None): scikit-learn's sample_weight of its LIBSVM classes. Empty: no
+        weights; else one per row ("sample_weight and X have incompatible shapes"); a weight <= 0 drops its row
+        (remove_zero_weight: a negative weight is a zero one), and the fit is refused, in scikit-learn's words, when
+        no row is left, when C-SVC's rows left are of one class, and when a class of nu-SVC's is left without
+        weight (its nu is infeasible). support_ then names the rows of X (_kept). class_weight='balanced' counts
+        rows, as scikit-learn's SVC and NuSVC count them (None is given back for the class weights)."""
+        if self._from_source or self._spec().model_kind != "kernel":
+            return super()._weighted(data, sample_weight)
+        w = np.asarray(sample_weight, dtype=np.float64)
+        if w.ndim == 1 and w.shape[0] == 0:
+            return data, None
+        if w.ndim != 1 or w.shape[0] != data.n_rows:
+            raise ValueError(f"sample_weight and X have incompatible shapes: {w.shape!r} vs "
+                             f"{(data.n_rows, data.n_features)!r}\nNote: Sparse matrices cannot be indexed w/boolean "
+                             "masks (use `indices=True` in CV).")
+        w = np.where(w > 0, w, 0.0)           # NaN stays NaN: refused by with_weights below
+        if w.size and not (w > 0).any():
+            raise ValueError("Invalid input - all samples have zero or negative weights.")
+        kept = positive_rows(w)
+        if self._classifier and kept is not None:
+            left = np.unique(data.y[kept])
+            if self._solvers == ("smo",) and left.size == 1:
+                raise ValueError("Invalid input - all samples with positive weights belong to the same class.")
+            if self._solvers == ("nu_svc",) and left.size < np.unique(data.y).size:
+                raise ValueError("specified nu is infeasible: a class has no sample of positive weight")
+        data, _ = super()._weighted(data, w)
+        self._kept = kept
+        return data, None
+
+    def _kept_rows(self, out):
+        """support_ as rows of X when rows of weight 0 were dropped (the solver numbered the rows it kept)."""
+        kept = getattr(self, "_kept", None)
+        if kept is not None and "support_" in out:
+            out["support_"] = kept[out["support_"]].astype(out["support_"].dtype)
+        return out
+
     def _read_source(self, data):
         kind = self._given_kernel()
         if kind == "callable":
@@ -196,8 +238,8 @@ class _Kernel:
         if self._classifier:
                 classes = llsvm_labels(self.classes_)
         n_features = getattr(self, "n_features_in_", None)
-        self.__dict__.update(fitted_attributes(model, classes, sparse=bool(getattr(self, "_sparse", False)),
-                                               n_features=n_features))
+        attrs = fitted_attributes(model, classes, sparse=bool(getattr(self, "_sparse", False)), n_features=n_features)
+        self.__dict__.update(self._kept_rows(attrs))
         if hasattr(self, "_shape_fit"):
             self.shape_fit_ = self._shape_fit
         if self._classifier:

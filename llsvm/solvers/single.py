@@ -8,6 +8,10 @@ problem over all rows in their file order, on the generic SMO of cext/_smo.pyx (
   coefficients are a_t - a*_t, "nu = sum |coef| / (C l)" is printed, as LIBSVM's.
 - one-class (solve_one_class): min 1/2 a'Ka subject to e'a = nu l, 0 <= a_t <= 1, y = +1, p = 0, from LIBSVM's
   start (the first floor(nu l) a_t at 1, the next at nu l - floor(nu l)).
+- row weights W (the dataset's, docs/weights.md; rows of weight 0 are gone before): scikit-learn's weighted LIBSVM,
+  the box of row t's variables W_t C (epsilon-SVR, nu-SVR: both of them) or W_t (one-class), read by the kernel
+  through row_cost; nu l becomes nu sum W in the starts and sums (nu-SVR: C nu sum W / 2 for each half, a_t =
+  min(W_t C, what is left); one-class: a_t = min(W_t, what is left of nu sum W), in order) and in the certificate.
 Output lines as svm-train's: the Solver's progress, `optimization finished, #iter = N`, (`nu = ` for SVR),
 `obj = , rho = `, `nSV = , nBSV = ` (no "Total nSV": LIBSVM prints it for classification only). The model is
 LIBSVM's epsilon_svr / one_class file (no label or nr_sv line), byte for byte svm-train's. The certificate: dual
@@ -47,6 +51,8 @@ def fit(ds, params, reporter, n_features=None, context=None):
     top = check_kernel_diag(ds, sq, opts)
     everything = np.arange(l, dtype=np.int64)
     z = np.asarray(ds.y, np.float64)
+    W = getattr(ds, "weights", None)
+    total = float(l) if W is None or not l else float(np.cumsum(W)[-1])     # sum W (in row order): nu l -> nu sum W
     svr = spec.name in ("epsilon_svr", "nu_svr")
     if svr:
         rows = np.concatenate([everything, everything])
@@ -57,17 +63,21 @@ def fit(ds, params, reporter, n_features=None, context=None):
             p = np.concatenate([params.svr_p - z, params.svr_p + z])
         else:
             p = np.concatenate([-z, z])
-            # LIBSVM's solve_nu_svr start: a_t = a*_t = min(what is left of C nu l / 2, C) in turn
-            nu_start(np.ones(l, np.int8), C * params.nu * l / 2, C, alpha[:l])
+            # LIBSVM's solve_nu_svr start: a_t = a*_t = min(what is left of C nu l / 2, C) in turn (weighted:
+            # C nu sum W / 2 and W_t C)
+            nu_start(np.ones(l, np.int8), C * params.nu * total / 2, C if W is None else C * W, alpha[:l])
             alpha[l:] = alpha[:l]
         hint = f"C {C:g} with kernel values up to {top:g}; lower -c or scale the features or targets"
     else:
         rows, y, p = everything, np.ones(l, np.int8), np.zeros(l, np.float64)
         alpha = np.zeros(l, np.float64)
-        n = int(params.nu * l)
-        alpha[:n] = 1.0
-        if n < l:
-            alpha[n] = params.nu * l - n
+        if W is None:
+            n = int(params.nu * l)
+            alpha[:n] = 1.0
+            if n < l:
+                alpha[n] = params.nu * l - n
+        else:       # scikit-learn's weighted solve_one_class: a_t = min(W_t, what is left of nu sum W), in order
+            nu_start(np.ones(l, np.int8), params.nu * total, W, alpha)
         C = 1.0
         hint = f"kernel values up to {top:g}; scale the features"
     out = solve(view, rows, y, p, alpha, C, C, opts, sq, params.eps, params.max_iter, params.threads,
@@ -76,9 +86,9 @@ def fit(ds, params, reporter, n_features=None, context=None):
     coef = alpha[:l] - alpha[l:] if svr else alpha
     if l:
         check_pair_finite(spec.name, 1, -1, coef, out["rho"], hint, everything)
-    out.update(_certificate(spec.name, out, coef, z, p, params, l))
+    out.update(_certificate(spec.name, out, coef, z, p, params, l, W))
     out["nSV"] = int(np.count_nonzero(coef))
-    out["nBSV"] = int(np.count_nonzero(np.abs(coef) >= C))
+    out["nBSV"] = int(np.count_nonzero(np.abs(coef) >= out["C"][:l]))      # C_t: the kernel's box of row t
     out["sum_alpha"] = float(np.abs(coef).sum())
     # LIBSVM's lines: solve_epsilon_svr prints nu = sum |coef| / (C l) (0 / 0 on no rows: x86's NaN, its sign bit
     # set, "-nan"), solve_nu_svr epsilon = -r (no rows: -(-nan), "nan"), the one-class SVM nothing
@@ -171,24 +181,30 @@ def density_marks(dec, reporter, nr_marks=NR_MARKS):
     return np.array([(edges[i] + edges[i + 1]) / 2 for i in range(nr_marks)], np.float64)
 
 
-def _certificate(name, out, coef, z, p, params, l):
+def _certificate(name, out, coef, z, p, params, l, W=None):
     """The primal of the problem the solver's dual belongs to, at the solution, and the dual (-f(a)).
     epsilon-SVR: 1/2 coef'K coef + C sum max(0, |z_t - f(x_t)| - epsilon), f = K coef - rho; K coef is G - p over
     the first l variables. nu-SVR: the same with epsilon = -r (the solver's), plus C nu l epsilon. One-class (scaled
-    by nu l, LIBSVM's form): 1/2 a'Ka + sum max(0, rho - (Ka)_t) - nu l rho, with Ka = G."""
+    by nu l, LIBSVM's form): 1/2 a'Ka + sum max(0, rho - (Ka)_t) - nu l rho, with Ka = G. Row weights W: each
+    row's loss term times W_t, and l is sum W."""
     G, rho = out["G"], out["rho"]
+
+    def total(terms):
+        return float(terms.sum()) if W is None else float((W * terms).sum())
+
+    size = l if W is None else float(W.sum())
     with np.errstate(over="ignore", invalid="ignore"):
         if name in ("epsilon_svr", "nu_svr"):
             Kc = G[:l] - p[:l]
             wTw = float((coef * Kc).sum())
             epsilon = params.svr_p if name == "epsilon_svr" else -out["r"]
-            loss = float(np.maximum(0.0, np.abs(z - (Kc - rho)) - epsilon).sum())
+            loss = total(np.maximum(0.0, np.abs(z - (Kc - rho)) - epsilon))
             if name == "nu_svr":
-                loss += params.nu * l * epsilon
+                loss += params.nu * size * epsilon
             primal = 0.5 * wTw + float(params.C) * loss
         else:
             wTw = float((coef * G).sum())
-            primal = 0.5 * wTw + float(np.maximum(0.0, rho - G).sum()) - params.nu * l * rho
+            primal = 0.5 * wTw + total(np.maximum(0.0, rho - G)) - params.nu * size * rho
     return {"primal": primal, "dual": -out["obj"]}
 
 

@@ -3,7 +3,10 @@
 What svm_train does for C_SVC (LIBSVM 3.x, svm.cpp), step by step, with llsvm's pieces:
 - classes: labels in order of first occurrence with the {-1, +1} swap (common.group_classes, LIBSVM's
   svm_group_classes), rows grouped by class in their file order;
-- C of class k: C times its -wi weight (common.class_costs, LIBSVM's weighted_C and its warning);
+- C of class k: C times its -wi weight (common.class_costs, LIBSVM's weighted_C and its warning); with row weights
+  (-W, docs/weights.md) row t's C_t is that times its weight W_t (scikit-learn's weighted LIBSVM), read by the
+  kernel through row_cost, in every pair and -b 1 fold (a fold's rows keep their weights); nu-SVC's box is W_t and
+  its classes' sizes (start, feasibility) sums of weights;
 - for every pair i < j of classes: the binary problem over class i's rows (y = +1) then class j's (y = -1), solved
   by the generic SMO (cext/_smo.pyx: WSS 2, shrinking with -h, LIBSVM's stopping rule and rho) over a kernel
   column cache of -m MB (cext/_kernel.pyx), from alpha = 0; the pairs, -b 1's folds and their lines are run in C,
@@ -199,7 +202,11 @@ class PairsRun:
         self.top = check_kernel_diag(ds, self.sq, self.opts)
         self.nu = params.nu if params.spec.name == "nu_svc" else None
         if self.nu is not None:
-            check_nu_feasible(self.nu, self.pairs.count)
+            W = getattr(ds, "weights", None)
+            # scikit-learn's weighted LIBSVM: each class's size is the sum of its rows' weights
+            check_nu_feasible(self.nu, self.pairs.count if W is None else
+                              np.bincount(np.repeat(np.arange(self.pairs.nr_class), self.pairs.count),
+                                          weights=W[self.pairs.perm], minlength=self.pairs.nr_class))
         self._engine = None
         self._mb = None
 
@@ -308,9 +315,9 @@ def fit(ds, params, reporter, n_features=None, context=None):
 
 
 def check_nu_feasible(nu, count):
-    """LIBSVM's svm_check_parameter for nu-SVC: every pair of classes (counts n1, n2) needs nu (n1 + n2) / 2 <=
-    min(n1, n2)."""
-    count = np.asarray(count, np.int64)
+    """LIBSVM's svm_check_parameter for nu-SVC: every pair of classes (counts n1, n2: rows, or with row weights the
+    sums of the classes' weights, as scikit-learn's weighted LIBSVM) needs nu (n1 + n2) / 2 <= min(n1, n2)."""
+    count = np.asarray(count)
     for a in range(count.size - 1):
         rest = count[a + 1:]
         if (nu * (count[a] + rest) / 2 > np.minimum(count[a], rest)).any():

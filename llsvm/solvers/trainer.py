@@ -311,6 +311,7 @@ def cv_fold(ds, params, folds, fold_seeds, i, s):
     tr, te = folds[i]
     tr = positive_rows(getattr(ds, "weights", None), tr)       # a row of weight 0 trains nothing (docs/weights.md)
     if spec.access == "loaded":
+        tr = positive_rows(getattr(ds, "weights", None), tr)     # a row of weight 0 trains nothing
         model = registry.driver(spec)(ds.take_rows(tr), params.but(seed=fold_seeds[i]), s, n_features=ds.n_features)
         if model.supports_probability and not model.is_regression:
             # LIBSVM's svm_cross_validation with -b 1: the labels of svm_predict_probability (an SVR's

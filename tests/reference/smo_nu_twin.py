@@ -13,6 +13,8 @@ inside one class, where Q_ij = K_ij, and the pair update (smo_twin._pair, y_i = 
 - nu-SVR (solve_nu_svr): 2l variables over the rows twice (t and t + l are row t), a_t with y = +1 and p_t = -z_t,
   a*_t with y = -1 and p = +z_t, box C, Q = y y K; each half sums to C nu l / 2, and starts as a_t = a*_t = min(C,
   what is left of C nu l / 2). The model's coefficients are a_t - a*_t, epsilon = -r.
+- Row weights W (scikit-learn's weighted LIBSVM, issue 46): the box of row t's variables is W_t (nu-SVC) or W_t C
+  (nu-SVR), and l is sum W in the sums the start fills (nu sum W / 2 a class; C nu sum W / 2 a half).
 
 Working pair (Solver_NU::select_working_set): ip = argmax {-G_t : y_t = +1, a_t < C_t}, in = argmax {G_t : y_t = -1,
 a_t > 0} (m_+ = -G_ip, m_- = G_in: the largest -y_t G_t over each class's I_up); j = argmin -b_t^2 / a_t over the
@@ -113,43 +115,53 @@ class SolverNU(Shrinking):
         return (r[1] - r[-1]) / 2
 
 
-def solve_nu(K, y, p, C, alpha0, eps=1e-3, shrinking=True, max_iter=None):
+def solve_nu(K, y, p, C, alpha0, eps=1e-3, shrinking=True, max_iter=None, W=None):
     """Solver_NU on the kernel matrix K of the solver's positions (l x l), labels y (+1/-1), linear term p, box C
-    for all, feasible start alpha0: smo_twin.Shrinking.run's dict (alpha and G by position, rho, r, obj, n_iter,
-    gap, converged, n_shrink, min_active_size, unshrunk, events, pairs)."""
-    return SolverNU(K, y, C, C, eps, p, max_iter, alpha0, shrinking).run()
+    for all (times W_t, the weight of position t's row, when W is given), feasible start alpha0:
+    smo_twin.Shrinking.run's dict (alpha and G by position, rho, r, obj, n_iter, gap, converged, n_shrink,
+    min_active_size, unshrunk, events, pairs)."""
+    return SolverNU(K, y, C, C, eps, p, max_iter, alpha0, shrinking, W=W).run()
 
 
 def nu_start(y, total, C):
-    """The start of LIBSVM's nu solvers: position by position, a_t = min(C, what is left of t's class's total),
-    each class starting from total."""
+    """The start of LIBSVM's nu solvers: position by position, a_t = min(C_t, what is left of t's class's total),
+    each class starting from total (C: one number, or one per position: the weighted rows' boxes)."""
     alpha = np.zeros(len(y))
+    caps = np.broadcast_to(np.asarray(C, dtype=np.float64), (len(y),))
     left = {1: float(total), -1: float(total)}
     for t, s in enumerate(np.asarray(y)):
-        alpha[t] = min(float(C), left[int(s)])
+        alpha[t] = min(float(caps[t]), left[int(s)])
         left[int(s)] -= alpha[t]
     return alpha
 
 
-def svr_problem(z, nu, C):
-    """nu-SVR's 2l variables: (rows, y, p, alpha0); rows[t] is the row of variable t."""
+def _total(W):
+    """sum W, added in order (as the kernel and scikit-learn's LIBSVM add them)."""
+    return float(np.cumsum(np.asarray(W, dtype=np.float64))[-1])
+
+
+def svr_problem(z, nu, C, W=None):
+    """nu-SVR's 2l variables: (rows, y, p, alpha0); rows[t] is the row of variable t. W: the rows' weights."""
     z = np.asarray(z, dtype=np.float64)
     l = z.shape[0]
-    a = nu_start(np.ones(l, np.int64), C * nu * l / 2, C)
+    a = nu_start(np.ones(l, np.int64), C * nu * l / 2, C) if W is None else \
+        nu_start(np.ones(l, np.int64), C * nu * _total(W) / 2, C * np.asarray(W, dtype=np.float64))
     return (np.concatenate([np.arange(l), np.arange(l)]), np.concatenate([np.ones(l, np.int64), -np.ones(l, np.int64)]),
             np.concatenate([-z, z]), np.concatenate([a, a]))
 
 
-def nu_svc(X, labels, nu, eps=1e-3, shrinking=True, **kernel):
+def nu_svc(X, labels, nu, eps=1e-3, shrinking=True, W=None, **kernel):
     """nu-SVC on dense rows as LIBSVM trains a two-class problem (the classes oriented and the rows grouped as
     smo_twin.two_classes says): the solver's dict (alpha, G and pairs by row; rho, r and obj the solver's, before
     scaling) plus labels, y, start (the start by row) and the C-SVC it solves: C = 1/r, sv_coef = a_t y_t / r,
-    model_rho = rho / r, model_obj = obj / r^2, as solve_nu_svc scales them."""
+    model_rho = rho / r, model_obj = obj / r^2, as solve_nu_svc scales them. W: the rows' weights (the box W_t,
+    each class's sum nu sum W / 2), or None."""
     first, other, y, order = two_classes(labels)
     ys = y[order]
-    start = nu_start(ys, nu * ys.shape[0] / 2, 1.0)
+    Wo = None if W is None else np.asarray(W, dtype=np.float64)[order]
+    start = nu_start(ys, nu * ys.shape[0] / 2, 1.0) if Wo is None else nu_start(ys, nu * _total(Wo) / 2, Wo)
     K = kernel_matrix(X, X, **kernel)[np.ix_(order, order)]
-    out = solve_nu(K, ys, np.zeros(ys.shape[0]), 1.0, start, eps, shrinking)
+    out = solve_nu(K, ys, np.zeros(ys.shape[0]), 1.0, start, eps, shrinking, W=Wo)
     by_row(out, order)
     out["start"] = np.empty_like(start)
     out["start"][order] = start
@@ -159,12 +171,12 @@ def nu_svc(X, labels, nu, eps=1e-3, shrinking=True, **kernel):
     return out
 
 
-def nu_svr(X, z, nu, C=1.0, eps=1e-3, shrinking=True, **kernel):
+def nu_svr(X, z, nu, C=1.0, eps=1e-3, shrinking=True, W=None, **kernel):
     """nu-SVR on dense rows in their order: the solver's dict over the 2l variables plus coef (a - a*, the
-    model's coefficients), epsilon (-r) and the problem (rows, y, p, start)."""
-    rows, y, p, start = svr_problem(z, nu, C)
+    model's coefficients), epsilon (-r) and the problem (rows, y, p, start). W: the rows' weights, or None."""
+    rows, y, p, start = svr_problem(z, nu, C, W)
     K = kernel_matrix(X, X, **kernel)[np.ix_(rows, rows)]
-    out = solve_nu(K, y, p, C, start, eps, shrinking)
+    out = solve_nu(K, y, p, C, start, eps, shrinking, W=None if W is None else np.asarray(W, np.float64)[rows])
     l = rows.shape[0] // 2
     out.update(coef=out["alpha"][:l] - out["alpha"][l:], epsilon=-out["r"], rows=rows, y=y, p=p, start=start)
     return out

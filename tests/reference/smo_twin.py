@@ -5,7 +5,7 @@ libsvm-official (tests/test_smo_twin.py).
 Problem (Chang and Lin, "LIBSVM: a library for support vector machines", ACM TIST 2011, section 4.1):
     min_a  f(a) = 1/2 a'Qa + p'a   subject to  y'a = Delta,  0 <= a_i <= C_i,   y_i in {-1, +1},
 Q_ij = y_i y_j K(x_i, x_j). C-SVC: p = -1, a = 0 at the start (feasible: Delta = 0), C_i = C times the weight of
-y_i's class.
+y_i's class, times the weight W_i of row i when rows are weighted (scikit-learn's weighted LIBSVM, issue 46).
 
 Iteration: the gradient G = Qa + p is kept up to date. The working pair is chosen by the second-order rule of Fan,
 Chen and Lin (JMLR 2005, WSS 2):
@@ -71,22 +71,29 @@ def _powi(base, times):
     return ret
 
 
-def solve(K, y, Cp, Cn, eps=1e-3, p=None, max_iter=None, shrinking=False, alpha0=None):
-    """LIBSVM's Solver on the kernel matrix K (l x l) for labels y (+1/-1), C_i = Cp or Cn. Returns a dict with
+def box(y, Cp, Cn, W=None):
+    """C_i of every variable: Cp for y_i = +1, Cn for y_i = -1, times its row's weight W_i (W None: no weights)."""
+    C = np.where(np.asarray(y) > 0, float(Cp), float(Cn))
+    return C if W is None else C * np.asarray(W, dtype=np.float64)
+
+
+def solve(K, y, Cp, Cn, eps=1e-3, p=None, max_iter=None, shrinking=False, alpha0=None, W=None):
+    """LIBSVM's Solver on the kernel matrix K (l x l) for labels y (+1/-1), C_i = Cp or Cn (times W_i, the weight of
+    variable i's row, when W is given). Returns a dict with
     alpha, G, rho, obj (f at the solution), n_iter, and the final violation m(a) - M(a).
 
     shrinking=True: LIBSVM's -h 1 (Shrinking below; alpha0, a feasible start, only there). The dict then also has
     converged, n_shrink (do_shrinking calls), min_active_size, unshrunk, r (0: Solver_NU's only), events and
     pairs (see Shrinking.run)."""
     if shrinking:
-        return Shrinking(K, y, Cp, Cn, eps, p, max_iter, alpha0).run()
+        return Shrinking(K, y, Cp, Cn, eps, p, max_iter, alpha0, W=W).run()
     if alpha0 is not None:
         raise ValueError("alpha0 is only taken with shrinking=True")
     y = np.asarray(y, dtype=np.int64)
     l = y.shape[0]
     Q = (y[:, None] * y[None, :] * K).astype(np.float32)
     QD = np.diag(K).astype(np.float64)            # LIBSVM keeps the diagonal in double
-    C = np.where(y > 0, float(Cp), float(Cn))
+    C = box(y, Cp, Cn, W)
     p = -np.ones(l) if p is None else np.asarray(p, dtype=np.float64)
     alpha = np.zeros(l)
     G = p.copy()
@@ -206,13 +213,13 @@ class Shrinking:
     own select, do_shrinking and rho, as in LIBSVM's class Solver_NU : public Solver.
     """
 
-    def __init__(self, K, y, Cp, Cn, eps, p, max_iter, alpha0, shrinking=True):
+    def __init__(self, K, y, Cp, Cn, eps, p, max_iter, alpha0, shrinking=True, W=None):
         y = np.asarray(y, dtype=np.int64)
         l = self.l = y.shape[0]
         self.Q0 = (y[:, None] * y[None, :] * K).astype(np.float32)     # by row, as the kernel cache computes it
         self.QD = np.diag(K).astype(np.float64)
         self.y = y.copy()
-        self.C = np.where(y > 0, float(Cp), float(Cn))
+        self.C = box(y, Cp, Cn, W)
         self.p = -np.ones(l) if p is None else np.array(p, dtype=np.float64)
         self.p0 = self.p.copy()
         self.alpha = np.zeros(l) if alpha0 is None else np.array(alpha0, dtype=np.float64)
@@ -410,17 +417,17 @@ def _rho(G, alpha, y, C):
     return total / n_free if n_free else 0.5 * (ub + lb)
 
 
-def csvc(X, labels, C=1.0, weights=None, eps=1e-3, shrinking=False, **kernel):
+def csvc(X, labels, C=1.0, weights=None, eps=1e-3, shrinking=False, W=None, **kernel):
     """C-SVC on dense rows as LIBSVM trains a two-class problem: the first label seen is +1 (for labels {-1, +1}:
     +1), and the solver sees the rows grouped by class, the +1 rows first, each class in its order (LIBSVM's
     svm_group_classes; the order matters with shrinking, where the rebuilt gradient sums by position). Returns the
     solver's dict (alpha and G by row) plus the labels (in LIBSVM's order) and the decision function's
-    sv_coef = y_i a_i over all rows."""
+    sv_coef = y_i a_i over all rows. W: the rows' weights (C_i = W_i C_{y_i}), or None."""
     first, other, y, order = two_classes(labels)
     weights = dict(weights or {})
     K = kernel_matrix(X, X, **kernel)[np.ix_(order, order)]
     out = solve(K, y[order], C * weights.get(first, 1.0), C * weights.get(other, 1.0), eps=eps,
-                shrinking=shrinking)
+                shrinking=shrinking, W=None if W is None else np.asarray(W, dtype=np.float64)[order])
     by_row(out, order)
     out["labels"] = [first, other]
     out["y"] = y
