@@ -218,7 +218,7 @@ def test_online_one_task_per_class_pair_is_the_single_process_model(client, five
                          ids=lambda a: " ".join(a))
 def test_cli_cross_validation_on_the_cluster(client, two, five, args, tmp_path):
     """-v on the cluster, one task per fold: stdout byte for byte (every fold's lines, then the summary)."""
-    data = five if args[1] in ("3", "smo", "olsvm") else two
+    data = five if args[1] in ("3", "olsvm") or args == ["-s", "smo"] else two     # -b 1: two classes (its folds' folds)
     j = tmp_path / "v.json"
     p = _cli(*_on(client), *args, "-v", "4", "--json", j, data)
     q = _cli(*args, "-v", "4", data)
