@@ -203,6 +203,32 @@ def read_weights(path, n_rows):
     lines = data.split(b"\n")
     if lines and lines[-1] == b"":
         lines.pop()                      # the file's last newline ends the last line
+    w = None if b"_" in data else _weights_at_once(lines, n_rows)
+    if w is None:                        # a line NumPy did not take: each line read alone, the bad one named
+        w = _weights_by_line(name, path, lines, n_rows)
+    if n_rows is not None and len(lines) < n_rows:
+        raise weights_count(path, len(lines), n_rows)
+    if (n_rows or n_rows is None and w.size) and not (w > 0).any():
+        raise DataFormatError(name, 0, 0, "every weight is zero: no row to train on")
+    return w
+
+
+def _weights_at_once(lines, n_rows):
+    """-W's lines parsed by NumPy in one call (no Python per row; blanks around a number allowed, as float() allows
+    them), or None when a line is not a finite number >= 0 or there are more lines than rows: _weights_by_line
+    then finds the line and names it."""
+    if n_rows is not None and len(lines) > n_rows:
+        return None
+    try:
+        w = np.array(lines, dtype=np.bytes_).astype(np.float64) if lines else np.empty(0, np.float64)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return w if np.all(np.isfinite(w) & (w >= 0)) else None
+
+
+def _weights_by_line(name, path, lines, n_rows):
+    """-W's lines read one by one: the first line that is not a finite number >= 0, or is beyond the last row, is
+    refused at its line and column."""
     w = np.empty(len(lines) if n_rows is None else min(len(lines), n_rows), np.float64)
     for k, raw in enumerate(lines):
         if n_rows is not None and k >= n_rows:
@@ -219,10 +245,6 @@ def read_weights(path, n_rows):
         if not math.isfinite(value) or value < 0:
             raise DataFormatError(name, k + 1, col, f"weight {quote(text)} must be a finite number >= 0")
         w[k] = value
-    if n_rows is not None and len(lines) < n_rows:
-        raise weights_count(path, len(lines), n_rows)
-    if n_rows and not (w > 0).any():
-        raise DataFormatError(name, 0, 0, "every weight is zero: no row to train on")
     return w
 
 

@@ -222,6 +222,30 @@ def test_weight_file_errors_name_file_and_line(small, tmp_path, text, where):
     assert not (tmp_path / "m").exists()
 
 
+@pytest.mark.parametrize("solver", ["2", "llsvm", "streamsvm", "bm"])
+def test_all_zero_weights_are_refused_whether_or_not_the_rows_are_counted_first(small, tmp_path, solver):
+    """Every weight 0: no row to train on, refused before a model is written, by the solvers that load the rows
+    (their count known) and by those that stream the text (the count not known when the weights are read)."""
+    (tmp_path / "w").write_text("0\n" * 12)
+    res = _train(["-q", "-s", solver, "-W", tmp_path / "w", small, tmp_path / "m"])
+    assert_exit(res, 1)
+    assert "every weight is zero: no row to train on" in res.stdout + res.stderr
+    assert not (tmp_path / "m").exists()
+
+
+@pytest.mark.parametrize("text", ["1\n2.5\n 3 \n0\n1e-3\r\n+4\n.5\n5.\n-0\n", "1\n2\n", "7"])
+def test_weight_file_read_at_once_is_read_line_by_line(tmp_path, text):
+    """-W's file parsed by NumPy in one call gives the weights of the line-by-line reading (which names a bad line)."""
+    from llsvm.io import _weights_at_once, _weights_by_line, read_weights
+    (tmp_path / "w").write_bytes(text.encode())
+    lines = text.encode().split(b"\n")
+    lines = lines[:-1] if lines[-1] == b"" else lines
+    fast = _weights_at_once(lines, None)
+    assert fast is not None
+    assert np.array_equal(fast, _weights_by_line("w", tmp_path / "w", lines, None))
+    assert np.array_equal(read_weights(tmp_path / "w", len(lines)), fast)
+
+
 def test_weight_file_missing_and_refused(small, tmp_path):
     res = _train(["-q", "-s", "2", "-W", tmp_path / "absent", small, tmp_path / "m"])
     assert_exit(res, 1)
