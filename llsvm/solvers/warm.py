@@ -97,7 +97,7 @@ def model_starts(model, params, labels, n_features):
         gone = sorted(set(have) - set(run))
         what = "; ".join(x for x in (f"the data's {_list(new)} not in the model" if new else "",
                                      f"the model's {_list(gone)} not in the data" if gone else "") if x)
-        raise ParameterError(f"{where}: the model's classes {_list(have, 'class')} are not the data's "
+        raise ParameterError(f"{where}: the model's {_list(have, 'class')} are not the data's "
                              f"{_list(run, 'class')} ({what}): a warm start needs the same classes")
     if len(run) == 2:                       # one w, for the first label as +1
         sign = 1.0 if run[0] == have[0] else -1.0
