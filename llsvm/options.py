@@ -96,6 +96,7 @@ def solvers_text(names):
 # -- the solvers, by the families the rows name (in the registry's order, llsvm/params.py; a test checks it) -------
 LIBLINEAR = ("0", "1", "2", "3", "4", "5", "6", "7", "11", "12", "13", "21")
 OUT_OF_CORE = ("llsvm", "streamsvm", "bm")
+WARM_START = ("0", "1", "2", "3", "11", "bm")      # -i: the solvers that start from a model's w (solvers/warm.py)
 ONLINE = ("olsvm", "olsvm-rhl", "norma", "pegaz", "pegasos")
 LIBSVM_TYPES = ("smo", "nu_svc", "epsilon_svr", "nu_svr", "one_class")
 KERNEL = LIBSVM_TYPES + ("h1tree",) + ONLINE
@@ -348,6 +349,13 @@ OPTIONS = (
            metavar="weight_file", solvers=("0", "1", "2", "3", "4", "5", "6", "7", "11", "12", "13", "21", "llsvm",
                                            "streamsvm", "bm", "smo", "nu_svc", "epsilon_svr", "nu_svr", "one_class"),
            refusal="row weights (-W) are available for {solvers} (docs/weights.md)"),
+    Option("-i", "initial_model", "command",
+           "Start from a linear model's w (LIBLINEAR's incremental extension, init_sol; e.g. yesterday's model for "
+           "today's rows): a model of the same problem, bias and classes; its w is padded with zeros to new "
+           "features; the dual solvers start from the dual point of w; the model reached is the optimum from zero's "
+           "within -e ({solvers}).", metavar="initial_model", solvers=WARM_START,
+           refusal="a warm start (-i) is available for {solvers}",
+           conflicts=(("-v", "-C", "--dask"), "cannot be given with -i: -i starts the one model a run trains")),
     Option("-v", "nr_fold", "command", "n-fold cross validation mode.", kind=int, metavar="n"),
     Option("-C", "find_C", "command", "Find the parameter C by cross validation ({solvers}).", kind=bool,
            solvers=("0", "1", "2", "3", "11"), refusal="Warm-start parameter search only available for {solvers}"),

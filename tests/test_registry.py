@@ -37,6 +37,7 @@ OPTION_ARGS = {
     "-n": ["-n", "0.3"],
     "-C": ["-C"],
     "-W": ["-W", "WEIGHTS"],          # a file of one weight a line for the set's rows (issue 46)
+    "-i": ["-i", "MODEL"],            # a model of the solver on the set's rows (issue 47: warm start)
     "--memory": ["--memory", "64M"],
     "--tmp-dir": ["--tmp-dir", "TMP"],
     "--inner-iter": ["--inner-iter", "2"],
@@ -80,7 +81,8 @@ OPTION_ARGS = {
 REFUSAL = {"-R": ("ERROR: -R option supported only for solver ",
                   "ERROR: prob->bias >=0, but this is ignored in ONECLASS_SVM"),      # -R needs -B 1: -s 21's check
            "-C": ("ERROR: Warm-start parameter search only available for -s 0, -s 1, -s 2, -s 3 and -s 11\n",),
-           "-W": ("ERROR: row weights (-W) are available for -s 0, ",)}
+           "-W": ("ERROR: row weights (-W) are available for -s 0, ",),
+           "-i": ("ERROR: a warm start (-i) is available for -s 0, ",)}
 
 
 def _rows(seed, l, n, n_classes):
@@ -203,7 +205,11 @@ def test_iteration_limit_warning_on_stdout(spec, sets, tmp_path):
 def test_options_refused_or_accepted(spec, flag, sets, tmp_path):
     text, _ = sets["two"]
     (tmp_path / "weights").write_text("".join(f"{1 + k % 3}\n" for k in range(len(text.read_text().splitlines()))))
-    args = [{"TMP": str(tmp_path), "WEIGHTS": str(tmp_path / "weights")}.get(a, a) for a in OPTION_ARGS[flag]]
+    model = tmp_path / "initial.model"
+    if flag == "-i":        # a model of the solver's problem: its own when it takes -i (-s 3's for the others)
+        assert_exit(train(*base_args(spec if flag in spec.accepts else SPECS[3]), "-q", text, model), 0)
+    args = [{"TMP": str(tmp_path), "WEIGHTS": str(tmp_path / "weights"), "MODEL": str(model)}.get(a, a)
+            for a in OPTION_ARGS[flag]]
     r = train(*base_args(spec), "-q", *args, text, tmp_path / "o.model")
     if flag in spec.accepts:
         assert_exit(r, 0)

@@ -95,6 +95,7 @@ class Request:
     grid: str
     json_file: str
     weight_file: str       # -W: the rows' weights (docs/weights.md), None: none
+    initial_model: str     # -i: the model whose w starts the run (llsvm/solvers/warm.py), None: from zero
     dask: str
     workers: int
     local_epochs: int
@@ -169,7 +170,8 @@ def read_request(values, reporter_warning):
     _check_dask(values, params)
     check_weight_file(values["weight_file"])
     return Request(params=params, nr_fold=nr_fold, find_C=find_C, grid=values["grid"],
-                   json_file=values["json_file"], weight_file=values["weight_file"], dask=values["dask"], workers=values["workers"],
+                   json_file=values["json_file"], weight_file=values["weight_file"],
+                   initial_model=values["initial_model"], dask=values["dask"], workers=values["workers"],
                    local_epochs=values["local_epochs"],
                    quiet=bool(values["quiet"]), progress=values["progress"],
                    zero_based=bool(values["zero_based"]) or params.precomputed, given=given)
@@ -226,6 +228,20 @@ def with_weight_file(ds, path):
     from ..io import weights_for
     with os_errors(f"can't open weight file {path}"):
         return ds.with_weights(weights_for(path, ds, ds.n_rows))
+
+
+def initial_model(req):
+    """-i's model (None without -i), read strictly (llsvm.models.load_model: errors name the file and line) and
+    checked against the solver and -B before any row is read (warm.model_starts checks the classes and features
+    against the rows)."""
+    if req.initial_model is None:
+        return None
+    from ..models import load_model
+    from ..solvers.warm import check_run
+    model = load_model(req.initial_model)
+    model.meta = {**(getattr(model, "meta", None) or {}), "initial_model": req.initial_model}
+    check_run(model, req.params)
+    return model
 
 
 def find_C_command(find, data, req, reporter):

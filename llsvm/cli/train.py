@@ -19,7 +19,7 @@ from ..params import specs
 from ..report import Reporter, write_standard
 from .common import (arm_kernel_stop, check_input, check_writable, handle_errors, os_errors, peak_rss_mb,
                      refuse_same_file, write_json)
-from .declare import find_C_command, overflow_hint, read_request, table_options, with_weight_file
+from .declare import find_C_command, initial_model, overflow_hint, read_request, table_options, with_weight_file
 from .jobs import batch_help
 
 # NumPy's floating-point RuntimeWarnings (np.errstate's over, invalid, divide and under)
@@ -117,7 +117,7 @@ def _run(req, grid, training_set_file, model_file, reporter):
     params, spec = req.params, req.spec
     opening = os_errors(f"can't open input file {training_set_file}", types=(IsADirectoryError,))
     t0 = time.perf_counter()
-    found = None
+    found, warm = None, initial_model(req)      # -i's model: read and checked before the rows
     if req.dask is not None:        # on a cluster: the data stay on the storage the workers read
         from .cluster import train_command
         found = train_command(training_set_file, req, grid, reporter)
@@ -129,7 +129,7 @@ def _run(req, grid, training_set_file, model_file, reporter):
         desc, unit = spec.progress
         with reporter.bar(desc=desc, unit=unit) as bar, opening:
             model = trainer.make_driver(params, reporter, zero_based=req.zero_based, progress=bar).fit(
-                training_set_file, weight_file=req.weight_file)
+                training_set_file, weight_file=req.weight_file, warm=warm)
         _finish(model, model_file, req.json_file, None, 0.0, time.perf_counter() - t0, params)
         return
     if found is None:
@@ -157,7 +157,7 @@ def _run(req, grid, training_set_file, model_file, reporter):
         write_standard("stdout", text)
         summary = {"nr_fold": req.nr_fold, **summary, **getattr(found, "meta", {})}
     else:
-        model = trainer.train(ds, reporter=reporter, params=params)
+        model = trainer.train(ds, reporter=reporter, params=params, warm=warm)
         _finish(model, model_file, req.json_file, ds, load_s, time.perf_counter() - t1, params)
         return
     if req.json_file:

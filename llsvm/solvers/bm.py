@@ -149,6 +149,8 @@ class BlockMinimizationSolver(StreamedSolver):
             p.n_iter = 0
             p.converged = False
             p.cert = None
+        if self.warm is not None:
+            self._warm_start(src, limit, problems, labels, classes, n_feat)
         active = list(problems)
         for it in range(self.max_iter):
             if not active:
@@ -188,21 +190,49 @@ class BlockMinimizationSolver(StreamedSolver):
             self._report(p)
         return problems, labels
 
-    def _visit(self, unit, block, it, active, classes, n_feat, t0):
-        """One block of one outer iteration, for every active problem: the block's certificate at the current
-        (alpha, w) (KL.dcd_violation); a block already within eps is skipped (w unchanged), the others get dual
-        coordinate descent to --inner-eps."""
+    def _block(self, unit, classes, n_feat):
+        """A loaded block as the problems use it: (the block, hashed with --hash-bits; its rows' class indices; its
+        first row; its row view; the rows the problems have and their positions, or EMPTY_ROWS and None for all).
+        The rows the problems have are those of positive weight (a row of weight 0 has C_i = 0 and no effect: its
+        alpha stays 0, and the kernels, which never see one in memory (trainer.weighted_rows), are not given it)."""
         if self._hash is not None:
             unit = self._hash(unit)
         cls, _ = classes.add(unit.y)
-        r0 = int(unit.first_row)
-        view = unit.row_view(self.bias, n_feat)
-        # the rows the problem has: those of positive weight (a row of weight 0 has C_i = 0 and no effect: its
-        # alpha stays 0, and the kernels, which never see one in memory (trainer.weighted_rows), are not given it)
         rows, keep = EMPTY_ROWS, None
         if unit.weights is not None and not (unit.weights > 0).all():
             keep = np.flatnonzero(unit.weights > 0)
             rows = keep.astype(np.int64)
+        return unit, cls, int(unit.first_row), unit.row_view(self.bias, n_feat), rows, keep
+
+    def _warm_start(self, src, limit, problems, labels, classes, n_feat):
+        """-i (fit(warm=model)): one pass over the blocks sets every problem's alpha to the dual point of the
+        model's w (warm.primal_to_dual, the hinge's) and its w to w(alpha), the start of the outer iterations."""
+        from .warm import model_starts, primal_to_dual
+        starts = model_starts(self.warm, self.params, labels, n_feat)
+        w_alpha = np.empty_like(problems[0].w) if problems else None
+        for unit in self._units(src, limit):
+            unit, cls, r0, view, rows, keep = self._block(unit, classes, n_feat)
+            for p in problems:
+                ys = p.signs(cls)
+                C = np.where(ys > 0, p.Cp, p.Cn)
+                if unit.weights is not None:
+                    C = C * unit.weights
+                if keep is not None:
+                    ys, C = ys[keep], C[keep]
+                alpha = primal_to_dual((view, rows), ys, C, starts[p.k if len(starts) > 1 else 0]["w"], True)
+                KL.dcd_init_w(view, rows, ys, alpha, w_alpha)
+                p.w += w_alpha
+                if keep is None:
+                    p.alpha[r0:r0 + unit.n_rows] = alpha
+                else:
+                    p.alpha[r0 + keep] = alpha
+            del unit
+
+    def _visit(self, unit, block, it, active, classes, n_feat, t0):
+        """One block of one outer iteration, for every active problem: the block's certificate at the current
+        (alpha, w) (KL.dcd_violation); a block already within eps is skipped (w unchanged), the others get dual
+        coordinate descent to --inner-eps."""
+        unit, cls, r0, view, rows, keep = self._block(unit, classes, n_feat)
         n = unit.n_rows if keep is None else keep.size
         xnorm = None
         for p in active:

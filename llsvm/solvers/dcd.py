@@ -45,9 +45,8 @@ def train_one(sub, params, seed, reporter, warm=None):
     max_iter = params.max_iter or params.spec.default_max_iter
     threads = problem_threads(sub, params.threads, sparse=True)          # PASSCoDe's (1 unless common.PASSCODE)
     scout = threads == 1 and problem_threads(sub, params.threads) > 1      # --threads 2 and up, a long pass
-    res = solve_dcd(sub, l1, params.eps, max_iter, rng_seed=seed,
-                    alpha0=None if warm is None else warm.get("alpha"), reporter=reporter,
-                    threads=threads, stall_check=certify_opt, scout=scout)
+    res = solve_dcd(sub, l1, params.eps, max_iter, rng_seed=seed, alpha0=_warm_alpha(sub, warm, l1),
+                    reporter=reporter, threads=threads, stall_check=certify_opt, scout=scout)
     if "dual_stalled" in res.extra:
         if reporter is not None:
             reporter.info(f"\nWARNING: the dual stalls: its duality gap is {res.extra['dual_stalled']:.1%} of the "
@@ -66,6 +65,17 @@ def train_one(sub, params, seed, reporter, warm=None):
     if certify_opt and not res.gap <= REL_GAP * abs(res.primal):     # not certified yet: go on
         res = _primal_after_limit(sub, res, reporter)
     return res
+
+
+def _warm_alpha(sub, warm, l1):
+    """The dual start of a warm start: its alpha, or the dual point of its w (warm.primal_to_dual: a model file
+    holds w only); None from zero."""
+    if warm is None:
+        return None
+    if warm.get("alpha") is None and warm.get("w") is not None:
+        from .warm import primal_to_dual
+        return primal_to_dual(sub.args, sub.y, sub.C(), warm["w"], l1)
+    return warm.get("alpha")
 
 
 def _primal_after_limit(sub, dual, reporter):

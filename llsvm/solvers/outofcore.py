@@ -313,9 +313,16 @@ class OutOfCoreSolver:
         memory.check_weights(n_features, count, budget=self.opt.memory,
                              cause=f"--hash-bits {bits}" if bits else None)
 
-    def fit(self, data, weight_file=None):
+    warm = None                     # fit(warm=): the linear model whose w starts the run (the solvers of -i)
+
+    def fit(self, data, weight_file=None, warm=None):
         """Train on a path ('-' for stdin), a BinaryDataset or a CSRDataset. Returns a Model. `weight_file`: -W's
-        file of the rows' weights (docs/weights.md; Input)."""
+        file of the rows' weights (docs/weights.md; Input). `warm`: a linear model whose w starts the run (-i,
+        llsvm/solvers/warm.py), for a solver that takes one (the -i row's)."""
+        if warm is not None and not self.params.spec.accepts_option("-i"):
+            from ..params import accepting
+            raise ParameterError(f"-s {self.params.spec.name} has no warm start (only {accepting('-i')})")
+        self.warm = warm
         t0 = time.perf_counter()
         base = self.opt.tmp_dir or tempfile.gettempdir()
         if not os.path.isdir(base):

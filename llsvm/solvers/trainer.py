@@ -223,16 +223,22 @@ def warn_unconverged(silent, results, stacklevel=3):
         warnings.warn(ConvergenceWarning("reaching max number of iterations"), stacklevel=stacklevel)
 
 
-def _warm_starts(warm, params, labels):
-    """The warm starts of train(warm=model): each binary problem from the model's w and its alpha scaled by the
-    ratio of the C values (as find_parameter_C's), for the solvers that warm-start (LIBLINEAR's -C solvers)."""
+def _warm_starts(warm, params, labels, ds):
+    """The warm starts of train(warm=model), one per problem. A model train() made in this process with the same
+    solver, bias and classes on as many rows (a C path, the estimators' warm_start on the same X): every problem
+    from its w and its alpha scaled by the ratio of the C values (as find_parameter_C's). Any other linear model (a
+    model file, other rows): from its w (warm.model_starts, which refuses a model whose type, bias or classes do
+    not fit; the dual solvers derive their alpha from w)."""
     results = warm.meta.get("results") if hasattr(warm, "meta") else None
     old = warm.meta.get("params") if results else None
-    if not results or old is None or old.spec.name != params.spec.name or any(r.w is None for r in results):
-        raise ParameterError("a warm start needs a model that train() made with the same solver, in this process")
-    same = (None if labels is None else list(labels)) == (None if warm.label is None else list(warm.label))
-    if not same or len(results) != (labels.size if labels is not None and labels.size > 2 else 1):
-        raise ParameterError("a warm start needs a model of the same classes")
+    same = (old is not None and old.spec.name == params.spec.name and old.bias == params.bias
+            and all(r.w is not None and r.w.shape[0] == ds.n_features + (params.bias >= 0) for r in results)
+            and (None if labels is None else list(labels)) == (None if warm.label is None else list(warm.label))
+            and len(results) == (labels.size if labels is not None and labels.size > 2 else 1)
+            and all(r.alpha is None or r.alpha.shape[0] == ds.n_rows for r in results))
+    if not same:
+        from .warm import model_starts
+        return model_starts(warm, params, labels, ds.n_features)
     ratio = float(params.C) / float(old.C)
     return [{"w": r.w, "alpha": None if r.alpha is None else r.alpha * ratio} for r in results]
 
@@ -245,19 +251,20 @@ def train(data, y=None, *, params=None, reporter=None, say=None, warn=None, warm
     [(label, weight)], regularize_bias, max_iter, seed, threads, options: the solver's own options, e.g.
     LLSVMOptions(memory=64 << 20)), or `params`. `say` receives LIBLINEAR's output text and `warn` its
     warnings (default: neither), or give a `reporter`. A streaming solver (-s llsvm, streamsvm, bm) streams a
-    path, never loading it whole. `warm`: a model train() made on the same rows and classes with the same solver
-    (one of -C's: 0, 1, 2, 3, 11), whose w and alpha (scaled by the ratio of the C values) start every problem,
-    as LIBLINEAR's find_parameter_C warm-starts.
+    path, never loading it whole. `warm`: a linear model that starts every problem (the solvers of -i: 0, 1, 2, 3,
+    11, bm): one train() made on the same rows and classes with the same solver starts from its w and alpha
+    (scaled by the ratio of the C values), as LIBLINEAR's find_parameter_C warm-starts; any other (a model file,
+    other rows: `llsvm-train -i`) from its w (llsvm/solvers/warm.py: what fits, what is refused).
     """
     params = checked_params(params, kw)
     rep = as_reporter(reporter, say, warn)
-    if warm is not None and not params.spec.find_C:
-        raise ParameterError(f"-s {params.spec.name} has no warm start (only {accepting('-C')})")
+    if warm is not None and not params.spec.accepts_option("-i"):
+        raise ParameterError(f"-s {params.spec.name} has no warm start (only {accepting('-i')})")
     if params.spec.streams:
         if not isinstance(data, (str, os.PathLike)) and not hasattr(data, "iter_blocks"):
             data = as_dataset(data, y)
         check_weighted(data, params)
-        model = make_driver(params, rep).fit(data)
+        model = make_driver(params, rep).fit(data, warm=warm)
         warn_unconverged(reporter is None and say is None, model.meta["results"], 4)
         return model
     ds = as_dataset(data, y, params)
@@ -271,9 +278,7 @@ def train(data, y=None, *, params=None, reporter=None, say=None, warn=None, warm
         return model
     warn_ignored(params, rep)
     labels, cls = labels_of(ds.y, params)
-    warms = None if warm is None else _warm_starts(warm, params, labels)
-    if warms is not None and any(w["alpha"] is not None and w["alpha"].shape[0] != ds.n_rows for w in warms):
-        raise ParameterError("a warm start needs a model of the same rows (its alpha has one value per row)")
+    warms = None if warm is None else _warm_starts(warm, params, labels, ds)
     W, results = _fit(ds, cls, labels, None, params, Seeds(params.seed), rep, warms=warms)
     warn_unconverged(reporter is None and say is None, results, 4)
     return linear_model(params, labels, ds.n_features, W, results)
