@@ -119,6 +119,8 @@ def test_predict_two_classes_against_sklearn(shared_plain, tmp_path, run):
     for title, name in (("F-score", "fscore"), ("AUC", "auc"), ("BAC", "bac")):
         assert f"{title} = {got[name]:g}\n" in out
     assert out.index("Accuracy = ") < out.index("Precision = ") < out.index("AUC = ") < out.index("BAC = ")
+    assert set(got) == {"n_rows", "predict_seconds", "accuracy", "correct", "precision", "recall", "fscore", "auc",
+                        "bac", "confusion_matrix", "positive_label", "tp", "fp", "fn", "tn"}    # docs/formats.md 4.2
     assert got["positive_label"] == 1 and (got["tp"], got["fp"], got["fn"]) == (tp, fp, fn)
     assert got["confusion_matrix"] == {"labels": [1.0, -1.0],
                                        "counts": skm.confusion_matrix(y, pred, labels=[1, -1]).tolist()}
@@ -208,6 +210,9 @@ def test_cv_measures_over_the_whole_sets_fold_predictions(shared_plain, tmp_path
     assert got["cv_recall"] == pytest.approx(skm.recall_score(y, target), rel=REL)
     assert got["cv_fscore"] == pytest.approx(skm.f1_score(y, target), rel=REL)
     assert got["cv_bac"] == pytest.approx(skm.balanced_accuracy_score(y, target), rel=REL)
+    assert {k for k in got if k.startswith("cv_")} == {"cv_accuracy", "cv_auc", "cv_precision", "cv_recall",
+                                                       "cv_fscore", "cv_bac"}
+    assert got["measure"] == "auc" and got["positive_label"] == 1
     assert f"Cross Validation AUC = {got['cv_auc']:g}\n" in out
     assert f"Cross Validation Precision = {100 * got['cv_precision']:g}%" in out
 
