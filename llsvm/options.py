@@ -104,6 +104,31 @@ ONED = ("local1d", "project1d")
 HARD_CLASS = ("greedy", "alternate", "larger")
 
 
+# -- --measure: LIBSVM's eval tool's names (llsvm/measures.py computes them) ---------------------------------------
+MEASURES_CLASSIFICATION = ("accuracy", "precision", "recall", "fscore", "auc", "bac")
+MEASURES_REGRESSION = ("mse", "scc", "mae")
+MEASURES = MEASURES_CLASSIFICATION + MEASURES_REGRESSION
+MEASURE_HELP = ("Also report these measures (LIBSVM's eval tool): {classes} for classification (two classes: of the "
+                "positive class, +1 of +1/-1, else the model's first label; auc from the decision values; more "
+                "classes: per-class precision, recall and F-score, macro and micro averages, the confusion matrix), "
+                "{regression} for regression.").format(classes=", ".join(MEASURES_CLASSIFICATION),
+                                                       regression=", ".join(MEASURES_REGRESSION))
+PLOT_HELP = ("Write a plot (PNG; matplotlib: pip install 'llsvm[plot]'): ROC and precision-recall curves for two "
+             "classes, the confusion matrix for more, predicted against true values for regression.")
+
+
+def parse_measures(text):
+    """The names of `--measure NAME[,NAME...]`, in order, each once; ParameterError names a wrong one."""
+    names = []
+    for part in str(text).split(","):
+        name = part.strip().lower()
+        if name not in MEASURES:
+            raise ParameterError(f"--measure {part.strip()!r}: not one of {', '.join(MEASURES)}")
+        if name not in names:
+            names.append(name)
+    return tuple(names)
+
+
 @dataclass(frozen=True)
 class Option:
     """One option. `help` may use {default}, {solvers} (who takes it; {solvers:FLAG}: who takes FLAG) and
@@ -472,6 +497,13 @@ OPTIONS = (
            "Iteration limit: outer iterations (passes of -s streamsvm, Newton iterations of -s 2). Default: "
            "{per_solver}.", kind=Count(1, INT_MAX), per_solver="default_max_iter"),
     Option("--json", "json_file", "command", "Write training metrics as JSON.", metavar="FILE"),
+    Option("--measure", "measure", "command",
+           "With -v, -C or --grid: the cross-validation reports these measures over the whole set's fold "
+           "predictions (LIBSVM's eval tool's cv), and -C and --grid select C (and gamma) by the first: the largest "
+           "(for mse and mae the smallest). Names: " + ", ".join(MEASURES) + " (see llsvm-predict --measure).",
+           metavar="NAME[,NAME...]", parse=parse_measures),
+    Option("--plot", "plot_file", "command", "With -v: " + PLOT_HELP[0].lower() + PLOT_HELP[1:],
+           metavar="FILE.png"),
     Option("--dask", "dask", "command",
            "Train on a Dask cluster: 'local' (a LocalCluster of --workers processes on this machine) or the "
            "scheduler's address (tcp://HOST:PORT). The input must be an llsvm binary file every worker can read "

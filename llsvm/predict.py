@@ -5,6 +5,7 @@ import time
 import numpy as np
 
 from .dataset import RowError
+from .measures import RegressionSums, binary_scores, model_labels
 from .io import open_dataset, row_error_at_line
 from .sources import display_name
 
@@ -38,40 +39,6 @@ def printf_f(x):
     return _printf("%f", x)
 
 
-class RegressionSums:
-    """LIBLINEAR's predict's (and svm-predict's) regression sums over predictions v and targets y, in their order
-    and arithmetic: row after row, `error += (v-y)*(v-y); sump += v; sumt += y; sumpp += v*v; sumtt += y*y;
-    sumpt += v*y` in doubles (a sequential sum, np.add.accumulate, not numpy's pairwise one), so that the figures
-    are theirs to the bit, inf and NaN (and the NaN's sign, which printf shows) included, without a warning."""
-
-    def __init__(self):
-        self.n = 0
-        self.sums = np.zeros(6)         # error, sump, sumt, sumpp, sumtt, sumpt
-
-    def add(self, v, y):
-        v = np.asarray(v, np.float64).reshape(-1)
-        y = np.asarray(y, np.float64).reshape(-1)
-        if not v.size:
-            return
-        with np.errstate(all="ignore"):
-            d = v - y
-            terms = (d * d, v, y, v * v, y * y, v * y)
-            for i, t in enumerate(terms):
-                self.sums[i] = np.add.accumulate(np.concatenate((self.sums[i:i + 1], t)))[-1]
-        self.n += v.size
-
-    def scores(self):
-        """(mean squared error, squared correlation coefficient), as predict prints them: error/total and
-        ((n*sumpt - sump*sumt)^2) / ((n*sumpp - sump*sump) * (n*sumtt - sumt*sumt)), NaN or inf where a
-        division is by zero, as in C."""
-        error, sump, sumt, sumpp, sumtt, sumpt = self.sums
-        n = np.float64(self.n)
-        with np.errstate(all="ignore"):
-            a = n * sumpt - sump * sumt
-            scc = (a * a) / ((n * sumpp - sump * sump) * (n * sumtt - sumt * sumt))
-            return float(error / n), float(scc)
-
-
 def regression_scores(v, y):
     """(mean squared error, squared correlation coefficient) of predictions v for targets y, LIBLINEAR's
     (RegressionSums)."""
@@ -80,14 +47,24 @@ def regression_scores(v, y):
     return sums.scores()
 
 
-def predict_file(model, test_path, out, *, dec_out=None, probability=False, zero_based=False, progress=None):
+def _scores(model, dec, evaluation):
+    """A block's decision values oriented to the evaluation's positive class, when it keeps them (AUC, curves)."""
+    if not evaluation.keep or evaluation.positive is None:
+        return None
+    return binary_scores(model_labels(model), dec, evaluation.positive)
+
+
+def predict_file(model, test_path, out, *, dec_out=None, probability=False, zero_based=False, progress=None,
+                 evaluation=None):
     """Predict every row of a text or binary test file with any model (the BaseModel interface), LIBLINEAR's
     predict style.
 
     Writes one label per row to the text stream `out` (`%.17g`; with `probability`, the model's header line
     (LIBLINEAR's and svm-predict's `labels ...`, svm-predict's `label normal outlier` for one-class) and
     `label p1 p2 ...` lines in `%g`), the decision values to `dec_out` when given, and returns the metrics:
-    n_rows, correct, accuracy (%), mean_squared_error, squared_correlation, predict_seconds.
+    n_rows, correct, accuracy (%), mean_squared_error, squared_correlation, predict_seconds. `evaluation` (an
+    llsvm.measures.Evaluation of the model's labels) receives every block's labels and predictions, and with its
+    `keep` the two-class decision values (oriented to its positive class).
     """
     t0 = time.perf_counter()
     correct = total = 0
@@ -119,6 +96,8 @@ def predict_file(model, test_path, out, *, dec_out=None, probability=False, zero
             total += block.n_rows
             correct += int(np.count_nonzero(pred == y))
             sums.add(pred, y)
+            if evaluation is not None:
+                evaluation.add(y, pred, _scores(model, dec, evaluation))
             if progress is not None:
                 progress.update(block.n_rows)
     finally:

@@ -31,7 +31,7 @@ LAYERS = (
     ("cluster tasks", ("llsvm.dask.tasks",)),
     ("training", ("llsvm.solvers.registry", "llsvm.solvers.trainer", "llsvm.solvers.grid")),
     ("drivers", ("llsvm.solvers.*",)),
-    ("data and models", ("llsvm.predict", "llsvm.io", "llsvm.models.*", "llsvm.binfmt", "llsvm.textio",
+    ("data and models", ("llsvm.predict", "llsvm.plots", "llsvm.measures", "llsvm.io", "llsvm.models.*", "llsvm.binfmt", "llsvm.textio",
                          "llsvm.dataset", "llsvm.sources", "llsvm.hashing")),
     ("parameters", ("llsvm.params", "llsvm.options")),
     ("base", ("llsvm.memory", "llsvm.errors", "llsvm.fileutil", "llsvm.report", "llsvm.lazy", "llsvm.stop",

@@ -249,6 +249,35 @@ def check_writable(path, what):
         raise LLSVMError(f"can't write {what} {path}: no such directory or not writable")
 
 
+def measure_names(ctx, param, value):
+    """Click's callback of --measure: the names (options.parse_measures), a usage error naming a wrong one."""
+    if value is None:
+        return None
+    from ..errors import ParameterError
+    from ..options import parse_measures
+    try:
+        return parse_measures(value)
+    except ParameterError as exc:
+        raise click.BadParameter(str(exc).removeprefix("--measure "), param_hint="'--measure'") from None
+
+
+def check_plot(path):
+    """--plot's file, refused before any work: a directory that cannot take it, or no matplotlib (the `plot`
+    extra)."""
+    if path is None:
+        return
+    check_writable(path, "plot file")
+    from ..plots import require_matplotlib
+    require_matplotlib()
+
+
+def write_plot(summary, path, title):
+    """--plot's file (llsvm/plots.py), atomically; a failure names the file."""
+    from ..plots import save
+    with os_errors(f"can't write plot file {path}", detail=True, error=LLSVMError):
+        save(summary, path, title=title)
+
+
 def write_json(path, data):
     """A command's --json file, written atomically; a failure names the file and the system's reason."""
     import json

@@ -103,6 +103,8 @@ class Request:
     progress: object
     zero_based: bool       # text input read 0-based: --zero-based, or -t 4 (a precomputed kernel's 0:serial)
     given: dict            # {flag: value} of the options given (the values as Click read them)
+    measure: tuple = ()    # --measure's names (llsvm/measures.py), () when not given
+    plot_file: str = None  # --plot (with -v)
 
     @property
     def spec(self):
@@ -168,13 +170,28 @@ def read_request(values, reporter_warning):
             spec = get(2)
     params = _params(spec, values, parsed)
     _check_dask(values, params)
+    measure = parsed.get("measure", ())
+    _check_measure(measure, values, nr_fold, find_C)
     check_weight_file(values["weight_file"])
     return Request(params=params, nr_fold=nr_fold, find_C=find_C, grid=values["grid"],
                    json_file=values["json_file"], weight_file=values["weight_file"],
                    initial_model=values["initial_model"], dask=values["dask"], workers=values["workers"],
                    local_epochs=values["local_epochs"],
                    quiet=bool(values["quiet"]), progress=values["progress"],
-                   zero_based=bool(values["zero_based"]) or params.precomputed, given=given)
+                   zero_based=bool(values["zero_based"]) or params.precomputed, given=given, measure=measure,
+                   plot_file=values["plot_file"])
+
+
+def _check_measure(measure, values, nr_fold, find_C):
+    """--measure goes with -v, -C or --grid, --plot with -v alone; neither with --dask (its folds report
+    accuracy); the measure's task (classification or regression) is the solver's."""
+    grid = values["grid"] is not None
+    if measure and nr_fold is None and not find_C and not grid:
+        raise click.BadParameter("applies with -v, -C or --grid", param_hint="'--measure'")
+    if values["plot_file"] is not None and (nr_fold is None or find_C or grid):
+        raise click.BadParameter("applies with -v (without -C or --grid)", param_hint="'--plot'")
+    if (measure or values["plot_file"] is not None) and values["dask"] is not None:
+        raise ParamError("--measure and --plot are not available with --dask")
 
 
 def _check_dask(values, params):
@@ -244,13 +261,55 @@ def initial_model(req):
     return model
 
 
+def check_measure_task(measure, y, params):
+    """--measure's names against the solver's task and the number of classes of the rows (auc: two): an error
+    (exit 1) once the rows are read."""
+    from ..measures import check_measures
+    from ..solvers.trainer import measure_labels
+    labels = measure_labels(y, params)
+    check_measures(measure, labels is None, None if labels is None else len(labels))
+
+
+def cv_command(found, ds, req, reporter, training_set_file):
+    """-v's run (or what the cluster found), its lines on stdout and its plot (--plot); its --json dict. The
+    decision values are kept for auc and a plot."""
+    from ..report import write_standard
+    from ..solvers import trainer
+    from .common import write_plot
+    scores = None
+    if found:
+        target = found.target
+    elif "auc" in req.measure or req.plot_file:
+        target, scores = trainer.cross_validation(ds, req.nr_fold, reporter=reporter, params=req.params, scores=True)
+    else:
+        target = trainer.cross_validation(ds, req.nr_fold, reporter=reporter, params=req.params)
+    text, summary, measured = trainer.cv_summary(target, found.y if found else ds.y, req.params, req.measure, scores,
+                                                 keep=bool(req.plot_file))
+    write_standard("stdout", text)
+    if req.plot_file:
+        write_plot(measured, req.plot_file, f"{training_set_file}, {req.nr_fold}-fold cross validation")
+    return {"nr_fold": req.nr_fold, **summary, **getattr(found, "meta", {})}
+
+
+def grid_command(found, ds, grid, req, reporter):
+    """--grid's run (or what the cluster found; --measure: the cells' values and the best by it), its table on
+    stdout; its --json dict."""
+    from ..report import write_standard
+    from ..solvers.grid import grid_search, grid_table
+    kw = {"measure": req.measure[0]} if req.measure else {}
+    result = found or grid_search(ds, req.nr_fold or 5, grid, reporter=reporter, params=req.params, **kw)
+    write_standard("stdout", grid_table(result))
+    return {"nr_fold": result.nr_fold, "cells": result.cells, "best": result.best, **getattr(result, "meta", {})}
+
+
 def find_C_command(find, data, req, reporter):
     """-C's run (in one process or on a cluster: `find` is trainer's or llsvm.dask's find_parameter_C):
     LIBLINEAR's first line, then the search from -c and -p when given; what `find` returns."""
     from ..report import write_standard
     write_standard("stdout", f"Doing parameter search with {req.nr_fold}-fold cross validation.\n")
+    kw = {"measure": req.measure[0]} if req.measure else {}
     return find(data, req.nr_fold, start_C=req.given.get("-c"), start_p=req.given.get("-p"), reporter=reporter,
-                params=req.params)
+                params=req.params, **kw)
 
 
 def _check_early(given):

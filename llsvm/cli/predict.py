@@ -6,8 +6,9 @@ import click
 from ..errors import LLSVMError, ModelFormatError
 from ..fileutil import atomic_output
 from .jobs import batch_help
-from .common import (InputOpenError, arm_kernel_stop, check_input, check_writable, handle_errors, make_reporter,
-                     os_errors, refuse_same_file, write_json)
+from ..options import MEASURE_HELP, PLOT_HELP
+from .common import (InputOpenError, arm_kernel_stop, check_input, check_plot, check_writable, handle_errors,
+                     make_reporter, measure_names, os_errors, refuse_same_file, write_json, write_plot)
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]},
                epilog=batch_help("llsvm-predict"))
@@ -24,9 +25,13 @@ from .common import (InputOpenError, arm_kernel_stop, check_input, check_writabl
 @click.option("--zero-based", is_flag=True,
               help="Text input has 0-based feature indices (implied by a precomputed kernel's model).")
 @click.option("--json", "json_file", default=None, metavar="FILE", help="Write prediction metrics as JSON.")
+@click.option("--measure", "measures", default=None, metavar="NAME[,NAME...]", callback=measure_names,
+              help=MEASURE_HELP)
+@click.option("--plot", "plot_file", default=None, metavar="FILE.png", help=PLOT_HELP)
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr.")
 @handle_errors
-def main(test_file, model_file, output_file, probability, quiet, dec_file, zero_based, json_file, progress):
+def main(test_file, model_file, output_file, probability, quiet, dec_file, zero_based, json_file, measures, plot_file,
+         progress):
     """Predict with a model file (LIBLINEAR's format, llsvm's hashed and tree models (-s h1tree), or LIBSVM's kernel
     models):
     llsvm-predict [options] test_file model_file output_file."""
@@ -34,8 +39,9 @@ def main(test_file, model_file, output_file, probability, quiet, dec_file, zero_
     check_input(test_file)
     if json_file:
         check_writable(json_file, "JSON file")
-    refuse_same_file([("output_file", output_file), ("--decision-values", dec_file), ("--json", json_file)],
-                     [("test_file", test_file), ("model_file", model_file)])
+    check_plot(plot_file)
+    refuse_same_file([("output_file", output_file), ("--decision-values", dec_file), ("--json", json_file),
+                      ("--plot", plot_file)], [("test_file", test_file), ("model_file", model_file)])
     arm_kernel_stop()               # a signal stops kernel prediction in the middle of a block from here on
     from ..models import load_model
     from ..predict import predict_file, printf_g
@@ -55,11 +61,18 @@ def main(test_file, model_file, output_file, probability, quiet, dec_file, zero_
         probability = 0
     elif libsvm and not probability and model.supports_probability:
         reporter.line("Model supports probability estimates, but disabled in prediction.")
+    evaluation = None
+    if measures or plot_file:
+        from ..measures import Evaluation, check_measures, model_labels
+        labels = model_labels(model)
+        check_measures(measures or (), model.is_regression, None if labels is None else len(labels))
+        evaluation = Evaluation(labels, regression=model.is_regression,
+                                keep=bool(plot_file) or "auc" in (measures or ()))
     out_cm = _opening(output_file)
     dec_cm = _opening(dec_file) if dec_file else _Null()
     with out_cm as out, dec_cm as dout, reporter.bar(desc="predicting", unit="rows") as bar:
         m = predict_file(model, test_file, out, dec_out=dout if dec_file else None, probability=bool(probability),
-                         zero_based=zero_based, progress=bar)
+                         zero_based=zero_based, progress=bar, evaluation=evaluation)
     if m["n_rows"] == 0:
         raise LLSVMError(f"{test_file}: empty input: no data rows")
     result = {"n_rows": m["n_rows"], "predict_seconds": m["predict_seconds"]}
@@ -77,6 +90,13 @@ def main(test_file, model_file, output_file, probability, quiet, dec_file, zero_
         # LIBLINEAR's arithmetic too ((double) correct / total * 100)
         reporter.line(f"Accuracy = {m['correct'] / m['n_rows'] * 100:g}% ({m['correct']}/{m['n_rows']})")
         result.update(accuracy=m["accuracy"], correct=m["correct"])
+    if evaluation is not None:
+        summary = evaluation.summary()
+        for line in summary.lines(measures or ()):
+            reporter.line(line)
+        result.update(summary.json(measures or ()))
+        if plot_file:
+            write_plot(summary, plot_file, test_file)
     if json_file:
         write_json(json_file, result)
 

@@ -17,9 +17,10 @@ import click
 
 from ..params import specs
 from ..report import Reporter, write_standard
-from .common import (arm_kernel_stop, check_input, check_writable, handle_errors, os_errors, peak_rss_mb,
-                     refuse_same_file, write_json)
-from .declare import find_C_command, initial_model, overflow_hint, read_request, table_options, with_weight_file
+from .common import (arm_kernel_stop, check_input, check_plot, check_writable, handle_errors, os_errors,
+                     peak_rss_mb, refuse_same_file, write_json)
+from .declare import (check_measure_task, cv_command, find_C_command, grid_command, initial_model, overflow_hint,
+                      read_request, table_options, with_weight_file)
 from .jobs import batch_help
 
 # NumPy's floating-point RuntimeWarnings (np.errstate's over, invalid, divide and under)
@@ -94,11 +95,13 @@ def main(training_set_file, model_file, **values):
     check_input(training_set_file, pattern=req.dask is not None)
     if req.json_file:
         check_writable(req.json_file, "JSON file")
+    check_plot(req.plot_file)
     if model_file is None:
         base = "stdin" if training_set_file == "-" else os.path.basename(training_set_file.rstrip("/"))
         model_file = base + ".model"
     written = None if grid is not None or req.find_C or req.nr_fold is not None else model_file   # -v, -C: none
-    refuse_same_file([("model_file", written), ("--json", req.json_file)], req.inputs(training_set_file))
+    refuse_same_file([("model_file", written), ("--json", req.json_file), ("--plot", req.plot_file)],
+                     req.inputs(training_set_file))
     # the options are good: now what the run needs (numpy, the kernels, the reader, the one solver)
     arm_kernel_stop()               # a signal stops a kernel in the middle of its loop from here on
     # NumPy's floating-point warnings never reach the user, from any thread: an extreme option value (-c 1e308)
@@ -141,25 +144,22 @@ def _run(req, grid, training_set_file, model_file, reporter):
         ds = found.shape
     load_s = time.perf_counter() - t0 if found is None else 0.0
     t1 = time.perf_counter() if found is None else t0
+    if req.measure and found is None:
+        check_measure_task(req.measure, ds.y, params)
     if grid is not None:
-        from ..solvers.grid import grid_search, grid_table
-        result = found or grid_search(ds, req.nr_fold or 5, grid, reporter=reporter, params=params)
-        write_standard("stdout", grid_table(result))
-        summary = {"nr_fold": result.nr_fold, "cells": result.cells, "best": result.best, **getattr(result, "meta", {})}
+        summary = grid_command(found, ds, grid, req, reporter)
     elif req.find_C:                # with --dask: the search ran on the cluster, its lines printed
         found = found or find_C_command(trainer.find_parameter_C, ds, req, reporter)
-        text, summary = trainer.search_summary(found, params)
+        text, summary = trainer.search_summary(found, params, req.measure[0] if req.measure else None)
         write_standard("stdout", text)
         summary.update(getattr(found, "meta", {}))
     elif req.nr_fold is not None:
-        target = found.target if found else trainer.cross_validation(ds, req.nr_fold, reporter=reporter, params=params)
-        text, summary = trainer.cv_summary(target, found.y if found else ds.y, params)
-        write_standard("stdout", text)
-        summary = {"nr_fold": req.nr_fold, **summary, **getattr(found, "meta", {})}
+        summary = cv_command(found, ds, req, reporter, training_set_file)
     else:
         model = trainer.train(ds, reporter=reporter, params=params, warm=warm)
         _finish(model, model_file, req.json_file, ds, load_s, time.perf_counter() - t1, params)
         return
+    summary.update({"measure": req.measure[0]} if req.measure else {})
     if req.json_file:
         write_json(req.json_file, {"solver": spec.solver_type if spec.number is not None else spec.name,
                                    "n_rows": ds.n_rows, "n_features": ds.n_features, "nnz": ds.nnz,

@@ -31,7 +31,8 @@ from . import registry
 from .common import Seeds
 from .folds import stratified_folds
 from ..dataset import positive_rows
-from .trainer import as_dataset, check_weighted, checked_params
+from ..measures import TITLES, best_index, check_measures, evaluate, positive_label
+from .trainer import as_dataset, check_weighted, checked_params, fold_scores, measure_labels
 
 NAMES = {"c": "C", "C": "C", "g": "gamma", "gamma": "gamma", "sigma": "sigma"}
 NO_WIDTH = "--grid: -t 4 (precomputed kernel) has no kernel width (g, sigma): give C only"
@@ -112,11 +113,14 @@ class GridResult:
     """cells: one dict per cell in grid order (width outer, C inner): C, gamma (and sigma when the grid gave
     it), error (% of rows misclassified over the folds), accuracy, seconds (wall: fits and predictions of all
     folds), cpu_seconds, fit_seconds and fit_cpu_seconds (the fits alone), viol (violations summed over folds and pairs; None for -s smo), nSV (mean
-    over folds). best: the cell with the lowest error (the first in grid order on ties)."""
+    over folds). best: the cell with the lowest error (the first in grid order on ties); with `measure` (--measure:
+    each cell also has its value, over the whole set's fold predictions) the cell of the best value (the largest;
+    for mse and mae the smallest)."""
     cells: list
     best: dict
     nr_fold: int
     folds: list
+    measure: str = None
 
 
 def _options_with(options, width_key, width):
@@ -172,11 +176,12 @@ def grid_plan(ds, nr_fold, grid, params, reporter):
     return GridPlan.make(params, grid, folds, [seeds.next() for _ in folds])
 
 
-def fold_cells(ds, plan, w, f):
+def fold_cells(ds, plan, w, f, positive=None, keep=False):
     """Width w and fold f of a plan: every C trained on the fold's other rows and tested on its rows, the C values
     in order sharing the solver's kernel state. One record per C: wrong (test rows misclassified), wall, cpu,
     fit_s, fit_cpu, viol (None when the solver counts none), nSV, gamma (the kernel width the model used; None
-    for -t 4, which has none)."""
+    for -t 4, which has none); with `keep` (--measure) also te, pred (the test rows and their labels) and, with
+    `positive` (auc), score (their decision values oriented to that class)."""
     spec = plan.params.spec
     silent = as_reporter()
     opts = plan.options(plan.widths[w])
@@ -190,16 +195,22 @@ def fold_cells(ds, plan, w, f):
         w0, c0 = time.perf_counter(), time.process_time()
         model = registry.driver(spec)(train, p, silent, n_features=ds.n_features, context=context)
         w1, c1 = time.perf_counter(), time.process_time()
-        wrong = int(np.count_nonzero(model.predict(test) != ds.y[te]))
+        dec = model.decision_function(test)
+        pred = model.labels_from_decisions(dec)
+        wrong = int(np.count_nonzero(pred != ds.y[te]))
         counts = [sum(r.extra["viol"]) for r in model.meta["results"] if "viol" in r.extra]
         out.append({"wrong": wrong, "wall": time.perf_counter() - w0, "cpu": time.process_time() - c0,
                     "fit_s": w1 - w0, "fit_cpu": c1 - c0, "viol": sum(counts) if counts else None,
                     "nSV": model.total_sv, "gamma": None if p.precomputed else model.meta["options"].gamma})
+        if keep:
+            out[-1].update(te=te, pred=np.asarray(pred, np.float64),
+                           score=None if positive is None else fold_scores(model, dec, pred, positive))
     return out
 
 
-def grid_cells(plan, n_rows, runs):
-    """The GridResult of a plan from fold_cells' records, runs[w][f] (width w, fold f)."""
+def grid_cells(plan, n_rows, runs, measured=None):
+    """The GridResult of a plan from fold_cells' records, runs[w][f] (width w, fold f); `measured` (--measure):
+    (name, labels, y), the records keeping their predictions (fold_cells' keep)."""
     cells = []
     for w, width in enumerate(plan.widths):
         for c, C in enumerate(plan.Cs):
@@ -214,22 +225,46 @@ def grid_cells(plan, n_rows, runs):
                     "viol": viol, "nSV": float(sum(r["nSV"] / len(recs) for r in recs))}
             if plan.width_key == "sigma":
                 cell["sigma"] = width
+            if measured is not None:
+                cell[measured[0]] = _cell_measure(recs, measured)
             cells.append(cell)
-    best = min(cells, key=lambda cell: cell["error"]) if cells else None     # min keeps the first of equals
-    return GridResult(cells=cells, best=best, nr_fold=len(plan.folds), folds=plan.folds)
+    if measured is not None and cells:
+        best = cells[best_index(measured[0], [cell[measured[0]] for cell in cells])]
+    else:
+        best = min(cells, key=lambda cell: cell["error"]) if cells else None     # min keeps the first of equals
+    return GridResult(cells=cells, best=best, nr_fold=len(plan.folds), folds=plan.folds,
+                      measure=measured[0] if measured else None)
+
+
+def _cell_measure(recs, measured):
+    """A cell's --measure value over its folds' predictions, all at once (the eval tool's cv)."""
+    name, labels, y = measured
+    te = np.concatenate([r["te"] for r in recs])
+    pred = np.concatenate([r["pred"] for r in recs])
+    scores = np.concatenate([r["score"] for r in recs]) if recs and recs[0]["score"] is not None else None
+    return evaluate(y[te], pred, labels, scores=scores).values[name]
 
 
 @stoppable
-def grid_search(data, nr_fold, grid, y=None, *, params=None, reporter=None, say=None, warn=None, **kw):
+def grid_search(data, nr_fold, grid, y=None, *, params=None, reporter=None, say=None, warn=None, measure=None,
+                **kw):
     """Cross-validate every cell of the grid (parse_grid's dict, or its text) for a kernel solver (an access
-    "loaded" spec that takes --grid). Returns a GridResult."""
+    "loaded" spec that takes --grid). Returns a GridResult; `measure` (a --measure name): each cell's value of it,
+    and the best cell by it."""
     params, grid = grid_request(grid, params, kw)
     reporter = as_reporter(reporter, say, warn)
     ds = as_dataset(data, y, params)
     check_weighted(ds, params)
     plan = grid_plan(ds, nr_fold, grid, params, reporter)
-    runs = [[fold_cells(ds, plan, w, f) for f in range(len(plan.folds))] for w in range(len(plan.widths))]
-    return grid_cells(plan, ds.n_rows, runs)
+    measured = positive = None
+    if measure is not None:
+        labels = measure_labels(ds.y, params)
+        check_measures((measure,), labels is None, None if labels is None else len(labels))
+        measured = (measure, labels, ds.y)
+        positive = positive_label(labels) if measure == "auc" else None
+    runs = [[fold_cells(ds, plan, w, f, positive, keep=measured is not None) for f in range(len(plan.folds))]
+            for w in range(len(plan.widths))]
+    return grid_cells(plan, ds.n_rows, runs, measured)
 
 
 HEADER = f"{'C':>12} {'gamma':>12} {'CV error':>10} {'seconds':>9}\n"
@@ -240,15 +275,21 @@ def _width_text(gamma):
     return "-" if gamma is None else f"{gamma:g}"
 
 
-def cell_line(cell):
-    return f"{cell['C']:>12g} {_width_text(cell['gamma']):>12} {cell['error']:>9.4g}% {cell['seconds']:>9.3f}\n"
+def cell_line(cell, measure=None):
+    extra = "" if measure is None else f" {cell[measure]:>10.6g}"
+    return (f"{cell['C']:>12g} {_width_text(cell['gamma']):>12} {cell['error']:>9.4g}% {cell['seconds']:>9.3f}"
+            f"{extra}\n")
 
 
 def grid_table(result):
-    """The table llsvm-train --grid prints on stdout: every cell, then the best."""
-    lines = [f"Grid search with {result.nr_fold}-fold cross validation: {len(result.cells)} cells\n", HEADER]
-    lines += [cell_line(c) for c in result.cells]
+    """The table llsvm-train --grid prints on stdout: every cell, then the best (with --measure, a column of the
+    measure, by which the best is chosen)."""
+    m = result.measure
+    header = HEADER if m is None else HEADER[:-1] + f" {TITLES[m][:10]:>10}\n"
+    lines = [f"Grid search with {result.nr_fold}-fold cross validation: {len(result.cells)} cells\n", header]
+    lines += [cell_line(c, m) for c in result.cells]
     b = result.best
-    lines.append(f"Best C = {b['C']:g} gamma = {_width_text(b['gamma'])}  CV error = {b['error']:g}%  "
+    by = "" if m is None else f"CV {TITLES[m]} = {b[m]:g}  "
+    lines.append(f"Best C = {b['C']:g} gamma = {_width_text(b['gamma'])}  {by}CV error = {b['error']:g}%  "
                  f"(Cross Validation Accuracy = {b['accuracy']:g}%)\n")
     return "".join(lines)

@@ -286,6 +286,11 @@ def train(data, y=None, *, params=None, reporter=None, say=None, warn=None, warm
 
 def _predict_rows(view, model, rows, bias):
     """Labels of the given rows under a model trained on the same view."""
+    return _decide_rows(view, model, rows, bias)[0]
+
+
+def _decide_rows(view, model, rows, bias):
+    """(labels, decision values) of the given rows under a model trained on the same view."""
     dec = np.empty((rows.size, model.nr_w), np.float64)
     col = np.empty(rows.size, np.float64)
     rows = np.ascontiguousarray(rows, dtype=np.int64)
@@ -294,7 +299,8 @@ def _predict_rows(view, model, rows, bias):
         dec[:, j] = col
     if model.rho is not None:
         dec -= model.rho
-    return model.labels_from_decisions(dec[:, 0] if model.nr_w == 1 else dec)
+    dec = dec[:, 0] if model.nr_w == 1 else dec
+    return model.labels_from_decisions(dec), dec
 
 
 def cv_plan(ds, nr_fold, params, reporter):
@@ -310,31 +316,61 @@ def cv_plan(ds, nr_fold, params, reporter):
     return folds, [seeds.next() for _ in folds]
 
 
-def cv_fold(ds, params, folds, fold_seeds, i, s):
-    """Fold i of -v: (its test rows, their predicted labels or values) from a model of the other rows."""
+def measure_labels(y, params):
+    """The label order by which --measure measures a cross-validation of these rows: the whole set's model's
+    (group_classes), (+1, -1) for one-class, None for regression (llsvm/measures.py picks the positive class)."""
+    if params.spec.task == "regression":
+        return None
+    if params.spec.task == "oneclass":
+        return [1.0, -1.0]
+    return [float(v) for v in group_classes(np.asarray(y))[0]]
+
+
+def fold_scores(model, dec, pred, positive):
+    """A fold model's decision values oriented to the whole set's positive class (measures.binary_scores); a model
+    that saw one class (a fold without the other) has no pair value: +-1 by its predicted labels."""
+    from ..measures import binary_scores, model_labels
+    labels = model_labels(model)
+    dec = np.asarray(dec, np.float64)
+    if labels is None or len(labels) != 2 or dec.size not in (pred.size, 2 * pred.size):
+        return np.where(pred == positive, 1.0, -1.0)
+    return binary_scores(labels, dec, positive)
+
+
+def cv_fold(ds, params, folds, fold_seeds, i, s, positive=None):
+    """Fold i of -v: (its test rows, their predicted labels or values) from a model of the other rows; with
+    `positive` (a label: --measure auc), also their decision values oriented to that class (fold_scores)."""
     spec = params.spec
     tr, te = folds[i]
     tr = positive_rows(getattr(ds, "weights", None), tr)       # a row of weight 0 trains nothing (docs/weights.md)
-    if spec.access == "loaded":
-        tr = positive_rows(getattr(ds, "weights", None), tr)     # a row of weight 0 trains nothing
-        model = registry.driver(spec)(ds.take_rows(tr), params.but(seed=fold_seeds[i]), s, n_features=ds.n_features)
-        if model.supports_probability and not model.is_regression:
+    if spec.access == "loaded" or spec.streams:
+        if spec.access == "loaded":
+            model = registry.driver(spec)(ds.take_rows(tr), params.but(seed=fold_seeds[i]), s,
+                                          n_features=ds.n_features)
+        elif not tr.size:   # nothing to stream (leave-one-out on one row): no class, no label, as LIBLINEAR's -s 3
+            nan = np.full(te.size, np.nan)
+            return (te, nan) if positive is None else (te, nan, nan)
+        else:
+            model = make_driver(params.but(threads=1, seed=fold_seeds[i]), s).fit(ds.take_rows(tr))
+        dec = model.decision_function(ds.take_rows(te))
+        if spec.access == "loaded" and model.supports_probability and not model.is_regression:
             # LIBSVM's svm_cross_validation with -b 1: the labels of svm_predict_probability (an SVR's
             # probability model is a noise model: its predictions are the values)
-            return te, model.predict_probability(ds.take_rows(te))[0]
-        return te, model.predict(ds.take_rows(te))
-    if spec.streams:
-        if not tr.size:     # nothing to stream (leave-one-out on one row): no class, no label, as LIBLINEAR's -s 3
-            return te, np.full(te.size, np.nan)
-        model = make_driver(params.but(threads=1, seed=fold_seeds[i]), s).fit(ds.take_rows(tr))
-        return te, model.predict(ds.take_rows(te))
-    labels, cls = labels_of(ds.y[tr], params)
-    full_cls = None
-    if cls is not None:
-        full_cls = np.empty(ds.n_rows, np.int64)
-        full_cls[tr] = cls
-    W, results = _fit(ds, full_cls, labels, tr, params, Seeds(fold_seeds[i]), s, threads=1)
-    return te, _predict_rows(ds, linear_model(params, labels, ds.n_features, W, results), te, params.bias)
+            pred = model.labels_and_probabilities(dec)[0]
+        else:
+            pred = model.labels_from_decisions(dec)
+    else:
+        labels, cls = labels_of(ds.y[tr], params)
+        full_cls = None
+        if cls is not None:
+            full_cls = np.empty(ds.n_rows, np.int64)
+            full_cls[tr] = cls
+        W, results = _fit(ds, full_cls, labels, tr, params, Seeds(fold_seeds[i]), s, threads=1)
+        model = linear_model(params, labels, ds.n_features, W, results)
+        pred, dec = _decide_rows(ds, model, te, params.bias)
+    if positive is None:
+        return te, pred
+    return te, pred, fold_scores(model, dec, np.asarray(pred, np.float64), positive)
 
 
 def cv_check(params):
@@ -343,8 +379,11 @@ def cv_check(params):
 
 
 @stoppable
-def cross_validation(data, nr_fold, y=None, *, params=None, reporter=None, say=None, warn=None, **kw):
-    """LIBLINEAR's n-fold cross-validation: the predicted label of every row (from the fold leaving it out)."""
+def cross_validation(data, nr_fold, y=None, *, params=None, reporter=None, say=None, warn=None, scores=False,
+                     **kw):
+    """LIBLINEAR's n-fold cross-validation: the predicted label of every row (from the fold leaving it out); with
+    `scores` (two classes: --measure auc, --plot), (labels, decision values oriented to the positive class of
+    measure_labels)."""
     params = checked_params(params, kw)
     cv_check(params)
     reporter = as_reporter(reporter, say, warn)
@@ -355,10 +394,18 @@ def cross_validation(data, nr_fold, y=None, *, params=None, reporter=None, say=N
     target = np.empty(ds.n_rows, np.float64)
     # a loaded driver's threads compute its kernel columns: its folds run one after the other
     fold_threads = 1 if params.spec.access == "loaded" else params.threads
-    tasks = [(lambda i: lambda s: cv_fold(ds, params, folds, fold_seeds, i, s))(i) for i in range(len(folds))]
-    for te, pred in _run(tasks, fold_threads, reporter):
+    positive = None
+    if scores:
+        from ..measures import positive_label
+        positive = positive_label(measure_labels(ds.y, params))
+    dec = np.zeros(ds.n_rows, np.float64) if positive is not None else None
+    tasks = [(lambda i: lambda s: cv_fold(ds, params, folds, fold_seeds, i, s, positive))(i)
+             for i in range(len(folds))]
+    for te, pred, *score in _run(tasks, fold_threads, reporter):
         target[te] = pred
-    return target
+        if dec is not None:
+            dec[te] = score[0]
+    return (target, dec) if scores else target
 
 
 def calc_start_C(view, l, params):
@@ -398,12 +445,14 @@ C_RATIO = 2.0                    # -C's step: each C is twice the one before
 
 @stoppable
 def find_parameter_C(data, nr_fold, y=None, *, start_C=None, start_p=None, params=None, reporter=None, say=None,
-                     warn=None, **kw):
+                     warn=None, measure=None, **kw):
     """LIBLINEAR's warm-started search for C by cross-validation (also for -s 1 and -s 3, warm-started in the dual;
     for -s 11 over C and p, as LIBLINEAR's find_parameters).
 
     Returns (best_C, best_score) for classification (the CV accuracy as a fraction), (best_C, best_p, best_MSE)
     for -s 11. Lines `log2c=...\\trate=...` (`log2c=...\\tp=...\\tMean squared error=...`) go to the reporter.
+    `measure` (a --measure name): the score is that measure over the whole set's fold predictions (the largest
+    wins; for mse and mae the smallest), and the lines name it.
     """
     params = find_C_check(checked_params(params, kw))
     reporter = as_reporter(reporter, say, warn)
@@ -411,7 +460,13 @@ def find_parameter_C(data, nr_fold, y=None, *, start_C=None, start_p=None, param
     check_weighted(ds, params)
     folds = csearch_folds(ds, nr_fold, params, reporter)
     searches = csearch_searches(ds, params, start_C, start_p)
-    return run_C_searches(searches, params, start_C, ds.n_rows, FoldSteps(ds, folds, params.threads), reporter)
+    measured = None
+    if measure is not None:
+        from ..measures import positive_label
+        labels = measure_labels(ds.y, params)
+        measured = (measure, labels, positive_label(labels) if measure == "auc" else None, ds.y)
+    return run_C_searches(searches, params, start_C, ds.n_rows, FoldSteps(ds, folds, params.threads, measured),
+                          reporter, measured)
 
 
 def find_C_check(params):
@@ -472,35 +527,43 @@ def csearch_searches(ds, params, start_C, start_p):
     return searches
 
 
-def run_C_searches(searches, params, start_C, l, steps, reporter):
+def run_C_searches(searches, params, start_C, l, steps, reporter, measured=None):
     """The searches of csearch_searches over l rows, each C step's folds run by `steps` (see _search_C); what
-    find_parameter_C returns."""
+    find_parameter_C returns. `measured`: (measure, labels, positive, y) of --measure (None: LIBLINEAR's)."""
     if params.spec.task != "regression":
         (_, C0, max_C), = searches
-        return _search_C(steps, 0, params, l, C0, max_C, reporter)
-    best = (start_C, -1.0, math.inf)
+        return _search_C(steps, 0, params, l, C0, max_C, reporter, measured)
+    from ..measures import better
+    name = measured[0] if measured else "mse"
+    best = (start_C, -1.0, math.nan)
     for k, (svr_p, C0, max_C) in enumerate(searches):
         p = params.but(svr_p=svr_p)
-        C, score = _search_C(steps, k, p, l, C0, max_C, reporter)
-        if score < best[2]:
+        C, score = _search_C(steps, k, p, l, C0, max_C, reporter, measured)
+        if best[2] != best[2] or better(name, score, best[2]):
             best = (C, p.svr_p, score)
     return best
 
 
-def csearch_fold(ds, fold, params, prev):
+def csearch_fold(ds, fold, params, prev, measured=None):
     """Fold `fold` (of csearch_folds) at params.C: _fit on its training rows, warm-started from its (W, results)
     at the previous C (`prev`, None at the first C: w and alpha from 0), then its test rows predicted. Returns
     ((W, results): the next C's warm start, (changed, figure)): whether W moved from the previous C's (norm of the
     difference > 1e-15; False at the first C), and the number of test rows predicted right, or for regression the
-    sum of their squared errors."""
+    sum of their squared errors; with `measured` (--measure, run_C_searches'), (test rows, their predictions,
+    their oriented decision values or None) in place of the figure."""
     tr, te, seed, labels, full_cls = fold
     warms = None
     if prev is not None:
         warms = [{"w": r.w, "alpha": None if r.alpha is None else r.alpha * C_RATIO} for r in prev[1]]
     W, results = _fit(ds, full_cls, labels, tr, params, Seeds(seed), as_reporter(), warms=warms, threads=1)
-    pred = np.asarray(_predict_rows(ds, linear_model(params, labels, ds.n_features, W, results), te, params.bias),
-                      np.float64)
+    model = linear_model(params, labels, ds.n_features, W, results)
+    pred, dec = _decide_rows(ds, model, te, params.bias)
+    pred = np.asarray(pred, np.float64)
     changed = prev is not None and float(np.sqrt(((W - prev[0]) ** 2).sum())) > 1e-15
+    if measured is not None:
+        positive = measured[2]
+        return (W, results), (changed, (te, pred, None if positive is None else fold_scores(model, dec, pred,
+                                                                                           positive)))
     if params.spec.task == "regression":
         return (W, results), (changed, float(((pred - ds.y[te]) ** 2).sum()))
     return (W, results), (changed, int(np.count_nonzero(pred == ds.y[te])))
@@ -510,8 +573,8 @@ class FoldSteps:
     """-C's C steps in this process: every fold's csearch_fold on `threads` threads, each fold's (W, results) kept
     here for its next C."""
 
-    def __init__(self, ds, folds, threads):
-        self.ds, self.folds, self.threads = ds, folds, threads
+    def __init__(self, ds, folds, threads, measured=None):
+        self.ds, self.folds, self.threads, self.measured = ds, folds, threads, measured
         self.prev = [None] * len(folds)
 
     def __call__(self, params, k, s):
@@ -519,14 +582,25 @@ class FoldSteps:
             self.prev = [None] * len(self.folds)
 
         def task(i):
-            return lambda r: csearch_fold(self.ds, self.folds[i], params, self.prev[i])
+            return lambda r: csearch_fold(self.ds, self.folds[i], params, self.prev[i], self.measured)
 
         outcomes = _run([task(i) for i in range(len(self.folds))], self.threads, as_reporter())
         self.prev = [state for state, _ in outcomes]
         return [small for _, small in outcomes]
 
 
-def _search_C(steps, k, params, l, start_C, max_C, reporter):
+def measured_figure(outcomes, measured):
+    """The --measure value of a C step: the measure over every fold's (test rows, predictions, scores)
+    (csearch_fold's figures with `measured`), the whole set's predictions at once."""
+    from ..measures import evaluate
+    name, labels, positive, y = measured
+    te = np.concatenate([f[0] for _, f in outcomes])
+    pred = np.concatenate([f[1] for _, f in outcomes])
+    scores = np.concatenate([f[2] for _, f in outcomes]) if positive is not None else None
+    return evaluate(y[te], pred, labels, regression=labels is None, scores=scores).values[name]
+
+
+def _search_C(steps, k, params, l, start_C, max_C, reporter, measured=None):
     """LIBLINEAR's find_parameter_C: C doubled from start_C up to max_C, every fold warm-started from its model
     at the previous C, stopped after five values of C that leave every w unchanged. `steps(params at C, k, s)`
     runs the folds at the s-th C of search k and returns per fold (changed, figure) (csearch_fold's). Returns
@@ -535,19 +609,30 @@ def _search_C(steps, k, params, l, start_C, max_C, reporter):
     regression = params.spec.task == "regression"
     num_unchanged_w = 0
     best_C, best_score = start_C, (math.inf if regression else 0.0)
+    if measured is not None:
+        from ..measures import TITLES, better
+        name = measured[0]
+        best_score = math.nan
     C = start_C
     s = 0
     while C <= max_C:
         outcomes = steps(params.but(C=C), k, s)
         if num_unchanged_w >= 0 and any(changed for changed, _ in outcomes):
             num_unchanged_w = -1
-        score = float(sum(figure for _, figure in outcomes)) / l
         log2c = math.log(C) / math.log(2.0)
-        if regression:
+        if measured is not None:
+            score = measured_figure(outcomes, measured)
+            if best_score != best_score or better(name, score, best_score):
+                best_C, best_score = C, score
+            p_text = f"\tp={params.svr_p:7.2f}" if regression else ""
+            reporter.info(f"log2c={log2c:7.2f}{p_text}\t{TITLES[name]}={_g(score)}\n")
+        elif regression:
+            score = float(sum(figure for _, figure in outcomes)) / l
             if score < best_score:
                 best_C, best_score = C, score
             reporter.info(f"log2c={log2c:7.2f}\tp={params.svr_p:7.2f}\tMean squared error={_g(score)}\n")
         else:
+            score = float(sum(figure for _, figure in outcomes)) / l
             if score > best_score:
                 best_C, best_score = C, score
             reporter.info(f"log2c={log2c:7.2f}\trate={_g(100.0 * score)}\n")
@@ -566,26 +651,44 @@ def _g(x):
     return "%g" % x
 
 
-def cv_summary(target, y, params):
+def cv_summary(target, y, params, measures=(), scores=None, keep=False):
     """What -v prints and its --json result, for the predictions of cross_validation: LIBLINEAR's mean squared
-    error and squared correlation for regression, the accuracy otherwise."""
+    error and squared correlation for regression, the accuracy otherwise; then the --measure lines over the whole
+    set's fold predictions (`scores`: their oriented decision values, for auc). Returns (text, dict, the
+    measures.Summary: None without measures, unless `keep` (a plot))."""
     if params.spec.task == "regression":
         from ..predict import printf_g, regression_scores
         mse, scc = regression_scores(target, y)
-        return (f"Cross Validation Mean squared error = {printf_g(mse)}\n"         # C's %g: 0/0 is "-nan"
-                f"Cross Validation Squared correlation coefficient = {printf_g(scc)}\n",
-                {"cv_mse": mse, "cv_squared_correlation": scc})
-    acc = 100.0 * float((target == y).sum()) / y.size
-    return f"Cross Validation Accuracy = {acc:g}%\n", {"cv_accuracy": acc}
+        text = (f"Cross Validation Mean squared error = {printf_g(mse)}\n"         # C's %g: 0/0 is "-nan"
+                f"Cross Validation Squared correlation coefficient = {printf_g(scc)}\n")
+        result = {"cv_mse": mse, "cv_squared_correlation": scc}
+    else:
+        acc = 100.0 * float((target == y).sum()) / y.size
+        text, result = f"Cross Validation Accuracy = {acc:g}%\n", {"cv_accuracy": acc}
+    if not measures and not keep:
+        return text, result, None
+    from ..measures import evaluate
+    summary = evaluate(y, target, measure_labels(y, params), regression=params.spec.task == "regression",
+                       scores=scores)
+    text += "".join(line + "\n" for line in summary.lines(measures, prefix="Cross Validation "))
+    result.update(summary.json(measures, cv=True))
+    return text, result, summary
 
 
-def search_summary(found, params):
+def search_summary(found, params, measure=None):
     """What -C prints and its --json result, for what find_parameter_C found: LIBLINEAR's best C (and p, for
-    regression) with its score."""
+    regression) with its score (with --measure: the measure's value over the fold predictions)."""
     if params.spec.task == "regression":
-        best_C, best_p, best_mse = found
-        return (f"Best C = {best_C:g} Best p = {best_p:g}  CV MSE = {best_mse:g}\n",
-                {"best_C": best_C, "best_p": best_p, "cv_mse": best_mse})
-    best_C, best_rate = found
-    return (f"Best C = {best_C:g}  CV accuracy = {100.0 * best_rate:g}%\n",
-            {"best_C": best_C, "cv_accuracy": 100.0 * best_rate})
+        best_C, best_p, best = found
+        if measure is not None and measure != "mse":
+            from ..measures import TITLES
+            return (f"Best C = {best_C:g} Best p = {best_p:g}  CV {TITLES[measure]} = {best:g}\n",
+                    {"best_C": best_C, "best_p": best_p, f"cv_{measure}": best})
+        return (f"Best C = {best_C:g} Best p = {best_p:g}  CV MSE = {best:g}\n",
+                {"best_C": best_C, "best_p": best_p, "cv_mse": best})
+    best_C, best = found
+    if measure is not None and measure != "accuracy":
+        from ..measures import TITLES
+        return f"Best C = {best_C:g}  CV {TITLES[measure]} = {best:g}\n", {"best_C": best_C, f"cv_{measure}": best}
+    return (f"Best C = {best_C:g}  CV accuracy = {100.0 * best:g}%\n",
+            {"best_C": best_C, "cv_accuracy": 100.0 * best})
