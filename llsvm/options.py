@@ -406,6 +406,11 @@ OPTIONS = (
            "one-class, the 10 density marks of the training decision values (prob_density_marks); the folds are "
            "drawn from --seed ({solvers}).",
            kind=int, default=0, metavar="probability_estimates", solvers=LIBSVM_TYPES, check=_check_probability),
+    Option("--libsvm-rand", "libsvm_rand", "options",
+           "Draw -v's and --grid's folds as LIBSVM's svm-train draws them: glibc's rand() from its first state "
+           "(svm-train never calls srand), LIBSVM's shuffle, so the folds, and the cross-validation rates, are "
+           "svm-train's; without it, from --seed. The default of llsvm-svm-train ({solvers}).", kind=bool,
+           default=False, solvers=LIBSVM_TYPES),
     Option("--hard-class", "hard_class", "options",
            "Hard class of each node: greedy (train both, keep the one removing more rows; default), alternate (the "
            "larger class first), larger ({solvers}).", kind=HARD_CLASS, default="greedy", solvers=("h1tree",),

@@ -36,6 +36,7 @@ OPTION_ARGS = {
     "-p": ["-p", "0.2"],
     "-n": ["-n", "0.3"],
     "-C": ["-C"],
+    "--libsvm-rand": ["--libsvm-rand"],
     "-W": ["-W", "WEIGHTS"],          # a file of one weight a line for the set's rows (issue 46)
     "-i": ["-i", "MODEL"],            # a model of the solver on the set's rows (issue 47: warm start)
     "--memory": ["--memory", "64M"],

@@ -107,3 +107,11 @@ def predict():
     one_blas_thread()
     from .predict import main
     _run(_batch_or(main, "llsvm-predict"))
+
+
+def svm_train():
+    """llsvm-svm-train: svm-train's command line, run by llsvm-train (llsvm/cli/svmtrain.py)."""
+    install_startup_handlers()
+    one_blas_thread()
+    from .svmtrain import main
+    _run(main)

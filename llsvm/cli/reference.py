@@ -1,5 +1,6 @@
 """docs/cli.md, the command-line reference: generated from the option rows (llsvm/options.py), the solvers' specs
-(llsvm/params.py) and the Click commands of llsvm-predict and llsvm-convert, so it cannot drift from the code.
+(llsvm/params.py), the Click commands of llsvm-predict and llsvm-convert and llsvm-svm-train's usage, so it cannot
+drift from the code.
 
     python scripts/gen_docs.py          # rewrite docs/cli.md (tests/test_docs.py fails when it differs)
 """
@@ -98,11 +99,27 @@ def _command(title, command, usage):
     return out
 
 
+def _svm_train():
+    from . import svmtrain
+    types = ", ".join(f"`-s {n}` = `-s {name}`" for n, name in svmtrain.SVM_TYPES.items())
+    return ["## llsvm-svm-train", "",
+            "`llsvm-svm-train [options] training_set_file [model_file]`: LIBSVM's `svm-train` command line, for the "
+            "scripts written for it (`tools/grid.py -svmtrain llsvm-svm-train`, `easy.py`'s `svmtrain_exe`): its "
+            "numbering and defaults, its parsing (C's atoi/atof values), its usage text and exit 1 on no arguments "
+            "or a bad option, its output and model file. It runs llsvm-train with the translated command line: "
+            f"{types}, `--libsvm-rand` (so `-v` draws svm-train's folds), `-h` as `--shrinking`; an option the type "
+            "does not use is left out, as svm-train ignores it (`-c` of nu-SVC and one-class, `-n` of C-SVC and "
+            "epsilon-SVR, `-p` but for epsilon-SVR, `-wi` but for C-SVC, `-g`, `-d`, `-r` of a kernel without "
+            "them, `-g 0`: 1/num_features). Its usage:", "", "```", svmtrain.USAGE.rstrip("\n").expandtabs(),
+            "```"]
+
+
 def markdown():
     """The text of docs/cli.md."""
     from . import convert, predict
     assert all(click_option(r) is not None or r.decls == () for r in OPTIONS)
     lines = [HEADER] + _train() + [""] + \
         _command("llsvm-predict", predict.main, "llsvm-predict [options] test_file model_file output_file") + [""] + \
-        _command("llsvm-convert", convert.main, "llsvm-convert [options] input_file output_file") + [""]
+        _command("llsvm-convert", convert.main, "llsvm-convert [options] input_file output_file") + [""] + \
+        _svm_train() + [""]
     return "\n".join(lines)

@@ -334,6 +334,29 @@ class Seeds:
         return _random.permutations(np.ascontiguousarray(sizes, np.int64), self.state)
 
 
+class LibsvmRand:
+    """The random numbers of LIBSVM's svm-train (--libsvm-rand): glibc's rand() from the state of a program that
+    never calls srand (svm-train does not), each permutation LIBSVM's shuffle `j = i + rand() % (n - i)` (the C
+    kernel: cext/_random.pyx). Seeds' permutation interface, so the folds drawn from it are svm-train's."""
+
+    def __init__(self):
+        self.state = _random.glibc_rand_state(1)
+
+    def permutation(self, n):
+        return _random.glibc_permutations(np.array([n], np.int64), self.state)
+
+    def permutations(self, sizes):
+        return _random.glibc_permutations(np.ascontiguousarray(sizes, np.int64), self.state)
+
+
+def fold_draws(params):
+    """(where -v's and the grid's folds are drawn from, where the folds' seeds are drawn from): the one Seeds of
+    --seed for both, or, with --libsvm-rand (LIBSVM's types), svm-train's rand() for the folds and --seed for the
+    folds' own draws."""
+    seeds = Seeds(params.seed)
+    return (LibsvmRand() if getattr(params.options, "libsvm_rand", False) else seeds), seeds
+
+
 def problem_seed(seed, k):
     """The seed of binary problem k of a run seeded with `seed` (the out-of-core drivers)."""
     return (int(seed) * 0x9E3779B97F4A7C15 + k + 1) & 0xFFFFFFFFFFFFFFFF

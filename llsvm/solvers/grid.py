@@ -28,7 +28,7 @@ from ..report import as_reporter
 from ..stop import stoppable
 from ..params import accepting
 from . import registry
-from .common import Seeds
+from .common import fold_draws
 from .folds import stratified_folds
 from ..dataset import positive_rows
 from ..measures import TITLES, best_index, check_measures, evaluate, positive_label
@@ -171,8 +171,8 @@ def grid_plan(ds, nr_fold, grid, params, reporter):
     """The plan of a grid search (grid_request's) on a dataset; the folds' warnings go to `reporter`."""
     if nr_fold < 2:
         raise ParameterError("n-fold cross validation: n must >= 2")
-    seeds = Seeds(params.seed)
-    folds = stratified_folds(ds.y, nr_fold, seeds, reporter)
+    rand, seeds = fold_draws(params)
+    folds = stratified_folds(ds.y, nr_fold, rand, reporter)
     return GridPlan.make(params, grid, folds, [seeds.next() for _ in folds])
 
 

@@ -27,7 +27,8 @@ from ..params import Params, accepting
 from ..report import as_reporter
 from ..stop import stoppable
 from . import registry
-from .common import Seeds, Subproblem, check_ovr, class_costs, class_grouping, group_classes, one_vs_rest
+from .common import (Seeds, Subproblem, check_ovr, class_costs, class_grouping, fold_draws, group_classes,
+                     one_vs_rest)
 from .folds import plain_folds, stratified_folds
 
 
@@ -305,14 +306,14 @@ def _decide_rows(view, model, rows, bias):
 
 def cv_plan(ds, nr_fold, params, reporter):
     """(folds, fold seeds) of -v: LIBSVM's stratified folds for its classifiers, LIBLINEAR's plain folds otherwise,
-    drawn from --seed (the folds' warnings go to `reporter`)."""
+    drawn from --seed, or with --libsvm-rand from svm-train's rand() (the folds' warnings go to `reporter`)."""
     spec = params.spec
-    seeds = Seeds(params.seed)
+    rand, seeds = fold_draws(params)
     if spec.access == "loaded" and spec.class_labels:
         # LIBSVM's svm_cross_validation: stratified folds for classification, a plain permutation otherwise
-        folds = stratified_folds(ds.y, nr_fold, seeds, reporter)
+        folds = stratified_folds(ds.y, nr_fold, rand, reporter)
     else:
-        folds = plain_folds(ds.n_rows, nr_fold, seeds, reporter, libsvm=spec.access == "loaded")
+        folds = plain_folds(ds.n_rows, nr_fold, rand, reporter, libsvm=spec.access == "loaded")
     return folds, [seeds.next() for _ in folds]
 
 
