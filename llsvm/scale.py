@@ -55,8 +55,10 @@ def _grow(a, n, fill):
     return out
 
 
-def data_ranges(blocks):
-    """Pass 1 over the blocks (CSRDatasets): the features' ranges as svm-scale's pass 2 finds them (Ranges)."""
+def _columns(blocks):
+    """One pass of the column kernel over the blocks (CSRDatasets): each feature's (0-based) smallest and largest
+    stored value and their count (inf, -inf, 0 for a feature no row holds), the rows, the stored non-zeros, and the
+    labels' extremes."""
     lo = np.full(1024, np.inf)
     hi = np.full(1024, -np.inf)
     count = np.zeros(1024, dtype=np.int64)
@@ -74,7 +76,12 @@ def data_ranges(blocks):
             width = max(width, top)
             lo, hi, count = _grow(lo, top, np.inf), _grow(hi, top, -np.inf), _grow(count, top, 0)
             column_stats(block.indptr, block.indices, block.values, lo, hi, count)
-    lo, hi, count = lo[:width], hi[:width], count[:width]
+    return lo[:width], hi[:width], count[:width], n_rows, nnz, y_min, y_max
+
+
+def data_ranges(blocks):
+    """Pass 1 over the blocks (CSRDatasets): the features' ranges as svm-scale's pass 2 finds them (Ranges)."""
+    lo, hi, count, n_rows, nnz, y_min, y_max = _columns(blocks)
     partial = count < n_rows                       # some row lacks the feature: a 0 in its range
     lo = np.where(partial, np.minimum(lo, 0.0), lo)
     hi = np.where(partial, np.maximum(hi, 0.0), hi)
@@ -319,3 +326,71 @@ def nonzeros_warning(before, after):
     return (f"WARNING: original #nonzeros {before}\n"
             f"       > new      #nonzeros {after}\n"
             "If feature values are non-negative and sparse, use -l 0 rather than the default -l -1\n")
+
+
+# -- llsvm-train's advice ------------------------------------------------------------------------------------------
+# LIBSVM's guide and LIBLINEAR's FAQ: scale each feature to [-1, 1] or [0, 1] before training. llsvm-train says so
+# once when a kernel (-t 1, 2, 3) or out-of-core run reads data whose features are far from that: some |value|
+# beyond SCALE_BOUND (an RBF kernel with gamma = 1/num_features then sees distances of many widths: pendigits'
+# values reach 100), or features whose largest |value|s differ by more than SCALE_RATIO (the small ones count for
+# nothing in a distance or an inner product).
+SCALE_BOUND = 5.0
+SCALE_RATIO = 1e3
+
+
+def column_max_abs(blocks):
+    """The largest |value| of each feature (0-based; 0 for a feature no row holds) over the blocks' rows."""
+    lo, hi, count = _columns(blocks)[:3]
+    return np.where(count > 0, np.maximum(np.abs(lo), np.abs(hi)), 0.0)
+
+
+def first_block(path):
+    """The first block of rows of the text or binary file at `path` (a list of one CSRDataset, empty for no rows)."""
+    from .binfmt import BinaryDataset
+    from .io import open_dataset
+    ds = open_dataset(path, stream=True)
+    blocks = ds.iter_blocks()
+    try:
+        return [next(blocks)]
+    except StopIteration:
+        return []
+    finally:
+        blocks.close()
+        if isinstance(ds, BinaryDataset):
+            ds.close()
+
+
+def range_advice(blocks, sample=False):
+    """The note llsvm-train prints when the rows' features call for scaling (see SCALE_BOUND), else ""; `sample`:
+    the blocks are the file's first rows only (an out-of-core run), and the note says so."""
+    top = column_max_abs(blocks)
+    nonzero = np.flatnonzero(top > 0)
+    if not nonzero.shape[0]:
+        return ""
+    big = int(nonzero[np.argmax(top[nonzero])])
+    small = int(nonzero[np.argmin(top[nonzero])])
+    ratio = top[big] / top[small]
+    reasons = []
+    if top[big] > SCALE_BOUND:
+        reasons.append(f"values reach {top[big]:g} in magnitude (feature {big + 1})")
+    if ratio > SCALE_RATIO:
+        reasons.append(f"the features' largest |values| differ by a factor of {ratio:.3g} (feature {big + 1}: "
+                       f"{top[big]:g}, feature {small + 1}: {top[small]:g})")
+    if not reasons:
+        return ""
+    where = " in the first rows" if sample else ""
+    return (f"Note: {' and '.join(reasons)}{where}: scaling the features to [-1, 1] (or [0, 1] for sparse "
+            "non-negative data) may help, as LIBSVM's and LIBLINEAR's guides advise: llsvm-scale -l -1 -u 1 -s range "
+            "train > train.scale, then llsvm-scale -r range test > test.scale\n")
+
+
+def scaling_note(params, path, ds, quiet=False):
+    """llsvm-train's note (range_advice), once: for a kernel run of LIBSVM's types with -t 1, 2 or 3 on its loaded
+    rows `ds`, for an out-of-core run on the first block of its file (a path: standard input cannot be read
+    twice); "" for other runs and with -q (nothing is read then)."""
+    from .options import LIBSVM_TYPES, OUT_OF_CORE
+    name = params.spec.name
+    kernel = name in LIBSVM_TYPES and getattr(params.options, "kernel_type", None) in (1, 2, 3)
+    if quiet or not (kernel or (name in OUT_OF_CORE and path != "-")):
+        return ""
+    return range_advice(ds.iter_blocks()) if kernel else range_advice(first_block(path), sample=True)

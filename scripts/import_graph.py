@@ -32,7 +32,7 @@ LAYERS = (
     ("training", ("llsvm.solvers.registry", "llsvm.solvers.trainer", "llsvm.solvers.grid")),
     ("drivers", ("llsvm.solvers.*",)),
     ("data and models", ("llsvm.predict", "llsvm.io", "llsvm.models.*", "llsvm.binfmt", "llsvm.textio",
-                         "llsvm.dataset", "llsvm.sources", "llsvm.hashing")),
+                         "llsvm.dataset", "llsvm.sources", "llsvm.hashing", "llsvm.scale")),
     ("parameters", ("llsvm.params", "llsvm.options")),
     ("base", ("llsvm.memory", "llsvm.errors", "llsvm.fileutil", "llsvm.report", "llsvm.lazy", "llsvm.stop",
               "llsvm._ext.*")),

@@ -354,3 +354,39 @@ def record():
 if __name__ == "__main__":
     if sys.argv[1:] == ["--record"]:
         record()
+
+
+# -- llsvm-train's note ---------------------------------------------------------------------------------------------
+
+def _train(args):
+    from llsvm.cli.train import main as train_main
+    result = CliRunner().invoke(train_main, [str(a) for a in args], catch_exceptions=False)
+    assert result.exit_code == 0, result.stderr
+    return [line for line in result.stderr.splitlines() if line.startswith("Note:") and "llsvm-scale" in line]
+
+
+def test_train_says_once_that_scaling_may_help(tmp_path):
+    """llsvm-train's note (llsvm/scale.py: a |value| beyond SCALE_BOUND, or features' largest |values| more than
+    SCALE_RATIO apart): once for a kernel run (-t 1, 2, 3 of LIBSVM's types) and an out-of-core run on such data,
+    never with -q, with -t 0, for the in-memory linear solvers, or on scaled data (the same rows through
+    llsvm-scale)."""
+    rng = np.random.default_rng(3)
+    x = rng.uniform(0, 1, (120, 3)) * [100.0, 1.0, 1.0]
+    y = np.where(x[:, 0] / 100 + x[:, 1] > 1, 1, -1)
+    lines = [f"{y[i]} " + " ".join(f"{j + 1}:{x[i, j]:.6g}" for j in range(3)) for i in range(120)]
+    raw = tmp_path / "raw"
+    raw.write_text("\n".join(lines) + "\n")
+    scaled = tmp_path / "scaled"
+    scaled.write_bytes(ours([raw])[1])
+    tiny = tmp_path / "tiny"                          # in [-1, 1], but one feature 1e4 times smaller
+    tiny.write_text("\n".join(f"{y[i]} 1:{x[i, 1]:.6g} 2:{x[i, 2] * 1e-4:.6g}" for i in range(120)) + "\n")
+    model = tmp_path / "m"
+    for args, notes in ((["-s", "smo", raw], 1), (["-s", "nu_svr", "-t", "1", raw], 1), (["-s", "llsvm", raw], 1),
+                        (["-s", "smo", "-q", raw], 0), (["-s", "smo", "-t", "0", raw], 0), (["-s", "2", raw], 0),
+                        (["-s", "smo", scaled], 0), (["-s", "llsvm", scaled], 0), (["-s", "smo", tiny], 1)):
+        got = _train([*args, model])
+        assert len(got) == notes, (args, got)
+        if notes and args[-1] == tiny:
+            assert "differ by a factor of" in got[0]
+        elif notes:
+            assert "values reach" in got[0] and ("first rows" in got[0]) == ("llsvm" in args)

@@ -1,5 +1,6 @@
 """docs/cli.md, the command-line reference: generated from the option rows (llsvm/options.py), the solvers' specs
-(llsvm/params.py) and the Click commands of llsvm-predict and llsvm-convert, so it cannot drift from the code.
+(llsvm/params.py) and the Click commands of llsvm-predict, llsvm-convert and llsvm-scale, so it cannot drift from the
+code.
 
     python scripts/gen_docs.py          # rewrite docs/cli.md (tests/test_docs.py fails when it differs)
 """
@@ -100,9 +101,10 @@ def _command(title, command, usage):
 
 def markdown():
     """The text of docs/cli.md."""
-    from . import convert, predict
+    from . import convert, predict, scale
     assert all(click_option(r) is not None or r.decls == () for r in OPTIONS)
     lines = [HEADER] + _train() + [""] + \
         _command("llsvm-predict", predict.main, "llsvm-predict [options] test_file model_file output_file") + [""] + \
-        _command("llsvm-convert", convert.main, "llsvm-convert [options] input_file output_file") + [""]
+        _command("llsvm-convert", convert.main, "llsvm-convert [options] input_file output_file") + [""] + \
+        _command("llsvm-scale", scale.main, "llsvm-scale [options] data_filename") + [""]
     return "\n".join(lines)
