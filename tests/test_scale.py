@@ -143,10 +143,16 @@ def _materialize(names, d):
                 out.write(f.read())
 
 
+# svm-scale walks every feature of every row in two of its passes: on news20.t (3,993 x 62,060) that is 5 s of CPU,
+# so there its recorded digests stand for it (they were made by the same binary)
+RECORDED_ONLY = {"news20.t"}
+
+
 def test_public_sets_byte_for_byte(tmp_path, shared_data):
     """Every public set present in data/public, both directions (-s RANGE on the set, -r RANGE on its test set):
     stdout, the range file and stderr (the #nonzeros warning, the warnings of features absent from the range file)
-    are svm-scale's byte for byte: against svm-scale run here when it is built, and against its recorded digests."""
+    are svm-scale's byte for byte: against svm-scale run here when it is built (but on RECORDED_ONLY), and against
+    its recorded digests."""
     record = _load_record()
     compared = 0
     for name, test, opts in plan():
@@ -157,7 +163,7 @@ def test_public_sets_byte_for_byte(tmp_path, shared_data):
         _materialize({name, test}, d)
         key = " ".join([*opts, name, test])
         mine = _runs(_in(d, lambda a: ours(a)), name, test, opts, d)
-        if have_svm_scale():
+        if have_svm_scale() and name not in RECORDED_ONLY:
             ref = _runs(_in(d, lambda a: theirs(a)), name, test, opts, d)
             assert mine == ref, f"{key}: (stdout, range, stderr, -r stdout, -r stderr) differ: {mine} {ref}"
         assert key in record, f"{key}: no recorded digest of svm-scale's output (python tests/test_scale.py --record)"
