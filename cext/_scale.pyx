@@ -24,7 +24,8 @@
 # product's fraction is within 1e-9 of one half: such a near-tie, and any magnitude outside [1e-5, 1e15) (or 0,
 # inf, nan), is handed to C's snprintf. So every byte is printf's (tests/test_scale.py checks against Python's %g
 # on random and adversarial values, and against svm-scale's output on every public set).
-from libc.math cimport fabs, floor, frexp
+from libc.math cimport fabs, floor, frexp, isfinite
+from libc.stdlib cimport strtod, strtoll
 from libc.stdint cimport int32_t, int64_t
 from libc.stdio cimport snprintf
 from libc.string cimport memcpy, memcmp
@@ -459,3 +460,68 @@ def range_lines(const double[::1] fmin, const double[::1] fmax):
                 pos += snprintf(o + pos, 64, "%lld %.17g %.17g\n", <long long>i, fmin[i], fmax[i])
     del out[pos:]
     return bytes(out)
+
+
+cdef inline bint _blank(unsigned char c) noexcept nogil:
+    return c == 32 or c == 9 or c == 13 or c == 11 or c == 12
+
+
+cdef inline bint _ends(unsigned char c) noexcept nogil:
+    return _blank(c) or c == 10 or c == 0
+
+
+def parse_range_table(const unsigned char[::1] text):
+    """The feature lines "index min max" of svm-scale's range file, `text` ending with a NUL byte: (index int64,
+    min, max) with one entry per non-blank line (strtoll and strtod, as svm-scale's fscanf reads them), or the
+    0-based number of the first line that is not an integer and two finite numbers (the caller names what is
+    wrong in it)."""
+    cdef int64_t n = text.shape[0], i, lines = 1, row = 0, line = 0
+    cdef const char* p
+    cdef char* q
+    cdef double a, b
+    cdef long long idx
+    cdef int bad = 0
+    if n == 0 or text[n - 1] != 0:
+        raise ValueError("the text must end with a NUL byte")
+    for i in range(n):
+        lines += text[i] == 10
+    index = np.empty(lines, dtype=np.int64)
+    fmin = np.empty(lines, dtype=np.float64)
+    fmax = np.empty(lines, dtype=np.float64)
+    cdef int64_t[::1] ix = index
+    cdef double[::1] lo = fmin
+    cdef double[::1] hi = fmax
+    p = <const char*>&text[0]
+    with nogil:
+        while p[0] != 0:
+            while _blank(p[0]):
+                p += 1
+            if p[0] == 10:
+                p += 1
+                line += 1
+                continue
+            if p[0] == 0:
+                break
+            idx = strtoll(p, &q, 10)
+            if q == p or not _blank(q[0]):
+                bad = 1
+                break
+            a = strtod(q, &q)
+            if not _blank(q[0]):
+                bad = 1
+                break
+            b = strtod(q, &q)
+            if not _ends(q[0]) or not isfinite(a) or not isfinite(b):
+                bad = 1
+                break
+            p = q
+            while _blank(p[0]):
+                p += 1
+            if p[0] != 10 and p[0] != 0:
+                bad = 1
+                break
+            ix[row], lo[row], hi[row] = idx, a, b
+            row += 1
+    if bad:
+        return int(line)
+    return index[:row], fmin[:row], fmax[:row]

@@ -16,12 +16,13 @@ import tempfile
 
 import numpy as np
 
-from ._ext._scale import Scaling, column_stats, range_lines, zero_texts
+from ._ext._scale import Scaling, column_stats, parse_range_table, range_lines, zero_texts
 from .errors import DataFormatError, ParameterError
 from .fileutil import discard_temporary, temporary_file
 
 TEXT_BUFFER = 4 << 20           # bytes of text formatted per kernel call (a larger row grows it)
 SPOOL_READ = 1 << 20
+MAX_INDEX = 2 ** 31 - 1        # the largest feature index (LIBSVM's int; the text parser's too)
 
 
 class Bounds:
@@ -138,7 +139,7 @@ def read_range(path):
         text = data.decode("ascii")
     except UnicodeDecodeError:
         text = data.decode("latin-1")
-    lines = text.split("\n")
+    lines = text.split("\n", 5)         # the sections' first lines, then the feature lines in one piece
     k = 0
     rf = RangeFile()
 
@@ -153,19 +154,19 @@ def read_range(path):
     if head("x"):
         rf.x = tuple(_numbers(name, k + 2, lines[k + 1] if k + 1 < len(lines) else "", 2, "lower upper"))
         k += 2
-        body = lines[k:]
-        while body and not body[-1].strip():
-            body.pop()
-        first = k + 1               # the line number of body[0]
+        body = "\n".join(lines[k:]).rstrip()
+        first = k + 1               # the line number of the body's first line
         table = _table_at_once(body)
         if table is None:
-            table = _table_by_line(name, body, first)
+            table = _table_by_line(name, body.split("\n"), first)
         rf.index, rf.fmin, rf.fmax = table
         if rf.index.shape[0]:
             bad = np.flatnonzero(np.diff(rf.index) <= 0)
-            if rf.index[0] < 1 or bad.shape[0]:
-                at = 0 if rf.index[0] < 1 else int(bad[0]) + 1
+            if rf.index[0] < 1 or bad.shape[0] or rf.index[-1] > MAX_INDEX:
+                at = 0 if rf.index[0] < 1 else int(bad[0]) + 1 if bad.shape[0] else rf.index.shape[0] - 1
                 what = ("a feature index must be a positive integer" if rf.index[at] < 1 else
+                        f"feature index {rf.index[at]} is beyond the int32 range (largest allowed {MAX_INDEX})"
+                        if rf.index[at] > MAX_INDEX else
                         f"feature indices must increase (index {rf.index[at]} after {rf.index[at - 1]})")
                 raise DataFormatError(name, first + at, 1, what)
     elif k < len(lines) and lines[k].strip():
@@ -174,24 +175,11 @@ def read_range(path):
 
 
 def _table_at_once(body):
-    """(index, min, max) of the feature lines, parsed by NumPy in one call, or None when a line is not "integer
-    number number" of finite numbers."""
-    if not body:
-        return np.zeros(0, np.int64), np.zeros(0), np.zeros(0)
-    rows = np.array(body, dtype=np.str_)
-    parts = np.char.split(rows)
-    try:
-        if any(len(p) != 3 for p in parts.tolist()):
-            return None
-        table = np.array(parts.tolist(), dtype=np.str_)
-        index = table[:, 0].astype(np.int64)
-        fmin = table[:, 1].astype(np.float64)
-        fmax = table[:, 2].astype(np.float64)
-    except (ValueError, OverflowError):
-        return None
-    if not (np.isfinite(fmin).all() and np.isfinite(fmax).all()):
-        return None
-    return index, fmin, fmax
+    """(index, min, max) of the feature lines (the text `body`), or None when a line is not "integer number number"
+    of finite numbers (then _table_by_line names it): the kernel's one pass (a range file has a line per feature, a
+    million for some sets)."""
+    table = parse_range_table(body.encode("latin-1") + b"\0")
+    return None if isinstance(table, int) else table
 
 
 def _table_by_line(name, body, first):

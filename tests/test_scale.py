@@ -292,6 +292,11 @@ def test_errors_name_the_line_and_leave_no_output(tmp_path, write_bytes):
     rng = write_bytes(b"x\n-1 1\n1 0 1\n3 0 2 9\n", "range")
     code, out, err = ours(["-r", rng, good])
     assert code == 1 and f"{rng}: line 4, column 1" in err
+    rng.write_bytes(b"x\n-1 1\n1 0 1\n3 0 abc\n")
+    code, out, err = ours(["-r", rng, good])
+    assert code == 1 and f"{rng}: line 4, column 5: index min max: 'abc' is not a finite number" in err
+    rng.write_bytes(b"x\n-1 1\n3 0 1\n2 0 2\n")
+    assert f"{rng}: line 4, column 1: feature indices must increase (index 2 after 3)" in ours(["-r", rng, good])[2]
     code, out, err = ours([tmp_path / "missing"])
     assert code == 1 and "can't open input file" in err
 
