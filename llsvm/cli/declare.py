@@ -302,6 +302,16 @@ def grid_command(found, ds, grid, req, reporter):
     return {"nr_fold": result.nr_fold, "cells": result.cells, "best": result.best, **getattr(result, "meta", {})}
 
 
+def read_training_rows(path, req, progress):
+    """The training rows of a run that loads them (the text's line limit under --memory, class labels checked for a
+    classifier, the parse on --threads), with -W's weights."""
+    from ..io import read_dataset
+    from ..textio import line_limit
+    ds = read_dataset(path, zero_based=req.zero_based, progress=progress, max_line=line_limit(req.budget),
+                      class_labels=req.spec.class_labels, threads=req.params.threads or 1)
+    return with_weight_file(ds, req.weight_file)
+
+
 def find_C_command(find, data, req, reporter):
     """-C's run (in one process or on a cluster: `find` is trainer's or llsvm.dask's find_parameter_C):
     LIBLINEAR's first line, then the search from -c and -p when given; what `find` returns."""

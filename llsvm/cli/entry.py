@@ -86,6 +86,13 @@ def convert():
     _run(main)
 
 
+def scale():
+    install_startup_handlers()
+    one_blas_thread()
+    from .scale import main
+    _run(main)
+
+
 def _batch_or(main, name):
     """The command's main, or, for `--jobs FILE` (llsvm/cli/jobs.py), the batch of its command lines in FILE."""
     from .jobs import jobs_argument, run_jobs

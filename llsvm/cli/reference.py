@@ -1,6 +1,6 @@
 """docs/cli.md, the command-line reference: generated from the option rows (llsvm/options.py), the solvers' specs
-(llsvm/params.py), the Click commands of llsvm-predict and llsvm-convert and llsvm-svm-train's usage, so it cannot
-drift from the code.
+(llsvm/params.py), the Click commands of llsvm-predict, llsvm-convert and llsvm-scale, and llsvm-svm-train's usage, so
+it cannot drift from the code.
 
     python scripts/gen_docs.py          # rewrite docs/cli.md (tests/test_docs.py fails when it differs)
 """
@@ -116,10 +116,11 @@ def _svm_train():
 
 def markdown():
     """The text of docs/cli.md."""
-    from . import convert, predict
+    from . import convert, predict, scale
     assert all(click_option(r) is not None or r.decls == () for r in OPTIONS)
     lines = [HEADER] + _train() + [""] + \
         _command("llsvm-predict", predict.main, "llsvm-predict [options] test_file model_file output_file") + [""] + \
         _command("llsvm-convert", convert.main, "llsvm-convert [options] input_file output_file") + [""] + \
+        _command("llsvm-scale", scale.main, "llsvm-scale [options] data_filename") + [""] + \
         _svm_train() + [""]
     return "\n".join(lines)

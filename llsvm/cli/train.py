@@ -20,7 +20,7 @@ from ..report import Reporter, write_standard
 from .common import (arm_kernel_stop, check_input, check_plot, check_writable, handle_errors, os_errors,
                      peak_rss_mb, refuse_same_file, write_json)
 from .declare import (check_measure_task, cv_command, find_C_command, grid_command, initial_model, overflow_hint,
-                      read_request, table_options, with_weight_file)
+                      read_request, read_training_rows, table_options)
 from .jobs import batch_help
 
 # NumPy's floating-point RuntimeWarnings (np.errstate's over, invalid, divide and under)
@@ -114,9 +114,8 @@ def main(training_set_file, model_file, **values):
 
 def _run(req, grid, training_set_file, model_file, reporter):
     """Train (streamed or loaded), or run -v, -C or --grid, and report."""
-    from ..io import read_dataset
+    from ..scale import scaling_note
     from ..solvers import trainer
-    from ..textio import line_limit
     params, spec = req.params, req.spec
     opening = os_errors(f"can't open input file {training_set_file}", types=(IsADirectoryError,))
     t0 = time.perf_counter()
@@ -131,15 +130,15 @@ def _run(req, grid, training_set_file, model_file, reporter):
         # streamed: the input is never held in memory as a whole
         desc, unit = spec.progress
         with reporter.bar(desc=desc, unit=unit) as bar, opening:
+            reporter.warning(scaling_note(params, training_set_file, None, reporter.quiet))
             model = trainer.make_driver(params, reporter, zero_based=req.zero_based, progress=bar).fit(
                 training_set_file, weight_file=req.weight_file, warm=warm)
         _finish(model, model_file, req.json_file, None, 0.0, time.perf_counter() - t0, params)
         return
     if found is None:
         with reporter.bar(desc="reading") as bar, opening:
-            ds = with_weight_file(read_dataset(training_set_file, zero_based=req.zero_based, progress=bar,
-                                               max_line=line_limit(req.budget), class_labels=spec.class_labels,
-                                               threads=params.threads or 1), req.weight_file)
+            ds = read_training_rows(training_set_file, req, bar)
+        reporter.warning(scaling_note(params, training_set_file, ds, reporter.quiet))
     else:                           # the cluster's grid, -v or -C: the rows, features and non-zeros it read
         ds = found.shape
     load_s = time.perf_counter() - t0 if found is None else 0.0
