@@ -122,3 +122,11 @@ def svm_train():
     one_blas_thread()
     from .svmtrain import main
     _run(main)
+
+
+def easy():
+    """llsvm-easy: LIBSVM's tools/easy.py in one process (llsvm/cli/easy.py)."""
+    install_startup_handlers()
+    one_blas_thread()
+    from .easy import main
+    _run(main)
