@@ -103,12 +103,12 @@ def _quiet(quiet, progress):
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("training_file")
 @click.argument("testing_file", required=False)
-@click.option("--log2c", "c_exps", default=GRID_LOG2C, show_default=True, metavar="begin,end,step",
-              callback=log2_range, help="The exponents of C's grid, as grid.py's -log2c.")
-@click.option("--log2g", "g_exps", default=GRID_LOG2G, show_default=True, metavar="begin,end,step",
-              callback=log2_range, help="The exponents of gamma's grid, as grid.py's -log2g.")
-@click.option("-v", "nr_fold", type=click.IntRange(min=2), default=GRID_FOLD, show_default=True, metavar="n",
-              help="n-fold cross validation, as grid.py's -v.")
+@click.option("--log2c", "c_exps", default=GRID_LOG2C, metavar="begin,end,step",
+              callback=log2_range, help=f"The exponents of C's grid, as grid.py's -log2c (default {GRID_LOG2C}).")
+@click.option("--log2g", "g_exps", default=GRID_LOG2G, metavar="begin,end,step",
+              callback=log2_range, help=f"The exponents of gamma's grid, as grid.py's -log2g (default {GRID_LOG2G}).")
+@click.option("-v", "nr_fold", type=click.IntRange(min=2), default=GRID_FOLD, metavar="n",
+              help=f"n-fold cross validation, as grid.py's -v (default {GRID_FOLD}).")
 @click.option("--measure", "measures", default=None, metavar="NAME", callback=measure_names,
               help="Choose C and gamma by this measure of the cross validation instead of accuracy, and report it "
                    "(and the others named) for the testing file. " + MEASURE_HELP)
@@ -182,7 +182,7 @@ def _search(scaled, training_file, c_exps, g_exps, nr_fold, measures, reporter, 
     import numpy as np
     from ..solvers.grid import grid_search
     from .declare import check_measure_task, read_request, read_training_rows
-    from .train import _check_grid, main as train_main
+    from .train import check_grid, main as train_main
     cs, gs = [2.0 ** c for c in c_exps], [2.0 ** g for g in g_exps]
     args = ["-s", "smo", "--libsvm-rand", "-v", str(nr_fold), "-q",
             "--grid", f"C={','.join(map(repr, cs))} g={','.join(map(repr, gs))}"]
@@ -191,7 +191,7 @@ def _search(scaled, training_file, c_exps, g_exps, nr_fold, measures, reporter, 
     with train_main.make_context("llsvm-train", args + ["--", scaled]) as ctx:
         values = {k: v for k, v in ctx.params.items() if k not in ("training_set_file", "model_file")}
     req = read_request(values, reporter.warning)
-    grid = _check_grid(req)
+    grid = check_grid(req)
     with reporter.bar(desc="reading") as bar:
         ds = read_training_rows(scaled, req, bar)
     y = np.asarray(ds.y)

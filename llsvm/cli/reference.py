@@ -1,5 +1,5 @@
 """docs/cli.md, the command-line reference: generated from the option rows (llsvm/options.py), the solvers' specs
-(llsvm/params.py), the Click commands of llsvm-predict, llsvm-convert and llsvm-scale, and llsvm-svm-train's usage, so
+(llsvm/params.py), the Click commands of llsvm-predict, llsvm-convert, llsvm-scale and llsvm-easy, and llsvm-svm-train's usage, so
 it cannot drift from the code.
 
     python scripts/gen_docs.py          # rewrite docs/cli.md (tests/test_docs.py fails when it differs)
@@ -116,11 +116,12 @@ def _svm_train():
 
 def markdown():
     """The text of docs/cli.md."""
-    from . import convert, predict, scale
+    from . import convert, easy, predict, scale
     assert all(click_option(r) is not None or r.decls == () for r in OPTIONS)
     lines = [HEADER] + _train() + [""] + \
         _command("llsvm-predict", predict.main, "llsvm-predict [options] test_file model_file output_file") + [""] + \
         _command("llsvm-convert", convert.main, "llsvm-convert [options] input_file output_file") + [""] + \
         _command("llsvm-scale", scale.main, "llsvm-scale [options] data_filename") + [""] + \
-        _svm_train() + [""]
+        _svm_train() + [""] + \
+        _command("llsvm-easy", easy.main, "llsvm-easy [options] training_file [testing_file]") + [""]
     return "\n".join(lines)

@@ -64,7 +64,7 @@ class LiblinearCommand(click.Command):
         return super().parse_args(ctx, out)
 
 
-def _check_grid(req):
+def check_grid(req):
     """--grid's spec, parsed and checked for the solver (-t 4: no width); it may not give what -c, -g, --sigma give."""
     from ..errors import ParameterError
     from ..solvers.grid import grid_request
@@ -91,7 +91,7 @@ def main(training_set_file, model_file, **values):
     llsvm-train [options] training_set_file [model_file]."""
     reporter = Reporter(quiet=bool(values["quiet"]), progress=values["progress"])
     req = read_request(values, reporter.warning)
-    grid = _check_grid(req) if req.grid is not None else None
+    grid = check_grid(req) if req.grid is not None else None
     check_input(training_set_file, pattern=req.dask is not None)
     if req.json_file:
         check_writable(req.json_file, "JSON file")
