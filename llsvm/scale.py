@@ -378,12 +378,12 @@ def range_advice(blocks, sample=False):
 
 
 def scaling_note(params, path, ds, quiet=False):
-    """llsvm-train's note (range_advice), once: for a kernel run of LIBSVM's types with -t 1, 2 or 3 on its loaded
-    rows `ds`, for an out-of-core run on the first block of its file (a path: standard input cannot be read
-    twice); "" for other runs and with -q (nothing is read then)."""
+    """llsvm-train's note (range_advice), once: for a kernel run of LIBSVM's types with -t 1, 2 or 3, or an
+    out-of-core run, on its loaded rows `ds` (-v, --grid), or when it streams (ds None) on the first block of its
+    file (a path: standard input cannot be read twice); "" for other runs and with -q (nothing is read then)."""
     from .options import LIBSVM_TYPES, OUT_OF_CORE
     name = params.spec.name
     kernel = name in LIBSVM_TYPES and getattr(params.options, "kernel_type", None) in (1, 2, 3)
-    if quiet or not (kernel or (name in OUT_OF_CORE and path != "-")):
+    if quiet or not (kernel or (name in OUT_OF_CORE and (ds is not None or path != "-"))):
         return ""
-    return range_advice(ds.iter_blocks()) if kernel else range_advice(first_block(path), sample=True)
+    return range_advice(ds.iter_blocks()) if ds is not None else range_advice(first_block(path), sample=True)
