@@ -24,19 +24,27 @@
 # product's fraction is within 1e-9 of one half: such a near-tie, and any magnitude outside [1e-5, 1e15) (or 0,
 # inf, nan), is handed to C's snprintf. So every byte is printf's (tests/test_scale.py checks against Python's %g
 # on random and adversarial values, and against svm-scale's output on every public set).
-from libc.math cimport fabs, floor, frexp, isfinite
+from libc.math cimport fabs, isfinite
 from libc.stdlib cimport strtod, strtoll
-from libc.stdint cimport int32_t, int64_t
+from libc.stdint cimport int32_t, int64_t, uint64_t
 from libc.stdio cimport snprintf
 from libc.string cimport memcpy, memcmp
 
 import numpy as np
+
+from cython.parallel cimport prange
 
 from kernel_types cimport value_t
 
 cdef double POW10[23]
 POW10[:] = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
             1e17, 1e18, 1e19, 1e20, 1e21, 1e22]
+
+# "00" "01" ... "99": two digits a lookup
+cdef char PAIRS[200]
+for _i in range(100):
+    PAIRS[2 * _i] = 48 + _i // 10
+    PAIRS[2 * _i + 1] = 48 + _i % 10
 
 cdef enum:
     PAIR_MAX = 32       # the most bytes a pair "index:%g " takes: 10 digits, ':', 13 for %g ("-1.23457e-308"), ' '
@@ -47,12 +55,15 @@ cdef inline int put_g(char* out, double v) noexcept nogil:
     """printf("%g", v)'s bytes into out (at most 13 + 1 for the NUL of the snprintf fallback); returns their count."""
     cdef double a = fabs(v), m, fl, frac
     cdef int e, k, nd, i, n
-    cdef int64_t digits
+    cdef int32_t digits
+    cdef uint64_t bits
     cdef char d[6]
     if not (a >= 1e-5 and a < 1e15):
         return snprintf(out, 16, "%g", v)
-    frexp(a, &e)                        # a = f * 2^e, f in [0.5, 1): log10(a) is within 1 of e * log10(2)
-    e = <int>floor((e - 1) * 0.30102999566398120)
+    # log10(a) is within 1 of e2 * log10(2) (e2: a's binary exponent; 78913 / 2^18 = log10(2) to 6 digits, exact
+    # for |e2| < 1000 under the floor of the arithmetic shift); the loop corrects the estimate
+    memcpy(&bits, &a, 8)
+    e = ((<int>((bits >> 52) & 0x7ff) - 1023) * 78913) >> 18
     while True:
         k = 5 - e
         m = a * POW10[k] if k >= 0 else a / POW10[-k]
@@ -62,17 +73,19 @@ cdef inline int put_g(char* out, double v) noexcept nogil:
             e += 1
         else:
             break
-    fl = floor(m)
+    fl = <double>(<int32_t>m)           # m in [1e5, 1e6): the cast is the floor
     frac = m - fl
     if fabs(frac - 0.5) < 1e-9:         # a tie, or too close to one to decide from the product: printf decides
         return snprintf(out, 16, "%g", v)
-    digits = <int64_t>fl + (1 if frac > 0.5 else 0)
+    digits = <int32_t>fl + (1 if frac > 0.5 else 0)
     if digits == 1000000:
         digits = 100000
         e += 1
-    for i in range(5, -1, -1):
-        d[i] = <char>(48 + digits % 10)
-        digits //= 10
+    k = digits // 10000                 # the six digits two at a time (a short chain of multiplications)
+    memcpy(d, &PAIRS[2 * k], 2)
+    k = digits - k * 10000
+    memcpy(d + 2, &PAIRS[2 * (k // 100)], 2)
+    memcpy(d + 4, &PAIRS[2 * (k % 100)], 2)
     nd = 6
     while nd > 1 and d[nd - 1] == 48:
         nd -= 1
@@ -346,27 +359,57 @@ cdef class Scaling:
                          zval, zidx)
 
     def text(self, const double[::1] y, const int64_t[::1] indptr, const int32_t[::1] indices, values, int64_t r0,
-             unsigned char[::1] out):
-        """Write rows r0.. of the block as svm-scale's text into out, as many as surely fit: (rows written, bytes,
-        non-zeros written). 0 rows: the next row may need more than out holds (row_bound tells how much)."""
-        cdef int64_t r1 = y.shape[0], pos = 0, done = 0, nz = 0
+             unsigned char[::1] out, int threads=1):
+        """Write rows r0.. of the block as svm-scale's text into out, as many as surely fit: (rows written, bytes of
+        the first part, bytes of the second part), the second part at out[len(out) // 2:] (threads=2: the rows are
+        cut in two runs, each formatted by a thread into its half of out, each half fitting its rows' worst case;
+        threads=1, or a row too large for a half: one part, 0 bytes in the second). 0 rows: the next row may need
+        more than out holds (row_bound tells how much)."""
+        cdef int64_t r1 = y.shape[0], cap = out.shape[0], half = cap // 2
+        cdef int64_t done[2]
+        cdef int64_t pos[2]
+        cdef int64_t nz[2]
+        cdef int64_t start[2]
+        cdef int64_t stop[2]
+        cdef int64_t size[2]
+        cdef int64_t r, used, zall = self.s.zoff[self.s.n + 1] - self.s.zoff[1]
+        cdef int t, parts = 1
         cdef const double[::1] v64
         cdef const float[::1] v32
+        cdef bint f32 = values.dtype == np.float32
         cdef char* o = <char*>&out[0]
-        cdef int64_t cap = out.shape[0]
+        cdef const int32_t* ix = &indices[0] if indices.shape[0] else NULL
         if r0 >= r1:
-            return 0, 0, 0
-        if values.dtype == np.float32:
+            return 0, 0, 0, 0
+        if f32:
             v32 = values
-            with nogil:
-                pos = _text_rows(&self.s, &y[0], &indptr[0], &indices[0] if indices.shape[0] else NULL,
-                                 &v32[0] if v32.shape[0] else NULL, r0, r1, o, cap, &done, &nz)
         else:
             v64 = values
-            with nogil:
-                pos = _text_rows(&self.s, &y[0], &indptr[0], &indices[0] if indices.shape[0] else NULL,
-                                 &v64[0] if v64.shape[0] else NULL, r0, r1, o, cap, &done, &nz)
-        return done, pos, nz
+        start[0], stop[0], size[0] = r0, r1, cap
+        done[0] = done[1] = pos[0] = pos[1] = nz[0] = nz[1] = 0
+        if threads > 1:
+            # two runs of rows whose worst cases fit a half each (a row too large for a half: one thread)
+            r, used = r0, 0
+            while r < r1 and used + LABEL_MAX + PAIR_MAX * (indptr[r + 1] - indptr[r]) + zall + 1 <= half:
+                used += LABEL_MAX + PAIR_MAX * (indptr[r + 1] - indptr[r]) + zall + 1
+                r += 1
+            if r == r1 and r1 - r0 >= 2:        # the rest fits a half: cut it in the middle
+                r = r0 + (r1 - r0) // 2
+            if r > r0 and r < r1:
+                parts = 2
+                start[0], stop[0], size[0] = r0, r, half
+                start[1], stop[1], size[1] = r, r1, cap - half
+        with nogil:
+            for t in prange(parts, num_threads=parts, schedule="static", chunksize=1):
+                if f32:
+                    pos[t] = _text_rows(&self.s, &y[0], &indptr[0], ix, &v32[0] if v32.shape[0] else NULL,
+                                        start[t], stop[t], o + t * half, size[t], &done[t], &nz[t])
+                else:
+                    pos[t] = _text_rows(&self.s, &y[0], &indptr[0], ix, &v64[0] if v64.shape[0] else NULL,
+                                        start[t], stop[t], o + t * half, size[t], &done[t], &nz[t])
+        if parts == 2 and done[0] < stop[0] - start[0]:     # cannot happen: the first run fits its half
+            done[1] = pos[1] = nz[1] = 0
+        return done[0] + done[1], pos[0], pos[1], nz[0] + nz[1]
 
     def row_bound(self, int64_t nnz):
         """The most bytes a row of nnz stored features can take."""

@@ -20,7 +20,7 @@ from ._ext._scale import Scaling, column_stats, parse_range_table, range_lines, 
 from .errors import DataFormatError, ParameterError
 from .fileutil import discard_temporary, temporary_file
 
-TEXT_BUFFER = 4 << 20           # bytes of text formatted per kernel call (a larger row grows it)
+TEXT_BUFFER = 8 << 20           # bytes of text formatted per kernel call (a larger row grows it)
 SPOOL_READ = 1 << 20
 MAX_INDEX = 2 ** 31 - 1        # the largest feature index (LIBSVM's int; the text parser's too)
 
@@ -251,19 +251,24 @@ def scaling(ranges, bounds):
                    ranges.y_max, ranges.fmin, ranges.fmax, ztext, zoff, zcnt, zval)
 
 
-def scale_to_text(blocks, sc, write):
-    """Pass 2, text: every block's rows scaled and formatted, handed to write() in pieces of about TEXT_BUFFER
-    bytes (a memoryview of a buffer reused after write returns). Returns the non-zeros written."""
+def scale_to_text(blocks, sc, write, threads=1):
+    """Pass 2, text: every block's rows scaled and formatted (on `threads` threads, at most 2), handed to write() in
+    pieces of up to TEXT_BUFFER bytes (memoryviews of a buffer reused after write returns). Returns the non-zeros
+    written."""
     buf = np.empty(TEXT_BUFFER, dtype=np.uint8)
     nnz = 0
     for block in blocks:
         r = 0
         while r < block.n_rows:
-            done, nbytes, nz = sc.text(block.y, block.indptr, block.indices, block.values, r, buf)
+            done, first, second, nz = sc.text(block.y, block.indptr, block.indices, block.values, r, buf, threads)
             if done == 0:               # one row larger than the buffer
                 buf = np.empty(sc.row_bound(int(block.indptr[r + 1] - block.indptr[r])), dtype=np.uint8)
                 continue
-            write(memoryview(buf)[:nbytes])
+            view = memoryview(buf)
+            write(view[:first])
+            if second:
+                half = buf.shape[0] // 2
+                write(view[half:half + second])
             nnz += nz
             r += done
         del block
@@ -373,12 +378,12 @@ def range_advice(blocks, sample=False):
 
 
 def scaling_note(params, path, ds, quiet=False):
-    """llsvm-train's note (range_advice), once: for a kernel run of LIBSVM's types with -t 1, 2 or 3 on its loaded
-    rows `ds`, for an out-of-core run on the first block of its file (a path: standard input cannot be read
-    twice); "" for other runs and with -q (nothing is read then)."""
+    """llsvm-train's note (range_advice), once: for a kernel run of LIBSVM's types with -t 1, 2 or 3, or an
+    out-of-core run, on its loaded rows `ds` (-v, --grid), or when it streams (ds None) on the first block of its
+    file (a path: standard input cannot be read twice); "" for other runs and with -q (nothing is read then)."""
     from .options import LIBSVM_TYPES, OUT_OF_CORE
     name = params.spec.name
     kernel = name in LIBSVM_TYPES and getattr(params.options, "kernel_type", None) in (1, 2, 3)
-    if quiet or not (kernel or (name in OUT_OF_CORE and path != "-")):
+    if quiet or not (kernel or (name in OUT_OF_CORE and (ds is not None or path != "-"))):
         return ""
-    return range_advice(ds.iter_blocks()) if kernel else range_advice(first_block(path), sample=True)
+    return range_advice(ds.iter_blocks()) if ds is not None else range_advice(first_block(path), sample=True)

@@ -65,8 +65,10 @@ def small_set(tmp_path_factory):
 
 
 @pytest.mark.parametrize("command,args", [("train", ["--help"]), ("predict", ["--help"]), ("convert", ["--help"]),
-                                          ("train", ["-s", "99", "x"]), ("train", ["-c", "0", "x"])],
-                         ids=["train-help", "predict-help", "convert-help", "train-bad-solver", "train-bad-C"])
+                                          ("scale", ["--help"]), ("train", ["-s", "99", "x"]),
+                                          ("train", ["-c", "0", "x"]), ("scale", ["-l", "x", "data"])],
+                         ids=["train-help", "predict-help", "convert-help", "scale-help", "train-bad-solver",
+                              "train-bad-C", "scale-bad-l"])
 def test_help_and_option_errors_import_no_numpy_and_no_solver(command, args):
     code, modules = imported(command, *args)
     assert code in (0, 1, 2)

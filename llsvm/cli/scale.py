@@ -95,6 +95,7 @@ def _blocks(path, reporter, desc, prefetch=False):
 def _run(path, name, lower, upper, y_bounds, save_file, restore_file, output_file, to, reporter):
     from ..scale import (Bounds, data_ranges, nonzeros_warning, range_text, read_range, restore, scale_to_csr,
                          scale_to_text, scaling, widen)
+    from ..params import usable_cpus
     from ..sources import sniff_path
     binary_in = sniff_path(path) == "binary"
     if to is None:
@@ -135,7 +136,7 @@ def _run(path, name, lower, upper, y_bounds, save_file, restore_file, output_fil
     else:
         with _writing(output_file or "-"):
             with atomic_output(output_file or "-", "wb") as f:
-                new_nnz = scale_to_text(blocks, sc, f.write)
+                new_nnz = scale_to_text(blocks, sc, f.write, threads=min(2, usable_cpus()))
     reporter.warning(nonzeros_warning(ranges.nnz, new_nnz))
 
 
