@@ -94,6 +94,20 @@ def test_dual_from_yesterday_reaches_the_certified_optimum(solver, days, tmp_pat
         assert w["n_iter"] < c["n_iter"], (w["n_iter"], c["n_iter"])
 
 
+@pytest.mark.parametrize("solver", ["llsvm", "streamsvm"])
+def test_out_of_core_warm_start_with_row_weights_under_a_budget(solver, days, tmp_path):
+    """-W and --memory with -i: yesterday's model starts today's weighted rows under a 4M budget (the start's pass
+    and the text's copy within it); the optimum is the cold run's within the two certified gaps."""
+    yesterday, today = days
+    weights = tmp_path / "weights"
+    weights.write_text("".join(f"{(0, 0.5, 1, 2)[i % 4]}\n" for i in range(TODAY)))
+    old, _ = run(tmp_path, "old", "-s", solver, yesterday)
+    _, c = run(tmp_path, "cold", "-s", solver, "-W", weights, today)
+    _, w = run(tmp_path, "warm", "-s", solver, "-W", weights, "--memory", "4M", "-i", old, today)
+    assert c["converged"] and w["converged"]
+    assert abs(w["primal"] - c["primal"]) <= c["gap"] + w["gap"], (w, c)
+
+
 def test_new_features_are_padded_and_missing_ones_cut(days, tmp_path):
     """A new day's rows with a feature the model has not seen: its weight starts at 0; rows without the model's
     last features: the model's weights there are dropped (no row has them, their optimum is 0). Both give the
