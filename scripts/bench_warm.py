@@ -4,8 +4,9 @@ a9a's rows (a9a, then a9a.t: 48,842) split into "yesterday" (the first 90 %) and
 10 % new). For each configuration: yesterday's model (`llsvm-train ARGS yesterday y.model`), then today's from zero
 (`llsvm-train ARGS today`) and from yesterday's (`llsvm-train ARGS -i y.model today`), one thread. Reported from
 their --json records: iterations (n_iter: Newton iterations of -s 0, 2, 11; passes of -s 1, 3; outer iterations
-of -s bm and -s llsvm; passes of -s streamsvm), the median training seconds over --repeats runs (reading excluded), the primal of each and their
-relative difference, and the duality gaps (the certificates: both models are within their gap of the optimum).
+of -s bm and -s llsvm; passes of -s streamsvm), the median training seconds over --repeats runs (reading excluded),
+the primal of each and their relative difference, and the duality gaps (the certificates: both models are within
+their gap of the optimum).
 -s 11 runs on the same rows as a regression of the +1/-1 targets (no regression set is in data/public).
 
     python scripts/bench_warm.py [--data-dir DIR] [--repeats 3] [--solvers 0,2,llsvm,...] [--out FILE.md]
