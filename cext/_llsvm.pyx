@@ -11,7 +11,8 @@
 # QD_i = ||x_i||^2 (+ tau^2). This is the exact maximizer of D along coordinate i, so D never decreases.
 #
 # 1. `first_pass`: Algorithm 2, lines 2-8 for one block of the stream: ONE step per row, in stream order, from
-#    alpha_i = 0. The driver keeps the rows left with 0 < alpha_i < C_i (the active set, written to a binary
+#    alpha_i = 0 (with -i, from the warm start's alpha_i, whose w = sum_j alpha_j y_j x_j the driver set
+#    first). The driver keeps the rows left with 0 < alpha_i < C_i (the active set, written to a binary
 #    file) and forgets the others for good (alpha_i stays 0 or C_i; a row at C_i stays in w).
 # 2. `block_pass`: Algorithm 2, line 17: N passes of Algorithm 1 over a loaded block of the active set, each pass
 #    in a fresh random order from the project's RNG; it also returns the largest |PG_i| of the last pass (each
@@ -70,26 +71,31 @@ cdef inline int _label(const RowView* v, int64_t i, int32_t cls_i, int32_t pos, 
 
 
 cdef double _first_pass(const RowView* v, int64_t l, const int32_t* cls, int32_t pos, const double* QD, double* w,
-                        double Cp, double Cn, double* alpha, value_t* kind) noexcept nogil:
+                        double Cp, double Cn, double* alpha, bint warm, value_t* kind) noexcept nogil:
     cdef int64_t i
     cdef double G, a, C, s = 0.0
     cdef int yi
+    cdef double a0
     for i in range(l):
         yi = _label(v, i, cls[i], pos, Cp, Cn, &C)
-        G = dual_gradient(yi * row_dot(v, i, w, kind), 0.0, 0.0)
-        a = dual_step(G, 0.0, QD[i], 0.0, C)
+        a0 = alpha[i] if warm else 0.0
+        G = dual_gradient(yi * row_dot(v, i, w, kind), a0, 0.0)
+        a = dual_step(G, a0, QD[i], 0.0, C)
         alpha[i] = a
-        if a != 0.0:
-            row_axpy(v, i, a * yi, w, kind)
-            s += a
+        if a != a0:
+            row_axpy(v, i, (a - a0) * yi, w, kind)
+            s += a - a0
     return s
 
 
 def first_pass(Rows X not None, const int32_t[::1] cls, int32_t pos, const double[::1] QD, double[::1] w,
-               double Cp, double Cn, double[::1] alpha):
+               double Cp, double Cn, double[::1] alpha, bint warm=False):
     """One step per row from alpha = 0, rows 0..l-1 in order, l = len(cls); y_i = +1 if cls[i] == pos else -1.
+    `warm` (-i): from the row's alpha in `alpha`, which w already holds (w = sum_j alpha_j y_j x_j over every row
+    of the input, the warm start's dual point), rather than from 0.
 
-    Writes each row's alpha into `alpha` and updates w in place. Returns sum(alpha) of the block.
+    Writes each row's alpha into `alpha` and updates w in place. Returns the change of sum(alpha) over the block
+    (sum(alpha) from 0).
     """
     cdef int64_t l = cls.shape[0]
     if X.v.n_rows < l or QD.shape[0] < l or alpha.shape[0] < l:
@@ -100,9 +106,9 @@ def first_pass(Rows X not None, const int32_t[::1] cls, int32_t pos, const doubl
         return s
     with nogil:
         if X.f32:
-            s = _first_pass(&X.v, l, &cls[0], pos, &QD[0], &w[0], Cp, Cn, &alpha[0], <float*>NULL)
+            s = _first_pass(&X.v, l, &cls[0], pos, &QD[0], &w[0], Cp, Cn, &alpha[0], warm, <float*>NULL)
         else:
-            s = _first_pass(&X.v, l, &cls[0], pos, &QD[0], &w[0], Cp, Cn, &alpha[0], <double*>NULL)
+            s = _first_pass(&X.v, l, &cls[0], pos, &QD[0], &w[0], Cp, Cn, &alpha[0], warm, <double*>NULL)
     return s
 
 

@@ -47,6 +47,9 @@
 # implicit (its trainer is assumed at most kappa times faster than the reader, and T >> n), without which a fast
 # reader on small data can finish passes before the trainer runs at all. With one thread the driver alternates
 # `insert` and `train(n_picks)`: the run is then deterministic.
+# Warm start (-i, `warm_rows`): before the first pass the driver sets every row's alpha to the dual point of a
+# model's w (llsvm/solvers/warm.py primal_to_dual, the hinge's: C_i or 0) and w to sum_i alpha_i y_i x_i, which a
+# snapshot makes the reader's view: the first pass then measures that start exactly, as later passes measure theirs.
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from libc.stdlib cimport malloc, realloc, free
 from libc.string cimport memcpy
@@ -684,6 +687,38 @@ cdef class StreamCache:
         if bad_index:
             raise ValueError("a feature index is beyond the capacity: grow first")
         return end - begin - counts[0], counts[0], counts[1], loss
+
+    # -- the warm start (-i) -------------------------------------------------------------------------------------
+    def warm_rows(self, const signed char[::1] y, Rows X not None, int64_t row0, const double[::1] alpha):
+        """The warm start's dual point, block by block before the first pass (nothing cached yet): alpha of the
+        rows row0.. of X (labels y) is set to `alpha` and w += sum_i alpha_i y_i x_i, so that w stays
+        sum_i alpha_i y_i x_i; `snapshot` then makes it the reader's view of the first pass. X is seen with the
+        cache's feature capacity and bias, as by `insert`."""
+        cdef int64_t n = y.shape[0], r
+        cdef RowView x
+        cdef int bad = 0
+        if X.v.n_rows != n or alpha.shape[0] != n:
+            raise ValueError("the rows, y and alpha disagree")
+        if row0 < 0 or row0 + n > self.n_rows_cap:
+            raise ValueError("rows beyond the capacity: grow first")
+        with nogil:
+            x = X.v
+            x.n_features = self.n_features_cap
+            x.bias = self.bias
+            self._pause()
+            for r in range(n):
+                if not _in_range(&x, r, self.n_features_cap):
+                    bad = 1
+                    break
+                self.alpha[row0 + r] = alpha[r]
+                if alpha[r] != 0.0:
+                    if X.f32:
+                        row_axpy(&x, r, alpha[r] * y[r], self.w, <float*>NULL)
+                    else:
+                        row_axpy(&x, r, alpha[r] * y[r], self.w, <double*>NULL)
+            self._resume()
+        if bad:
+            raise ValueError("a feature index is beyond the capacity: grow first")
 
     # -- the trainer ---------------------------------------------------------------------------------------------
     def train(self, int64_t max_picks=-1, bint blocking=True):

@@ -96,7 +96,8 @@ def solvers_text(names):
 # -- the solvers, by the families the rows name (in the registry's order, llsvm/params.py; a test checks it) -------
 LIBLINEAR = ("0", "1", "2", "3", "4", "5", "6", "7", "11", "12", "13", "21")
 OUT_OF_CORE = ("llsvm", "streamsvm", "bm")
-WARM_START = ("0", "1", "2", "3", "11", "bm")      # -i: the solvers that start from a model's w (solvers/warm.py)
+# -i: the solvers that start from a model's w (solvers/warm.py)
+WARM_START = ("0", "1", "2", "3", "11", "llsvm", "streamsvm", "bm")
 ONLINE = ("olsvm", "olsvm-rhl", "norma", "pegaz", "pegasos")
 LIBSVM_TYPES = ("smo", "nu_svc", "epsilon_svr", "nu_svr", "one_class")
 KERNEL = LIBSVM_TYPES + ("h1tree",) + ONLINE

@@ -4,13 +4,15 @@ a9a's rows (a9a, then a9a.t: 48,842) split into "yesterday" (the first 90 %) and
 10 % new). For each configuration: yesterday's model (`llsvm-train ARGS yesterday y.model`), then today's from zero
 (`llsvm-train ARGS today`) and from yesterday's (`llsvm-train ARGS -i y.model today`), one thread. Reported from
 their --json records: iterations (n_iter: Newton iterations of -s 0, 2, 11; passes of -s 1, 3; outer iterations
-of -s bm), the median training seconds over --repeats runs (reading excluded), the primal of each and their
-relative difference, and the duality gaps (the certificates: both models are within their gap of the optimum).
+of -s bm and -s llsvm; passes of -s streamsvm), the median training seconds over --repeats runs (reading excluded),
+the primal of each and their relative difference, and the duality gaps (the certificates: both models are within
+their gap of the optimum).
 -s 11 runs on the same rows as a regression of the +1/-1 targets (no regression set is in data/public).
 
-    python scripts/bench_warm.py [--data-dir DIR] [--repeats 3] [--out FILE.md]
+    python scripts/bench_warm.py [--data-dir DIR] [--repeats 3] [--solvers 0,2,llsvm,...] [--out FILE.md]
 
 --data-dir: where a9a and a9a.t are (plain text; default /tmp/d, else data/public's .xz decompressed).
+--solvers: only the configurations of these -s values (default: all).
 """
 import argparse
 import json
@@ -30,6 +32,8 @@ CONFIGS = [
     ["-s", "1"], ["-s", "1", "-e", "0.001", "--max-iter", "100000"],
     ["-s", "3", "--max-iter", "100000"], ["-s", "3", "-e", "0.01", "--max-iter", "100000"],
     ["-s", "bm"], ["-s", "bm", "--memory", "8M"],
+    ["-s", "llsvm"], ["-s", "llsvm", "--memory", "8M"],
+    ["-s", "streamsvm"], ["-s", "streamsvm", "--memory", "8M"],
 ]
 
 
@@ -71,6 +75,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data-dir", default="/tmp/d")
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--solvers", help="comma-separated -s values (default: all)")
     ap.add_argument("--out")
     a = ap.parse_args(argv)
     lines = (text_of(a.data_dir, "a9a") + text_of(a.data_dir, "a9a.t")).splitlines(keepends=True)
@@ -86,7 +91,10 @@ def main(argv=None):
             f.writelines(lines)
         print(f"# a9a + a9a.t: yesterday {cut} rows, today {len(lines)} rows; median of {a.repeats} runs",
               file=sys.stderr)
+        wanted = None if a.solvers is None else set(a.solvers.split(","))
         for config in CONFIGS:
+            if wanted is not None and config[1] not in wanted:
+                continue
             c, w, cs, ws = measure(config, yesterday, today, tmp, a.repeats)
             rel = None if c["primal"] is None or w["primal"] is None else abs(w["primal"] - c["primal"]) / abs(c["primal"])
             rows.append(f"| {' '.join(config)} | {c['n_iter']} | {w['n_iter']} | {cs:.3f} | {ws:.3f} | "

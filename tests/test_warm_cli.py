@@ -49,13 +49,13 @@ def primal(model_path, data_path, solver, C=1.0, p=0.1):
     return linear_primal(X, y, w, C, LOSS[solver], p=p)
 
 
-@pytest.mark.parametrize("solver", ["0", "1", "2", "3", "11", "bm"])
+@pytest.mark.parametrize("solver", ["0", "1", "2", "3", "11", "llsvm", "streamsvm", "bm"])
 def test_cli_gives_the_python_warm_start(solver, days, tmp_path):
     """-i gives what llsvm.train(warm=the model read from its file) gives, byte for byte."""
     yesterday, today = days
     old, _ = run(tmp_path, "old", "-s", solver, yesterday)
     new, rec = run(tmp_path, "new", "-s", solver, "-i", old, today)
-    params = llsvm.Params(solver=solver if solver == "bm" else int(solver), threads=1)
+    params = llsvm.Params(solver=int(solver) if solver.isdigit() else solver, threads=1)
     model = llsvm.train(str(today), params=params, warm=load_model(old))
     model.save(tmp_path / "python.model")
     assert new.read_bytes() == (tmp_path / "python.model").read_bytes()
@@ -77,18 +77,35 @@ def test_newton_from_yesterday_takes_fewer_iterations_to_the_same_optimum(solver
     assert abs(p_warm - warm_rec["primal"]) <= 1e-9 * abs(p_warm)
 
 
-@pytest.mark.parametrize("solver", ["1", "3", "bm"])
+@pytest.mark.parametrize("solver", ["1", "3", "llsvm", "streamsvm", "bm"])
 def test_dual_from_yesterday_reaches_the_certified_optimum(solver, days, tmp_path):
     """The dual solvers start from the dual point of yesterday's w: their model is within its duality gap of the
-    optimum, as the cold run's, so the two primals differ by at most the sum of the gaps."""
+    optimum, as the cold run's, so the two primals differ by at most the sum of the gaps. The out-of-core solvers
+    take fewer passes (-s llsvm: outer iterations; -s streamsvm: passes) than from zero."""
     yesterday, today = days
-    extra = ["-e", "0.01", "--max-iter", "3000"] if solver != "bm" else []
+    extra = ["-e", "0.01", "--max-iter", "3000"] if solver in ("1", "3") else []
     old, _ = run(tmp_path, "old", "-s", solver, *extra, yesterday)
     cold, c = run(tmp_path, "cold", "-s", solver, *extra, today)
     warm, w = run(tmp_path, "warm", "-s", solver, *extra, "-i", old, today)
     assert c["converged"] and w["converged"]
     assert abs(w["primal"] - c["primal"]) <= c["gap"] + w["gap"], (w, c)
-    assert abs(primal(warm, today, "3" if solver == "bm" else solver) - w["primal"]) <= 1e-9 * abs(w["primal"])
+    assert abs(primal(warm, today, solver if solver in ("1", "3") else "3") - w["primal"]) <= 1e-9 * abs(w["primal"])
+    if solver in ("llsvm", "streamsvm"):
+        assert w["n_iter"] < c["n_iter"], (w["n_iter"], c["n_iter"])
+
+
+@pytest.mark.parametrize("solver", ["llsvm", "streamsvm"])
+def test_out_of_core_warm_start_with_row_weights_under_a_budget(solver, days, tmp_path):
+    """-W and --memory with -i: yesterday's model starts today's weighted rows under a 4M budget (the start's pass
+    and the text's copy within it); the optimum is the cold run's within the two certified gaps."""
+    yesterday, today = days
+    weights = tmp_path / "weights"
+    weights.write_text("".join(f"{(0, 0.5, 1, 2)[i % 4]}\n" for i in range(TODAY)))
+    old, _ = run(tmp_path, "old", "-s", solver, yesterday)
+    _, c = run(tmp_path, "cold", "-s", solver, "-W", weights, today)
+    _, w = run(tmp_path, "warm", "-s", solver, "-W", weights, "--memory", "4M", "-i", old, today)
+    assert c["converged"] and w["converged"]
+    assert abs(w["primal"] - c["primal"]) <= c["gap"] + w["gap"], (w, c)
 
 
 def test_new_features_are_padded_and_missing_ones_cut(days, tmp_path):
@@ -143,6 +160,17 @@ REFUSALS = [
     (["-s", "0"], "s2", "today", "Error: -i {model}: a model of solver_type L2R_L2LOSS_SVC (L2-regularized L2-loss "
      "SVC) cannot start -s 0 (L2-regularized logistic regression): a warm start takes a model of the same "
      "problem\n", 1),
+    (["-s", "llsvm"], "s2", "today", "Error: -i {model}: a model of solver_type L2R_L2LOSS_SVC (L2-regularized "
+     "L2-loss SVC) cannot start -s llsvm (L2-regularized L1-loss SVC): a warm start takes a model of the same "
+     "problem\n", 1),
+    (["-s", "streamsvm"], "kernel", "today", "Error: -i {model}: a LIBSVM kernel model (svm_type c_svc, "
+     "kernel_type rbf) cannot start -s streamsvm: a warm start takes LIBLINEAR's linear model of the same "
+     "problem\n", 1),
+    (["-s", "streamsvm", "-B", "1"], "s3", "today", "Error: -i {model}: the model has no bias, the run -B 1: give "
+     "no -B (or -B -1)\n", 1),
+    (["-s", "llsvm"], "s3", "three", "Error: -i {model}: the model's classes 1 -1 are not the data's classes 3 1 2 "
+     "(the data's classes 2 3 not in the model; the model's class -1 not in the data): a warm start needs the "
+     "same classes\n", 1),
     (["-s", "bm"], "hashed", "today", "Error: -i {model}: the model's w is over 2^10 hashed buckets, the run has no "
      "--hash-bits: a warm start needs the same features\n", 1),
     (["-s", "2", "-B", "1"], "s2", "today", "Error: -i {model}: the model has no bias, the run -B 1: give no -B "
@@ -151,10 +179,10 @@ REFUSALS = [
     (["-s", "2"], "s2", "three", "Error: -i {model}: the model's classes 1 -1 are not the data's classes 3 1 2 (the "
      "data's classes 2 3 not in the model; the model's class -1 not in the data): a warm start needs the same "
      "classes\n", 1),
-    (["-s", "5"], "s2", "today", "ERROR: a warm start (-i) is available for -s 0, -s 1, -s 2, -s 3, -s 11 and "
-     "-s bm\n", 1),
-    (["-s", "smo"], "s2", "today", "ERROR: a warm start (-i) is available for -s 0, -s 1, -s 2, -s 3, -s 11 and "
-     "-s bm\n", 1),
+    (["-s", "5"], "s2", "today", "ERROR: a warm start (-i) is available for -s 0, -s 1, -s 2, -s 3, -s 11, "
+     "-s llsvm, -s streamsvm and -s bm\n", 1),
+    (["-s", "smo"], "s2", "today", "ERROR: a warm start (-i) is available for -s 0, -s 1, -s 2, -s 3, -s 11, "
+     "-s llsvm, -s streamsvm and -s bm\n", 1),
     (["-s", "2", "-v", "3"], "s2", "today", "ERROR: -v cannot be given with -i: -i starts the one model a run "
      "trains\n", 1),
     (["-s", "2", "-C"], "s2", "today", "ERROR: -C cannot be given with -i: -i starts the one model a run trains\n",

@@ -11,7 +11,6 @@ the primal 1/2 w.w + sum_i C_i loss_i, the dual and the gap it measured are exac
 it stops after max_iter outer iterations. The binary problems of one-vs-rest are trained side by side: each block is
 visited for every problem still running.
 """
-import os
 import time
 
 import numpy as np
@@ -102,26 +101,8 @@ class BlockMinimizationSolver(StreamedSolver):
             yield src.with_weights(ds.load_blocks(b0, b1))
             b0 = b1
 
-    def _copy_text(self, src, directory):
-        """Text is first copied to a binary file; under a budget, the rows read so far are checked as they come
-        (the minimum for them: their alpha, the weights and one block of the copy)."""
-        copy = os.path.join(directory, "input.bin")
-        classes = Classes()
-        rows = n_feat = 0
-        piece = self.copy_block_bytes + self._block_extra(self.copy_block_bytes // 16, self.copy_block_bytes // 12)
-        with self._copy_writer(copy, src) as w:
-            for b in src.blocks(prefetch=True, progress=True):
-                w.write_dataset(b)
-                if self.opt.memory is not None:
-                    classes.add(b.y)
-                    rows += b.n_rows
-                    n_feat = max(n_feat, (1 << self.opt.hash_bits) if self.opt.hash_bits else b.n_features)
-                    k = len(classes.labels) if len(classes.labels) > 2 else 1
-                    self.check_weights(n_feat, k)
-                    self._check_budget(rows, self._state(rows, k), self._weights(n_feat, k), 0, piece, partial=True)
-                del b
-            w.close()
-        src.switch_to_copy(copy)
+    def _copy_minimum(self, rows, n_feat, k):
+        return self._state(rows, k), self._weights(n_feat, k)
 
     def _run(self, src, directory, t0):
         self._whole = None

@@ -153,12 +153,16 @@ class _Problem:
     def dual(self):
         return self.sum_alpha - 0.5 * sq_norm(self.w)
 
-    def step_block(self, block, cls, QD, row0, cap, bias):
-        """The first pass over one block: one step per row, active rows to the file, outcome per row."""
+    def step_block(self, block, cls, QD, row0, cap, bias, warm=False):
+        """The first pass over one block: one step per row, active rows to the file, outcome per row. `warm` (-i):
+        from the alpha the status bytes record (OnePassSolver._warm_pass), which w holds, rather than from 0."""
         n = block.n_rows
-        alpha = np.empty(n)
+        if warm:
+            alpha = _alpha_of(self.status.view()[row0:row0 + n], self.Cp, self.Cn, block.weights)
+        else:
+            alpha = np.empty(n)
         self.sum_alpha += K.first_pass(block.row_view(bias, cap), cls, self.pos, QD, self.w, self.Cp, self.Cn,
-                                       alpha)
+                                       alpha, warm)
         pos = cls == self.pos
         C = self.costs(pos, block.weights)
         active = (alpha > 0.0) & (alpha < C)
@@ -252,6 +256,10 @@ class OnePassSolver(OutOfCoreSolver):
         replay_from_memory = True
         writer_bytes = 8 << 20 if self.opt.memory is None else None
         float32 = None
+        warm = None
+        if self.warm is not None:
+            # -i: the classes, the weights and the status bytes of the start, before the first pass
+            classes, cap, warm = self._warm_pass(src, directory)
 
         def QD_of(block):
             q = np.empty(block.n_rows)
@@ -317,7 +325,7 @@ class OnePassSolver(OutOfCoreSolver):
                 for p in problems:
                     p.grow(cap)
             cls, new = classes.add(block.y)
-            if new:
+            if new or (warm is not None and not problems):
                 defs = classes.problems(self.C, self.weights)
                 self._check_problems(len(classes.labels), len(defs), n_rows + block.n_rows, n_features)
                 self.check_weights(n_features, len(defs))
@@ -332,6 +340,8 @@ class OnePassSolver(OutOfCoreSolver):
                         problems[k] = p
                     else:
                         problems.append(p)
+                    if warm is not None and self._trains(k):
+                        p.w, p.sum_alpha, p.status = warm[k]
                     fresh.append(p)
                 mine = [p for p in problems if self._trains(p.k)]
                 if self.opt.memory is not None:
@@ -341,11 +351,12 @@ class OnePassSolver(OutOfCoreSolver):
                         p.writer.block_bytes = share
                 replay([p for p in fresh if self._trains(p.k)], row0)
             QD = QD_of(block)
+            on = warm is not None
             if len(mine) > 1 and pool is not None:
-                list(pool.map(lambda p: p.step_block(block, cls, QD, row0, cap, self.bias), mine))
+                list(pool.map(lambda p: p.step_block(block, cls, QD, row0, cap, self.bias, on), mine))
             else:
                 for p in mine:
-                    p.step_block(block, cls, QD, row0, cap, self.bias)
+                    p.step_block(block, cls, QD, row0, cap, self.bias, on)
             n_rows += block.n_rows
             nnz += block.nnz
             if not src.known:
@@ -368,6 +379,60 @@ class OnePassSolver(OutOfCoreSolver):
             p.trace.active_first = int(np.count_nonzero(p.status.view() == ACTIVE))
             p.trace.dual.append(p.dual())
         return problems, classes.labels, n_rows, nnz, n_features, cap
+
+    def _warm_pass(self, src, directory):
+        """-i (fit(warm=model)): text is first copied to the binary file the re-check passes read (the start needs
+        the classes), then one pass over the input sets, for every problem this run trains, the dual point of the
+        model's w (warm.primal_to_dual, the hinge's: alpha_i = C_i or 0, which a status byte records, AT_CP / AT_CN
+        or ZERO, outside the active set) and w = w(alpha). Returns (the classes, the width of w, per problem
+        (w, sum(alpha), status bytes)); the first pass then steps every row from its alpha."""
+        from .warm import model_starts, primal_to_dual
+        if not src.known:
+            copy = BinaryWriter(os.path.join(directory, "input.bin"), block_bytes=self.chunk, fsync=False,
+                                weights=src.weighted)
+            n_features = 0
+            for block in src.blocks(prefetch=True, progress=True):
+                copy.write_dataset(block)
+                n_features = max(n_features, int(block.n_features or 0))
+                del block
+            copy.close(n_features=n_features)
+            src.switch_to_copy(copy.path)
+        classes = Classes(src.labels())
+        n_rows, n_features = int(src.n_rows), int(src.n_features)
+        defs = classes.problems(self.C, self.weights)
+        self._check_state(n_rows, len(defs), n_features, True)
+        self.check_weights(n_features, len(defs))
+        cap = max(n_features, 1024)
+        starts = model_starts(self.warm, self.params, classes.labels, n_features)
+        state = {}
+        for k, (pos, Cp, Cn) in enumerate(defs):
+            if not self._trains(k):
+                continue
+            w = np.zeros(cap + 1)
+            w0 = starts[k if len(starts) > 1 else 0]["w"]
+            w[:n_features] = w0[:n_features]
+            if self.bias >= 0:
+                w[cap] = w0[n_features]
+            state[k] = [w, np.zeros(cap + 1), 0.0, _Bytes()]
+        w_alpha = np.empty(cap + 1)
+        r0 = 0
+        for block in src.blocks():
+            cls, _ = classes.add(block.y)
+            view = block.row_view(self.bias, cap)
+            for k, st in state.items():
+                pos = cls == defs[k][0]
+                ys = np.where(pos, 1, -1).astype(np.int8)
+                C = np.where(pos, defs[k][1], defs[k][2])
+                if block.weights is not None:
+                    C = C * block.weights
+                alpha = primal_to_dual((view, EMPTY_ROWS), ys, C, st[0], True)
+                KL.dcd_init_w(view, EMPTY_ROWS, ys, alpha, w_alpha)
+                st[1] += w_alpha
+                st[2] += float(alpha.sum())
+                st[3].put(r0, np.where(alpha == 0.0, ZERO, np.where(pos, AT_CP, AT_CN)).astype(np.uint8))
+            r0 += block.n_rows
+            del block
+        return classes, cap, {k: (st[1], st[2], st[3]) for k, st in state.items()}
 
     # -- phase 2 ------------------------------------------------------------------------------------------------
     def _optimize_block(self, p, ds, cap):

@@ -463,6 +463,30 @@ class StreamedSolver(OutOfCoreSolver):
         return (f"the file's blocks are read whole, the largest holds {memory.format_size(size)}; llsvm-convert "
                 "--block-rows writes smaller ones")
 
+    def _copy_text(self, src, directory):
+        """Text (or stdin) copied whole to a binary file before training, which then reads the copy as a known
+        input (-s bm; -s streamsvm with -i, whose start needs the classes first). Under a budget, the rows read so
+        far are checked as they come: the minimum for them (_copy_minimum: their state and the weights, for k
+        problems) and one block of the copy."""
+        copy = os.path.join(directory, "input.bin")
+        classes = Classes()
+        rows = n_feat = 0
+        piece = self.copy_block_bytes + self._block_extra(self.copy_block_bytes // 16, self.copy_block_bytes // 12)
+        with self._copy_writer(copy, src) as w:
+            for b in src.blocks(prefetch=True, progress=True):
+                w.write_dataset(b)
+                if self.opt.memory is not None:
+                    classes.add(b.y)
+                    rows += b.n_rows
+                    n_feat = max(n_feat, (1 << self.opt.hash_bits) if self.opt.hash_bits else b.n_features)
+                    k = len(classes.labels) if len(classes.labels) > 2 else 1
+                    self.check_weights(n_feat, k)
+                    state, weights = self._copy_minimum(rows, n_feat, k)
+                    self._check_budget(rows, state, weights, 0, piece, partial=True)
+                del b
+            w.close()
+        src.switch_to_copy(copy)
+
     def _seed(self, k):
         return problem_seed(self.seed, k)
 

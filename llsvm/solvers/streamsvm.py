@@ -24,7 +24,7 @@ import numpy as np
 from .. import memory
 from .._ext._stream import SLOT_BYTES, StreamCache
 from ..errors import ParameterError
-from .common import Classes, FitResult
+from .common import EMPTY_ROWS, Classes, FitResult
 from .outofcore import STREAM_JSON_FIELDS, BinaryProblem, StreamedSolver, stream_metrics
 
 LOCKSTEP_ROWS = 256
@@ -110,12 +110,22 @@ class StreamSVMSolver(StreamedSolver):
             cache.grow(n_rows=rows_new if need_rows else 0, n_features=feat_new if need_feat else 0)
         return cap if lowered else None
 
+    def _copy_minimum(self, rows, n_feat, k):
+        return self._state(rows), self._weights(n_feat, k)
+
     def _run(self, src, directory, t0):
+        self._starts = None
+        if self.warm is not None and not src.known:
+            # -i: the start needs the classes before the first pass, which then reads a binary copy
+            self._copy_text(src, directory)
         if src.known:
             labels = [int(v) for v in Classes(src.labels()).labels]
             problems = self._problems(labels, self._once)
             self._n_problems = len(problems)
             self._check_classes(src, labels, problems)
+            if self.warm is not None:
+                from .warm import model_starts
+                self._starts = model_starts(self.warm, self.params, labels, self._n_features(src.n_features))
             problems = [p for p in problems if self._trains(p.k)]
             for p in problems:
                 self._train_problem(p, src, Classes(labels), t0, None)
@@ -142,6 +152,40 @@ class StreamSVMSolver(StreamedSolver):
             self._train_problem(p, src, Classes(labels), t0, None)
         return problems, labels
 
+    def _new_cache(self, p, omega, n_rows, n_feat, lockstep):
+        """Problem p's cache (Omega rows, capacities n_rows and n_feat), and its trainer's thread, started, unless
+        `lockstep` (None then)."""
+        self.check_weights(n_feat, 1)
+        cache = StreamCache(omega, n_rows, n_feat, self.bias, self._seed(p.k), batch=self.opt.batch,
+                            n_sched=max(n_rows, 1), unbounded=self.opt.memory is None)
+        if lockstep:
+            return cache, None
+        thread = threading.Thread(target=cache.train, name="llsvm-trainer", daemon=True)
+        try:
+            thread.start()
+        except RuntimeError as exc:     # "can't start new thread": no room for its stack
+            raise MemoryError(f"the trainer's thread could not start ({exc})") from None
+        return cache, thread
+
+    def _warm_cache(self, p, src, classes, cache, n_feat):
+        """-i (fit(warm=model)): one pass over the (known) input sets problem p's alpha to the dual point of the
+        model's w (warm.primal_to_dual, the hinge's) and the cache's w to w(alpha) (StreamCache.warm_rows)."""
+        from .warm import primal_to_dual
+        w0 = self._starts[p.k if len(self._starts) > 1 else 0]["w"]
+        for block in src.blocks():
+            if self._hash is not None:
+                block = self._hash(block)
+            cls, _ = classes.add(block.y)
+            ys = p.signs(cls)
+            C = np.where(ys > 0, p.Cp, p.Cn)
+            if block.weights is not None:
+                C = C * block.weights
+            alpha = primal_to_dual((block.row_view(self.bias, n_feat), EMPTY_ROWS), ys, C, w0, True)
+            cache.warm_rows(ys, block.row_view(), int(block.first_row), alpha)
+            if self.progress is not None:
+                self.progress.update(block.n_rows)
+            del block, ys, cls, alpha
+
     def _check_classes(self, src, labels, problems):
         """One-vs-rest (more than two classes): the problems run one after the other, but each keeps its w for the
         model, stacked at the end: refused up front, naming the classes, when they cannot fit (without --memory;
@@ -156,7 +200,6 @@ class StreamSVMSolver(StreamedSolver):
         """Run the cached loops for problem p. With `writer`, the first pass reads text (and copies it); returns
         False when that pass found a third class (the caller restarts with one-vs-rest)."""
         lockstep = self.threads == 1
-        bias = self.bias
         budget = self.opt.memory
         if src.known:
             n_rows, n_feat = int(src.n_rows), self._n_features(src.n_features)
@@ -175,6 +218,13 @@ class StreamSVMSolver(StreamedSolver):
         total_read = 0.0
         start_dual = start_ww = 0.0   # dual and ||w||^2 of the model frozen at the start of the pass (alpha = 0)
         try:
+            if self._starts is not None:
+                # -i: every row's alpha from the model's w, and w = w(alpha), before the first pass, which
+                # measures that start (the reader's view) as the later passes measure theirs
+                cache, trainer = self._new_cache(p, omega, n_rows, n_feat, lockstep)
+                self._warm_cache(p, src, classes, cache, n_feat)
+                sa, start_ww, _, _ = cache.snapshot(n_rows, n_feat, freeze=True)
+                start_dual = sa - 0.5 * start_ww
             for it in range(self.max_iter):
                 tp = time.perf_counter()
                 loss = 0.0
@@ -220,17 +270,8 @@ class StreamSVMSolver(StreamedSolver):
                                                        seen_rows, row_bytes)
                                 omega = _cap(room, row_bytes)
                                 cap_changes.append([first, omega])
-                        self.check_weights(max(n_feat, block.n_features), 1)
-                        cache = StreamCache(omega, max(n_rows, block.n_rows), max(n_feat, block.n_features), bias,
-                                            self._seed(p.k), batch=self.opt.batch, n_sched=max(n_rows, 1),
-                                            unbounded=budget is None)
-                        if not lockstep:
-                            thread = threading.Thread(target=cache.train, name="llsvm-trainer", daemon=True)
-                            try:
-                                thread.start()
-                            except RuntimeError as exc:     # "can't start new thread": no room for its stack
-                                raise MemoryError(f"the trainer's thread could not start ({exc})") from None
-                            trainer = thread                # joined by the finally below once it has started
+                        cache, trainer = self._new_cache(p, omega, max(n_rows, block.n_rows),
+                                                         max(n_feat, block.n_features), lockstep)
                     if text_pass:
                         end = first + block.n_rows
                         need_rows = end > cache.n_rows_capacity

@@ -253,9 +253,10 @@ def train(data, y=None, *, params=None, reporter=None, say=None, warn=None, warm
     LLSVMOptions(memory=64 << 20)), or `params`. `say` receives LIBLINEAR's output text and `warn` its
     warnings (default: neither), or give a `reporter`. A streaming solver (-s llsvm, streamsvm, bm) streams a
     path, never loading it whole. `warm`: a linear model that starts every problem (the solvers of -i: 0, 1, 2, 3,
-    11, bm): one train() made on the same rows and classes with the same solver starts from its w and alpha
-    (scaled by the ratio of the C values), as LIBLINEAR's find_parameter_C warm-starts; any other (a model file,
-    other rows: `llsvm-train -i`) from its w (llsvm/solvers/warm.py: what fits, what is refused).
+    11, llsvm, streamsvm, bm): one train() made on the same rows and classes with the same solver starts from its
+    w and alpha (scaled by the ratio of the C values), as LIBLINEAR's find_parameter_C warm-starts; any other (a
+    model file, other rows: `llsvm-train -i`; always for the out-of-core solvers) from its w
+    (llsvm/solvers/warm.py: what fits, what is refused).
     """
     params = checked_params(params, kw)
     rep = as_reporter(reporter, say, warn)

@@ -3,7 +3,8 @@ of LIBLINEAR's tools page; `llsvm.train(warm=model)` and the estimators' warm_st
 
 A model file holds w, not the dual variables, so every problem starts from the model's w:
 - -s 0, 2, 11 (Newton) from w itself, as LIBLINEAR's init_sol;
-- -s 1 and 3 (dual coordinate descent) and -s bm from the dual point w gives (primal_to_dual): for the L2 loss
+- -s 1 and 3 (dual coordinate descent) and the out-of-core -s bm, llsvm and streamsvm (one more pass over the input
+  sets their alpha and w = w(alpha) before the first) from the dual point w gives (primal_to_dual): for the L2 loss
   the optimality condition alpha_i = 2 C_i max(0, 1 - y_i w.x_i) (newtonfun.certificate_sums' point), for the
   hinge the subgradient's ends, alpha_i = C_i where y_i w.x_i < 1 and 0 elsewhere (the free rows' values on the
   margin are not in w: they start at an end and the solver moves them).
