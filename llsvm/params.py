@@ -358,6 +358,7 @@ class Params:
     options: object = None
     svr_p: float = OPTION["-p"].default               # -p: epsilon of the SVR loss (-s 11, 12, 13)
     nu: float = OPTION["-n"].default                  # -n: nu of the one-class SVM (-s 21)
+    rand_skip: int = 0        # --libsvm-rand: svm-train's rand() calls before this training's (a -v fold's)
 
     @property
     def spec(self):

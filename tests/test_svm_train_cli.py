@@ -112,7 +112,7 @@ def sets(tmp_path_factory, shared_plain):
     X = ds.to_csr()[:150]
     g = np.random.default_rng(47)
     t = np.sin(3 * X[:, 0].toarray().ravel()) + X[:, 1:5].toarray().sum(axis=1) + g.normal(0, 0.1, X.shape[0])
-    return {"heart": heart, "reg": write_text(d / "reg", X, t)}
+    return {"heart": heart, "reg": write_text(d / "reg", X, t), "iris": shared_plain("iris.scale")}
 
 
 def test_glibc_rand_is_the_c_librarys():
@@ -203,6 +203,38 @@ def test_cross_validation_is_svm_trains(sets, tmp_path, name, args):
     """-v: svm-train's folds (stratified for the classifiers, a permutation otherwise, from rand()), so every fold's
     optimization lines and the result line (accuracy, or the mean squared error and squared correlation) are
     LIBSVM's; without --libsvm-rand (llsvm-train's folds from --seed) the folds differ."""
+    data = sets[name]
+    theirs = libsvm(data, "-", args)
+    code, out, err = ours([*args, data])
+    assert (code, err) == (0, "")
+    assert out == theirs and "Cross Validation" in out
+
+
+PCASES = [("heart", ["-b", "1"]), ("iris", ["-b", "1", "-c", "4"]), ("iris", ["-s", "1", "-b", "1", "-n", "0.3"])]
+
+
+@pytest.mark.parametrize("name, args", PCASES, ids=[" ".join(a) for a in (a for _, a in PCASES)])
+def test_probability_model_is_svm_trains(sets, tmp_path, name, args):
+    """-b 1 (C-SVC on two and three classes, nu-SVC): every pair's 5-fold permutation drawn from svm-train's rand()
+    pair after pair, so the model file, probA and probB included, is svm-train's byte for byte, and so is the
+    stdout (every fold's optimization lines)."""
+    data = sets[name]
+    theirs = libsvm(data, tmp_path / "theirs.model", args)
+    code, out, err = ours([*args, data, tmp_path / "ours.model"])
+    assert (code, err) == (0, "") and out == theirs
+    assert (tmp_path / "ours.model").read_bytes() == (tmp_path / "theirs.model").read_bytes()
+    assert b"probA" in (tmp_path / "ours.model").read_bytes()
+
+
+PVCASES = [("heart", ["-b", "1", "-v", "5"]), ("iris", ["-s", "1", "-b", "1", "-v", "3", "-n", "0.3"]),
+           ("reg", ["-s", "3", "-b", "1", "-v", "5"])]
+
+
+@pytest.mark.parametrize("name, args", PVCASES, ids=[" ".join(a) for a in (a for _, a in PVCASES)])
+def test_probability_cross_validation_is_svm_trains(sets, name, args):
+    """-v with -b 1: svm_cross_validation's rand() calls first, then each fold's svm_train's (its pairs' -b 1
+    permutations, or the SVR's 5 folds) on the one stream of the process, so every line, the rate included, is
+    svm-train's."""
     data = sets[name]
     theirs = libsvm(data, "-", args)
     code, out, err = ours([*args, data])

@@ -7,6 +7,7 @@ import numpy as np
 
 from .._ext import _linear as K
 from .._ext import _random
+from ..dataset import positive_rows
 from ..errors import ParameterError
 from ..memory import format_size
 from ..params import echo
@@ -337,24 +338,66 @@ class Seeds:
 class LibsvmRand:
     """The random numbers of LIBSVM's svm-train (--libsvm-rand): glibc's rand() from the state of a program that
     never calls srand (svm-train does not), each permutation LIBSVM's shuffle `j = i + rand() % (n - i)` (the C
-    kernel: cext/_random.pyx). Seeds' permutation interface, so the folds drawn from it are svm-train's."""
+    kernel: cext/_random.pyx), one rand() call a row. Seeds' permutation interface, so the folds drawn from it are
+    svm-train's. skip: the calls made before (svm-train's one stream for the whole process: a fold of -v starts
+    after the folds' and the earlier folds' calls); `drawn` counts the calls from the first state."""
 
-    def __init__(self):
+    def __init__(self, skip=0):
         self.state = _random.glibc_rand_state(1)
+        self.drawn = 0
+        while self.drawn < skip:
+            _random.glibc_rand(self.state, min(skip - self.drawn, 1 << 20))
+            self.drawn = min(skip, self.drawn + (1 << 20))
 
     def permutation(self, n):
-        return _random.glibc_permutations(np.array([n], np.int64), self.state)
+        return self.permutations([n])
 
     def permutations(self, sizes):
-        return _random.glibc_permutations(np.ascontiguousarray(sizes, np.int64), self.state)
+        sizes = np.ascontiguousarray(sizes, np.int64)
+        self.drawn += int(sizes.sum())
+        return _random.glibc_permutations(sizes, self.state)
+
+
+def libsvm_rand(params):
+    """Whether a run draws as svm-train (--libsvm-rand)."""
+    return bool(getattr(params.options, "libsvm_rand", False))
 
 
 def fold_draws(params):
     """(where -v's and the grid's folds are drawn from, where the folds' seeds are drawn from): the one Seeds of
-    --seed for both, or, with --libsvm-rand (LIBSVM's types), svm-train's rand() for the folds and --seed for the
-    folds' own draws."""
+    --seed for both, or, with --libsvm-rand (LIBSVM's types), svm-train's rand() for both (fold_seeds)."""
     seeds = Seeds(params.seed)
-    return (LibsvmRand() if getattr(params.options, "libsvm_rand", False) else seeds), seeds
+    return (LibsvmRand() if libsvm_rand(params) else seeds), seeds
+
+
+def training_draws(params):
+    """Where a LIBSVM training draws -b 1's fold permutations from: the Seeds of --seed, or, with --libsvm-rand,
+    svm-train's rand() after params.rand_skip calls (0 for a training of its own; a fold's: fold_seeds)."""
+    return LibsvmRand(params.rand_skip) if libsvm_rand(params) else Seeds(params.seed)
+
+
+def libsvm_draws(params, y):
+    """The rand() calls of LIBSVM's svm_train on labels y: -b 1's 5-fold permutation of every pair's rows (C-SVC
+    and nu-SVC: k classes, k - 1 pairs per row) or of the rows (epsilon-SVR and nu-SVR); none otherwise."""
+    if not getattr(params.options, "probability", 0):
+        return 0
+    if params.spec.name in ("smo", "nu_svc"):
+        k = group_classes(np.asarray(y))[0].size
+        return (k - 1) * int(np.asarray(y).size) if k else 0
+    return int(np.asarray(y).size) if params.spec.name in ("epsilon_svr", "nu_svr") else 0
+
+
+def fold_seeds(params, rand, seeds, folds, y, weights=None):
+    """The seed of every fold's training: the next draws of `seeds`, or, with --libsvm-rand, the rand() calls
+    before the fold's training in svm-train (`rand`'s, the folds', then each earlier fold's: libsvm_draws of its
+    training rows), which the fold's params carry as rand_skip (and seed)."""
+    if not isinstance(rand, LibsvmRand):
+        return [seeds.next() for _ in folds]
+    out, at = [], rand.drawn
+    for tr, _ in folds:
+        out.append(at)
+        at += libsvm_draws(params, np.asarray(y)[positive_rows(weights, tr)])
+    return out
 
 
 def problem_seed(seed, k):

@@ -28,7 +28,7 @@ from ..report import as_reporter
 from ..stop import stoppable
 from ..params import accepting
 from . import registry
-from .common import fold_draws
+from .common import fold_draws, fold_seeds
 from .folds import stratified_folds
 from ..dataset import positive_rows
 from ..measures import TITLES, best_index, check_measures, evaluate, positive_label
@@ -173,7 +173,8 @@ def grid_plan(ds, nr_fold, grid, params, reporter):
         raise ParameterError("n-fold cross validation: n must >= 2")
     rand, seeds = fold_draws(params)
     folds = stratified_folds(ds.y, nr_fold, rand, reporter)
-    return GridPlan.make(params, grid, folds, [seeds.next() for _ in folds])
+    seeds_of_folds = fold_seeds(params, rand, seeds, folds, ds.y, getattr(ds, "weights", None))
+    return GridPlan.make(params, grid, folds, seeds_of_folds)
 
 
 def fold_cells(ds, plan, w, f, positive=None, keep=False):
@@ -191,7 +192,7 @@ def fold_cells(ds, plan, w, f, positive=None, keep=False):
     context = {}
     out = []
     for C in plan.Cs:
-        p = plan.params.but(C=C, seed=plan.fold_seeds[f], options=opts).check()
+        p = plan.params.but(C=C, seed=plan.fold_seeds[f], rand_skip=plan.fold_seeds[f], options=opts).check()
         w0, c0 = time.perf_counter(), time.process_time()
         model = registry.driver(spec)(train, p, silent, n_features=ds.n_features, context=context)
         w1, c1 = time.perf_counter(), time.process_time()

@@ -88,18 +88,23 @@ class _Problems(Sequence):
         return self.pairs.problem(range(len(self))[p])
 
 
+def _draws(seed):
+    return seed if hasattr(seed, "permutations") else Seeds(seed)
+
+
 def run_batched(run, seed, reporter):
     """A one-vs-one run whose pairs its kernel runs in batches (smo.PairsRun.run), their draws from the one RNG
-    seeded with `seed`, as run_pairs draws them."""
-    return run.run(Seeds(seed), reporter)
+    seeded with `seed` (or from `seed` itself, a Seeds or common.LibsvmRand), as run_pairs draws them."""
+    return run.run(_draws(seed), reporter)
 
 
 def run_pairs(run, seed, reporter, context=None):
     """A one-vs-one run (smo.PairsRun, online.OnlineRun: set up, with `pairs`, `permutation`, `pair` and `model`)
-    in one process: its pairs in order, each with its draws from the one RNG seeded with `seed`, then the model.
+    in one process: its pairs in order, each with its draws from the one RNG seeded with `seed` (or from `seed`
+    itself, a Seeds or common.LibsvmRand), then the model.
     context: a dict the grid search keeps across the cells of one kernel and fold, each pair's `held` (kernel cache,
     column store) kept there and reused; the model does not depend on it."""
-    seeds = Seeds(seed)
+    seeds = _draws(seed)
     coefs, results, probs = [], [], []
     for p in range(len(run.pairs.problems)):
         coef, res, prob, held = run.pair(p, run.permutation(seeds, p), reporter,

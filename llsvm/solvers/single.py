@@ -30,7 +30,7 @@ from ..models.svm import KERNEL_TYPES, NR_MARKS, NoRowsModel, SVMModel
 from ..options import SMOOptions
 from ..params import echo
 from ..predict import printf_f
-from .common import FitResult, Seeds
+from .common import FitResult, training_draws
 from .folds import plain_folds
 from .smo import check_kernel_diag, check_pair_finite, report_problem, solve
 
@@ -114,7 +114,7 @@ def fit(ds, params, reporter, n_features=None, context=None):
     meta = {}
     if opts.probability and svr:
         # LIBSVM's svm_train: the probability model after the problem's own solve
-        folds = plain_folds(l, 5, Seeds(params.seed), reporter, libsvm=True)
+        folds = plain_folds(l, 5, training_draws(params), reporter, libsvm=True)
         sigma = svr_probability(ds, folds, params.but(options=replace(opts, probability=0)), reporter)
         if math.isfinite(sigma):
             model = make(probA=[sigma])

@@ -33,7 +33,7 @@ from ..options import INT_MAX, SMOOptions
 from ..params import echo
 from ..predict import printf_f
 from ..models.svm import KERNEL_TYPES, refuse_nonfinite
-from .common import WARN_MAX_ITER, FitResult, class_costs
+from .common import WARN_MAX_ITER, FitResult, class_costs, training_draws
 from .ovo import Pairs, run_batched, run_pairs
 
 JSON_FIELDS = ("C", "eps", "kernel_type", "gamma", "degree", "coef0", "cache_size", "shrinking", "probability",
@@ -310,8 +310,8 @@ def fit(ds, params, reporter, n_features=None, context=None):
     its predecessors computed; the model does not depend on it."""
     run = PairsRun(ds, params, reporter, n_features)
     if context is None:
-        return run_batched(run, params.seed, reporter)
-    return run_pairs(run, params.seed, reporter, context)
+        return run_batched(run, training_draws(params), reporter)
+    return run_pairs(run, training_draws(params), reporter, context)
 
 
 def check_nu_feasible(nu, count):

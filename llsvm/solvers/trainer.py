@@ -27,7 +27,7 @@ from ..params import Params, accepting
 from ..report import as_reporter
 from ..stop import stoppable
 from . import registry
-from .common import (Seeds, Subproblem, check_ovr, class_costs, class_grouping, fold_draws, group_classes,
+from .common import (Seeds, Subproblem, check_ovr, class_costs, class_grouping, fold_draws, fold_seeds, group_classes,
                      one_vs_rest)
 from .folds import plain_folds, stratified_folds
 
@@ -315,7 +315,7 @@ def cv_plan(ds, nr_fold, params, reporter):
         folds = stratified_folds(ds.y, nr_fold, rand, reporter)
     else:
         folds = plain_folds(ds.n_rows, nr_fold, rand, reporter, libsvm=spec.access == "loaded")
-    return folds, [seeds.next() for _ in folds]
+    return folds, fold_seeds(params, rand, seeds, folds, ds.y, getattr(ds, "weights", None))
 
 
 def measure_labels(y, params):
@@ -347,7 +347,7 @@ def cv_fold(ds, params, folds, fold_seeds, i, s, positive=None):
     tr = positive_rows(getattr(ds, "weights", None), tr)       # a row of weight 0 trains nothing (docs/weights.md)
     if spec.access == "loaded" or spec.streams:
         if spec.access == "loaded":
-            model = registry.driver(spec)(ds.take_rows(tr), params.but(seed=fold_seeds[i]), s,
+            model = registry.driver(spec)(ds.take_rows(tr), params.but(seed=fold_seeds[i], rand_skip=fold_seeds[i]), s,
                                           n_features=ds.n_features)
         elif not tr.size:   # nothing to stream (leave-one-out on one row): no class, no label, as LIBLINEAR's -s 3
             nan = np.full(te.size, np.nan)
