@@ -405,12 +405,14 @@ OPTIONS = (
            "C-SVC and nu-SVC, Platt scaling of every pair from 5-fold cross-validation of its type (probA and "
            "probB); epsilon-SVR and nu-SVR, the Laplace scale sigma of the 5-fold cross-validation residuals (probA); "
            "one-class, the 10 density marks of the training decision values (prob_density_marks); the folds are "
-           "drawn from --seed ({solvers}).",
+           "drawn from --seed, or with --libsvm-rand from svm-train's rand() ({solvers}).",
            kind=int, default=0, metavar="probability_estimates", solvers=LIBSVM_TYPES, check=_check_probability),
     Option("--libsvm-rand", "libsvm_rand", "options",
-           "Draw -v's and --grid's folds as LIBSVM's svm-train draws them: glibc's rand() from its first state "
-           "(svm-train never calls srand), LIBSVM's shuffle, so the folds, and the cross-validation rates, are "
-           "svm-train's; without it, from --seed. The default of llsvm-svm-train ({solvers}).", kind=bool,
+           "Draw -v's and --grid's folds, and -b 1's, as LIBSVM's svm-train draws them: glibc's rand() from its "
+           "first state (svm-train never calls srand), in svm-train's order, LIBSVM's shuffle, so the folds, the "
+           "cross-validation rates and C-SVC's and nu-SVC's probA/probB are svm-train's (epsilon-SVR's and nu-SVR's "
+           "probA may differ in its last digit); without it, from --seed. The default of llsvm-svm-train "
+           "({solvers}).", kind=bool,
            default=False, solvers=LIBSVM_TYPES),
     Option("--hard-class", "hard_class", "options",
            "Hard class of each node: greedy (train both, keep the one removing more rows; default), alternate (the "
