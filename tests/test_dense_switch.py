@@ -3,6 +3,8 @@ certified optimum: the smoothed-hinge primal Newton of llsvm/solvers/smooth_hing
 features (issue 32 item 4), CG on the free dual variables of llsvm/solvers/dual_cg.py where they do not, each
 certified by a duality gap computed here in NumPy and checked against cvxopt's optimum of the dual QP; runs that
 LIBLINEAR's dual finishes within the gap are untouched (LIBLINEAR's model bit for bit)."""
+import ctypes
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -170,6 +172,7 @@ def test_defaults_stop_where_liblinear_stops():
     np.testing.assert_allclose(model.W[:, 0], Xb.T @ (r.alpha * ys), rtol=1e-10, atol=1e-10)
     primal, dual = numpy_certificate(X, ys, 1.0, model.W[:, 0], r.alpha)
     assert primal - dual > 0.1 * primal
+    ctypes.CDLL(None).srand(1)        # LIBLINEAR's train never seeds rand(): a fresh process's state, whatever ran before
     theirs = LU.train(ys.tolist(), [dict(enumerate(row, 1)) for row in X.tolist()], "-s 3 -B 1 -q")
     w_ll = np.array(theirs.get_decfun()[0] + [theirs.get_decfun()[1]]) * (1.0 if theirs.get_labels()[0] == 1 else -1.0)
     p_ll = 0.5 * w_ll @ w_ll + np.maximum(0.0, 1.0 - ys * (Xb @ w_ll)).sum()

@@ -244,10 +244,9 @@ class Replay:
 
 
 def with_libsvms_folds(monkeypatch, module, sizes, solver, args, path, model):
-    """llsvm-train -b 1 in this process with the driver module's Seeds replaying LIBSVM's permutations: stdout."""
-    perms = libsvm_permutations(sizes)
-    monkeypatch.setattr(module, "Seeds", lambda seed: Replay(perms))
-    r = CliRunner().invoke(train_main, ["-s", solver, "-b", "1", *args, str(path), str(model)])
+    """llsvm-train -b 1 --libsvm-rand in this process (LIBSVM's permutations: glibc's rand() from a fresh process's
+    state, as svm-train draws them; libsvm_permutations replays the same through the C library): stdout."""
+    r = CliRunner().invoke(train_main, ["-s", solver, "-b", "1", "--libsvm-rand", *args, str(path), str(model)])
     assert_exit(r, 0)
     return r.stdout
 

@@ -924,13 +924,13 @@ def test_find_C_mse_is_the_folds_sums(monkeypatch):
     X = rng.normal(size=(500, 6))
     y = X @ rng.normal(size=6) + rng.normal(size=500)
     predicted = []
-    real = trainer_mod._predict_rows
+    real = trainer_mod._decide_rows
 
     def recording(view, model, rows, bias):
-        pred = real(view, model, rows, bias)
+        pred, dec = real(view, model, rows, bias)
         predicted.append((rows, np.asarray(pred, np.float64)))
-        return pred
-    monkeypatch.setattr(trainer_mod, "_predict_rows", recording)
+        return pred, dec
+    monkeypatch.setattr(trainer_mod, "_decide_rows", recording)
     say = Capture()
     best_C, best_p, best_mse = find_parameter_C(X, 4, y, solver=11, start_p=1.0, threads=1, say=say)
     printed = re.findall(r"Mean squared error=(\S+)\n", say.text)

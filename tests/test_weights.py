@@ -58,32 +58,39 @@ def _objective(kind, coef, intercept, X, t, sw, C=1.0, p=0.1):
     return linear_primal(Xb, t, w, C, kind, p, sw)
 
 
-# (id, llsvm estimator, scikit-learn's, objective, rtol, regression)
+# (id, llsvm estimator, scikit-learn's, objective, rtol, regression); scikit-learn's liblinear seeded (random_state=0):
+# unseeded it takes its seed from NumPy's global state, which the tests run before move (a -s 13 run then stops at
+# max_iter far from the optimum)
 CASES = [
     ("s0", lambda: S.LogisticRegression(solver="liblinear", tol=1e-10, max_iter=1000),
-     lambda: skl.LogisticRegression(solver="liblinear", tol=1e-10, max_iter=1000), "log", 1e-6, False),
+     lambda: skl.LogisticRegression(random_state=0, solver="liblinear", tol=1e-10, max_iter=1000), "log", 1e-6, False),
     ("s1", lambda: S.LinearSVC(dual=True, tol=1e-8, max_iter=100_000),
-     lambda: sks.LinearSVC(dual=True, tol=1e-8, max_iter=100_000), "squared_hinge", 1e-4, False),
+     lambda: sks.LinearSVC(random_state=0, dual=True, tol=1e-8, max_iter=100_000), "squared_hinge", 1e-4, False),
     ("s2", lambda: S.LinearSVC(dual=False, tol=1e-10),
-     lambda: sks.LinearSVC(dual=False, tol=1e-10), "squared_hinge", 1e-6, False),
+     lambda: sks.LinearSVC(random_state=0, dual=False, tol=1e-10), "squared_hinge", 1e-6, False),
     ("s3", lambda: S.LinearSVC(dual=True, loss="hinge", tol=1e-8, max_iter=100_000),
-     lambda: sks.LinearSVC(dual=True, loss="hinge", tol=1e-8, max_iter=100_000), "hinge", 1e-4, False),
+     lambda: sks.LinearSVC(random_state=0, dual=True, loss="hinge", tol=1e-8, max_iter=100_000), "hinge", 1e-4, False),
     ("s5", lambda: S.LinearSVC(penalty="l1", dual=False, tol=1e-10, max_iter=10_000),
-     lambda: sks.LinearSVC(penalty="l1", dual=False, tol=1e-10, max_iter=10_000), "squared_hinge_l1", 1e-6, False),
+     lambda: sks.LinearSVC(random_state=0,
+                           penalty="l1", dual=False, tol=1e-10, max_iter=10_000), "squared_hinge_l1", 1e-6, False),
     ("s6", lambda: S.LogisticRegression(solver="liblinear", penalty="l1", tol=1e-10, max_iter=1000),
-     lambda: skl.LogisticRegression(solver="liblinear", penalty="l1", tol=1e-10, max_iter=1000), "log_l1", 1e-6,
+     lambda: skl.LogisticRegression(random_state=0,
+                                    solver="liblinear", penalty="l1", tol=1e-10, max_iter=1000), "log_l1", 1e-6,
      False),
     ("s7", lambda: S.LogisticRegression(solver="liblinear", dual=True, tol=1e-8, max_iter=100_000),
-     lambda: skl.LogisticRegression(solver="liblinear", dual=True, tol=1e-8, max_iter=100_000), "log", 1e-4, False),
+     lambda: skl.LogisticRegression(random_state=0,
+                                    solver="liblinear", dual=True, tol=1e-8, max_iter=100_000), "log", 1e-4, False),
     ("s12", lambda: S.LinearSVR(loss="squared_epsilon_insensitive", dual=True, tol=1e-8, epsilon=0.1,
                                 max_iter=100_000),
-     lambda: sks.LinearSVR(loss="squared_epsilon_insensitive", dual=True, tol=1e-8, epsilon=0.1, max_iter=100_000),
+     lambda: sks.LinearSVR(random_state=0,
+                           loss="squared_epsilon_insensitive", dual=True, tol=1e-8, epsilon=0.1, max_iter=100_000),
      "squared_eps", 1e-4, True),
     ("s13", lambda: S.LinearSVR(loss="epsilon_insensitive", dual=True, tol=1e-8, epsilon=0.1, max_iter=100_000),
-     lambda: sks.LinearSVR(loss="epsilon_insensitive", dual=True, tol=1e-8, epsilon=0.1, max_iter=100_000),
+     lambda: sks.LinearSVR(random_state=0,
+                           loss="epsilon_insensitive", dual=True, tol=1e-8, epsilon=0.1, max_iter=100_000),
      "epsilon_insensitive", 1e-4, True),
     ("s11", lambda: S.LinearSVR(loss="squared_epsilon_insensitive", dual=False, tol=1e-10, epsilon=0.1),
-     lambda: sks.LinearSVR(loss="squared_epsilon_insensitive", dual=False, tol=1e-10, epsilon=0.1),
+     lambda: sks.LinearSVR(random_state=0, loss="squared_epsilon_insensitive", dual=False, tol=1e-10, epsilon=0.1),
      "squared_eps", 1e-6, True),
 ]
 

@@ -55,6 +55,8 @@ def gamma_of(gamma, X):
 class _Kernel:
     """The parameters every LIBSVM-backed estimator shares, and its fitted attributes."""
 
+    _not_exposed = {"libsvm_rand": "svm-train's glibc rand() folds are llsvm-svm-train's (llsvm-train --libsvm-rand); "
+                                   "the estimators draw from random_state, as scikit-learn's"}
     _reads_rows = True
 
     _passed = ("C", "nu", "epsilon", "tol", "degree", "coef0", "cache_size", "n_jobs", "random_state")
@@ -450,7 +452,8 @@ class NuSVC(_KernelClassifier):
     """
 
     _solvers = ("nu_svc",)
-    _not_exposed = {"C": "nu-SVC's problem has no C (LIBSVM ignores -c for it, scikit-learn's NuSVC has none)"}
+    _not_exposed = {**_Kernel._not_exposed,
+                    "C": "nu-SVC's problem has no C (LIBSVM ignores -c for it, scikit-learn's NuSVC has none)"}
     _parameter_constraints = constraints(_SkNuSVC)
 
     def __init__(self, *, nu=0.5, kernel="rbf", degree=3, gamma="scale", coef0=0.0, shrinking=True,
@@ -496,7 +499,8 @@ class SVR(_Kernel, Regressor):
     """
 
     _solvers = ("epsilon_svr",)
-    _not_exposed = {"probability": "scikit-learn's SVRs have no probabilities; LIBSVM's -b 1 noise model of an SVR is "
+    _not_exposed = {**_Kernel._not_exposed,
+                    "probability": "scikit-learn's SVRs have no probabilities; LIBSVM's -b 1 noise model of an SVR is "
                                    "llsvm-train's (-b 1)",
                     "seed": "only -b 1's folds draw from it"}
     _parameter_constraints = constraints(_SkSVR)
@@ -540,7 +544,8 @@ class NuSVR(_Kernel, Regressor):
     """
 
     _solvers = ("nu_svr",)
-    _not_exposed = {"probability": "scikit-learn's SVRs have no probabilities; LIBSVM's -b 1 noise model of an SVR is "
+    _not_exposed = {**_Kernel._not_exposed,
+                    "probability": "scikit-learn's SVRs have no probabilities; LIBSVM's -b 1 noise model of an SVR is "
                                    "llsvm-train's (-b 1)",
                     "seed": "only -b 1's folds draw from it"}
     _parameter_constraints = constraints(_SkNuSVR)
@@ -592,7 +597,8 @@ class OneClassSVM(_Kernel, Outlier):
     """
 
     _solvers = ("one_class", 21)
-    _not_exposed = {"probability": "scikit-learn's OneClassSVM has no probabilities; LIBSVM's -b 1 density marks of a "
+    _not_exposed = {**_Kernel._not_exposed,
+                    "probability": "scikit-learn's OneClassSVM has no probabilities; LIBSVM's -b 1 density marks of a "
                                   "one-class model are llsvm-train's (-b 1)"}
     _parameter_constraints = constraints(_SkOneClassSVM)
 

@@ -286,11 +286,6 @@ def train(data, y=None, *, params=None, reporter=None, say=None, warn=None, warm
     return linear_model(params, labels, ds.n_features, W, results)
 
 
-def _predict_rows(view, model, rows, bias):
-    """Labels of the given rows under a model trained on the same view."""
-    return _decide_rows(view, model, rows, bias)[0]
-
-
 def _decide_rows(view, model, rows, bias):
     """(labels, decision values) of the given rows under a model trained on the same view."""
     dec = np.empty((rows.size, model.nr_w), np.float64)
