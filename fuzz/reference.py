@@ -181,6 +181,37 @@ class TooLarge(Exception):
     """The decompressed input is over the cap: the fuzzer skips it (a decompression bomb is not a parser test)."""
 
 
+def _streams(data, kind, cap):
+    """bzip2 or xz as `bzip2 -d` / `xz -d` read them (and llsvm, sources._Streams): one stream after another, xz's
+    stream padding (null bytes, a multiple of 4) between them; None when a stream is corrupt or truncated or when
+    anything else follows a stream (Python's BZ2File and LZMAFile ignore such trailing garbage: llsvm refuses it,
+    as the tools warn of it)."""
+    magic = XZ_MAGIC if kind == "xz" else BZIP2_MAGIC
+    out, rest = b"", data
+    while True:
+        dec = lzma.LZMADecompressor(lzma.FORMAT_XZ) if kind == "xz" else bz2.BZ2Decompressor()
+        try:
+            out += dec.decompress(rest, cap + 1 - len(out))
+        except (EOFError, OSError, lzma.LZMAError):
+            return None
+        if len(out) > cap:
+            raise TooLarge(kind)
+        if not dec.eof:
+            if dec.needs_input:
+                return None                          # truncated
+            raise TooLarge(kind)                     # more output than the cap
+        rest = dec.unused_data
+        if kind == "xz":
+            kept = rest.lstrip(b"\0")
+            if (len(rest) - len(kept)) % 4:
+                return None
+            rest = kept
+        if not rest:
+            return out
+        if not rest.startswith(magic):
+            return None
+
+
 def decode_source(data, cap=1 << 20):
     """(kind, text) as llsvm's reader sees `data`: kind is 'text', 'gzip', 'bzip2', 'xz' or 'binary'; text is
     the decompressed bytes, or None when the compressed stream is corrupt or truncated (llsvm must reject it).
@@ -191,9 +222,9 @@ def decode_source(data, cap=1 << 20):
     if head.startswith(GZIP_MAGIC):
         kind, opener = "gzip", lambda f: gzip.GzipFile(fileobj=f, mode="rb")
     elif head.startswith(BZIP2_MAGIC):
-        kind, opener = "bzip2", lambda f: bz2.BZ2File(f, mode="rb")
+        return "bzip2", _streams(data, "bzip2", cap)
     elif head.startswith(XZ_MAGIC):
-        kind, opener = "xz", lambda f: lzma.LZMAFile(f, mode="rb")
+        return "xz", _streams(data, "xz", cap)
     else:
         return "text", data
     try:

@@ -203,6 +203,21 @@ def test_reference_decompresses_like_llsvm(work):
         reference.decode_source(gzip.compress(b"\n" * 4096), cap=1024)
 
 
+def test_reference_reads_bzip2_and_xz_streams_as_llsvm(work):
+    """Concatenated streams and xz's padding accepted, anything else after a stream refused (sources._Streams; Python's
+    BZ2File and LZMAFile would ignore it): the fuzzer found a bzip2 file with trailing garbage the reference took."""
+    import bz2
+    import lzma
+    one, two = bz2.compress(b"1 1:1\n"), bz2.compress(b"-1 2:1\n")
+    assert reference.decode_source(one + two) == ("bzip2", b"1 1:1\n-1 2:1\n")
+    assert reference.decode_source(one + b"%%%%") == ("bzip2", None)
+    xz = lzma.compress(b"1 1:1\n")
+    assert reference.decode_source(xz + b"\0" * 4 + xz) == ("xz", b"1 1:1\n1 1:1\n")
+    assert reference.decode_source(xz + b"\0" * 3) == ("xz", None)
+    for case in (one + two, one + b"%%%%", xz + b"\0" * 4 + xz, xz + b"\0" * 3, one[:-2]):
+        targets.check_text(case, work)
+
+
 def test_text_oracle_catches_a_disagreement(work, monkeypatch):
     """With a reference that is wrong on purpose, the oracle must complain: it is not vacuous."""
     monkeypatch.setattr(reference, "MAX_STORED_INDEX", 10)
