@@ -219,6 +219,8 @@ def _weights_at_once(lines, n_rows):
     then finds the line and names it."""
     if n_rows is not None and len(lines) > n_rows:
         return None
+    if lines and max(map(len, lines)) > 64:
+        return None          # NumPy's array of the lines is as wide as the widest line, times the lines: read alone
     try:
         w = np.array(lines, dtype=np.bytes_).astype(np.float64) if lines else np.empty(0, np.float64)
     except (ValueError, UnicodeDecodeError):

@@ -253,6 +253,20 @@ def test_weight_file_read_at_once_is_read_line_by_line(tmp_path, text):
     assert np.array_equal(read_weights(tmp_path / "w", len(lines)), fast)
 
 
+def test_a_long_line_in_the_weight_file_allocates_nothing_by_its_width(tmp_path):
+    """One line of 50 MB among 12: NumPy's one-call parse would allocate 12 x 50 MB; the line is read alone and
+    named (its width decides nothing), and blanks around a number are still allowed."""
+    from llsvm.io import _weights_at_once, read_weights
+    from llsvm.errors import DataFormatError
+    wide = [b"1"] * 5 + [b"2" + b" " * 50_000_000] + [b"1"] * 6
+    assert _weights_at_once(wide, 12) is None and _weights_at_once([b"1"] * 5 + [b" 2 "] + [b"1"] * 6, 12)[5] == 2
+    (tmp_path / "w").write_bytes(b"\n".join(wide) + b"\n")
+    assert read_weights(tmp_path / "w", 12)[5] == 2.0
+    (tmp_path / "w").write_bytes(b"1\n" * 5 + b"x" * 50_000_000 + b"\n" + b"1\n" * 6)
+    with pytest.raises(DataFormatError, match="weight 'x"):
+        read_weights(tmp_path / "w", 12)
+
+
 def test_weight_file_missing_and_refused(small, tmp_path):
     res = _train(["-q", "-s", "2", "-W", tmp_path / "absent", small, tmp_path / "m"])
     assert_exit(res, 1)
