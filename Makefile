@@ -16,7 +16,7 @@ $(PY):
 # build tools, then the project in editable mode with its runtime dependencies only: the install compiles the
 # kernels in place, once, on every core (setup.py)
 $(VENV)/.installed: pyproject.toml setup.py | $(PY)
-	$(PIP) install -q "setuptools>=69" wheel "Cython>=3.1" "numpy>=1.24"
+	$(PIP) install -q "setuptools>=77" wheel "Cython>=3.1" "numpy>=1.24"
 	$(PIP) install -q --no-build-isolation -e .
 	touch $@
 

@@ -156,6 +156,9 @@ class Option:
     flag_value: object = None      # a flag's value when given (kind bool); None: True
     per_solver: str = None         # the SolverSpec field whose values the help lists per solver ({per_solver})
     of: tuple = None               # (flag, value): no option of its own, given when that option has that value
+    common: bool = False           # in the compact usage (llsvm-train -h, LIBLINEAR's train's options); the others
+                                   # in --help-all and --help SOLVER (llsvm/cli/usage.py)
+    brief: str = None              # the compact usage's text when not the help's first sentence
 
     def default_for(self, *solvers):
         """The default; for a row whose solvers differ, the first of `solvers` it gives one for."""
@@ -350,41 +353,49 @@ _KERNEL_TYPE_HELP = ("Kernel: 0 linear u'v, 1 polynomial (gamma u'v + coef0)^deg
 # The rows, in llsvm-train's --help order.
 OPTIONS = (
     Option("-s", "solver", "params", "Set type of solver (default {default}); the solvers are listed below.",
-           default=1, metavar="type"),
+           default=1, metavar="type", common=True),
     Option("-c", "C", "params", "Set the parameter C (default {default:g}).", kind=float, default=1.0, metavar="cost",
-           scales=True),
+           scales=True, common=True),
     Option("-p", "svr_p", "params", "Epsilon of the SVR loss (default {default}) ({solvers}).", kind=float,
            default=0.1, metavar="epsilon", solvers=("11", "12", "13", "epsilon_svr"), check=_check_svr_p, early=True,
-           scales=True),
+           scales=True, common=True),
     Option("-n", "nu", "params", "Nu of the one-class SVM, nu-SVC and nu-SVR (default {default}) ({solvers}).",
            kind=float, default=0.5, metavar="nu", solvers=("21", "nu_svc", "nu_svr", "one_class"), check=_check_nu,
-           early=True, scales=True),
+           early=True, scales=True, common=True),
     Option("-e", "eps", "params", "Tolerance of termination criterion: {per_solver}.", kind=float, metavar="epsilon",
-           per_solver="eps_meaning"),
+           per_solver="eps_meaning", common=True,
+           brief="Tolerance of termination criterion (default: the solver's)."),
     Option("-B", "bias", "params",
            "If bias >= 0, instance x becomes [x; bias]; if < 0, no bias term added (default {default:g}). -B R: "
            "the bias value is the data radius max ||x_i|| ({solvers:-B R}).", default=-1.0, metavar="bias",
-           parse=_parse_bias),
+           parse=_parse_bias, common=True),
     Option("-R", "regularize_bias", "params", "Do not regularize the bias, with -B 1 ({solvers}).", kind=bool,
            default=True, flag_value=False, solvers=("0", "2", "5", "6", "11"),
            # Params.check refuses it in LIBLINEAR's words
-           refusal=None),
-    Option("--weight", "weights", "params", kind=(int, float), multiple=True, hidden=True),
+           refusal=None, common=True),
+    # -wi weight: LiblinearCommand (llsvm/cli/train.py) reads it as --weight i weight
+    Option("--weight", "weights", "params",
+           "Weights adjust the parameter C of different classes: -wi weight multiplies C of class i by weight (e.g. "
+           "-w1 5 -w-1 2).", kind=(int, float), multiple=True, hidden=True, metavar="weight", common=True,
+           brief="Multiply C of class i by weight (e.g. -w1 5 -w-1 2)."),
     Option("-W", "weight_file", "command",
            "Weights of the training rows: a file of one non-negative number a line, a line per row ({solvers}).",
            metavar="weight_file", solvers=("0", "1", "2", "3", "4", "5", "6", "7", "11", "12", "13", "21", "llsvm",
                                            "streamsvm", "bm", "smo", "nu_svc", "epsilon_svr", "nu_svr", "one_class"),
-           refusal="row weights (-W) are available for {solvers} (docs/weights.md)"),
+           refusal="row weights (-W) are available for {solvers} (docs/weights.md)", common=True,
+           brief="Weights of the training rows: a file of one number >= 0 a line."),
     Option("-i", "initial_model", "command",
            "Start from a linear model's w (LIBLINEAR's incremental extension, init_sol; e.g. yesterday's model for "
            "today's rows): a model of the same problem, bias and classes; its w is padded with zeros to new "
            "features; the dual solvers start from the dual point of w; the model reached is the optimum from zero's "
            "within -e ({solvers}).", metavar="initial_model", solvers=WARM_START,
            refusal="a warm start (-i) is available for {solvers}",
-           conflicts=(("-v", "-C", "--dask"), "cannot be given with -i: -i starts the one model a run trains")),
-    Option("-v", "nr_fold", "command", "n-fold cross validation mode.", kind=int, metavar="n"),
+           conflicts=(("-v", "-C", "--dask"), "cannot be given with -i: -i starts the one model a run trains"),
+           common=True, brief="Start from a linear model's w (LIBLINEAR's incremental extension) ({solvers})."),
+    Option("-v", "nr_fold", "command", "n-fold cross validation mode.", kind=int, metavar="n", common=True),
     Option("-C", "find_C", "command", "Find the parameter C by cross validation ({solvers}).", kind=bool,
-           solvers=("0", "1", "2", "3", "11"), refusal="Warm-start parameter search only available for {solvers}"),
+           solvers=("0", "1", "2", "3", "11"), refusal="Warm-start parameter search only available for {solvers}",
+           common=True),
     Option("-t", "kernel_type", "options", _KERNEL_TYPE_HELP, kind=int, default=2, metavar="kernel_type",
            solvers=KERNEL, check=_check_kernel_type),
     Option("-d", "degree", "options", "Degree of the polynomial kernel (default {default}) ({solvers}).", kind=int,
@@ -485,7 +496,7 @@ OPTIONS = (
            check=_check_max_seconds),
     Option("--target-loss", "target_loss", "options", "Stop once the loss is at most LOSS ({solvers}).", kind=float,
            metavar="LOSS", solvers=("project1d",), check=_check_target_loss),
-    Option("-q", "quiet", "command", "Quiet mode (no outputs).", kind=bool),
+    Option("-q", "quiet", "command", "Quiet mode (no outputs).", kind=bool, common=True),
     Option("--threads", "threads", "params",
            "Threads for one-vs-rest classes and cross-validation folds (same model for any N). On one problem (two "
            "classes, regression) of 4 million non-zeros or more: -s 0, 2, 11 sum its rows in 2N blocks on N threads (the one-thread iterates up to "

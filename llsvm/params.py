@@ -324,7 +324,17 @@ def get(value):
     v = ALIASES.get(v, v)
     if v in REGISTRY:
         return REGISTRY[v]
-    raise ParameterError("unknown solver type")
+    raise ParameterError(unknown_solver(v))
+
+
+def unknown_solver(value):
+    """LIBLINEAR's message for an -s value that names no solver, with the names close to it (-s smoo: did you mean
+    'smo'?)."""
+    import difflib
+    close = difflib.get_close_matches(value, [s.name for s in specs() if s.number is None], n=3)
+    if not close:
+        return "unknown solver type"
+    return f"unknown solver type {value!r}; did you mean " + " or ".join(repr(c) for c in close) + "?"
 
 
 def accepting(flag):

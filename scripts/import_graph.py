@@ -40,13 +40,17 @@ LAYERS = (
 FACADES = ("llsvm", "llsvm.cli", "llsvm.solvers", "llsvm.models", "llsvm.dask", "llsvm._ext")
 
 
+GENERATED = ("llsvm._ext._build_info",)        # written by setup.py's build_ext (untracked): not the code's
+
+
 def modules():
-    """{module name: path} of every .py module of the package (compiled kernels appear as llsvm._ext.NAME when
-    imported)."""
+    """{module name: path} of every .py module of the package but the GENERATED ones (compiled kernels appear as
+    llsvm._ext.NAME when imported)."""
     out = {}
     for folder, _, files in os.walk(PACKAGE):
         for f in files:
-            if f.endswith(".py"):
+            if f.endswith(".py") and os.path.relpath(os.path.join(folder, f), ROOT)[:-3].replace(os.sep, ".") \
+                    not in GENERATED:
                 rel = os.path.relpath(os.path.join(folder, f), ROOT)[:-3].replace(os.sep, ".")
                 out[rel.removesuffix(".__init__")] = os.path.join(folder, f)
     return out

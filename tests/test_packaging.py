@@ -73,3 +73,28 @@ def test_modules_import_only_distributed_code(path):
         if top == "llsvm":
             parts = name.split(".")
             assert any(".".join(parts[:i]) in packages for i in range(len(parts), 0, -1)), f"{path}: {name}"
+
+
+def test_licence_is_declared_and_shipped():
+    """LICENSE (BSD-3-Clause, as LIBLINEAR, LIBSVM and scikit-learn) is the project's licence expression and a
+    licence file of the distribution (setuptools puts it in the wheel's .dist-info/licenses)."""
+    config = read_configuration(os.path.join(REPO, "pyproject.toml"), expand=True)
+    assert config["project"]["license"] == "BSD-3-Clause"
+    assert config["project"]["license-files"] == ["LICENSE"]
+    text = open(os.path.join(REPO, "LICENSE"), encoding="utf-8").read()
+    assert text.startswith("BSD 3-Clause License\n") and "Copyright (c) the llsvm developers" in text
+
+
+def test_build_info_is_generated_and_untracked():
+    """llsvm/_ext/_build_info.py (llsvm-* --version) is written by setup.py's build_ext beside the kernels, in the
+    tree and in a wheel's build directory (a module of the distributed package llsvm._ext), and git ignores it."""
+    import subprocess
+    path = os.path.join("llsvm", "_ext", "_build_info.py")
+    assert os.path.isfile(os.path.join(REPO, path))
+    assert "llsvm._ext" in configured_packages()
+    ignored = subprocess.run(["git", "check-ignore", "-q", path], cwd=REPO)
+    assert ignored.returncode == 0
+    tracked = subprocess.run(["git", "ls-files", path], cwd=REPO, capture_output=True, text=True)
+    assert tracked.stdout == ""
+    setup = open(os.path.join(REPO, "setup.py"), encoding="utf-8").read()
+    assert "write_build_info(self.build_lib)" in setup

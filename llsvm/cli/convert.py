@@ -5,6 +5,7 @@ from ..errors import LLSVMError, ParameterError
 from ..fileutil import atomic_output
 from .common import check_input, handle_errors, make_reporter, os_errors, refuse_same_file
 from .declare import check_weight_file
+from .usage import version_option
 
 
 def _label(x):
@@ -107,6 +108,7 @@ def _to_binary(ds, in_kind, output_file, float32, block_rows, total, reporter, i
 @click.option("--progress/--no-progress", default=None,
               help="Progress bar on stderr (default: on when stderr is a terminal and not -q).")
 @handle_errors
+@version_option
 def main(input_file, output_file, info, to, float32, block_rows, zero_based, weight_file, threads, quiet, progress):
     """Convert LIBSVM text (plain, .gz, .bz2, .xz or - for stdin) to llsvm's binary format and back.
 

@@ -28,22 +28,27 @@ def per_solver(attr):
 
 
 class _Solvers:
-    """{solvers} in a row's help: who takes the row's option ({solvers:FLAG}: who takes FLAG)."""
+    """{solvers} in a row's help: who takes the row's option ({solvers:FLAG}: who takes FLAG); short: "-s 0, 2, 11"
+    instead of "-s 0, -s 2 and -s 11"."""
 
-    def __init__(self, flag):
+    def __init__(self, flag, short=False):
         self.flag = flag
+        self.short = short
 
     def __format__(self, spec):
+        if self.short:
+            return "-s " + ", ".join(s.name for s in specs() if s.accepts_option(spec or self.flag))
         return accepting(spec or self.flag)
 
 
-def help_text(row):
-    """A row's help with its placeholders filled in."""
-    fields = {name for _, name, _, _ in string.Formatter().parse(row.help) if name}
-    values = {"default": row.default, "solvers": _Solvers(row.flag)}
+def help_text(row, text=None, short=False):
+    """A row's help (or `text`, its brief) with its placeholders filled in; short: the solvers named briefly."""
+    text = row.help if text is None else text
+    fields = {name for _, name, _, _ in string.Formatter().parse(text) if name}
+    values = {"default": row.default, "solvers": _Solvers(row.flag, short)}
     if "per_solver" in fields:
         values["per_solver"] = per_solver(row.per_solver)
-    return row.help.format(**values)
+    return text.format(**values)
 
 
 def _click_type(kind):

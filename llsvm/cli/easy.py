@@ -21,6 +21,7 @@ import click
 from ..errors import LLSVMError
 from ..options import MEASURE_HELP
 from .common import check_input, handle_errors, make_reporter, measure_names, refuse_same_file
+from .usage import version_option
 
 GRID_LOG2C = "-5,15,2"          # grid.py's defaults (GridOption)
 GRID_LOG2G = "3,-15,-2"
@@ -116,6 +117,7 @@ def _quiet(quiet, progress):
 @click.option("--progress/--no-progress", default=None,
               help="Progress bars on stderr (default: on when stderr is a terminal and not -q).")
 @handle_errors
+@version_option
 def main(training_file, testing_file, c_exps, g_exps, nr_fold, measures, quiet, progress):
     """Scale, search C and gamma by cross validation, train and test, as LIBSVM's easy.py: llsvm-easy [options]
     training_file [testing_file]. Writes training_file.range, training_file.scale, training_file.model, and with a

@@ -9,6 +9,7 @@ from .jobs import batch_help
 from ..options import MEASURE_HELP, PLOT_HELP
 from .common import (InputOpenError, arm_kernel_stop, check_input, check_plot, check_writable, handle_errors,
                      make_reporter, measure_names, os_errors, refuse_same_file, write_json, write_plot)
+from .usage import version_option
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]},
                epilog=batch_help("llsvm-predict"))
@@ -30,6 +31,7 @@ from .common import (InputOpenError, arm_kernel_stop, check_input, check_plot, c
 @click.option("--plot", "plot_file", default=None, metavar="FILE.png", help=PLOT_HELP)
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr.")
 @handle_errors
+@version_option
 def main(test_file, model_file, output_file, probability, quiet, dec_file, zero_based, json_file, measures, plot_file,
          progress):
     """Predict with a model file (LIBLINEAR's format, llsvm's hashed and tree models (-s h1tree), or LIBSVM's kernel

@@ -6,7 +6,7 @@ it cannot drift from the code.
 """
 import click
 
-from ..options import OPTIONS, Count
+from ..options import OPTION, OPTIONS, Count
 from ..params import specs
 from .declare import click_option, help_text
 
@@ -61,9 +61,12 @@ def _solvers(row):
 def _train():
     out = ["## llsvm-train", "",
            "`llsvm-train [options] training_set_file [model_file]`: LIBLINEAR's `train` option for option (and "
-           "LIBSVM's `svm-train` for `-s smo`). `-wi weight` (e.g. `-w1 5 -w-1 2`) multiplies C of class i by "
-           "weight; `-h 0|1` is LIBSVM's shrinking, `-h` alone or `--help` the help. The model file defaults to "
-           "the input's name + `.model` (`stdin.model` for `-`).", "",
+           "LIBSVM's `svm-train` for `-s smo`). `-wi weight`: " + help_text(OPTION["--weight"]) + " `-h 0|1` is "
+           "LIBSVM's shrinking; `-h` alone or `--help` prints the compact usage (LIBLINEAR's `train`'s options, on "
+           "stderr with exit 2 when there are no arguments), `--help-all` every option, `--help SOLVER` (or `-s "
+           "SOLVER -h`) one solver's options and defaults, `--version` (every command) the version and the kernels' "
+           "build (Cython, compiler flags, OpenMP). The model file defaults to the input's name + `.model` "
+           "(`stdin.model` for `-`).", "",
            "### Solvers (`-s`)", "",
            "| -s | what it trains | model file's solver_type | -e measures | --max-iter default | --threads default |",
            "|---|---|---|---|---|---|"]

@@ -5,6 +5,7 @@ import click
 from ..errors import DataFormatError, LLSVMError, ParameterError
 from ..fileutil import atomic_output
 from .common import check_input, handle_errors, make_reporter, os_errors, refuse_same_file
+from .usage import version_option
 
 
 def _writing(path):
@@ -33,6 +34,7 @@ def _writing(path):
 @click.option("--progress/--no-progress", default=None,
               help="Progress bar on stderr (default: on when stderr is a terminal and not -q).")
 @handle_errors
+@version_option
 def main(data_file, lower, upper, y_bounds, save_file, restore_file, output_file, to, quiet, progress):
     """Scale the features of a LIBSVM data file (plain, .gz, .bz2, .xz, - for standard input, or llsvm binary) to
     [lower, upper], as LIBSVM's svm-scale does: llsvm-scale [options] data_filename. The data are read twice

@@ -183,6 +183,10 @@ def main(argv):
     """svm-train's command line (the usage above): llsvm-svm-train [options] training_set_file [model_file]."""
     from ..errors import LLSVMError
     from .common import report_error
+    if argv == ("--version",):
+        from .usage import version_text
+        click.echo(version_text("llsvm-svm-train"), nl=False)
+        sys.exit(0)
     try:
         args = translate(*parse(list(argv)))
     except Usage as exc:

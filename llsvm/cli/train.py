@@ -15,27 +15,25 @@ import warnings
 
 import click
 
-from ..params import specs
+from ..options import OPTION
 from ..report import Reporter, write_standard
 from .common import (arm_kernel_stop, check_input, check_plot, check_writable, handle_errors, os_errors,
                      peak_rss_mb, refuse_same_file, write_json)
-from .declare import (check_measure_task, cv_command, find_C_command, grid_command, initial_model, overflow_hint,
+from .declare import (check_measure_task, help_text, cv_command, find_C_command, grid_command, initial_model, overflow_hint,
                       read_request, read_training_rows, table_options)
 from .jobs import batch_help
+from .usage import CompactHelp, help_all_option, solver_lines, version_option
 
 # NumPy's floating-point RuntimeWarnings (np.errstate's over, invalid, divide and under)
 FLOATING_POINT_WARNINGS = r"(overflow|invalid value|divide by zero|underflow) encountered"
 
 
-def _solver_lines():
-    return "\n".join(["\b", "Solvers (-s type):"] + [f"   {s.name} -- {s.title}" for s in specs()])
-
-
-class LiblinearCommand(click.Command):
+class LiblinearCommand(CompactHelp):
     """Click command that also understands LIBLINEAR's -wi weight options (-w1 5 -w-1 2) and LIBSVM's -h 0|1
-    (shrinking; -h alone, or followed by anything but a number, is the help)."""
+    (shrinking; -h alone, or followed by anything but a number, is the help: CompactHelp's, llsvm/cli/usage.py)."""
 
     def parse_args(self, ctx, args):
+        self.answer_help(ctx, args)
         out = []
         i = 0
         while i < len(args):
@@ -79,12 +77,14 @@ def check_grid(req):
     return grid
 
 
-@click.command(cls=LiblinearCommand, context_settings={"help_option_names": ["--help"]},
-               epilog=_solver_lines() + "\n\nWeights: -wi weight (e.g. -w1 5 -w-1 2) multiplies C of class i by "
-               "weight.\n\n" + batch_help("llsvm-train"))
+@click.command(cls=LiblinearCommand, no_args_is_help=True,
+               context_settings={"help_option_names": ["--help"], "max_content_width": 80},
+               epilog=solver_lines() + "\n\n" + help_text(OPTION["--weight"]) + "\n\n" + batch_help("llsvm-train"))
 @click.argument("training_set_file")
 @click.argument("model_file", required=False)
 @table_options
+@help_all_option
+@version_option
 @handle_errors
 def main(training_set_file, model_file, **values):
     """Train a linear SVM, as LIBLINEAR's train, or a kernel SVM (-s smo), as LIBSVM's svm-train:
