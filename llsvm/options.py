@@ -515,7 +515,14 @@ OPTIONS = (
     Option("--max-iter", "max_iter", "params",
            "Iteration limit: outer iterations (passes of -s streamsvm, Newton iterations of -s 2). Default: "
            "{per_solver}.", kind=Count(1, INT_MAX), per_solver="default_max_iter"),
-    Option("--json", "json_file", "command", "Write training metrics as JSON.", metavar="FILE"),
+    Option("--json", "json_file", "command",
+           "Write training metrics as JSON to FILE; '-': to stdout, which then holds the JSON alone (the usual lines "
+           "go to stderr; -q silences them).", metavar="FILE"),
+    Option("--strict", "strict", "command",
+           "Exit with status 3 when the model is not certified (--json's \"converged\": false: the iteration limit "
+           "was reached or the certificate failed); the model is written all the same. Default: exit 0, as "
+           "LIBLINEAR.", kind=bool,
+           conflicts=(("-v", "-C", "--grid"), "cannot be given with --strict: --strict checks the model a run writes")),
     Option("--measure", "measure", "command",
            "With -v, -C or --grid: the cross-validation reports these measures over the whole set's fold "
            "predictions (LIBSVM's eval tool's cv), and -C and --grid select C (and gamma) by the first: the largest "

@@ -12,6 +12,12 @@ Library code never prints. Every solver, the trainer and the CLI write through o
 
 So every solver's own warnings (the iteration limit above all) are on standard output, the command's on standard
 error, and ``-q`` silences both, for every solver alike: a quiet run prints nothing but its errors.
+- ``result(text)``: the lines LIBLINEAR writes with printf, the command's results: ``-v``'s ``Cross Validation
+  Accuracy``, ``-C``'s search, the ``--grid`` table. Standard output, even with ``-q``, as LIBLINEAR's.
+
+When standard output carries the command's data (``stdout_taken``: ``--json -``, a model or predictions written to
+``-``), it holds that data alone: info and result text go to standard error, and ``-q`` silences both
+(docs/guide.md, "stdout, stderr and exit status").
 - ``bar(...)``: a tqdm progress bar on standard error, when asked for or when standard error is a terminal (never
   with ``-q``).
 
@@ -91,12 +97,15 @@ def _writer(target, default):
 
 
 class Reporter:
-    """Text to `out` (info) and `err` (warnings) unless quiet; tqdm bars on stderr when `progress` is true."""
+    """Text to `out` (info, results) and `err` (warnings) unless quiet; tqdm bars on stderr when `progress` is true.
+    stdout_taken: standard output carries the command's data, so `out` is standard error and results are silenced
+    by -q too."""
 
-    def __init__(self, quiet=False, progress=None, out=None, err=None):
+    def __init__(self, quiet=False, progress=None, out=None, err=None, stdout_taken=False):
         self.quiet = bool(quiet)
+        self.stdout_taken = bool(stdout_taken)
         self._err_target = err
-        self._out = _writer(out, "stdout")
+        self._out = _writer(out, "stderr" if stdout_taken and out is None else "stdout")
         self._err = _writer(err, "stderr")
         if progress is None:
             stream = err if err is not None and hasattr(err, "isatty") else sys.stderr
@@ -113,6 +122,16 @@ class Reporter:
     def warning(self, text):
         if not self.quiet and text:
             self._err(text)
+
+    def result(self, text):
+        """The command's results, as LIBLINEAR prints them with printf: standard output even with -q; standard
+        error, and nothing with -q, when standard output carries the command's data."""
+        if not text:
+            return
+        if not self.stdout_taken:
+            write_standard("stdout", text)
+        elif not self.quiet:
+            self._out(text)
 
     def bar(self, total=None, desc=None, unit="B"):
         if not self.progress:
@@ -133,6 +152,7 @@ class _Buffered(Reporter):
 
     def __init__(self, parent):
         self.quiet = parent.quiet
+        self.stdout_taken = parent.stdout_taken
         self.progress = False
         self.items = []
         self._out = lambda text: self.items.append((True, text))

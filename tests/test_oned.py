@@ -359,7 +359,7 @@ def test_max_seconds_stops_and_warns(tmp_path):
     r = CliRunner().invoke(train_main, ["-s", "local1d", "--max-iter", "100000000", "--max-seconds", "0.01",
                                         "--json", str(tmp_path / "j"), str(data), str(tmp_path / "m")])
     assert_exit(r, 0)
-    assert "WARNING: reaching --max-seconds 0.01" in r.stdout
+    assert "WARNING: reaching --max-seconds 0.01" in r.stderr
     meta = json.loads((tmp_path / "j").read_text())
     assert meta["classes"][0]["oned"]["stop"] == "time" and meta["converged"] is False
     assert meta["n_iter"] < 100000000

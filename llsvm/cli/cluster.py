@@ -23,4 +23,4 @@ def train_command(path, req, grid, reporter):
         return dask.cross_validation(path, req.nr_fold, **where)
     if grid is not None:
         return dask.grid_search(path, req.nr_fold or 5, grid, **where)
-    return dask.train(path, want_metrics=bool(req.json_file), local_epochs=req.local_epochs or 1, **where)
+    return dask.train(path, want_metrics=bool(req.json_file or req.strict), local_epochs=req.local_epochs or 1, **where)

@@ -293,5 +293,5 @@ def peak_rss_mb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-def make_reporter(quiet, progress):
-    return Reporter(quiet=quiet, progress=progress)
+def make_reporter(quiet, progress, stdout_taken=False):
+    return Reporter(quiet=quiet, progress=progress, stdout_taken=stdout_taken)

@@ -5,6 +5,7 @@ a solver takes, its defaults and its checks are the rows' and the specs' (llsvm/
 Imports click and the rows only (issue 26: `--help` and an option error answer before numpy is loaded).
 """
 import string
+import sys
 from dataclasses import dataclass
 
 import click
@@ -106,6 +107,7 @@ class Request:
     local_epochs: int
     quiet: bool
     progress: object
+    strict: bool           # --strict: exit STRICT_EXIT when the model written is not certified
     zero_based: bool       # text input read 0-based: --zero-based, or -t 4 (a precomputed kernel's 0:serial)
     given: dict            # {flag: value} of the options given (the values as Click read them)
     measure: tuple = ()    # --measure's names (llsvm/measures.py), () when not given
@@ -182,7 +184,7 @@ def read_request(values, reporter_warning):
                    json_file=values["json_file"], weight_file=values["weight_file"],
                    initial_model=values["initial_model"], dask=values["dask"], workers=values["workers"],
                    local_epochs=values["local_epochs"],
-                   quiet=bool(values["quiet"]), progress=values["progress"],
+                   quiet=bool(values["quiet"]), progress=values["progress"], strict=bool(values["strict"]),
                    zero_based=bool(values["zero_based"]) or params.precomputed, given=given, measure=measure,
                    plot_file=values["plot_file"])
 
@@ -266,6 +268,29 @@ def initial_model(req):
     return model
 
 
+# --strict's exit status when the model written is not certified (1 is an error, 2 a usage error: Click's)
+STRICT_EXIT = 3
+
+
+def make_reporter(values, model_file):
+    """llsvm-train's reporter. Standard output that carries data (--json -, or the model written to '-') holds it
+    alone: the usual lines go to stderr (docs/guide.md, "stdout, stderr and exit status")."""
+    from ..report import Reporter
+    if model_file == "-" and values["json_file"] == "-":
+        raise click.BadParameter("the model is written to stdout ('-'): the JSON needs a file", param_hint="'--json'")
+    return Reporter(quiet=bool(values["quiet"]), progress=values["progress"],
+                    stdout_taken="-" in (model_file, values["json_file"]))
+
+
+def check_strict(req, certificate, model_file):
+    """--strict: exit STRICT_EXIT when the model written is not certified (its --json "converged" false), said on
+    stderr even with -q, as an error is (a cron job's mail says why the status is not 0)."""
+    if req.strict and not certificate["converged"]:
+        click.echo(f"llsvm-train: --strict: the model is not certified (\"converged\": false: the iteration limit "
+                   f"was reached or the certificate failed); it was written to {model_file}", err=True)
+        sys.exit(STRICT_EXIT)
+
+
 def check_measure_task(measure, y, params):
     """--measure's names against the solver's task and the number of classes of the rows (auc: two): an error
     (exit 1) once the rows are read."""
@@ -278,7 +303,6 @@ def check_measure_task(measure, y, params):
 def cv_command(found, ds, req, reporter, training_set_file):
     """-v's run (or what the cluster found), its lines on stdout and its plot (--plot); its --json dict. The
     decision values are kept for auc and a plot."""
-    from ..report import write_standard
     from ..solvers import trainer
     from .common import write_plot
     scores = None
@@ -290,7 +314,7 @@ def cv_command(found, ds, req, reporter, training_set_file):
         target = trainer.cross_validation(ds, req.nr_fold, reporter=reporter, params=req.params)
     text, summary, measured = trainer.cv_summary(target, found.y if found else ds.y, req.params, req.measure, scores,
                                                  keep=bool(req.plot_file))
-    write_standard("stdout", text)
+    reporter.result(text)
     if req.plot_file:
         write_plot(measured, req.plot_file, f"{training_set_file}, {req.nr_fold}-fold cross validation")
     return {"nr_fold": req.nr_fold, **summary, **getattr(found, "meta", {})}
@@ -299,11 +323,10 @@ def cv_command(found, ds, req, reporter, training_set_file):
 def grid_command(found, ds, grid, req, reporter):
     """--grid's run (or what the cluster found; --measure: the cells' values and the best by it), its table on
     stdout; its --json dict."""
-    from ..report import write_standard
     from ..solvers.grid import grid_search, grid_table
     kw = {"measure": req.measure[0]} if req.measure else {}
     result = found or grid_search(ds, req.nr_fold or 5, grid, reporter=reporter, params=req.params, **kw)
-    write_standard("stdout", grid_table(result))
+    reporter.result(grid_table(result))
     return {"nr_fold": result.nr_fold, "cells": result.cells, "best": result.best, **getattr(result, "meta", {})}
 
 
@@ -320,8 +343,7 @@ def read_training_rows(path, req, progress):
 def find_C_command(find, data, req, reporter):
     """-C's run (in one process or on a cluster: `find` is trainer's or llsvm.dask's find_parameter_C):
     LIBLINEAR's first line, then the search from -c and -p when given; what `find` returns."""
-    from ..report import write_standard
-    write_standard("stdout", f"Doing parameter search with {req.nr_fold}-fold cross validation.\n")
+    reporter.result(f"Doing parameter search with {req.nr_fold}-fold cross validation.\n")
     kw = {"measure": req.measure[0]} if req.measure else {}
     return find(data, req.nr_fold, start_C=req.given.get("-c"), start_p=req.given.get("-p"), reporter=reporter,
                 params=req.params, **kw)

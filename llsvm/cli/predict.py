@@ -25,7 +25,8 @@ from .usage import version_option
                    "the k(k-1)/2 pairwise values of LIBSVM's svm_predict_values for a k-class kernel model).")
 @click.option("--zero-based", is_flag=True,
               help="Text input has 0-based feature indices (implied by a precomputed kernel's model).")
-@click.option("--json", "json_file", default=None, metavar="FILE", help="Write prediction metrics as JSON.")
+@click.option("--json", "json_file", default=None, metavar="FILE",
+              help="Write prediction metrics as JSON to FILE; '-': to stdout, which then holds the JSON alone.")
 @click.option("--measure", "measures", default=None, metavar="NAME[,NAME...]", callback=measure_names,
               help=MEASURE_HELP)
 @click.option("--plot", "plot_file", default=None, metavar="FILE.png", help=PLOT_HELP)
@@ -37,7 +38,13 @@ def main(test_file, model_file, output_file, probability, quiet, dec_file, zero_
     """Predict with a model file (LIBLINEAR's format, llsvm's hashed and tree models (-s h1tree), or LIBSVM's kernel
     models):
     llsvm-predict [options] test_file model_file output_file."""
-    reporter = make_reporter(quiet, progress)
+    on_stdout = [what for what, path in (("output_file", output_file), ("--decision-values", dec_file),
+                                         ("--json", json_file)) if path == "-"]
+    if len(on_stdout) > 1:
+        raise click.UsageError(f"{' and '.join(on_stdout)} are both '-': stdout can carry one of them")
+    # stdout that carries data (the predictions, decision values or JSON) holds it alone: the Accuracy line and the
+    # measures go to stderr
+    reporter = make_reporter(quiet, progress, stdout_taken=bool(on_stdout))
     check_input(test_file)
     if json_file:
         check_writable(json_file, "JSON file")

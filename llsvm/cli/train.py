@@ -16,11 +16,10 @@ import warnings
 import click
 
 from ..options import OPTION
-from ..report import Reporter, write_standard
 from .common import (arm_kernel_stop, check_input, check_plot, check_writable, handle_errors, os_errors,
                      peak_rss_mb, refuse_same_file, write_json)
-from .declare import (check_measure_task, help_text, cv_command, find_C_command, grid_command, initial_model, overflow_hint,
-                      read_request, read_training_rows, table_options)
+from .declare import (check_measure_task, check_strict, cv_command, find_C_command, grid_command, help_text,
+                      initial_model, make_reporter, overflow_hint, read_request, read_training_rows, table_options)
 from .jobs import batch_help
 from .usage import CompactHelp, help_all_option, solver_lines, version_option
 
@@ -89,7 +88,7 @@ def check_grid(req):
 def main(training_set_file, model_file, **values):
     """Train a linear SVM, as LIBLINEAR's train, or a kernel SVM (-s smo), as LIBSVM's svm-train:
     llsvm-train [options] training_set_file [model_file]."""
-    reporter = Reporter(quiet=bool(values["quiet"]), progress=values["progress"])
+    reporter = make_reporter(values, model_file)
     req = read_request(values, reporter.warning)
     grid = check_grid(req) if req.grid is not None else None
     check_input(training_set_file, pattern=req.dask is not None)
@@ -109,11 +108,12 @@ def main(training_set_file, model_file, **values):
     # finite is refused when it is saved (model.save), and the solvers check what they must themselves
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=FLOATING_POINT_WARNINGS, category=RuntimeWarning)
-        _run(req, grid, training_set_file, model_file, reporter)
+        certificate = _run(req, grid, training_set_file, model_file, reporter)
+    check_strict(req, certificate, model_file)
 
 
 def _run(req, grid, training_set_file, model_file, reporter):
-    """Train (streamed or loaded), or run -v, -C or --grid, and report."""
+    """Train (streamed or loaded), or run -v, -C or --grid, and report; _finish's metrics of a model written."""
     from ..scale import scaling_note
     from ..solvers import trainer
     params, spec = req.params, req.spec
@@ -124,8 +124,7 @@ def _run(req, grid, training_set_file, model_file, reporter):
         from .cluster import train_command
         found = train_command(training_set_file, req, grid, reporter)
         if grid is None and req.nr_fold is None:
-            _finish(found, model_file, req.json_file, found.meta["shape"], 0.0, time.perf_counter() - t0, params)
-            return
+            return _finish(found, model_file, req, found.meta["shape"], 0.0, time.perf_counter() - t0)
     elif spec.streams and req.nr_fold is None:
         # streamed: the input is never held in memory as a whole
         desc, unit = spec.progress
@@ -133,8 +132,7 @@ def _run(req, grid, training_set_file, model_file, reporter):
             reporter.warning(scaling_note(params, training_set_file, None, reporter.quiet))
             model = trainer.make_driver(params, reporter, zero_based=req.zero_based, progress=bar).fit(
                 training_set_file, weight_file=req.weight_file, warm=warm)
-        _finish(model, model_file, req.json_file, None, 0.0, time.perf_counter() - t0, params)
-        return
+        return _finish(model, model_file, req, None, 0.0, time.perf_counter() - t0)
     if found is None:
         with reporter.bar(desc="reading") as bar, opening:
             ds = read_training_rows(training_set_file, req, bar)
@@ -150,14 +148,13 @@ def _run(req, grid, training_set_file, model_file, reporter):
     elif req.find_C:                # with --dask: the search ran on the cluster, its lines printed
         found = found or find_C_command(trainer.find_parameter_C, ds, req, reporter)
         text, summary = trainer.search_summary(found, params, req.measure[0] if req.measure else None)
-        write_standard("stdout", text)
+        reporter.result(text)
         summary.update(getattr(found, "meta", {}))
     elif req.nr_fold is not None:
         summary = cv_command(found, ds, req, reporter, training_set_file)
     else:
         model = trainer.train(ds, reporter=reporter, params=params, warm=warm)
-        _finish(model, model_file, req.json_file, ds, load_s, time.perf_counter() - t1, params)
-        return
+        return _finish(model, model_file, req, ds, load_s, time.perf_counter() - t1)
     summary.update({"measure": req.measure[0]} if req.measure else {})
     if req.json_file:
         write_json(req.json_file, {"solver": spec.solver_type if spec.number is not None else spec.name,
@@ -181,17 +178,20 @@ def metrics(model, ds, load_s, train_s, params):
     return m
 
 
-def _finish(model, model_file, json_file, ds, load_s, train_s, params):
+def _finish(model, model_file, req, ds, load_s, train_s):
     """Save the model (atomically) and the metrics; a model that is not finite is refused, with the options to
-    change."""
+    change. Returns the metrics when --json or --strict asks for them, else None."""
     from ..models import NonFiniteModelError
+    params = req.params
     with os_errors(f"can't save model to file {model_file}"):
         try:
             model.save(model_file)
         except NonFiniteModelError as exc:
             raise exc.with_hint((model.meta or {}).get("nonfinite_hint") or overflow_hint(params)) from None
-    if json_file:
-        write_json(json_file, metrics(model, ds, load_s, train_s, params))
+    m = metrics(model, ds, load_s, train_s, params) if req.json_file or req.strict else None
+    if req.json_file:
+        write_json(req.json_file, m)
+    return m
 
 
 if __name__ == "__main__":  # python -m llsvm.cli.train

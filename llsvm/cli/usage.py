@@ -13,7 +13,7 @@ import textwrap
 import click
 
 from ..errors import ParameterError
-from ..options import LIBSVM_TYPES, ONED, ONLINE, OPTION, OPTIONS, OUT_OF_CORE
+from ..options import LIBSVM_TYPES, ONED, ONLINE, OPTIONS, OUT_OF_CORE
 from ..params import get, specs
 from .declare import help_text
 

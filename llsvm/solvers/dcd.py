@@ -49,7 +49,7 @@ def train_one(sub, params, seed, reporter, warm=None):
                     reporter=reporter, threads=threads, stall_check=certify_opt, scout=scout)
     if "dual_stalled" in res.extra:
         if reporter is not None:
-            reporter.info(f"\nWARNING: the dual stalls: its duality gap is {res.extra['dual_stalled']:.1%} of the "
+            reporter.warning(f"\nWARNING: the dual stalls: its duality gap is {res.extra['dual_stalled']:.1%} of the "
                           f"primal after {res.n_iter} iterations\n")
     elif res.n_iter >= max_iter:
         if l1:
@@ -86,8 +86,8 @@ def _primal_after_limit(sub, dual, reporter):
       CG_ROWS_PER_FEATURE times the features (text, usps: its system is over the free rows, of rank <= features);
     - the smoothed-hinge primal Newton (smooth_hinge.py), first where the rows are far more numerous (skin_nonskin,
       245,057 x 3: its system is the features').
-    The model is the certified point with the smaller gap, and a run that ends short of the gap says so (on the
-    info stream: -q silences it)."""
+    The model is the certified point with the smaller gap, and a run that ends short of the gap says so (llsvm's
+    own warning: on stderr, -q silences it)."""
     def by_cg(start):
         if reporter is not None:
             reporter.info("Going on by CG on the free dual variables (until the duality gap <= 0.1 % of the "
@@ -112,7 +112,7 @@ def _primal_after_limit(sub, dual, reporter):
     if reporter is not None:
         reporter.info(f"primal {res.primal:f} dual {res.dual:f} relative gap {rel:.3e}\n")
         if not res.converged:
-            reporter.info(f"WARNING: the certified optimum was not reached: relative duality gap {rel:.3e} "
+            reporter.warning(f"WARNING: the certified optimum was not reached: relative duality gap {rel:.3e} "
                           f"(> {REL_GAP:g})\n")
     res.n_iter = dual.n_iter
     res.solver = L2R_L1LOSS_SVC_DUAL

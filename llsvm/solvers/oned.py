@@ -96,7 +96,7 @@ def train_one(sub, params, seed, reporter, warm=None):
     if out["reason"] == "max_iter":
         warn_max_iter(reporter)
     elif out["reason"] == "time":
-        reporter.info(f"\nWARNING: reaching --max-seconds {opt.max_seconds:g}\n")
+        reporter.warning(f"\nWARNING: reaching --max-seconds {opt.max_seconds:g}\n")
     extra = {"oned": {
         "solver": params.spec.name, "oned": opt.oned, "oned_norm": opt.oned_norm, "C": [sub.Cp, sub.Cn],
         "l_min": out["l_min"], "b": b, "t": out["t"], "thres": out["thres"], "accepted": out["accepted"],
