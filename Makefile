@@ -6,7 +6,7 @@ PIP    := $(PY) -m pip --disable-pip-version-check
 BIN    := $(VENV)/bin
 KERNELS := $(wildcard cext/*.pyx cext/*.pxd)
 
-.PHONY: all data demo test fuzz bench reproduce-llsvm reproduce-streamsvm reproduce-h1tree reproduce-online reproduce-oned build wheel annotate clean distclean
+.PHONY: all data demo sklearn dask plot man install-man test fuzz bench reproduce-llsvm reproduce-streamsvm reproduce-h1tree reproduce-online reproduce-oned build wheel annotate clean distclean
 
 all: build
 
@@ -32,6 +32,28 @@ build: $(VENV)/.built
 $(VENV)/.test-deps: $(VENV)/.installed pyproject.toml
 	$(PIP) install -q $$($(PY) scripts/extra_requirements.py test)
 	touch $@
+
+# an optional extra (pyproject.toml) into .venv after make: its requirements only (scripts/extra_requirements.py),
+# not llsvm again, so the kernels are not rebuilt (pip install ".[sklearn]" would build and install llsvm anew):
+# make sklearn (the scikit-learn estimators, llsvm.sklearn), make dask (--dask, llsvm.dask), make plot (--plot)
+EXTRAS := sklearn dask plot
+$(EXTRAS): $(VENV)/.installed
+	$(PIP) install -q $$($(PY) scripts/extra_requirements.py $@)
+
+# the commands' man pages, man/NAME.1 (groff man(7)), generated with docs/cli.md from the option rows
+# (scripts/gen_docs.py; tracked and checked up to date by the tests, so make install-man needs no build and no
+# .venv: make man after a change to the options); make install-man copies them to MANDIR,
+# by default ~/.local/share/man/man1, which man reads when ~/.local/bin is on the PATH (else MANPATH); no root
+# needed: PREFIX=/usr/local or MANDIR=DIR to put them elsewhere
+PREFIX ?= $(HOME)/.local
+MANDIR ?= $(PREFIX)/share/man/man1
+man: $(VENV)/.installed
+	$(PY) scripts/gen_docs.py
+
+install-man:
+	install -d $(MANDIR)
+	install -m 644 man/*.1 $(MANDIR)/
+	@echo "installed $(notdir $(wildcard man/*.1)) in $(MANDIR)"
 
 # a wheel in dist/, built as pip install . builds it (isolated build environment, kernels compiled on every core)
 wheel: | $(PY)

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """The parts of the docs that list what the code holds, generated from the code so that they cannot drift:
 - docs/cli.md, the command-line reference (llsvm/cli/reference.py: the option rows, the specs, the commands);
+- man/NAME.1, the commands' man pages (llsvm/cli/manpage.py, from the same; make man, make install-man);
 - the blocks of docs/architecture.md between `<!-- generated: NAME -->` and `<!-- end: NAME -->`: the modules of
   llsvm/ with their layer (scripts/import_graph.py), the solvers and their code, the fields of SolverSpec and
   Params, the solvers' options classes, and the NumPy twins of tests/reference/.
@@ -21,11 +22,13 @@ sys.path.insert(0, os.path.join(ROOT, "scripts"))
 
 import import_graph  # noqa: E402
 from llsvm import options as options_module  # noqa: E402
+from llsvm.cli.manpage import pages  # noqa: E402
 from llsvm.cli.reference import markdown  # noqa: E402
 from llsvm.params import Params, SolverSpec, specs  # noqa: E402
 
 CLI = os.path.join(ROOT, "docs", "cli.md")
 ARCHITECTURE = os.path.join(ROOT, "docs", "architecture.md")
+MAN = os.path.join(ROOT, "man")
 BLOCK = re.compile(r"(<!-- generated: (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- end: (?P=name) -->)", re.S)
 
 
@@ -144,12 +147,34 @@ def architecture(text):
     return out
 
 
+def version():
+    """The version pyproject.toml declares (the man pages' footer)."""
+    with open(os.path.join(ROOT, "pyproject.toml"), encoding="utf-8") as f:
+        return re.search(r'(?m)^version = "([^"]+)"', f.read()).group(1)
+
+
+def man_pages():
+    """{path: text} of every man page."""
+    return {os.path.join(MAN, name): text for name, text in pages(version()).items()}
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--check", action="store_true", help="compare, do not write")
     args = ap.parse_args(argv)
-    wanted = {CLI: markdown(), ARCHITECTURE: architecture(open(ARCHITECTURE, encoding="utf-8").read())}
     status = 0
+    wanted = {CLI: markdown(), ARCHITECTURE: architecture(open(ARCHITECTURE, encoding="utf-8").read()),
+              **man_pages()}
+    stale = sorted(set(os.path.join(MAN, f) for f in os.listdir(MAN) if f.endswith(".1")) - set(wanted)) \
+        if os.path.isdir(MAN) else []
+    for path in stale:                 # a page of a command that is no more
+        if args.check:
+            print(f"{os.path.relpath(path, ROOT)} is no command's page: run python scripts/gen_docs.py",
+                  file=sys.stderr)
+            status = 1
+        else:
+            os.remove(path)
+            print(f"removed {os.path.relpath(path, ROOT)}")
     for path, text in wanted.items():
         current = open(path, encoding="utf-8").read() if os.path.exists(path) else ""
         if current == text:
@@ -159,6 +184,7 @@ def main(argv=None):
                   file=sys.stderr)
             status = 1
         else:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
             with open(path + ".tmp", "w", encoding="utf-8") as f:
                 f.write(text)
             os.replace(path + ".tmp", path)

@@ -207,6 +207,13 @@ class os_errors:
         return False
 
 
+def complete_path(ctx, param, incomplete):
+    """Shell completion (Click's: docs/guide.md, "Shell completion") of a file argument or option: the shell's own
+    file names."""
+    from click.shell_completion import CompletionItem
+    return [CompletionItem(incomplete, type="file")]
+
+
 def check_input(path, pattern=False):
     """Raise InputOpenError with LIBLINEAR's message unless path ('-' is stdin) can be opened for reading.
     pattern: the path may be a glob (llsvm-train --dask: its files are checked when they are listed)."""

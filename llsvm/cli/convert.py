@@ -3,7 +3,7 @@ import click
 
 from ..errors import LLSVMError, ParameterError
 from ..fileutil import atomic_output
-from .common import check_input, handle_errors, make_reporter, os_errors, refuse_same_file
+from .common import check_input, complete_path, handle_errors, make_reporter, os_errors, refuse_same_file
 from .declare import check_weight_file
 from .usage import version_option
 
@@ -88,8 +88,8 @@ def _to_binary(ds, in_kind, output_file, float32, block_rows, total, reporter, i
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("input_file", metavar="INPUT")
-@click.argument("output_file", metavar="[OUTPUT]", required=False)
+@click.argument("input_file", metavar="INPUT", shell_complete=complete_path)
+@click.argument("output_file", metavar="[OUTPUT]", required=False, shell_complete=complete_path)
 @click.option("--info", "info", is_flag=True, help="Describe INPUT (rows, features, classes, blocks, checksum).")
 @click.option("--to", "to", type=click.Choice(["binary", "text"]), default=None,
               help="Output format (default: binary for text input, text for binary input).")

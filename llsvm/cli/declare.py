@@ -13,7 +13,7 @@ import click
 from ..errors import ParameterError
 from ..options import OPTION, OPTIONS, PRECOMPUTED, Count, refuse_precomputed
 from ..params import Params, accepting, get, specs
-from .common import ParamError, os_errors
+from .common import ParamError, complete_path, os_errors
 
 
 def _names(names):
@@ -76,7 +76,16 @@ def click_option(row):
         kw["metavar"] = row.metavar
     if row.multiple:
         kw.update(multiple=True, default=())
+    if row.flag == "-s":
+        kw["shell_complete"] = _complete_solver
+    elif row.metavar and "file" in row.metavar.lower():
+        kw["shell_complete"] = complete_path
     return click.option(*decls, row.dest, **kw)
+
+
+def _complete_solver(ctx, param, incomplete):
+    """Shell completion of -s: the solvers' names (and LIBLINEAR's numbers) that begin with what is typed."""
+    return [s.name for s in specs() if s.name.startswith(incomplete)]
 
 
 def table_options(fn):

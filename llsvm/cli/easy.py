@@ -20,7 +20,7 @@ import click
 
 from ..errors import LLSVMError
 from ..options import MEASURE_HELP
-from .common import check_input, handle_errors, make_reporter, measure_names, refuse_same_file
+from .common import check_input, complete_path, handle_errors, make_reporter, measure_names, refuse_same_file
 from .usage import version_option
 
 GRID_LOG2C = "-5,15,2"          # grid.py's defaults (GridOption)
@@ -102,8 +102,8 @@ def _quiet(quiet, progress):
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("training_file")
-@click.argument("testing_file", required=False)
+@click.argument("training_file", shell_complete=complete_path)
+@click.argument("testing_file", required=False, shell_complete=complete_path)
 @click.option("--log2c", "c_exps", default=GRID_LOG2C, metavar="begin,end,step",
               callback=log2_range, help=f"The exponents of C's grid, as grid.py's -log2c (default {GRID_LOG2C}).")
 @click.option("--log2g", "g_exps", default=GRID_LOG2G, metavar="begin,end,step",

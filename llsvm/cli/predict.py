@@ -7,15 +7,15 @@ from ..errors import LLSVMError, ModelFormatError
 from ..fileutil import atomic_output
 from .jobs import batch_help
 from ..options import MEASURE_HELP, PLOT_HELP
-from .common import (InputOpenError, arm_kernel_stop, check_input, check_plot, check_writable, handle_errors,
-                     make_reporter, measure_names, os_errors, refuse_same_file, write_json, write_plot)
+from .common import (InputOpenError, arm_kernel_stop, check_input, check_plot, check_writable, complete_path,
+                     handle_errors, make_reporter, measure_names, os_errors, refuse_same_file, write_json, write_plot)
 from .usage import version_option
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]},
                epilog=batch_help("llsvm-predict"))
-@click.argument("test_file")
-@click.argument("model_file")
-@click.argument("output_file")
+@click.argument("test_file", shell_complete=complete_path)
+@click.argument("model_file", shell_complete=complete_path)
+@click.argument("output_file", shell_complete=complete_path)
 @click.option("-b", "probability", type=click.IntRange(0, 1), default=0, metavar="probability_estimates",
               help="Whether to output probability estimates, 0 or 1 (default 0); for logistic regression and LIBSVM "
                    "models trained with -b 1.")

@@ -4,7 +4,7 @@ import click
 
 from ..errors import DataFormatError, LLSVMError, ParameterError
 from ..fileutil import atomic_output
-from .common import check_input, handle_errors, make_reporter, os_errors, refuse_same_file
+from .common import check_input, complete_path, handle_errors, make_reporter, os_errors, refuse_same_file
 from .usage import version_option
 
 
@@ -13,7 +13,7 @@ def _writing(path):
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("data_file", metavar="data_filename")
+@click.argument("data_file", metavar="data_filename", shell_complete=complete_path)
 @click.option("-l", "lower", type=float, default=-1.0, metavar="lower",
               help="x scaling lower limit (default -1).")
 @click.option("-u", "upper", type=float, default=1.0, metavar="upper",

@@ -16,8 +16,8 @@ import warnings
 import click
 
 from ..options import OPTION
-from .common import (arm_kernel_stop, check_input, check_plot, check_writable, handle_errors, os_errors,
-                     peak_rss_mb, refuse_same_file, write_json)
+from .common import (arm_kernel_stop, check_input, check_plot, check_writable, complete_path, handle_errors,
+                     os_errors, peak_rss_mb, refuse_same_file, write_json)
 from .declare import (check_measure_task, check_strict, cv_command, find_C_command, grid_command, help_text,
                       initial_model, make_reporter, overflow_hint, read_request, read_training_rows, table_options)
 from .jobs import batch_help
@@ -79,8 +79,8 @@ def check_grid(req):
 @click.command(cls=LiblinearCommand, no_args_is_help=True,
                context_settings={"help_option_names": ["--help"], "max_content_width": 80},
                epilog=solver_lines() + "\n\n" + help_text(OPTION["--weight"]) + "\n\n" + batch_help("llsvm-train"))
-@click.argument("training_set_file")
-@click.argument("model_file", required=False)
+@click.argument("training_set_file", shell_complete=complete_path)
+@click.argument("model_file", required=False, shell_complete=complete_path)
 @table_options
 @help_all_option
 @version_option
