@@ -133,7 +133,7 @@ def _svm_train():
             f"{types}, `--libsvm-rand` (so `-v` draws svm-train's folds), `-h` as `--shrinking`; an option the type "
             "does not use is left out, as svm-train ignores it (`-c` of nu-SVC and one-class, `-n` of C-SVC and "
             "epsilon-SVR, `-p` but for epsilon-SVR, `-wi` but for C-SVC, `-g`, `-d`, `-r` of a kernel without "
-            "them, `-g 0`: 1/num_features). Its usage:", "", "```", svmtrain.USAGE.rstrip("\n").expandtabs(),
+            "them, `-g 0`: 1/num_features). Its usage:", "", "```text", svmtrain.USAGE.rstrip("\n").expandtabs(),
             "```"]
 
 
