@@ -12,7 +12,8 @@ this interpreter's bin directory first on the PATH and the data of the repositor
 `make data`: data/demo, data/demo.t, data/demo.bin and data/chessboard (scripts/gen_data.py, as data/Makefile.mk
 makes them) and data/public (the public sets: `make data`; their absence fails the test). A block that cannot
 run here (a make target, a cluster at another address, a download) is marked just before its fence with
-`<!-- doc-test: skip (the reason) -->`; the skips are counted and listed, and a marked block must say why.
+`<!-- doc-test: skip (the reason) -->`; the skips are counted and listed, and a marked block must say why. The
+man pages' examples (llsvm/cli/manpage.py) run there too.
 """
 import lzma
 import os
@@ -202,3 +203,24 @@ def _classifiers_beat_the_majority(doc, where):
         counts = llsvm.read_dataset(where / test).label_counts
         majority = 100.0 * counts.max() / counts.sum()
         assert accuracy > majority, f"{model} on {test}: {accuracy}% where the majority class has {majority:.1f}%"
+
+
+# the man pages' examples that are not run, and why
+MAN_NOT_RUN = {"python grid.py -svmtrain llsvm-svm-train heart_scale": "needs LIBSVM's tools/grid.py",
+               "llsvm-easy heart_scale": "a grid of 110 cells"}
+
+
+def test_the_man_pages_examples_run(data_dir, tmp_path):
+    """llsvm/cli/manpage.py's EXAMPLES, page after page (convert's first: train's read its train.bin), in the same
+    directory as the docs' blocks."""
+    from llsvm.cli.manpage import EXAMPLES
+    _sandbox(data_dir, tmp_path)
+    ran = 0
+    for name in ("llsvm-convert", "llsvm-scale", "llsvm-train", "llsvm-predict", "llsvm-svm-train", "llsvm-easy"):
+        for command, _ in EXAMPLES[name]:
+            if command in MAN_NOT_RUN:
+                continue
+            proc = _run("sh", command, tmp_path, 0)
+            assert proc.returncode == 0, f"{name}(1): {command}: exit {proc.returncode}\n{proc.stderr[-3000:]}"
+            ran += 1
+    assert ran == sum(len(e) for e in EXAMPLES.values()) - len(MAN_NOT_RUN)

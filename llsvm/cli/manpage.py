@@ -33,10 +33,14 @@ COMMANDS = {
                    "[options] training_file [testing_file]", ("svm-train", "svm-scale", "svm-predict")),
 }
 
+# each page's examples, run in order (convert's, scale's, train's, predict's, ...) by tests/test_doc_blocks.py in a
+# directory holding train.txt, test.txt and heart_scale
 EXAMPLES = {
     "llsvm-train": (("llsvm-train -s 2 -c 4 -B 1 train.txt", "L2-loss SVM as LIBLINEAR's train -s 2; writes "
                      "train.txt.model"),
                     ("llsvm-train -s 0 -v 5 train.txt", "5-fold cross validation of logistic regression"),
+                    ("llsvm-train -s 0 -c 4 train.txt lr.model", "logistic regression, whose model gives "
+                     "probabilities (llsvm-predict -b 1)"),
                     ("llsvm-train -s llsvm --memory 64M -B 1 train.bin big.model",
                      "the -s 3 problem out of core, within 64 MB"),
                     ("llsvm-train -s smo -t 2 -g 0.5 -c 4 train.txt", "an RBF C-SVC, as svm-train's"),
@@ -47,15 +51,15 @@ EXAMPLES = {
                       ("llsvm-predict -b 1 test.txt lr.model out.txt", "with probability estimates"),
                       ("llsvm-predict test.txt m.model - | head", "predictions on standard output, the accuracy on "
                        "standard error")),
-    "llsvm-convert": (("llsvm-convert train.txt.xz train.bin", "text (any compression) to binary"),
+    "llsvm-convert": (("llsvm-convert train.txt train.bin", "LIBSVM text (plain, gzip, bzip2 or xz) to binary"),
                       ("llsvm-convert --info train.bin", "rows, features, classes, blocks; every block verified"),
-                      ("llsvm-convert train.bin train.txt", "binary back to LIBSVM text")),
+                      ("llsvm-convert train.bin back.txt", "binary back to LIBSVM text")),
     "llsvm-scale": (("llsvm-scale -s range train.txt > train.scale", "scale to [-1, 1], saving the factors"),
                     ("llsvm-scale -r range test.txt > test.scale", "the same factors on the test set")),
     "llsvm-svm-train": (("llsvm-svm-train -c 4 -g 0.5 heart_scale", "as svm-train -c 4 -g 0.5 heart_scale"),
                         ("python grid.py -svmtrain llsvm-svm-train heart_scale", "LIBSVM's tools/grid.py with "
                          "llsvm")),
-    "llsvm-easy": (("llsvm-easy train.txt test.txt", "as LIBSVM's tools/easy.py train.txt test.txt"),),
+    "llsvm-easy": (("llsvm-easy heart_scale", "as LIBSVM's tools/easy.py heart_scale"),),
 }
 
 def _escape(text):
