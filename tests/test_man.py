@@ -116,17 +116,25 @@ def test_the_escaping_keeps_groff_quiet(tmp_path):
 
 
 def test_make_install_man_puts_the_pages_where_man_finds_them(tmp_path):
-    """No root, no build and no .venv: MANDIR given (the default is ~/.local/share/man/man1)."""
-    mandir = tmp_path / "share" / "man" / "man1"
-    dry = subprocess.run(["make", "-n", "install-man"], cwd=ROOT, capture_output=True, text=True, timeout=60,
-                         env={**os.environ, "HOME": "/home/someone"})
-    assert dry.returncode == 0 and "/home/someone/.local/share/man/man1" in dry.stdout and "setup.py" not in dry.stdout
-    proc = subprocess.run(["make", "-s", "install-man", f"MANDIR={mandir}"], cwd=ROOT, capture_output=True,
-                          text=True, timeout=60)
+    """No root, no build and no .venv: by default into ~/.local/share/man/man1, which man searches when ~/.local/bin
+    is on the PATH (no MANPATH); MANDIR elsewhere."""
+    home = tmp_path / "home"
+    (home / ".local" / "bin").mkdir(parents=True)
+    dry = subprocess.run(["make", "-n", "install-man", f"HOME={home}"], cwd=ROOT, capture_output=True, text=True,
+                         timeout=60)
+    assert dry.returncode == 0 and "setup.py" not in dry.stdout and "pip" not in dry.stdout, dry.stdout
+    proc = subprocess.run(["make", "-s", "install-man", f"HOME={home}"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=60)
     assert proc.returncode == 0, proc.stderr
+    mandir = home / ".local" / "share" / "man" / "man1"
     assert sorted(os.listdir(mandir)) == sorted(f"{s}.1" for s in SCRIPTS)
     man = shutil.which("man")
     assert man, "man is needed to check make install-man (apt-get install man-db)"
-    where = subprocess.run([man, "-w", "llsvm-train"], capture_output=True, text=True, timeout=60,
-                           env={**os.environ, "MANPATH": str(tmp_path / "share" / "man")})
-    assert where.stdout.strip() == str(mandir / "llsvm-train.1")
+    env = {k: v for k, v in os.environ.items() if k != "MANPATH"}
+    env.update(HOME=str(home), PATH=f"{home / '.local' / 'bin'}{os.pathsep}/usr/bin{os.pathsep}/bin")
+    where = subprocess.run([man, "-w", "llsvm-train"], capture_output=True, text=True, timeout=60, env=env)
+    assert where.stdout.strip() == str(mandir / "llsvm-train.1"), where.stderr
+    other = tmp_path / "elsewhere"
+    proc = subprocess.run(["make", "-s", "install-man", f"MANDIR={other}"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 0 and (other / "llsvm-easy.1").is_file(), proc.stderr
