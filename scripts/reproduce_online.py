@@ -353,9 +353,10 @@ def grid_figure(title, width_key, widths, Cs, methods):
     plt = pyplot()
     fig, axes = plt.subplots(2, 1, figsize=(9, 7), sharex=True)
     x = np.arange(1, len(widths) * len(Cs) + 1)
-    for m, cells in methods.items():
-        axes[0].plot(x, [c["error"] for c in cells], **_style(m))
-        axes[1].plot(x, [max(c["fit_cpu_seconds"], 1e-6) for c in cells], **_style(m))
+    for k, (m, cells) in enumerate(methods.items()):
+        dx = 0.06 * (k - (len(methods) - 1) / 2)      # side by side: methods with equal values stay apart
+        axes[0].plot(x + dx, [c["error"] for c in cells], **_style(m))
+        axes[1].plot(x + dx, [max(c["fit_cpu_seconds"], 1e-6) for c in cells], **_style(m))
     axes[0].set_ylabel("CV error [%]")
     axes[1].set_ylabel("training CPU time [s], all folds")
     axes[1].set_yscale("log")
