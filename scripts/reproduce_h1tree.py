@@ -256,7 +256,8 @@ def fourclass_figure(X, y, nodes):
     ax.set_ylabel("feature 2 (fourclass, unscaled)")
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     ax.set_title(f"{PAPER_NAME}, Figs. 2-3: the H1-SVM tree's nodes on fourclass\n"
-                 f"(--h1-c 1: {len(nodes)} nodes, numbered in the order built)", fontsize=9)
+                 f"(--h1-c 1: {len(nodes)} nodes, numbered in the order built; the paper shows 6, at a C it does "
+                 "not give)", fontsize=9)
     return fig
 
 

@@ -232,3 +232,34 @@ def test_llsvm_run_paths_and_exit_status(monkeypatch, tmp_path):
     monkeypatch.setattr(RL, "trace_s3", bent)
     assert RL.main(["--sets", data, "--seed", "7", "--fig-iter", "3", "--quick"]) == 1
     assert "- ✗ trace tiny" in (out / "quick" / "table2.md").read_text()
+
+
+# -- what make installs and generates for them -------------------------------------------------------------------------
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def test_the_reproduce_extra_holds_what_the_scripts_import():
+    import tomllib
+    with open(os.path.join(ROOT, "pyproject.toml"), "rb") as f:
+        extra = tomllib.load(f)["project"]["optional-dependencies"]["reproduce"]
+    names = {r.split(">")[0].split("=")[0].strip() for r in extra}
+    assert {"matplotlib", "libsvm-official", "cvxopt"} <= names        # the figures; reproduce-oned's optimum
+    make = open(os.path.join(ROOT, "Makefile")).read()
+    rule = next(line for line in make.splitlines() if line.startswith("$(VENV)/.reproduce:"))
+    assert ".test-deps" not in rule                                   # the test extra is not pulled in
+
+
+@pytest.mark.parametrize("target, large", [("reproduce-llsvm", ("sparse", "dense", "multiclass")),
+                                           ("reproduce-streamsvm", ("sparse", "dense")),
+                                           ("reproduce-online", ("chessboard", "gaussians"))])
+def test_quick_generates_only_what_it_reads(target, large):
+    import subprocess
+
+    def planned(args):
+        # -n: print what would run; -B: as if nothing existed yet
+        return subprocess.run(["make", "-n", "-B", "-C", ROOT, target, f"REPRODUCE_ARGS={args}"],
+                              capture_output=True, text=True, check=True).stdout
+    full, quick = planned(""), planned("--quick")
+    for name in large:
+        assert f"gen_data.py {name} " in full and f"gen_data.py {name} " not in quick, name
+    assert "gen_data.py demo " in quick or target == "reproduce-online"
