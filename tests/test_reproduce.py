@@ -132,7 +132,8 @@ def test_oned_figures(plt):
     seq = {"acc": [50, 60, 70, 75], "seconds": [0.001, 0.002, 0.004, 0.008]}
     rep = {"meta": {"args": {"k_max": 8}}}
     for s in ("svmguide1", "splice", "diabetes", "svmguide3"):
-        rep[s] = {"rows": 100, "features": 4, "local1d": dict(seq), "svcdual": {"acc": [50, 55], "seconds": [0.01, 0.02]},
+        rep[s] = {"rows": 100, "features": 4, "local1d": dict(seq),
+                  "svcdual": {"acc": [50, 55], "seconds": [0.01, 0.02]},
                   "project1d": {"iters": [1, 2, 4], "acc": [60, 60, 60]}}
     figs = RD.figures(rep)
     assert [n for n, _ in figs] == ["fig9.png", "project.png"]
