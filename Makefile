@@ -105,50 +105,61 @@ bench: build $(VENV)/.test-deps
 	$(FETCH_DATA) --best-effort -q $(DATA_ARGS)
 	$(PY) scripts/bench.py $(BENCH_ARGS)
 
-# the "reproduce" extra (matplotlib) for the experiment-reproduction scripts, installed once when missing
-$(VENV)/.reproduce: $(VENV)/.test-deps pyproject.toml
-	$(PY) -c "import matplotlib" 2>/dev/null || $(PIP) install -q $$($(PY) scripts/extra_requirements.py reproduce)
+# The five reproductions. Each writes under reproduce-results/<seed>/<target>/ (REPRODUCE_ARGS="--seed N"; default
+# 1; a --quick run in reproduce-results/<seed>/<target>/quick/; a rerun replaces the files) and exits 1 when one of
+# its acceptance figures (docs/solvers.md) fails, after a line naming them. REPRODUCE_ARGS="--quick" makes a smoke
+# run, and then generates and fetches only the sets the smoke run reads.
+REPRODUCE_QUICK := $(filter --quick,$(REPRODUCE_ARGS))
+
+# the "reproduce" extra (matplotlib; libsvm-official and cvxopt, the optimum and the LIBSVM side of reproduce-oned and
+# reproduce-online), installed once; the test extra is not needed
+$(VENV)/.reproduce: $(VENV)/.installed pyproject.toml
+	$(PIP) install -q $$($(PY) scripts/extra_requirements.py reproduce)
 	touch $@
 
 # Alrajeh et al.'s Figure 1 and Table 2 (-s llsvm --one-pass, the paper's algorithm, vs -s 3) and a table of
 # -s llsvm's default mode (re-check passes: accuracy, primal against the tight -s 3, passes, time), on the generated
 # sets and the public sets of data/public (fetched first, best effort: the rows of a set that cannot be had are left
-# out); results under reproduce-results/ (REPRODUCE_ARGS="--quick" for a smoke run on the small sets)
-reproduce-llsvm: build $(VENV)/.reproduce data/demo data/sparse data/dense data/multiclass
+# out); in reproduce-results/<seed>/llsvm/ (REPRODUCE_ARGS="--quick": the demo set and the public sets up to 10 MB)
+reproduce-llsvm: build $(VENV)/.reproduce data/demo $(if $(REPRODUCE_QUICK),,data/sparse data/dense data/multiclass)
 	$(FETCH_DATA) --best-effort -q $(DATA_ARGS)
 	$(PY) scripts/reproduce_llsvm.py $(REPRODUCE_ARGS)
 
 # Matsushima et al.'s Figures 3 and 4: (D* - D_t)/D* against wall-clock time for -s streamsvm, -s bm, -s llsvm and
 # -s 3, and -s streamsvm for several --memory values, on the generated two-class sets (binary copies written to
-# data/<set>.bin when missing); results under reproduce-results/streamsvm/ (REPRODUCE_ARGS="--quick": the demo set
-# only, in reproduce-results/streamsvm/quick/; REPRODUCE_ARGS="--sets sparse": one set)
-reproduce-streamsvm: build $(VENV)/.reproduce data/demo data/sparse data/dense
+# data/<set>.bin when missing); in reproduce-results/<seed>/streamsvm/ (REPRODUCE_ARGS="--quick": the demo set only;
+# "--sets sparse": one set)
+reproduce-streamsvm: build $(VENV)/.reproduce data/demo $(if $(REPRODUCE_QUICK),,data/sparse data/dense)
 	$(PY) scripts/reproduce_streamsvm.py $(REPRODUCE_ARGS)
 
 # Fehr et al.'s Tables 1-3 (H1-SVM trees against an RBF SVM: hyperplanes or SVs, training and classification time,
-# accuracy, the ratios) on public stand-ins from data/public (make data: usps.t 70/30, mushrooms, skin_nonskin,
-# svmguide1) and the fourclass node sequence as a PNG, with the acceptance figures A1-A5 (docs/solvers.md); results
-# under reproduce-results/h1tree/ (REPRODUCE_ARGS="--quick": usps.t and mushrooms, one repeat)
-reproduce-h1tree: build $(VENV)/.reproduce data
+# accuracy, the ratios) on public stand-ins from data/public (usps.t 70/30, mushrooms, skin_nonskin, svmguide1,
+# fetched first) and the fourclass node sequence as a PNG, with the acceptance figures A1-A5 (docs/solvers.md); in
+# reproduce-results/<seed>/h1tree/ (REPRODUCE_ARGS="--quick": usps.t and mushrooms, one repeat)
+H1TREE_SETS := usps.t mushrooms fourclass $(if $(REPRODUCE_QUICK),,skin_nonskin svmguide1 svmguide1.t)
+reproduce-h1tree: build $(VENV)/.reproduce
+	$(FETCH_DATA) -q $(H1TREE_SETS)
 	$(PY) scripts/reproduce_h1tree.py $(REPRODUCE_ARGS)
 
 # Kecman & Melki's Table II rows (reuters_moneyfx trn + tst from data/public, fetched first, best effort; the
 # generated chessboard and two Gaussians; 5-fold grids, -s olsvm against -s smo and libsvm-official, CPU time),
 # Figs. 1-8 (error and CPU time per cell; -s olsvm, norma --eta0 1 and pegaz, cached and --original, on the
-# 4,992-row chessboard) and the C5 violation bound, with the acceptance figures C1-C5 (docs/solvers.md); results under
-# reproduce-results/online/ (REPRODUCE_ARGS="--quick": the 4,992-row chessboard only, 2 folds, 4 cells; "--parts
-# reuters,threeway"; "--libsvm-cache FILE" keeps the LIBSVM cells for the next run: the full gaussians grid's LIBSVM
-# side is long)
-reproduce-online: build $(VENV)/.reproduce data/chessboard data/gaussians
-	$(FETCH_DATA) --best-effort -q $(DATA_ARGS)
+# 4,992-row chessboard) and the C5 violation bound, with the acceptance figures C1-C5 (docs/solvers.md); in
+# reproduce-results/<seed>/online/ (REPRODUCE_ARGS="--quick": the 4,992-row chessboard only, made in a temporary
+# directory, 2 folds, 4 cells, nothing gated; "--parts reuters,threeway"; "--libsvm-cache FILE" keeps the LIBSVM
+# cells for the next run: the full gaussians grid's LIBSVM side is long)
+reproduce-online: build $(VENV)/.reproduce $(if $(REPRODUCE_QUICK),,data/chessboard data/gaussians)
+	$(if $(REPRODUCE_QUICK),,$(FETCH_DATA) --best-effort -q reuters_moneyfx.trn reuters_moneyfx.tst)
 	$(PY) scripts/reproduce_online.py $(REPRODUCE_ARGS)
 
 # Schneider, Bogojeska & Vlachos' Table 2 rows (svmguide1, splice, diabetes, svmguide3, skin_nonskin from
-# data/public, make data: training accuracy, smoothness theta and time to within 1 % against -s 3 --max-iter
+# data/public, fetched first: training accuracy, smoothness theta and time to within 1 % against -s 3 --max-iter
 # 2^k), Fig. 9 and ProjectSVM's accuracy against the number of directions as PNGs, with the acceptance figures B1-B5
-# (docs/solvers.md; optimum: libsvm-official and cvxopt); results under reproduce-results/oned/
-# (REPRODUCE_ARGS="--quick": 2^8 iterations, no skin_nonskin)
-reproduce-oned: build $(VENV)/.reproduce data
+# (docs/solvers.md; optimum: libsvm-official and cvxopt); in reproduce-results/<seed>/oned/
+# (REPRODUCE_ARGS="--quick": 2^8 iterations, no skin_nonskin, B1 and B5 gated)
+ONED_SETS := svmguide1 splice diabetes svmguide3 $(if $(REPRODUCE_QUICK),,skin_nonskin svmguide1.t)
+reproduce-oned: build $(VENV)/.reproduce
+	$(FETCH_DATA) -q $(ONED_SETS)
 	$(PY) scripts/reproduce_oned.py $(REPRODUCE_ARGS)
 
 clean:

@@ -1,6 +1,6 @@
-"""Helpers shared by scripts/bench.py, scripts/reproduce_llsvm.py and scripts/reproduce_streamsvm.py: finding data
-sets, binary copies and a warm page cache, timed training and accuracy, Table 2's comparison of two solvers'
-alpha, Markdown tables, PNG figures, and the machine fields of a results file.
+"""Helpers shared by scripts/bench.py and the scripts/reproduce_*.py: finding data sets, binary copies and a warm
+page cache, timed training and accuracy, Table 2's comparison of two solvers' alpha, Markdown tables, PNG figures
+and their defects, the reproductions' output directory and exit status, and the machine fields of a results file.
 """
 import datetime
 import os
@@ -324,14 +324,111 @@ def pyplot():
     return plt
 
 
+def figure_defects(fig):
+    """What a reader of a saved figure would miss, as sentences (none: []): a panel with data and no x or y label
+    (an x label shared with a panel below, as sharex draws it, counts), a legend missing a labelled line, two lines
+    of one panel drawn alike (colour, marker and line style: one would hide the other), a text outside the figure
+    (a clipped title), and no title naming the paper's figure or table ("Fig", "Table", or "not in the paper" for a
+    figure of the spec's own)."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    W, H = fig.bbox.width, fig.bbox.height
+    out = []
+    for i, ax in enumerate(fig.axes):
+        if not ax.get_visible() or not (ax.lines or ax.collections or ax.patches or ax.images):
+            continue
+        name = f"panel {i + 1} ({ax.get_title() or 'untitled'})"
+        if not ax.get_xlabel() and not any(a.get_xlabel() for a in ax.get_shared_x_axes().get_siblings(ax)):
+            out.append(f"{name}: no x-axis label")
+        if not ax.get_ylabel():
+            out.append(f"{name}: no y-axis label")
+        labelled = [a for a in ax.lines + ax.collections if a.get_label() and not a.get_label().startswith("_")]
+        legends = [lg for lg in [*(a.get_legend() for a in fig.axes), *fig.legends] if lg is not None]
+        shown = {t.get_text() for lg in legends for t in lg.get_texts()}     # one legend may serve every panel
+        missing = [a.get_label() for a in labelled if a.get_label() not in shown]
+        if len(labelled) > 1 and missing:
+            out.append(f"{name}: not in a legend: {', '.join(missing)}")
+        styles = {}
+        for line in ax.lines:
+            if line.get_label().startswith("_") or len(line.get_xdata()) < 2:
+                continue
+            key = (str(line.get_color()), str(line.get_marker()), str(line.get_linestyle()))
+            if key in styles:
+                out.append(f"{name}: {line.get_label()!r} is drawn as {styles[key]!r} is")
+            styles[key] = line.get_label()
+    texts = list(fig.texts) + [fig._suptitle] if fig._suptitle is not None else list(fig.texts)
+    for ax in fig.axes:
+        texts += [ax.title, ax._left_title, ax._right_title, ax.xaxis.label, ax.yaxis.label, *ax.texts]
+        if ax.get_legend() is not None:
+            texts += ax.get_legend().get_texts()
+    texts = [t for t in texts if t.get_visible() and t.get_text().strip()]
+    for t in texts:
+        bb = t.get_window_extent(renderer)
+        if bb.x0 < -1 or bb.y0 < -1 or bb.x1 > W + 1 or bb.y1 > H + 1:
+            out.append(f"text {t.get_text()[:60]!r} runs outside the figure")
+    titles = [fig._suptitle] + [ax.title for ax in fig.axes]
+    if not any(t is not None and any(k in t.get_text() for k in ("Fig", "Table", "not in the paper"))
+               for t in titles):
+        out.append("no title names the paper's figure or table (or says the figure is not in the paper)")
+    return out
+
+
 def save_png(fig, path):
-    """Lay out a figure, write it as a PNG (110 dpi) and close it; returns path."""
+    """Lay out a figure, write it as a PNG (110 dpi) and close it; returns path. Its defects (figure_defects) are
+    reported on stderr."""
     import matplotlib.pyplot as plt
 
     fig.tight_layout()
+    for defect in figure_defects(fig):
+        say(f"# WARNING: {os.path.basename(path)}: {defect}")
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
+
+
+# -- reproductions: one output layout, one exit status ---------------------------------------------------------------
+RESULTS_ROOT = os.path.join(ROOT, "reproduce-results")
+DEFAULT_SEED = 1
+
+
+def reproduce_dir(target, seed, out=None):
+    """The directory a `make reproduce-TARGET` run writes to, created: `out` when given, else
+    reproduce-results/<seed>/<target>/ (the one layout of the five targets)."""
+    path = out or os.path.join(RESULTS_ROOT, str(seed), target)
+    os.makedirs(path, exist_ok=True)
+    return path
+
+
+class Acceptance:
+    """A reproduction's acceptance lines in order, and the names of the gated figures that failed (exit_status)."""
+
+    def __init__(self):
+        self.lines, self.failed = [], []
+
+    def add(self, name, ok, text, not_gated=None):
+        """'- ✓ NAME text' or '- ✗ NAME text' (a failure: the run's exit status is 1), or, given a reason (say, why
+        the paper's figure is not reproducible as printed, from the spec's resolutions), '- – NAME text (not gated:
+        reason)', which no exit status counts. Returns ok."""
+        if not_gated:
+            self.lines.append(f"- – {name} {text} (not gated: {not_gated})")
+        else:
+            self.lines.append(f"- {'✓' if ok else '✗'} {name} {text}")
+            if not ok and name not in self.failed:
+                self.failed.append(name)
+        return ok
+
+    def text(self):
+        return "\n".join(self.lines)
+
+
+def exit_status(target, failed):
+    """A reproduction's exit status: 0 when every acceptance figure held, else 1, with one line on stderr naming
+    the figures that failed (`failed`: their names, in order)."""
+    if failed:
+        say(f"# {target}: {len(failed)} acceptance figure(s) failed: {', '.join(failed)} (exit status 1)")
+        return 1
+    say(f"# {target}: every acceptance figure held")
+    return 0
 
 
 def timestamp():

@@ -17,8 +17,9 @@ training rows):
   - skin_nonskin, 3,372 random training rows, the rest as test, --h1-c inf, RBF C = 10 (Table 3, cell nuclei):
     the linear tree and the non-linear tree (--rbf-depth auto)
   - svmguide1 -> svmguide1.t, non-linear tree (--rbf-depth auto), RBF C = 1
-and the acceptance figures A1-A5 as lines marked ✓ / ✗. Results: Markdown on stdout and in
-reproduce-results/h1tree/ (tables, JSON, fourclass-nodes.png). --quick: usps.t and mushrooms only, 1 repeat.
+and the acceptance figures A1-A5 as lines marked ✓ / ✗; the exit status is 1 when one is ✗. Results: Markdown on
+stdout and in reproduce-results/<seed>/h1tree/ (--quick: .../h1tree/quick/): h1tree.md, h1tree.json,
+fourclass-nodes.png. --quick: usps.t and mushrooms only, 1 repeat.
 """
 import argparse
 import json
@@ -37,8 +38,8 @@ sys.path.insert(0, HERE)
 import numpy as np  # noqa: E402
 
 import llsvm  # noqa: E402
-from benchutil import (DATA_DIR, FETCH_HINT, md_header, md_row, minmax_scale, pyplot, run_meta,  # noqa: E402
-                       save_png, say, shared_set, timestamp)
+from benchutil import (DATA_DIR, DEFAULT_SEED, FETCH_HINT, Acceptance, exit_status, md_header,  # noqa: E402
+                       md_row, minmax_scale, pyplot, reproduce_dir, run_meta, save_png, say, shared_set, timestamp)
 
 SHARED = DATA_DIR
 BIN = os.path.dirname(sys.executable)
@@ -169,10 +170,12 @@ def table(e):
 
 
 def acceptance(exps):
-    out = []
+    """The spec's A1-A5 over the experiments run: an Acceptance (lines and the figures that failed)."""
+    acc = Acceptance()
 
     def line(ok, text):
-        out.append(f"- {'✓' if ok else '✗'} {text}")
+        name, _, rest = text.partition(" ")
+        acc.add(name, ok, rest)
 
     def speed(r, other):
         return r["runs"]["rbf"]["predict_s"] / r["runs"][other]["predict_s"]
@@ -213,7 +216,49 @@ def acceptance(exps):
             line(r["greedy"]["size"] <= r["alternate"]["size"] and t <= 2.5,
                  f"A5 {name}: greedy {r['greedy']['size']} hyperplanes against alternate's {r['alternate']['size']}, "
                  f"training time {t:.2f}x (<= 2.5x)")
-    return "\n".join(out)
+    return acc
+
+
+PAPER_NAME = "Fehr, Zapién Arreola, Burkhardt (GfKl 2007)"
+NODE_STYLES = ("-", "--", "-.", ":")
+NODE_COLOURS = ("black", "tab:purple", "tab:green", "tab:brown", "tab:pink")     # none of the classes' colours
+
+
+def fourclass_figure(X, y, nodes):
+    """Figs. 2-3: the data (the two classes as light markers) and each node's hyperplane, numbered in the order the
+    tree built them (colours and line styles none of the classes', the number written at the line's end); `nodes`:
+    the tree's nodes (idx, val, b, hard)."""
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(7.2, 5.4))
+    for lab, c, mk in zip(np.unique(y), ("tab:blue", "tab:orange"), ("o", "^")):
+        ax.scatter(X[y == lab, 0], X[y == lab, 1], s=7, c=c, marker=mk, alpha=0.45, label=f"class {int(lab)}")
+    x0, x1 = X[:, 0].min(), X[:, 0].max()
+    y0, y1 = X[:, 1].min(), X[:, 1].max()
+    xs = np.linspace(x0, x1, 200)
+    for k, n in enumerate(nodes):
+        w = np.zeros(2)
+        w[n.idx] = n.val
+        style = dict(color=NODE_COLOURS[k % len(NODE_COLOURS)], lw=1.6, ls=NODE_STYLES[k % len(NODE_STYLES)],
+                     label=f"node {k + 1} (hard class {n.hard})")
+        if abs(w[1]) > 1e-12:
+            ys = -(w[0] * xs + n.b) / w[1]
+            inside = (ys >= y0) & (ys <= y1)
+            ax.plot(xs, ys, **style)
+            if inside.any():
+                i = np.flatnonzero(inside)[-1]
+                ax.annotate(str(k + 1), (xs[i], ys[i]), fontsize=9, fontweight="bold", xytext=(3, 3),
+                            textcoords="offset points")
+        elif abs(w[0]) > 1e-12:
+            ax.axvline(-n.b / w[0], **style)
+    ax.set_xlim(x0 - 0.02 * (x1 - x0), x1 + 0.02 * (x1 - x0))
+    ax.set_ylim(y0 - 0.02 * (y1 - y0), y1 + 0.02 * (y1 - y0))
+    ax.set_xlabel("feature 1 (fourclass, unscaled)")
+    ax.set_ylabel("feature 2 (fourclass, unscaled)")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    ax.set_title(f"{PAPER_NAME}, Figs. 2-3: the H1-SVM tree's nodes on fourclass\n"
+                 f"(--h1-c 1: {len(nodes)} nodes, numbered in the order built; the paper shows 6, at a C it does "
+                 "not give)", fontsize=9)
+    return fig
 
 
 def fourclass_png(tmp, out_dir):
@@ -226,32 +271,22 @@ def fourclass_png(tmp, out_dir):
     model_path = os.path.join(tmp, "fourclass.model")
     run([exe("llsvm-train"), "-q", "-s", "h1tree", "--h1-c", "1", path, model_path])
     m = llsvm.load_model(model_path)
-    X = ds.to_csr().toarray()
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(6, 5))
-    for lab, c in zip(np.unique(ds.y), ("tab:blue", "tab:orange")):
-        ax.scatter(X[ds.y == lab, 0], X[ds.y == lab, 1], s=6, c=c, label=f"class {int(lab)}")
-    xs = np.linspace(X[:, 0].min(), X[:, 0].max(), 100)
-    for k, n in enumerate(m.trees[0].nodes):
-        w = np.zeros(2)
-        w[n.idx] = n.val
-        if abs(w[1]) > 1e-12:
-            ax.plot(xs, -(w[0] * xs + n.b) / w[1], lw=1.5, label=f"node {k + 1} (hard {n.hard})")
-    ax.set_ylim(X[:, 1].min(), X[:, 1].max())
-    ax.legend(fontsize=7)
-    ax.set_title(f"fourclass, --h1-c 1: {len(m.trees[0].nodes)} nodes")
+    fig = fourclass_figure(ds.to_csr().toarray(), ds.y, m.trees[0].nodes)
     return save_png(fig, os.path.join(out_dir, "fourclass-nodes.png"))
 
 
-def main():
+def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--out-dir", default=os.path.join(ROOT, "reproduce-results", "h1tree"))
-    args = ap.parse_args()
+    ap.add_argument("--seed", type=int, default=DEFAULT_SEED,
+                    help=f"the 70/30 splits and skin_nonskin's training rows (default {DEFAULT_SEED})")
+    ap.add_argument("--out", "--out-dir", dest="out_dir", default=None,
+                    help="output directory (default reproduce-results/<seed>/h1tree; --quick: .../h1tree/quick)")
+    args = ap.parse_args(argv)
     repeats = 1 if args.quick else args.repeats
-    os.makedirs(args.out_dir, exist_ok=True)
+    args.out_dir = reproduce_dir(os.path.join("h1tree", *(("quick",) if args.quick else ())), args.seed,
+                                 args.out_dir)
     tmp = tempfile.mkdtemp(prefix="llsvm-h1-")
     exps = {}
     try:
@@ -278,17 +313,19 @@ def main():
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     stamp = timestamp()
+    acc = acceptance(exps)
     text = "\n\n".join(table(e) for e in exps.values())
-    text += "\n\n### Acceptance (spec A1-A5)\n\n" + acceptance(exps)
+    text += "\n\n### Acceptance (spec A1-A5)\n\n" + acc.text()
     if png:
         text += f"\n\nFigs. 2-3: {png}"
-    with open(os.path.join(args.out_dir, f"h1tree-{stamp}.md"), "w") as f:
+    with open(os.path.join(args.out_dir, "h1tree.md"), "w") as f:
         f.write(f"llsvm reproduce-h1tree {stamp}\n\n{text}\n")
-    with open(os.path.join(args.out_dir, f"h1tree-{stamp}.json"), "w") as f:
-        json.dump({"meta": run_meta(stamp, repeats=repeats, seed=args.seed), "experiments": exps}, f, indent=1,
-                  default=float)
+    with open(os.path.join(args.out_dir, "h1tree.json"), "w") as f:
+        json.dump({"meta": run_meta(stamp, repeats=repeats, seed=args.seed, quick=args.quick), "experiments": exps,
+                   "acceptance": acc.lines, "failed": acc.failed}, f, indent=1, default=float)
     print(text)
+    return exit_status("reproduce-h1tree", acc.failed)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

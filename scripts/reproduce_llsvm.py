@@ -30,8 +30,10 @@ k-th outer iteration. Table 2: alpha_i = 0 counts of both, and the fraction of r
 differs, mean((alpha_llsvm > 0) != (alpha_s3 > 0)), per binary problem (mean and max over the classes for K > 2);
 plus duals, primals, test accuracy (when a test file exists) and wall times; then the default mode's table.
 
-Output in --out (default reproduce-results/llsvm-<timestamp>): table2.md, figure1.md, results.json,
-figure1-<set>.png, figure1-generated.png. table2.md is printed at the end.
+Output in --out (default reproduce-results/<seed>/llsvm, --quick: .../llsvm/quick): table2.md, figure1.md,
+results.json, figure1-<set>.png, figure1-generated.png. table2.md is printed at the end. The paper's Table 2 is of
+sets that are not public, so nothing is gated on its numbers; the exit status is 1 when the traced -s 3 run (Figure
+1's curve) is not llsvm.train's.
 """
 import argparse
 import gc
@@ -53,13 +55,15 @@ from llsvm.options import OPTION, LLSVMOptions  # noqa: E402
 from llsvm.params import DUAL_MAX_ITER  # noqa: E402
 from llsvm.params import PASS_EPS as LLSVM_DEFAULT_EPS  # noqa: E402
 from llsvm.solvers import Subproblem, group_classes  # noqa: E402
-from benchutil import (DATA_DIR, FETCH_HINT, accuracy, match_problems, md_header, md_row, mismatch,  # noqa: E402
-                       pyplot, resolve, run_meta, save_png, say, shared_training_sets, timed_train, timestamp)
+from benchutil import (DATA_DIR, DEFAULT_SEED, FETCH_HINT, Acceptance, accuracy, exit_status,  # noqa: E402
+                       match_problems, md_header, md_row, mismatch, pyplot, reproduce_dir, resolve, run_meta,
+                       save_png, say, shared_training_sets, timed_train, timestamp)
 
 DEFAULT_INNER_EPS = OPTION["--inner-eps"].default_for("llsvm")
 
 GENERATED = ("demo", "sparse", "dense", "multiclass")     # data/<name> and data/<name>.t (data/Makefile.mk)
 QUICK_MAX_BYTES = 10 << 20                                # --quick: training files up to 10 MB (on disk)
+QUICK_GENERATED = ("demo",)                               # --quick: the one generated set under that size
 
 
 # -- -s 3 one outer iteration at a time ---------------------------------------------------------------------------
@@ -187,7 +191,7 @@ def run_set(name, kind, path, test_path, args, say):
            "features": int(ds.n_features), "nnz": int(ds.nnz), "classes": int(labels.size), "problems_n": K,
            "load_seconds": load_s, "llsvm_seconds": t_ll, "default_seconds": t_def,
            "llsvm_first_pass_seconds": _f(m_ll.meta.get("llsvm", {}).get("first_pass_seconds")),
-           "s3_seconds": t_s3, "tight_seconds": t_t, "problems": problems}
+           "s3_seconds": t_s3, "tight_seconds": t_t, "tight_eps": args.tight_eps, "problems": problems}
     del ds, traces
     gc.collect()
     if test_path:
@@ -233,22 +237,51 @@ def figure_series(res, n_iter):
     return fig
 
 
+PAPER = "Alrajeh, Takeda, Niranjan (ICMV 2014)"
+GAP_FLOOR = 1e-10         # plotted in place of a relative gap <= 0 (D at or above the reference D*)
+
+
+def _gap(d, d_star):
+    return max((d_star - d) / abs(d_star), GAP_FLOOR)
+
+
 def _panel(ax_a, ax_d, res, legend=True):
+    """Figure 1's two panels for one set: the active set, and the dual objective as its relative gap to D* on a log
+    axis (D itself spans orders of magnitude from set to set, and a D* line far above the first iterations' D
+    flattened the curves); without D* (--tight-eps 0), D itself."""
     f = res["figure1"]
     xl = [e["iter"] for e in f["llsvm"]]
     xs = [e["iter"] for e in f["s3"]]
-    ax_a.plot(xl, [e["active_pct"] for e in f["llsvm"]], "o-", color="tab:red", label="-s llsvm --one-pass")
-    ax_a.plot(xs, [e["active_pct"] for e in f["s3"]], "s-", color="tab:blue", label="-s 3 (LIBLINEAR)")
-    ax_d.plot(xl, [e["dual"] for e in f["llsvm"]], "o-", color="tab:red", label="-s llsvm --one-pass")
-    ax_d.plot(xs, [e["dual"] for e in f["s3"]], "s-", color="tab:blue", label="-s 3 (LIBLINEAR)")
-    if f["dual_tight"] is not None:
-        ax_d.axhline(f["dual_tight"], color="gray", ls="--", lw=1, label="D* (-s 3, tight eps)")
+    ll = dict(marker="o", ls="-", color="tab:red", label="-s llsvm --one-pass", ms=5)
+    s3 = dict(marker="s", ls="--", color="tab:blue", label="-s 3 (LIBLINEAR)", ms=4, mfc="none")
+    ax_a.plot(xl, [e["active_pct"] for e in f["llsvm"]], **ll)
+    ax_a.plot(xs, [e["active_pct"] for e in f["s3"]], **s3)
+    d_star = f["dual_tight"]
     k = len(res["problems"])
+    if d_star:
+        ax_d.plot(xl, [_gap(e["dual"], d_star) for e in f["llsvm"]], **ll)
+        ax_d.plot(xs, [_gap(e["dual"], d_star) for e in f["s3"]], **s3)
+        ax_d.set_yscale("log")
+        ax_d.set_ylabel("(D* - D) / |D*|, log" + (" (D summed)" if k > 1 else ""), fontsize=8)
+        gaps = [_gap(e["dual"], d_star) for s in ("llsvm", "s3") for e in f[s]]
+        ax_d.set_ylim(min([1e-3] + [0.5 * g for g in gaps]), 2.0)     # one scale: a flat curve looks flat
+        ends = [_gap(f[s][-1]["dual"], d_star) for s in ("llsvm", "s3") if f[s]]
+        if ends and min(ends) > 0.5:      # the data is flat: say so in the panel
+            ps = res["problems"]
+            tight = (f"reaches eps {res.get('tight_eps', 1e-3):g} in {max(p['n_iter_tight'] for p in ps)} iterations"
+                     if all(p.get("converged_tight") for p in ps) else
+                     f"stops at its {max(p.get('n_iter_tight') or 0 for p in ps)}-iteration limit")
+            ax_d.text(0.02, 0.04, f"flat: after {max(xl + xs + [0])} iterations both are > 50 % below D* = "
+                      f"{d_star:.4g}\n(the tight -s 3 {tight})", transform=ax_d.transAxes, fontsize=6.5,
+                      va="bottom")
+    else:
+        ax_d.plot(xl, [e["dual"] for e in f["llsvm"]], **ll)
+        ax_d.plot(xs, [e["dual"] for e in f["s3"]], **s3)
+        ax_d.set_ylabel("dual objective D" + (" (summed)" if k > 1 else ""), fontsize=8)
     ax_a.set_title(f"{res['set']} ({res['rows']:,} x {res['features']:,}"
                    + (f", {k} one-vs-rest problems" if k > 1 else "") + ")", fontsize=9)
-    ax_a.set_ylabel("active set (% of rows" + (" x problems" if k > 1 else "") + ")", fontsize=8)
+    ax_a.set_ylabel("active set [% of rows" + (" x problems" if k > 1 else "") + "]", fontsize=8)
     ax_a.set_ylim(0, 105)
-    ax_d.set_ylabel("dual objective D" + (" (sum over problems)" if k > 1 else ""), fontsize=8)
     ax_d.set_xlabel("iteration (llsvm: 0 = first pass)", fontsize=8)
     for ax in (ax_a, ax_d):
         ax.grid(alpha=0.3)
@@ -256,26 +289,37 @@ def _panel(ax_a, ax_d, res, legend=True):
         ax.set_xticks(range(0, max(xl + xs + [1]) + 1))
     if legend:
         ax_a.legend(fontsize=7)
-        ax_d.legend(fontsize=7, loc="lower right")
+        ax_d.legend(fontsize=7, loc="lower left" if not d_star else "best")
 
 
-def plot_all(results, out_dir):
+def _suptitle(fig, width_in):
+    """The figure's title, naming the paper's Figure 1, in one or two lines as the width allows."""
+    text = f"{PAPER}, Figure 1: active set (above), dual objective's gap to D* (below)"
+    fig.suptitle(text if width_in >= 8 else text.replace(", Figure 1: ", ", Figure 1:\n"), fontsize=9)
+
+
+def figures(results):
+    """Figure 1 per set, and the generated sets side by side: [(file name, matplotlib figure)]."""
     plt = pyplot()
-    pngs = []
+    out = []
     for res in results:
-        fig, (a, d) = plt.subplots(2, 1, figsize=(6, 6.5), sharex=True)
+        fig, (a, d) = plt.subplots(2, 1, figsize=(6, 6.8), sharex=True)
         _panel(a, d, res)
-        pngs.append(save_png(fig, os.path.join(out_dir, f"figure1-{res['set']}.png")))
+        _suptitle(fig, 6)
+        out.append((f"figure1-{res['set']}.png", fig))
     gen = [r for r in results if r["kind"] == "generated"]
     if gen:
         n = len(gen)
-        fig, axes = plt.subplots(2, n, figsize=(4.6 * n, 6.5), squeeze=False)
+        fig, axes = plt.subplots(2, n, figsize=(max(4.6 * n, 6), 6.8), sharex="col", squeeze=False)
         for i, res in enumerate(gen):
             _panel(axes[0][i], axes[1][i], res, legend=(i == 0))
-        fig.suptitle("Figure 1: active set (above) and dual objective (below), -s llsvm --one-pass vs -s 3",
-                     fontsize=10)
-        pngs.append(save_png(fig, os.path.join(out_dir, "figure1-generated.png")))
-    return pngs
+        _suptitle(fig, max(4.6 * n, 6))
+        out.append(("figure1-generated.png", fig))
+    return out
+
+
+def plot_all(results, out_dir):
+    return [save_png(fig, os.path.join(out_dir, name)) for name, fig in figures(results)]
 
 
 # -- Markdown -----------------------------------------------------------------------------------------------------
@@ -388,6 +432,7 @@ def table2_md(results, args, meta):
     lines.append(f"\n-s 3's per-iteration trace (figure1.md) comes from a run driven one outer iteration at a time; "
                  f"its final alpha is {'bit-identical to' if same else 'NOT identical to'} llsvm.train's -s 3 alpha "
                  f"on every problem above.")
+    lines += ["\n## Checks\n", checks(results).text()]
     return "\n".join(lines) + "\n"
 
 
@@ -462,20 +507,32 @@ def figure1_md(results, args):
     return "\n".join(lines)
 
 
+def checks(results):
+    """The paper prints no numbers to meet (Table 2 is of sets not public); what the figures rest on is checked: the
+    -s 3 curve of Figure 1 is LIBLINEAR's run (the traced run's final alpha and iterations equal llsvm.train's)."""
+    acc = Acceptance()
+    for r in results:
+        bad = [p["label"] for p in r["problems"] if not p["trace_equals_train"]]
+        acc.add("trace", not bad, f"{r['set']}: the traced -s 3 run equals llsvm.train's (alpha bit for bit, "
+                "iterations)" + (f"; differs on the problem(s) of class {bad}" if bad and bad[0] is not None else ""))
+    return acc
+
+
 # -- main ---------------------------------------------------------------------------------------------------------
-def main():
+def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sets", default=None,
                     help="comma list of set names (generated: demo, sparse, dense, multiclass under --data-dir; "
                          "public: file stems in --shared-dir, e.g. a9a) or paths; default: the generated sets "
                          "present plus every training set in the public directory")
-    ap.add_argument("--out", default=None, help="output directory (default reproduce-results/llsvm-<timestamp>)")
+    ap.add_argument("--out", default=None, help="output directory (default reproduce-results/<seed>/llsvm; --quick: "
+                    ".../llsvm/quick)")
     ap.add_argument("--quick", action="store_true",
                     help=f"only small sets (training file up to {QUICK_MAX_BYTES >> 20} MB): a smoke run")
     ap.add_argument("--inner-iter", type=int, default=None, help="-s llsvm's passes per loaded block (default 5)")
     ap.add_argument("--C", type=float, default=1.0)
     ap.add_argument("--bias", type=float, default=1.0, help="-B (default 1)")
-    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"every solver's seed (default {DEFAULT_SEED})")
     ap.add_argument("--eps", type=float, default=0.1, help="-s 3's eps (LIBLINEAR's default 0.1)")
     ap.add_argument("--llsvm-eps", type=float, default=None,
                     help="-s llsvm --one-pass's tolerance, LLSVMOptions.inner_eps: the relative change of the dual "
@@ -486,11 +543,11 @@ def main():
     ap.add_argument("--data-dir", default=os.path.join(ROOT, "data"))
     ap.add_argument("--shared-dir", default=DATA_DIR, metavar="DIR",
                     help="the public sets (NAME.xz; default data/public, which `make data` fills)")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
 
     shared_dir = os.path.normpath(args.shared_dir)
     if args.sets is None:
-        names = list(GENERATED)
+        names = [n for n in GENERATED if not args.quick or n in QUICK_GENERATED]
         if os.path.isdir(shared_dir):
             names += shared_training_sets(shared_dir)
         else:
@@ -508,14 +565,13 @@ def main():
         if args.quick and os.path.getsize(path) > QUICK_MAX_BYTES:
             say(f"# --quick: skipping {name} ({os.path.getsize(path) / 1e6:.0f} MB)")
             continue
-        plan.append((os.path.basename(name) if kind == "file" else name, kind, path, test))
+        plan.append((os.path.basename(name), kind, path, test))
     if not plan:
         say("no data set to run")
         return 1
 
     stamp = timestamp()
-    out_dir = args.out or os.path.join(ROOT, "reproduce-results", f"llsvm-{stamp}")
-    os.makedirs(out_dir, exist_ok=True)
+    out_dir = reproduce_dir(os.path.join("llsvm", *(["quick"] if args.quick else [])), args.seed, args.out)
     defaults = LLSVMOptions()
     meta = run_meta(stamp, C=args.C, bias=args.bias, seed=args.seed, eps_s3=args.eps,
                     llsvm_inner_eps=DEFAULT_INNER_EPS if args.llsvm_eps is None else args.llsvm_eps,
@@ -539,7 +595,7 @@ def main():
     say(f"# wrote {out_dir}: table2.md, figure1.md, results.json, {len(pngs)} PNGs "
         f"({meta['seconds']:.1f} s)")
     print(table)
-    return 0
+    return exit_status("reproduce-llsvm", checks(results).failed)
 
 
 if __name__ == "__main__":

@@ -20,8 +20,9 @@ accuracies are training accuracies, as docs/solvers.md explains for Table 2; C =
             (B5 on svmguide1; splice's accuracy and Theorem 4.1's number of directions recorded).
   unseen    the B1 gap and accuracy on sets the figures were not tuned on: svmguide1.t (test accuracy of the
             svmguide1 model) and generated dense sets (scripts/gen_data.py dense, 4,000 x 20, seeds 2 and 3).
-Results: Markdown on stdout and in --out (default reproduce-results/oned): oned-<time>.md, oned-<time>.json,
-fig9-<time>.png (time against training accuracy, -s local1d and -s 3, four sets) and project-<time>.png.
+Results: Markdown on stdout and in --out (default reproduce-results/<seed>/oned, --quick: .../oned/quick): oned.md,
+oned.json, fig9.png (time against training accuracy, -s local1d and -s 3, four sets) and project.png. The exit
+status is 1 when a gated acceptance figure fails (--quick gates B1 and B5 only: B2-B4 are over 2^14 iterations).
 """
 import argparse
 import json
@@ -43,8 +44,8 @@ import numpy as np  # noqa: E402
 import llsvm  # noqa: E402
 from llsvm.solvers.common import group_classes  # noqa: E402
 from llsvm.options import OneDOptions  # noqa: E402
-from benchutil import (DATA_DIR, FETCH_HINT, md_header, md_row, pyplot, run_meta, save_png, say,  # noqa: E402
-                       shared_set, timed_train, timestamp)
+from benchutil import (DATA_DIR, DEFAULT_SEED, FETCH_HINT, exit_status, md_header, md_row, pyplot,  # noqa: E402
+                       reproduce_dir, run_meta, save_png, say, shared_set, timed_train, timestamp)
 
 # Table 2 of the paper: LocalSVM's accuracy, its theta, SVCDUAL's accuracy and theta, LocalSVM's time (ms)
 PAPER = {"svmguide1": (95, 1.00, 84, 2.32, 1.7), "splice": (85, 1.00, 84, 1.09, 41.8),
@@ -160,8 +161,8 @@ def part_svcdual(name, ds, X, y, K, report):
                                "max_acc": max(accs), "theta_raw": theta(accs), "t_within_1pct": time_to(accs, times)}
 
 
-def part_project(name, ds, X, y, opt, report):
-    secs, model = timed_train(ds, solver="project1d", C=1.0, max_iter=1024, threads=1, seed=1)
+def part_project(name, ds, X, y, opt, report, seed=DEFAULT_SEED):
+    secs, model = timed_train(ds, solver="project1d", C=1.0, max_iter=1024, threads=1, seed=seed)
     r = model.meta["results"][0]
     snaps = r.extra["snapshots"]
     report[name]["project1d"] = {
@@ -185,7 +186,10 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--shared", default=DATA_DIR, metavar="DIR",
                     help="the public sets (NAME.xz; default data/public, which `make data` fills)")
-    ap.add_argument("--out", default=os.path.join(ROOT, "reproduce-results", "oned"))
+    ap.add_argument("--out", default=None, help="output directory (default reproduce-results/<seed>/oned; --quick: "
+                    ".../oned/quick)")
+    ap.add_argument("--seed", type=int, default=DEFAULT_SEED,
+                    help=f"ProjectSVM's directions (default {DEFAULT_SEED}; LocalSVM is deterministic)")
     ap.add_argument("--sets", default=",".join(PAPER))
     ap.add_argument("--repeats", type=int, default=5, help="LocalSVM runs per set for the times (the median)")
     ap.add_argument("--k-max", type=int, default=14, help="2^K iterations (SkinNonSkin: min(K, 10))")
@@ -196,7 +200,7 @@ def main(argv=None):
     if a.quick:
         a.k_max, a.repeats = 8, 1
         a.sets = ",".join(s for s in a.sets.split(",") if s != "skin_nonskin")
-    os.makedirs(a.out, exist_ok=True)
+    a.out = reproduce_dir(os.path.join("oned", *(("quick",) if a.quick else ())), a.seed, a.out)
     when = timestamp()
     report = {"meta": run_meta(when, args=vars(a))}
     lines = [f"# 1-D projection SVMs (issue 17): Table 2, Fig. 9, ProjectSVM ({when})", ""]
@@ -212,6 +216,10 @@ def main(argv=None):
             K = min(a.k_max, 10) if name == "skin_nonskin" else a.k_max
             p_lib, dual = optimum(X, y, a.cvxopt_max) if name != "skin_nonskin" else (None, None)
             best = min(v for v in (p_lib, dual) if v is not None) if p_lib is not None else None
+            if p_lib is not None and dual is not None and p_lib > dual * (1 + 1e-4):
+                say(f"#   {name}: libsvm-official's primal {p_lib:.6g} is {100 * (p_lib / dual - 1):.2f} % above "
+                    f"cvxopt's dual {dual:.6g} (on unscaled rows it can stop at its iteration limit: LIBSVM's "
+                    "'WARNING: reaching max number of iterations' above); B1 is measured against the better")
             report[name]["optimum"] = {"libsvm_primal": p_lib, "cvxopt_dual": dual, "reference": best}
             part_local(name, ds, X, y, K, a.repeats, report)
             part_svcdual(name, ds, X, y, K, report)
@@ -220,7 +228,7 @@ def main(argv=None):
                 report[name]["b1"] = {"primal": r12["primal"], "gap_pct": 100 * (r12["primal"] / best - 1),
                                       "stop": r12["stop"], "n_iter": r12["n_iter"]}
             if name != "skin_nonskin":
-                part_project(name, ds, X, y, best, report)
+                part_project(name, ds, X, y, best, report, a.seed)
             if name == "svmguide1" and not a.quick:
                 te = shared_set(a.shared, "svmguide1.t", tmp)
                 if te is not None:
@@ -238,19 +246,37 @@ def main(argv=None):
                                            "primal": r12["primal"], "gap_pct": 100 * (r12["primal"] / best - 1),
                                            "acc": r12["acc"][-1], "stop": r12["stop"],
                                            "theta_raw": theta(r12["acc"][1:])}
-    with open(os.path.join(a.out, f"oned-{when}.json"), "w") as f:
+    failed = []
+    lines += tables(report, failed)
+    report["failed"] = failed
+    with open(os.path.join(a.out, "oned.json"), "w") as f:
         json.dump(report, f, indent=1, default=float)
-    lines += tables(report)
     text = "\n".join(lines) + "\n"
     print(text)
-    with open(os.path.join(a.out, f"oned-{when}.md"), "w") as f:
+    with open(os.path.join(a.out, "oned.md"), "w") as f:
         f.write(text)
     if not a.no_plots:
-        plots(report, a.out, when)
+        plots(report, a.out)
     say(f"# results in {a.out}")
+    return exit_status("reproduce-oned", failed)
 
 
-def tables(rep):
+QUICK_NOT_GATED = "--quick: 2^8 iterations; the spec's figure is over up to 2^14"
+
+
+def tables(rep, failed=None):
+    """The Markdown report's lines; the names of the gated acceptance figures that fail are appended to `failed`
+    (B2-B4 are not gated in a --quick run: their sequences are the spec's up to 2^14 iterations)."""
+    failed = [] if failed is None else failed
+    quick = rep["meta"]["args"].get("quick", False)
+
+    def verdict(name, ok, gated=True):
+        if not gated:
+            return ("✓" if ok else "✗") + " (not gated: " + QUICK_NOT_GATED + ")"
+        if not ok and name not in failed:
+            failed.append(name)
+        return "✓" if ok else "✗"
+
     sets = [s for s in PAPER if s in rep]
     L = ["## Table 2 (training accuracy, C = 1)", ""]
     L += md_header(["set", "theta LocalSVM (raw / norm.)", "theta SVCDUAL (raw / norm.)", "paper theta L / S",
@@ -274,7 +300,7 @@ def tables(rep):
             o = rep[s]["optimum"]
             L.append(md_row(["B1", s, f"primal {rep[s]['b1']['primal']:.3f} vs optimum {o['reference']:.3f} "
                              f"(libsvm {fmt(o['libsvm_primal'], '.3f')}, cvxopt dual {fmt(o['cvxopt_dual'], '.3f')}): "
-                             f"{g:+.3f} %", "<= 0.5 %", "✓" if g <= 0.5 else "✗"]))
+                             f"{g:+.3f} %", "<= 0.5 %", verdict("B1", g <= 0.5)]))
     for s in sets:
         L1 = rep[s]["local1d"]
         if s in B2_TOL:
@@ -286,25 +312,27 @@ def tables(rep):
                 extra = f"; paper mode {pm:.2f} ({pm - PAPER[s][0]:+.2f}, target 1)"
                 ok = ok and abs(pm - PAPER[s][0]) <= 1.0
             L.append(md_row(["B2", s, f"{L1['max_acc']:.2f} ({d:+.2f}){extra}", f"{PAPER[s][0]} +- {B2_TOL[s]:g}",
-                             "✓" if ok else "✗"]))
+                             verdict("B2", ok, not quick)]))
         else:
-            L.append(md_row(["B2", s, f"{L1['max_acc']:.2f} (paper {PAPER[s][0]}; reported, not gated)", "-", ""]))
+            L.append(md_row(["B2", s, f"{L1['max_acc']:.2f} (paper {PAPER[s][0]}; reported, not gated)", "-",
+                             "– (not reproducible as printed: the public skin_nonskin gives about 93 % with "
+                             "LocalSVM and 92 % with -s 3, not the paper's 84 / 82; spec finding 6)"]))
     for s in sets:
         if s in B2_TOL:
             th = rep[s]["local1d"]["theta_raw"]
             seq = " ".join(f"{a:.2f}" for a in rep[s]["local1d"]["acc"][1:])
             L.append(md_row(["B3", s, f"theta_raw {th:.2f} (accuracy at 2, 4, ...: {seq})", "<= 1.2",
-                             "✓" if th <= 1.2 else "✗"]))
+                             verdict("B3", th <= 1.2, not quick)]))
     for s in sets:
         tl = rep[s]["local1d"]["t_within_1pct"] * 1e3
         P = PAPER[s][4]
         L.append(md_row(["B4", s, f"{tl:.2f} ms ({tl / P:.2f}x the paper's {P} ms)", "<= 3x (stretch 1x)",
-                         ("✓" if tl <= 3 * P else "✗") + (" (1x ✓)" if tl <= P else "")]))
+                         verdict("B4", tl <= 3 * P, not quick) + (" (1x ✓)" if tl <= P else "")]))
     if "svmguide1" in rep and "project1d" in rep["svmguide1"]:
         pr = rep["svmguide1"]["project1d"]
         L.append(md_row(["B5", "svmguide1", f"2^10 directions: acc {pr['acc'][-1]:.2f} %, loss "
                          f"{pr['loss_ratio'][-1]:.4f} x optimum", ">= 95 %, <= 1.05",
-                         "✓" if pr["acc"][-1] >= 95 and pr["loss_ratio"][-1] <= 1.05 else "✗"]))
+                         verdict("B5", pr["acc"][-1] >= 95 and pr["loss_ratio"][-1] <= 1.05)]))
     L += ["", "## ProjectSVM: training accuracy (loss / optimum) against the number of directions", ""]
     psets = [s for s in sets if "project1d" in rep[s]]
     if psets:
@@ -329,31 +357,54 @@ def tables(rep):
     return L
 
 
-def plots(rep, out, when):
+PAPER_NAME = "Schneider, Bogojeska, Vlachos (CIKM 2014)"
+MARKERS = ("o", "s", "^", "D", "v")
+
+
+def figures(rep):
+    """[(file name, matplotlib figure)]: Fig. 9 (time against training accuracy, -s local1d and -s 3, four sets)
+    and ProjectSVM's accuracy against the number of directions."""
+    from matplotlib.ticker import NullFormatter
     plt = pyplot()
+    out = []
     sets = [s for s in ("svmguide1", "splice", "diabetes", "svmguide3") if s in rep]
     if sets:
-        fig, axes = plt.subplots(1, len(sets), figsize=(4 * len(sets), 3.4))
-        for ax, s in zip(np.atleast_1d(axes), sets):
+        fig, axes = plt.subplots(1, len(sets), figsize=(max(4 * len(sets), 6.5), 3.8), squeeze=False)
+        for ax, s in zip(axes[0], sets):
             L1, S = rep[s]["local1d"], rep[s]["svcdual"]
-            ax.semilogx(np.array(L1["seconds"][1:]) * 1e3, L1["acc"][1:], "o-", label="-s local1d")
-            ax.semilogx(np.array(S["seconds"]) * 1e3, S["acc"], "s--", label="-s 3 (SVCDUAL)")
-            ax.set_title(s)
-            ax.set_xlabel("time [ms]")
+            ax.semilogx(np.array(L1["seconds"][1:]) * 1e3, L1["acc"][1:], "o-", color="tab:red", ms=5,
+                        label="-s local1d (LocalSVM)")
+            ax.semilogx(np.array(S["seconds"]) * 1e3, S["acc"], "s--", color="tab:blue", ms=5, mfc="none",
+                        label="-s 3 --max-iter 2^k (SVCDUAL)")
+            ax.xaxis.set_minor_formatter(NullFormatter())
+            ax.set_title(f"{s} ({rep[s]['rows']:,} x {rep[s]['features']})", fontsize=9)
+            ax.set_xlabel("training time [ms]")
             ax.set_ylabel("training accuracy [%]")
-            ax.legend(fontsize=8)
-        save_png(fig, os.path.join(out, f"fig9-{when}.png"))
+            ax.grid(alpha=0.3)
+        axes[0][0].legend(fontsize=7)
+        fig.suptitle(f"{PAPER_NAME}, Fig. 9: time against accuracy, up to 2^{rep['meta']['args']['k_max']} "
+                     "iterations", fontsize=10)
+        out.append(("fig9.png", fig))
     psets = [s for s in PAPER if s in rep and "project1d" in rep[s]]
     if psets:
-        fig, ax = plt.subplots(figsize=(5, 3.4))
-        for s in psets:
+        fig, ax = plt.subplots(figsize=(6.5, 4))
+        for k, s in enumerate(psets):
             pr = rep[s]["project1d"]
-            ax.semilogx(pr["iters"], pr["acc"], "o-", label=s)
-        ax.set_xlabel("directions")
+            ax.semilogx(pr["iters"], pr["acc"], marker=MARKERS[k % len(MARKERS)], ls="-", ms=5, mfc="none",
+                        label=s)
+        ax.set_xlabel("random directions drawn (ProjectSVM iterations)")
         ax.set_ylabel("training accuracy [%]")
+        ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
-        save_png(fig, os.path.join(out, f"project-{when}.png"))
+        ax.set_title(f"{PAPER_NAME}, ProjectSVM (Algorithm 2):\naccuracy against directions "
+                     "(not in the paper: spec B5)", fontsize=9)
+        out.append(("project.png", fig))
+    return out
+
+
+def plots(rep, out):
+    return [save_png(fig, os.path.join(out, name)) for name, fig in figures(rep)]
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -35,8 +35,9 @@ the C loop's O(1) check, which has no timer of its own.
 their thresholds are the full runs'). --libsvm-cache FILE: a JSON of libsvm-official cells keyed by (set name,
 sha256 of the set's rows and labels, nr_fold, seed, C, gamma, libsvm version): cells found there are reused (marked
 "r" in the tables, their times those of the run that measured them), cells computed are added to it.
-Results: Markdown on stdout and in --out (default reproduce-results/online; --quick: .../online/quick):
-online-<time>.md, online-<time>.json (every cell), PNGs of error and CPU time per cell in grid order.
+Results: Markdown on stdout and in --out (default reproduce-results/<seed>/online; --quick: .../online/quick):
+online.md, online.json (every cell), PNGs of error and CPU time per cell in grid order. The exit status is 1 when
+a gated acceptance line is ✗ (--quick gates none: its set and grid are not the spec's).
 """
 import argparse
 import hashlib
@@ -58,8 +59,8 @@ import numpy as np  # noqa: E402
 import scipy.sparse as sp  # noqa: E402
 
 import llsvm  # noqa: E402
-from benchutil import (DATA_DIR, FETCH_HINT, md_header, md_row, pyplot, run_meta, save_png, say,  # noqa: E402
-                       shared_set, timestamp)
+from benchutil import (DATA_DIR, DEFAULT_SEED, FETCH_HINT, Acceptance, exit_status, md_header,  # noqa: E402
+                       md_row, pyplot, reproduce_dir, run_meta, save_png, say, shared_set, timestamp)
 
 SHARED = DATA_DIR         # the public sets (reuters_moneyfx), fetched by `make data`
 DATA = os.path.join(ROOT, "data")
@@ -73,6 +74,8 @@ GRIDS = {   # part: (C values, width name, widths)
     "gaussians": (GAUSS_C, "sigma", [0.3, 1.0, 3.0, 10.0]),
 }
 QUICK_GRID = ([1.0, 100.0], "sigma", [0.3, 1.0])
+# the paper's figures of each grid part (the 8,000-row chessboard has Table II's row only)
+GRID_FIGS = {"reuters": "Figs. 3-4 and Table II", "gaussians": "Figs. 1-2 and Table II", "chessboard": "Table II"}
 # Table II's rows (error SMO %, error OL SVM %, OL SVM x faster) and the acceptance figures C1-C3 (docs/solvers.md)
 PAPER = {"reuters": (5.65, 4.48, 4.10), "chessboard": (13.62, 4.27, 7.65), "gaussians": (28.25, 7.82, 41.50)}
 ACCEPT = {  # part: (C-figure, OL SVM best error at most, points above LIBSVM's best at most, grid speedup at least)
@@ -87,10 +90,6 @@ LABELS = {"olsvm": "OL SVM (-s olsvm)", "smo": "-s smo", "libsvm": "libsvm-offic
 
 def gamma_of(sigma):
     return 1.0 / (2.0 * sigma * sigma)
-
-
-def mark(ok):
-    return "✓" if ok else "✗"
 
 
 def clock():
@@ -319,30 +318,58 @@ def summary_table(width_key, methods, anchor="libsvm"):
     return "\n".join(lines) + note
 
 
-def grid_png(path, title, width_key, widths, Cs, methods):
-    """The paper's figures: error and CPU time per cell, x = cell index in grid order, grouped by the width."""
-    plt = pyplot()
-    fig, axes = plt.subplots(2, 1, figsize=(9, 6.5), sharex=True)
+PAPER_NAME = "Kecman & Melki (SoutheastCon 2016)"
+# every method's line: colour, marker, line style (no two alike: one line never hides another)
+STYLE = {"olsvm": ("tab:red", "o", "-"), "smo": ("tab:green", "s", "--"), "libsvm": ("tab:blue", "^", "-."),
+         "norma": ("tab:purple", "D", ":"), "pegaz": ("tab:brown", "v", "--")}
+
+
+def _style(m):
+    c, mk, ls = STYLE.get(m, ("black", "x", "-"))
+    return dict(color=c, marker=mk, ls=ls, ms=4, mfc="none", lw=1.2, label=LABELS.get(m, m))
+
+
+def _cell_axis(ax, width_key, widths, Cs):
+    """The x axis of a per-cell plot: C at every cell, the cells grouped by kernel width (dotted lines between
+    groups, the width written under each group), as the paper's figures order their runs."""
     x = np.arange(1, len(widths) * len(Cs) + 1)
-    for m, cells in methods.items():
-        axes[0].plot(x, [c["error"] for c in cells], marker="o", ms=3, label=LABELS.get(m, m))
-        axes[1].plot(x, [max(c["fit_cpu_seconds"], 1e-6) for c in cells], marker="o", ms=3,
-                     label=LABELS.get(m, m))
-    axes[0].set_ylabel("CV error %")
-    axes[1].set_ylabel("training CPU seconds (all folds)")
-    axes[1].set_yscale("log")
-    axes[1].set_xlabel(f"cell (C = {Cs[0]:g} .. {Cs[-1]:g} within each {width_key})")
-    axes[1].set_xticks(x if x.size <= 40 else x[::len(Cs)])
-    for ax in axes:
-        for g in range(1, len(widths)):
-            ax.axvline(g * len(Cs) + 0.5, color="grey", lw=0.6, ls=":")
-        ax.grid(alpha=0.3)
-    ymax = axes[0].get_ylim()[1]
+    ax.set_xticks(x)
+    ax.set_xticklabels([f"{C:g}" for _ in widths for C in Cs], fontsize=7, rotation=90 if x.size > 12 else 0)
+    ax.set_xlabel(f"C (cells in grid order, grouped by {width_key})")
     for g, w in enumerate(widths):
-        axes[0].text(g * len(Cs) + 1, ymax * 0.95, f"{width_key} = {w:g}", fontsize=8, va="top")
+        if g:
+            ax.axvline(g * len(Cs) + 0.5, color="grey", lw=0.6, ls=":")
+        ax.text((g * len(Cs) + 1 + (g + 1) * len(Cs)) / 2, 1.0, f"{width_key} = {w:g}", fontsize=8, ha="center",
+                va="bottom", transform=ax.get_xaxis_transform())
+    return x
+
+
+def grid_png(path, title, width_key, widths, Cs, methods):
+    return save_png(grid_figure(title, width_key, widths, Cs, methods), path)
+
+
+def grid_figure(title, width_key, widths, Cs, methods):
+    """The paper's figures: error and CPU time per cell, the cells in grid order (C within each kernel width)."""
+    plt = pyplot()
+    fig, axes = plt.subplots(2, 1, figsize=(9, 7), sharex=True)
+    x = np.arange(1, len(widths) * len(Cs) + 1)
+    for k, (m, cells) in enumerate(methods.items()):
+        dx = 0.06 * (k - (len(methods) - 1) / 2)      # side by side: methods with equal values stay apart
+        axes[0].plot(x + dx, [c["error"] for c in cells], **_style(m))
+        axes[1].plot(x + dx, [max(c["fit_cpu_seconds"], 1e-6) for c in cells], **_style(m))
+    axes[0].set_ylabel("CV error [%]")
+    axes[1].set_ylabel("training CPU time [s], all folds")
+    axes[1].set_yscale("log")
+    for ax in axes:
+        _cell_axis(ax, width_key, widths, Cs)
+        ax.grid(alpha=0.3)
+    axes[0].set_xlabel("")
     axes[0].legend(fontsize=8)
-    axes[0].set_title(title)
-    return save_png(fig, path)
+    fig.suptitle(title, fontsize=10)
+    return fig
+
+
+QUICK_NOT_GATED = "--quick: not the spec's set or grid, whose thresholds these are"
 
 
 def accept_grid(part, methods, quick):
@@ -350,13 +377,15 @@ def accept_grid(part, methods, quick):
     ol, lib = methods["olsvm"], methods["libsvm"]
     e_ol, e_lib = best(ol)["error"], best(lib)["error"]
     s = total(lib) / max(total(ol), 1e-12)
-    tag = f"{fig} {part}" + (" (--quick: not the spec's set)" if quick else "")
-    return [f"- {mark(e_ol <= max_err)} {tag}: OL SVM best-cell error {e_ol:.2f} % (<= {max_err} %, the paper's)",
-            f"- {mark(e_ol <= e_lib + margin)} {tag}: OL SVM best {e_ol:.2f} % against libsvm-official's best "
-            f"{e_lib:.2f} % (<= +{margin} points: {e_ol - e_lib:+.2f})",
-            f"- {mark(s >= speed)} {tag}: grid training CPU {total(ol):.2f} s against libsvm-official's "
+    acc = Acceptance()
+    ng = QUICK_NOT_GATED if quick else None
+    acc.add(fig, e_ol <= max_err, f"{part}: OL SVM best-cell error {e_ol:.2f} % (<= {max_err} %, the paper's)", ng)
+    acc.add(fig, e_ol <= e_lib + margin, f"{part}: OL SVM best {e_ol:.2f} % against libsvm-official's best "
+            f"{e_lib:.2f} % (<= +{margin} points: {e_ol - e_lib:+.2f})", ng)
+    acc.add(fig, s >= speed, f"{part}: grid training CPU {total(ol):.2f} s against libsvm-official's "
             f"{total(lib):.2f} s: {s:.2f}x faster (>= {speed}x; with the predictions: "
-            f"{total(lib, 'cpu_seconds') / max(total(ol, 'cpu_seconds'), 1e-12):.2f}x)"]
+            f"{total(lib, 'cpu_seconds') / max(total(ol, 'cpu_seconds'), 1e-12):.2f}x)", ng)
+    return acc
 
 
 def table2_row(part, methods):
@@ -394,15 +423,15 @@ def grid_part(part, name, ds, grid, args, cache, methods_wanted, quick):
         w, c = since(t)
         say(f"#   {m}: {w:.1f} s wall, {c:.1f} s CPU")
     png = grid_png(os.path.join(args.out, f"{part}-error-cpu.png"),
-                   f"{name} ({ds.n_rows} rows, {args.folds}-fold): error and CPU time per cell", width_key, widths,
-                   Cs, methods)
+                   f"{PAPER_NAME}, {GRID_FIGS.get(part, 'Table II')}: {name} ({ds.n_rows:,} rows, "
+                   f"{args.folds}-fold),\nCV error and training CPU time per grid cell", width_key, widths, Cs, methods)
     text = (f"### {part}: {name} ({ds.n_rows} rows, {args.folds}-fold, seed {args.seed})\n\n"
             f"{table2_row(part, methods)}\n\n{summary_table(width_key, methods)}\n\n"
             f"{cell_table(width_key, methods)}\n\nFigure: {png}")
     acc = accept_grid(part if part in ACCEPT else "chessboard", methods, quick)
     return {"part": part, "set": name, "rows": ds.n_rows, "sha256": fingerprint(ds), "folds": args.folds,
             "grid": {"C": Cs, width_key: widths}, "methods": methods, "png": [png], "text": text,
-            "acceptance": acc}
+            "acceptance": acc.lines, "failed": acc.failed}
 
 
 def threeway_part(ds, grid, args, quick):
@@ -429,28 +458,31 @@ def threeway_part(ds, grid, args, quick):
                                  f"{total(cells):.2f}", f"{total(cells, 'fit_seconds'):.2f}",
                                  f"{total(cells, 'cpu_seconds'):.2f}"]))
     pngs = [grid_png(os.path.join(args.out, "threeway-cached-error-cpu.png"),
-                     f"chessboard {ds.n_rows}: cached lists (Figs. 7-8)", width_key, widths, Cs, runs["cached"]),
+                     f"{PAPER_NAME}, Figs. 7-8: chessboard {ds.n_rows:,} rows, cached lists,\n"
+                     "CV error and training CPU time per grid cell", width_key, widths, Cs, runs["cached"]),
             grid_png(os.path.join(args.out, "threeway-original-error-cpu.png"),
-                     f"chessboard {ds.n_rows}: original lists (Figs. 5-6)", width_key, widths, Cs, runs["original"])]
-    tag = "C4" + (" (--quick: not the spec's grid)" if quick else "")
-    acc = []
+                     f"{PAPER_NAME}, Figs. 5-6: chessboard {ds.n_rows:,} rows, original lists,\n"
+                     "CV error and training CPU time per grid cell", width_key, widths, Cs, runs["original"])]
+    ng = QUICK_NOT_GATED if quick else None
+    acc = Acceptance()
     for form in ("cached", "original"):
         e = {m: best(cells)["error"] for m, cells in runs[form].items()}
-        acc.append(f"- {mark(e['olsvm'] <= e['pegaz'] and e['olsvm'] <= e['norma'])} {tag} ({form}): best-cell error "
-                   f"OL SVM {e['olsvm']:.2f} % <= Pegaz {e['pegaz']:.2f} % and <= NORMA (--eta0) {e['norma']:.2f} %")
+        acc.add("C4", e["olsvm"] <= e["pegaz"] and e["olsvm"] <= e["norma"], f"({form}): best-cell error OL SVM "
+                f"{e['olsvm']:.2f} % <= Pegaz {e['pegaz']:.2f} % and <= NORMA (--eta0) {e['norma']:.2f} %", ng)
     t = {m: total(cells) for m, cells in runs["original"].items()}
-    acc.append(f"- {mark(t['olsvm'] <= 0.5 * t['norma'])} {tag} (--original): OL SVM grid training CPU {t['olsvm']:.2f} s "
-               f"<= 0.5 x NORMA's {t['norma']:.2f} s (ratio {t['olsvm'] / max(t['norma'], 1e-12):.3f})")
-    acc.append(f"- {mark(t['norma'] <= 0.5 * t['pegaz'])} {tag} (--original): NORMA grid training CPU {t['norma']:.2f} s "
-               f"<= 0.5 x Pegaz's {t['pegaz']:.2f} s (ratio {t['norma'] / max(t['pegaz'], 1e-12):.3f}; the issue's "
-               "form)")
-    acc.append(f"- {mark(t['olsvm'] <= 0.25 * t['pegaz'])} {tag} (--original): OL SVM grid training CPU <= 0.25 x Pegaz's "
-               f"(ratio {t['olsvm'] / max(t['pegaz'], 1e-12):.3f}; the spec's 4x)")
+    acc.add("C4", t["olsvm"] <= 0.5 * t["norma"], f"(--original): OL SVM grid training CPU {t['olsvm']:.2f} s "
+            f"<= 0.5 x NORMA's {t['norma']:.2f} s (ratio {t['olsvm'] / max(t['norma'], 1e-12):.3f})", ng)
+    acc.add("C4", t["norma"] <= 0.5 * t["pegaz"], f"(--original): NORMA grid training CPU {t['norma']:.2f} s "
+            f"<= 0.5 x Pegaz's {t['pegaz']:.2f} s (ratio {t['norma'] / max(t['pegaz'], 1e-12):.3f}; the issue's "
+            "form)", ng)
+    acc.add("C4", t["olsvm"] <= 0.25 * t["pegaz"], f"(--original): OL SVM grid training CPU <= 0.25 x Pegaz's "
+            f"(ratio {t['olsvm'] / max(t['pegaz'], 1e-12):.3f}; the spec's 4x)", ng)
     detail = "\n\n".join(f"#### {form} lists\n\n{cell_table(width_key, methods)}" for form, methods in runs.items())
     text = (f"### threeway: chessboard {ds.n_rows} rows ({args.folds}-fold, seed {args.seed}; Figs. 5-8)\n\n"
             + "\n".join(lines) + f"\n\n{detail}\n\nFigures: {pngs[0]}, {pngs[1]}")
     return {"part": "threeway", "set": f"chessboard{ds.n_rows}", "rows": ds.n_rows, "folds": args.folds,
-            "grid": {"C": Cs, width_key: widths}, "runs": runs, "png": pngs, "text": text, "acceptance": acc}
+            "grid": {"C": Cs, width_key: widths}, "runs": runs, "png": pngs, "text": text,
+            "acceptance": acc.lines, "failed": acc.failed}
 
 
 def check_seconds(l, rng):
@@ -524,51 +556,59 @@ def c5_part(name, ds, grid, args, cache, quick):
                              f"{c['ratio']:.3f}", f"{1e6 * c['excess_per_violation']:.2f}",
                              f"{c['test_error']:.2f}"]))
     worst = max(cells, key=lambda c: c["ratio"])
-    tag = "C5" + (" (--quick: not the spec's set)" if quick else "")
-    acc = [f"- {mark(worst['ratio'] <= 1.1)} {tag}: OL SVM loop time <= 1.1 x (violations x column time + rows x "
-           f"check time) at every cell (worst {worst['ratio']:.3f} at {width_key} {worst['width']:g}, "
-           f"C {worst['C']:g})"]
+    ng = QUICK_NOT_GATED if quick else None
+    acc = Acceptance()
+    acc.add("C5", worst["ratio"] <= 1.1, f"OL SVM loop time <= 1.1 x (violations x column time + rows x "
+            f"check time) at every cell (worst {worst['ratio']:.3f} at {width_key} {worst['width']:g}, "
+            f"C {worst['C']:g})", ng)
     above = []
     for w in widths:
         row = [c for c in cells if c["width"] == w]
         above += [(w, c["C"], c["loop_seconds"] / row[0]["loop_seconds"]) for c in row[1:]
                   if c["loop_seconds"] > row[0]["loop_seconds"]]
-    acc.append(f"- {mark(not above)} {tag}: loop time never above its smallest-C (C = {Cs[0]:g}) time of the same "
-               f"{width_key}" + (": above at " + ", ".join(f"({w:g}, {C:g}: {r:.2f}x)" for w, C, r in above)
-                                 if above else ""))
+    acc.add("C5", not above, f"loop time never above its smallest-C (C = {Cs[0]:g}) time of the same {width_key}"
+            + (": above at " + ", ".join(f"({w:g}, {C:g}: {r:.2f}x)" for w, C, r in above) if above else ""), ng)
     r = lib[100.0]["cpu_seconds"] / max(lib[1.0]["cpu_seconds"], 1e-12)
-    acc.append(f"- {mark(r >= 5)} {tag}: libsvm-official CPU at C = 100 {lib[100.0]['cpu_seconds']:.2f} s against "
-               f"C = 1 {lib[1.0]['cpu_seconds']:.2f} s, sigma 0.3: {r:.2f}x (>= 5x)")
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(9, 4))
-    x = np.arange(1, len(cells) + 1)
-    ax.plot(x, [c["loop_seconds"] for c in cells], marker="o", ms=3, label="OL SVM epoch loop (measured)")
-    ax.plot(x, [c["bound"] for c in cells], marker="s", ms=3, label="violations x column + rows x check")
-    ax.set_yscale("log")
-    ax.set_xlabel(f"cell (C = {Cs[0]:g} .. {Cs[-1]:g} within each {width_key})")
-    ax.set_xticks(x if x.size <= 40 else x[::len(Cs)])
-    ax.set_ylabel("seconds")
-    for k in range(1, len(widths)):
-        ax.axvline(k * len(Cs) + 0.5, color="grey", lw=0.6, ls=":")
-    ax.legend(fontsize=8)
-    ax.set_title(f"{name} ({l} training rows): OL SVM time against its violation bound")
-    png = save_png(fig, os.path.join(args.out, "c5-bound.png"))
+    acc.add("C5", r >= 5, f"libsvm-official CPU at C = 100 {lib[100.0]['cpu_seconds']:.2f} s against "
+            f"C = 1 {lib[1.0]['cpu_seconds']:.2f} s, sigma 0.3: {r:.2f}x (>= 5x)", ng)
+    png = save_png(c5_figure(name, l, cells, width_key, widths, Cs), os.path.join(args.out, "c5-bound.png"))
     text = (f"### c5: {name} 80/20 split ({l} training rows, seed {args.seed})\n\n" + "\n".join(lines) +
             f"\n\nlibsvm-official, sigma 0.3, training rows: C = 1 {lib[1.0]['cpu_seconds']:.3f} s CPU"
             f"{' (r)' if lib[1.0]['reused'] else ''}, C = 100 {lib[100.0]['cpu_seconds']:.3f} s CPU"
             f"{' (r)' if lib[100.0]['reused'] else ''}\n\nFigure: {png}")
     return {"part": "c5", "set": name, "rows": ds.n_rows, "train_rows": l, "grid": {"C": Cs, width_key: widths},
             "cells": cells, "libsvm": {str(k): v for k, v in lib.items()}, "png": [png], "text": text,
-            "acceptance": acc}
+            "acceptance": acc.lines, "failed": acc.failed}
 
 
-def main():
+def c5_figure(name, l, cells, width_key, widths, Cs):
+    """C5: OL SVM's measured epoch time and its violation bound per cell, in grid order."""
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(9, 4.6))
+    ax.plot(np.arange(1, len(cells) + 1), [c["loop_seconds"] for c in cells], color="tab:red", marker="o", ms=4,
+            ls="-", label="OL SVM epoch loop (measured)")
+    ax.plot(np.arange(1, len(cells) + 1), [c["bound"] for c in cells], color="tab:blue", marker="s", ms=4,
+            mfc="none", ls="--", label="bound: violations x column time + rows x check time")
+    ax.set_yscale("log")
+    _cell_axis(ax, width_key, widths, Cs)
+    ax.set_ylabel("time [s]")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.suptitle(f"{PAPER_NAME}, C5 (not in the paper: the spec's test of its claim that OL SVM's CPU time\n"
+                 f"does not depend on C): {name}, {l:,} training rows, epoch time against its violation bound",
+                 fontsize=10)
+    return fig
+
+
+def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--parts", default=",".join(PARTS), help="comma-separated subset of " + ",".join(PARTS))
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--folds", type=int, default=None, help="CV folds (default 5; --quick: 2)")
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--out", default=None)
+    ap.add_argument("--seed", type=int, default=DEFAULT_SEED, help="the folds' and the online solvers' seed "
+                    f"(default {DEFAULT_SEED}); results under reproduce-results/<seed>/online/")
+    ap.add_argument("--out", default=None, help="output directory (default reproduce-results/<seed>/online, "
+                    "--quick: .../online/quick)")
     ap.add_argument("--libsvm-cache", default=None, metavar="FILE")
     ap.add_argument("--cache-mb", type=float, default=CACHE_MB[0],
                     help="kernel cache MB of every method: LIBSVM's and -s smo's -m, the online solvers' column "
@@ -578,7 +618,7 @@ def main():
                     help="passes of the online methods (default 1; the paper does not give its number)")
     ap.add_argument("--c5-repeats", type=int, default=3, help="C5: fits per cell (the least loop and column "
                     "times; default 3)")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     CACHE_MB[0] = args.cache_mb
     EPOCHS[0] = args.epochs
     parts = [p.strip() for p in args.parts.split(",") if p.strip()]
@@ -587,9 +627,7 @@ def main():
         ap.error(f"unknown part(s) {', '.join(bad)}: choose from {', '.join(PARTS)}")
     if args.folds is None:
         args.folds = 2 if args.quick else 5
-    if args.out is None:
-        args.out = os.path.join(ROOT, "reproduce-results", "online", *(("quick",) if args.quick else ()))
-    os.makedirs(args.out, exist_ok=True)
+    args.out = reproduce_dir(os.path.join("online", *(("quick",) if args.quick else ())), args.seed, args.out)
     cache = LibsvmCache(args.libsvm_cache)
     tmp = tempfile.mkdtemp(prefix="llsvm-online-")
     results, timing = [], {}
@@ -603,12 +641,12 @@ def main():
             md_header(["part", "wall s", "CPU s"]) + [md_row([k, f"{v['wall']:.1f}", f"{v['cpu']:.1f}"])
                                                       for k, v in timing.items()])
         title = f"llsvm reproduce-online {stamp}" + (" (--quick)" if args.quick else "")
-        write_atomic(os.path.join(args.out, f"online-{stamp}.md"), f"{title}\n\n{text}\n")
+        write_atomic(os.path.join(args.out, "online.md"), f"{title}\n\n{text}\n")
         meta = run_meta(stamp, quick=args.quick, folds=args.folds, seed=args.seed, parts=parts,
                         libsvm=libsvm_version(), omp_num_threads=os.environ.get("OMP_NUM_THREADS"),
                         libsvm_cache=args.libsvm_cache, cache_mb=CACHE_MB[0], epochs=EPOCHS[0],
                         timing=timing)
-        write_atomic(os.path.join(args.out, f"online-{stamp}.json"),
+        write_atomic(os.path.join(args.out, "online.json"),
                      json.dumps({"meta": meta, "parts": [{k: v for k, v in r.items() if k != "text"}
                                                          for r in results]}, indent=1, default=float))
         return text
@@ -657,7 +695,8 @@ def main():
         shutil.rmtree(tmp, ignore_errors=True)
     text = write_out()
     print(text)
+    return exit_status("reproduce-online", list(dict.fromkeys(f for r in results for f in r.get("failed", []))))
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

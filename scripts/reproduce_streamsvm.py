@@ -29,9 +29,10 @@ from the text file with llsvm.write_binary when missing), C = 1, no bias (the CL
   - Figure 4: -s streamsvm for several memory budgets (--memories, default 32M,64M,256M,unlimited (the sparse set
     needs 20.3 MiB at least); for small sets --small-memories, default 768K,1M,1280K,unlimited).
 
-Output in --out (default reproduce-results/streamsvm, --quick: reproduce-results/streamsvm/quick): figure3-<set>.png,
+Output in --out (default reproduce-results/<seed>/streamsvm, --quick: .../streamsvm/quick): figure3-<set>.png,
 figure4-<set>.png, table.md (per set and solver: time to reach 1e-2, 1e-3 and 1e-4 relative, the final relative
-difference, passes / iterations) and results.json with every trace. table.md is printed at the end.
+difference, passes / iterations) and results.json with every trace. table.md is printed at the end. The paper
+prints no numbers to meet; the exit status is 1 when the reference run giving D* did not converge.
 """
 import argparse
 import gc
@@ -54,8 +55,9 @@ from llsvm.memory import parse_size  # noqa: E402
 from llsvm.options import LLSVMOptions, StreamOptions  # noqa: E402
 from llsvm.params import DUAL_MAX_ITER  # noqa: E402
 from llsvm.solvers import Subproblem, group_classes  # noqa: E402
-from benchutil import (accuracy, ensure_binary, md_header, md_row, pyplot, resolve, run_meta,  # noqa: E402
-                       save_png, say, timed_train, timestamp, warm_page_cache)
+from benchutil import (DEFAULT_SEED, Acceptance, accuracy, ensure_binary, exit_status, md_header,  # noqa: E402
+                       md_row, pyplot, reproduce_dir, resolve, run_meta, save_png, say, timed_train, timestamp,
+                       warm_page_cache)
 from reproduce_llsvm import problem_seeds  # noqa: E402
 
 GENERATED = ("demo", "sparse", "dense")       # two-class generated sets (data/Makefile.mk)
@@ -252,7 +254,7 @@ def run_set(name, text_path, test_path, args):
         fig4.append(r)
     return {"set": name, "text_path": text_path, "binary_path": bin_path, "binary_mb": size / 1e6,
             "test_path": test_path, **shape, "d_star": d_star, "d_star_seconds": t_star,
-            "d_star_n_iter": int(r_star.n_iter),
+            "d_star_n_iter": int(r_star.n_iter), "star_eps": args.star_eps,
             "d_star_converged": bool(r_star.converged), "load_seconds": load_s, "memory": mem3,
             "memory_text": size_text(mem3), "runs": runs, "figure4": fig4}
 
@@ -263,15 +265,21 @@ def _t(x):
 
 
 # -- plots ----------------------------------------------------------------------------------------------------------
-def _curve(ax, run, label, color, style="o-"):
+PAPER_NAME = "Matsushima, Vishwanathan, Smola (KDD 2012)"
+MARKERS = {"streamsvm": "o", "bm": "s", "llsvm": "^", "s3": "D"}
+LINESTYLES = {"streamsvm": "-", "bm": "--", "llsvm": "-.", "s3": ":"}
+FIG4_STYLES = (("o", "-"), ("s", "--"), ("^", "-."), ("D", ":"), ("v", "-"), ("x", "--"))
+
+
+def _curve(ax, run, label, color, marker="o", ls="-"):
     y = [max(r, FLOOR) for r in run["rel"]]
-    ax.plot(run["seconds"], y, style, color=color, label=label, ms=3, lw=1.2)
+    ax.plot(run["seconds"], y, marker=marker, ls=ls, color=color, label=label, ms=4, mfc="none", lw=1.2)
 
 
 def _axes(ax, title):
     ax.set_yscale("log")
-    ax.set_xlabel("wall-clock seconds", fontsize=8)
-    ax.set_ylabel("(D* - D) / D*  (<= 0 drawn at %g)" % FLOOR, fontsize=8)
+    ax.set_xlabel("wall-clock time [s]", fontsize=8)
+    ax.set_ylabel("(D* - D) / D*, log  (<= 0 drawn at %g)" % FLOOR, fontsize=8)
     ax.set_title(title, fontsize=9)
     for thr in THRESHOLDS:
         ax.axhline(thr, color="gray", lw=0.6, ls=":")
@@ -280,27 +288,34 @@ def _axes(ax, title):
     ax.legend(fontsize=7)
 
 
-def plot_all(results, out_dir):
+def figures(results):
+    """[(file name, matplotlib figure)]: Figures 3 and 4 of every set."""
     plt = pyplot()
-    pngs = []
+    out = []
     for res in results:
-        fig, ax = plt.subplots(figsize=(6.4, 4.4))
+        fig, ax = plt.subplots(figsize=(6.6, 4.6))
         for s in SOLVERS:
             run = res["runs"][s]
             mem = "" if s == "s3" else f" --memory {res['memory_text']}"
-            _curve(ax, run, LABELS[s] + mem, COLORS[s])
-        _axes(ax, f"Figure 3: {res['set']} ({res['binary_mb']:.3g} MB binary), C=1")
-        pngs.append(save_png(fig, os.path.join(out_dir, f"figure3-{res['set']}.png")))
+            _curve(ax, run, LABELS[s] + mem, COLORS[s], MARKERS[s], LINESTYLES[s])
+        _axes(ax, f"{PAPER_NAME}, Figure 3:\n{res['set']} ({res['binary_mb']:.3g} MB binary file), C = 1, "
+                  "relative dual difference against time")
+        out.append((f"figure3-{res['set']}.png", fig))
 
-        fig, ax = plt.subplots(figsize=(6.4, 4.4))
+        fig, ax = plt.subplots(figsize=(6.6, 4.6))
         cmap = plt.get_cmap("viridis")
         n = len(res["figure4"])
         for i, run in enumerate(res["figure4"]):
+            mk, ls = FIG4_STYLES[i % len(FIG4_STYLES)]
             _curve(ax, run, f"-s streamsvm --memory {size_text(run['memory'])} (Omega {run['omega']:,} rows)",
-                   cmap(i / max(1, n - 1) * 0.9))
-        _axes(ax, f"Figure 4: {res['set']}, -s streamsvm by memory budget")
-        pngs.append(save_png(fig, os.path.join(out_dir, f"figure4-{res['set']}.png")))
-    return pngs
+                   cmap(i / max(1, n - 1) * 0.9), mk, ls)
+        _axes(ax, f"{PAPER_NAME}, Figure 4:\n{res['set']}, -s streamsvm by memory budget")
+        out.append((f"figure4-{res['set']}.png", fig))
+    return out
+
+
+def plot_all(results, out_dir):
+    return [save_png(fig, os.path.join(out_dir, name)) for name, fig in figures(results)]
 
 
 # -- Markdown ---------------------------------------------------------------------------------------------------------
@@ -352,6 +367,7 @@ def table_md(results, meta):
                 f"{r['n_iter']}" + ("" if r["converged"] else " !"), _t(r["wall"]),
                 f"{np.median(ups):,.0f}" if ups else "–", f"{np.median(mbs):.0f}" if mbs else "–",
                 "–" if r.get("acc") is None else f"{r['acc']:.2f}"]))
+    lines += ["\n## Checks\n", checks(results).text()]
     lines.append("\nD* per set: " + "; ".join(f"{r['set']} {r['d_star']:.12g} ({r['d_star_n_iter']} iterations"
                                             f"{'' if r['d_star_converged'] else ', not converged'})"
                                             for r in results))
@@ -362,15 +378,25 @@ def table_md(results, meta):
     return "\n".join(lines) + "\n"
 
 
+def checks(results):
+    """The paper prints no numbers to meet (its Figures 3 and 4 are curves); what the figures rest on is checked:
+    the reference run D* converged (else every relative difference is against a wrong optimum)."""
+    acc = Acceptance()
+    for r in results:
+        acc.add("D*", r["d_star_converged"], f"{r['set']}: the reference -s 3 at eps {r.get('star_eps', '')} "
+                f"converged ({r['d_star_n_iter']} iterations)")
+    return acc
+
+
 # -- main -------------------------------------------------------------------------------------------------------------
-def main():
+def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sets", default=None,
                     help="comma list of generated set names (demo, sparse, dense under --data-dir) or paths of "
                          "two-class training files; default: demo,sparse,dense")
     ap.add_argument("--quick", action="store_true", help="the demo set only: a smoke run (well under a minute)")
-    ap.add_argument("--out", default=None,
-                    help="output directory (default reproduce-results/streamsvm; --quick: .../streamsvm/quick)")
+    ap.add_argument("--out", default=None, help="output directory (default reproduce-results/<seed>/streamsvm; "
+                    "--quick: .../streamsvm/quick)")
     ap.add_argument("--memory", default="64M", help="Figure 3's --memory of the out-of-core solvers (default 64M)")
     ap.add_argument("--memories", default="32M,64M,256M,unlimited", help="Figure 4's -s streamsvm budgets")
     ap.add_argument("--small-memory", default="1M",
@@ -381,7 +407,7 @@ def main():
                     help="-s streamsvm threads (2: reader and trainer concurrently, the CLI's default; 1: lockstep)")
     ap.add_argument("--C", type=float, default=1.0)
     ap.add_argument("--bias", type=float, default=-1.0, help="-B (default -1: no bias, the CLI's default)")
-    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"every solver's seed (default {DEFAULT_SEED})")
     ap.add_argument("--star-eps", type=float, default=1e-4, help="eps of the -s 3 run giving D*")
     ap.add_argument("--s3-eps", type=float, default=0.1, help="eps of the traced -s 3 run (LIBLINEAR's default)")
     ap.add_argument("--stream-eps", type=float, default=1e-3,
@@ -389,7 +415,7 @@ def main():
                          "projected-gradient violation over every row of a pass")
     ap.add_argument("--data-dir", default=os.path.join(ROOT, "data"))
     ap.add_argument("--bin-dir", default=None, help="where the binary copies go (default: --data-dir)")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     args.bin_dir = args.bin_dir or args.data_dir
     args.memory = parse_size(args.memory)
     args.small_memory = parse_size(args.small_memory)
@@ -410,8 +436,7 @@ def main():
         say("no data set to run")
         return 1
     stamp = timestamp()
-    out_dir = args.out or os.path.join(ROOT, "reproduce-results", "streamsvm", *(["quick"] if args.quick else []))
-    os.makedirs(out_dir, exist_ok=True)
+    out_dir = reproduce_dir(os.path.join("streamsvm", *(["quick"] if args.quick else [])), args.seed, args.out)
     os.makedirs(args.bin_dir, exist_ok=True)
     meta = run_meta(stamp, C=args.C, bias=args.bias, seed=args.seed, star_eps=args.star_eps, s3_eps=args.s3_eps,
                     stream_eps=args.stream_eps, stream_threads=args.stream_threads, memory=args.memory,
@@ -436,7 +461,7 @@ def main():
                   default=lambda o: None if isinstance(o, float) and math.isnan(o) else float(o))
     say(f"# wrote {out_dir}: table.md, results.json, {len(pngs)} PNGs ({meta['seconds']:.1f} s)")
     print(table)
-    return 0
+    return exit_status("reproduce-streamsvm", checks(results).failed)
 
 
 if __name__ == "__main__":

@@ -31,15 +31,26 @@ def test_optimum_brackets_the_primal():
     assert p_lib == pytest.approx(dual, rel=1e-4)
 
 
-def test_quick_run_on_diabetes(shared_data, tmp_path):
-    RO.main(["--shared", str(shared_data), "--out", str(tmp_path), "--sets", "diabetes", "--quick",
-             "--no-plots"])
-    md = next(tmp_path.glob("oned-*.md")).read_text()
+def test_quick_run_on_diabetes(shared_data, tmp_path, monkeypatch):
+    import benchutil
+    monkeypatch.setattr(benchutil, "RESULTS_ROOT", str(tmp_path))
+    assert RO.main(["--shared", str(shared_data), "--sets", "diabetes", "--quick", "--no-plots"]) == 0
+    out = tmp_path / "1" / "oned" / "quick"                  # reproduce-results/<seed>/oned/quick/
+    md = (out / "oned.md").read_text()
     for line in ("| B1 | diabetes |", "| B2 | diabetes |", "| B3 | diabetes |", "| B4 | diabetes |"):
         assert line in md
-    rep = json.loads(next(tmp_path.glob("oned-*.json")).read_text())
+    assert "not gated: --quick" in md                      # B2-B4: the spec's figures are over 2^14 iterations
+    rep = json.loads((out / "oned.json").read_text())
     loc = rep["diabetes"]["local1d"]
     assert loc["iters"][:3] == [1, 2, 4] and len(loc["acc"]) == len(loc["seconds"])
     assert all(b >= a for a, b in zip(loc["seconds"], loc["seconds"][1:]))
     assert abs(rep["diabetes"]["b1"]["gap_pct"]) < 0.5
-    assert not list(tmp_path.glob("*.png"))          # matplotlib belongs to `make reproduce-oned`, not to the tests
+    assert rep["failed"] == []
+    assert not list(out.glob("*.png"))          # matplotlib belongs to `make reproduce-oned`, not to the tests
+    # an optimum 10 % below the true one: B1's gap fails, and the run exits 1
+    optimum = RO.optimum
+    monkeypatch.setattr(RO, "optimum", lambda *a: tuple(None if v is None else 0.9 * v for v in optimum(*a)))
+    assert RO.main(["--shared", str(shared_data), "--out", str(tmp_path / "bent"), "--sets", "diabetes", "--quick",
+                    "--no-plots"]) == 1
+    assert "| ✗ |" in (tmp_path / "bent" / "oned.md").read_text()
+    assert json.loads((tmp_path / "bent" / "oned.json").read_text())["failed"] == ["B1"]
