@@ -5,11 +5,12 @@ The peers live in their own venv, made or updated when asked (`--peers`; `make b
 --peers"`): bench-results/peers-venv (untracked; --peers-venv DIR), with Snap ML (snapml), Vowpal Wabbit
 (vowpalwabbit) and scikit-learn-intelex (oneDAL), and the NumPy, SciPy and scikit-learn they run on (PEER_PINS).
 A peer that cannot be installed or imported is reported as such and the others run. Every trainer, llsvm's
-included, runs in a child process (scripts/peer_runner.py: llsvm's in .venv, the peers' in the peers' venv) that
-loads the same CSR matrix (an .npz written by this harness from llsvm's reading of the file) before any clock
-starts and times its training call alone (wall, and the process's CPU seconds during the call: the threads
-actually used), reporting its peak RSS (data loaded included, alike for all). Runs are interleaved: round 1 of
-every trainer, then round 2, ...; the ratio is the median of the rounds' ratios.
+included, runs in a child process (scripts/peer_runner.py: llsvm's in .venv, the peers' in the peers' venv; fresh
+ones for each set) that loads the same CSR matrix (an .npz written by this harness from llsvm's reading of the
+file) before any clock starts and times its training call alone (wall, and the process's CPU seconds during the
+call: the threads actually used), reporting the peak RSS of that call (VmHWM reset before it: the loaded rows
+included, alike for all). Runs are interleaved: round 1 of every trainer, then round 2, ...; the ratio is the
+median of the rounds' ratios.
 
   (a) kernel: llsvm `-s smo` (C-SVC, RBF, C = 1, gamma = 1/features, -e 0.001: LIBSVM's defaults) with --threads
       1 and 2 against scikit-learn-intelex's `SVC` (same C, gamma, tol; oneDAL's threads set by
@@ -71,7 +72,7 @@ DEFINITIONS = {
     "kernel": "training call's wall seconds (data loaded and converted beforehand; LIBSVM: the whole svm-train "
               "command) ; ratio = peer ÷ llsvm at the same threads, same round, median over rounds; dual D = "
               "sum over class pairs of sum|a| - 1/2 a'Ka (RBF, one NumPy definition for both models); peak RSS of "
-              "the trainer's process (data included)",
+              "the trainer's process during the call (its loaded rows included)",
     "linear": "training call's wall seconds (fit / llsvm.train on the same CSR matrix loaded beforehand, 2 "
               "threads); ratio = Snap ML ÷ llsvm, same round, median over rounds; primal = 1/2 (|w|^2 + b^2) + C "
               "sum loss(y (w.x + b)) of each model by one NumPy definition (the bias regularized as -B 1's); "
@@ -267,17 +268,55 @@ def kernel_sets(tmp, names, skin_rows):
     return out
 
 
-def load_both(ll, peer, npz):
-    """The same rows into llsvm's runner and the peers' (a peer's failure is reported, its cells then fail)."""
-    ll.ask(op="load", npz=npz)
-    if peer is not None:
-        try:
-            peer.ask(op="load", npz=npz)
-        except PeerError as e:
-            say(f"# peers: {e}")
+class Runners:
+    """Fresh runners for one set, closed after it (`with Runners(venv, npz) as (ll, peer)`): llsvm's, and the peers'
+    (None without their venv), both with the same rows loaded when npz is given (a peer's failure to load is
+    reported; its cells then fail). Fresh per set: nothing of an earlier set stays in their memory."""
+
+    def __init__(self, venv, npz=None, llsvm=True):
+        self.venv, self.npz, self.want_ll = venv, npz, llsvm
+
+    def __enter__(self):
+        self.ll = llsvm_runner() if self.want_ll else None
+        self.peer = peer_runner(self.venv)
+        if self.npz:
+            self.ll.ask(op="load", npz=self.npz)
+            if self.peer is not None:
+                try:
+                    self.peer.ask(op="load", npz=self.npz)
+                except PeerError as e:
+                    say(f"# peers: {e}")
+        return self.ll, self.peer
+
+    def __exit__(self, *exc):
+        for r in (self.ll, self.peer):
+            if r is not None:
+                r.close()
+        return False
 
 
-def bench_kernel(tmp, sets, ll, peer, libsvm_dir, repeats):
+def _kernel_rounds(tmp, path, gamma, ll, peer, libsvm_dir, repeats):
+    """Interleaved rounds on one set: llsvm and oneDAL on 1 thread, on 2, then svm-train (a whole command)."""
+    svm_train = os.path.join(libsvm_dir, "svm-train") if libsvm_dir else None
+    rounds = {1: [], 2: []}
+    lib = []
+    for _ in range(repeats):
+        for t in (1, 2):
+            rounds[t].append({"llsvm": _fit(ll, "llsvm_smo", {"C": 1.0, "gamma": gamma, "threads": t},
+                                            os.path.join(tmp, f"llsvm-smo-{t}.npz")),
+                              "sklearnex": _fit(peer, "sklearnex_svc", {"C": 1.0, "gamma": gamma, "threads": t},
+                                                os.path.join(tmp, f"sklearnex-{t}.npz"))})
+        if svm_train and os.path.exists(svm_train):
+            try:
+                wall, rss, cpu = run_measured([svm_train, "-q", "-g", repr(gamma), path,
+                                               os.path.join(tmp, "libsvm.model")], cpu=True)
+                lib.append({"seconds": wall, "cpu": cpu, "maxrss_mb": rss})
+            except RuntimeError as e:
+                lib.append({"error": str(e)[:300]})
+    return rounds, lib
+
+
+def bench_kernel(tmp, sets, venv, libsvm_dir, repeats):
     import llsvm
     rows = []
     for name, path in sets:
@@ -286,24 +325,8 @@ def bench_kernel(tmp, sets, ll, peer, libsvm_dir, repeats):
         npz = write_npz(os.path.join(tmp, "kernel.npz"), ds.to_csr(), ds.y)
         row = {"set": name, "rows": ds.n_rows, "features": ds.n_features, "gamma": gamma, "threads": {}}
         del ds
-        load_both(ll, peer, npz)
-        svm_train = os.path.join(libsvm_dir, "svm-train") if libsvm_dir else None
-        rounds = {1: [], 2: []}
-        lib = []
-        for _ in range(repeats):
-            for t in (1, 2):
-                r = {"llsvm": _fit(ll, "llsvm_smo", {"C": 1.0, "gamma": gamma, "threads": t},
-                                   os.path.join(tmp, f"llsvm-smo-{t}.npz")),
-                     "sklearnex": _fit(peer, "sklearnex_svc", {"C": 1.0, "gamma": gamma, "threads": t},
-                                       os.path.join(tmp, f"sklearnex-{t}.npz"))}
-                rounds[t].append(r)
-            if svm_train and os.path.exists(svm_train):
-                try:
-                    wall, rss, cpu = run_measured([svm_train, "-q", "-g", repr(gamma), path,
-                                                   os.path.join(tmp, "libsvm.model")], cpu=True)
-                    lib.append({"seconds": wall, "cpu": cpu, "maxrss_mb": rss})
-                except RuntimeError as e:
-                    lib.append({"error": str(e)[:300]})
+        with Runners(venv, npz) as (ll, peer):
+            rounds, lib = _kernel_rounds(tmp, path, gamma, ll, peer, libsvm_dir, repeats)
         for t in (1, 2):
             rs = rounds[t]
             cell = {"llsvm": _summary(rs, "llsvm", "llsvm"), "sklearnex": _summary(rs, "llsvm", "sklearnex")}
@@ -327,9 +350,8 @@ def bench_kernel(tmp, sets, ll, peer, libsvm_dir, repeats):
     return rows
 
 
-def bench_linear(tmp, sets, ll, peer, repeats, modes):
+def bench_linear(tmp, sets, venv, repeats, modes):
     import llsvm
-    from bench_contention import Hogs
     rows = []
     for name, path in sets:
         ds = llsvm.read_dataset(path)
@@ -339,30 +361,38 @@ def bench_linear(tmp, sets, ll, peer, repeats, modes):
         npz = write_npz(os.path.join(tmp, "linear.npz"), X, y)
         n_rows, nnz = ds.n_rows, ds.nnz
         del ds
-        load_both(ll, peer, npz)
-        for mode in modes:
-            with Hogs(HOGS if mode == "busy" else 0):
-                for solver, task, extra in LINEAR:
-                    rounds = []
-                    for _ in range(repeats):
-                        rounds.append({
-                            "llsvm": _fit(ll, "llsvm_linear", {"solver": solver, "C": 1.0, "bias": 1.0,
-                                                               "threads": 2}),
-                            "snapml": _fit(peer, task, dict(extra, C=1.0, bias=1.0, threads=2))})
-                    row = {"set": name, "rows": n_rows, "nnz": nnz, "solver": solver, "mode": mode,
-                           "peer": "SupportVectorMachine" if task == "snapml_svm" else "LogisticRegression",
-                           "loss": extra.get("loss", "logistic"),
-                           "llsvm": _summary(rounds, "llsvm", "llsvm"), "snapml": _summary(rounds, "llsvm", "snapml")}
-                    for who in ("llsvm", "snapml"):
-                        last = rounds[-1][who]
-                        if "error" not in last:
-                            row[who]["primal"] = linear_primal(solver, X, y, last["w"], last["b"])
-                    if row["llsvm"].get("primal") and row["snapml"].get("primal"):
-                        row["primal_rel"] = row["snapml"]["primal"] / row["llsvm"]["primal"] - 1.0
-                    say(f"# peers linear {name} -s {solver} {mode}: llsvm {row['llsvm']['seconds']:.3f} s, "
-                        f"Snap ML {row['snapml']['seconds'] or float('nan'):.3f} s, ratio {row['snapml']['ratio']}")
-                    rows.append(row)
+        with Runners(venv, npz) as (ll, peer):
+            rows += _linear_rows(name, X, y, n_rows, nnz, ll, peer, repeats, modes)
         del X
+    return rows
+
+
+def _linear_rows(name, X, y, n_rows, nnz, ll, peer, repeats, modes):
+    """Every -s and mode on one set (both runners holding its rows): interleaved rounds, primal by one definition."""
+    from bench_contention import Hogs
+    rows = []
+    for mode in modes:
+        with Hogs(HOGS if mode == "busy" else 0):
+            for solver, task, extra in LINEAR:
+                rounds = []
+                for _ in range(repeats):
+                    rounds.append({
+                        "llsvm": _fit(ll, "llsvm_linear", {"solver": solver, "C": 1.0, "bias": 1.0,
+                                                           "threads": 2}),
+                        "snapml": _fit(peer, task, dict(extra, C=1.0, bias=1.0, threads=2))})
+                row = {"set": name, "rows": n_rows, "nnz": nnz, "solver": solver, "mode": mode,
+                       "peer": "SupportVectorMachine" if task == "snapml_svm" else "LogisticRegression",
+                       "loss": extra.get("loss", "logistic"),
+                       "llsvm": _summary(rounds, "llsvm", "llsvm"), "snapml": _summary(rounds, "llsvm", "snapml")}
+                for who in ("llsvm", "snapml"):
+                    last = rounds[-1][who]
+                    if "error" not in last:
+                        row[who]["primal"] = linear_primal(solver, X, y, last["w"], last["b"])
+                if row["llsvm"].get("primal") and row["snapml"].get("primal"):
+                    row["primal_rel"] = row["snapml"]["primal"] / row["llsvm"]["primal"] - 1.0
+                say(f"# peers linear {name} -s {solver} {mode}: llsvm {row['llsvm']['seconds']:.3f} s, "
+                    f"Snap ML {row['snapml']['seconds'] or float('nan'):.3f} s, ratio {row['snapml']['ratio']}")
+                rows.append(row)
     return rows
 
 
@@ -399,8 +429,7 @@ def vw_primal(raw_path, readable_path, y, C=1.0):
     return 0.5 * float(w @ w) + C * float(np.maximum(0.0, 1.0 - y * m).sum())
 
 
-def bench_ooc_peers(tmp, sets, peer, memory, repeats):
-    import llsvm
+def bench_ooc_peers(tmp, sets, venv, memory, repeats):
     from bench_ooc import bench_set
     from benchutil import ensure_binary
     rows = []
@@ -408,37 +437,44 @@ def bench_ooc_peers(tmp, sets, peer, memory, repeats):
         binpath = ensure_binary(path, path + ".bin", say)
         row = bench_set(name, binpath, memory, repeats, tmp)
         vwfile = svmlight_to_vw(path, path + ".vw")
-        model, readable, raw = (os.path.join(tmp, x) for x in ("vw.model", "vw.readable", "vw.raw"))
-        runs = []
-        if peer is not None:
-            for _ in range(repeats):
-                try:
-                    runs.append(peer.ask(op="vw", args=f"-d {vwfile} --loss_function hinge --passes 1 -f {model} "
-                                                       f"--readable_model {readable}"))
-                except PeerError as e:
-                    runs.append({"error": str(e)[:300]})
-                    break
-        ok = [r for r in runs if "error" not in r]
-        vw = {"seconds": _median([r["seconds"] for r in ok]), "cpu": _median([r["cpu"] for r in ok]),
-              "maxrss_mb": max([r["maxrss_mb"] for r in ok], default=None),
-              "error": next((r["error"] for r in runs if "error" in r), None if peer else "not installed")}
-        if ok:
-            vw["ratio_to_s3"] = vw["seconds"] / row["solvers"]["s3"]["wall_s"]
-            try:
-                peer.ask(op="vw", args=f"-d {vwfile} -t -i {model} -r {raw}")
-                ds = llsvm.read_dataset(path)
-                y = np.where(ds.y > 0, 1.0, -1.0)           # VW's labels: the sign as written
-                del ds
-                vw["primal"] = vw_primal(raw, readable, y)
-                vw["primal_rel_to_s3"] = vw["primal"] / row["solvers"]["s3"]["primal"] - 1.0
-            except (PeerError, OSError, ValueError) as e:
-                vw["primal_error"] = str(e)[:300]
-        row["vw"] = vw
+        with Runners(venv, llsvm=False) as (_, peer):
+            row["vw"] = _vw_one_pass(tmp, path, vwfile, row, peer, repeats)
         rows.append(row)
     return rows
 
 
-def bench_convert_peers(tmp, sets, peer, repeats):
+def _vw_one_pass(tmp, path, vwfile, row, peer, repeats):
+    """VW's one pass (hinge) over its file: median wall, ratio to -s 3's, its primal by the same definition."""
+    import llsvm
+    model, readable, raw = (os.path.join(tmp, x) for x in ("vw.model", "vw.readable", "vw.raw"))
+    runs = []
+    if peer is not None:
+        for _ in range(repeats):
+            try:
+                runs.append(peer.ask(op="vw", args=f"-d {vwfile} --loss_function hinge --passes 1 -f {model} "
+                                                   f"--readable_model {readable}"))
+            except PeerError as e:
+                runs.append({"error": str(e)[:300]})
+                break
+    ok = [r for r in runs if "error" not in r]
+    vw = {"seconds": _median([r["seconds"] for r in ok]), "cpu": _median([r["cpu"] for r in ok]),
+          "maxrss_mb": max([r["maxrss_mb"] for r in ok], default=None),
+          "error": next((r["error"] for r in runs if "error" in r), None if peer else "not installed")}
+    if ok:
+        vw["ratio_to_s3"] = vw["seconds"] / row["solvers"]["s3"]["wall_s"]
+        try:
+            peer.ask(op="vw", args=f"-d {vwfile} -t -i {model} -r {raw}")
+            ds = llsvm.read_dataset(path)
+            y = np.where(ds.y > 0, 1.0, -1.0)           # VW's labels: the sign as written
+            del ds
+            vw["primal"] = vw_primal(raw, readable, y)
+            vw["primal_rel_to_s3"] = vw["primal"] / row["solvers"]["s3"]["primal"] - 1.0
+        except (PeerError, OSError, ValueError) as e:
+            vw["primal_error"] = str(e)[:300]
+    return vw
+
+
+def bench_convert_peers(tmp, sets, venv, repeats):
     from bench_parse import convert_once, parse_once
     rows = []
     small = os.path.join(tmp, "warm-up.txt")
@@ -451,22 +487,24 @@ def bench_convert_peers(tmp, sets, peer, repeats):
         mb, vw_mb = os.path.getsize(path) / 1e6, os.path.getsize(vwfile) / 1e6
         out = os.path.join(tmp, "convert.bin")
         runs = {"parse": [], "convert": [], "vw": []}
-        for _ in range(repeats):
-            runs["parse"].append(parse_once(path, 1, small))
-            runs["convert"].append(convert_once(path, out, 2))
-            if peer is not None:
-                try:
-                    runs["vw"].append(peer.ask(op="vw", args=f"-d {vwfile} --noop"))
-                except PeerError as e:
-                    runs["vw"].append({"error": str(e)[:300]})
+        with Runners(venv, llsvm=False) as (_, peer):
+            for _ in range(repeats):
+                runs["parse"].append(parse_once(path, 1, small))
+                runs["convert"].append(convert_once(path, out, 2))
+                if peer is not None:
+                    try:
+                        runs["vw"].append(peer.ask(op="vw", args=f"-d {vwfile} --noop"))
+                    except PeerError as e:
+                        runs["vw"].append({"error": str(e)[:300]})
         row = {"set": name, "text_mb": mb, "vw_mb": vw_mb}
+        installed = os.path.exists(venv_python(venv))
         for k, own in (("parse", mb), ("convert", mb), ("vw", vw_mb)):
             ok = [r for r in runs[k] if "error" not in r]
             wall = _median([r["wall" if k != "vw" else "seconds"] for r in ok])
             row[k] = {"seconds": wall, "mb_s": own / wall if wall else None,
                       "maxrss_mb": max([r.get("maxrss_mb") or 0 for r in ok], default=None),
                       "error": next((r["error"] for r in runs[k] if "error" in r),
-                                    None if (peer is not None or k != "vw") else "not installed")}
+                                    None if (installed or k != "vw") else "not installed")}
         c = row["convert"]["mb_s"]
         row["convert_vs_parse"] = c / row["parse"]["mb_s"] if c and row["parse"]["mb_s"] else None
         row["convert_vs_vw"] = c / row["vw"]["mb_s"] if c and row["vw"]["mb_s"] else None
@@ -580,37 +618,31 @@ def bench_peers(tmp, install=False, venv=VENV, scale="full", parts=("kernel", "l
               "definitions": DEFINITIONS}
     if install:
         result["install"] = install_peers(venv)
-    ll = llsvm_runner()
-    peer = peer_runner(venv)
-    if peer is None:
-        say(f"# peers: no venv at {venv} (--peers makes it): llsvm's and LIBSVM's figures only")
-    try:
-        if peer is not None:
+    with Runners(venv) as (ll, peer):
+        if peer is None:
+            say(f"# peers: no venv at {venv} (--peers makes it): llsvm's and LIBSVM's figures only")
+        else:
             result["versions"] = peer.ask(op="versions")
         result["versions_llsvm"] = ll.ask(op="versions")
-        linear_sets = issue_sets(tmp, cfg["rows"], seeds, (), dense=True) if set(parts) & {"linear"} else []
-        if "kernel" in parts:
-            try:                # svm-train: binaries or sources (bench_cli.reference_cli), else left out
-                from bench_cli import reference_cli
-                libsvm_dir = reference_cli("libsvm", libsvm_dir, say)
-            except Exception as e:
-                result["svm_train_missing"] = (f"LIBSVM's svm-train is not available ({type(e).__name__}: {e}); set "
-                                               f"LLSVM_LIBSVM_DIR (or --libsvm-dir)")
-                say("# peers: " + result["svm_train_missing"])
-                libsvm_dir = None
-            result["kernel"] = bench_kernel(tmp, kernel_sets(tmp, cfg["kernel"], cfg["skin"]), ll, peer,
-                                            libsvm_dir, repeats)
-        if "linear" in parts:
-            result["linear"] = bench_linear(tmp, linear_sets, ll, peer, repeats, modes)
-        sparse = issue_sets(tmp, cfg["rows"], seeds, (), dense=False) if set(parts) & {"ooc", "convert"} else []
-        if "ooc" in parts:
-            result["ooc"] = bench_ooc_peers(tmp, sparse, peer, cfg["memory"], repeats)
-        if "convert" in parts:
-            result["convert"] = bench_convert_peers(tmp, sparse[:1], peer, max(repeats, 3))
-    finally:
-        ll.close()
-        if peer is not None:
-            peer.close()
+    linear_sets = issue_sets(tmp, cfg["rows"], seeds, (), dense=True) if set(parts) & {"linear"} else []
+    if "kernel" in parts:
+        try:                # svm-train: binaries or sources (bench_cli.reference_cli), else left out
+            from bench_cli import reference_cli
+            libsvm_dir = reference_cli("libsvm", libsvm_dir, say)
+        except Exception as e:
+            result["svm_train_missing"] = (f"LIBSVM's svm-train is not available ({type(e).__name__}: {e}); set "
+                                           f"LLSVM_LIBSVM_DIR (or --libsvm-dir)")
+            say("# peers: " + result["svm_train_missing"])
+            libsvm_dir = None
+        result["kernel"] = bench_kernel(tmp, kernel_sets(tmp, cfg["kernel"], cfg["skin"]), venv, libsvm_dir,
+                                        repeats)
+    if "linear" in parts:
+        result["linear"] = bench_linear(tmp, linear_sets, venv, repeats, modes)
+    sparse = issue_sets(tmp, cfg["rows"], seeds, (), dense=False) if set(parts) & {"ooc", "convert"} else []
+    if "ooc" in parts:
+        result["ooc"] = bench_ooc_peers(tmp, sparse, venv, cfg["memory"], repeats)
+    if "convert" in parts:
+        result["convert"] = bench_convert_peers(tmp, sparse[:1], venv, max(repeats, 3))
     return result
 
 

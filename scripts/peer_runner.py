@@ -12,11 +12,13 @@ duplicate of the original stdout). Requests:
   {"op": "fit", "task": T, "params": {...}, "out": PATH or null}
                                       one training call on the loaded rows, timed alone: {"seconds" (wall),
                                       "cpu" (user + system of the process during the call, every thread),
-                                      "maxrss_mb" (the process's peak so far), "w", "b" (linear tasks: the weights
+                                      "maxrss_mb" (the process's peak RSS during the request, the loaded data
+                                      included), "w", "b" (linear tasks: the weights
                                       with +1 the positive class of the labels), kernel tasks write their support
                                       vectors and coefficients to "out" (npz)}
   {"op": "vw", "args": STRING}        Vowpal Wabbit run over its own file (-d in args), end to end inside this
-                                      process (workspace, pass over the file, model written): {"seconds", "cpu"}
+                                      process (workspace, pass over the file, model written): {"seconds", "cpu",
+                                      "maxrss_mb"}
   {"op": "versions"}                  the packages' versions
   {"op": "quit"}
 An answer with "error" reports a request that failed (the process goes on).
@@ -36,7 +38,25 @@ def _cpu():
     return r.ru_utime + r.ru_stime
 
 
+def _reset_peak():
+    """Start a new peak RSS measure (Linux: writing 5 to clear_refs resets VmHWM to the current RSS), so that each
+    answer's peak is that request's (the data already loaded included), not the process's since its start."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        pass
+
+
 def _maxrss_mb():
+    """The peak RSS since the last _reset_peak (VmHWM), or since the start where it cannot be reset (ru_maxrss)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
@@ -61,6 +81,7 @@ class Runner:
         if fn is None:
             raise ValueError(f"unknown task {task!r}")
         prepare = getattr(self, "prepare_" + task, None)
+        _reset_peak()
         state = prepare(params) if prepare else None          # conversions of the input: not timed
         c0 = _cpu()
         t = time.perf_counter()
@@ -201,6 +222,7 @@ class Runner:
     # -- Vowpal Wabbit ----------------------------------------------------------------------------------------------
     def vw(self, args):
         import vowpalwabbit
+        _reset_peak()
         c0 = _cpu()
         t = time.perf_counter()
         ws = vowpalwabbit.Workspace(args + " --quiet")
