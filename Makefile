@@ -101,6 +101,11 @@ fuzz: build $(VENV)/.test-deps
 
 # parser / binary-load, solver, -s llsvm and -s streamsvm figures (BENCH_ARGS="--parts stream" for one part), on the
 # generated sets and the public sets (fetched first, best effort); results under bench-results/
+# Against the fastest peers (not in the default parts): BENCH_ARGS="--parts peers --peers" makes or updates their
+# own venv, bench-results/peers-venv (snapml, vowpalwabbit, scikit-learn-intelex from PyPI; a peer that cannot be had
+# is reported), then prints the ratios peer / llsvm of the same rounds: -s smo against oneDAL's SVC and svm-train,
+# --threads 2 against Snap ML, out of core and conversion against Vowpal Wabbit ("--peers-scale small": a smoke run;
+# scripts/bench_peers.py)
 bench: build $(VENV)/.test-deps
 	$(FETCH_DATA) --best-effort -q $(DATA_ARGS)
 	$(PY) scripts/bench.py $(BENCH_ARGS)

@@ -72,6 +72,18 @@ CPU ratios, peak RSS, interleaved runs (scripts/bench_ooc.py).
 Conversion (part `convert`, issue 32): the in-memory parse on 1 and 2 threads and llsvm-convert --threads 1 and 2
 (whole commands) on the generated sparse and dense sets and the largest public sets, interleaved rounds: MB/s, CPU
 seconds, and the conversion's speed against the parse's (scripts/bench_parse.py).
+Peers (part `peers`, issue 49; not in the default --parts: it needs the peers' venv and is long): llsvm against
+the tools a user would pick for speed, ratios peer ÷ llsvm of the same round (above 1: llsvm faster), peak RSS
+beside each: (a) -s smo on 1 and 2 threads against scikit-learn-intelex's SVC and LIBSVM's svm-train on a9a,
+usps.t, mushrooms, dna.scale and a 50,000-row sample of skin_nonskin (nSV and the dual of both by one
+definition); (b) -s 3 1 2 0 --threads 2 against Snap ML's SupportVectorMachine / LogisticRegression (n_jobs=2)
+from the same CSR matrix, the primal of both by one definition, on the generated sparse (--peers-seeds) and dense
+sets, quiet and beside two CPU-bound processes; (c) -s llsvm and -s streamsvm at --memory 64M against in-memory -s 3
+(part ooc's runs) and Vowpal Wabbit's one pass; (d) llsvm-convert against the in-memory parse and VW's reader.
+--peers makes or updates the peers' venv (bench-results/peers-venv, pip from PyPI: snapml, vowpalwabbit,
+scikit-learn-intelex; a peer that cannot be had is reported and the others run); without it an existing venv is
+used, else only llsvm's and LIBSVM's figures are taken. --peers-scale small is a smoke run
+(scripts/bench_peers.py).
 Timings are medians of --repeats runs. Results: a Markdown table on stdout and Markdown + JSON in bench-results/.
 
 Datasets: the generated `sparse` (500k x 100k, ~75 nnz/row) and `dense` (400k x 200) sets, made under data/ by
@@ -790,8 +802,8 @@ def main():
                     default="parse,solvers,llsvm,stream,smo,types,startup,contention,signals,cli,sklearn,dask,threads,"
                             "ooc,dense,convert,defaults",
                     help="what to run: parse, solvers, llsvm, stream, smo, types, startup, contention, signals, "
-                         "cli, sklearn, dask, threads, ooc, dense, convert, defaults (comma list; dense: -s 3 where "
-                         "n >> d, scripts/bench_dense.py)")
+                         "cli, sklearn, dask, threads, ooc, dense, convert, defaults, and peers (not by default) "
+                         "(comma list; dense: -s 3 where n >> d, scripts/bench_dense.py)")
     ap.add_argument("--startup-runs", type=int, default=20, help="part startup: runs of each command (median)")
     ap.add_argument("--liblinear-dir", default=os.environ.get("LIBLINEAR_DIR"),
                     help="parts startup, cli and defaults: directory of LIBLINEAR's train and predict, or of its "
@@ -802,9 +814,9 @@ def main():
     ap.add_argument("--contention-repeats", type=int, default=3, help="part contention: runs of each variant")
     ap.add_argument("--hogs", type=int, default=None, help="part contention: CPU-bound processes (default: the CPUs)")
     ap.add_argument("--libsvm-dir", default=os.environ.get("LIBSVM_DIR"),
-                    help="parts contention, cli and defaults: directory of LIBSVM's svm-train and svm-predict, or "
-                         "of its sources for parts cli and defaults (default $LIBSVM_DIR; parts cli and defaults also "
-                         "read $LLSVM_LIBSVM_DIR)")
+                    help="parts contention, cli, defaults and peers: directory of LIBSVM's svm-train and "
+                         "svm-predict, or of its sources for parts cli, defaults and peers (default $LIBSVM_DIR; parts "
+                         "cli, defaults and peers also read $LLSVM_LIBSVM_DIR)")
     ap.add_argument("--sklearn-sets", default=None,
                     help="part sklearn: public sets and 'sparse' (the generated 500k-row set; default: the five "
                          "largest public training sets and sparse)")
@@ -820,6 +832,19 @@ def main():
     ap.add_argument("--ooc-seeds", default="1,2", help="part ooc: the sparse generator's seeds")
     ap.add_argument("--convert-rows", type=int, default=500000,
                     help="part convert: rows of the generated sparse set (and 0.8 of them for the dense set)")
+    ap.add_argument("--peers", action="store_true",
+                    help="part peers: make or update the peers' venv first (pip from PyPI: snapml, vowpalwabbit, "
+                         "scikit-learn-intelex)")
+    ap.add_argument("--peers-venv", default=None,
+                    help="part peers: the peers' venv (default bench-results/peers-venv)")
+    ap.add_argument("--peers-scale", default="full",
+                    help="part peers: small (a smoke run), full (the issue's sizes) or a fraction of full's rows")
+    ap.add_argument("--peers-parts", default="kernel,linear,ooc,convert",
+                    help="part peers: kernel, linear, ooc, convert (comma list)")
+    ap.add_argument("--peers-seeds", default=None,
+                    help="part peers: the sparse generator's seeds (default: the scale's, 1,2,3,4 at full)")
+    ap.add_argument("--peers-modes", default="quiet,busy",
+                    help="part peers, linear: quiet and/or busy (beside two CPU-bound processes)")
     ap.add_argument("--multicore", default=None,
                     help="part threads: a directory holding liblinear-multicore's `liblinear` package (pip install "
                          "--target DIR liblinear-multicore; default: installed into the run's temporary directory)")
@@ -890,6 +915,7 @@ def main():
     dense_text = None
     ooc_rows = None
     convert_rows = None
+    peers = None
     shared_dir = DATA_DIR
     try:
         # the generated sets and the decompressed public sets, for the parts that read them
@@ -1011,6 +1037,12 @@ def main():
         if "convert" in parts:
             from bench_parse import bench_parse
             convert_rows = bench_parse(tmp, args.convert_rows, repeats=max(args.repeats, 5))
+        if "peers" in parts:
+            from bench_peers import VENV, bench_peers
+            peers = bench_peers(tmp, args.peers, args.peers_venv or VENV, args.peers_scale,
+                                args.peers_parts.split(","),
+                                [int(x) for x in args.peers_seeds.split(",") if x] if args.peers_seeds else None,
+                                tuple(args.peers_modes.split(",")), args.repeats, args.libsvm_dir)
         if "sklearn" in parts:
             from bench_sklearn import SETS as SKLEARN_SETS, bench_sklearn
             sets = args.sklearn_sets.split(",") if args.sklearn_sets else list(SKLEARN_SETS) + ["sparse"]
@@ -1098,6 +1130,10 @@ def main():
         from bench_parse import parse_markdown
         text.append("## Text parsing on 1 and 2 threads and llsvm-convert against the in-memory parse (medians of "
                     "interleaved rounds)\n\n" + parse_markdown(convert_rows))
+    if peers:
+        from bench_peers import peers_markdown
+        text.append("## Against the fastest peers (part peers; ratios peer ÷ llsvm of the same round, above 1: "
+                    "llsvm faster)\n\n" + peers_markdown(peers))
     report = "\n\n".join(text)
     with open(os.path.join(args.out_dir, f"bench-{stamp}.json"), "w") as f:
         json.dump({"meta": meta, "parse": rows, "solvers": solver_rows, "end_to_end": e2e_rows,
@@ -1105,7 +1141,7 @@ def main():
                    "startup": startup, "contention": contention_rows, "signals": signal_rows,
                    "cli": cli, "defaults": defaults, "sklearn": sklearn_rows, "sklearn_memory": sklearn_mem,
                    "dask": dask_result,
-                   "threads": threads_rows, "ooc": ooc_rows, "convert": convert_rows},
+                   "threads": threads_rows, "ooc": ooc_rows, "convert": convert_rows, "peers": peers},
                   f, indent=1, default=float)
     with open(os.path.join(args.out_dir, f"bench-{stamp}.md"), "w") as f:
         f.write(f"llsvm bench {stamp} ({meta['python']}, {meta['cpus']} cpus)\n\n{report}\n")

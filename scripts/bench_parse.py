@@ -57,7 +57,7 @@ wall = time.perf_counter() - t
 r1, c1 = resource.getrusage(resource.RUSAGE_SELF), per_thread()
 busiest = max(c1[k] - c0.get(k, 0.0) for k in c1)
 print(json.dumps({"wall": wall, "cpu": r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime, "busiest": busiest,
-                  "nnz": ds.nnz}))
+                  "nnz": ds.nnz, "maxrss_mb": r1.ru_maxrss / 1024}))
 """
 
 # the scanner alone in a fresh process: the first 256 MB of the file (whole lines) in memory, parsed into output
@@ -109,7 +109,7 @@ _, status, ru = os.wait4(p.pid, 0)
 wall = time.perf_counter() - t
 err = p.stderr.read().decode()
 print(json.dumps({"wall": wall, "cpu": ru.ru_utime + ru.ru_stime, "rc": os.waitstatus_to_exitcode(status),
-                  "stderr": err}))
+                  "stderr": err, "maxrss_mb": ru.ru_maxrss / 1024}))
 """
 
 
