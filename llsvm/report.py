@@ -42,6 +42,9 @@ class _NoBar:
     def set_postfix_str(self, s):
         pass
 
+    def refresh(self):
+        pass
+
     def close(self):
         pass
 
@@ -180,8 +183,8 @@ class Reporter:
         from tqdm import tqdm
 
         err = self._err_target if hasattr(self._err_target, "write") else sys.stderr
-        bar = _Bar(total=total, desc=desc, unit=unit, unit_scale=True, unit_divisor=1024 if unit == "B" else 1000,
-                   file=err, leave=False, dynamic_ncols=True)
+        bar = _Bar(total=total, desc=desc, unit=unit, unit_scale=_scaled(unit),
+                   unit_divisor=1024 if unit == "B" else 1000, file=err, leave=False, dynamic_ncols=True)
         bar.reporter = self
         self._bars.append(bar)
         return bar
@@ -206,11 +209,9 @@ def size_bar(bar, total, unit=None):
     """Give `bar` (Reporter.bar's, made before the work's size was known, nothing done on it yet) the size of its
     work, `total` units (nothing when unknown: None or not positive), and with `unit` the unit it counts in (a
     binary file's rows where its text would be bytes). A do-nothing bar stays one."""
-    if bar is None or not total or total <= 0 or not hasattr(bar, "refresh"):
+    if bar is None or not total or total <= 0 or isinstance(bar, _NoBar):
         return
-    if unit is not None and unit != bar.unit:
-        bar.unit = unit
-        bar.unit_divisor = 1024 if unit == "B" else 1000
+    _set_unit(bar, unit)
     bar.total = total
     bar.refresh()
 
@@ -223,10 +224,20 @@ def restage(bar, desc, total=None, unit=None):
     bar.reset(total=total)
     if total is None:               # tqdm's reset keeps the last total
         bar.total = None
+    _set_unit(bar, unit)
+    bar.set_description_str(desc)
+
+
+def _scaled(unit):
+    """Whether a bar of `unit` shows its counts scaled (17.8M bytes, 260k rows) rather than whole (3/5 folds)."""
+    return unit in ("B", "rows")
+
+
+def _set_unit(bar, unit):
     if unit is not None and unit != bar.unit:
         bar.unit = unit
+        bar.unit_scale = _scaled(unit)
         bar.unit_divisor = 1024 if unit == "B" else 1000
-    bar.set_description_str(desc)
 
 
 def _is_terminal(name):
