@@ -326,3 +326,17 @@ def test_text_waits_for_its_lines_end_while_a_bar_is_shown(monkeypatch):
     assert len(err.text) >= before
     reporter.info("..")                         # no bar: as it comes
     assert out.text.endswith("*..")
+
+
+def test_a_wait_of_unknown_length_shows_its_time(monkeypatch):
+    """--dask local's cluster start (Reporter.waiting): a bar of its description and the time it has taken, drawn
+    as the body starts (and redrawn by a thread every half second while it runs); nothing with -q."""
+    from llsvm.report import Reporter
+    err = _Terminal()
+    monkeypatch.setattr(sys, "stderr", err)
+    with Reporter(progress=True).waiting("starting a local Dask cluster"):
+        assert "starting a local Dask cluster: 00:00" in err.text
+    err.text = ""
+    with Reporter(quiet=True, progress=True).waiting("starting a local Dask cluster"):
+        pass
+    assert err.text == ""
