@@ -222,7 +222,8 @@ def restage(bar, desc, total=None, unit=None):
     if not hasattr(bar, "reset"):
         return
     bar.reset(total=total)
-    if total is None:               # tqdm's reset keeps the last total
+    bar.miniters = 0                # tqdm's reset keeps the counts per redraw the last stage's steps set
+    if total is None:               # and the last total
         bar.total = None
     _set_unit(bar, unit)
     bar.set_description_str(desc)
