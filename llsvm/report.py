@@ -180,8 +180,6 @@ class Reporter:
         context manager)."""
         if not self.progress:
             return _NoBar()
-        from tqdm import tqdm
-
         err = self._err_target if hasattr(self._err_target, "write") else sys.stderr
         bar = _Bar(total=total, desc=desc, unit=unit, unit_scale=_scaled(unit),
                    unit_divisor=1024 if unit == "B" else 1000, file=err, leave=False, dynamic_ncols=True)

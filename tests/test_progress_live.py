@@ -340,3 +340,31 @@ def test_a_wait_of_unknown_length_shows_its_time(monkeypatch):
     with Reporter(quiet=True, progress=True).waiting("starting a local Dask cluster"):
         pass
     assert err.text == ""
+
+
+def test_a_counted_pass_holds_no_block_while_the_next_is_read():
+    """The rows of a binary file's pass are counted on the bar (outofcore.counted) without holding a block: when
+    the next one is read, the one before is gone (read_ahead's two blocks at most)."""
+    import gc
+    import weakref
+    from llsvm.report import Reporter
+    from llsvm.solvers.outofcore import counted
+
+    class Block:
+        n_rows = 3
+
+    made, alive = [], []
+
+    def blocks():
+        for _ in range(3):
+            gc.collect()
+            alive.append(sum(r() is not None for r in made))
+            block = Block()
+            made.append(weakref.ref(block))
+            yield block
+            block = None
+
+    bar = Reporter(progress=False).bar()
+    for block in counted(blocks(), bar, 9):
+        del block
+    assert alive == [0, 0, 0]

@@ -562,13 +562,15 @@ def stream_metrics(model, params, trace_key):
 
 def counted(blocks, bar, total=None, unit="rows"):
     """`blocks` as they come, each counted on `bar` by its rows once the consumer is done with it (asks for the
-    next); `total`: the rows of the pass, when known. No bar (None): the blocks alone."""
+    next), no reference to it kept; `total`: the rows of the pass, when known. No bar (None): the blocks alone."""
     if bar is None:
         yield from blocks
         return
     size_bar(bar, total, unit)
     for block in blocks:
         n = block.n_rows
-        yield block
+        held = [block]
+        del block               # not held here while the consumer asks for the next (read_ahead's rule)
+        yield held.pop()
         bar.update(n)
     bar.refresh()                   # the pass's end shown, however fast it was
