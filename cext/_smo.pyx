@@ -32,12 +32,18 @@
 # Progress, as LIBSVM's Solver prints it (the driver prints the events in order): '.' every min(l, 1000)
 # iterations (after do_shrinking), '*' at each rebuild of the whole gradient (the unshrink, a stopping check over
 # every variable, the end after max_iter pairs with variables shrunk), 'W' for reconstruct_gradient's "using -h 0
-# may be faster" (fewer than half the active variables free).
+# may be faster" (fewer than half the active variables free). Live (issue 48): svm-train prints them as the solver
+# runs, so an event is also appended, as the text it prints, to a Text shared with a Python thread (Work.live: a
+# Channel of solve(), or OneVsOne's own text) under its lock, a plain OS lock taken without the GIL (an event
+# per min(l, 1000) iterations: nothing to measure); the thread takes what is there a few times a second and prints
+# it (llsvm/report.py's Reporter.live). No Python call happens inside nogil.
 from libc.math cimport INFINITY, fabs, isfinite
 from libc.stdint cimport int64_t
 from libc.stdio cimport snprintf
 from libc.stdlib cimport malloc, free, realloc
 from libc.string cimport memcpy, memset, strlen
+from cpython.pythread cimport (PyThread_type_lock, PyThread_allocate_lock, PyThread_free_lock,
+                               PyThread_acquire_lock, PyThread_release_lock, WAIT_LOCK)
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
 import numpy as np
@@ -50,6 +56,91 @@ from llsvm._ext._stop cimport stop_requested, check_stop
 from smo_step cimport same_label_step
 
 cdef double TAU = 1e-12
+
+cdef struct Text:
+    char* buf
+    int64_t n
+    int64_t cap
+    bint lost
+    PyThread_type_lock lock     # NULL: one thread only; else held to append and to take (a reader thread)
+
+
+cdef void _put(Text* t, const char* s, int64_t n) noexcept nogil:
+    if t.lock == NULL:
+        _append(t, s, n)
+    else:
+        PyThread_acquire_lock(t.lock, WAIT_LOCK)
+        _append(t, s, n)
+        PyThread_release_lock(t.lock)
+
+
+cdef void _append(Text* t, const char* s, int64_t n) noexcept nogil:
+    cdef char* grown
+    cdef int64_t cap
+    if t.lost:
+        return
+    if t.n + n > t.cap:
+        cap = t.cap * 2 if t.cap else 4096
+        while cap < t.n + n:
+            cap *= 2
+        grown = <char*>realloc(t.buf, cap)
+        if grown == NULL:
+            t.lost = True
+            return
+        t.buf = grown
+        t.cap = cap
+    memcpy(t.buf + t.n, s, n)
+    t.n += n
+
+
+cdef inline void _puts(Text* t, const char* s) noexcept nogil:
+    _put(t, s, strlen(s))
+
+
+cdef void _putf(Text* t, double x) noexcept nogil:
+    """x as svm-train's printf("%f") writes it (a NaN with its sign: "-nan" for 0/0 or inf - inf)."""
+    cdef char b[400]                # "%f" of the largest double: 317 characters
+    _put(t, b, snprintf(b, 400, "%f", x))
+
+
+cdef void _puti(Text* t, int64_t v) noexcept nogil:
+    cdef char b[32]
+    _put(t, b, snprintf(b, 32, "%lld", <long long>v))
+
+
+cdef str _take(Text* t):
+    """The text appended since the last take (ASCII), and forget it; under its lock when it has one."""
+    if t.lock != NULL:
+        with nogil:
+            PyThread_acquire_lock(t.lock, WAIT_LOCK)
+    try:
+        out = t.buf[:t.n].decode("ascii") if t.n else ""
+        t.n = 0
+    finally:
+        if t.lock != NULL:
+            PyThread_release_lock(t.lock)
+    return out
+
+
+cdef class Channel:
+    """Where solve(live=) writes the Solver's progress as it runs (LIBSVM's '.', '*' and its warning's text), for
+    a Python thread to take() and print while the solve holds no GIL."""
+    cdef Text text
+
+    def __cinit__(self):
+        memset(&self.text, 0, sizeof(Text))
+        self.text.lock = PyThread_allocate_lock()
+        if self.text.lock == NULL:
+            raise MemoryError("a lock for the live progress could not be allocated")
+
+    def __dealloc__(self):
+        if self.text.lock != NULL:
+            PyThread_free_lock(self.text.lock)
+        free(self.text.buf)
+
+    def take(self):
+        """The progress text written since the last take."""
+        return _take(&self.text)
 
 cdef enum:
     LOWER_BOUND = 0
@@ -83,12 +174,18 @@ cdef struct Work:
     int64_t ev_n
     int64_t ev_cap
     bint ev_lost
+    Text* live              # NULL, or where the events are also written, as their text, as they happen
     int64_t cap             # the variables the arrays hold (_reserve)
     void* block             # the arrays above, in one allocation
 
 
 cdef void _event(Work* w, char c) noexcept nogil:
     cdef char* grown
+    if w.live != NULL:
+        if c == b'W':
+            _puts(w.live, "\nWARNING: using -h 0 may be faster\n")
+        else:
+            _put(w.live, &c, 1)
     if w.ev_n == w.ev_cap:
         grown = <char*>realloc(w.ev, 2 * w.ev_cap)
         if grown == NULL:
@@ -691,7 +788,7 @@ cdef void _box(const RowView* v, const int64_t* rows, const int64_t* index, int6
 
 def solve(KernelCache cache not None, const signed char[::1] y, const double[::1] p, double[::1] alpha,
           double Cp, double Cn, const double[::1] QD, double eps=1e-3, max_iter=None, bint shrinking=True,
-          bint nu=False):
+          bint nu=False, Channel live=None):
     """LIBSVM's Solver on the cache's l-row problem, in the cache's current order: labels y (+1/-1), linear term
     p, box C_i = Cp or Cn times the weight of the variable's row when the cache's view has row weights (scikit-
     learn's weighted LIBSVM: C_i = W_i C_{y_i}; a DoubledCache's two variables of a row share its weight), QD the
@@ -706,7 +803,8 @@ def solve(KernelCache cache not None, const signed char[::1] y, const double[::1
     unshrunk (whether the one-time unshrink at m - M <= 10 eps happened) and events (LIBSVM's progress, bytes of
     '.', '*' and 'W', see the top; None when memory for them ran out), r (Solver_NU's r with nu=True: LIBSVM's
     nu-SVC and nu-SVR, whose pair comes from one class and whose rho and r come from the two classes' free
-    variables; 0 otherwise)."""
+    variables; 0 otherwise). live: a Channel that receives the events' text as they happen (they are in `events`
+    too)."""
     cdef int64_t l = cache.l
     cdef int rc = 0
     if y.shape[0] != l or p.shape[0] != l or alpha.shape[0] != l or QD.shape[0] != l:
@@ -738,6 +836,8 @@ def solve(KernelCache cache not None, const signed char[::1] y, const double[::1
                 "n_shrink": 1 if shrinking else 0, "min_active_size": 0, "unshrunk": bool(shrinking and not nu),
                 "events": b"*.*" if shrinking and not nu else b".*", "r": -np.nan if nu else 0.0}
     memset(&w, 0, sizeof(Work))
+    if live is not None:
+        w.live = &live.text
     try:
         if _reserve(&w, l) != 0:
             raise MemoryError(f"SMO: the work arrays for {l} variables could not be allocated")
@@ -837,45 +937,6 @@ cdef enum:
     NR_FOLD = 5
 
 
-cdef struct Text:
-    char* buf
-    int64_t n
-    int64_t cap
-    bint lost
-
-
-cdef void _put(Text* t, const char* s, int64_t n) noexcept nogil:
-    cdef char* grown
-    cdef int64_t cap
-    if t.lost:
-        return
-    if t.n + n > t.cap:
-        cap = t.cap * 2 if t.cap else 4096
-        while cap < t.n + n:
-            cap *= 2
-        grown = <char*>realloc(t.buf, cap)
-        if grown == NULL:
-            t.lost = True
-            return
-        t.buf = grown
-        t.cap = cap
-    memcpy(t.buf + t.n, s, n)
-    t.n += n
-
-
-cdef inline void _puts(Text* t, const char* s) noexcept nogil:
-    _put(t, s, strlen(s))
-
-
-cdef void _putf(Text* t, double x) noexcept nogil:
-    """x as svm-train's printf("%f") writes it (a NaN with its sign: "-nan" for 0/0 or inf - inf)."""
-    cdef char b[400]                # "%f" of the largest double: 317 characters
-    _put(t, b, snprintf(b, 400, "%f", x))
-
-
-cdef void _puti(Text* t, int64_t v) noexcept nogil:
-    cdef char b[32]
-    _put(t, b, snprintf(b, 32, "%lld", <long long>v))
 
 
 cdef inline double _now() noexcept nogil:
@@ -927,6 +988,9 @@ cdef class OneVsOne:
         memset(&self.w, 0, sizeof(Work))
         memset(&self.text, 0, sizeof(Text))
         self.block = NULL
+        self.text.lock = PyThread_allocate_lock()     # take_text() may run in a thread while run() solves
+        if self.text.lock == NULL:
+            raise MemoryError("a lock for the one-vs-one text could not be allocated")
 
     def __init__(self, KernelCache cache not None, const int64_t[::1] perm, const int64_t[::1] start,
                  const int64_t[::1] count, const int64_t[::1] first, const int64_t[::1] second,
@@ -987,6 +1051,8 @@ cdef class OneVsOne:
         _release(&self.w)
         free(self.w.ev)
         free(self.text.buf)
+        if self.text.lock != NULL:
+            PyThread_free_lock(self.text.lock)
         free(self.block)
 
     cdef int _problem(self, KernelCache c, const int64_t* rows, const signed char* y, int64_t l, double Cp,
@@ -1021,6 +1087,7 @@ cdef class OneVsOne:
                 lim = 10000000
         if _reserve(&self.w, l) != 0:
             return NO_MEMORY
+        self.w.live = NULL if self.quiet else &self.text   # the Solver's progress into the text as it runs
         if _run(c, &self.w, y, self.p, self.alpha, self.QD, self.C, self.eps, lim, self.shrinking, self.is_nu, restore,
                 self.G, &o):
             return STOPPED
@@ -1066,19 +1133,12 @@ cdef class OneVsOne:
         return 0
 
     cdef void _lines(self, const double* st, int64_t l, double Cp, double Cn) noexcept nogil:
-        """svm-train's lines of the problem just solved (smo.py's report_problem): the Solver's progress, the
-        iteration-limit warning, `optimization finished`, nu-SVC's `C = ` or C-SVC's `nu = ` (when Cp = Cn > 0),
+        """svm-train's lines of the problem just solved (smo.py's report_problem), after the Solver's progress
+        (in the text already: Work.live): the iteration-limit warning, `optimization finished`, nu-SVC's `C = ` or C-SVC's `nu = ` (when Cp = Cn > 0),
         `obj, rho`, `nSV, nBSV`."""
         cdef Text* t = &self.text
-        cdef int64_t k
         if self.quiet:
             return
-        if not self.w.ev_lost:
-            for k in range(self.w.ev_n):
-                if self.w.ev[k] == b'W':
-                    _puts(t, "\nWARNING: using -h 0 may be faster\n")
-                else:
-                    _put(t, &self.w.ev[k], 1)
         if not st[S_CONV]:
             _put(t, self.warn_p, self.warn_n)
         _puts(t, "\noptimization finished, #iter = ")
@@ -1276,10 +1336,9 @@ cdef class OneVsOne:
         return q, rc
 
     def take_text(self):
-        """The lines of the pairs run since the last call (svm-train's), and forget them."""
-        out = (<char*>self.text.buf)[:self.text.n].decode("ascii") if self.text.n else ""
-        self.text.n = 0
-        return out
+        """The lines of the pairs run since the last call (svm-train's), and forget them; also from another thread
+        while run() solves (the progress as it comes)."""
+        return _take(&self.text)
 
 
 def ovo_model(const double[::1] coef, const int64_t[::1] offsets, const int64_t[::1] start,

@@ -545,7 +545,10 @@ OPTIONS = (
            "as many as the memory available holds at 128 MiB a worker).", kind=Count(1),
            metavar="N"),
     Option("--progress", "progress", "command",
-           "Progress bars on stderr (default: when stderr is a terminal and not -q).", decls=("--progress/--no-progress",),
+           "Progress bars on stderr (default: when stderr is a terminal and not -q), with a total and an ETA where "
+           "the work's size is known: the input's bytes (or a binary file's rows), the passes of -s llsvm, bm and "
+           "streamsvm, -v's folds, --grid's fits, --dask's tasks. LIBSVM's dots (-s smo and the other LIBSVM types) "
+           "are printed on stdout as the solver runs, with or without it.", decls=("--progress/--no-progress",),
            kind=bool),
     Option("--zero-based", "zero_based", "command", "Text input has 0-based feature indices (implied by -t 4).",
            kind=bool),

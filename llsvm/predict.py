@@ -7,7 +7,9 @@ import numpy as np
 from .dataset import RowError
 from .measures import RegressionSums, binary_scores, model_labels
 from .io import open_dataset, row_error_at_line
+from .report import size_bar
 from .sources import display_name
+from .textio import TextStream
 
 # a block of test rows (CSR bytes) and the text read at a time to make it: LIBLINEAR's predict reads line by line, so
 # both are small (8 MB and 1 MB: llsvm-predict on usps.t with a kernel model peaks 10 MB lower than with 32 and
@@ -75,7 +77,12 @@ def predict_file(model, test_path, out, *, dec_out=None, probability=False, zero
     try:
         if probability:
             out.write(model.probability_header() + "\n")
-        for block in ds.iter_blocks(max_bytes=BLOCK_BYTES):
+        # the bar: a text file's bytes (the reader counts them), a binary file's rows
+        by_rows = progress is not None and not isinstance(ds, TextStream)
+        if by_rows:
+            size_bar(progress, getattr(ds, "n_rows", None), "rows")
+        for block in ds.iter_blocks(max_bytes=BLOCK_BYTES, **({} if by_rows or progress is None else
+                                                               {"progress": progress})):
             # the block as the model reads it (a hashed model: mapped to its 2^B hashed features), once
             rows = model.prepare(block)
             try:
@@ -98,7 +105,7 @@ def predict_file(model, test_path, out, *, dec_out=None, probability=False, zero
             sums.add(pred, y)
             if evaluation is not None:
                 evaluation.add(y, pred, _scores(model, dec, evaluation))
-            if progress is not None:
+            if by_rows:
                 progress.update(block.n_rows)
     finally:
         if hasattr(ds, "close"):

@@ -24,6 +24,7 @@ from ._ext._libsvm import (CSRBuilder, MemoryPool, format_text, last_newline, pa
                           ST_LINE_LONG, ST_OK, ST_QID, ST_VALUE, ST_VALUE_FLOAT32, ST_VALUE_NONFINITE)
 from .dataset import CSRDataset, Dataset, label_table
 from .errors import QUOTE_LIMIT, DataFormatError, quote
+from .report import size_bar
 from .sources import TextSource
 
 DEFAULT_CHUNK = 16 << 20
@@ -161,6 +162,9 @@ class _Scanner:
 
     def _chunks(self, take_each, with_text):
         src = self.source
+        if self.progress is not None and src.raw_position() is not None:
+            # the file's bytes (compressed: the compressed bytes read), as the bar counts them
+            size_bar(self.progress, src.total_bytes, "B")
         chunk = cap = self.chunk_size
         buf = np.empty(cap + 1, dtype=np.uint8)   # +1: room for a final newline
         filled = 0

@@ -311,3 +311,23 @@ def linear_primal(X, y, w, C, loss, p=0.0, sample_weight=None):
     if sample_weight is None:
         return 0.5 * float(w @ w) + C * float(losses.sum())
     return 0.5 * float(w @ w) + C * float(np.asarray(sample_weight) @ losses)
+
+
+@pytest.fixture
+def bars(monkeypatch):
+    """Every stage of every bar a run shows: (desc, unit, total, n) as it closes or goes on to its next stage."""
+    from llsvm import report
+    seen = []
+
+    class Recording(report._bar_class()):
+        def reset(self, total=None):
+            seen.append((self.desc, self.unit, self.total, self.n))
+            super().reset(total)
+
+        def close(self):
+            if not self.disable and self.reporter is not None:
+                seen.append((self.desc, self.unit, self.total, self.n))
+            super().close()
+
+    monkeypatch.setattr(report, "_Bar", Recording)
+    return seen

@@ -227,6 +227,19 @@ def test_cli_cross_validation_on_the_cluster(client, two, five, args, tmp_path):
     assert json.loads(j.read_text())["dask"]["tasks"] == 4
 
 
+def test_the_tasks_have_a_bar(client, two, bars):
+    """--dask's tasks on a bar with their total (issue 48): -v 4 on the cluster, four tasks, each counted as it
+    ends; --grid, a task per width and fold."""
+    from llsvm.report import Reporter
+    said = []
+    reporter = Reporter(progress=True, out=said.append, err=said.append)
+    lldask.cross_validation(two, 4, client=client, reporter=reporter, solver=1)
+    assert bars == [("Dask tasks", "tasks", 4, 4)]
+    bars.clear()
+    lldask.grid_search(two, 3, "C=1,2;gamma=0.1,1", client=client, reporter=reporter, solver="smo")
+    assert bars == [("Dask tasks", "tasks", 6, 6)]
+
+
 def test_input_must_be_one_binary_file(five, tmp_path):
     text = tmp_path / "t.txt"
     text.write_text("1 1:1\n-1 2:1\n")

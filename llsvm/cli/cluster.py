@@ -14,7 +14,7 @@ def train_command(path, req, grid, reporter):
         dask.quiet_resource_tracker()
     if req.find_C:
         path = dask.one_file(dask.binary_files(path))          # refused before the search's first line
-        with dask.Session(None, req.dask, req.workers) as s:
+        with dask.Session(None, req.dask, req.workers, reporter) as s:
             return find_C_command(functools.partial(dask.find_parameter_C, client=s.client,
                                                     weight_file=req.weight_file), path, req, reporter)
     where = {"address": req.dask, "workers": req.workers, "params": req.params, "reporter": reporter,

@@ -13,6 +13,7 @@ lost cluster is a ClusterError), say the text they printed, start again a run th
 import contextlib
 import glob
 import os
+import threading
 import time
 import weakref
 from concurrent.futures import CancelledError
@@ -288,21 +289,35 @@ def _two_class_primal(params, head):
     return params.spec.task == "regression" or (head.labels is not None and head.labels.size == 2)
 
 
-class Session:
-    """The client of a call: the one given, or one connect() makes (closed on the way out)."""
+# the reporter whose bars show the tasks of the Session running (a bar per _gather; none outside a Session)
+_progress = threading.local()
 
-    def __init__(self, client, address, workers):
+
+class Session:
+    """The client of a call: the one given, or one connect() makes (closed on the way out). `reporter`: its bars
+    (issue 48) show the local cluster's start (its time) and, while the Session is entered, each gather's tasks
+    (done of how many)."""
+
+    def __init__(self, client, address, workers, reporter=None):
         self.own = client is None
         self.cluster = None
+        self.reporter = reporter
         if self.own:
-            client, self.cluster = connect(address, workers)
+            waiting = reporter.waiting("starting a local Dask cluster" if address in (None, LOCAL) else
+                                       f"connecting to {address}") if reporter is not None else \
+                contextlib.nullcontext()
+            with waiting:
+                client, self.cluster = connect(address, workers)
         self.client = client
         self.address = getattr(client, "scheduler", None) and client.scheduler.address or address
 
     def __enter__(self):
+        self._outer = getattr(_progress, "reporter", None)
+        _progress.reporter = self.reporter
         return self
 
     def __exit__(self, exc_type, exc, tb):
+        _progress.reporter = self._outer
         if self.own:
             _close(self.client, self.cluster, fast=exc_type is not None)
 
@@ -334,7 +349,7 @@ def cross_validation(data, nr_fold, *, client=None, address=LOCAL, workers=None,
         raise ParameterError("no training data")
     src = weighted_source(path, weight_file, head, params)
     n_folds = min(nr_fold, n_rows)               # leave-one-out when there are more folds than rows
-    with Session(client, address, workers) as s:
+    with Session(client, address, workers, rep) as s:
         done = s.gather([s.client.submit(cv_task, src, params, nr_fold, i, rep.quiet, pure=False)
                          for i in range(n_folds)])
         n_workers = _workers(s.client)
@@ -366,7 +381,7 @@ def grid_search(data, nr_fold, grid, *, client=None, address=LOCAL, workers=None
     src = weighted_source(path, weight_file, head, params)
     n_folds = min(nr_fold, n_rows)               # LIBSVM's leave-one-out when there are more folds than rows
     plan = GridPlan.make(params, grid, [None] * n_folds, None)     # the folds' rows stay on the workers
-    with Session(client, address, workers) as s:
+    with Session(client, address, workers, rep) as s:
         futures = [[s.client.submit(grid_task, src, params, nr_fold, grid, w, f, True if w or f else rep.quiet,
                                     pure=False) for f in range(n_folds)] for w in range(len(plan.widths))]
         done = s.gather([x for row in futures for x in row])
@@ -447,7 +462,7 @@ def find_parameter_C(data, nr_fold, *, client=None, address=LOCAL, workers=None,
     if head.n_rows == 0:
         raise ParameterError("no training data")
     path = weighted_source(path, weight_file, head, params)
-    with Session(client, address, workers) as s:
+    with Session(client, address, workers, rep) as s:
         searches, n_folds, items = s.gather([s.client.submit(csearch_plan_task, path, params, nr_fold, start_C,
                                                              start_p, pure=False)])[0]
         replay(items, rep)
@@ -775,7 +790,12 @@ def _gather(client, futures, address):
     scheduler going away, and a task whose workers kept dying, are ClusterErrors; an OSError a task raised (a worker
     that cannot read the input) is an LLSVMError naming it; a task's LLSVMError goes on up as it is."""
     distributed = _distributed()
+    reporter = getattr(_progress, "reporter", None)
+    bar = reporter.bar(total=len(futures), desc="Dask tasks", unit="tasks") if reporter is not None else None
     try:
+        if bar is not None and reporter.progress and futures:
+            for _ in distributed.as_completed(futures):     # the bar advances as each task ends, in any order
+                bar.update(1)
         return client.gather(futures)
     except (KeyboardInterrupt, SystemExit):          # Ctrl-C, or the CLI's signal handler (exit 130 / 143)
         client.cancel(futures)
@@ -792,6 +812,9 @@ def _gather(client, futures, address):
         # the scheduler went away (Dask cancels every future of a client that lost it)
         raise ClusterError(f"the Dask cluster at {address} went away during the run ({reason}); no model written") \
             from None
+    finally:
+        if bar is not None:
+            bar.close()
 
 
 def _workers(client):
@@ -813,7 +836,7 @@ def train(data, *, client=None, address=LOCAL, workers=None, params=None, report
     head = headers(paths)
     silent = reporter is None and say is None
     src = weighted_source(paths[0], weight_file, head, params)       # (a run over several files: its parts')
-    with Session(client, address, workers) as s:
+    with Session(client, address, workers, rep) as s:
         if _two_class_dual(params, head) or _two_class_primal(params, head):
             run = _cocoa(s, head, params, rep, local_epochs, parts, time.perf_counter()) if \
                 _two_class_dual(params, head) else _newton(s, head, params, rep, parts, time.perf_counter())

@@ -19,6 +19,7 @@ from .._ext import _linear as KL
 from .. import memory
 from .._ext._random import rng_state
 from ..params import echo
+from ..report import restage
 from .common import EMPTY_ROWS, Classes, FitResult, sq_norm
 from .outofcore import STREAM_JSON_FIELDS, StreamedSolver, stream_metrics
 
@@ -140,9 +141,13 @@ class BlockMinimizationSolver(StreamedSolver):
             for p in active:
                 # the certificate of this outer iteration: valid while every block is skipped (w unchanged)
                 p.cert = {"max_violation": 0.0, "loss": 0.0, "all_skipped": True}
+            # the bar: this outer iteration's rows, and the iterations so far of the most the run makes
+            restage(self.progress, f"outer iteration {it + 1} of at most {self.max_iter}", n_rows, "rows")
             for unit in self._units(src, limit):
                 n_blocks += 1
                 self._visit(unit, n_blocks, it, active, classes, n_feat, t0)
+                if self.progress is not None:
+                    self.progress.update(unit.n_rows)
                 del unit            # the block's memory is free before the next one is loaded
             self._once.info(".")
             for p in list(active):

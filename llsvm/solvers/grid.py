@@ -177,12 +177,13 @@ def grid_plan(ds, nr_fold, grid, params, reporter):
     return GridPlan.make(params, grid, folds, seeds_of_folds)
 
 
-def fold_cells(ds, plan, w, f, positive=None, keep=False):
+def fold_cells(ds, plan, w, f, positive=None, keep=False, bar=None):
     """Width w and fold f of a plan: every C trained on the fold's other rows and tested on its rows, the C values
     in order sharing the solver's kernel state. One record per C: wrong (test rows misclassified), wall, cpu,
     fit_s, fit_cpu, viol (None when the solver counts none), nSV, gamma (the kernel width the model used; None
     for -t 4, which has none); with `keep` (--measure) also te, pred (the test rows and their labels) and, with
-    `positive` (auc), score (their decision values oriented to that class)."""
+    `positive` (auc), score (their decision values oriented to that class). `bar`: a progress bar advanced by
+    one at each C."""
     spec = plan.params.spec
     silent = as_reporter()
     opts = plan.options(plan.widths[w])
@@ -206,6 +207,8 @@ def fold_cells(ds, plan, w, f, positive=None, keep=False):
         if keep:
             out[-1].update(te=te, pred=np.asarray(pred, np.float64),
                            score=None if positive is None else fold_scores(model, dec, pred, positive))
+        if bar is not None:
+            bar.update(1)
     return out
 
 
@@ -263,8 +266,11 @@ def grid_search(data, nr_fold, grid, y=None, *, params=None, reporter=None, say=
         check_measures((measure,), labels is None, None if labels is None else len(labels))
         measured = (measure, labels, ds.y)
         positive = positive_label(labels) if measure == "auc" else None
-    runs = [[fold_cells(ds, plan, w, f, positive, keep=measured is not None) for f in range(len(plan.folds))]
-            for w in range(len(plan.widths))]
+    n_cells, n_folds = len(plan.widths) * len(plan.Cs), len(plan.folds)
+    # the bar: every cell's fit on every fold, in the order they run (width, fold, C)
+    with reporter.bar(total=n_cells * n_folds, desc=f"grid, {n_cells} cells x {n_folds} folds", unit="fits") as bar:
+        runs = [[fold_cells(ds, plan, w, f, positive, keep=measured is not None, bar=bar)
+                 for f in range(n_folds)] for w in range(len(plan.widths))]
     return grid_cells(plan, ds.n_rows, runs, measured)
 
 

@@ -28,6 +28,7 @@ from .._ext import _h1
 from ..errors import ParameterError
 from ..options import H1Options, SMOOptions
 from ..params import echo
+from ..report import as_reporter
 from .common import TREE_OBJECT_BYTES, FitResult, Seeds, check_ovo, group_classes
 from .folds import stratified_folds
 # dense arrays of the weight vector's size a node holds (cext/_h1.pyx solve_node: w, and its d and ssum; with
@@ -262,14 +263,6 @@ def _check_memory(ds, k, opts):
     memory.check_weights(ds.n_features, H1_WORK_VECTORS)
 
 
-class _Silent:
-    def info(self, text):
-        pass
-
-    def warning(self, text):
-        pass
-
-
 def _setup(ds, params, reporter, n_features=None):
     """(num_features, resolved options, labels, class of every row) of a run; refused when it cannot fit; with a
     reporter, LIBSVM's one-class warning."""
@@ -322,7 +315,7 @@ class TreeRun:
         validation rows)), with the RBF node trained on them silently: per pair (the cut, [(accuracy, expected
         cost) of every cut])."""
         tr, va = split
-        return _cuts(self.ds, self.cls, self.labels, self.opts, va, lists, self.rbf(_Silent(), rows=tr))
+        return _cuts(self.ds, self.cls, self.labels, self.opts, va, lists, self.rbf(as_reporter(), rows=tr))
 
     def auto_cuts(self, reporter):
         """The cuts chosen on a stratified 20 % validation split (or the training rows), its warnings to

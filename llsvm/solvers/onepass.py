@@ -50,9 +50,10 @@ from ..models.linear import Model
 from .._ext._random import rng_state
 from ..memory import MIN_BUDGET
 from ..params import echo
+from ..report import restage
 from .common import (EMPTY_ROWS, PROBLEM_OBJECT_BYTES, Classes, FitResult, class_costs, problem_seed, sq_norm,
                      report_finished, stacked_weights, warn_max_iter)
-from .outofcore import Input, OutOfCoreSolver
+from .outofcore import Input, OutOfCoreSolver, counted
 
 ROW_BYTES = 48            # a loaded active row: label, offset, row id, alpha, QD, order, sign
 WEIGHT_BYTES = 8          # and its weight, when the rows are weighted (the active-set file keeps the column)
@@ -516,6 +517,8 @@ class OnePassSolver(OutOfCoreSolver):
                 p.trace.blocks.append(blocks)
                 p.trace.seconds.append(time.perf_counter() - t0)
                 p.output.append(".")
+                if self.progress is not None:       # the bar counts the outer iterations (its total is unknown)
+                    self.progress.update(1)
                 # the paper's rule; with re-check passes, also not before the last sweep over the active set found
                 # its violations within eps / 2 (LIBLINEAR's shrinking loop asks eps of its active set; the half
                 # leaves room for the rows that move after their step in the sweep, so that the re-check pass, which
@@ -607,6 +610,10 @@ class OnePassSolver(OutOfCoreSolver):
             # LIBLINEAR's warning, once every class is known
             class_costs(self.C, self.weights, labels, self._once)
             budget = self._block_budget(problems, n_rows, cap)
+            # the first pass's bar, at its next stage (and again before each block optimization that follows a
+            # re-check pass)
+            optimizing = f"block optimization (at most {self.max_iter} outer iterations)"
+            restage(self.progress, optimizing, unit="it")
             swapped = Classes(labels).swapped
             if self.opt.keep_active_set:
                 os.makedirs(self.opt.keep_active_set, exist_ok=True)
@@ -643,6 +650,7 @@ class OnePassSolver(OutOfCoreSolver):
                         break
                     for p in todo:
                         self._merge(p, cap)
+                    restage(self.progress, optimizing, unit="it")
                     each(outer, todo)
                 if self.opt.return_alpha or self.opt.keep_active_set:
                     for p in problems:        # the rows the last pass returned (for their alpha)
@@ -782,7 +790,10 @@ class OnePassSolver(OutOfCoreSolver):
                 st[rows] |= IN_SET
                 p.check[2] += k
 
-        for block in src.blocks(read_ahead=self.READ_AHEAD):
+        # the bar: this pass's rows, and the passes so far of the most the run makes (--max-passes)
+        restage(self.progress, f"re-check pass {todo[0].rechecks + 1} of at most {self.opt.max_passes}",
+                src.n_rows if src.known else None, "rows")
+        for block in counted(src.blocks(read_ahead=self.READ_AHEAD), self.progress):
             if block.n_rows == 0:
                 continue
             cls, _ = classes.add(block.y)

@@ -15,7 +15,7 @@ from ..errors import DataFormatError, LLSVMError, ParameterError
 from ..fileutil import remove_tree, temporary_dir
 from ..models.linear import Model
 from ..params import Params, echo
-from ..report import as_reporter
+from ..report import as_reporter, size_bar
 from ..sources import prefetched
 from ..textio import DEFAULT_CHUNK, DEFAULT_MAX_LINE, line_limit
 from .common import Classes, FitResult, class_costs, problem_seed, report_finished, stacked_weights, warn_max_iter
@@ -124,14 +124,16 @@ class Input:
 
     def blocks(self, prefetch=False, progress=False, read_ahead=False):
         """One pass, blocks in order, each with first_row. `prefetch`: text is parsed on a helper thread, one block
-        ahead; `progress`: text blocks advance the progress bar. A binary file's blocks are read one at a time
-        (see binary_blocks), each into the buffer of an earlier one that nothing views any more; with
+        ahead; `progress`: the blocks advance the progress bar (text: its bytes; binary: its rows, of the
+        header's). A binary file's blocks are read one at a time (see binary_blocks), each into the buffer of an earlier one that nothing views any more; with
         `read_ahead`, the next one is read (and checked) on a helper thread while the consumer works on the
         current one, which it must drop (del) before it asks for the next: two blocks of the file at most."""
         if self.memory:
             it = self.blocks_of(self.block_bytes)
         elif self.binary:
             it = self.binary_blocks(self.block_bytes)
+            if progress and self.progress is not None:      # the rows its header gives
+                it = counted(it, self.progress, self.ds.n_rows)
             if read_ahead:
                 return prefetched(self._weighted_pass(it) if self.row_weights is not None else it, bounded=True)
         else:
@@ -556,3 +558,19 @@ def stream_metrics(model, params, trace_key):
         trace_key: per[0][trace_key] if len(per) == 1 else None,
         "classes": per,
     }
+
+
+def counted(blocks, bar, total=None, unit="rows"):
+    """`blocks` as they come, each counted on `bar` by its rows once the consumer is done with it (asks for the
+    next), no reference to it kept; `total`: the rows of the pass, when known. No bar (None): the blocks alone."""
+    if bar is None:
+        yield from blocks
+        return
+    size_bar(bar, total, unit)
+    for block in blocks:
+        n = block.n_rows
+        held = [block]
+        del block               # not held here while the consumer asks for the next (read_ahead's rule)
+        yield held.pop()
+        bar.update(n)
+    bar.refresh()                   # the pass's end shown, however fast it was

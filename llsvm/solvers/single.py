@@ -81,7 +81,7 @@ def fit(ds, params, reporter, n_features=None, context=None):
         C = 1.0
         hint = f"kernel values up to {top:g}; scale the features"
     out = solve(view, rows, y, p, alpha, C, C, opts, sq, params.eps, params.max_iter, params.threads,
-                nu=spec.name == "nu_svr", doubled=svr)
+                nu=spec.name == "nu_svr", doubled=svr, reporter=reporter)
     out.pop("cache")
     coef = alpha[:l] - alpha[l:] if svr else alpha
     if l:

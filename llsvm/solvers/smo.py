@@ -16,10 +16,12 @@ What svm_train does for C_SVC (LIBSVM 3.x, svm.cpp), step by step, with llsvm's 
   j's; rho of every pair (llsvm.models.svm.SVMModel, LIBSVM's model file).
 Output lines as svm-train prints them per pair (`optimization finished, #iter = N`, `nu = ` when Cp = Cn,
 `obj = , rho = `, `nSV = , nBSV = `) and `Total nSV = ` at the end, each pair's after LIBSVM's progress: '.' every
-min(l, 1000) iterations, '*' at each rebuild of the gradient, and "WARNING: using -h 0 may be faster" (cext/_smo.pyx
-records them, progress_text prints them).
+min(l, 1000) iterations, '*' at each rebuild of the gradient, and "WARNING: using -h 0 may be faster", live as the
+solver runs, as svm-train prints them (issue 48: cext/_smo.pyx writes them into a locked text a thread of
+Reporter.live prints a few times a second; progress_text makes the same text of a solve's events).
 gamma 0 or not given is 1/num_features (the largest feature index of the training data), as svm-train sets it.
 """
+import contextlib
 import math
 from collections.abc import Sequence
 
@@ -48,8 +50,9 @@ def max_iter_default(l):
 def report_problem(reporter, out, line=""):
     """svm-train's lines of one problem: the Solver's progress, the iteration-limit warning, `optimization
     finished`, the type's own line (C-SVC and epsilon-SVR: `nu = `, nu-SVC: `C = `, nu-SVR: `epsilon = `; "":
-    none), `obj, rho`, `nSV, nBSV`."""
-    reporter.info(progress_text(out["events"]))
+    none), `obj, rho`, `nSV, nBSV`. The progress is said already when the solve said it live (out["live"])."""
+    if not out.get("live"):
+        reporter.info(progress_text(out["events"]))
     if not out["converged"]:
         reporter.info(WARN_MAX_ITER)
     reporter.info(f"\noptimization finished, #iter = {out['n_iter']}\n")
@@ -67,13 +70,14 @@ def progress_text(events):
 
 
 def solve(view, rows, y, p, alpha, Cp, Cn, opts, sq, eps, max_iter=None, n_threads=1, cache=None, nu=False,
-          doubled=False):
+          doubled=False, reporter=None):
     """LIBSVM's Solver over positions that are rows of the view (a row may come twice: epsilon-SVR's 2l
     variables), labels y (+1/-1), linear term p, feasible start alpha (receives the solution), box Cp / Cn: the
     result dict of _smo.solve, with "cache", the kernel cache back in its first row order. cache: a KernelCache of
     an earlier solve over the same rows and kernel (the grid search), or None. doubled: rows is m rows twice
     (epsilon-SVR's and nu-SVR's 2m variables), and the cache holds the m rows' columns once (KK.DoubledCache, LIBSVM's
-    SVR_Q)."""
+    SVR_Q). reporter: says the Solver's progress live (out["live"] True), as svm-train prints it; None: not said
+    (out["events"] holds it, for report_problem)."""
     l = rows.size
     params = opts.kernel_params()
     QD = np.empty(l, np.float64)
@@ -87,10 +91,13 @@ def solve(view, rows, y, p, alpha, Cp, Cn, opts, sq, eps, max_iter=None, n_threa
     # a huge C (-c 1e308) may overflow the certificate's sums (inf or nan, reported as such) or the solve itself
     # (the caller refuses a rho or coefficient that is not finite: check_pair_finite); numpy's RuntimeWarnings
     # never reach stderr
-    with np.errstate(over="ignore", invalid="ignore"):
+    channel = _smo.Channel() if reporter is not None else None
+    with np.errstate(over="ignore", invalid="ignore"), \
+            (reporter.live(channel.take) if channel is not None else contextlib.nullcontext()):
         out = _smo.solve(cache, y, p, alpha, Cp, Cn, QD, eps=eps,
                          max_iter=max_iter_default(l) if max_iter is None else max_iter,
-                         shrinking=bool(opts.shrinking), nu=nu)
+                         shrinking=bool(opts.shrinking), nu=nu, live=channel)
+    out["live"] = channel is not None and l > 0          # no rows: no solve, the events as LIBSVM's (_smo.solve)
     cache.reset_order()
     out["cache"] = cache
     return out
@@ -238,13 +245,14 @@ class PairsRun:
         coef = np.empty(int(off[-1]), np.float64)
         stats = np.empty((n, len(_smo.PAIR_STATS)), np.float64)
         p = 0
-        while p < n:
-            q, status = engine.run(p, n, BATCH_SECONDS, coef[off[p]:], stats[p:],
-                                   None if perms is None else perms[off[p]:])
-            reporter.info(engine.take_text())
-            if status != _smo.PAIRS_OK:
-                self._refuse(q, status, coef[off[q]:off[q + 1]], stats[q])
-            p = q
+        with reporter.live(engine.take_text if n else str) as say:     # the dots as the pairs are solved
+            while p < n:
+                q, status = engine.run(p, n, BATCH_SECONDS, coef[off[p]:], stats[p:],
+                                       None if perms is None else perms[off[p]:])
+                say()
+                if status != _smo.PAIRS_OK:
+                    self._refuse(q, status, coef[off[q]:off[q + 1]], stats[q])
+                p = q
         col = {name: k for k, name in enumerate(_smo.PAIR_STATS)}
         prob = self.opts.probability
         return self._finish(coef, stats[:, col["rho"]], stats[:, col["probA"]] if prob else None,
@@ -261,8 +269,8 @@ class PairsRun:
         engine = self.engine(reporter)
         coef = np.empty(rows.size, np.float64)
         stats = np.empty((1, len(_smo.PAIR_STATS)), np.float64)
-        _, status = engine.run(p, p + 1, math.inf, coef, stats, perm, cache)
-        reporter.info(engine.take_text())
+        with reporter.live(engine.take_text):
+            _, status = engine.run(p, p + 1, math.inf, coef, stats, perm, cache)
         if status != _smo.PAIRS_OK:
             self._refuse(p, status, coef, stats[0])
         st = dict(zip(_smo.PAIR_STATS, stats[0].tolist()))

@@ -24,6 +24,7 @@ import numpy as np
 from .. import memory
 from .._ext._stream import SLOT_BYTES, StreamCache
 from ..errors import ParameterError
+from ..report import restage
 from .common import EMPTY_ROWS, Classes, FitResult
 from .outofcore import STREAM_JSON_FIELDS, BinaryProblem, StreamedSolver, stream_metrics
 
@@ -233,6 +234,8 @@ class StreamSVMSolver(StreamedSolver):
                 pending = 0
                 cap_changes = []        # text under a budget: [rows read, Omega] at the start, then at each set_cap
                 text_pass = writer is not None and it == 0
+                # the bar: this pass's rows (once known), and the passes so far of the most the run makes
+                restage(self.progress, f"pass {it + 1} of at most {self.max_iter}", n_rows or None, "rows")
                 blocks = src.text_pass(writer) if text_pass else src.blocks()
                 for block in blocks:
                     cls, new = classes.add(block.y)

@@ -79,10 +79,16 @@ def weighted_rows(ds):
     return ds if keep is None else ds.take_rows(keep)
 
 
-def _run(tasks, threads, reporter):
-    """Run callables task(reporter) -> result; the text of each task reaches `reporter` whole and in task order."""
+def _run(tasks, threads, reporter, bar=None):
+    """Run callables task(reporter) -> result; the text of each task reaches `reporter` whole and in task order.
+    `bar`: a progress bar advanced by one as each task's result is taken."""
     if threads <= 1 or len(tasks) <= 1:
-        return [t(reporter) for t in tasks]
+        results = []
+        for t in tasks:
+            results.append(t(reporter))
+            if bar is not None:
+                bar.update(1)
+        return results
 
     def buffered(t):
         child = reporter.buffered()
@@ -95,6 +101,8 @@ def _run(tasks, threads, reporter):
             r, child = fut.result()
             child.replay(reporter)
             results.append(r)
+            if bar is not None:
+                bar.update(1)
     return results
 
 
@@ -398,7 +406,9 @@ def cross_validation(data, nr_fold, y=None, *, params=None, reporter=None, say=N
     dec = np.zeros(ds.n_rows, np.float64) if positive is not None else None
     tasks = [(lambda i: lambda s: cv_fold(ds, params, folds, fold_seeds, i, s, positive))(i)
              for i in range(len(folds))]
-    for te, pred, *score in _run(tasks, fold_threads, reporter):
+    with reporter.bar(total=len(tasks), desc=f"{nr_fold}-fold cross validation", unit="folds") as bar:
+        done = _run(tasks, fold_threads, reporter, bar)
+    for te, pred, *score in done:
         target[te] = pred
         if dec is not None:
             dec[te] = score[0]
