@@ -330,7 +330,9 @@ def test_a_signal_kills_the_workers_rather_than_waiting_for_them(data, tmp_path,
     try:
         run.wait_for("worker-*.dirlock")
         deadline = time.monotonic() + DEADLINE
-        while not marker.exists():               # the worker has started: its preload's setup has run
+        # the worker has started: its preload's setup has run (its line written, not only the file opened: a
+        # signal between the two leaves an empty marker)
+        while not (marker.exists() and marker.read_text().endswith("\n")):
             assert run.p.poll() is None and time.monotonic() < deadline, run.p.communicate()
             time.sleep(0.02)
         os.kill(run.p.pid, sig)

@@ -838,8 +838,8 @@ def test_same_model_across_chunk_sizes(late_class):
     --memory by the CLI) and sees rows in stream order, so the model does not depend on it."""
     X, y, paths = late_class
     ref = None
-    for kind in ("text", "gzip", "binary"):
-        for chunk in (1000, 65536, 1 << 24):
+    for kind, chunks in (("text", (1000, 65536, 1 << 24)), ("gzip", (65536,)), ("binary", (1000, 1 << 24))):
+        for chunk in chunks:
             s = OnePassSolver(bias=1.0, options=LLSVMOptions())
             s.chunk = chunk
             m = s.fit(str(paths[kind]))

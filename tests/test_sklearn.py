@@ -492,22 +492,6 @@ def test_class_weights_are_refused_where_the_solver_has_no_cost_per_class(solver
     assert not (tmp_path / "m").exists()
 
 
-def test_the_pipeline_example_of_docs_python_md_runs(repo_root, shared_data, tmp_path, monkeypatch):
-    """docs/python.md's Pipeline and GridSearchCV block, as written, from a directory whose data/public is the
-    repository's."""
-    import re
-    text = (repo_root / "docs" / "python.md").read_text()
-    section = text.split("## Pipelines and grid search", 1)[1]
-    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
-    (tmp_path / "data").mkdir()
-    (tmp_path / "data" / "public").symlink_to(shared_data)
-    monkeypatch.chdir(tmp_path)
-    scope = {}
-    exec(compile(code, "docs/python.md", "exec"), scope)
-    assert scope["linear"].best_score_ > 0.75 and scope["kernel"].best_score_ > 0.75
-    assert (tmp_path / "heart.model").read_text().startswith("svm_type c_svc\n")
-
-
 # -- against scikit-learn's own estimators (LIBLINEAR and LIBSVM inside) ------------------------------------------
 
 def _with_bias(X):
