@@ -912,7 +912,7 @@ def main():
     sklearn_rows, sklearn_mem = [], []
     dask_result = None
     threads_rows = None
-    dense_text = None
+    dense_text = dense_rows = None
     ooc_rows = None
     convert_rows = None
     peers = None
@@ -1033,7 +1033,8 @@ def main():
                                          mc_dir=args.multicore, repeats=max(args.repeats, 3))
         if "dense" in parts:
             from bench_dense import bench_dense, dense_markdown
-            dense_text = dense_markdown(bench_dense(tmp, repeats=max(args.repeats, 3)))
+            dense_rows = bench_dense(tmp, repeats=max(args.repeats, 3))
+            dense_text = dense_markdown(dense_rows)
         if "convert" in parts:
             from bench_parse import bench_parse
             convert_rows = bench_parse(tmp, args.convert_rows, repeats=max(args.repeats, 5))
@@ -1123,6 +1124,8 @@ def main():
         from bench_threads import threads_markdown
         text.append("## One two-class problem on 2 threads against LIBLINEAR and liblinear-multicore -m 2 (train "
                     "calls, medians)\n\n" + threads_markdown(threads_rows))
+    if dense_text:
+        text.append("## -s 3 where rows >> features against LIBLINEAR's dual (part dense)\n\n" + dense_text)
     if ooc_rows:
         from bench_ooc import ooc_markdown
         text.append("## Out of core at --memory 64M against in-memory -s 3 (part ooc)\n\n" + ooc_markdown(ooc_rows))
@@ -1141,7 +1144,7 @@ def main():
                    "startup": startup, "contention": contention_rows, "signals": signal_rows,
                    "cli": cli, "defaults": defaults, "sklearn": sklearn_rows, "sklearn_memory": sklearn_mem,
                    "dask": dask_result,
-                   "threads": threads_rows, "ooc": ooc_rows, "convert": convert_rows, "peers": peers},
+                   "threads": threads_rows, "dense": dense_rows, "ooc": ooc_rows, "convert": convert_rows, "peers": peers},
                   f, indent=1, default=float)
     with open(os.path.join(args.out_dir, f"bench-{stamp}.md"), "w") as f:
         f.write(f"llsvm bench {stamp} ({meta['python']}, {meta['cpus']} cpus)\n\n{report}\n")
