@@ -36,6 +36,12 @@ import pytest
 if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
+# `make test` runs the suite inside make: MAKELEVEL and MAKEFLAGS (with `w`, and a jobserver) would reach the
+# `make` the tests start and change what it prints ("make[1]: Entering directory ..."). The tests' make runs as a
+# user's from a shell does.
+for _name in ("MAKELEVEL", "MAKEFLAGS", "MFLAGS", "MAKEOVERRIDES"):
+    os.environ.pop(_name, None)
+
 REPO_ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 # runs `python -m MODULE ARGS` and, at exit, writes the process's own peak RSS (VmHWM, kB) to $LLSVM_PEAK_FILE. The
