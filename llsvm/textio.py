@@ -15,6 +15,7 @@ dropped (MemoryPool), so most of a stream's pages are written without being zero
 `class_labels=True` (training a classifier) also refuses a label whose integer part does not fit int64 (llsvm's
 class labels are 64-bit integers; LIBLINEAR's C int overflows beyond 2^31), at its line and column.
 """
+import mmap
 import re
 
 import numpy as np
@@ -161,6 +162,79 @@ class _Scanner:
             raise _error(self.source.name, status, self.builder, buf, end, self.zero_based, self.max_line)
 
     def _chunks(self, take_each, with_text):
+        mm = self.source.mapped()
+        if mm is not None:
+            yield from self._mapped_chunks(mm, take_each, with_text)
+            return
+        yield from self._read_chunks(take_each, with_text)
+
+    def _mapped_chunks(self, mm, take_each, with_text):
+        """_read_chunks for a regular file read through a memory map: each chunk (whole lines, about chunk_size
+        bytes) is parsed in place in the page cache, without a copy into a buffer; only a last line without its
+        newline is copied (with one). A line longer than the chunk makes its chunk longer, up to the line limit.
+        The next chunk is asked of the disk (MADV_WILLNEED) before this one is parsed: a file not in the page
+        cache is read while the parser works.
+        Pages already parsed leave this process's resident memory as it goes (MADV_DONTNEED: the page cache
+        keeps them), so a stream's memory stays bounded by its chunk."""
+        src = self.source
+        size = len(mm)
+        arr = np.frombuffer(mm, dtype=np.uint8)
+        page = mmap.PAGESIZE
+        drop = hasattr(mm, "madvise") and hasattr(mmap, "MADV_DONTNEED")
+        ahead = hasattr(mm, "madvise") and hasattr(mmap, "MADV_WILLNEED")
+        if self.progress is not None:
+            size_bar(self.progress, size, "B")
+        pos = dropped = 0
+        try:
+            while pos < size:
+                stop = min(size, pos + self.chunk_size)
+                nl = -1 if stop == size else last_newline(arr[pos:stop], stop - pos)
+                if nl >= 0:
+                    end = pos + nl + 1
+                else:   # the last chunk, or a line longer than the chunk: up to its newline, within the line limit
+                    found = mm.rfind(b"\n", pos, size) if stop == size else \
+                        mm.find(b"\n", stop, min(size, pos + self.max_line + 1))
+                    if found >= 0:
+                        end = found + 1
+                    elif size - pos > self.max_line:
+                        raise line_too_long(src.name, self.builder.line + 1, self.max_line)
+                    else:
+                        end = size
+                if ahead and end < size:    # the next chunk is read from the disk (if it must) while this one is parsed
+                    start = end & ~(page - 1)
+                    mm.madvise(mmap.MADV_WILLNEED, start, min(size, end + self.chunk_size) - start)
+                if end == size and arr[size - 1] != 10:      # a last line without its newline: copied, with one
+                    buf = np.empty(size - pos + 1, np.uint8)
+                    buf[:-1] = arr[pos:size]
+                    buf[-1] = 10
+                    yield from self._mapped_piece(buf, take_each, with_text)
+                else:
+                    yield from self._mapped_piece(arr[pos:end], take_each, with_text)
+                pos = end
+                self.bytes_read = pos
+                if drop and pos - dropped >= self.chunk_size:
+                    upto = pos & ~(page - 1)
+                    mm.madvise(mmap.MADV_DONTNEED, dropped, upto - dropped)
+                    dropped = upto
+        finally:
+            del arr
+            try:
+                mm.close()
+            except BufferError:      # a view still held (an error's traceback): the map goes with it
+                pass
+        if not take_each:
+            yield self.builder.take()
+
+    def _mapped_piece(self, view, take_each, with_text):
+        """Parse whole lines `view` (a chunk of the map, or the copied last line); progress; the chunk's arrays."""
+        line0 = self.builder.line
+        self._parse(view, view.shape[0])
+        if self.progress is not None:
+            self.progress.update(view.shape[0])
+        if take_each:
+            yield (self.builder.take(), line0, bytes(view)) if with_text else self.builder.take()
+
+    def _read_chunks(self, take_each, with_text):
         src = self.source
         if self.progress is not None and src.raw_position() is not None:
             # the file's bytes (compressed: the compressed bytes read), as the bar counts them
