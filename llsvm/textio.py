@@ -6,7 +6,10 @@ place), up to the line limit `max_line`: a line with more bytes than that before
 line number, before the buffer grows past the limit (the scanner applies the same rule to lines inside a chunk).
 After a long line the buffer shrinks back to the chunk size. So any source works (stdin, pipes, compressed
 streams), memory is bounded by the chunk (or the limit) when streaming, and the in-memory reader writes straight
-into the final arrays (no second copy of the data).
+into the final arrays (no second copy of the data). A regular, uncompressed file is not copied at all: its chunks
+are parsed in place through a memory map (TextSource.mapped, _Scanner._mapped_chunks), the same chunks of whole
+lines, the same errors, with the next chunk read ahead from the disk and the parsed pages dropped from the
+process's resident memory.
 
 `threads=2` parses each chunk in two parts at once (cext/_libsvm.pyx, parse_split): the same arrays and the same
 errors as one thread. A stream's chunks (TextStream, take_each) recycle the memory of the arrays their user has
