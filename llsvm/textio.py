@@ -175,8 +175,8 @@ class _Scanner:
         """_read_chunks for a regular file read through a memory map: each chunk (whole lines, about chunk_size
         bytes) is parsed in place in the page cache, without a copy into a buffer; only a last line without its
         newline is copied (with one). A line longer than the chunk makes its chunk longer, up to the line limit.
-        The next chunk is asked of the disk (MADV_WILLNEED) before this one is parsed: a file not in the page
-        cache is read while the parser works.
+        The next two chunks are asked of the disk (MADV_WILLNEED) before this one is parsed: a file not in the
+        page cache is read while the parser works.
         Pages already parsed leave this process's resident memory as it goes (MADV_DONTNEED: the page cache
         keeps them), so a stream's memory stays bounded by its chunk."""
         src = self.source
@@ -203,9 +203,9 @@ class _Scanner:
                         raise line_too_long(src.name, self.builder.line + 1, self.max_line)
                     else:
                         end = size
-                if ahead and end < size:    # the next chunk is read from the disk (if it must) while this one is parsed
-                    start = end & ~(page - 1)
-                    mm.madvise(mmap.MADV_WILLNEED, start, min(size, end + self.chunk_size) - start)
+                if ahead and end < size:    # the next chunks are read from the disk (if they must) while this one
+                    start = end & ~(page - 1)   # is parsed: two of them (measured: faster cold than one)
+                    mm.madvise(mmap.MADV_WILLNEED, start, min(size, end + 2 * self.chunk_size) - start)
                 if end == size and arr[size - 1] != 10:      # a last line without its newline: copied, with one
                     buf = np.empty(size - pos + 1, np.uint8)
                     buf[:-1] = arr[pos:size]
