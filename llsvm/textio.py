@@ -23,6 +23,7 @@ import re
 
 import numpy as np
 
+from ._ext import _mapguard
 from ._ext._libsvm import (CSRBuilder, MemoryPool, format_text, last_newline, parse_split, split_point,
                           ST_AFTER_LABEL, ST_COLON, ST_INDEX, ST_INDEX_ORDER, ST_INDEX_RANGE, ST_INDEX_ZERO, ST_LABEL, ST_LABEL_NONFINITE, ST_LABEL_RANGE,
                           ST_LINE_LONG, ST_OK, ST_QID, ST_VALUE, ST_VALUE_FLOAT32, ST_VALUE_NONFINITE)
@@ -179,47 +180,18 @@ class _Scanner:
         page cache is read while the parser works.
         Pages already parsed leave this process's resident memory as it goes (MADV_DONTNEED: the page cache
         keeps them), so a stream's memory stays bounded by its chunk."""
-        src = self.source
         size = len(mm)
         arr = np.frombuffer(mm, dtype=np.uint8)
-        page = mmap.PAGESIZE
-        drop = hasattr(mm, "madvise") and hasattr(mmap, "MADV_DONTNEED")
-        ahead = hasattr(mm, "madvise") and hasattr(mmap, "MADV_WILLNEED")
-        if self.progress is not None:
-            size_bar(self.progress, size, "B")
-        pos = dropped = 0
+        # a file that shrinks while it is read (truncated, rewritten in place) faults past its new end: the guard
+        # reads zeros there instead of dying of SIGBUS, and the file is reported as changed (cext/_mapguard.pyx)
+        slot = _mapguard.guard(arr.ctypes.data, size)
         try:
-            while pos < size:
-                stop = min(size, pos + self.chunk_size)
-                nl = -1 if stop == size else last_newline(arr[pos:stop], stop - pos)
-                if nl >= 0:
-                    end = pos + nl + 1
-                else:   # the last chunk, or a line longer than the chunk: up to its newline, within the line limit
-                    found = mm.rfind(b"\n", pos, size) if stop == size else \
-                        mm.find(b"\n", stop, min(size, pos + self.max_line + 1))
-                    if found >= 0:
-                        end = found + 1
-                    elif size - pos > self.max_line:
-                        raise line_too_long(src.name, self.builder.line + 1, self.max_line)
-                    else:
-                        end = size
-                if ahead and end < size:    # the next chunks are read from the disk (if they must) while this one
-                    start = end & ~(page - 1)   # is parsed: two of them (measured: faster cold than one)
-                    mm.madvise(mmap.MADV_WILLNEED, start, min(size, end + 2 * self.chunk_size) - start)
-                if end == size and arr[size - 1] != 10:      # a last line without its newline: copied, with one
-                    buf = np.empty(size - pos + 1, np.uint8)
-                    buf[:-1] = arr[pos:size]
-                    buf[-1] = 10
-                    yield from self._mapped_piece(buf, take_each, with_text)
-                else:
-                    yield from self._mapped_piece(arr[pos:end], take_each, with_text)
-                pos = end
-                self.bytes_read = pos
-                if drop and pos - dropped >= self.chunk_size:
-                    upto = pos & ~(page - 1)
-                    mm.madvise(mmap.MADV_DONTNEED, dropped, upto - dropped)
-                    dropped = upto
+            yield from self._mapped_loop(mm, arr, size, slot, take_each, with_text)
+        except Exception:           # a malformed line, or a chunk cut short, in the zeros: the file changed?
+            self._check_unchanged(mm, size, slot)
+            raise
         finally:
+            _mapguard.release(slot)
             del arr
             try:
                 mm.close()
@@ -228,10 +200,64 @@ class _Scanner:
         if not take_each:
             yield self.builder.take()
 
-    def _mapped_piece(self, view, take_each, with_text):
-        """Parse whole lines `view` (a chunk of the map, or the copied last line); progress; the chunk's arrays."""
+    def _check_unchanged(self, mm, size, slot):
+        """Raise the error of a mapped file that shrank while it was read (a fault past its new end, or a size
+        below the one it had when it was opened)."""
+        try:
+            now = mm.size()
+        except (OSError, ValueError):
+            now = None
+        if _mapguard.hit(slot) or (now is not None and now < size):
+            was = "" if now is None else f" (from {size} to {now} bytes)"
+            raise DataFormatError(self.source.name, 0, 0, f"the file shrank while it was read{was}") from None
+
+    def _mapped_loop(self, mm, arr, size, slot, take_each, with_text):
+        src = self.source
+        page = mmap.PAGESIZE
+        drop = hasattr(mm, "madvise") and hasattr(mmap, "MADV_DONTNEED")
+        ahead = hasattr(mm, "madvise") and hasattr(mmap, "MADV_WILLNEED")
+        if self.progress is not None:
+            size_bar(self.progress, size, "B")
+        pos = dropped = 0
+        while pos < size:
+            stop = min(size, pos + self.chunk_size)
+            nl = -1 if stop == size else last_newline(arr[pos:stop], stop - pos)
+            if nl >= 0:
+                end = pos + nl + 1
+            else:   # the last chunk, or a line longer than the chunk: up to its newline, within the line limit
+                found = mm.rfind(b"\n", pos, size) if stop == size else \
+                    mm.find(b"\n", stop, min(size, pos + self.max_line + 1))
+                if found >= 0:
+                    end = found + 1
+                elif size - pos > self.max_line:
+                    raise line_too_long(src.name, self.builder.line + 1, self.max_line)
+                else:
+                    end = size
+            if ahead and end < size:    # the next chunks are read from the disk (if they must) while this one
+                start = end & ~(page - 1)   # is parsed: two of them (measured: faster cold than one)
+                mm.madvise(mmap.MADV_WILLNEED, start, min(size, end + 2 * self.chunk_size) - start)
+            if end == size and arr[size - 1] != 10:      # a last line without its newline: copied, with one
+                buf = np.empty(size - pos + 1, np.uint8)
+                buf[:-1] = arr[pos:size]
+                buf[-1] = 10
+                yield from self._mapped_piece(buf, mm, size, slot, take_each, with_text)
+            else:
+                yield from self._mapped_piece(arr[pos:end], mm, size, slot, take_each, with_text)
+            pos = end
+            self.bytes_read = pos
+            if drop and pos - dropped >= self.chunk_size:
+                upto = pos & ~(page - 1)
+                mm.madvise(mmap.MADV_DONTNEED, dropped, upto - dropped)
+                dropped = upto
+        self._check_unchanged(mm, size, slot)
+
+    def _mapped_piece(self, view, mm, size, slot, take_each, with_text):
+        """Parse whole lines `view` (a chunk of the map, or the copied last line); progress; the chunk's arrays,
+        unless the file shrank under them."""
         line0 = self.builder.line
         self._parse(view, view.shape[0])
+        if _mapguard.hit(slot):
+            self._check_unchanged(mm, size, slot)
         if self.progress is not None:
             self.progress.update(view.shape[0])
         if take_each:

@@ -3,7 +3,7 @@ memory map (llsvm.sources.TextSource.mapped, llsvm.textio._Scanner._mapped_chunk
 compressed input, pipes and standard input keep the streaming reader. Both readers give the same rows, the same
 errors and the same binary file; the map's parsed pages leave the process's resident memory as a stream goes
 (bounded memory); and llsvm-convert, whose writer now keeps a text chunk's rows without copying them, writes the
-file the in-memory writer writes, byte for byte.
+file the in-memory writer writes, byte for byte. A file that shrinks while it is mapped is refused, not a SIGBUS.
 """
 import gzip
 import random
@@ -138,3 +138,52 @@ def test_convert_writes_the_in_memory_writers_file(tmp_path, extra):
     block_rows = int(extra[1]) if extra[:1] == ["--block-rows"] else None
     llsvm.write_binary(ds, str(ref), block_rows=block_rows)
     assert out.read_bytes() == ref.read_bytes()
+
+
+# A child that parses a mapped file in 64 KB chunks and truncates it after the first chunk (as another process
+# truncating or rewriting the file in place would), as read_text, as a stream, or through llsvm-convert's CLI.
+_SHRINK = r"""
+import os, sys
+import llsvm.textio as textio
+path, cut, how = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+piece = textio._Scanner._mapped_piece
+def once(self, *args, **kwargs):
+    if os.path.getsize(path) > cut:
+        os.truncate(path, cut)
+    return piece(self, *args, **kwargs)
+textio._Scanner._mapped_piece = once
+textio.DEFAULT_CHUNK = 1 << 16
+if how == "convert":
+    from llsvm.cli.convert import main
+    sys.exit(main([path, path + ".bin", "--block-rows", "1000"]))
+try:
+    if how == "read":
+        textio.read_text(path, chunk_size=1 << 16)
+    else:
+        for block in textio.TextStream(path, chunk_size=1 << 16).iter_blocks():
+            pass
+except llsvm.DataFormatError as e:
+    print("refused:", e)
+    sys.exit(1)
+print("read it all")
+""".replace("llsvm.DataFormatError", "textio.DataFormatError")
+
+
+@pytest.mark.parametrize("how", ["read", "stream", "convert"])
+@pytest.mark.parametrize("cut", [0, 5000, 200_001])
+def test_a_file_that_shrinks_while_mapped_is_refused_not_a_crash(tmp_path, how, cut):
+    """Truncated while it is parsed through the map (after its first 64 KB chunk): the pages past the new end would
+    raise SIGBUS and kill the process without a word (before the guard: exit -7); the guard answers the fault with
+    zero pages and the reader refuses the file, naming it, with exit 1 from the CLI and no output file; also for a cut
+    inside a page (200,001 bytes), whose rest reads as zeros without a fault."""
+    import subprocess
+    import sys
+    path = tmp_path / "big.txt"
+    path.write_bytes(b"1 1:0.5 2:0.25 7:1\n" * 60_000)         # 1.1 MB: 18 chunks
+    proc = subprocess.run([sys.executable, "-c", _SHRINK, str(path), str(cut), how], capture_output=True,
+                          text=True, timeout=600)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1, (proc.returncode, out)
+    assert f"{path}: the file shrank while it was read (from 1140000 to {cut} bytes)" in out, out
+    assert "Traceback" not in out
+    assert not (tmp_path / "big.txt.bin").exists()
