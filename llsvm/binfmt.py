@@ -356,20 +356,22 @@ class BinaryWriter:
         for s in sections:
             crc = crc32(s, crc)
         head = _BLOCK.pack(BLOCK_MAGIC, n, nnz, self.n_rows, layout[5], crc, 0)
-        self._emit([head] + sections)
+        # pieces the caller gave up (owned) do not change: the bytes held back for the next write need no copy
+        self._emit([head] + sections, stable=all(getattr(p, "_owned", False) for p in pieces))
         self._index.append((self._pos, n, nnz))
         self._pos += BLOCK_HEADER_SIZE + layout[5]
         self.n_rows += n
         self.nnz += nnz
 
-    def _emit(self, buffers):
+    def _emit(self, buffers, stable=False):
         """Queue bytes for the file and write everything up to the last write_align (2 MB) boundary, in one
         gathered write.
 
         Each 2 MB of the file is then written by a single call, so the page cache holds it as one large folio,
         which a reader's memory map takes with a single page-table entry: load() is faster, and solvers reading
         the map in place run as fast as on anonymous huge pages (with 4 KB pages they were ~15% slower). The
-        bytes kept back (less than write_align) are copied, so the caller's arrays may change afterwards. A
+        bytes kept back (less than write_align) are copied, so the caller's arrays may change afterwards, unless
+        they are `stable` (arrays nothing changes: they are held, not copied). A
         temporary copy that is only read block by block (the out-of-core solvers' copy of text) takes a smaller
         write_align, which keeps less in memory.
         """
@@ -380,7 +382,8 @@ class BinaryWriter:
         aligned = (self._written + self._out_bytes) & ~(self.write_align - 1)
         if aligned <= self._written:
             # nothing to write yet: keep copies of the new bytes only (each byte is copied at most once)
-            self._out[len(self._out) - len(new):] = [memoryview(bytes(v)) for v in new]
+            if not stable:
+                self._out[len(self._out) - len(new):] = [memoryview(bytes(v)) for v in new]
             return
         n = aligned - self._written
         take = []
@@ -401,7 +404,8 @@ class BinaryWriter:
         if self.fsync and aligned - self._synced >= WRITEBACK_BYTES:
             _start_writeback(self._f.fileno(), self._synced, aligned - self._synced)
             self._synced = aligned
-        self._out = [memoryview(b"".join(self._out))] if self._out else []      # < 2 MB, copied once
+        if self._out and not stable:
+            self._out = [memoryview(b"".join(self._out))]                       # < 2 MB, copied once
 
     def _drain(self):
         """Write whatever _emit holds back."""

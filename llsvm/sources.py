@@ -4,7 +4,9 @@ import gzip
 import io
 import lzma
 import os
+import mmap
 import queue
+import stat
 import sys
 import threading
 import time
@@ -162,6 +164,25 @@ class TextSource:
             self.stream = _Streams(raw, self.kind)
         else:
             self.stream = raw
+
+    def mapped(self):
+        """The whole file as a read-only memory map when it is a regular, uncompressed, non-empty file (the parser
+        then reads the page cache in place: no copy into a buffer); None otherwise (stdin, pipes, compressed input,
+        an empty file, or a file the system will not map), which the caller reads as a stream. The map reads
+        ahead sequentially; the caller closes it."""
+        if self.kind != "text" or not self._owns_raw:
+            return None
+        try:
+            fd = self._raw.fileno()
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode) or st.st_size == 0:
+                return None
+            mm = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+        except (OSError, ValueError):
+            return None
+        if hasattr(mm, "madvise") and hasattr(mmap, "MADV_SEQUENTIAL"):
+            mm.madvise(mmap.MADV_SEQUENTIAL)
+        return mm
 
     def raw_position(self):
         try:

@@ -6,7 +6,10 @@ place), up to the line limit `max_line`: a line with more bytes than that before
 line number, before the buffer grows past the limit (the scanner applies the same rule to lines inside a chunk).
 After a long line the buffer shrinks back to the chunk size. So any source works (stdin, pipes, compressed
 streams), memory is bounded by the chunk (or the limit) when streaming, and the in-memory reader writes straight
-into the final arrays (no second copy of the data).
+into the final arrays (no second copy of the data). A regular, uncompressed file is not copied at all: its chunks
+are parsed in place through a memory map (TextSource.mapped, _Scanner._mapped_chunks), the same chunks of whole
+lines, the same errors, with the next chunk read ahead from the disk and the parsed pages dropped from the
+process's resident memory.
 
 `threads=2` parses each chunk in two parts at once (cext/_libsvm.pyx, parse_split): the same arrays and the same
 errors as one thread. A stream's chunks (TextStream, take_each) recycle the memory of the arrays their user has
@@ -15,10 +18,12 @@ dropped (MemoryPool), so most of a stream's pages are written without being zero
 `class_labels=True` (training a classifier) also refuses a label whose integer part does not fit int64 (llsvm's
 class labels are 64-bit integers; LIBLINEAR's C int overflows beyond 2^31), at its line and column.
 """
+import mmap
 import re
 
 import numpy as np
 
+from ._ext import _mapguard
 from ._ext._libsvm import (CSRBuilder, MemoryPool, format_text, last_newline, parse_split, split_point,
                           ST_AFTER_LABEL, ST_COLON, ST_INDEX, ST_INDEX_ORDER, ST_INDEX_RANGE, ST_INDEX_ZERO, ST_LABEL, ST_LABEL_NONFINITE, ST_LABEL_RANGE,
                           ST_LINE_LONG, ST_OK, ST_QID, ST_VALUE, ST_VALUE_FLOAT32, ST_VALUE_NONFINITE)
@@ -161,6 +166,104 @@ class _Scanner:
             raise _error(self.source.name, status, self.builder, buf, end, self.zero_based, self.max_line)
 
     def _chunks(self, take_each, with_text):
+        mm = self.source.mapped()
+        if mm is not None:
+            yield from self._mapped_chunks(mm, take_each, with_text)
+            return
+        yield from self._read_chunks(take_each, with_text)
+
+    def _mapped_chunks(self, mm, take_each, with_text):
+        """_read_chunks for a regular file read through a memory map: each chunk (whole lines, about chunk_size
+        bytes) is parsed in place in the page cache, without a copy into a buffer; only a last line without its
+        newline is copied (with one). A line longer than the chunk makes its chunk longer, up to the line limit.
+        The next two chunks are asked of the disk (MADV_WILLNEED) before this one is parsed: a file not in the
+        page cache is read while the parser works.
+        Pages already parsed leave this process's resident memory as it goes (MADV_DONTNEED: the page cache
+        keeps them), so a stream's memory stays bounded by its chunk."""
+        size = len(mm)
+        arr = np.frombuffer(mm, dtype=np.uint8)
+        # a file that shrinks while it is read (truncated, rewritten in place) faults past its new end: the guard
+        # reads zeros there instead of dying of SIGBUS, and the file is reported as changed (cext/_mapguard.pyx)
+        slot = _mapguard.guard(arr.ctypes.data, size)
+        try:
+            yield from self._mapped_loop(mm, arr, size, slot, take_each, with_text)
+        except Exception:           # a malformed line, or a chunk cut short, in the zeros: the file changed?
+            self._check_unchanged(mm, size, slot)
+            raise
+        finally:
+            _mapguard.release(slot)
+            del arr
+            try:
+                mm.close()
+            except BufferError:      # a view still held (an error's traceback): the map goes with it
+                pass
+        if not take_each:
+            yield self.builder.take()
+
+    def _check_unchanged(self, mm, size, slot):
+        """Raise the error of a mapped file that shrank while it was read (a fault past its new end, or a size
+        below the one it had when it was opened)."""
+        try:
+            now = mm.size()
+        except (OSError, ValueError):
+            now = None
+        if _mapguard.hit(slot) or (now is not None and now < size):
+            was = "" if now is None else f" (from {size} to {now} bytes)"
+            raise DataFormatError(self.source.name, 0, 0, f"the file shrank while it was read{was}") from None
+
+    def _mapped_loop(self, mm, arr, size, slot, take_each, with_text):
+        src = self.source
+        page = mmap.PAGESIZE
+        drop = hasattr(mm, "madvise") and hasattr(mmap, "MADV_DONTNEED")
+        ahead = hasattr(mm, "madvise") and hasattr(mmap, "MADV_WILLNEED")
+        if self.progress is not None:
+            size_bar(self.progress, size, "B")
+        pos = dropped = 0
+        while pos < size:
+            stop = min(size, pos + self.chunk_size)
+            nl = -1 if stop == size else last_newline(arr[pos:stop], stop - pos)
+            if nl >= 0:
+                end = pos + nl + 1
+            else:   # the last chunk, or a line longer than the chunk: up to its newline, within the line limit
+                found = mm.rfind(b"\n", pos, size) if stop == size else \
+                    mm.find(b"\n", stop, min(size, pos + self.max_line + 1))
+                if found >= 0:
+                    end = found + 1
+                elif size - pos > self.max_line:
+                    raise line_too_long(src.name, self.builder.line + 1, self.max_line)
+                else:
+                    end = size
+            if ahead and end < size:    # the next chunks are read from the disk (if they must) while this one
+                start = end & ~(page - 1)   # is parsed: two of them (measured: faster cold than one)
+                mm.madvise(mmap.MADV_WILLNEED, start, min(size, end + 2 * self.chunk_size) - start)
+            if end == size and arr[size - 1] != 10:      # a last line without its newline: copied, with one
+                buf = np.empty(size - pos + 1, np.uint8)
+                buf[:-1] = arr[pos:size]
+                buf[-1] = 10
+                yield from self._mapped_piece(buf, mm, size, slot, take_each, with_text)
+            else:
+                yield from self._mapped_piece(arr[pos:end], mm, size, slot, take_each, with_text)
+            pos = end
+            self.bytes_read = pos
+            if drop and pos - dropped >= self.chunk_size:
+                upto = pos & ~(page - 1)
+                mm.madvise(mmap.MADV_DONTNEED, dropped, upto - dropped)
+                dropped = upto
+        self._check_unchanged(mm, size, slot)
+
+    def _mapped_piece(self, view, mm, size, slot, take_each, with_text):
+        """Parse whole lines `view` (a chunk of the map, or the copied last line); progress; the chunk's arrays,
+        unless the file shrank under them."""
+        line0 = self.builder.line
+        self._parse(view, view.shape[0])
+        if _mapguard.hit(slot):
+            self._check_unchanged(mm, size, slot)
+        if self.progress is not None:
+            self.progress.update(view.shape[0])
+        if take_each:
+            yield (self.builder.take(), line0, bytes(view)) if with_text else self.builder.take()
+
+    def _read_chunks(self, take_each, with_text):
         src = self.source
         if self.progress is not None and src.raw_position() is not None:
             # the file's bytes (compressed: the compressed bytes read), as the bar counts them

@@ -14,12 +14,16 @@ Reported: medians; MB/s of the text; the conversion's speed as a fraction of the
 and the parse's MB/s (targets: >= 1000 with one thread, >= 1600 with two) on the generated sparse set. CPU seconds
 show the work apart from the machine's load (on a busy machine the wall of two threads says little); for the parse
 on two threads, the CPU seconds of its busiest thread too (about its wall on idle cores).
+--cold: every run (and the scanner's read) starts with the input out of the page cache (posix_fadvise
+POSIX_FADV_DONTNEED on the input file after an fsync of it: the file's cached pages are dropped, the rest of the
+machine's cache is left alone, root is not needed); without it the input is in the page cache (warm: the first
+round reads it).
 Sets: the generated sparse set (scripts/gen_data.py sparse, 500,000 rows, seed 1) and dense set (400,000 rows, seed
 2) and the largest public sets (data/public, decompressed). Each child runs the llsvm of this repository
 (PYTHONPATH), so a worktree measures its own code.
 
     python scripts/bench_parse.py [--rows 500000] [--shared reuters_moneyfx.trn,usps.t,skin_nonskin,a9a]
-                                  [--repeats 5] [--tmp DIR] [--out FILE.md]
+                                  [--repeats 5] [--cold] [--tmp DIR] [--out FILE.md]
 """
 import argparse
 import json
@@ -113,6 +117,16 @@ print(json.dumps({"wall": wall, "cpu": ru.ru_utime + ru.ru_stime, "rc": os.waits
 """
 
 
+def drop_cached(path):
+    """The input's pages out of the page cache (written back first): the next read comes from the disk."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
+
+
 def _env():
     env = dict(os.environ)
     env["PYTHONPATH"] = ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
@@ -143,25 +157,27 @@ def convert_main_once(path, out, threads):
     return _run(_CONVERT, ["-q", "--threads", str(threads), path, out])
 
 
-def bench_set(name, path, tmp, repeats):
+def bench_set(name, path, tmp, repeats, cold=False):
     mb = os.path.getsize(path) / 1e6
     runs = {k: [] for k in ("parse1", "parse2", "convert1", "convert2", "convertmain")}
     outs = {t: os.path.join(tmp, f"{os.path.basename(path)}.{t}.bin") for t in (1, 2)}
     small = os.path.join(tmp, "warm-up.txt")
     with open(small, "w") as f:
         f.write("".join(f"{i % 2} 1:{i} 3:0.5\n" for i in range(1000)))
+    steps = (("parse1", lambda: parse_once(path, 1, small)), ("convert2", lambda: convert_once(path, outs[2], 2)),
+             ("parse2", lambda: parse_once(path, 2, small)), ("convert1", lambda: convert_once(path, outs[1], 1)),
+             ("convertmain", lambda: convert_main_once(path, outs[2], 2)))
     for _ in range(repeats):
-        runs["parse1"].append(parse_once(path, 1, small))
-        runs["convert2"].append(convert_once(path, outs[2], 2))
-        runs["parse2"].append(parse_once(path, 2, small))
-        runs["convert1"].append(convert_once(path, outs[1], 1))
-        runs["convertmain"].append(convert_main_once(path, outs[2], 2))
+        for key, step in steps:
+            if cold:
+                drop_cached(path)
+            runs[key].append(step())
     with open(outs[1], "rb") as f1, open(outs[2], "rb") as f2:
         identical = f1.read() == f2.read()
     for p in (*outs.values(), small):
         os.unlink(p)
     scan = scan_once(path)
-    row = {"set": name, "text_mb": mb, "identical": identical, "scan_mb_s": scan["mb"] / scan["cpu"]}
+    row = {"set": name, "cold": cold, "text_mb": mb, "identical": identical, "scan_mb_s": scan["mb"] / scan["cpu"]}
     for k, rs in runs.items():
         row[k + "_s"] = statistics.median(r["wall"] for r in rs)
         row[k + "_cpu_s"] = statistics.median(r["cpu"] for r in rs)
@@ -207,9 +223,9 @@ def parse_markdown(rows):
     return out
 
 
-def bench_parse(tmp, rows=500000, shared=SHARED, repeats=5, dense=True):
-    sets = issue_sets(tmp, rows, (1,), shared, dense)
-    return [bench_set(name, path, tmp, repeats) for name, path in sets]
+def bench_parse(tmp, rows=500000, shared=SHARED, repeats=5, dense=True, cold=False, seeds=(1,)):
+    sets = issue_sets(tmp, rows, seeds, shared, dense)
+    return [bench_set(name, path, tmp, repeats, cold) for name, path in sets]
 
 
 def main(argv=None):
@@ -218,13 +234,17 @@ def main(argv=None):
     ap.add_argument("--shared", default=",".join(SHARED))
     ap.add_argument("--no-dense", action="store_true")
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--seeds", default="1", help="generator seeds of the sparse sets (comma list)")
+    ap.add_argument("--cold", action="store_true", help="each run reads the input from the disk (module docstring)")
     ap.add_argument("--tmp", default=None, help="directory for the generated sets (kept: reused when present)")
     ap.add_argument("--out", default=None)
     args = ap.parse_args(argv)
     tmp = args.tmp or tempfile.mkdtemp(prefix="bench-parse-")
-    rows = bench_parse(tmp, args.rows, [s for s in args.shared.split(",") if s], args.repeats, not args.no_dense)
-    text = ("# Text parsing on 1 and 2 threads and llsvm-convert against the in-memory parse (same run, medians)"
-            "\n\n" + parse_markdown(rows))
+    rows = bench_parse(tmp, args.rows, [s for s in args.shared.split(",") if s], args.repeats, not args.no_dense,
+                       args.cold, [int(s) for s in args.seeds.split(",")])
+    text = ("# Text parsing on 1 and 2 threads and llsvm-convert against the in-memory parse (same run, medians"
+            + (", input out of the page cache before each run" if args.cold else ", input in the page cache")
+            + ")\n\n" + parse_markdown(rows))
     print_report(text, args.out)
     return rows
 

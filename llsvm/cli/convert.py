@@ -71,7 +71,9 @@ def _to_binary(ds, in_kind, output_file, float32, block_rows, total, reporter, i
                 blocks = weighted_blocks(blocks, weights, weight_file, ds.n_rows if from_binary else None)
             for block in blocks:
                 with _writing(output_file):
-                    w.write_dataset(block)
+                    # a text chunk's arrays are the writer's from here (nothing reuses them while they are held):
+                    # the rows it keeps for its next block are not copied
+                    w.write_dataset(block, owned=not from_binary)
                 if from_binary:
                     bar.update(block.nbytes)
             with _writing(output_file):
