@@ -471,6 +471,31 @@ def test_read_ahead_reports_a_bad_block_as_before(tmp_path):
     assert errors[0] == errors[1] and errors[0][2] == 5 * 700
 
 
+def test_active_set_files_are_read_trusted(tmp_path):
+    """-s llsvm's own active-set files (written by the process into its temporary directory, read again and again)
+    are opened trusted: no checksum or structure check on read (issue 49, out of core at in-memory speed). A user's
+    file never is: the same flipped byte is an error by default and read as it is when trusted."""
+    from llsvm.binfmt import BinaryDataset
+    X, y = wide_problem()
+    path = _binary(tmp_path, X, y, 700)
+    with BinaryDataset(path) as ds:
+        off = int(ds.block_offsets[5]) + 200
+    raw = bytearray(open(path, "rb").read())
+    raw[off] ^= 0xFF
+    open(path, "wb").write(bytes(raw))
+    with BinaryDataset(path) as ds, pytest.raises(llsvm.DataFormatError, match="checksum mismatch in block 5"):
+        ds.read_block(5)
+    with BinaryDataset(path) as ds, pytest.raises(llsvm.DataFormatError, match="checksum mismatch in block 5"):
+        ds.load_blocks(4, 6)
+    with BinaryDataset(path, trusted=True) as ds:
+        assert ds.read_block(5).n_rows == 700 and ds.load_blocks(4, 6).n_rows == 1400
+    import llsvm.solvers.onepass as onepass
+    with open(onepass.__file__) as f:
+        src = f.read()
+    assert src.count("BinaryDataset(p.") == src.count("BinaryDataset(p.path, trusted=True)") + \
+        src.count("BinaryDataset(p.add_path, trusted=True)") > 0
+
+
 def test_read_ahead_thread_ends_with_the_consumer(tmp_path):
     """Ctrl-C in the consumer (a KeyboardInterrupt between two blocks) ends the read-ahead: when it reaches the
     caller the helper thread is gone (it waits on its slot or the queue in steps of 0.1 s, and the consumer's exit
