@@ -446,11 +446,9 @@ def test_prefetched_bounded_holds_two_items_in_order():
     assert most[0] <= 2
 
 
-def test_read_ahead_reports_a_bad_block_as_before(tmp_path):
-    """A checksum mismatch in a block of the binary input is the same error with the read-ahead (re-check passes
-    read the file on a helper thread) as when the file is read in the consumer."""
+def _bad_block_5(tmp_path):
+    """A binary file of wide_problem() in blocks of 700 rows, one byte of block 5's payload flipped."""
     from llsvm.binfmt import BinaryDataset
-    from llsvm.solvers.outofcore import Input
     X, y = wide_problem()
     path = _binary(tmp_path, X, y, 700)
     with BinaryDataset(path) as ds:
@@ -458,6 +456,14 @@ def test_read_ahead_reports_a_bad_block_as_before(tmp_path):
     raw = bytearray(open(path, "rb").read())
     raw[off] ^= 0xFF
     open(path, "wb").write(bytes(raw))
+    return path
+
+
+def test_read_ahead_reports_a_bad_block_as_before(tmp_path):
+    """A checksum mismatch in a block of the binary input is the same error with the read-ahead (re-check passes
+    read the file on a helper thread) as when the file is read in the consumer."""
+    from llsvm.solvers.outofcore import Input
+    path = _bad_block_5(tmp_path)
     errors = []
     for ahead in (True, False):
         src = Input(path)
@@ -476,13 +482,7 @@ def test_active_set_files_are_read_trusted(tmp_path):
     are opened trusted: no checksum or structure check on read (issue 49, out of core at in-memory speed). A user's
     file never is: the same flipped byte is an error by default and read as it is when trusted."""
     from llsvm.binfmt import BinaryDataset
-    X, y = wide_problem()
-    path = _binary(tmp_path, X, y, 700)
-    with BinaryDataset(path) as ds:
-        off = int(ds.block_offsets[5]) + 200
-    raw = bytearray(open(path, "rb").read())
-    raw[off] ^= 0xFF
-    open(path, "wb").write(bytes(raw))
+    path = _bad_block_5(tmp_path)
     with BinaryDataset(path) as ds, pytest.raises(llsvm.DataFormatError, match="checksum mismatch in block 5"):
         ds.read_block(5)
     with BinaryDataset(path) as ds, pytest.raises(llsvm.DataFormatError, match="checksum mismatch in block 5"):
