@@ -36,9 +36,9 @@
 # the same whether the number of rows is known up front or not); every n
 # picks (n = rows of the data) eps becomes the largest |PG_i| seen over those n picks (PG the projected gradient of
 # eq. 8; evictions record none). Stopping rule (the driver's): the largest violation max_i |PG_i| over every row of
-# a reader pass, at the reader's view, is at most -e (default 0.1, as for -s 3), after at least n picks (M+ - M-,
-# largest minus smallest PG over the trainer's picks, eq. 10, is reported, not a condition since issue 49); the
-# view, which the pass certified, is then the model returned. Otherwise it stops after max_iter passes.
+# a reader pass, at the reader's view, is at most -e (default 0.1, as for -s 3), and M+ - M- (largest minus smallest
+# PG over the trainer's picks of at least n picks, eq. 10) is below it too; the view, which the pass certified, is
+# then the model returned. Otherwise it stops after max_iter passes.
 #
 # Synchronization: the two loops run on two threads without the GIL and share only the membership of A, under one
 # pthread mutex (no Python lock). The trainer takes the mutex once per batch of `batch` picks: it draws the batch

@@ -48,8 +48,8 @@ blocks in order in steps of 256 rows on global row numbers (a step may span bloc
 inserted in pieces cut where the global row number reaches a multiple of 256, and when it does, train(int(2.0 *
 rows read since the last train)); the rest of the pass is trained at its end. After the pass, the trainer's
 statistics (picks, updates, evictions, M+ and M- of the pass); converged when the pass's max_violation, max |PG|
-over its rows (max(read_PGmax, -read_PGmin, 0)), is <= eps and the window of passes holds at least n picks (M+ -
-M- of the window is reported, not a condition since issue 49); then the
+over its rows (max(read_PGmax, -read_PGmin, 0)), is <= eps and the window of passes holding at least n picks has
+M+ - M- < eps; then the
 snapshot: D = sum(alpha) - 1/2 ||w||^2 (sequential sums), and unless converged alpha and w become the reader's
 view (alpha_read, w_read). The pass's primal is 1/2 ||w_read||^2 + loss and its gap that minus the dual, both
 of the view the pass began with. Stop when converged (returning the view: the model the pass certified), or
@@ -460,8 +460,9 @@ def fit_lockstep(blocks, ys, n_rows, n_features, bias, Cp, Cn, seed, omega, eps=
             window[key] += stats[key]
         window["PGmax"] = max(window["PGmax"], stats["PGmax"])
         window["PGmin"] = min(window["PGmin"], stats["PGmin"])
+        spread = window["PGmax"] - window["PGmin"]
         read_violation = max(stats["read_PGmax"], -stats["read_PGmin"], 0.0)
-        converged = (read_violation <= eps and window["picks"] >= n_rows
+        converged = (read_violation <= eps and window["picks"] >= n_rows and spread < eps
                      and window["updates"] + window["picks"] - window["evicted"] > 0)
         sa, ww, size, eps_now = cache.snapshot(n_rows, n_features, freeze=not converged)
         passes.append({"max_violation": max(stats["read_PGmax"], -stats["read_PGmin"], 0.0), "inserted": inserted, "skipped": skipped,
