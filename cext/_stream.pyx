@@ -9,7 +9,11 @@
 # (`set_cap`: random members leave A, and the buffers of free slots go back to the system); A is full at cap rows.
 #
 # Reader (Algorithm 1; `insert`): every row read from the stream is stored in a free slot, or, when A is full, in
-# the slot of a cached row chosen uniformly at random (an eviction); Q_ii = ||x_i||^2 (+ bias^2) is computed on
+# the slot of a cached row chosen uniformly at random (an eviction), unless the trainer would evict it on sight:
+# a row at alpha_i = 0 with G > eps, or at alpha_i = C_i with G < -eps (G at the reader's view, eps the trainer's),
+# is neither stored nor evicts a cached row (counted as skipped; llsvm's departure from the paper, issue 49: the
+# cache then holds the rows that can move, the reader copies far fewer rows and the run takes fewer passes; the
+# stopping rule, which every row's projected gradient decides, is unchanged); Q_ii = ||x_i||^2 (+ bias^2) is computed on
 # load, and the row's C_i (rowview.row_cost: Cp or Cn by its label, times its weight when the view has weights,
 # docs/weights.md) goes into its slot. A row that is already cached is skipped (A is a set), and so is a row of
 # weight 0 (C_i = 0: alpha_i stays 0, the row has no effect; it never enters A). The reader also computes, for
@@ -537,8 +541,9 @@ cdef class StreamCache:
         cdef int32_t claim[READ_GROUP]
         cdef double marg[READ_GROUP]
         cdef int group, bad_row
-        cdef double loss = 0.0, margin, Ci, PG, a
+        cdef double loss = 0.0, margin, Ci, PG, a, G, eps_now
         cdef double rPGmax = -INFINITY, rPGmin = INFINITY
+        cdef int64_t settled = 0
         group = READ_GROUP if READ_GROUP < self.cap else <int>self.cap
         c0 = begin
         while c0 < n and not oom[0] and not bad_index[0]:
@@ -546,15 +551,37 @@ cdef class StreamCache:
             c1 = c0 + group - (row0 + c0) % group
             if c1 > n:
                 c1 = n
-            # claim a slot for every row of the group that is not cached yet
+            # every row's margin w.x at the reader's view (w_read), through the row view, once its indices are
+            # known to be in range: before the claims, which it decides
+            for r in range(c0, c1):
+                if not _in_range(x, r, self.n_features_cap):
+                    bad_index[0] = 1
+                    marg[r - c0] = 0.0
+                else:
+                    marg[r - c0] = row_dot(x, r, self.w_read, kind)
+            # claim a slot for every row of the group that is not cached yet and that the trainer would not evict
+            # on sight: a row at a bound whose gradient, at the reader's view, points out of the box by more than
+            # the trainer's eps (alpha_i = 0 and G > eps, or alpha_i = C_i and G < -eps) is not stored and evicts
+            # no cached row (its alpha is the trainer's, unchanged while the row is out of A)
             pthread_mutex_lock(&self.mtx)
             if row0 + c1 > self.rows_seen:
                 self.rows_seen = row0 + c1
+            eps_now = self.eps
             for r in range(c0, c1):
                 row = row0 + r
                 if self.slot_of[row] >= 0 or (x.weight != NULL and x.weight[r] == 0.0):
                     claim[r - c0] = -1
                     skipped += 1
+                    continue
+                if bad_index[0]:
+                    claim[r - c0] = -1      # the group is never trained on (the caller raises)
+                    continue
+                a = self.alpha[row]
+                G = marg[r - c0] * y[r] - 1.0
+                if (a == 0.0 and G > eps_now) or \
+                        (a > 0.0 and a >= row_cost(x, r, Cp if y[r] > 0 else Cn) and G < -eps_now):
+                    claim[r - c0] = -1
+                    settled += 1
                     continue
                 tries = 0
                 while True:
@@ -582,25 +609,16 @@ cdef class StreamCache:
                 self.slots[s].row = row
                 claim[r - c0] = s
             pthread_mutex_unlock(&self.mtx)
-            # copy the claimed rows (slots that are no one else's); Q_ii of each, and every row's margin w.x at
-            # the reader's view (w_read), through the row view, once its indices are known to be in range
+            # copy the claimed rows (slots that are no one else's) and Q_ii of each
             for r in range(c0, c1):
                 s = claim[r - c0]
-                bad_row = 0
                 if s >= 0:
+                    bad_row = 0
                     if self._store(s, x, r, &bad_row, kind):
                         oom[0] = 1
                     self.slots[s].y = y[r]
                     self.slots[s].C = row_cost(x, r, Cp if y[r] > 0 else Cn)
-                else:
-                    bad_row = not _in_range(x, r, self.n_features_cap)
-                if bad_row:
-                    bad_index[0] = 1
-                    marg[r - c0] = 0.0
-                    continue
-                if s >= 0:
                     self.slots[s].QD = row_sq_norm(x, r, kind)
-                marg[r - c0] = row_dot(x, r, self.w_read, kind)
             # add them to A
             pthread_mutex_lock(&self.mtx)
             for r in range(c0, c1):
@@ -636,14 +654,14 @@ cdef class StreamCache:
                     rPGmin = PG
             c0 = c1
         pthread_mutex_lock(&self.mtx)
-        self.total_skipped += skipped
+        self.total_skipped += skipped + settled
         self.total_evicted_reader += evicted
         if rPGmax > self.read_PGmax:
             self.read_PGmax = rPGmax
         if rPGmin < self.read_PGmin:
             self.read_PGmin = rPGmin
         pthread_mutex_unlock(&self.mtx)
-        counts[0] = skipped
+        counts[0] = skipped + settled
         counts[1] = evicted
         loss_out[0] = loss
 

@@ -446,11 +446,9 @@ def test_prefetched_bounded_holds_two_items_in_order():
     assert most[0] <= 2
 
 
-def test_read_ahead_reports_a_bad_block_as_before(tmp_path):
-    """A checksum mismatch in a block of the binary input is the same error with the read-ahead (re-check passes
-    read the file on a helper thread) as when the file is read in the consumer."""
+def _bad_block_5(tmp_path):
+    """A binary file of wide_problem() in blocks of 700 rows, one byte of block 5's payload flipped."""
     from llsvm.binfmt import BinaryDataset
-    from llsvm.solvers.outofcore import Input
     X, y = wide_problem()
     path = _binary(tmp_path, X, y, 700)
     with BinaryDataset(path) as ds:
@@ -458,6 +456,14 @@ def test_read_ahead_reports_a_bad_block_as_before(tmp_path):
     raw = bytearray(open(path, "rb").read())
     raw[off] ^= 0xFF
     open(path, "wb").write(bytes(raw))
+    return path
+
+
+def test_read_ahead_reports_a_bad_block_as_before(tmp_path):
+    """A checksum mismatch in a block of the binary input is the same error with the read-ahead (re-check passes
+    read the file on a helper thread) as when the file is read in the consumer."""
+    from llsvm.solvers.outofcore import Input
+    path = _bad_block_5(tmp_path)
     errors = []
     for ahead in (True, False):
         src = Input(path)
@@ -469,6 +475,25 @@ def test_read_ahead_reports_a_bad_block_as_before(tmp_path):
         src.close()
         errors.append((type(exc.value), str(exc.value), n))
     assert errors[0] == errors[1] and errors[0][2] == 5 * 700
+
+
+def test_active_set_files_are_read_trusted(tmp_path):
+    """-s llsvm's own active-set files (written by the process into its temporary directory, read again and again)
+    are opened trusted: no checksum or structure check on read (issue 49, out of core at in-memory speed). A user's
+    file never is: the same flipped byte is an error by default and read as it is when trusted."""
+    from llsvm.binfmt import BinaryDataset
+    path = _bad_block_5(tmp_path)
+    with BinaryDataset(path) as ds, pytest.raises(llsvm.DataFormatError, match="checksum mismatch in block 5"):
+        ds.read_block(5)
+    with BinaryDataset(path) as ds, pytest.raises(llsvm.DataFormatError, match="checksum mismatch in block 5"):
+        ds.load_blocks(4, 6)
+    with BinaryDataset(path, trusted=True) as ds:
+        assert ds.read_block(5).n_rows == 700 and ds.load_blocks(4, 6).n_rows == 1400
+    import llsvm.solvers.onepass as onepass
+    with open(onepass.__file__) as f:
+        src = f.read()
+    assert src.count("BinaryDataset(p.") == src.count("BinaryDataset(p.path, trusted=True)") + \
+        src.count("BinaryDataset(p.add_path, trusted=True)") > 0
 
 
 def test_read_ahead_thread_ends_with_the_consumer(tmp_path):

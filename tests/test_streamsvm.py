@@ -336,18 +336,18 @@ def test_eviction_rule_by_hand():
     assert c.eps == 0.5                                      # one row read, Omega = 1: the cache holds them all
     np.testing.assert_array_equal(c.alpha_array(2), [0.25, 0.0])
     np.testing.assert_array_equal(c.w_array(1), [0.5])
-    c.snapshot(2, 1)                                         # the reader's view becomes alpha = (1/4, 0), w = 1/2
+    # the reader's view is still w = 0 (no snapshot): row 1 looks violating to it (G = -1) and is stored
     ins, skipped, evicted, loss = insert_row(c, 1, 4.0)      # Omega = 1: row 0 evicted by the reader
     assert (ins, skipped, evicted) == (1, 0, 1)
-    assert loss == 0.0                                       # margin 0.5 * 4 = 2 >= 1
+    assert loss == 1.0                                       # margin 0 at the view
     assert c.cached_rows().tolist() == [1]
-    assert c.train(1, False) == 1                            # G = 2 - 1 = 1 > eps = 0.45, alpha = 0: evicted
+    assert c.train(1, False) == 1                            # G = 0.5 * 4 - 1 = 1 > eps = 0.45, alpha = 0: evicted
     assert c.eps == 0.5 * 0.9                                # two rows read: the cache is full
     assert (c.total_evicted_trainer, c.total_updates, c.size) == (1, 1, 0)
     assert c.cached_rows().tolist() == []
-    # the reader's PG per row read: row 0 at w = 0, alpha 0: G = -1; row 1: G = 0.5 * 4 - 1 = 1 at alpha 0: 0
+    # the reader's PG per row read, at w = 0 and alpha 0: G = -1 for both
     assert c.end_pass() == {"PGmax": -1.0, "PGmin": -1.0, "picks": 2, "updates": 1, "evicted": 1,
-                            "read_PGmax": 0.0, "read_PGmin": -1.0}
+                            "read_PGmax": -1.0, "read_PGmin": -1.0}
     # an empty cache: train returns at once (not blocking)
     assert c.train(5, False) == 0
     # alpha = C and G < -eps: C = 0.1, x = (1): first pick alpha = 0.1 (clipped), then G = 0.1 - 1 = -0.9
@@ -365,6 +365,34 @@ def test_eviction_rule_by_hand():
     # the reader saw the row at w = 0, alpha = 0: G = -1
     assert c.end_pass() == {"PGmax": 0.0, "PGmin": -1.0, "picks": 2, "updates": 1, "evicted": 0,
                             "read_PGmax": -1.0, "read_PGmin": -1.0}
+
+
+def test_reader_does_not_store_what_the_trainer_would_evict():
+    """The reader stores a row only when the trainer would not evict it on sight: at the reader's view, a row at
+    alpha = 0 with G > eps, or at alpha = C with G < -eps, is counted as skipped, stored nowhere and evicts no
+    cached row; its loss and projected gradient are still counted. Hand-computed."""
+    c = one_row_cache(eps0=0.5, omega=2, rows=3)
+    assert insert_row(c, 0, 2.0) == (1, 0, 0, 1.0)            # w = 0: G = -1, stored
+    assert c.train(1, False) == 1                            # alpha_0 = 1/4, w = 1/2
+    c.end_pass()
+    c.snapshot(3, 1)                                         # the view: w = 1/2
+    # row 1, x = 4 at alpha 0: G = 0.5 * 4 - 1 = 1 > eps = 0.5: not stored, no loss (margin 2), PG 0
+    assert insert_row(c, 1, 4.0) == (0, 1, 0, 0.0)
+    assert c.cached_rows().tolist() == [0] and c.total_inserted == 1
+    # row 2, x = 2.5: G = 0.25 <= eps: stored (the trainer would keep it)
+    assert insert_row(c, 2, 2.5) == (1, 0, 0, 0.0)
+    assert sorted(c.cached_rows().tolist()) == [0, 2]
+    st = c.end_pass()
+    assert (st["read_PGmax"], st["read_PGmin"]) == (0.0, 0.0)
+    # alpha = C and G < -eps at the view: C = 0.1, x = (-2) with label +1; after its first step alpha = C
+    c = one_row_cache(eps0=0.5, omega=1, rows=2)
+    insert_row(c, 0, 1.0, C=0.1)
+    c.train(1, False)                                        # alpha_0 = 0.1 = C, w = 0.1
+    insert_row(c, 1, 1.0, label=-1, C=0.1)                   # row 1 evicts row 0 (Omega = 1)
+    c.train(1, False)                                        # G = -0.1 * 1 - 1 < 0: alpha_1 = 0.1 = C, w = 0
+    c.snapshot(2, 1)
+    # row 0 again: at C, G = 0 * 1 - 1 = -1 < -eps: not stored
+    assert insert_row(c, 0, 1.0, C=0.1)[:3] == (0, 1, 0)
 
 
 def test_eps_schedule_by_hand():

@@ -481,7 +481,7 @@ class OnePassSolver(OutOfCoreSolver):
     def _outer(self, p, budget, cap, t0):
         """Outer iterations of block optimization for one problem (at most max_iter), until the relative change of
         the dual is at most inner_eps (the paper's rule) or the active set is empty."""
-        f = BinaryDataset(p.path) if p.memory_set is None else None
+        f = BinaryDataset(p.path, trusted=True) if p.memory_set is None else None
         p.inner_converged = False
         p.held = None
         # the streamed blocks are loaded into recycled memory (one block's worth, freed with the outer iterations)
@@ -548,7 +548,7 @@ class OnePassSolver(OutOfCoreSolver):
         """The rows an outer iteration held in memory (its last block) go back to the active-set file (first);
         returns the file, reopened."""
         self._rewrite(p, [f], _take(p, "held"), cap)
-        return BinaryDataset(p.path)
+        return BinaryDataset(p.path, trusted=True)
 
     def _stream_iteration(self, p, f, budget, cap):
         """One outer iteration over an active-set file larger than the budget: blocks of it in turn. The last block
@@ -590,7 +590,7 @@ class OnePassSolver(OutOfCoreSolver):
             n_after = out.n_rows + _rows(p.held)
         f.close()
         p.scratch.replace(new_path, p.path)
-        return blocks, n_after, BinaryDataset(p.path)
+        return blocks, n_after, BinaryDataset(p.path, trusted=True)
 
     # -- the run ------------------------------------------------------------------------------------------------
     def _fit(self, src, directory, t0):
@@ -823,10 +823,10 @@ class OnePassSolver(OutOfCoreSolver):
             return
         try:
             if p.memory_set is not None:
-                self._rewrite(p, [BinaryDataset(p.add_path)], _take(p, "memory_set"), cap)
+                self._rewrite(p, [BinaryDataset(p.add_path, trusted=True)], _take(p, "memory_set"), cap)
             else:
-                files = [BinaryDataset(p.path)] if os.path.exists(p.path) else []
-                self._rewrite(p, files + [BinaryDataset(p.add_path)], None, cap)
+                files = [BinaryDataset(p.path, trusted=True)] if os.path.exists(p.path) else []
+                self._rewrite(p, files + [BinaryDataset(p.add_path, trusted=True)], None, cap)
         finally:
             p.scratch.retire(p.add_path)
 
@@ -897,7 +897,7 @@ class OnePassSolver(OutOfCoreSolver):
         if p.memory_set is not None:
             return p.memory_set
         if os.path.exists(p.path):
-            with BinaryDataset(p.path) as f:
+            with BinaryDataset(p.path, trusted=True) as f:
                 return f.load_blocks(0, f.n_blocks)
         return None
 
@@ -906,7 +906,7 @@ class OnePassSolver(OutOfCoreSolver):
         blocks = [p.memory_set] if p.memory_set is not None else []
         f = None
         if p.memory_set is None and os.path.exists(p.path):
-            f = BinaryDataset(p.path)
+            f = BinaryDataset(p.path, trusted=True)
             blocks = f.iter_blocks()
         try:
             with BinaryWriter(target, row_ids=True, alpha=True, float32=p.float32, weights=p.weighted) as w:

@@ -183,10 +183,26 @@ class StreamTwin:
         while c0 < end:
             c1 = min(c0 + group - (row0 + c0) % group, end)
             self.rows_seen = max(self.rows_seen, row0 + c1)
+            w = self.w_read
+            rows, margins = [], []
+            for r in range(c0, c1):
+                a, b = indptr[r], indptr[r + 1]
+                idx = [int(j) for j in indices[a:b]]
+                val = [float(v) for v in values[a:b]]
+                rows.append((idx, val))
+                margins.append(_dot((idx, val), w, nb, self.bias, "unroll4"))
             claim = []
             for r in range(c0, c1):
                 row = row0 + r
                 if self.slot_of[row] >= 0:
+                    claim.append(-1)
+                    skipped += 1
+                    continue
+                # not stored when the trainer would evict it on sight (at the reader's view, its own alpha and eps)
+                yi = 1 if int(y[r]) > 0 else -1
+                Ci = Cp if yi > 0 else Cn
+                a, G = self.alpha[row], margins[r - c0] * yi - 1.0
+                if (a == 0.0 and G > self.eps) or (a > 0.0 and a >= Ci and G < -self.eps):
                     claim.append(-1)
                     skipped += 1
                     continue
@@ -202,20 +218,15 @@ class StreamTwin:
                 self.slot_of[row] = s
                 self.slot_row[s] = row
                 claim.append(s)
-            w = self.w_read
-            margins = []
             for r in range(c0, c1):
                 s = claim[r - c0]
-                a, b = indptr[r], indptr[r + 1]
-                idx = [int(j) for j in indices[a:b]]
-                val = [float(v) for v in values[a:b]]
                 if s >= 0:
+                    idx, val = rows[r - c0]
                     self.slot_idx[s], self.slot_val[s] = idx, val
                     self.slot_QD[s] = _sq_norm((idx, val), self.bias)
                     yi = 1 if int(y[r]) > 0 else -1
                     self.slot_y[s] = yi
                     self.slot_C[s] = Cp if yi > 0 else Cn
-                margins.append(_dot((idx, val), w, nb, self.bias, "unroll4"))
             for r in range(c0, c1):
                 s = claim[r - c0]
                 if s >= 0:
