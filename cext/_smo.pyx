@@ -872,8 +872,9 @@ def solve(KernelCache cache not None, const signed char[::1] y, const double[::1
 # Method: the outer/inner split of ThunderSVM's CSMOSolver and oneDAL's "thunder" SVC (Wen et al., "ThunderSVM: a
 # fast SVM library on GPUs and CPUs", JMLR 19(21), 2018; docs/kernel-speed.md): each outer iteration takes a working
 # set B of at most q variables (the q/2 largest -y_t G_t over I_up and the q/2 largest y_t G_t over I_low, the
-# maximal violators of the first-order rule), fetches their q kernel columns (full length, from the cache, copied
-# into one q x l block), solves the sub-problem over B alone by LIBSVM's pair SMO (WSS 2 and the same clipped
+# maximal violators of the first-order rule), fetches their q kernel columns into one q x l block (full length;
+# KernelCache.get_block: the cached ones copied, the missing ones computed together, vectorised over the columns and
+# shared among the threads by rows, the same floats as get_column's, then cached), solves the sub-problem over B alone by LIBSVM's pair SMO (WSS 2 and the same clipped
 # pair step) on the q x q sub-matrix, up to a local gap max(eps, gap_B / 10) or 100 q pairs, then adds the set's
 # changes to the whole gradient, G_t += y_t sum_k K_{b_k t} y_{b_k} da_k, in one pass over the block shared among
 # the cache's threads (OpenMP, blocks of rows). It stops on LIBSVM's own rule over every variable, m(a) - M(a) < eps
@@ -1085,7 +1086,6 @@ cdef int _run_ws(KernelCache cache, Work* w, const signed char* y, const double*
     at most q variables (q even, 2 <= q). Returns 0, 1 when a signal stopped it, -1 when memory ran out."""
     cdef int64_t l = cache.l, k, s, n, m, it = 0, outer = 0, inner
     cdef double v = 0.0, gap
-    cdef const float* col
     cdef WSBuf b
     memset(&b, 0, sizeof(WSBuf))
     if q > 2 * (l // 2):
@@ -1110,11 +1110,7 @@ cdef int _run_ws(KernelCache cache, Work* w, const signed char* y, const double*
         if n < 2:
             o.converged = True              # no pair to move: _select's "no j"
             break
-        for k in range(n):
-            if stop_requested():
-                break
-            col = cache.get_column(b.B[k], l)
-            memcpy(b.K + k * l, col, l * sizeof(float))
+        cache.get_block(b.B, n, b.K)      # the set's columns, the missing ones as one block
         if stop_requested():
             break
         for k in range(n):

@@ -131,3 +131,28 @@ def test_refused(tmp_path, value):
     r = CliRunner().invoke(train_main, ["-s", "smo", "--ws", value, str(data), str(tmp_path / "m")])
     assert_exit(r, 1)
     assert "--ws must be 0" in r.stderr
+
+
+@pytest.mark.parametrize("f32", [False, True])
+@pytest.mark.parametrize("kernel_type", [0, 1, 2, 3])
+def test_block_columns_are_the_caches(kernel_type, f32):
+    """KernelCache.block (the set's columns, the missing ones computed as one block over 2 threads) gives the float
+    columns get_column gives, bit for bit, cached or not, and leaves them in the cache; two columns of budget (the
+    block's columns evict each other) included."""
+    from llsvm._ext import _kernel as KK
+    g = np.random.default_rng(5)
+    X = g.standard_normal((300, 12))
+    X[g.random(X.shape) < 0.5] = 0.0
+    ds = CSRDataset.from_csr(sp.csr_matrix(X.astype(np.float32) if f32 else X), np.zeros(300))
+    view = ds.row_view()
+    params = {"kernel_type": kernel_type, "gamma": 0.1, "coef0": 0.5, "degree": 3}
+    sq = KK.kernel_sq_norms(view, params)
+    plain = KK.KernelCache(view, None, params, sq, 100.0)
+    js = np.array([5, 17, 5 + 100, 299, 0, 42], np.int64)
+    want = np.stack([plain.column(int(j)) for j in js])
+    for mb in (100.0, 0.0):
+        cache = KK.KernelCache(view, None, params, sq, mb, 2)
+        cache.column(17)                                    # one of them cached first
+        np.testing.assert_array_equal(cache.block(js), want)
+        np.testing.assert_array_equal(cache.block(js[::-1]), want[::-1])
+        assert cache.cached_length(int(js[0])) == 300        # the last one the reversed block computed
