@@ -932,9 +932,10 @@ cdef inline void _heap_push(double* hv, int64_t* ht, int64_t* n, int64_t cap, do
 
 
 cdef int64_t _ws_select(const Work* w, WSBuf* b, int64_t half) noexcept nogil:
-    """The set: the `half` largest -y_t G_t over I_up, then the `half` largest y_t G_t over I_low not already in it.
-    Returns its size (inset flags set)."""
+    """The set: the `half` largest -y_t G_t over I_up, then the `half` largest y_t G_t over I_low not already in it,
+    each only if it can be in a violating pair. Returns its size (inset flags set)."""
     cdef int64_t t, k, n = 0, nu = 0, nl = 0
+    cdef double mu = -INFINITY, ml = -INFINITY
     cdef double* hu = b.hv
     cdef double* hl = b.hv + half
     cdef int64_t* tu = b.ht
@@ -950,11 +951,23 @@ cdef int64_t _ws_select(const Work* w, WSBuf* b, int64_t half) noexcept nogil:
                 _heap_push(hu, tu, &nu, half, w.G[t], t)
             if w.status[t] != UPPER_BOUND:
                 _heap_push(hl, tl, &nl, half, -w.G[t], t)
+    # a variable of I_up pairs with a violation only if -y_t G_t + max {y_s G_s : I_low} > 0 (and I_low's the
+    # same way): the others' columns would be fetched for nothing
     for k in range(nu):
+        if hu[k] > mu:
+            mu = hu[k]
+    for k in range(nl):
+        if hl[k] > ml:
+            ml = hl[k]
+    for k in range(nu):
+        if hu[k] + ml <= 0.0:
+            continue
         b.B[n] = tu[k]
         b.inset[tu[k]] = 1
         n += 1
     for k in range(nl):
+        if hl[k] + mu <= 0.0:
+            continue
         if not b.inset[tl[k]]:
             b.B[n] = tl[k]
             b.inset[tl[k]] = 1
