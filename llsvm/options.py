@@ -422,8 +422,8 @@ OPTIONS = (
            "kernel columns as one block, solves their sub-problem by LIBSVM's pair SMO and adds the changes to the "
            "whole gradient on the --threads; it stops on LIBSVM's rule m(a) - M(a) < eps over every variable, so the "
            "model meets svm-train's stopping rule but not its path (the last digits and a few borderline SVs "
-           "differ). No shrinking (-h is ignored); memory N columns of the pair's rows as float32. Try 256 to 1024 "
-           "({solvers}).", kind=int, default=0, metavar="N", solvers=("smo",), check=_check_ws),
+           "differ). No shrinking (-h is ignored); memory N columns of the pair's rows as float32. 64 was the fastest "
+           "measured (docs/kernel-speed.md); 256 and more were slower ({solvers}).", kind=int, default=0, metavar="N", solvers=("smo",), check=_check_ws),
     Option("-b", "probability", "options",
            "Whether to train for probability estimates, 0 or 1 (default {default}), as LIBSVM's svm-train -b 1: "
            "C-SVC and nu-SVC, Platt scaling of every pair from 5-fold cross-validation of its type (probA and "
