@@ -34,6 +34,9 @@ cdef class KernelCache:
     cdef int64_t cap_l, cap_slots, cap_slab     # the entries the arrays hold (retarget reuses them)
 
     cdef const float* get_column(self, int64_t j, int64_t length) noexcept nogil
+    cdef int get_block(self, const int64_t* js, int64_t m, float* out) noexcept nogil
+    cdef int64_t _free_slot(self) noexcept nogil
+    cdef float* _take_slot(self, int64_t j) noexcept nogil
     cdef void swap(self, int64_t i, int64_t j) noexcept nogil
     cdef int retarget(self, const int64_t* rows, int64_t l) noexcept nogil
 

@@ -36,12 +36,14 @@
 from libc.math cimport isfinite
 from libc.stdint cimport int64_t
 from libc.stdlib cimport calloc, malloc, free
-from cython.parallel cimport prange
+from libc.string cimport memcpy
+from libc.stdint cimport int32_t
+from cython.parallel cimport prange, threadid
 
 import numpy as np
 
 from kernel_types cimport value_t, value2_t
-from rowview cimport RowView, rows_dot
+from rowview cimport RowView, rows_dot, row_indices, row_values
 from kernel cimport (KernelParams, dot_dense, scatter_row, scratch_size, row_width, kernel_eval, kernel_from_dot,
                     precomputed_at, precomputed_serial,
                     KERNEL_LINEAR, KERNEL_POLY, KERNEL_RBF, KERNEL_SIGMOID, KERNEL_PRECOMPUTED)
@@ -52,6 +54,8 @@ DEFAULT_CACHE_SIZE = 100.0      # MB, LIBSVM's -m default
 # a column is shared among threads when its entries times the cost of one (the row's mean entries + 16 for the
 # kernel function) reach this: below it a parallel region's start costs more than it saves
 cdef int64_t PARALLEL_MIN_WORK = 4096
+# get_block's dense block of the missing rows, at most this many doubles (32 MB); wider: column by column
+cdef int64_t BLOCK_MAX = 4194304
 
 ctypedef fused col_t:
     float
@@ -141,6 +145,38 @@ cdef void _column(const KernelParams* p, const RowView* v, const int64_t* rows, 
             r = rows[k]
             out[k] = <col_t>kernel_from_dot(p, dot_dense(v, r, dense, kind), sq[r], sqj)
     scatter_row(v, j, dense, True, kind)
+
+
+cdef void _block_columns(const KernelParams* p, const RowView* v, const int64_t* rows, const double* sq,
+                         const int64_t* js, const int64_t* which, int64_t m, int64_t l, double* D, double* acc,
+                         float* out, int n_threads, value_t* kind) noexcept nogil:
+    """out[which[k] l + r] = k(x_rows[r], x_rows[js[which[k]]]) for r < l and k < m (KernelCache.get_block): D
+    (scratch_size(v) x m zeros) receives the m rows, acc holds m doubles per thread."""
+    cdef int64_t k, r, e, jr
+    cdef const value_t* x
+    cdef const int32_t* idx
+    cdef double* a
+    cdef const double* d
+    cdef double xv
+    for k in range(m):
+        jr = rows[js[which[k]]]
+        x = row_values(v, jr, kind)
+        idx = row_indices(v, jr)
+        for e in range(v.indptr[jr], v.indptr[jr + 1]):
+            D[<int64_t>idx[e] * m + k] = <double>x[e]
+    for r in prange(l, num_threads=n_threads, schedule="static"):
+        a = acc + threadid() * m
+        for k in range(m):
+            a[k] = 0.0
+        x = row_values(v, rows[r], kind)
+        idx = row_indices(v, rows[r])
+        for e in range(v.indptr[rows[r]], v.indptr[rows[r] + 1]):
+            xv = <double>x[e]
+            d = D + <int64_t>idx[e] * m
+            for k in range(m):
+                a[k] += xv * d[k]
+        for k in range(m):
+            out[which[k] * l + r] = <float>kernel_from_dot(p, a[k], sq[rows[r]], sq[rows[js[which[k]]]])
 
 
 cdef void _precomputed_column(const RowView* v, const int64_t* rows, int64_t j, int64_t start, int64_t stop,
@@ -409,7 +445,7 @@ cdef class KernelCache:
         """Column j (a position, 0 <= j < l) with positions [0, length) filled (0 < length <= l; the caller
         checks). The pointer stays valid until a later get_column evicts the column or swap drops it: with the
         minimum of two columns, the column returned by the previous call survives this one."""
-        cdef int64_t s, old, start, c
+        cdef int64_t s, old, start
         cdef int nt
         cdef float* col
         s = self.slot[j]
@@ -418,17 +454,7 @@ cdef class KernelCache:
             start = self.length[j]
         else:
             start = 0
-            if self.n_free > 0:
-                self.n_free -= 1
-                s = self.free_slots[self.n_free]
-            else:
-                c = self.next[self.l]                  # the least recently used column
-                _lru_delete(self.prev, self.next, c)
-                s = self.slot[c]
-                self.n_filled -= self.length[c]
-                self.slot[c] = -1
-                self.length[c] = 0
-                self.evictions += 1
+            s = self._free_slot()
             self.slot[j] = s
         col = self.slab + s * self.l
         if start >= length:
@@ -447,6 +473,90 @@ cdef class KernelCache:
             self.length[j] = length
         _lru_insert(self.prev, self.next, self.l, j)
         return col
+
+    cdef int64_t _free_slot(self) noexcept nogil:
+        """An unused slot, or the least recently used column's, evicted."""
+        cdef int64_t s, c
+        if self.n_free > 0:
+            self.n_free -= 1
+            return self.free_slots[self.n_free]
+        c = self.next[self.l]
+        _lru_delete(self.prev, self.next, c)
+        s = self.slot[c]
+        self.n_filled -= self.length[c]
+        self.slot[c] = -1
+        self.length[c] = 0
+        self.evictions += 1
+        return s
+
+    cdef float* _take_slot(self, int64_t j) noexcept nogil:
+        """A slot for column j (not cached), the least recently used column evicted when none is free: j then
+        holds it, at full length, as the most recently used (the caller fills it)."""
+        cdef int64_t s = self._free_slot()
+        self.slot[j] = s
+        self.length[j] = self.l
+        self.n_filled += self.l
+        _lru_insert(self.prev, self.next, self.l, j)
+        return self.slab + s * self.l
+
+    cdef int get_block(self, const int64_t* js, int64_t m, float* out) noexcept nogil:
+        """Columns js[0..m-1] (positions), full length, into out (column k at out + k l), each the float
+        get_column gives, bit for bit (issue 49, --ws). The cached ones are copied; the others are computed
+        together: their rows scattered into a dense block D (features x missing, zeros elsewhere), then for each
+        row r of the problem, shared among the threads, the products x_r . D[:, k] for every missing k at once
+        (each in x_r's index order, as dot_dense sums it; the inner loop runs over k, contiguous, and vectorises),
+        then the kernel from the dot; then they enter the cache (least recently used evicted). A view without a
+        dense scratch (wide sparse), a block over BLOCK_MAX or the precomputed kernel: column by column. Returns 0, or -1 when memory for
+        the block ran out (out then holds the columns computed one by one)."""
+        cdef int64_t k, miss = 0, width, l = self.l
+        cdef int64_t* which
+        cdef double* D
+        cdef double* acc
+        cdef float* col
+        width = scratch_size(&self.v)
+        if self.dense == NULL or self.params.kernel_type == KERNEL_PRECOMPUTED or width * m > BLOCK_MAX:
+            for k in range(m):
+                memcpy(out + k * l, self.get_column(js[k], l), l * sizeof(float))
+            return 0
+        which = <int64_t*>malloc((m if m > 0 else 1) * sizeof(int64_t))
+        D = <double*>calloc(width * m if width * m > 0 else 1, sizeof(double))
+        acc = <double*>malloc(self.n_threads * (m if m > 0 else 1) * sizeof(double))
+        if which == NULL or D == NULL or acc == NULL:
+            free(which); free(D); free(acc)
+            for k in range(m):
+                memcpy(out + k * l, self.get_column(js[k], l), l * sizeof(float))
+            return -1
+        for k in range(m):
+            if self.slot[js[k]] >= 0 and self.length[js[k]] == l:
+                _lru_delete(self.prev, self.next, js[k])
+                _lru_insert(self.prev, self.next, l, js[k])
+                self.hits += 1
+                memcpy(out + k * l, self.slab + self.slot[js[k]] * l, l * sizeof(float))
+            else:
+                which[miss] = k
+                miss += 1
+        if miss > 0:
+            if self.f32:
+                _block_columns(&self.params, &self.v, self.rows, self.sq, js, which, miss, l, D, acc, out,
+                               self.n_threads, <float*>NULL)
+            else:
+                _block_columns(&self.params, &self.v, self.rows, self.sq, js, which, miss, l, D, acc, out,
+                               self.n_threads, <double*>NULL)
+            for k in range(miss):
+                self.misses += 1
+                if self.slot[js[which[k]]] >= 0:          # a shorter column: dropped, then taken again
+                    _lru_delete(self.prev, self.next, js[which[k]])
+                    self.free_slots[self.n_free] = self.slot[js[which[k]]]
+                    self.n_free += 1
+                    self.n_filled -= self.length[js[which[k]]]
+                    self.slot[js[which[k]]] = -1
+                    self.length[js[which[k]]] = 0
+                col = self._take_slot(js[which[k]])
+                memcpy(col, out + which[k] * l, l * sizeof(float))
+        free(which)
+        free(D)
+        free(acc)
+        return 0
 
     cdef void swap(self, int64_t i, int64_t j) noexcept nogil:
         """Exchange positions i and j (0 <= i, j < l): their rows, their columns, and entries i and j of every
@@ -535,6 +645,20 @@ cdef class KernelCache:
         cdef int64_t k
         for k in range(n):
             o[k] = col[k]
+        return out
+
+    def block(self, js):
+        """Columns js (positions), full length, as an (len(js), l) float32 array (get_block)."""
+        cdef const int64_t[::1] j = np.ascontiguousarray(js, dtype=np.int64)
+        cdef int64_t k, m = j.shape[0]
+        for k in range(m):
+            if j[k] < 0 or j[k] >= self.l:
+                raise ValueError(f"column {j[k]} out of range for {self.l} rows")
+        out = np.empty((m, self.l), dtype=np.float32)
+        cdef float[:, ::1] o = out
+        if m and self.l:
+            with nogil:
+                self.get_block(&j[0], m, &o[0, 0])
         return out
 
     def swap_index(self, int64_t i, int64_t j):

@@ -40,11 +40,12 @@
 from libc.math cimport INFINITY, fabs, isfinite
 from libc.stdint cimport int64_t
 from libc.stdio cimport snprintf
-from libc.stdlib cimport malloc, free, realloc
+from libc.stdlib cimport calloc, malloc, free, realloc
 from libc.string cimport memcpy, memset, strlen
 from cpython.pythread cimport (PyThread_type_lock, PyThread_allocate_lock, PyThread_free_lock,
                                PyThread_acquire_lock, PyThread_release_lock, WAIT_LOCK)
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
+from cython.parallel cimport prange
 
 import numpy as np
 
@@ -434,35 +435,40 @@ cdef double _violation(const Work* w) noexcept nogil:
     return (Gp if Gp > Gn else Gn) + (Gp2 if Gp2 > Gn2 else Gn2)
 
 
-cdef void _update_pair(Work* w, int64_t i, int64_t j, double Qij) noexcept nogil:
-    """LIBSVM's exact solution of the pair's sub-problem, clipped to the box."""
-    cdef double* alpha = w.alpha
-    cdef const double* G = w.G
-    cdef double Ci = _C(w, i), Cj = _C(w, j), quad, delta, diff
-    if w.y[i] != w.y[j]:
-        quad = w.QD[i] + w.QD[j] + 2.0 * Qij
-        delta = (-G[i] - G[j]) / (quad if quad > 0.0 else TAU)
-        diff = alpha[i] - alpha[j]
-        alpha[i] += delta
-        alpha[j] += delta
+cdef inline void _pair_step(signed char yi, signed char yj, double* ai, double* aj, double Gi, double Gj,
+                            double QDi, double QDj, double Qij, double Ci, double Cj) noexcept nogil:
+    """LIBSVM's exact solution of the pair's sub-problem, clipped to the box (svm.cpp's Solver::Solve): the step
+    of _update_pair and of the working-set inner solver (_ws_inner)."""
+    cdef double quad, delta, diff
+    if yi != yj:
+        quad = QDi + QDj + 2.0 * Qij
+        delta = (-Gi - Gj) / (quad if quad > 0.0 else TAU)
+        diff = ai[0] - aj[0]
+        ai[0] += delta
+        aj[0] += delta
         if diff > 0.0:
-            if alpha[j] < 0.0:
-                alpha[j] = 0.0
-                alpha[i] = diff
-        elif alpha[i] < 0.0:
-            alpha[i] = 0.0
-            alpha[j] = -diff
+            if aj[0] < 0.0:
+                aj[0] = 0.0
+                ai[0] = diff
+        elif ai[0] < 0.0:
+            ai[0] = 0.0
+            aj[0] = -diff
         if diff > Ci - Cj:
-            if alpha[i] > Ci:
-                alpha[i] = Ci
-                alpha[j] = Ci - diff
-        elif alpha[j] > Cj:
-            alpha[j] = Cj
-            alpha[i] = Cj + diff
+            if ai[0] > Ci:
+                ai[0] = Ci
+                aj[0] = Ci - diff
+        elif aj[0] > Cj:
+            aj[0] = Cj
+            ai[0] = Cj + diff
     else:
-        quad = w.QD[i] + w.QD[j] - 2.0 * Qij
-        delta = (G[i] - G[j]) / (quad if quad > 0.0 else TAU)
-        same_label_step(&alpha[i], &alpha[j], delta, Ci, Cj)
+        quad = QDi + QDj - 2.0 * Qij
+        delta = (Gi - Gj) / (quad if quad > 0.0 else TAU)
+        same_label_step(ai, aj, delta, Ci, Cj)
+
+
+cdef void _update_pair(Work* w, int64_t i, int64_t j, double Qij) noexcept nogil:
+    """LIBSVM's exact solution of the pair's sub-problem, clipped to the box (_pair_step)."""
+    _pair_step(w.y[i], w.y[j], &w.alpha[i], &w.alpha[j], w.G[i], w.G[j], w.QD[i], w.QD[j], Qij, _C(w, i), _C(w, j))
 
 
 cdef void _swap(KernelCache cache, Work* w, int64_t i, int64_t j) noexcept nogil:
@@ -726,16 +732,10 @@ cdef void _release(Work* w) noexcept nogil:
     w.cap = 0
 
 
-cdef int _run(KernelCache cache, Work* w, const signed char* y, const double* p, double* alpha, const double* QD,
-              const double* C, double eps, int64_t max_iter, bint shrinking, bint nu, bint restore,
-              double* G_out, Out* o) noexcept nogil:
-    """LIBSVM's Solver on the cache's l-row problem (w reserved for l): alpha the feasible start, by the caller's
-    order, receives the solution, C the box C_i by the caller's order, G_out the final gradient; o the rest, obj
-    summed by position as LIBSVM's Solve sums it (before putting the solution back). restore: the cache back in the order it came in (a cache that
-    serves again); else it is left permuted, as LIBSVM leaves its own. Returns 0, or 1 when a signal stopped it
-    (nothing it gives is then of use)."""
+cdef void _load(KernelCache cache, Work* w, const signed char* y, const double* p, const double* alpha,
+                const double* QD, const double* C, double eps, bint shrinking, bint nu) noexcept nogil:
+    """The work arrays of the cache's l-row problem by position (the caller's order), and its start gradient."""
     cdef int64_t l = cache.l, k
-    cdef double v = 0.0
     w.l = l
     w.active_size = l
     w.eps = eps
@@ -754,6 +754,19 @@ cdef int _run(KernelCache cache, Work* w, const signed char* y, const double* p,
         w.active_set[k] = k
         _update_status(w, k)
     _start_gradient(cache, w, shrinking)
+
+
+cdef int _run(KernelCache cache, Work* w, const signed char* y, const double* p, double* alpha, const double* QD,
+              const double* C, double eps, int64_t max_iter, bint shrinking, bint nu, bint restore,
+              double* G_out, Out* o) noexcept nogil:
+    """LIBSVM's Solver on the cache's l-row problem (w reserved for l): alpha the feasible start, by the caller's
+    order, receives the solution, C the box C_i by the caller's order, G_out the final gradient; o the rest, obj
+    summed by position as LIBSVM's Solve sums it (before putting the solution back). restore: the cache back in the order it came in (a cache that
+    serves again); else it is left permuted, as LIBSVM leaves its own. Returns 0, or 1 when a signal stopped it
+    (nothing it gives is then of use)."""
+    cdef int64_t l = cache.l, k
+    cdef double v = 0.0
+    _load(cache, w, y, p, alpha, QD, C, eps, shrinking, nu)
     o.n_iter = _solve(cache, w, max_iter, shrinking, &o.gap, &o.converged)
     if stop_requested():
         return 1
@@ -852,6 +865,304 @@ def solve(KernelCache cache not None, const signed char[::1] y, const double[::1
     return {"n_iter": int(o.n_iter), "rho": float(o.rho), "obj": float(o.obj), "gap": float(o.gap),
             "G": np.asarray(G_out), "C": Cv, "converged": bool(o.converged), "n_shrink": int(w.n_shrink),
             "min_active_size": int(w.min_active), "unshrunk": bool(w.unshrink), "events": events, "r": float(o.r)}
+
+
+# -- a working set of many variables (issue 49, --ws N; an option, off by default) ---------------------------------
+# Problem: the C-SVC dual above (nu = False), solved with fewer synchronisations than one pair per iteration.
+# Method: the outer/inner split of ThunderSVM's CSMOSolver and oneDAL's "thunder" SVC (Wen et al., "ThunderSVM: a
+# fast SVM library on GPUs and CPUs", JMLR 19(21), 2018; docs/kernel-speed.md): each outer iteration takes a working
+# set B of at most q variables (the q/2 largest -y_t G_t over I_up and the q/2 largest y_t G_t over I_low, the
+# maximal violators of the first-order rule), fetches their q kernel columns into one q x l block (full length;
+# KernelCache.get_block: the cached ones copied, the missing ones computed together, vectorised over the columns and
+# shared among the threads by rows, the same floats as get_column's, then cached), solves the sub-problem over B alone by LIBSVM's pair SMO (WSS 2 and the same clipped
+# pair step) on the q x q sub-matrix, up to a local gap max(eps, gap_B / 10) or 100 q pairs, then adds the set's
+# changes to the whole gradient, G_t += y_t sum_k K_{b_k t} y_{b_k} da_k, in one pass over the block shared among
+# the cache's threads (OpenMP, blocks of rows). It stops on LIBSVM's own rule over every variable, m(a) - M(a) < eps
+# (checked at each outer iteration on the whole gradient, as _select's), never on the set's local gap nor on
+# "no change" (oneDAL's exits): so the model is certified to svm-train's stopping rule, not its path. No shrinking
+# (the block reads full columns). rho, obj and the statistics as _run's.
+cdef struct WSBuf:
+    int64_t q               # the largest set
+    int64_t* B              # the set's positions
+    float* K                # column B[k] at K + k l
+    double* Kbb             # the q x q sub-matrix (row-major, n x n for a set of n)
+    double* G               # the set's local gradient
+    double* a0              # the set's alpha at the start of the inner solve
+    double* dy              # y_b (alpha_b - a0_b) of the variables that moved
+    int64_t* moved          # their indices in the set
+    double* hv              # the two heaps' scores
+    int64_t* ht             #   and positions
+    char* inset             # l flags: a position is in the set
+
+
+cdef inline void _heap_push(double* hv, int64_t* ht, int64_t* n, int64_t cap, double v, int64_t t) noexcept nogil:
+    """A min-heap of the cap largest scores (ties: the earlier position kept, as the later one is not larger)."""
+    cdef int64_t k, c, par
+    cdef double sv
+    cdef int64_t st
+    if n[0] < cap:
+        k = n[0]
+        n[0] += 1
+        while k > 0:
+            par = (k - 1) >> 1
+            if hv[par] <= v:
+                break
+            hv[k] = hv[par]
+            ht[k] = ht[par]
+            k = par
+        hv[k] = v
+        ht[k] = t
+        return
+    if v <= hv[0]:
+        return
+    k = 0                               # replace the smallest, sift down
+    while True:
+        c = 2 * k + 1
+        if c >= cap:
+            break
+        if c + 1 < cap and hv[c + 1] < hv[c]:
+            c += 1
+        if hv[c] >= v:
+            break
+        hv[k] = hv[c]
+        ht[k] = ht[c]
+        k = c
+    hv[k] = v
+    ht[k] = t
+
+
+cdef int64_t _ws_select(const Work* w, WSBuf* b, int64_t half) noexcept nogil:
+    """The set: the `half` largest -y_t G_t over I_up, then the `half` largest y_t G_t over I_low not already in it,
+    each only if it can be in a violating pair. Returns its size (inset flags set)."""
+    cdef int64_t t, k, n = 0, nu = 0, nl = 0
+    cdef double mu = -INFINITY, ml = -INFINITY
+    cdef double* hu = b.hv
+    cdef double* hl = b.hv + half
+    cdef int64_t* tu = b.ht
+    cdef int64_t* tl = b.ht + half
+    for t in range(w.l):
+        if w.y[t] > 0:
+            if w.status[t] != UPPER_BOUND:
+                _heap_push(hu, tu, &nu, half, -w.G[t], t)
+            if w.status[t] != LOWER_BOUND:
+                _heap_push(hl, tl, &nl, half, w.G[t], t)
+        else:
+            if w.status[t] != LOWER_BOUND:
+                _heap_push(hu, tu, &nu, half, w.G[t], t)
+            if w.status[t] != UPPER_BOUND:
+                _heap_push(hl, tl, &nl, half, -w.G[t], t)
+    # a variable of I_up pairs with a violation only if -y_t G_t + max {y_s G_s : I_low} > 0 (and I_low's the
+    # same way): the others' columns would be fetched for nothing
+    for k in range(nu):
+        if hu[k] > mu:
+            mu = hu[k]
+    for k in range(nl):
+        if hl[k] > ml:
+            ml = hl[k]
+    for k in range(nu):
+        if hu[k] + ml <= 0.0:
+            continue
+        b.B[n] = tu[k]
+        b.inset[tu[k]] = 1
+        n += 1
+    for k in range(nl):
+        if hl[k] + mu <= 0.0:
+            continue
+        if not b.inset[tl[k]]:
+            b.B[n] = tl[k]
+            b.inset[tl[k]] = 1
+            n += 1
+    return n
+
+
+cdef int64_t _ws_inner(Work* w, WSBuf* b, int64_t n, int64_t limit) noexcept nogil:
+    """LIBSVM's pair SMO (WSS 2, _pair_step) over the set's n variables and its sub-matrix, the gradient local; at
+    most `limit` pairs, until the local gap is under max(eps, first gap / 10). Returns the pairs made."""
+    cdef int64_t it = 0, i, j, s, t
+    cdef double Gmax, Gmax2, best, diff, quad, obj, local = -1.0, ai, aj, dai, daj
+    cdef const double* Ki
+    cdef const double* Kj
+    cdef double* G = b.G
+    cdef double* alpha = w.alpha
+    cdef const int64_t* B = b.B
+    cdef signed char ys
+    while it < limit:
+        Gmax = -INFINITY
+        Gmax2 = -INFINITY
+        i = -1
+        for s in range(n):
+            t = B[s]
+            if w.y[t] > 0:
+                if w.status[t] != UPPER_BOUND and -G[s] >= Gmax:
+                    Gmax = -G[s]
+                    i = s
+            elif w.status[t] != LOWER_BOUND and G[s] >= Gmax:
+                Gmax = G[s]
+                i = s
+        if i < 0:
+            break
+        Ki = b.Kbb + i * n
+        j = -1
+        best = INFINITY
+        for s in range(n):
+            t = B[s]
+            if w.y[t] > 0:
+                if w.status[t] == LOWER_BOUND:
+                    continue
+                diff = Gmax + G[s]
+                if G[s] >= Gmax2:
+                    Gmax2 = G[s]
+            else:
+                if w.status[t] == UPPER_BOUND:
+                    continue
+                diff = Gmax - G[s]
+                if -G[s] >= Gmax2:
+                    Gmax2 = -G[s]
+            if diff > 0.0:
+                quad = w.QD[B[i]] + w.QD[t] - 2.0 * Ki[s]
+                obj = -(diff * diff) / (quad if quad > 0.0 else TAU)
+                if obj <= best:
+                    best = obj
+                    j = s
+        if local < 0.0:
+            local = 0.1 * (Gmax + Gmax2)
+            if local < w.eps:
+                local = w.eps
+        if Gmax + Gmax2 < local or j < 0:
+            break
+        it += 1
+        Kj = b.Kbb + j * n
+        ai = alpha[B[i]]
+        aj = alpha[B[j]]
+        _pair_step(w.y[B[i]], w.y[B[j]], &alpha[B[i]], &alpha[B[j]], G[i], G[j], w.QD[B[i]], w.QD[B[j]],
+                   w.yd[B[i]] * w.yd[B[j]] * Ki[j], w.C[B[i]], w.C[B[j]])
+        dai = (alpha[B[i]] - ai) * w.yd[B[i]]
+        daj = (alpha[B[j]] - aj) * w.yd[B[j]]
+        for s in range(n):
+            G[s] += w.yd[B[s]] * (Ki[s] * dai + Kj[s] * daj)
+        _update_status(w, B[i])
+        _update_status(w, B[j])
+    return it
+
+
+cdef void _ws_gradient(Work* w, WSBuf* b, int64_t m, int n_threads) noexcept nogil:
+    """G_t += y_t sum_k K_{b_k t} dy_k over the m moved variables, in blocks of rows shared among the threads."""
+    cdef int64_t l = w.l, nb = (l + 4095) // 4096, c, t, lo, hi, k
+    cdef const float* col
+    cdef double d
+    for c in prange(nb, num_threads=n_threads if nb > 1 else 1, schedule="static"):
+        lo = c * 4096
+        hi = lo + 4096
+        if hi > l:
+            hi = l
+        for k in range(m):
+            col = b.K + b.moved[k] * l
+            d = b.dy[k]
+            for t in range(lo, hi):
+                w.G[t] += w.yd[t] * (<double>col[t] * d)
+
+
+cdef int _ws_alloc(WSBuf* b, int64_t q, int64_t l) noexcept nogil:
+    b.q = q
+    b.B = <int64_t*>malloc(q * sizeof(int64_t))
+    b.K = <float*>malloc(<size_t>q * <size_t>l * sizeof(float))
+    b.Kbb = <double*>malloc(<size_t>q * <size_t>q * sizeof(double))
+    b.G = <double*>malloc(q * sizeof(double))
+    b.a0 = <double*>malloc(q * sizeof(double))
+    b.dy = <double*>malloc(q * sizeof(double))
+    b.moved = <int64_t*>malloc(q * sizeof(int64_t))
+    b.hv = <double*>malloc(q * sizeof(double))
+    b.ht = <int64_t*>malloc(q * sizeof(int64_t))
+    b.inset = <char*>calloc(l if l > 0 else 1, 1)
+    if (b.B == NULL or b.K == NULL or b.Kbb == NULL or b.G == NULL or b.a0 == NULL or b.dy == NULL
+            or b.moved == NULL or b.hv == NULL or b.ht == NULL or b.inset == NULL):
+        return -1
+    return 0
+
+
+cdef void _ws_free(WSBuf* b) noexcept nogil:
+    free(b.B)
+    free(b.K)
+    free(b.Kbb)
+    free(b.G)
+    free(b.a0)
+    free(b.dy)
+    free(b.moved)
+    free(b.hv)
+    free(b.ht)
+    free(b.inset)
+
+
+cdef int _run_ws(KernelCache cache, Work* w, const signed char* y, const double* p, double* alpha, const double* QD,
+                 const double* C, double eps, int64_t max_iter, int64_t q, double* G_out, Out* o) noexcept nogil:
+    """_run's contract (no shrinking, no nu, the cache's order untouched) by the working-set method above, sets of
+    at most q variables (q even, 2 <= q). Returns 0, 1 when a signal stopped it, -1 when memory ran out."""
+    cdef int64_t l = cache.l, k, s, n, m, it = 0, outer = 0, inner
+    cdef double v = 0.0, gap
+    cdef WSBuf b
+    memset(&b, 0, sizeof(WSBuf))
+    if q > 2 * (l // 2):
+        q = 2 * (l // 2) if l >= 2 else 2
+    if _ws_alloc(&b, q, l) != 0:
+        _ws_free(&b)
+        return -1
+    _load(cache, w, y, p, alpha, QD, C, eps, False, False)
+    o.converged = False
+    o.gap = INFINITY
+    while True:
+        if stop_requested():
+            break
+        gap = _violation(w)                 # LIBSVM's Gmax + Gmax2 over every variable
+        o.gap = gap
+        if gap < eps:
+            o.converged = True
+            break
+        if it >= max_iter:
+            break
+        n = _ws_select(w, &b, q // 2)
+        if n < 2:
+            o.converged = True              # no pair to move: _select's "no j"
+            break
+        cache.get_block(b.B, n, b.K)      # the set's columns, the missing ones as one block
+        if stop_requested():
+            break
+        for k in range(n):
+            b.inset[b.B[k]] = 0
+            b.a0[k] = w.alpha[b.B[k]]
+            b.G[k] = w.G[b.B[k]]
+            for s in range(n):
+                b.Kbb[k * n + s] = <double>b.K[k * l + b.B[s]]
+        inner = _ws_inner(w, &b, n, min(100 * n, max_iter - it))
+        it += inner
+        m = 0
+        for k in range(n):
+            if w.alpha[b.B[k]] != b.a0[k]:
+                b.moved[m] = k
+                b.dy[m] = w.yd[b.B[k]] * (w.alpha[b.B[k]] - b.a0[k])
+                m += 1
+        outer += 1
+        if outer % 10 == 0:
+            _event(w, b'.')
+        if m == 0:
+            if inner == 0:
+                o.converged = True          # the set's best pair does not move: as _select's "no j"
+                break
+            continue
+        _ws_gradient(w, &b, m, cache.n_threads)
+    _ws_free(&b)
+    if stop_requested():
+        return 1
+    _event(w, b'*')
+    o.n_iter = it
+    o.rho = _rho(w)
+    o.r = 0.0
+    for k in range(l):
+        v += w.alpha[k] * (w.G[k] + w.p[k])
+    o.obj = v / 2
+    for k in range(l):
+        alpha[k] = w.alpha[k]
+        G_out[k] = w.G[k]
+    return 0
 
 
 cdef inline void _swap_int(int64_t* a, int64_t i, int64_t j) noexcept nogil:
@@ -960,6 +1271,7 @@ cdef class OneVsOne:
     cdef int64_t max_iter, n_pairs
     cdef bint shrinking, is_nu, probability
     cdef public bint quiet           # no text
+    cdef public int64_t ws          # --ws: C-SVC problems of 2 ws rows or more by the working-set method (_run_ws)
     cdef bytes warn                 # held for warn_p
     cdef const char* warn_p
     cdef int64_t warn_n
@@ -1063,6 +1375,7 @@ cdef class OneVsOne:
         row_cost): C_t = W_t Cp or W_t Cn (C-SVC); the box W_t and each class's sum nu sum W / 2 (nu-SVC), as
         scikit-learn's weighted LIBSVM (sum W = l without weights)."""
         cdef int64_t k, lim, nsv = 0, nbsv = 0
+        cdef int rc
         cdef double s, Ck, h, aQa = 0.0, hinge = 0.0, sum_alpha = 0.0, r, inv, rho, obj, total = 0.0
         cdef Out o
         _box(&c.v, rows, NULL, l, y, 1.0 if self.is_nu else Cp, 1.0 if self.is_nu else Cn, self.C)
@@ -1088,8 +1401,14 @@ cdef class OneVsOne:
         if _reserve(&self.w, l) != 0:
             return NO_MEMORY
         self.w.live = NULL if self.quiet else &self.text   # the Solver's progress into the text as it runs
-        if _run(c, &self.w, y, self.p, self.alpha, self.QD, self.C, self.eps, lim, self.shrinking, self.is_nu, restore,
-                self.G, &o):
+        if self.ws > 0 and not self.is_nu and l >= 2 * self.ws:
+            rc = _run_ws(c, &self.w, y, self.p, self.alpha, self.QD, self.C, self.eps, lim, self.ws, self.G, &o)
+            if rc < 0:
+                return NO_MEMORY
+            if rc:
+                return STOPPED
+        elif _run(c, &self.w, y, self.p, self.alpha, self.QD, self.C, self.eps, lim, self.shrinking, self.is_nu,
+                  restore, self.G, &o):
             return STOPPED
         rho = o.rho
         obj = o.obj
@@ -1316,7 +1635,6 @@ cdef class OneVsOne:
         if p1 == p0:
             return p0, PAIRS_OK
         with nogil:
-            t0 = _now()
             while q < p1:
                 if stop_requested():
                     rc = STOPPED

@@ -247,6 +247,11 @@ def _check_cache_size(m):
         raise ParameterError("cache_size <= 0")
 
 
+def _check_ws(n):
+    if n != 0 and n < 2:
+        raise ParameterError("--ws must be 0 (LIBSVM's pair solver) or at least 2")
+
+
 def _check_probability(b):
     if b not in (0, 1):
         raise ParameterError("probability != 0 and probability != 1")
@@ -411,6 +416,14 @@ OPTIONS = (
            "-h 0|1: whether to use the shrinking heuristics (default {default}) ({solvers}); -h alone and --help show "
            "this help.", decls=("--shrinking",), kind=int, default=1, metavar="shrinking",
            solvers=LIBSVM_TYPES + ("h1tree",), check=_check_shrinking),
+    Option("--ws", "ws", "options",
+           "Working-set size N of a faster solver for the class pairs of 2N rows or more (default {default}: LIBSVM's "
+           "pair solver, svm-train's model bit for bit): each step takes the N most violating variables, their N "
+           "kernel columns as one block, solves their sub-problem by LIBSVM's pair SMO and adds the changes to the "
+           "whole gradient on the --threads; it stops on LIBSVM's rule m(a) - M(a) < eps over every variable, so the "
+           "model meets svm-train's stopping rule but not its path (the last digits and a few borderline SVs "
+           "differ). No shrinking (-h is ignored); memory N columns of the pair's rows as float32. 64 was the fastest "
+           "measured (docs/kernel-speed.md); 256 and more were slower ({solvers}).", kind=int, default=0, metavar="N", solvers=("smo",), check=_check_ws),
     Option("-b", "probability", "options",
            "Whether to train for probability estimates, 0 or 1 (default {default}), as LIBSVM's svm-train -b 1: "
            "C-SVC and nu-SVC, Platt scaling of every pair from 5-fold cross-validation of its type (probA and "

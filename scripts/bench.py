@@ -843,6 +843,8 @@ def main():
                     help="part peers: kernel, linear, ooc, convert (comma list)")
     ap.add_argument("--peers-seeds", default=None,
                     help="part peers: the sparse generator's seeds (default: the scale's, 1,2,3,4 at full)")
+    ap.add_argument("--peers-smo-ws", type=int, default=0,
+                    help="part peers, kernel: llsvm -s smo with --ws N (default 0: LIBSVM's pair solver)")
     ap.add_argument("--peers-modes", default="quiet,busy",
                     help="part peers, linear: quiet and/or busy (beside two CPU-bound processes)")
     ap.add_argument("--multicore", default=None,
@@ -1043,7 +1045,7 @@ def main():
             peers = bench_peers(tmp, args.peers, args.peers_venv or VENV, args.peers_scale,
                                 args.peers_parts.split(","),
                                 [int(x) for x in args.peers_seeds.split(",") if x] if args.peers_seeds else None,
-                                tuple(args.peers_modes.split(",")), args.repeats, args.libsvm_dir)
+                                tuple(args.peers_modes.split(",")), args.repeats, args.libsvm_dir, args.peers_smo_ws)
         if "sklearn" in parts:
             from bench_sklearn import SETS as SKLEARN_SETS, bench_sklearn
             sets = args.sklearn_sets.split(",") if args.sklearn_sets else list(SKLEARN_SETS) + ["sparse"]

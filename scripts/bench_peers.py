@@ -295,14 +295,15 @@ class Runners:
         return False
 
 
-def _kernel_rounds(tmp, path, gamma, ll, peer, libsvm_dir, repeats):
-    """Interleaved rounds on one set: llsvm and oneDAL on 1 thread, on 2, then svm-train (a whole command)."""
+def _kernel_rounds(tmp, path, gamma, ll, peer, libsvm_dir, repeats, ws=0):
+    """Interleaved rounds on one set: llsvm and oneDAL on 1 thread, on 2, then svm-train (a whole command).
+    ws: llsvm's --ws (0: LIBSVM's pair solver, the default)."""
     svm_train = os.path.join(libsvm_dir, "svm-train") if libsvm_dir else None
     rounds = {1: [], 2: []}
     lib = []
     for _ in range(repeats):
         for t in (1, 2):
-            rounds[t].append({"llsvm": _fit(ll, "llsvm_smo", {"C": 1.0, "gamma": gamma, "threads": t},
+            rounds[t].append({"llsvm": _fit(ll, "llsvm_smo", {"C": 1.0, "gamma": gamma, "threads": t, "ws": ws},
                                             os.path.join(tmp, f"llsvm-smo-{t}.npz")),
                               "sklearnex": _fit(peer, "sklearnex_svc", {"C": 1.0, "gamma": gamma, "threads": t},
                                                 os.path.join(tmp, f"sklearnex-{t}.npz"))})
@@ -316,17 +317,17 @@ def _kernel_rounds(tmp, path, gamma, ll, peer, libsvm_dir, repeats):
     return rounds, lib
 
 
-def bench_kernel(tmp, sets, venv, libsvm_dir, repeats):
+def bench_kernel(tmp, sets, venv, libsvm_dir, repeats, ws=0):
     import llsvm
     rows = []
     for name, path in sets:
         ds = llsvm.read_dataset(path)
         gamma = 1.0 / ds.n_features
         npz = write_npz(os.path.join(tmp, "kernel.npz"), ds.to_csr(), ds.y)
-        row = {"set": name, "rows": ds.n_rows, "features": ds.n_features, "gamma": gamma, "threads": {}}
+        row = {"set": name, "rows": ds.n_rows, "features": ds.n_features, "gamma": gamma, "ws": ws, "threads": {}}
         del ds
         with Runners(venv, npz) as (ll, peer):
-            rounds, lib = _kernel_rounds(tmp, path, gamma, ll, peer, libsvm_dir, repeats)
+            rounds, lib = _kernel_rounds(tmp, path, gamma, ll, peer, libsvm_dir, repeats, ws)
         for t in (1, 2):
             rs = rounds[t]
             cell = {"llsvm": _summary(rs, "llsvm", "llsvm"), "sklearnex": _summary(rs, "llsvm", "sklearnex")}
@@ -611,7 +612,7 @@ def scale_settings(scale):
 
 
 def bench_peers(tmp, install=False, venv=VENV, scale="full", parts=("kernel", "linear", "ooc", "convert"),
-                seeds=None, modes=("quiet", "busy"), repeats=3, libsvm_dir=None):
+                seeds=None, modes=("quiet", "busy"), repeats=3, libsvm_dir=None, ws=0):
     cfg = scale_settings(scale)
     seeds = tuple(seeds or cfg["seeds"])
     result = {"venv": venv, "scale": scale, "settings": dict(cfg, seeds=seeds), "repeats": repeats,
@@ -635,7 +636,7 @@ def bench_peers(tmp, install=False, venv=VENV, scale="full", parts=("kernel", "l
             say("# peers: " + result["svm_train_missing"])
             libsvm_dir = None
         result["kernel"] = bench_kernel(tmp, kernel_sets(tmp, cfg["kernel"], cfg["skin"]), venv, libsvm_dir,
-                                        repeats)
+                                        repeats, ws)
     if "linear" in parts:
         result["linear"] = bench_linear(tmp, linear_sets, venv, repeats, modes)
     sparse = issue_sets(tmp, cfg["rows"], seeds, (), dense=False) if set(parts) & {"ooc", "convert"} else []
@@ -658,6 +659,8 @@ def main(argv=None):
     ap.add_argument("--libsvm-dir", default=None, help="LIBSVM's svm-train: a directory of its binaries or sources "
                                                        "(default $LLSVM_LIBSVM_DIR or $LIBSVM_DIR)")
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--peers-smo-ws", type=int, default=0, help="part kernel: llsvm -s smo with --ws N (default 0: "
+                                                                 "LIBSVM's pair solver)")
     ap.add_argument("--tmp", default=None, help="directory for the generated sets (kept when given)")
     ap.add_argument("--out", default=None)
     ap.add_argument("--json", default=None)
@@ -666,7 +669,7 @@ def main(argv=None):
     try:
         result = bench_peers(tmp, args.peers, args.peers_venv, args.peers_scale, args.peers_parts.split(","),
                              [int(s) for s in args.peers_seeds.split(",")] if args.peers_seeds else None,
-                             tuple(args.peers_modes.split(",")), args.repeats, args.libsvm_dir)
+                             tuple(args.peers_modes.split(",")), args.repeats, args.libsvm_dir, args.peers_smo_ws)
     finally:
         if not args.tmp:
             shutil.rmtree(tmp, ignore_errors=True)

@@ -132,7 +132,7 @@ class Runner:
         from llsvm.options import SMOOptions
         from llsvm.params import Params
         params = Params(solver="smo", C=p.get("C", 1.0), threads=p.get("threads", 1),
-                        options=SMOOptions(kernel_type=2, gamma=p["gamma"]))
+                        options=SMOOptions(kernel_type=2, gamma=p["gamma"], ws=p.get("ws", 0)))
         return llsvm.train(ds, params=params, say=lambda s: None)
 
     def result_llsvm_smo(self, m, p, out):

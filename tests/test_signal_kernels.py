@@ -124,6 +124,8 @@ def _train(sid, data, args, sig=signal.SIGINT):
 CASES = [
     _train("smo", "kernel", SMO),
     _train("smo-v3", "kernel", [*SMO, "-v", "3"]),
+    # the working-set solver (issue 49): a block of 512 columns computed at once on two threads, then its sub-problem
+    _train("smo-ws", "kernel", [*SMO, "--ws", "512", "--threads", "2"]),
     _train("smo-grid", "kernel", ["-s", "smo", "-m", "0.01", "-e", "1e-12", "-v", "2",
                                   "--grid", "C=100000,200000 g=0.02,0.01"]),
     _train("h1tree", "dense", ["-s", "h1tree", "-e", "1e-12"]),

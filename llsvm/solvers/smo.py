@@ -229,6 +229,7 @@ class PairsRun:
                 scratch, pairs.perm, pairs.start, pairs.count, pairs.first, pairs.second, pairs.offsets, self.wC,
                 params.eps, -1 if params.max_iter is None else params.max_iter, bool(opts.shrinking), self.nu,
                 bool(opts.probability), WARN_MAX_ITER.encode("ascii"), False)
+            self._engine.ws = int(getattr(opts, "ws", 0) or 0)     # --ws (nu-SVC's options have none)
         self._engine.quiet = bool(getattr(reporter, "quiet", False))
         return self._engine
 
