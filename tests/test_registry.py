@@ -55,6 +55,7 @@ OPTION_ARGS = {
     "-r": ["-r", "1"],
     "-m": ["-m", "10"],
     "-h": ["-h", "0"],
+    "--ws": ["--ws", "4"],            # -s smo's working-set solver (issue 49)
     "-b": ["-b", "1"],
     "--hard-class": ["--hard-class", "alternate"],
     "--h1-c": ["--h1-c", "2"],

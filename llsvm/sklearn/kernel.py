@@ -56,7 +56,9 @@ class _Kernel:
     """The parameters every LIBSVM-backed estimator shares, and its fitted attributes."""
 
     _not_exposed = {"libsvm_rand": "svm-train's glibc rand() folds are llsvm-svm-train's (llsvm-train --libsvm-rand); "
-                                   "the estimators draw from random_state, as scikit-learn's"}
+                                   "the estimators draw from random_state, as scikit-learn's",
+                    "ws": "llsvm-train -s smo --ws N, the working-set solver, is an option being measured against "
+                          "oneDAL (issue 49); the estimators keep LIBSVM's pair solver, svm-train's model"}
     _reads_rows = True
 
     _passed = ("C", "nu", "epsilon", "tol", "degree", "coef0", "cache_size", "n_jobs", "random_state")
