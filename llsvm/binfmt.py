@@ -174,8 +174,13 @@ class BinaryWriter:
     """
 
     def __init__(self, path, *, float32=False, row_ids=False, block_rows=None, block_bytes=DEFAULT_BLOCK_BYTES,
-                 alpha=False, fsync=True, write_align=WRITE_ALIGN, output=False, scratch=None, weights=False):
+                 alpha=False, fsync=True, write_align=WRITE_ALIGN, output=False, scratch=None, weights=False,
+                 hold_owned=False):
         self.path = os.fspath(path)
+        # hold_owned: the bytes of owned rows (write_dataset(owned=True)) that wait for the next aligned write are
+        # held, not copied; their whole arrays then stay in memory until that write (llsvm-convert: a text chunk
+        # more). Off for the out-of-core solvers, whose writers count against --memory.
+        self.hold_owned = bool(hold_owned)
         self.scratch = scratch       # a solver's fileutil.ScratchFiles: its spare is written over, path's old file kept
         self.output = bool(output)
         self.fsync = bool(fsync)     # temporary files (active sets) need not reach the disk
@@ -356,8 +361,9 @@ class BinaryWriter:
         for s in sections:
             crc = crc32(s, crc)
         head = _BLOCK.pack(BLOCK_MAGIC, n, nnz, self.n_rows, layout[5], crc, 0)
-        # pieces the caller gave up (owned) do not change: the bytes held back for the next write need no copy
-        self._emit([head] + sections, stable=all(getattr(p, "_owned", False) for p in pieces))
+        # pieces the caller gave up (owned) do not change: with hold_owned, the bytes held back for the next write
+        # are not copied
+        self._emit([head] + sections, stable=self.hold_owned and all(getattr(p, "_owned", False) for p in pieces))
         self._index.append((self._pos, n, nnz))
         self._pos += BLOCK_HEADER_SIZE + layout[5]
         self.n_rows += n

@@ -59,7 +59,7 @@ def _to_binary(ds, in_kind, output_file, float32, block_rows, total, reporter, i
         with _writing(output_file):
             w = BinaryWriter(output_file, float32=float32 or (from_binary and ds.float32),
                              row_ids=from_binary and ds.has_row_ids, block_rows=block_rows, output=True,
-                             weights=weights is not None or (from_binary and ds.has_weights))
+                             weights=weights is not None or (from_binary and ds.has_weights), hold_owned=True)
         with w:
             if from_binary:
                 blocks = ds.iter_blocks()
