@@ -94,6 +94,27 @@ def wait_for(point, p, cpu, what, stall=STALL, every=0.01):
         time.sleep(every)
 
 
+def _stacks(p):
+    """End a stalled child with SIGABRT first: a Python child started with PYTHONFAULTHANDLER=1 then writes every
+    thread's stack to its stderr, which is returned when the caller gave the child a stderr pipe (else "")."""
+    try:
+        os.kill(p.pid, signal.SIGABRT)
+        p.wait(timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+    if p.poll() is None:
+        p.kill()
+        p.wait()
+    if p.stderr is None:
+        return ""
+    try:
+        text = p.stderr.read()
+    except (OSError, ValueError):
+        return ""
+    text = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
+    return "\n" + text[-6000:] if text else ""
+
+
 def _until_exit(p, step, cpu, what, stall):
     watch = Watch(p.pid, stall)
     while True:
@@ -103,9 +124,7 @@ def _until_exit(p, step, cpu, what, stall):
             pass
         if watch.used() >= cpu or watch.stalled():
             why = f"used {cpu} s of CPU" if watch.used() >= cpu else f"stalled ({stall} s without CPU time)"
-            p.kill()
-            p.wait()
-            raise AssertionError(f"the command {why} without {what}")
+            raise AssertionError(f"the command {why} without {what}{_stacks(p)}")
 
 
 def wait_within(p, cpu, what="exiting", stall=STALL):
