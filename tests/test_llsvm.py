@@ -1266,3 +1266,36 @@ def test_weight_of_an_absent_label_warns_as_liblinear(tmp_path):
     assert r3.stderr == res.stderr
     quiet = runner_train("-s", "llsvm", "-q", "-w7", "2", "-w1", "3", data, tmp_path / "q.model")
     assert (quiet.stdout, quiet.stderr) == ("", "")          # -q: nothing but errors (issue 43)
+
+
+_SIGNAL_IN_DEL_THEN_WAIT = r"""
+import os, signal, threading, time
+from llsvm.cli import entry
+from llsvm.cli.common import handle_errors
+
+class Dropped:
+    def __del__(self):
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(0.05)            # the handler runs in here, inside __del__, and defers the signal
+
+@handle_errors
+def body():
+    d = Dropped()
+    del d
+    threading.Event().wait()        # then a wait without a timeout, as a first pass waiting on an open pipe
+
+entry.install_startup_handlers()
+entry._run(body)
+"""
+
+
+def test_a_signal_deferred_from_a_finalizer_wakes_a_blocked_main_thread(tmp_path):
+    """The SIGTERM stall of the test above, made deterministic: the signal lands in a __del__, where the handler
+    defers it (cli/common.py _signal_again), and the main thread then blocks in a wait. The deferred signal was
+    only marked (_thread.interrupt_main), which does not wake a blocked wait: the command slept for good (no CPU),
+    as `-s llsvm` reading an open pipe did in whole-suite runs. Now it is sent to the main thread: exit 143."""
+    p = subprocess.Popen([sys.executable, "-c", _SIGNAL_IN_DEL_THEN_WAIT], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, env={**os.environ, "PYTHONFAULTHANDLER": "1"})
+    rc = wait_within(p, 5.0, stall=10.0)
+    err = p.stderr.read().decode()
+    assert rc == 143 and err == "", (rc, err)

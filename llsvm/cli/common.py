@@ -74,14 +74,23 @@ SIGNAL_AGAIN_AFTER = 0.001      # seconds
 
 
 def _signal_again(signum):
-    """The signal marked again for its Python handler SIGNAL_AGAIN_AFTER seconds from now, by a thread of its own:
-    marked from here, the handler would run again at once, inside this very frame (and recurse)."""
+    """The signal again for its Python handler SIGNAL_AGAIN_AFTER seconds from now, by a thread of its own: from
+    here, the handler would run again at once, inside this very frame (and recurse).
+
+    Sent to the main thread (pthread_kill) while this command's handler is still the one installed: a mark alone
+    (_thread.interrupt_main) does not wake a main thread that has gone on to block in a wait (a queue's get for
+    the next block of a pipe that stays open), which then slept for good with the signal marked and never
+    handled (issue 49: `-s llsvm` reading stdin stalled after SIGTERM about once in 4-7 whole-suite runs, when
+    the signal had landed in a __del__). Marked only, as before, once the handler has been given back."""
     import _thread
     import threading
 
     def mark():
+        if isinstance(signal.getsignal(signum), _Interrupted):
+            signal.pthread_kill(threading.main_thread().ident, signum)
+            return
         try:
-            _thread.interrupt_main(signum)      # marked, not sent: a blocking call is not interrupted again
+            _thread.interrupt_main(signum)      # marked, not sent: the handler in place now takes it
         except TypeError:       # Python 3.9: interrupt_main() takes no signal
             signal.pthread_kill(threading.main_thread().ident, signum)
     again = threading.Timer(SIGNAL_AGAIN_AFTER, mark)
