@@ -898,8 +898,6 @@ cdef struct WSBuf:
 cdef inline void _heap_push(double* hv, int64_t* ht, int64_t* n, int64_t cap, double v, int64_t t) noexcept nogil:
     """A min-heap of the cap largest scores (ties: the earlier position kept, as the later one is not larger)."""
     cdef int64_t k, c, par
-    cdef double sv
-    cdef int64_t st
     if n[0] < cap:
         k = n[0]
         n[0] += 1
@@ -1635,6 +1633,7 @@ cdef class OneVsOne:
         if p1 == p0:
             return p0, PAIRS_OK
         with nogil:
+            t0 = _now()
             while q < p1:
                 if stop_requested():
                     rc = STOPPED
