@@ -945,8 +945,9 @@ cdef enum:
 
 
 cdef void _hv(const RowView* v, const int64_t* r, const int32_t* I, int64_t n_I, const double* C,
-              const double* s, double* out, int64_t n_out, value_t* kind) noexcept nogil:
-    """out = sum_{k} C_{I[k]} (x_{I[k]} . s) x_{I[k]}, rows in I's order, each product as LIBLINEAR's Hv takes it."""
+              const double* s, double* out, int64_t n_out, value_t* kind, double* xs_out=NULL) noexcept nogil:
+    """out = sum_{k} C_{I[k]} (x_{I[k]} . s) x_{I[k]}, rows in I's order, each product as LIBLINEAR's Hv takes it;
+    xs_out (not NULL): xs_out[k] = x_{I[k]} . s as well (the threaded Newton's X d, kept for X s)."""
     cdef int64_t k, i, j
     cdef double xs, xs_j
     cdef bint ahead = rows_worth_prefetching(v)
@@ -960,13 +961,18 @@ cdef void _hv(const RowView* v, const int64_t* r, const int32_t* I, int64_t n_I,
         i = _row(r, I[k])
         j = _row(r, I[k + 1])
         row_dot_inorder2(v, i, j, s, &xs, &xs_j, kind)
+        if xs_out != NULL:
+            xs_out[k] = xs
+            xs_out[k + 1] = xs_j
         row_axpy(v, i, C[I[k]] * xs, out, kind)
         row_axpy(v, j, C[I[k + 1]] * xs_j, out, kind)
         k += 2
     if k < n_I:
         i = _row(r, I[k])
-        xs = C[I[k]] * row_dot_inorder(v, i, s, kind)
-        row_axpy(v, i, xs, out, kind)
+        xs = row_dot_inorder(v, i, s, kind)
+        if xs_out != NULL:
+            xs_out[k] = xs
+        row_axpy(v, i, C[I[k]] * xs, out, kind)
 
 
 def l2svc_hv(Rows X not None, const int64_t[::1] rows, const int32_t[::1] I, const double[::1] C,
@@ -1204,10 +1210,44 @@ cdef double _nf_fun(NewtonProblem* P, const double* w, value_t* kind) noexcept n
 cdef void _nf_grad_rows(NewtonProblem* P, double* g, value_t* kind) noexcept nogil:
     """g = sum_{i in I} coef_i x_i at the X w of the last fun/line search (the gradient's data part before its
     factor), and the Hessian's rows I and weights there."""
-    cdef int64_t i, k = 0
-    cdef double t, d
+    _nf_grad_diag_rows(P, g, NULL, kind)
+
+
+cdef void _nf_grad_diag_rows(NewtonProblem* P, double* g, double* M, value_t* kind) noexcept nogil:
+    """_nf_grad_rows and then (M not NULL) _diag over its rows into M, in one pass over the rows: each sum gets the
+    same terms in the same order as the two passes give it (bit for bit), each row read once."""
+    cdef int64_t i, k, q, p, e
+    cdef const int32_t* ix
+    cdef const value_t* x
+    cdef double c, d, xv, bias = P.v.bias
     for i in range(P.n):
         g[i] = 0.0
+    k = _nf_coefs(P)
+    cdef bint ahead = rows_worth_prefetching(P.v)
+    for p in range(k):
+        if ahead and p + ROWS_AHEAD < k:
+            prefetch_row(P.v, _row(P.r, P.I[p + ROWS_AHEAD]), kind)
+        q = P.I[p]
+        i = _row(P.r, q)
+        row_axpy(P.v, i, P.tmp[p], g, kind)
+        if M == NULL:
+            continue
+        c = P.C[q]
+        d = P.D[q] if P.loss == LOSS_LR else 2.0
+        ix = row_indices(P.v, i)
+        x = row_values(P.v, i, kind)
+        for e in range(P.v.indptr[i], P.v.indptr[i + 1]):
+            xv = x[e]
+            M[ix[e]] += xv * xv * c * d
+        if bias >= 0:
+            M[P.v.n_features] += bias * bias * c * d
+
+
+cdef int64_t _nf_coefs(NewtonProblem* P) noexcept nogil:
+    """The gradient's row coefficients (tmp), the Hessian's rows I and weights at the X w of the last fun/line
+    search; returns the number of rows in I."""
+    cdef int64_t i, k = 0
+    cdef double t, d
     if P.loss == LOSS_LR:
         for i in range(P.l):
             t = 1.0 / (1.0 + exp(-P.y[i] * P.wx[i]))
@@ -1235,11 +1275,7 @@ cdef void _nf_grad_rows(NewtonProblem* P, double* g, value_t* kind) noexcept nog
                 P.I[k] = <int32_t>i
                 k += 1
     P.sizeI = k
-    cdef bint ahead = rows_worth_prefetching(P.v)
-    for i in range(k):
-        if ahead and i + ROWS_AHEAD < k:
-            prefetch_row(P.v, _row(P.r, P.I[i + ROWS_AHEAD]), kind)
-        row_axpy(P.v, _row(P.r, P.I[i]), P.tmp[i], g, kind)
+    return k
 
 
 cdef void _nf_grad(NewtonProblem* P, const double* w, double* g, value_t* kind) noexcept nogil:
@@ -1326,6 +1362,7 @@ cdef class NewtonFun:
     cdef object keep
     cdef readonly object wx        # X w (float64, one per row), for the driver's certificate
     cdef object work               # CG's d, Hd, z
+    cdef object xd                 # hv_rows_kept's x_i . d (allocated by its first call)
 
     def __init__(self, Rows X not None, rows, int loss, y, C, double p, bint regularize_bias):
         cdef const int64_t[::1] rw = rows
@@ -1491,6 +1528,69 @@ cdef class NewtonFun:
                 _hv(self.P.v, self.P.r, self.P.I, self.P.sizeI, c, _ptr(s), _ptr(out), self.P.n, <float*>NULL)
             else:
                 _hv(self.P.v, self.P.r, self.P.I, self.P.sizeI, c, _ptr(s), _ptr(out), self.P.n, <double*>NULL)
+
+    def grad_diag_rows(self, double[::1] G, double[::1] M):
+        """grad_rows(G) then diag_rows(M) in one pass over the rows (the same sums bit for bit)."""
+        self._check(G, "G")
+        self._check(M, "M")
+        with nogil:
+            if self.X.f32:
+                _nf_grad_diag_rows(&self.P, _ptr(G), _ptr(M), <float*>NULL)
+            else:
+                _nf_grad_diag_rows(&self.P, _ptr(G), _ptr(M), <double*>NULL)
+
+    def hv_rows_kept(self, const double[::1] d, double[::1] out, double carry, bint reset):
+        """hv_rows(d, out) for -s 0, keeping each row's x_i . d, and X s built from them as CG builds s: first
+        X s += carry X d_prev (the step CG took along the last call's d; reset: X s = 0 instead, a new CG). Saves
+        the line search's pass over the rows (line_losses_kept); X s is then sum_k alpha_k X d_k, equal to X (sum_k
+        alpha_k d_k) up to rounding, so the threaded Newton alone uses it."""
+        self._check(d, "d")
+        self._check(out, "out")
+        if self.P.loss != LOSS_LR or self.P.sizeI != self.P.l:
+            raise ValueError("NewtonFun: hv_rows_kept needs -s 0 after grad_rows")
+        cdef double[::1] xd = self._kept_xd()
+        cdef int64_t i
+        with nogil:
+            if reset:
+                for i in range(self.P.l):
+                    self.P.tmp[i] = 0.0
+            else:
+                for i in range(self.P.l):
+                    self.P.tmp[i] += carry * xd[i]
+            if self.X.f32:
+                _hv(self.P.v, self.P.r, self.P.I, self.P.sizeI, self.P.CD, _ptr(d), _ptr(out), self.P.n,
+                    <float*>NULL, _ptr(xd))
+            else:
+                _hv(self.P.v, self.P.r, self.P.I, self.P.sizeI, self.P.CD, _ptr(d), _ptr(out), self.P.n,
+                    <double*>NULL, _ptr(xd))
+
+    def line_losses_kept(self, double carry, const double[::1] alphas, double[::1] out):
+        """line_losses along the s of the last CG (X s += carry X d_last, from hv_rows_kept), without a pass over
+        the rows."""
+        cdef double[::1] xd = self._kept_xd()
+        cdef int64_t i, t, m = alphas.shape[0]
+        if out.shape[0] != m:
+            raise ValueError("NewtonFun: alphas and out disagree in length")
+        with nogil:
+            for i in range(self.P.l):
+                self.P.tmp[i] += carry * xd[i]
+            for t in range(m):
+                out[t] = _nf_loss_at(&self.P, alphas[t])
+
+    def loss_kept(self):
+        """sum_i C_i loss_i at the X w kept (the last loss's, advanced by each accepted step), in row order, without
+        a pass over the rows."""
+        cdef int64_t i
+        cdef double f = 0.0
+        with nogil:
+            for i in range(self.P.l):
+                f += _c_loss(&self.P, i, self.P.wx[i])
+        return f
+
+    cdef object _kept_xd(self):
+        if self.xd is None:
+            self.xd = np.zeros(max(self.P.l, 1), np.float64)
+        return self.xd
 
     def line_losses(self, s, const double[::1] alphas, double[::1] out):
         """out[t] = sum_i C_i loss_i at w + alphas[t] s (the line search's tries). s: the direction, whose X s is

@@ -170,10 +170,13 @@ def test_threads_split_one_problem_into_blocks(generated, kw, monkeypatch):
     again = llsvm.train(generated, threads=2, say=lambda t: None, **kw)
     r = m.meta["results"][0]
     np.testing.assert_array_equal(r.w, again.meta["results"][0].w)
-    blocks = dnewton.LocalParts([dnewton.NewtonPart(b, params.solver, params.regularize_bias, params.svr_p)
+    blocks = dnewton.LocalParts([dnewton.NewtonPart(b, params.solver, params.regularize_bias, params.svr_p,
+                                                    kept=True)
                                  for b in dnewton.split_blocks(sub, 4)])
-    seq = dnewton.solve_dnewton(blocks, params.solver, params.eps, 1000, params.regularize_bias, p=params.svr_p)
+    seq = dnewton.solve_dnewton(blocks, params.solver, params.eps, 1000, params.regularize_bias, p=params.svr_p,
+                                keep_xs=True)
     np.testing.assert_array_equal(r.w, seq.w)
+    assert (r.primal, r.dual) == (seq.primal, seq.dual)
     assert r.extra["rounds"] == seq.extra["rounds"] and r.n_iter == ref.n_iter
     assert [x.split(" CG")[0] for x in lines] == [x.split(" CG")[0] for x in ref_lines]
     assert np.abs(r.w - ref.w).max() <= 1e-7 * np.abs(ref.w).max()
@@ -197,3 +200,72 @@ def test_a_small_problem_stays_on_one_thread(heart, generated):
         b = llsvm.train(ds, solver=2, threads=1)
         np.testing.assert_array_equal(a.W, b.W)
         assert "rounds" not in a.meta["results"][0].extra
+
+
+def test_kept_products_match_the_passes_they_replace(generated):
+    """-s 0 on threads keeps X s from CG's products (hv_kept, line_kept), X 0 without a pass and the certificate from
+    the parts' state: the same Newton steps as the passes give, w within 1e-10, primal and dual within 1e-12
+    (relative), and fewer passes over the rows (counted: the kernel calls that read the rows)."""
+    params, sub, cls, ref, _ = _single(generated, dict(solver=0))
+    calls = {}
+
+    def counted(kept):
+        parts = [dnewton.NewtonPart(b, 0, params.regularize_bias, kept=kept) for b in dnewton.split_blocks(sub, 4)]
+        for part in parts:
+            part.fun.k = _Counting(part.fun.k, calls.setdefault(kept, {}))
+        return dnewton.solve_dnewton(dnewton.LocalParts(parts), 0, params.eps, 1000, params.regularize_bias,
+                                     keep_xs=kept)
+
+    exact, kept = counted(False), counted(True)
+    assert kept.n_iter == exact.n_iter and kept.extra["cg_steps"] == exact.extra["cg_steps"]
+    assert np.abs(kept.w - exact.w).max() <= 1e-10 * np.abs(exact.w).max()
+    assert kept.primal == pytest.approx(exact.primal, rel=1e-12)
+    assert kept.dual == pytest.approx(exact.dual, rel=1e-12)
+    assert kept.gap == pytest.approx(exact.gap, rel=1e-6, abs=1e-9 * exact.primal)
+    assert kept.nSV == exact.nSV
+    # passes over the rows: the exact run reads them for X w (start, certificate), each line search's X s and the
+    # certificate's gradient and dual point; the kept run for the gradients and Hessian products only
+    n_parts = 4
+    assert calls[False]["line_losses"] == n_parts * exact.n_iter and "line_losses" not in calls[True]
+    assert "loss" not in calls[True] and calls[False]["loss"] == 2 * n_parts
+    assert calls[True]["hv_rows_kept"] == calls[False]["hv_rows"] == n_parts * exact.extra["cg_steps"]
+
+
+def test_hv_rows_kept_builds_x_s_as_cg_builds_s(generated):
+    """hv_rows_kept's X s = sum_k carry_k X d_k against X (sum_k carry_k d_k) from line_losses, and its products
+    against hv_rows', bit for bit."""
+    params, sub, cls, ref, _ = _single(generated, dict(solver=0))
+    a, b = (dnewton.NewtonPart(sub, 0, params.regularize_bias) for _ in range(2))
+    rng = np.random.default_rng(3)
+    w = rng.standard_normal(a.n) * 0.01
+    for part in (a, b):
+        part.start(w, None)
+    s = np.zeros(a.n)
+    carry = 0.0
+    for step in range(4):
+        d = rng.standard_normal(a.n)
+        out_a, out_b = a.hv_kept(d, carry, step == 0), b.hv(d)
+        np.testing.assert_array_equal(out_a, out_b)
+        carry = float(rng.uniform(0.1, 2.0))
+        s += carry * d
+    alphas = [1.0, 0.5, 0.25]
+    kept = a.line_kept(carry, alphas)
+    exact = b.line(s, alphas)
+    np.testing.assert_allclose(kept, exact, rtol=1e-12)
+    np.testing.assert_allclose(a.fun.k.loss_kept(), b.fun.k.loss(w), rtol=1e-12)
+
+
+class _Counting:
+    """A NewtonFun's calls counted by name (the kernel methods each read the rows at most once)."""
+
+    def __init__(self, k, counts):
+        self._k, self._counts = k, counts
+
+    def __getattr__(self, name):
+        attr = getattr(self._k, name)
+        if callable(attr):
+            def call(*args):
+                self._counts[name] = self._counts.get(name, 0) + 1
+                return attr(*args)
+            return call
+        return attr

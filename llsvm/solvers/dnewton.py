@@ -26,7 +26,7 @@ import math
 import numpy as np
 
 from .._ext import _linear as K
-from .common import FitResult
+from .common import FitResult, c_arithmetic, expit, xlogx
 from .newtonfun import L2R_LR, after_step, certificate_sums, dual_value, make_fun
 
 LINE_TRIES = 20
@@ -36,10 +36,12 @@ class NewtonPart:
     """One part's rows (a Subproblem) and the state a round leaves for the next: X w, the Hessian's rows and
     weights, X s. Each method is one round's work on the part."""
 
-    def __init__(self, sub, solver, regularize_bias=True, p=0.1):
+    def __init__(self, sub, solver, regularize_bias=True, p=0.1, kept=False):
         self.sub = sub
         self.fun = make_fun(sub, solver, regularize_bias, p)
         self.n = sub.w_size
+        self.kept = kept and solver == L2R_LR   # -s 0 on threads: X w = 0 at w = 0, and certificate from the state
+        self.G = None                           # kept: G_k at the kept X w (the last start or grad round's)
 
     def start(self, w, m0):
         """(rows, positive rows, L_k(w), G_k, diag part) at w; m0: the preconditioner's initial value (part 0),
@@ -51,19 +53,35 @@ class NewtonPart:
         """X w += alpha X s (the accepted step) or, alpha None, X w from w; then (L_k or None, G_k, diag part)."""
         k = self.fun.k
         loss = None
-        if alpha is None:
+        if alpha is None and self.kept and not w.any():
+            k.wx[:] = 0.0                   # X 0 without a pass (the pass's sums are +0.0 too)
+            loss = k.loss_kept()
+        elif alpha is None:
             loss = k.loss(w)
         else:
             k.advance(alpha)
         G = np.empty(self.n, np.float64)
-        k.grad_rows(G)
         M = np.zeros(self.n, np.float64) if m0 is None else np.array(m0, np.float64)
-        k.diag_rows(M)
+        k.grad_diag_rows(G, M)
+        if self.kept:
+            self.G = G
         return loss, G, M
 
     def hv(self, d):
         out = np.empty(self.n, np.float64)
         self.fun.k.hv_rows(d, out)
+        return out
+
+    def hv_kept(self, d, carry, reset):
+        """hv(d), the part keeping X s as CG builds s (-s 0 on threads: NewtonFun.hv_rows_kept)."""
+        out = np.empty(self.n, np.float64)
+        self.fun.k.hv_rows_kept(d, out, carry, reset)
+        return out
+
+    def line_kept(self, carry, alphas):
+        """line(s, alphas) from the X s hv_kept built (carry: CG's last step along its last direction)."""
+        out = np.empty(len(alphas), np.float64)
+        self.fun.k.line_losses_kept(carry, np.asarray(alphas, np.float64), out)
         return out
 
     def line(self, s, alphas):
@@ -73,8 +91,15 @@ class NewtonPart:
         return out
 
     def certificate(self, w):
-        """At w: (L_k(w), G_k, the dual point's w part, its sums, its non-zeros)."""
+        """At w: (L_k(w), G_k, the dual point's w part, its sums, its non-zeros). kept (-s 0 on threads): at the
+        kept X w, without a pass over the rows: L_k from it, G_k the last round's, and the dual point alpha_i =
+        C_i sigma(-y_i w.x_i) = -y_i coef_i, whose w part sum_i alpha_i y_i x_i is -G_k."""
         k = self.fun.k
+        if self.kept and self.G is not None:
+            with c_arithmetic():
+                alpha = self.fun.C * expit(-self.fun.yf * k.wx)
+                ent = xlogx(alpha) + xlogx(self.fun.C - alpha) - xlogx(self.fun.C)
+            return k.loss_kept(), self.G, -self.G, (float(ent.sum()),), int(np.count_nonzero(alpha != 0))
         loss = k.loss(w)
         G = np.empty(self.n, np.float64)
         k.grad_rows(G)
@@ -136,12 +161,12 @@ def solve_threaded(sub, params, reporter):
     """One -s 0 / -s 2 / -s 11 problem on params.threads threads (liblinear-multicore's parallel Newton, Lee, Chiang,
     Lin, ICDM 2015): its rows, in their order, cut into 2 x threads blocks whose sums a thread pool computes and the
     loop adds in block order, so the iterates depend on the thread count only through that grouping."""
-    blocks = [NewtonPart(b, params.solver, params.regularize_bias, params.svr_p)
+    blocks = [NewtonPart(b, params.solver, params.regularize_bias, params.svr_p, kept=True)
               for b in split_blocks(sub, 2 * params.threads)]
     parts = ThreadParts(blocks, params.threads)
     try:
         return solve_dnewton(parts, params.solver, params.eps, params.max_iter or params.spec.default_max_iter,
-                             params.regularize_bias, reporter, p=params.svr_p)
+                             params.regularize_bias, reporter, p=params.svr_p, keep_xs=True)
     finally:
         parts.close()
 
@@ -164,8 +189,10 @@ def _sum_scalars(values):
 class _Client:
     """The client's side of one run: the parts, the loss's factor and the bias's regularization."""
 
-    def __init__(self, parts, solver, regularize_bias):
+    def __init__(self, parts, solver, regularize_bias, keep_xs=False):
         self.parts = parts
+        self.keep_xs = keep_xs          # -s 0 on threads: the parts build X s from CG's X d (hv_kept, line_kept)
+        self.carry = 0.0                # keep_xs: CG's step along the last direction, not yet in the parts' X s
         self.K = len(parts)
         self.n = parts.w_size
         self.factor = 1.0 if solver == L2R_LR else 2.0
@@ -189,8 +216,12 @@ class _Client:
             g[-1] -= w[-1]
         return g
 
-    def hess(self, d):
-        H = self.each("hv", d)
+    def hess(self, d, reset=False):
+        if self.keep_xs:
+            H = self.each("hv_kept", d, self.carry, reset)
+            self.carry = 0.0
+        else:
+            H = self.each("hv", d)
         self.up += self.K * self.n
         Hd = d + self.factor * _sum(H)
         if not self.regularize_bias and self.n:
@@ -211,7 +242,7 @@ class _Client:
         cg_iter, Q, flags = 0, 0.0, 0
         while cg_iter < max_cg:
             cg_iter += 1
-            Hd = self.hess(d)
+            Hd = self.hess(d, reset=cg_iter == 1)
             dHd = K.ddot(d, Hd)
             if dHd <= 1.0e-16:
                 break
@@ -219,6 +250,7 @@ class _Client:
             if alpha != 0.0:
                 s += alpha * d
                 r -= alpha * Hd
+                self.carry = alpha
             newQ = -0.5 * (K.ddot(s, r) - K.ddot(s, g))
             Qdiff = newQ - Q
             if newQ <= 0 and Qdiff <= 0:
@@ -252,7 +284,10 @@ class _Client:
         alphas = [0.5 ** t for t in range(LINE_TRIES)]
         losses = None
         for t, alpha in enumerate(alphas):
-            if t == 0:
+            if t == 0 and self.keep_xs:
+                losses = [_sum_scalars(v) for v in zip(*self.each("line_kept", self.carry, alphas[:1]))]
+                self.carry = 0.0
+            elif t == 0:
                 losses = [_sum_scalars(v) for v in zip(*self.each("line", s, alphas[:1]))]
             elif t == 1:
                 losses = [None] + [_sum_scalars(v) for v in zip(*self.each("line", None, alphas[1:]))]
@@ -264,12 +299,15 @@ class _Client:
         return 0.0, fold, wTw
 
 
-def solve_dnewton(parts, solver, eps, max_iter, regularize_bias=True, reporter=None, eps_cg=0.5, p=0.1):
+def solve_dnewton(parts, solver, eps, max_iter, regularize_bias=True, reporter=None, eps_cg=0.5, p=0.1,
+                  keep_xs=False):
     """-s 0, -s 2 or -s 11 (`solver`) over `parts`, from w = 0: NEWTON::newton's loop with LIBLINEAR's tolerance
     (train_one's eps * max(min(pos, neg), 1) / l for classification) from the parts' row counts. Returns a
-    FitResult without the dual variables (they stay with the parts); .extra: rounds, Newton and CG steps."""
+    FitResult without the dual variables (they stay with the parts); .extra: rounds, Newton and CG steps.
+    keep_xs (-s 0 only): the parts build the line search's X s from CG's products (X s = sum_k alpha_k X d_k, the
+    same up to rounding) instead of a pass over their rows per Newton step."""
     say = reporter.info if reporter is not None else (lambda s: None)
-    c = _Client(parts, solver, regularize_bias)
+    c = _Client(parts, solver, regularize_bias, keep_xs=keep_xs and solver == L2R_LR)
     n = c.n
     w = np.zeros(n, np.float64)
     starts = c.each("start", w, m0=True)
