@@ -1150,6 +1150,8 @@ cdef struct NewtonProblem:
     double* CD              # -s 0: C_i D_i, the Hessian's row weights
     int32_t* I              # the Hessian's rows (-s 2, 11: the rows with a loss; -s 0: every row)
     int64_t sizeI
+    double* diag            # diag(H) at I (with the identity's 1s), from _nf_grad's pass
+    bint diag_ok            # diag is the current I's (set by _nf_grad, cleared whenever I is made again)
     double wTw              # w.w at the current w (without an unregularized bias)
 
 
@@ -1248,6 +1250,7 @@ cdef int64_t _nf_coefs(NewtonProblem* P) noexcept nogil:
     search; returns the number of rows in I."""
     cdef int64_t i, k = 0
     cdef double t, d
+    P.diag_ok = False
     if P.loss == LOSS_LR:
         for i in range(P.l):
             t = 1.0 / (1.0 + exp(-P.y[i] * P.wx[i]))
@@ -1279,10 +1282,14 @@ cdef int64_t _nf_coefs(NewtonProblem* P) noexcept nogil:
 
 
 cdef void _nf_grad(NewtonProblem* P, const double* w, double* g, value_t* kind) noexcept nogil:
-    """g = grad f(w) at the w of the last fun/line search, and the Hessian's rows and weights there."""
+    """g = grad f(w) at the w of the last fun/line search, and the Hessian's rows and weights there; in the same
+    pass over the rows, the preconditioner's diagonal there (P.diag: _nf_precond's M before its mix, the same sums
+    bit for bit), which the next _nf_precond takes instead of a pass of its own."""
     cdef int64_t i
     cdef double two = 1.0 if P.loss == LOSS_LR else 2.0
-    _nf_grad_rows(P, g, kind)
+    _nf_diag_start(P, P.diag)
+    _nf_grad_diag_rows(P, g, P.diag, kind)
+    P.diag_ok = True
     for i in range(P.n):
         g[i] = w[i] + two * g[i]
     if not P.regularize_bias:
@@ -1292,13 +1299,23 @@ cdef void _nf_grad(NewtonProblem* P, const double* w, double* g, value_t* kind) 
 cdef void _nf_precond(NewtonProblem* P, double* M, double alpha_pcg, value_t* kind) noexcept nogil:
     """M = (1 - alpha_pcg) + alpha_pcg diag(H) (get_diag_preconditioner, then NEWTON's mix with the identity)."""
     cdef int64_t i
-    for i in range(P.n):
-        M[i] = 1.0
-    if not P.regularize_bias:
-        M[P.n - 1] = 0.0
-    _diag(P.v, P.r, P.I, P.sizeI, P.C, P.D if P.loss == LOSS_LR else NULL, M, kind)
+    if P.diag_ok:
+        for i in range(P.n):
+            M[i] = P.diag[i]
+    else:
+        _nf_diag_start(P, M)
+        _diag(P.v, P.r, P.I, P.sizeI, P.C, P.D if P.loss == LOSS_LR else NULL, M, kind)
     for i in range(P.n):
         M[i] = (1.0 - alpha_pcg) + alpha_pcg * M[i]
+
+
+cdef void _nf_diag_start(NewtonProblem* P, double* M) noexcept nogil:
+    """M = the identity's diagonal, the bias's 0 when it is not regularized: where diag(H)'s sums start."""
+    cdef int64_t i
+    for i in range(P.n):
+        M[i] = 1.0
+    if not P.regularize_bias and P.n:
+        M[P.n - 1] = 0.0
 
 
 cdef void _nf_xs(NewtonProblem* P, const double* s, value_t* kind) noexcept nogil:
@@ -1361,7 +1378,7 @@ cdef class NewtonFun:
     cdef NewtonProblem P
     cdef object keep
     cdef readonly object wx        # X w (float64, one per row), for the driver's certificate
-    cdef object work               # CG's d, Hd, z
+    cdef object work               # CG's d, Hd, z, and P.diag
     cdef object xd                 # hv_rows_kept's x_i . d (allocated by its first call)
 
     def __init__(self, Rows X not None, rows, int loss, y, C, double p, bint regularize_bias):
@@ -1380,7 +1397,7 @@ cdef class NewtonFun:
         D = np.zeros(max(l, 1), np.float64)
         CD = np.zeros(max(l, 1), np.float64)
         I = np.zeros(max(l, 1), np.int32)
-        self.work = np.zeros((3, max(n, 1)), np.float64)
+        self.work = np.zeros((4, max(n, 1)), np.float64)       # row 3: P.diag
         ywx = np.zeros(1, np.float64) if l == 0 else None
         self.keep = (rows, y, C, tmp, D, CD, I, ywx)
         cdef double[::1] wxv = self.wx if l else ywx
@@ -1403,6 +1420,9 @@ cdef class NewtonFun:
         self.P.CD = &cdv[0]
         self.P.I = &iv[0]
         self.P.sizeI = 0
+        cdef double[:, ::1] wk = self.work
+        self.P.diag = &wk[3, 0]
+        self.P.diag_ok = False
         self.P.wTw = 0.0
 
     cdef int _check(self, const double[::1] a, str name) except -1:

@@ -16,6 +16,7 @@ import llsvm
 from llsvm.report import as_reporter
 from llsvm.solvers import common, dnewton, newton, trainer
 from llsvm.solvers.common import Subproblem, class_grouping
+from llsvm.solvers.newtonfun import make_fun
 from conftest import generated_set
 from reference import liblinear_twin as twin
 
@@ -269,3 +270,28 @@ class _Counting:
                 return attr(*args)
             return call
         return attr
+
+
+@pytest.mark.parametrize("kw", [dict(solver=0), dict(solver=2, bias=1), dict(solver=11, svr_p=0.1, eps=0.001),
+                                dict(solver=2, bias=1, regularize_bias=False)],
+                         ids=["s0", "s2", "s11", "s2-R"])
+def test_the_gradient_pass_leaves_the_preconditioner_bit_for_bit(generated, kw):
+    """NewtonFun.grad computes diag(H) in its pass over the rows, and the next preconditioner takes it: the same M,
+    bit for bit, as the preconditioner's own pass (after grad_rows, which leaves no diagonal)."""
+    params, sub, cls, ref, _ = _single(generated, kw)
+    k = make_fun(sub, params.solver, params.regularize_bias, params.svr_p).k
+    rng = np.random.default_rng(5)
+    w = rng.standard_normal(sub.w_size) * 0.05
+    g, G = np.empty(sub.w_size), np.empty(sub.w_size)
+    M_fused, M_pass = np.empty(sub.w_size), np.empty(sub.w_size)
+    k.fun(w)
+    k.grad(w, g)
+    k.preconditioner(M_fused, 0.01)
+    k.grad_rows(G)
+    k.preconditioner(M_pass, 0.01)
+    assert k.sizeI > 0
+    np.testing.assert_array_equal(M_fused, M_pass)
+    expected = w + k.factor * G
+    if not params.regularize_bias:
+        expected[-1] -= w[-1]
+    np.testing.assert_array_equal(g, expected)          # and the gradient is grad_rows' own
