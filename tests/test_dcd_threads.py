@@ -32,11 +32,14 @@ from reference import dcd_twin as T
 from conftest import generated_set
 from test_solvers import TINY, tiny_problem
 
+REAL_OTHERS_RUNNING = common.others_running      # before the autouse fixture stands in for it
+
 
 @pytest.fixture(autouse=True)
 def small_problems_take_threads(monkeypatch):
     monkeypatch.setattr(common, "THREAD_MIN_NNZ", 10_000)
     monkeypatch.setattr(common, "PASSCODE", True)      # off by default (test_passcode_is_off_by_default)
+    monkeypatch.setattr(common, "others_running", lambda: 0)    # the suite's other worker: a scout here all the same
 
 
 @pytest.mark.parametrize("solver", [3, 1])
@@ -221,3 +224,33 @@ def test_the_scout_in_the_other_dual_solvers(tmp_path, solver):
         assert two.meta["results"][0].extra.get("scout") is (usable_cpus() > 1)
         assert "scout" not in one.meta["results"][0].extra
         np.testing.assert_array_equal(one.W, two.W)
+
+
+@pytest.mark.parametrize("solver", [3, 1, 7, 12])
+def test_no_scout_without_an_idle_core(generated, solver, monkeypatch):
+    """On a busy machine (as many other threads running as the cores beside this one) --threads 2 runs the one-thread
+    passes without a scout (common.scout_pays): the same model, bit for bit."""
+    monkeypatch.setattr(common, "PASSCODE", False)
+    monkeypatch.setattr(common, "others_running", lambda: usable_cpus() - 1)
+    one = llsvm.train(generated, solver=solver, bias=1, threads=1)
+    two = llsvm.train(generated, solver=solver, bias=1, threads=2)
+    assert "scout" not in two.meta["results"][0].extra
+    np.testing.assert_array_equal(one.W, two.W)
+    monkeypatch.setattr(common, "others_running", lambda: None)     # not known (not Linux): as if idle
+    assert llsvm.train(generated, solver=solver, bias=1, threads=2).meta["results"][0].extra.get("scout") is (
+        usable_cpus() > 1)
+
+
+def test_others_running_counts_a_spinning_process():
+    """others_running reads /proc/stat's procs_running: a child spinning on the CPU is counted while it runs (it is
+    running or runnable at every look)."""
+    import subprocess
+    import sys
+    child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdout.write('go\\n'); sys.stdout.flush()\n"
+                              "while True: pass"], stdout=subprocess.PIPE)
+    try:
+        assert child.stdout.readline() == b"go\n"
+        assert REAL_OTHERS_RUNNING() >= 1
+    finally:
+        child.kill()
+        child.wait()

@@ -12,7 +12,7 @@ import numpy as np
 
 from .._ext import _linear as K
 from .._ext._random import rng_draw, rng_state
-from .common import FitResult, problem_threads, report_finished, warn_max_iter
+from .common import FitResult, problem_threads, report_finished, scout_pays, warn_max_iter
 from .newton import solve_newton
 from .dual_cg import solve_dual_cg
 from .smooth_hinge import REL_GAP, solve_smooth_hinge
@@ -44,7 +44,7 @@ def train_one(sub, params, seed, reporter, warm=None):
     certify_opt = l1 and params.certify
     max_iter = params.max_iter or params.spec.default_max_iter
     threads = problem_threads(sub, params.threads, sparse=True)          # PASSCoDe's (1 unless common.PASSCODE)
-    scout = threads == 1 and problem_threads(sub, params.threads) > 1      # --threads 2 and up, a long pass
+    scout = threads == 1 and scout_pays(sub, params.threads)        # --threads 2 and up, a long pass, an idle core
     res = solve_dcd(sub, l1, params.eps, max_iter, rng_seed=seed, alpha0=_warm_alpha(sub, warm, l1),
                     reporter=reporter, threads=threads, stall_check=certify_opt, scout=scout)
     if "dual_stalled" in res.extra:

@@ -20,7 +20,7 @@ import numpy as np
 from .._ext import _l2dual as K
 from .._ext._random import rng_state
 from .. import memory
-from .common import (FitResult, WARN_MAX_ITER, c_arithmetic, event_buffer, problem_threads, report_finished,
+from .common import (FitResult, WARN_MAX_ITER, c_arithmetic, event_buffer, report_finished, scout_pays,
                      say_events, warn_max_iter, xlogx)
 from .newton import L2R_LR, L2R_L2LOSS_SVR, primal_tol, solve_newton
 from ..params import NEWTON_MAX_ITER
@@ -42,7 +42,7 @@ def lr_dual_train_one(sub, params, seed, reporter, warm=None):
     alpha = np.empty(2 * sub.l, np.float64)
     w = np.zeros(sub.w_size, np.float64)
     ev = event_buffer(max_iter)
-    scout = problem_threads(sub, params.threads) > 1        # a second thread reads the rows ahead (same model)
+    scout = scout_pays(sub, params.threads)         # a second thread reads the rows ahead (same model)
     it, n = K.lr_dual(*sub.args, sub.y, sub.Cp, sub.Cn, params.eps, max_iter, alpha, w, rng_state(seed), ev,
                       scout)
     say_events(reporter, ev, n)
@@ -82,7 +82,7 @@ def svr_dual_train_one(sub, params, seed, reporter, warm=None):
     beta = np.zeros(sub.l, np.float64)
     w = np.zeros(sub.w_size, np.float64)
     ev = event_buffer(max_iter)
-    scout = problem_threads(sub, params.threads) > 1        # a second thread reads the rows ahead (same model)
+    scout = scout_pays(sub, params.threads)         # a second thread reads the rows ahead (same model)
     if sub.l:
         it, n = K.svr_dual(*sub.args, sub.targets, C, p, l1, params.eps, max_iter, beta, w, rng_state(seed), ev,
                            scout)
