@@ -30,6 +30,7 @@ from .common import FitResult, c_arithmetic, expit, xlogx
 from .newtonfun import L2R_LR, after_step, certificate_sums, dual_value, make_fun
 
 LINE_TRIES = 20
+BLOCKS_PER_THREAD = 2   # solve_threaded's blocks of the rows, per thread
 
 
 class NewtonPart:
@@ -162,7 +163,7 @@ def solve_threaded(sub, params, reporter):
     Lin, ICDM 2015): its rows, in their order, cut into 2 x threads blocks whose sums a thread pool computes and the
     loop adds in block order, so the iterates depend on the thread count only through that grouping."""
     blocks = [NewtonPart(b, params.solver, params.regularize_bias, params.svr_p, kept=True)
-              for b in split_blocks(sub, 2 * params.threads)]
+              for b in split_blocks(sub, BLOCKS_PER_THREAD * params.threads)]
     parts = ThreadParts(blocks, params.threads)
     try:
         return solve_dnewton(parts, params.solver, params.eps, params.max_iter or params.spec.default_max_iter,
