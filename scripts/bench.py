@@ -847,6 +847,8 @@ def main():
                     help="part peers, kernel: llsvm -s smo with --ws N (default 0: LIBSVM's pair solver)")
     ap.add_argument("--peers-modes", default="quiet,busy",
                     help="part peers, linear: quiet and/or busy (beside two CPU-bound processes)")
+    ap.add_argument("--peers-linear-eps", type=float, default=None,
+                    help="part peers, linear: llsvm's -e (default: LIBLINEAR's of each -s)")
     ap.add_argument("--multicore", default=None,
                     help="part threads: a directory holding liblinear-multicore's `liblinear` package (pip install "
                          "--target DIR liblinear-multicore; default: installed into the run's temporary directory)")
@@ -1045,7 +1047,8 @@ def main():
             peers = bench_peers(tmp, args.peers, args.peers_venv or VENV, args.peers_scale,
                                 args.peers_parts.split(","),
                                 [int(x) for x in args.peers_seeds.split(",") if x] if args.peers_seeds else None,
-                                tuple(args.peers_modes.split(",")), args.repeats, args.libsvm_dir, args.peers_smo_ws)
+                                tuple(args.peers_modes.split(",")), args.repeats, args.libsvm_dir, args.peers_smo_ws,
+                                args.peers_linear_eps)
         if "sklearn" in parts:
             from bench_sklearn import SETS as SKLEARN_SETS, bench_sklearn
             sets = args.sklearn_sets.split(",") if args.sklearn_sets else list(SKLEARN_SETS) + ["sparse"]

@@ -351,7 +351,7 @@ def bench_kernel(tmp, sets, venv, libsvm_dir, repeats, ws=0):
     return rows
 
 
-def bench_linear(tmp, sets, venv, repeats, modes):
+def bench_linear(tmp, sets, venv, repeats, modes, eps=None):
     import llsvm
     rows = []
     for name, path in sets:
@@ -363,13 +363,14 @@ def bench_linear(tmp, sets, venv, repeats, modes):
         n_rows, nnz = ds.n_rows, ds.nnz
         del ds
         with Runners(venv, npz) as (ll, peer):
-            rows += _linear_rows(name, X, y, n_rows, nnz, ll, peer, repeats, modes)
+            rows += _linear_rows(name, X, y, n_rows, nnz, ll, peer, repeats, modes, eps)
         del X
     return rows
 
 
-def _linear_rows(name, X, y, n_rows, nnz, ll, peer, repeats, modes):
-    """Every -s and mode on one set (both runners holding its rows): interleaved rounds, primal by one definition."""
+def _linear_rows(name, X, y, n_rows, nnz, ll, peer, repeats, modes, eps=None):
+    """Every -s and mode on one set (both runners holding its rows): interleaved rounds, primal by one definition.
+    eps: llsvm's -e (None: LIBLINEAR's default of each -s)."""
     from bench_contention import Hogs
     rows = []
     for mode in modes:
@@ -379,9 +380,9 @@ def _linear_rows(name, X, y, n_rows, nnz, ll, peer, repeats, modes):
                 for _ in range(repeats):
                     rounds.append({
                         "llsvm": _fit(ll, "llsvm_linear", {"solver": solver, "C": 1.0, "bias": 1.0,
-                                                           "threads": 2}),
+                                                           "threads": 2, "eps": eps}),
                         "snapml": _fit(peer, task, dict(extra, C=1.0, bias=1.0, threads=2))})
-                row = {"set": name, "rows": n_rows, "nnz": nnz, "solver": solver, "mode": mode,
+                row = {"set": name, "rows": n_rows, "nnz": nnz, "solver": solver, "mode": mode, "eps": eps,
                        "peer": "SupportVectorMachine" if task == "snapml_svm" else "LogisticRegression",
                        "loss": extra.get("loss", "logistic"),
                        "llsvm": _summary(rounds, "llsvm", "llsvm"), "snapml": _summary(rounds, "llsvm", "snapml")}
@@ -567,7 +568,8 @@ def peers_markdown(result):
             a, b = r["llsvm"], r["snapml"]
             cpu = "/".join(_s(c["cpu"] / c["seconds"] if c.get("cpu") and c.get("seconds") else None, "{:.2f}")
                            for c in (a, b))
-            lines.append(md_row([r["set"], str(r["solver"]), r["mode"], _who(a), _who(b), _ratio(b.get("ratio")),
+            solver = str(r["solver"]) + (f" -e {r['eps']:g}" if r.get("eps") is not None else "")
+            lines.append(md_row([r["set"], solver, r["mode"], _who(a), _who(b), _ratio(b.get("ratio")),
                                  f"{r['peer']} ({r['loss']})", _s(r.get("primal_rel"), "{:+.1e}"), cpu,
                                  f"{_s(a.get('maxrss_mb'), '{:.0f}')} / {_s(b.get('maxrss_mb'), '{:.0f}')}"]))
         out.append("### (b) Two threads, linear: llsvm against Snap ML\n\n" + DEFINITIONS["linear"] + "\n\n"
@@ -612,7 +614,7 @@ def scale_settings(scale):
 
 
 def bench_peers(tmp, install=False, venv=VENV, scale="full", parts=("kernel", "linear", "ooc", "convert"),
-                seeds=None, modes=("quiet", "busy"), repeats=3, libsvm_dir=None, ws=0):
+                seeds=None, modes=("quiet", "busy"), repeats=3, libsvm_dir=None, ws=0, linear_eps=None):
     cfg = scale_settings(scale)
     seeds = tuple(seeds or cfg["seeds"])
     result = {"venv": venv, "scale": scale, "settings": dict(cfg, seeds=seeds), "repeats": repeats,
@@ -638,7 +640,7 @@ def bench_peers(tmp, install=False, venv=VENV, scale="full", parts=("kernel", "l
         result["kernel"] = bench_kernel(tmp, kernel_sets(tmp, cfg["kernel"], cfg["skin"]), venv, libsvm_dir,
                                         repeats, ws)
     if "linear" in parts:
-        result["linear"] = bench_linear(tmp, linear_sets, venv, repeats, modes)
+        result["linear"] = bench_linear(tmp, linear_sets, venv, repeats, modes, linear_eps)
     sparse = issue_sets(tmp, cfg["rows"], seeds, (), dense=False) if set(parts) & {"ooc", "convert"} else []
     if "ooc" in parts:
         result["ooc"] = bench_ooc_peers(tmp, sparse, venv, cfg["memory"], repeats)
@@ -661,6 +663,8 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--peers-smo-ws", type=int, default=0, help="part kernel: llsvm -s smo with --ws N (default 0: "
                                                                  "LIBSVM's pair solver)")
+    ap.add_argument("--peers-linear-eps", type=float, default=None, help="part linear: llsvm's -e (default: "
+                                                                          "LIBLINEAR's of each -s)")
     ap.add_argument("--tmp", default=None, help="directory for the generated sets (kept when given)")
     ap.add_argument("--out", default=None)
     ap.add_argument("--json", default=None)
@@ -669,7 +673,8 @@ def main(argv=None):
     try:
         result = bench_peers(tmp, args.peers, args.peers_venv, args.peers_scale, args.peers_parts.split(","),
                              [int(s) for s in args.peers_seeds.split(",")] if args.peers_seeds else None,
-                             tuple(args.peers_modes.split(",")), args.repeats, args.libsvm_dir, args.peers_smo_ws)
+                             tuple(args.peers_modes.split(",")), args.repeats, args.libsvm_dir, args.peers_smo_ws,
+                             args.peers_linear_eps)
     finally:
         if not args.tmp:
             shutil.rmtree(tmp, ignore_errors=True)

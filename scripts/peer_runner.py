@@ -114,7 +114,7 @@ class Runner:
     def fit_llsvm_linear(self, p, ds):
         import llsvm
         return llsvm.train(ds, solver=p["solver"], C=p.get("C", 1.0), bias=p.get("bias", 1.0),
-                           threads=p.get("threads", 1), say=lambda s: None)
+                           threads=p.get("threads", 1), eps=p.get("eps"), say=lambda s: None)
 
     def result_llsvm_linear(self, m, p, out):
         sign = 1.0 if float(m.label[0]) == 1.0 else -1.0

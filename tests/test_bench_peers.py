@@ -89,6 +89,11 @@ def test_llsvm_runner_protocol(tmp_path):
         assert set(ans) >= {"seconds", "cpu", "maxrss_mb", "w", "b"}
         ref = llsvm.train(llsvm.dataset.CSRDataset.from_csr(X, y), solver=2, C=1.0, bias=1.0)
         np.testing.assert_allclose(np.append(ans["w"], ans["b"]), ref.W[:, 0], rtol=1e-12)
+        ans = r.ask(op="fit", task="llsvm_linear", params={"solver": 2, "C": 1.0, "bias": 1.0, "threads": 1,
+                                                           "eps": 1e-5})     # --peers-linear-eps: llsvm's -e
+        tight = llsvm.train(llsvm.dataset.CSRDataset.from_csr(X, y), solver=2, C=1.0, bias=1.0, eps=1e-5)
+        np.testing.assert_allclose(np.append(ans["w"], ans["b"]), tight.W[:, 0], rtol=1e-12)
+        assert tight.meta["results"][0].n_iter > ref.meta["results"][0].n_iter
         out = str(tmp_path / "smo.npz")
         ans = r.ask(op="fit", task="llsvm_smo", params={"C": 1.0, "gamma": 0.05, "threads": 1}, out=out)
         SV, z = BP.read_npz_csr(out)
