@@ -291,12 +291,13 @@ def others_running():
 def scout_pays(sub, threads):
     """Whether the one-thread passes over sub take a scout thread: --threads 2 and up on a long pass
     (problem_threads), and a core that no other thread runs on now (others_running; unknown: assumed idle). The
-    model is the same either way (the scout only reads)."""
+    count is the whole machine's, so it is weighed against the machine's CPUs (os.cpu_count), not the ones this
+    process may use: a process pinned to 2 CPUs of a large host keeps its scout while the host has room. The model
+    is the same either way (the scout only reads)."""
     if problem_threads(sub, threads) <= 1:
         return False
-    from ..params import usable_cpus
     others = others_running()
-    return others is None or usable_cpus() - 1 - others >= 1
+    return others is None or (os.cpu_count() or 1) - 1 - others >= 1
 
 
 def class_grouping(cls, rows):
