@@ -225,6 +225,9 @@ class TextSource:
         self.close()
 
 
+SIGNAL_POLL = 0.1       # seconds: the longest a consumer's wait for the next item goes without looking at signals
+
+
 def prefetched(iterator, depth=1, bounded=False):
     """Iterate on a helper thread, `depth` items ahead (parsing or reading overlaps the kernels or the writes: both
     release the GIL). An exception of the iterator is raised to the consumer at the item where it happened.
@@ -266,7 +269,14 @@ def prefetched(iterator, depth=1, bounded=False):
     t.start()
     try:
         while True:
-            ok, item = q.get()
+            # never an untimed wait: a signal whose C handler ran just before this thread blocked (between the
+            # interpreter's last look at its pending signals and the lock's wait) would otherwise wait for the next
+            # item, which a pipe left open never brings (issue 49: SIGTERM to `-s llsvm` reading stdin stalled
+            # about once in three whole-suite runs); each timeout goes back to the interpreter, which runs it
+            try:
+                ok, item = q.get(timeout=SIGNAL_POLL)
+            except queue.Empty:
+                continue
             if not ok:
                 raise item
             if item is DONE:

@@ -1065,7 +1065,17 @@ def test_signal_exits_promptly_with_the_pipe_still_open(tmp_path, late_class, si
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait()
+        _close_pipes(p)                      # a failed run's pipes are not left to a later test's gc
         assert os.listdir(D) == []
+
+
+def _close_pipes(p):
+    for f in (p.stdin, p.stdout, p.stderr):
+        if f is not None and not f.closed:
+            try:
+                f.close()
+            except OSError:                  # stdin's last flush into a process that has gone
+                pass
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -1287,6 +1297,51 @@ def body():
 entry.install_startup_handlers()
 entry._run(body)
 """
+
+
+_SIGNAL_MARKED_THEN_WAIT = r"""
+import _thread, os, signal, threading
+from llsvm.cli import entry
+from llsvm.cli.common import handle_errors
+from llsvm.sources import prefetched
+
+never = threading.Event()
+
+def rows():                         # a reader on a pipe left open: no item ever comes
+    never.wait()
+    yield None
+
+@handle_errors
+def body():
+    # the signal's C handler has run, the Python one not yet, when the main thread blocks (the race: the signal
+    # lands between the interpreter's last look at pending signals and the lock's wait): interrupt_main marks it
+    # exactly so, without a signal that would interrupt the wait
+    threading.Timer(0.3, _thread.interrupt_main, (signal.SIGTERM,)).start()
+    for _ in prefetched(rows()):
+        pass
+
+entry.install_startup_handlers()
+entry._run(body)
+"""
+
+
+def test_a_signal_marked_just_before_the_consumer_blocks_is_taken(tmp_path):
+    """The SIGTERM stall of test_signal_exits_promptly_with_the_pipe_still_open once more (a fresh-clone `make
+    test`: the main thread in prefetched's q.get, the reader in the pipe's read, 120 s without CPU): a signal whose
+    C handler ran just before the main thread blocked in an untimed wait is only run at the next item, which an
+    open pipe never brings. The consumer's wait now times out every SIGNAL_POLL (0.1 s) and the interpreter runs
+    the handler: exit 143. Stalls (no CPU) with an untimed q.get()."""
+    p = subprocess.Popen([sys.executable, "-c", _SIGNAL_MARKED_THEN_WAIT], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, env={**os.environ, "PYTHONFAULTHANDLER": "1"})
+    try:
+        rc = wait_within(p, 5.0, stall=10.0)
+        err = p.stderr.read().decode()
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        _close_pipes(p)
+    assert rc == 143 and err == "", (rc, err)
 
 
 def test_a_signal_deferred_from_a_finalizer_wakes_a_blocked_main_thread(tmp_path):
