@@ -256,7 +256,7 @@ def problem_threads(sub, threads, sparse=False):
 
 # A scout thread (-s 1/3/7/12/13 on --threads 2 and up) pays only when a core is idle for it: on a busy machine it
 # takes part of the pass's own share of a core. Sparse seed 2, -s 3 -c 1 -B 1, two CPU-bound processes beside it:
-# one thread 3.9-5.1 s, with the scout 4.2-5.9 s (quiet: 2.39-2.41 s and 2.20-2.26 s with it). PROBES looks at
+# one thread 3.9-5.1 s, with the scout 5.2-5.9 s (quiet: 2.39-2.41 s and 2.20-2.26 s with it). PROBES looks at
 # /proc/stat's count of running threads (less this process's own), the fewest taken.
 PROBES = 3
 PROBE_GAP = 0.001       # seconds between the looks
