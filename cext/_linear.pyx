@@ -1088,29 +1088,30 @@ def pcg(Rows X not None, const int64_t[::1] rows, const int32_t[::1] I, const do
     return it, flags
 
 
+cdef inline void _diag_row(const RowView* v, int64_t i, double c, double d, double* out,
+                           value_t* kind) noexcept nogil:
+    """out[j] += x_ij^2 c d over row i, multiplied in that order (the bias coordinate too): one row of _diag."""
+    cdef const int32_t* ix = row_indices(v, i)
+    cdef const value_t* x = row_values(v, i, kind)
+    cdef int64_t p
+    cdef double xv
+    for p in range(v.indptr[i], v.indptr[i + 1]):
+        xv = x[p]
+        out[ix[p]] += xv * xv * c * d
+    if v.bias >= 0:
+        out[v.n_features] += v.bias * v.bias * c * d
+
+
 cdef void _diag(const RowView* v, const int64_t* r, const int32_t* I, int64_t n_I, const double* C,
                 const double* D, double* out, value_t* kind) noexcept nogil:
     """out[j] += x_ij^2 C_i D_i over i in I (D NULL: D_i = 2), multiplied in that order (the bias coordinate too)."""
-    cdef int64_t k, i, p, q
-    cdef const int32_t* ix
-    cdef const value_t* x
-    cdef double c, d, xv
-    cdef double bias = v.bias
+    cdef int64_t k, q
     cdef bint ahead = rows_worth_prefetching(v)
     for k in range(n_I):
         if ahead and k + ROWS_AHEAD < n_I:
             prefetch_row(v, _row(r, I[k + ROWS_AHEAD]), kind)
         q = I[k]
-        i = _row(r, q)
-        c = C[q]
-        d = D[q] if D != NULL else 2.0
-        ix = row_indices(v, i)
-        x = row_values(v, i, kind)
-        for p in range(v.indptr[i], v.indptr[i + 1]):
-            xv = x[p]
-            out[ix[p]] += xv * xv * c * d
-        if bias >= 0:
-            out[v.n_features] += bias * bias * c * d
+        _diag_row(v, _row(r, q), C[q], D[q] if D != NULL else 2.0, out, kind)
 
 
 def l2svc_diag(Rows X not None, const int64_t[::1] rows, const int32_t[::1] I, const double[::1] C,
@@ -1188,12 +1189,25 @@ cdef void _rows_dot(NewtonProblem* P, const double* w, double* out, value_t* kin
 
 cdef double _nf_loss(NewtonProblem* P, const double* w, value_t* kind) noexcept nogil:
     """sum_i C_i loss_i at w, in row order; sets X w (f's data part)."""
+    _rows_dot(P, w, P.wx, kind)
+    return _nf_loss_wx(P)
+
+
+cdef double _nf_loss_wx(const NewtonProblem* P) noexcept nogil:
+    """sum_i C_i loss_i at the X w held (P.wx), in row order."""
     cdef int64_t i
     cdef double f = 0.0
-    _rows_dot(P, w, P.wx, kind)
     for i in range(P.l):
         f += _c_loss(P, i, P.wx[i])
     return f
+
+
+cdef void _nf_carry(NewtonProblem* P, double carry, const double* xd) noexcept nogil:
+    """X s (tmp) += carry X d (xd): the step CG took along its last direction, into the X s kept for the line
+    search (hv_rows_kept, line_losses_kept)."""
+    cdef int64_t i
+    for i in range(P.l):
+        P.tmp[i] += carry * xd[i]
 
 
 cdef double _nf_fun(NewtonProblem* P, const double* w, value_t* kind) noexcept nogil:
@@ -1218,10 +1232,7 @@ cdef void _nf_grad_rows(NewtonProblem* P, double* g, value_t* kind) noexcept nog
 cdef void _nf_grad_diag_rows(NewtonProblem* P, double* g, double* M, value_t* kind) noexcept nogil:
     """_nf_grad_rows and then (M not NULL) _diag over its rows into M, in one pass over the rows: each sum gets the
     same terms in the same order as the two passes give it (bit for bit), each row read once."""
-    cdef int64_t i, k, q, p, e
-    cdef const int32_t* ix
-    cdef const value_t* x
-    cdef double c, d, xv, bias = P.v.bias
+    cdef int64_t i, k, q, p
     for i in range(P.n):
         g[i] = 0.0
     k = _nf_coefs(P)
@@ -1232,17 +1243,8 @@ cdef void _nf_grad_diag_rows(NewtonProblem* P, double* g, double* M, value_t* ki
         q = P.I[p]
         i = _row(P.r, q)
         row_axpy(P.v, i, P.tmp[p], g, kind)
-        if M == NULL:
-            continue
-        c = P.C[q]
-        d = P.D[q] if P.loss == LOSS_LR else 2.0
-        ix = row_indices(P.v, i)
-        x = row_values(P.v, i, kind)
-        for e in range(P.v.indptr[i], P.v.indptr[i + 1]):
-            xv = x[e]
-            M[ix[e]] += xv * xv * c * d
-        if bias >= 0:
-            M[P.v.n_features] += bias * bias * c * d
+        if M != NULL:
+            _diag_row(P.v, i, P.C[q], P.D[q] if P.loss == LOSS_LR else 2.0, M, kind)
 
 
 cdef int64_t _nf_coefs(NewtonProblem* P) noexcept nogil:
@@ -1568,15 +1570,16 @@ cdef class NewtonFun:
         self._check(out, "out")
         if self.P.loss != LOSS_LR or self.P.sizeI != self.P.l:
             raise ValueError("NewtonFun: hv_rows_kept needs -s 0 after grad_rows")
-        cdef double[::1] xd = self._kept_xd()
+        if self.xd is None:
+            self.xd = np.zeros(max(self.P.l, 1), np.float64)
+        cdef double[::1] xd = self.xd
         cdef int64_t i
         with nogil:
             if reset:
                 for i in range(self.P.l):
                     self.P.tmp[i] = 0.0
             else:
-                for i in range(self.P.l):
-                    self.P.tmp[i] += carry * xd[i]
+                _nf_carry(&self.P, carry, &xd[0])
             if self.X.f32:
                 _hv(self.P.v, self.P.r, self.P.I, self.P.sizeI, self.P.CD, _ptr(d), _ptr(out), self.P.n,
                     <float*>NULL, _ptr(xd))
@@ -1587,30 +1590,24 @@ cdef class NewtonFun:
     def line_losses_kept(self, double carry, const double[::1] alphas, double[::1] out):
         """line_losses along the s of the last CG (X s += carry X d_last, from hv_rows_kept), without a pass over
         the rows."""
-        cdef double[::1] xd = self._kept_xd()
-        cdef int64_t i, t, m = alphas.shape[0]
+        if self.xd is None:
+            raise ValueError("NewtonFun: line_losses_kept needs hv_rows_kept first")
+        cdef double[::1] xd = self.xd
+        cdef int64_t t, m = alphas.shape[0]
         if out.shape[0] != m:
             raise ValueError("NewtonFun: alphas and out disagree in length")
         with nogil:
-            for i in range(self.P.l):
-                self.P.tmp[i] += carry * xd[i]
+            _nf_carry(&self.P, carry, &xd[0])
             for t in range(m):
                 out[t] = _nf_loss_at(&self.P, alphas[t])
 
     def loss_kept(self):
         """sum_i C_i loss_i at the X w kept (the last loss's, advanced by each accepted step), in row order, without
         a pass over the rows."""
-        cdef int64_t i
-        cdef double f = 0.0
+        cdef double f
         with nogil:
-            for i in range(self.P.l):
-                f += _c_loss(&self.P, i, self.P.wx[i])
+            f = _nf_loss_wx(&self.P)
         return f
-
-    cdef object _kept_xd(self):
-        if self.xd is None:
-            self.xd = np.zeros(max(self.P.l, 1), np.float64)
-        return self.xd
 
     def line_losses(self, s, const double[::1] alphas, double[::1] out):
         """out[t] = sum_i C_i loss_i at w + alphas[t] s (the line search's tries). s: the direction, whose X s is
