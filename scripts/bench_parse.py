@@ -14,6 +14,12 @@ Reported: medians; MB/s of the text; the conversion's speed as a fraction of the
 and the parse's MB/s (targets: >= 1000 with one thread, >= 1600 with two) on the generated sparse set. CPU seconds
 show the work apart from the machine's load (on a busy machine the wall of two threads says little); for the parse
 on two threads, the CPU seconds of its busiest thread too (about its wall on idle cores).
+Before every run (unless --no-warm-memory) a helper process touches and frees twice the text's size of memory, so
+each run's new pages (its arrays; the output file's page cache) are memory the machine used a moment ago. On a
+virtual machine that hands freed memory back to its host (free page reporting: this one's first touch of memory
+freed over ~2 s earlier costs about 3.5 s per GB, against 0.15 s per GB for memory freed a moment before), whichever
+run follows a large free would otherwise win: the parse, whose process frees its arrays, follows a conversion's
+rename, which frees the replaced output's page cache, and the conversion's own page cache is always new.
 --cold: every run (and the scanner's read) starts with the input out of the page cache (posix_fadvise
 POSIX_FADV_DONTNEED on the input file after an fsync of it: the file's cached pages are dropped, the rest of the
 machine's cache is left alone, root is not needed); without it the input is in the page cache (warm: the first
@@ -23,7 +29,7 @@ Sets: the generated sparse set (scripts/gen_data.py sparse, 500,000 rows, seed 1
 (PYTHONPATH), so a worktree measures its own code.
 
     python scripts/bench_parse.py [--rows 500000] [--shared reuters_moneyfx.trn,usps.t,skin_nonskin,a9a]
-                                  [--repeats 5] [--cold] [--tmp DIR] [--out FILE.md]
+                                  [--repeats 5] [--cold] [--no-warm-memory] [--tmp DIR] [--out FILE.md]
 """
 import argparse
 import json
@@ -117,6 +123,20 @@ print(json.dumps({"wall": wall, "cpu": ru.ru_utime + ru.ru_stime, "rc": os.waits
 """
 
 
+_WARM = """
+import sys
+import numpy as np
+np.ones(int(sys.argv[1]) << 20, dtype=np.uint8)      # touched, then freed at exit
+"""
+
+
+def warm_memory(mb):
+    """MB of memory touched and freed by a helper process (see the module docstring): the next run's new pages are
+    memory used a moment ago, as on a machine that does not hand freed memory back to a host."""
+    if mb > 0:
+        subprocess.run([sys.executable, "-c", _WARM, str(int(mb))], check=True)
+
+
 def drop_cached(path):
     """The input's pages out of the page cache (written back first): the next read comes from the disk."""
     fd = os.open(path, os.O_RDONLY)
@@ -157,8 +177,9 @@ def convert_main_once(path, out, threads):
     return _run(_CONVERT, ["-q", "--threads", str(threads), path, out])
 
 
-def bench_set(name, path, tmp, repeats, cold=False):
+def bench_set(name, path, tmp, repeats, cold=False, warm=True):
     mb = os.path.getsize(path) / 1e6
+    warm_mb = 2 * mb if warm else 0
     runs = {k: [] for k in ("parse1", "parse2", "convert1", "convert2", "convertmain")}
     outs = {t: os.path.join(tmp, f"{os.path.basename(path)}.{t}.bin") for t in (1, 2)}
     small = os.path.join(tmp, "warm-up.txt")
@@ -171,13 +192,15 @@ def bench_set(name, path, tmp, repeats, cold=False):
         for key, step in steps:
             if cold:
                 drop_cached(path)
+            warm_memory(warm_mb)
             runs[key].append(step())
     with open(outs[1], "rb") as f1, open(outs[2], "rb") as f2:
         identical = f1.read() == f2.read()
     for p in (*outs.values(), small):
         os.unlink(p)
     scan = scan_once(path)
-    row = {"set": name, "cold": cold, "text_mb": mb, "identical": identical, "scan_mb_s": scan["mb"] / scan["cpu"]}
+    row = {"set": name, "cold": cold, "warm_memory": warm, "text_mb": mb, "identical": identical,
+           "scan_mb_s": scan["mb"] / scan["cpu"]}
     for k, rs in runs.items():
         row[k + "_s"] = statistics.median(r["wall"] for r in rs)
         row[k + "_cpu_s"] = statistics.median(r["cpu"] for r in rs)
@@ -223,9 +246,9 @@ def parse_markdown(rows):
     return out
 
 
-def bench_parse(tmp, rows=500000, shared=SHARED, repeats=5, dense=True, cold=False, seeds=(1,)):
+def bench_parse(tmp, rows=500000, shared=SHARED, repeats=5, dense=True, cold=False, seeds=(1,), warm=True):
     sets = issue_sets(tmp, rows, seeds, shared, dense)
-    return [bench_set(name, path, tmp, repeats, cold) for name, path in sets]
+    return [bench_set(name, path, tmp, repeats, cold, warm) for name, path in sets]
 
 
 def main(argv=None):
@@ -236,14 +259,17 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--seeds", default="1", help="generator seeds of the sparse sets (comma list)")
     ap.add_argument("--cold", action="store_true", help="each run reads the input from the disk (module docstring)")
+    ap.add_argument("--no-warm-memory", action="store_true",
+                    help="no helper touching memory before each run (module docstring)")
     ap.add_argument("--tmp", default=None, help="directory for the generated sets (kept: reused when present)")
     ap.add_argument("--out", default=None)
     args = ap.parse_args(argv)
     tmp = args.tmp or tempfile.mkdtemp(prefix="bench-parse-")
     rows = bench_parse(tmp, args.rows, [s for s in args.shared.split(",") if s], args.repeats, not args.no_dense,
-                       args.cold, [int(s) for s in args.seeds.split(",")])
+                       args.cold, [int(s) for s in args.seeds.split(",")], not args.no_warm_memory)
     text = ("# Text parsing on 1 and 2 threads and llsvm-convert against the in-memory parse (same run, medians"
             + (", input out of the page cache before each run" if args.cold else ", input in the page cache")
+            + ("" if args.no_warm_memory else ", memory touched before each run")
             + ")\n\n" + parse_markdown(rows))
     print_report(text, args.out)
     return rows

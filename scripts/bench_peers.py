@@ -477,7 +477,7 @@ def _vw_one_pass(tmp, path, vwfile, row, peer, repeats):
 
 
 def bench_convert_peers(tmp, sets, venv, repeats):
-    from bench_parse import convert_once, parse_once
+    from bench_parse import convert_once, parse_once, warm_memory
     rows = []
     small = os.path.join(tmp, "warm-up.txt")
     with open(small, "w") as f:
@@ -490,8 +490,10 @@ def bench_convert_peers(tmp, sets, venv, repeats):
         out = os.path.join(tmp, "convert.bin")
         runs = {"parse": [], "convert": [], "vw": []}
         with Runners(venv, llsvm=False) as (_, peer):
-            for _ in range(repeats):
+            for _ in range(repeats):       # each run's new pages recently used memory (bench_parse's docstring)
+                warm_memory(2 * mb)
                 runs["parse"].append(parse_once(path, 1, small))
+                warm_memory(2 * mb)
                 runs["convert"].append(convert_once(path, out, 2))
                 if peer is not None:
                     try:
