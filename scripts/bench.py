@@ -71,7 +71,8 @@ generated sparse sets (--ooc-seeds) as binary files in the page cache, at their 
 CPU ratios, peak RSS, interleaved runs (scripts/bench_ooc.py).
 Conversion (part `convert`, issue 32): the in-memory parse on 1 and 2 threads and llsvm-convert --threads 1 and 2
 (whole commands) on the generated sparse and dense sets and the largest public sets, interleaved rounds: MB/s, CPU
-seconds, and the conversion's speed against the parse's (scripts/bench_parse.py).
+seconds, and the conversion's speed against the parse's (scripts/bench_parse.py); before each run a helper touches
+and frees memory, so no run inherits pages a virtual machine's host took back (bench_parse's docstring).
 Peers (part `peers`, issue 49; not in the default --parts: it needs the peers' venv and is long): llsvm against
 the tools a user would pick for speed, ratios peer ÷ llsvm of the same round (above 1: llsvm faster), peak RSS
 beside each: (a) -s smo on 1 and 2 threads against scikit-learn-intelex's SVC and LIBSVM's svm-train on a9a,

@@ -506,6 +506,7 @@ def bench_convert_peers(tmp, sets, venv, repeats):
             ok = [r for r in runs[k] if "error" not in r]
             wall = _median([r["wall" if k != "vw" else "seconds"] for r in ok])
             row[k] = {"seconds": wall, "mb_s": own / wall if wall else None,
+                      "runs": [r["wall" if k != "vw" else "seconds"] for r in ok],
                       "maxrss_mb": max([r.get("maxrss_mb") or 0 for r in ok], default=None),
                       "error": next((r["error"] for r in runs[k] if "error" in r),
                                     None if (installed or k != "vw") else "not installed")}
