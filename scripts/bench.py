@@ -68,7 +68,7 @@ liblinear-multicore's -m 2 against llsvm --threads 1 and 2 on the generated spar
 dense set and the largest two-class public sets (scripts/bench_threads.py).
 Out of core (part `ooc`, issue 32): -s llsvm and -s streamsvm at --memory 64M against in-memory -s 3 on the
 generated sparse sets (--ooc-seeds) as binary files in the page cache, at their default -e (certified): wall and
-CPU ratios, peak RSS, interleaved runs (scripts/bench_ooc.py).
+CPU ratios, peak RSS, interleaved runs, each after a memory warm-up (scripts/bench_ooc.py).
 Conversion (part `convert`, issue 32): the in-memory parse on 1 and 2 threads and llsvm-convert --threads 1 and 2
 (whole commands) on the generated sparse and dense sets and the largest public sets, interleaved rounds: MB/s, CPU
 seconds, and the conversion's speed against the parse's (scripts/bench_parse.py); before each run a helper touches

@@ -40,7 +40,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchutil import ROOT, issue_sets, md_header, md_row, print_report, say  # noqa: E402
+from benchutil import ROOT, issue_sets, md_header, md_row, print_report, say, warm_memory  # noqa: E402
 
 SHARED = ("reuters_moneyfx.trn", "usps.t", "skin_nonskin", "a9a")
 TARGET_CONVERT = 0.8
@@ -121,20 +121,6 @@ err = p.stderr.read().decode()
 print(json.dumps({"wall": wall, "cpu": ru.ru_utime + ru.ru_stime, "rc": os.waitstatus_to_exitcode(status),
                   "stderr": err, "maxrss_mb": ru.ru_maxrss / 1024}))
 """
-
-
-_WARM = """
-import sys
-import numpy as np
-np.ones(int(sys.argv[1]) << 20, dtype=np.uint8)      # touched, then freed at exit
-"""
-
-
-def warm_memory(mb):
-    """MB of memory touched and freed by a helper process (see the module docstring): the next run's new pages are
-    memory used a moment ago, as on a machine that does not hand freed memory back to a host."""
-    if mb > 0:
-        subprocess.run([sys.executable, "-c", _WARM, str(int(mb))], check=True)
 
 
 def drop_cached(path):

@@ -1,11 +1,13 @@
 """Helpers shared by scripts/bench.py and the scripts/reproduce_*.py: finding data sets, binary copies and a warm
-page cache, timed training and accuracy, Table 2's comparison of two solvers' alpha, Markdown tables, PNG figures
-and their defects, the reproductions' output directory and exit status, and the machine fields of a results file.
+page cache, a memory warm-up before a timed run, timed training and accuracy, Table 2's comparison of two solvers'
+alpha, Markdown tables, PNG figures and their defects, the reproductions' output directory and exit status, and the
+machine fields of a results file.
 """
 import datetime
 import os
 import platform
 import statistics
+import subprocess
 import sys
 import time
 import warnings
@@ -199,6 +201,23 @@ def ensure_binary(text_path, bin_path, say=None, prefix="# "):
         if say is not None:
             say(f"{prefix}wrote {bin_path} in {time.perf_counter() - t0:.1f} s")
     return bin_path
+
+
+_WARM = """
+import sys
+import numpy as np
+np.ones(int(sys.argv[1]) << 20, dtype=np.uint8)      # touched, then freed at exit
+"""
+
+
+def warm_memory(mb):
+    """MB of memory touched and freed by a helper process, so that the next run's new pages (its arrays, the page
+    cache of the files it writes) are memory used a moment ago, as on a machine that does not hand freed memory back
+    to a host. On a virtual machine with free page reporting (this one), a page freed over ~2 s earlier costs a host
+    fault at its first touch: about 3.5 s per GB, against 0.15 s per GB for memory freed a moment before (measured);
+    without the helper, whichever run follows a large free wins (bench_parse's and bench_ooc's docstrings)."""
+    if mb > 0:
+        subprocess.run([sys.executable, "-c", _WARM, str(int(mb))], check=True)
 
 
 def warm_page_cache(path):

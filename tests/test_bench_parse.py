@@ -1,6 +1,7 @@
-"""`make bench` part `convert` (scripts/bench_parse.py): the harness's order of steps, with fakes for the timed runs
-(no timing verdict here; the figures are the part's). Each run follows its own memory warm-up (and, --cold, the
-input's drop from the page cache), so no run inherits another's freed pages."""
+"""`make bench` parts `convert` (scripts/bench_parse.py) and `ooc` (scripts/bench_ooc.py): the harnesses' order of
+steps (no timing verdict here; the figures are the parts'). Each run follows its own memory warm-up
+(benchutil.warm_memory; and, --cold, the input's drop from the page cache), so no run inherits another's freed
+pages."""
 import os
 import sys
 
@@ -48,3 +49,27 @@ def test_warm_memory_runs_a_helper(monkeypatch):
     assert seen == []
     BPA.warm_memory(12.7)
     assert seen[0][0] == sys.executable and seen[0][-1] == "12" and "np.ones" in seen[0][2]
+
+
+def test_ooc_runs_follow_their_warm_up(tmp_path, monkeypatch):
+    """Part ooc (scripts/bench_ooc.py) for real on a small binary file, one round: every command's run follows a
+    warm-up of twice the file's size, and the rows carry the certificate of each command."""
+    import numpy as np
+    import bench_ooc as BO
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(400, 6))
+    y = np.where(X @ rng.normal(size=6) > 0, 1, -1)
+    text = tmp_path / "s.txt"
+    text.write_text("".join(f"{y[i]} " + " ".join(f"{j + 1}:{X[i, j]:.6g}" for j in range(6)) + "\n"
+                            for i in range(len(y))))
+    binpath = str(tmp_path / "s.bin")
+    BO.ensure_binary(str(text), binpath)
+    calls = []
+    real = BO.run_measured
+    monkeypatch.setattr(BO, "warm_memory", lambda mb: calls.append(("warm", mb)))
+    monkeypatch.setattr(BO, "run_measured", lambda cmd, cpu: (calls.append(cmd[cmd.index("-s") + 1]),
+                                                              real(cmd, cpu=cpu))[1])
+    row = BO.bench_set("t", binpath, "8M", 1, str(tmp_path))
+    w = ("warm", 2 * os.path.getsize(binpath) / 1e6)
+    assert calls == [w, "3", w, "llsvm", w, "streamsvm"]
+    assert row["warm_memory"] and all(s["converged"] for s in row["solvers"].values())
