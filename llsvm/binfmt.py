@@ -43,7 +43,7 @@ import numpy as np
 from ._ext._rowops import CSR_OFFSETS, CSR_ORDER, CSR_RANGE, bad_weight, block_stats, check_block, check_csr
 from .dataset import MAX_LABELS, CSRDataset, Dataset, RowError, block_rows_for, label_table, norm_overflow
 from .errors import DataFormatError, ParameterError
-from .fileutil import commit_output, discard_temporary, rename_temporary, temp_beside
+from .fileutil import commit_output, discard_temporary, joined, release_replaced, rename_temporary, temp_beside
 
 
 def crc32(data, value=0):
@@ -200,6 +200,8 @@ class BinaryWriter:
         else:
             fd, self._tmp = temp_beside(self.path)
         self._reused = spare is not None
+        # a command's output: the file it replaces leaves the page cache while this one is written
+        self._release = release_replaced(self.path) if self.output else None
         try:
             self._f = os.fdopen(fd, "wb")
             self._f.write(b"\0" * HEADER_SIZE)
@@ -472,6 +474,7 @@ class BinaryWriter:
             self._f.close()
             os.chmod(self._tmp, 0o644)
             if self.output:
+                joined(self._release)
                 commit_output(self._tmp, self.path)
             else:
                 if self.scratch is not None:

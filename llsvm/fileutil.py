@@ -171,6 +171,47 @@ def _special(path):
     return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
 
+# an output that replaces a regular file at least this large drops that file's cached pages while it is written
+RELEASE_MIN_BYTES = 32 << 20
+
+
+def release_replaced(path):
+    """Start dropping the cached pages of the regular file that the output `path` will replace, on a thread of its
+    own; returns the thread (join it before the rename) or None (no such file, a small one, no posix_fadvise).
+
+    The kernel frees a replaced file's page cache inside the rename that replaces it, after all the work (0.13 s
+    for 458 MB here), and the new file's page cache meanwhile takes pages of its own. Dropped at the start
+    (posix_fadvise POSIX_FADV_DONTNEED: clean pages only, the file's data untouched, so a command that fails
+    leaves it whole), the freeing runs beside the work and its pages are at hand for the new file."""
+    import stat
+    import threading
+    advise = getattr(os, "posix_fadvise", None)
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    if advise is None or not stat.S_ISREG(st.st_mode) or st.st_size < RELEASE_MIN_BYTES:
+        return None
+
+    def drop():
+        with contextlib.suppress(OSError):
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+            try:
+                if os.fstat(fd).st_ino == st.st_ino:        # still the file that was looked at
+                    advise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+            finally:
+                os.close(fd)
+    t = threading.Thread(target=drop, name="llsvm-release-replaced", daemon=True)
+    t.start()
+    return t
+
+
+def joined(thread):
+    """Wait for a thread from release_replaced (None: nothing to wait for)."""
+    if thread is not None:
+        thread.join()
+
+
 def temp_beside(path):
     """(fd, path) of a new hidden temporary file in the folder of `path` (so that its rename onto `path` is atomic)."""
     return temporary_file(os.path.dirname(os.path.abspath(path)), "." + os.path.basename(path) + ".")
@@ -193,12 +234,14 @@ def atomic_output(path, mode="wb"):
             yield f
         return
     fd, tmp = temp_beside(path)
+    release = release_replaced(path)
     try:
         with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "ascii", "newline": "\n"})) as f:
             yield f
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, 0o666 & ~_umask())
+        joined(release)
         commit_output(tmp, path)
     except BaseException:
         discard_temporary(tmp)

@@ -434,3 +434,68 @@ def test_remove_tree_finishes_when_interrupted(tmp_path, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         remove_tree(str(d))
     assert not d.exists() and len(calls) == 2
+
+
+# -- an output that replaces a large file drops the old file's page cache while it is written (fileutil) -------------
+def _record_fadvise(monkeypatch):
+    """Calls of os.posix_fadvise: (inode of the file, offset, length, advice)."""
+    calls = []
+    monkeypatch.setattr(os, "posix_fadvise",
+                        lambda fd, off, n, advice: calls.append((os.fstat(fd).st_ino, off, n, advice)))
+    return calls
+
+
+@pytest.mark.skipif(not hasattr(os, "posix_fadvise"), reason="posix_fadvise is POSIX-only (Linux, BSD)")
+@pytest.mark.parametrize("kind", ["binary", "atomic"])
+def test_the_replaced_output_leaves_the_page_cache_and_stays_whole_on_failure(tmp_path, monkeypatch, kind):
+    import llsvm.fileutil as FU
+    from llsvm.binfmt import BinaryWriter
+    calls = _record_fadvise(monkeypatch)
+    monkeypatch.setattr(FU, "RELEASE_MIN_BYTES", 1000)
+    path = tmp_path / "out.bin"
+    old = os.urandom(5000)
+    path.write_bytes(old)
+    ino = os.stat(path).st_ino
+
+    def write(fail):
+        if kind == "binary":
+            with BinaryWriter(str(path), output=True) as w:
+                w.write(np.array([1.0, -1.0]), np.array([0, 1, 2]), np.array([0, 1], dtype=np.int32),
+                        np.array([0.5, 2.0]))
+                if fail:
+                    raise RuntimeError("cut short")
+                w.close()
+        else:
+            with atomic_output(str(path)) as f:
+                f.write(b"new")
+                if fail:
+                    raise RuntimeError("cut short")
+
+    def release_threads():
+        return [t for t in threading.enumerate() if t.name == "llsvm-release-replaced"]
+
+    import threading
+    with pytest.raises(RuntimeError):
+        write(True)
+    for t in release_threads():         # a failed write does not wait for it: it ends by itself
+        t.join(10)
+    assert path.read_bytes() == old                     # the old file whole: only its cached pages went
+    assert calls == [(ino, 0, 0, os.POSIX_FADV_DONTNEED)]
+    write(False)
+    assert calls[1] == (ino, 0, 0, os.POSIX_FADV_DONTNEED) and len(calls) == 2
+    assert os.stat(path).st_ino != ino and path.read_bytes() != old
+    assert not [n for n in os.listdir(tmp_path) if n != "out.bin"]      # no temporary left
+    assert not release_threads()        # a finished write waited for it before its rename
+
+
+def test_no_release_for_a_small_missing_or_special_target(tmp_path, monkeypatch):
+    import llsvm.fileutil as FU
+    calls = _record_fadvise(monkeypatch) if hasattr(os, "posix_fadvise") else []
+    small = tmp_path / "small"
+    small.write_bytes(b"x" * 100)
+    assert FU.release_replaced(str(small)) is None                       # below RELEASE_MIN_BYTES
+    assert FU.release_replaced(str(tmp_path / "missing")) is None
+    assert FU.release_replaced(os.devnull) is None                       # not a regular file
+    assert FU.release_replaced(str(tmp_path)) is None                    # a directory
+    assert calls == []
+    FU.joined(None)
