@@ -14,12 +14,10 @@ Reported: medians; MB/s of the text; the conversion's speed as a fraction of the
 and the parse's MB/s (targets: >= 1000 with one thread, >= 1600 with two) on the generated sparse set. CPU seconds
 show the work apart from the machine's load (on a busy machine the wall of two threads says little); for the parse
 on two threads, the CPU seconds of its busiest thread too (about its wall on idle cores).
-Before every run (unless --no-warm-memory) a helper process touches and frees twice the text's size of memory, so
-each run's new pages (its arrays; the output file's page cache) are memory the machine used a moment ago. On a
-virtual machine that hands freed memory back to its host (free page reporting: this one's first touch of memory
-freed over ~2 s earlier costs about 3.5 s per GB, against 0.15 s per GB for memory freed a moment before), whichever
-run follows a large free would otherwise win: the parse, whose process frees its arrays, follows a conversion's
-rename, which frees the replaced output's page cache, and the conversion's own page cache is always new.
+Before every run (unless --no-warm-memory) a helper process touches and frees twice the text's size of memory
+(benchutil.warm_memory, which says why), so each run's new pages (its arrays; the output file's page cache) are
+memory the machine used a moment ago: without it the parse, whose process frees its arrays, ran on the pages a
+conversion's rename had just freed, while the conversion's own page cache was always new.
 --cold: every run (and the scanner's read) starts with the input out of the page cache (posix_fadvise
 POSIX_FADV_DONTNEED on the input file after an fsync of it: the file's cached pages are dropped, the rest of the
 machine's cache is left alone, root is not needed); without it the input is in the page cache (warm: the first
