@@ -18,7 +18,10 @@
 #    in a fresh random order from the project's RNG; it also returns the largest |PG_i| of the last pass (each
 #    before its row's step). The driver stops the outer iterations when the relative change of D is at most
 #    --inner-eps (the paper's criterion, section 3; with re-check passes also not before that last-pass violation
-#    is within eps / 2) and drops rows at 0 or C between them.
+#    is within eps / 2) and drops rows at 0 or C between them. A block may be visited through a list of some of
+#    its rows only (`n`: the live rows of an active-set file the default mode does not rewrite at every outer
+#    iteration); the others are not read. It may also give the first pass's largest violation, with which the
+#    driver measures an outer iteration over several blocks (each block's rows as its turn finds them).
 # 3. `recheck`: the re-check pass of llsvm's default mode (not in the paper, whose Algorithm 2 is `--one-pass`):
 #    over one block of the whole input at the current w (not changed by the pass), every row's projected gradient
 #    from its status byte (0: alpha = 0, PG = min(G, 0); C: alpha = C, PG = max(G, 0); free: PG = G),
@@ -114,7 +117,8 @@ def first_pass(Rows X not None, const int32_t[::1] cls, int32_t pos, const doubl
 
 cdef double _block_pass(const RowView* v, int64_t l, const signed char* y, const double* QD, double* alpha,
                         double* w, double Cp, double Cn, int n_inner, Rng* g, int32_t* idx, bint shuffle,
-                        int64_t* n_updates_out, double* pg_out, double* G_out, value_t* kind) noexcept nogil:
+                        int64_t* n_updates_out, double* pg_out, double* G_out, double* pg_first,
+                        value_t* kind) noexcept nogil:
     cdef int64_t s, i, n_updates = 0
     cdef int it, yi
     cdef double G, PG, a, a_old, C, d_sum = 0.0, pg_max = 0.0
@@ -131,6 +135,10 @@ cdef double _block_pass(const RowView* v, int64_t l, const signed char* y, const
             C = row_cost(v, i, Cp if yi > 0 else Cn)
             a_old = alpha[i]
             G = dual_gradient(yi * row_dot(v, i, w, kind), a_old, 0.0)
+            if it == 0 and pg_first != NULL and C > 0.0:
+                PG = fabs(projected_gradient(G, a_old, C))
+                if PG > pg_first[0]:
+                    pg_first[0] = PG
             if it == n_inner - 1:
                 # the last pass's largest violation, each row's before its step (LIBLINEAR's measure of a sweep),
                 # and each row's G
@@ -153,22 +161,39 @@ cdef double _block_pass(const RowView* v, int64_t l, const signed char* y, const
 
 def block_pass(Rows X not None, const signed char[::1] y, const double[::1] QD, double[::1] alpha, double[::1] w,
                double Cp, double Cn, int n_inner, uint64_t[::1] rng, int32_t[::1] index, bint shuffle=True,
-               double[::1] G=None):
-    """n_inner passes of Algorithm 1 over the block's rows index[0:l], l = len(y) (reshuffled before each pass;
-    the rows, QD, alpha and index have at least l entries).
+               double[::1] G=None, int64_t n=-1, double[::1] pg_first=None):
+    """n_inner passes of Algorithm 1 over the block's rows index[0:l] (reshuffled before each pass), l = n, by
+    default len(y); the rows, QD and alpha (and G) have at least len(y) entries, index at least l, each of index[0:l]
+    in [0, len(y)) (checked when n is given: the driver's live rows of a loaded block, the others left alone).
 
     Returns (change of sum(alpha), number of coordinate updates, the last pass's largest |PG_i|, each taken
-    before the row's step). shuffle=False keeps index's order. G (optional, length >= l) receives each row's
-    G = y_i w.x_i - 1 of the last pass, before its step.
+    before the row's step). shuffle=False keeps index's order. G (optional) receives each visited row's
+    G = y_i w.x_i - 1 of the last pass, before its step; pg_first (optional, one entry) the first pass's largest
+    |PG_i|, each before the row's step (the block's violation as the pass found it).
     """
-    cdef int64_t l = y.shape[0], n_updates = 0
+    cdef int64_t m = y.shape[0], l = y.shape[0] if n < 0 else n, n_updates = 0, s
     cdef double pg_max = 0.0
-    if X.v.n_rows < l or QD.shape[0] < l or alpha.shape[0] < l or index.shape[0] < l or rng.shape[0] != 4 or \
-            (G is not None and G.shape[0] < l):
+    cdef bint bad = False
+    if X.v.n_rows < m or QD.shape[0] < m or alpha.shape[0] < m or index.shape[0] < l or rng.shape[0] != 4 or \
+            (G is not None and G.shape[0] < m):
         raise ValueError("block_pass: y, QD, alpha, index, G and the rows disagree")
+    if n >= 0:
+        with nogil:
+            for s in range(l):
+                if index[s] < 0 or index[s] >= m:
+                    bad = True
+                    break
+        if bad:
+            raise ValueError("block_pass: an index outside the block's rows")
     cdef double* G_ptr = NULL
-    if G is not None and l > 0:
+    if G is not None and m > 0:
         G_ptr = &G[0]
+    cdef double* first_ptr = NULL
+    if pg_first is not None:
+        if pg_first.shape[0] < 1:
+            raise ValueError("block_pass: pg_first has no entry")
+        pg_first[0] = 0.0
+        first_ptr = &pg_first[0]
     _check_w(X, w.shape[0])
     cdef double d_sum = 0.0
     if l == 0:
@@ -176,10 +201,10 @@ def block_pass(Rows X not None, const signed char[::1] y, const double[::1] QD, 
     with nogil:
         if X.f32:
             d_sum = _block_pass(&X.v, l, &y[0], &QD[0], &alpha[0], &w[0], Cp, Cn, n_inner, <Rng*>&rng[0],
-                                &index[0], shuffle, &n_updates, &pg_max, G_ptr, <float*>NULL)
+                                &index[0], shuffle, &n_updates, &pg_max, G_ptr, first_ptr, <float*>NULL)
         else:
             d_sum = _block_pass(&X.v, l, &y[0], &QD[0], &alpha[0], &w[0], Cp, Cn, n_inner, <Rng*>&rng[0],
-                                &index[0], shuffle, &n_updates, &pg_max, G_ptr, <double*>NULL)
+                                &index[0], shuffle, &n_updates, &pg_max, G_ptr, first_ptr, <double*>NULL)
     check_stop()
     return d_sum, n_updates, pg_max
 

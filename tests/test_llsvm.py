@@ -223,15 +223,22 @@ def test_first_pass_matches_twin(case):
     assert at[0] == min(1.0 / QD[0], C[0])
 
 
-@pytest.mark.parametrize("n_inner", [1, 3])
-@pytest.mark.parametrize("case", KERNEL_CASES.values(), ids=KERNEL_CASES.keys())
-def test_block_pass_fixed_order_matches_twin(case, n_inner):
+def after_first_pass(case):
+    """A kernel case's rows after the twin's first pass: (indptr, indices, values, n_features, the twin's rows,
+    QD, alpha, w, y as int8)."""
     seed, l, n, density, f32, bias, Cp, Cn = case
     indptr, indices, values, n, y = kernel_problem(seed, l, n, density, f32)
     rows = LT.rows_of(indptr, indices, values)
     QD = LT.sq_norms(rows, bias)
     alpha0, w0, _ = LT.first_pass(rows, y, Cp, Cn, n, bias, QD=QD, dot_order=DOT_ORDER)
-    ys = y.astype(np.int8)
+    return indptr, indices, values, n, rows, QD, alpha0, w0, y.astype(np.int8)
+
+
+@pytest.mark.parametrize("n_inner", [1, 3])
+@pytest.mark.parametrize("case", KERNEL_CASES.values(), ids=KERNEL_CASES.keys())
+def test_block_pass_fixed_order_matches_twin(case, n_inner):
+    seed, l, n, density, f32, bias, Cp, Cn = case
+    indptr, indices, values, n, rows, QD, alpha0, w0, ys = after_first_pass(case)
     index0 = np.random.default_rng(seed + 100).permutation(l).astype(np.int32)
     alpha, w, index = alpha0.copy(), w0.copy(), index0.copy()
     rng = RNG.rng_state(9)
@@ -246,7 +253,7 @@ def test_block_pass_fixed_order_matches_twin(case, n_inner):
     assert n_updates > 0 and pg > 0
     np.testing.assert_array_equal(index, index0)     # no shuffle: order kept, RNG untouched
     np.testing.assert_array_equal(rng, rng0)
-    C = np.where(y > 0, Cp, Cn)
+    C = np.where(ys > 0, Cp, Cn)
     assert np.all(alpha >= 0) and np.all(alpha <= C)
     # the dual never decreases under exact coordinate maximization
     assert LT.dual(at, wt) >= LT.dual(alpha0, w0) - 1e-12 * abs(LT.dual(at, wt))
@@ -258,11 +265,7 @@ def test_block_pass_subset_and_shuffle_match_twin(case):
     """A block of some rows only (the driver's loaded block is a view over index[0:l]); with shuffle=True the
     Fisher-Yates permutations come from the project's RNG, draw for draw, and the RNG state advances alike."""
     seed, l, n, density, f32, bias, Cp, Cn = case
-    indptr, indices, values, n, y = kernel_problem(seed, l, n, density, f32)
-    rows = LT.rows_of(indptr, indices, values)
-    QD = LT.sq_norms(rows, bias)
-    alpha0, w0, _ = LT.first_pass(rows, y, Cp, Cn, n, bias, QD=QD, dot_order=DOT_ORDER)
-    ys = y.astype(np.int8)
+    indptr, indices, values, n, rows, QD, alpha0, w0, ys = after_first_pass(case)
     # only the first half of the rows visited: the others keep their alpha
     half = l // 2
     sub = np.arange(half, dtype=np.int32)[::-1].copy()
@@ -291,6 +294,44 @@ def test_block_pass_subset_and_shuffle_match_twin(case):
         assert (d, u, pg) == (dt, ut, pgt)
         assert [int(v) for v in rng] == twin_rng.s
         assert not np.array_equal(it, np.arange(l))
+
+
+@pytest.mark.parametrize("case", list(KERNEL_CASES.values())[:3], ids=list(KERNEL_CASES)[:3])
+def test_block_pass_live_rows_match_twin(case):
+    """n given: the block's rows index[0:n] only, scattered over the block (the driver's live rows of a block of
+    an active-set file it does not rewrite), shuffled by the project's RNG: the twin's alpha, w, order, RNG state
+    and first and last passes' largest violations, the other rows' alpha untouched; an index outside the block is
+    refused before any step."""
+    seed, l, n, density, f32, bias, Cp, Cn = case
+    indptr, indices, values, n, rows, QD, alpha0, w0, ys = after_first_pass(case)
+    live = np.flatnonzero(np.random.default_rng(seed).random(l) < 0.4).astype(np.int32)
+    index = np.concatenate([live, np.full(3, -7, np.int32)])     # entries past n are never read
+    alpha, w, rng = alpha0.copy(), w0.copy(), RNG.rng_state(9)
+    G, first = np.full(l, np.nan), np.full(1, np.nan)
+    d, u, pg = K.block_pass(Rows(indptr, indices, values, n, bias), ys, QD, alpha, w, Cp, Cn, 3, rng, index, True,
+                            G, live.size, first)
+    twin_rng, G_twin, first_twin = LT.Xoshiro256ss(9), [np.nan] * l, [None]
+    at, wt, it, dt, ut, pgt = LT.block_pass(rows, ys, QD, alpha0, w0, Cp, Cn, 3, live, n, bias, rng=twin_rng,
+                                            dot_order=DOT_ORDER, G_out=G_twin, n=live.size, pg_first_out=first_twin)
+    assert first[0] == first_twin[0] and first[0] > 0
+    np.testing.assert_array_equal(alpha, at)
+    np.testing.assert_array_equal(w, wt)
+    np.testing.assert_array_equal(index[:live.size], it[:live.size])
+    np.testing.assert_array_equal(G, np.array(G_twin))
+    assert (d, u, pg) == (dt, ut, pgt)
+    assert [int(v) for v in rng] == twin_rng.s
+    others = np.setdiff1d(np.arange(l), live)
+    np.testing.assert_array_equal(alpha[others], alpha0[others])
+    assert np.isnan(G[others]).all()
+    for bad in (-1, l):
+        index = live.copy()
+        index[-1] = bad
+        alpha, w = alpha0.copy(), w0.copy()
+        with pytest.raises(ValueError, match="outside the block"):
+            K.block_pass(Rows(indptr, indices, values, n, bias), ys, QD, alpha, w, Cp, Cn, 3, RNG.rng_state(9), index,
+                         True, None, live.size)
+        np.testing.assert_array_equal(alpha, alpha0)
+        np.testing.assert_array_equal(w, w0)
 
 
 def test_block_pass_empty_block_and_fixed_point():

@@ -14,12 +14,16 @@ kernels are in cext/_llsvm.pyx.
    --one-pass), which the re-check passes read.
 2. Block optimization (lines 9-21). As many rows of the active-set file as the memory budget allows are loaded
    (so the number of blocks follows the active set's size), `inner_iter` shuffled passes of the step are run over
-   them, then the next rows; rows that reached 0 or C are dropped and the file is rewritten without them. When
-   the whole active set fits the budget it stays in memory and is compacted in place instead. Stop when the
+   them, then the next rows; rows that reached 0 or C are dropped. With --one-pass the file is rewritten without
+   them at every outer iteration (the paper's Algorithm 2); in the default mode it is left as written (_Lazy: the
+   rows' alpha in memory, a dropped row only marked in its status byte) and rewritten when more than half of it is
+   dead and at the end of the outer iterations, and a block's rows are visited through the list of its live ones.
+   When the whole active set fits the budget it stays in memory and is compacted in place instead. Stop when the
    dual objective D = sum(alpha) - |w|^2/2 changed by at most inner_eps relatively over one outer iteration (the
    paper's criterion), or after max_iter outer iterations. With re-check passes, also not before the last sweep's
-   largest violation is within SWEEP_FRACTION x eps, and a row at a bound stays while its gradient points out by
-   at most that violation (LIBLINEAR's shrinking test).
+   largest violation is within SWEEP_FRACTION x eps (over several blocks, each block's first inner pass counts
+   too: its rows as its turn finds them), and a row at a bound stays while its gradient points out by at most the
+   block's last-pass violation (LIBLINEAR's shrinking test).
 3. Re-check passes (not with --one-pass). One pass over the whole input at w computes every row's projected
    gradient from its status byte (the exact primal, gap and largest violation of w); the dropped rows that
    violate come back into the active set with their alpha, and block optimization resumes. Stop when a pass finds
@@ -120,6 +124,7 @@ class _Problem:
         self.memory_set = None                # the active set when it is held in memory
         self.arena = None                     # binfmt.Arena: recycled memory of the streamed blocks
         self.held = None                      # -s llsvm streaming its active set: the last block, kept
+        self.lazy = None                      # _Lazy: the active-set file streamed without rewriting it
         self.open_set = None                  # the active-set file's writer, left open for a re-check pass
         self.n_iter = 0
         self.inner_converged = False          # the last block optimization met inner_eps
@@ -195,6 +200,55 @@ class _Elsewhere:
         pass
 
 
+class _Lazy:
+    """An active-set file block optimization streams without rewriting it (not with --one-pass): the rows that
+    leave the active set stay in the file (their status bytes lose IN_SET, which is what tells them apart), the alpha
+    of every row of the file is here (taken from the file as each block is first loaded), and the rows and non-zeros
+    still in the active set are counted. Rewritten without its dead rows (_rewrite with lazy) when they are more
+    than half of it and at the end of the outer iterations; gathered into memory when its live rows fit the
+    budget. Between those, rows only leave: a re-check pass, which brings rows back, runs after the rewrite."""
+
+    def __init__(self, f):
+        self.alpha = np.empty(f.n_rows)
+        self.filled = np.zeros(f.n_blocks, bool)
+        self.live_rows, self.live_nnz = int(f.n_rows), int(f.nnz)
+        self.held_range = None            # the blocks of p.held
+
+    def alpha_of(self, f, b, e, loaded):
+        """The alpha of blocks b..e-1 (a view, updated in place), filled from `loaded` (the file's) where no
+        block of them was loaded before."""
+        r0 = int(f.block_first_row[b])
+        for c in range(b, e):
+            if not self.filled[c]:
+                a = int(f.block_first_row[c])
+                self.alpha[a:a + int(f.block_rows[c])] = loaded[a - r0:a - r0 + int(f.block_rows[c])]
+                self.filled[c] = True
+        return self.alpha[r0:r0 + loaded.shape[0]]
+
+
+def _groups(f, lo, hi, budget, weighted):
+    """Blocks lo..hi-1 of the active-set file f in consecutive runs (b, e) of as many blocks as `budget` bytes
+    hold loaded (one at least)."""
+    b = lo
+    while b < hi:
+        e, used = b, 0
+        while e < hi:
+            more = _loaded_bytes(None, int(f.block_rows[e]), int(f.block_nnz[e]), f.float32, weighted)
+            if e > b and used + more > budget:
+                break
+            used += more
+            e += 1
+        yield b, e
+        b = e
+
+
+def _largest_block(f, weighted):
+    """Bytes of the largest block of f loaded."""
+    if not f.n_blocks:
+        return 0
+    return max(_loaded_bytes(None, int(r), int(z), f.float32, weighted) for r, z in zip(f.block_rows, f.block_nnz))
+
+
 def _take(p, name):
     """p's attribute `name`, which becomes None (the caller then holds the only reference)."""
     value = getattr(p, name)
@@ -208,10 +262,6 @@ def _loaded_bytes(ds, n_rows=None, nnz=None, float32=None, weighted=False):
         n_rows, nnz, float32 = ds.n_rows, ds.nnz, ds.values.dtype == np.float32
         weighted = ds.weights is not None
     return (ROW_BYTES + (WEIGHT_BYTES if weighted else 0)) * n_rows + ((4 if float32 else 8) + 4) * nnz
-
-
-def _rows(ds):
-    return 0 if ds is None else ds.n_rows
 
 
 def _alpha_of(status, Cp, Cn, weights=None):
@@ -436,38 +486,59 @@ class OnePassSolver(OutOfCoreSolver):
         return classes, cap, {k: (st[1], st[2], st[3]) for k, st in state.items()}
 
     # -- phase 2 ------------------------------------------------------------------------------------------------
-    def _optimize_block(self, p, ds, cap):
-        """inner_iter passes over a loaded block; returns the block's alpha (updated) and sign."""
+    def _optimize_block(self, p, ds, cap, live=None, one_of_several=False):
+        """inner_iter passes over a loaded block (over its rows `live` only when given: the rows of a block of
+        p.lazy's file still in the active set); returns the block's alpha (updated) and sign. The outer
+        iteration's sweep violation (p.sweep_violation) takes the largest |PG| of the block's last inner pass, and
+        of its first too when the block is one of several in the outer iteration (one_of_several): a block's rows
+        have that violation when its turn comes, after the other blocks moved w, so that a sweep over all the
+        blocks is measured, not each block right after its own passes."""
         y = getattr(ds, "ysign", None)
         if y is None:
             ds.ysign = y = np.where(ds.y > 0, 1, -1).astype(np.int8)
             ds.QD = np.empty(ds.n_rows)
             KL.sq_norms(ds.row_view(self.bias), EMPTY_ROWS, ds.QD)
-        alpha = ds.alpha                  # fresh, writable float64: updated in place
-        index = np.arange(ds.n_rows, dtype=np.int32)
+        alpha = ds.alpha                  # fresh, writable float64 (or p.lazy's): updated in place
+        if live is None:
+            index, n = np.arange(ds.n_rows, dtype=np.int32), -1
+        else:
+            index, n = live.astype(np.int32), live.shape[0]     # a copy: block_pass shuffles it
         ds.G = None if self.opt.one_pass else np.empty(ds.n_rows)
+        first = np.zeros(1)
         d_sum, _, pg = K.block_pass(ds.row_view(self.bias, cap), y, ds.QD, alpha, p.w, p.Cp, p.Cn,
-                                    self.opt.inner_iter, p.rng, index, True, ds.G)
+                                    self.opt.inner_iter, p.rng, index, True, ds.G, n, first)
         ds.sweep_violation = pg
-        p.sweep_violation = max(p.sweep_violation, pg)
+        p.sweep_violation = max(p.sweep_violation, pg, first[0] if one_of_several else 0.0)
         p.sum_alpha += d_sum
         p.trace.block_dual.append(p.dual())
         return alpha, y
 
-    def _settle(self, p, ds, alpha, y):
-        """Rows of a block that reached 0 or C leave the active set (for good with --one-pass; until a re-check
-        pass finds them violating otherwise): record every row's status; return the rows that stay."""
-        C = p.costs(y > 0, ds.weights)
+    def _mark(self, p, ds, alpha, y, rows=None):
+        """Rows of a block (its rows `rows`, all by default) that reached 0 or C leave the active set (for good
+        with --one-pass; until a re-check pass finds them violating otherwise): record their status; returns
+        which of them stay (a mask)."""
+        G = getattr(ds, "G", None)
+        weights = ds.weights
+        if rows is not None:
+            alpha, y = alpha[rows], y[rows]
+            weights = None if weights is None else weights[rows]
+            G = None if G is None else G[rows]
+        C = p.costs(y > 0, weights)
         stay = (alpha > 0.0) & (alpha < C)
-        if getattr(ds, "G", None) is not None:
+        if G is not None:
             # with re-check passes, a row at a bound stays while its gradient points outward by no more than the
             # block's last sweep violation (LIBLINEAR's shrinking test against PGmax_old / PGmin_old): rows near
             # the margin would only come back at the next re-check
             M = ds.sweep_violation
-            stay |= ((alpha == 0.0) & (ds.G <= M)) | ((alpha == C) & (ds.G >= -M) & (C > 0))
+            stay |= ((alpha == 0.0) & (G <= M)) | ((alpha == C) & (G >= -M) & (C > 0))
         st = np.where(alpha == 0.0, ZERO, np.where(alpha == C, np.where(y > 0, AT_CP, AT_CN), FREE))
-        p.status.a[ds.row_ids] = (st | np.where(stay, IN_SET, 0)).astype(np.uint8)
-        keep = np.flatnonzero(stay)
+        p.status.a[ds.row_ids if rows is None else ds.row_ids[rows]] = \
+            (st | np.where(stay, IN_SET, 0)).astype(np.uint8)
+        return stay
+
+    def _settle(self, p, ds, alpha, y):
+        """Rows of a block that reached 0 or C leave the active set (_mark); return the rows that stay."""
+        keep = np.flatnonzero(self._mark(p, ds, alpha, y))
         if keep.size == ds.n_rows:
             return ds
         # in place: the budget holds the block once, not twice
@@ -480,25 +551,49 @@ class OnePassSolver(OutOfCoreSolver):
 
     def _outer(self, p, budget, cap, t0):
         """Outer iterations of block optimization for one problem (at most max_iter), until the relative change of
-        the dual is at most inner_eps (the paper's rule) or the active set is empty."""
+        the dual is at most inner_eps (the paper's rule) or the active set is empty. An active set larger than the
+        budget is streamed from its file: with --one-pass rewritten at every outer iteration without its dead rows
+        (the paper's Algorithm 2), otherwise left as written while the alpha of its rows is kept in memory (p.lazy,
+        _Lazy) until half of it is dead, the live rows fit the budget, or the outer iterations end."""
         f = BinaryDataset(p.path, trusted=True) if p.memory_set is None else None
         p.inner_converged = False
-        p.held = None
+        p.held = p.lazy = None
         # the streamed blocks are loaded into recycled memory (one block's worth, freed with the outer iterations)
         p.arena = Arena() if f is not None else None
         try:
             for it in range(1, self.max_iter + 1):
-                n_active = p.memory_set.n_rows if p.memory_set is not None else f.n_rows + _rows(p.held)
+                lz = p.lazy
+                if p.memory_set is not None:
+                    n_active = p.memory_set.n_rows
+                elif lz is not None:
+                    n_active = lz.live_rows
+                else:
+                    n_active = f.n_rows
                 if n_active == 0:
                     p.inner_converged = True
                     break
                 D_prev = p.trace.dual[-1]
                 p.sweep_violation = 0.0
-                if p.memory_set is None:
-                    nnz = f.nnz + (p.held.nnz if p.held is not None else 0)
-                    if budget is None or _loaded_bytes(None, n_active, nnz, f.float32, p.weighted) <= budget:
-                        if p.held is not None:        # the whole active set fits: the held rows go back first
-                            f = self._unhold(p, f, cap)
+                if p.memory_set is None and lz is not None:
+                    live = _loaded_bytes(None, lz.live_rows, lz.live_nnz, f.float32, p.weighted)
+                    whole = _loaded_bytes(None, f.n_rows, f.nnz, f.float32, p.weighted)
+                    # while the rows are gathered, the alpha of the file's rows are held too, and one block of the
+                    # file, or the whole file when it fits (its live rows then moved down in place)
+                    if budget is None or live + lz.alpha.nbytes + _largest_block(f, p.weighted) <= budget or \
+                            whole + lz.alpha.nbytes <= budget:
+                        p.held = p.arena = None
+                        p.memory_set = self._gather_live(p, f, budget is None or whole + lz.alpha.nbytes <= budget)
+                        p.lazy = None
+                        f.close()
+                        f = None
+                        p.scratch.retire(p.path)
+                    elif live < whole - live:
+                        # more than half of the file is dead: rewritten without it
+                        p.held = None
+                        self._rewrite(p, [f], None, cap, lazy=_take(p, "lazy"))
+                        f = BinaryDataset(p.path, trusted=True)
+                elif p.memory_set is None:
+                    if budget is None or _loaded_bytes(None, n_active, f.nnz, f.float32, p.weighted) <= budget:
                         p.arena = None                # its memory freed before the whole set is loaded
                         p.memory_set = f.load_blocks(0, f.n_blocks)
                         f.close()
@@ -508,8 +603,10 @@ class OnePassSolver(OutOfCoreSolver):
                     alpha, y = self._optimize_block(p, p.memory_set, cap)
                     p.memory_set = self._settle(p, p.memory_set, alpha, y)
                     blocks, n_after = 1, p.memory_set.n_rows
-                else:
+                elif self.opt.one_pass:
                     blocks, n_after, f = self._stream_iteration(p, f, budget, cap)
+                else:
+                    blocks, n_after = self._lazy_iteration(p, f, budget, cap)
                 p.n_iter += 1
                 D = p.dual()
                 p.trace.active.append(n_after)
@@ -532,62 +629,131 @@ class OnePassSolver(OutOfCoreSolver):
                     break
             # the re-check pass that follows appends its re-entering rows to the active-set file written here
             keep = not self.opt.one_pass
-            if p.held is not None:
-                self._rewrite(p, [f], _take(p, "held"), cap, keep_open=keep)
+            if p.lazy is not None:
+                # the live rows with their alpha (the held block is among them, in the file)
+                p.held = None
+                self._rewrite(p, [f], None, cap, keep_open=keep, lazy=_take(p, "lazy"))
                 f = None
             elif p.memory_set is not None and self._keep_budget is not None and \
                     _loaded_bytes(p.memory_set) > self._keep_budget:
                 # the re-check pass cannot hold it besides its own blocks: to the file until then
                 self._rewrite(p, [], _take(p, "memory_set"), cap, keep_open=keep)
         finally:
-            p.held = p.arena = None
+            p.held = p.arena = p.lazy = None
             if f is not None:
                 f.close()
 
-    def _unhold(self, p, f, cap):
-        """The rows an outer iteration held in memory (its last block) go back to the active-set file (first);
-        returns the file, reopened."""
-        self._rewrite(p, [f], _take(p, "held"), cap)
-        return BinaryDataset(p.path, trusted=True)
+    def _lazy_iteration(self, p, f, budget, cap):
+        """One outer iteration over an active-set file larger than the budget, left as it is (not with
+        --one-pass): blocks of it in turn, each over its rows still in the active set (their status bytes), from
+        and into the alpha p.lazy keeps. The last block loaded stays in memory (p.held) and the next outer
+        iteration begins with it and goes on with the block after it, around the file: each outer iteration reads
+        one block fewer (as _stream_iteration). Returns (blocks optimized, rows in the active set after)."""
+        lz = p.lazy
+        if lz is None:
+            lz = p.lazy = _Lazy(f)
+        # the alpha of the file's rows are held besides the loaded blocks
+        load_budget = max(budget - lz.alpha.nbytes, budget // 2)
+        held, p.held = p.held, None
+        n = f.n_blocks
+        spans = [(0, n)] if held is None else [(lz.held_range[1], n), (0, lz.held_range[0])]
+        groups = ([] if held is None else [lz.held_range]) + \
+            [g for lo, hi in spans for g in _groups(f, lo, hi, load_budget, p.weighted)]
+        blocks = 0
+        for k, (b, e) in enumerate(groups):
+            if k == 0 and held is not None:
+                ds, held = held, None
+            else:
+                p.arena.reset()
+                ds = f.load_blocks(b, e, arena=p.arena)
+                ds.alpha = lz.alpha_of(f, b, e, ds.alpha)
+            live = np.flatnonzero(p.status.a[ds.row_ids] & IN_SET)
+            if live.size:
+                alpha, y = self._optimize_block(p, ds, cap, live, len(groups) > 1)
+                stay = self._mark(p, ds, alpha, y, live)
+                dead = live[~stay]
+                lz.live_rows -= dead.size
+                lz.live_nnz -= int((ds.indptr[dead + 1] - ds.indptr[dead]).sum())
+                blocks += 1
+            if k == len(groups) - 1 and len(groups) > 1:
+                # the last block stays for the next iteration
+                p.held, lz.held_range = ds, (b, e)
+            del ds
+        return blocks, lz.live_rows
+
+    def _live_blocks(self, p, f, lz, whole=False):
+        """The blocks of p.lazy's file `f`, each without its rows that left the active set and with the alpha
+        p.lazy holds (whole: the file loaded as one block)."""
+        for b, e in [(0, f.n_blocks)] if whole else ((b, b + 1) for b in range(f.n_blocks)):
+            ds = f.load_blocks(b, e)
+            alpha = lz.alpha_of(f, b, e, ds.alpha)
+            keep = np.flatnonzero(p.status.a[ds.row_ids] & IN_SET)
+            if keep.size == 0:
+                continue
+            if keep.size < ds.n_rows:
+                nnz = compact_rows(ds.indptr, ds.indices, ds.values, keep)
+                ds = CSRDataset(ds.y[keep], ds.indptr[:keep.size + 1], ds.indices[:nnz], ds.values[:nnz],
+                                ds.n_features, row_ids=ds.row_ids[keep], alpha=alpha[keep],
+                                weights=None if ds.weights is None else ds.weights[keep], check=False)
+            else:
+                ds.alpha = alpha.copy()
+            yield ds
+
+    def _gather_live(self, p, f, whole):
+        """The rows of p.lazy's file `f` still in the active set, with their alpha, as one dataset in memory: the
+        whole file loaded and its dead rows dropped in place (whole), or block by block into arrays sized once
+        (p.lazy counts the rows)."""
+        lz = p.lazy
+        if whole:
+            for ds in self._live_blocks(p, f, lz, True):
+                if ds.n_rows == lz.live_rows and ds.nnz == lz.live_nnz:
+                    return ds
+            raise LLSVMError(f"-s llsvm: the active-set file {f.path} does not hold the rows counted in the active "
+                             "set")
+        n, nnz = lz.live_rows, lz.live_nnz
+        y, ids, alpha = np.empty(n), np.empty(n, np.int64), np.empty(n)
+        weights = np.empty(n) if p.weighted else None
+        indptr = np.empty(n + 1, np.int64)
+        indptr[0] = 0
+        indices, values = np.empty(nnz, np.int32), np.empty(nnz, f.vdtype)
+        r = k = 0
+        for ds in self._live_blocks(p, f, lz):
+            m, z = ds.n_rows, ds.nnz
+            if r + m > n or k + z > nnz:
+                raise LLSVMError(f"-s llsvm: the active-set file {f.path} holds more rows in the active set than "
+                                 "were counted")
+            y[r:r + m], ids[r:r + m], alpha[r:r + m] = ds.y, ds.row_ids, ds.alpha
+            if weights is not None:
+                weights[r:r + m] = ds.weights
+            indptr[r + 1:r + m + 1] = ds.indptr[1:m + 1] + k
+            indices[k:k + z], values[k:k + z] = ds.indices[:z], ds.values[:z]
+            r, k = r + m, k + z
+        if r != n or k != nnz:
+            raise LLSVMError(f"-s llsvm: the active-set file {f.path} holds fewer rows in the active set than were "
+                             "counted")
+        return CSRDataset(y, indptr, indices, values, f.n_features, row_ids=ids, alpha=alpha, weights=weights,
+                          check=False)
 
     def _stream_iteration(self, p, f, budget, cap):
-        """One outer iteration over an active-set file larger than the budget: blocks of it in turn. The last block
-        loaded is not written back but held in memory (p.held), and the next outer iteration begins with it: each
-        outer iteration writes and reads one block fewer (the block order alternates, as in a boustrophedon). Not
-        with --one-pass, whose blocks come in the paper's order."""
+        """One outer iteration of --one-pass over an active-set file larger than the budget: blocks of it in turn,
+        in the paper's order, the rows that stay written to the next file, which replaces it."""
         new_path = p.path + ".next"
         wb = max(64 << 10, min(8 << 20, budget // 8))
         load_budget = max(budget - wb, budget // 2)
         blocks = 0
-        held, p.held = p.held, None
         with p.set_writer(new_path, wb) as out:
-            b = 0
-            while held is not None or b < f.n_blocks:
-                if held is not None:
-                    ds, held = held, None
-                else:
-                    e, used = b, 0
-                    while e < f.n_blocks:
-                        more = _loaded_bytes(None, int(f.block_rows[e]), int(f.block_nnz[e]), f.float32, p.weighted)
-                        if e > b and used + more > load_budget:
-                            break
-                        used += more
-                        e += 1
-                    p.arena.reset()
-                    ds = f.load_blocks(b, e, arena=p.arena)
-                    b = e
+            for b, e in _groups(f, 0, f.n_blocks, load_budget, p.weighted):
+                p.arena.reset()
+                ds = f.load_blocks(b, e, arena=p.arena)
                 alpha, y = self._optimize_block(p, ds, cap)
                 rest = self._settle(p, ds, alpha, y)
                 blocks += 1
-                if b == f.n_blocks and blocks > 1 and not self.opt.one_pass:
-                    # the last block stays for the next iteration (not with --one-pass: the paper's block order)
-                    p.held = rest if rest.n_rows else None
-                elif rest.n_rows:
+                if rest.n_rows:
                     out.write_dataset(rest, owned=True)     # written by the flush, before anything changes it
                     out.flush()           # the block's memory is free before the next one is loaded
                 del ds, rest
             out.close(n_features=cap)
-            n_after = out.n_rows + _rows(p.held)
+            n_after = out.n_rows
         f.close()
         p.scratch.replace(new_path, p.path)
         return blocks, n_after, BinaryDataset(p.path, trusted=True)
@@ -830,18 +996,19 @@ class OnePassSolver(OutOfCoreSolver):
         finally:
             p.scratch.retire(p.add_path)
 
-    def _rewrite(self, p, files, rows, cap, keep_open=False):
+    def _rewrite(self, p, files, rows, cap, keep_open=False, lazy=None):
         """The active-set file rewritten as the in-memory `rows` (None: none), then the blocks of `files` (closed
-        here). keep_open: its writer is left open (p.open_set) for the re-check pass that follows, which appends
-        the re-entering rows and closes it (no file of re-entering rows to merge afterwards)."""
+        here; with `lazy`, the _Lazy of files[0], only its live rows with their alpha). keep_open: its writer is
+        left open (p.open_set) for the re-check pass that follows, which appends the re-entering rows and closes it
+        (no file of re-entering rows to merge afterwards)."""
         out = p.set_writer(p.path, self._add_bytes(self._n_problems))
         try:
             if rows is not None:
                 out.write_dataset(rows, owned=True)     # written by the flush, before anything changes it
                 out.flush()
                 rows = None       # freed before the files' blocks are read
-            for f in files:
-                for b in f.iter_blocks():
+            for i, f in enumerate(files):
+                for b in self._live_blocks(p, f, lazy) if i == 0 and lazy is not None else f.iter_blocks():
                     out.write_dataset(b, owned=True)
                     out.flush()
                 f.close()

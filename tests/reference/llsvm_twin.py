@@ -83,20 +83,22 @@ def first_pass(rows, ys, Cp, Cn, n_features, bias=-1.0, w=None, QD=None, dot_ord
 
 
 def block_pass(rows, ys, QD, alpha, w, Cp, Cn, n_inner, index, n_features, bias=-1.0, rng=None,
-               dot_order="unroll4", G_out=None):
-    """n_inner passes over rows index[0:l] (l = len(rows)); shuffled before each pass when `rng` is given.
+               dot_order="unroll4", G_out=None, n=None, pg_first_out=None):
+    """n_inner passes over rows index[0:l] (l = n, by default len(rows): with n given, the block's rows that
+    index[0:n] names, the others untouched); shuffled before each pass when `rng` is given.
 
     alpha, w and index are not modified. Returns (alpha, w, index after the last shuffle, change of sum(alpha),
     number of updates, the largest |PG| of the last pass, each row's before its step). G_out (a list of len(rows),
-    optional) receives each row's G of the last pass, before its step.
+    optional) receives each row's G of the last pass, before its step; pg_first_out (a list of one entry,
+    optional) the largest |PG| of the first pass, each row's before its step.
     """
     alpha = [float(a) for a in alpha]
     w = [float(v) for v in w]
     index = [int(i) for i in index]
-    l = len(rows)
+    l = len(rows) if n is None else int(n)
     d_sum = 0.0
     n_updates = 0
-    pg_max = 0.0
+    pg_max = pg_first = 0.0
     for it in range(n_inner):
         if rng is not None:
             for s in range(l):
@@ -108,8 +110,10 @@ def block_pass(rows, ys, QD, alpha, w, Cp, Cn, n_inner, index, n_features, bias=
             C = float(Cp) if yi > 0 else float(Cn)
             G = yi * _dot(rows[i], w, n_features, bias, dot_order) - 1.0
             a_old = alpha[i]
+            PG = min(G, 0.0) if a_old == 0.0 else max(G, 0.0) if a_old == C else G
+            if it == 0 and C > 0.0:
+                pg_first = max(pg_first, abs(PG))
             if it == n_inner - 1 and C > 0.0:
-                PG = min(G, 0.0) if a_old == 0.0 else max(G, 0.0) if a_old == C else G
                 pg_max = max(pg_max, abs(PG))
             if it == n_inner - 1 and G_out is not None:
                 G_out[i] = G
@@ -119,6 +123,8 @@ def block_pass(rows, ys, QD, alpha, w, Cp, Cn, n_inner, index, n_features, bias=
                 _axpy(rows[i], (a - a_old) * yi, w, n_features, bias)
                 d_sum += a - a_old
                 n_updates += 1
+    if pg_first_out is not None:
+        pg_first_out[0] = pg_first
     return np.array(alpha), np.array(w), np.array(index), d_sum, n_updates, pg_max
 
 
