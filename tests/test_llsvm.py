@@ -473,9 +473,9 @@ def test_block_level_dual_non_decreasing(monkeypatch):
     seen = {}
     original = OnePassSolver._optimize_block
 
-    def spy(self, p, ds, cap):
+    def spy(self, p, ds, cap, *rest):
         seen[id(p)] = p
-        return original(self, p, ds, cap)
+        return original(self, p, ds, cap, *rest)
 
     monkeypatch.setattr(OnePassSolver, "_optimize_block", spy)
     X, y = big_problem()

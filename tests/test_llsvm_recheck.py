@@ -193,24 +193,29 @@ def test_certified_run_max_violation_within_eps(memory, eps):
 
 LAZY_PATHS = {
     # id: (problem, --memory in MiB, the ways of the active-set file the run must take)
-    "half-dead-then-gathered-by-block": ("big", 0.6, {"rewrite without the dead", "gathered by block"}),
-    "half-dead-then-gathered-whole": ("big", 0.8, {"rewrite without the dead", "gathered whole"}),
+    "half-dead-then-gathered": ("big", 0.6, {"rewrite without the dead", "gathered"}),
     "streamed-to-the-end": ("wide", 0.6, {"rewritten at the end"}),
+    "float32-file": ("big-float32", 0.55, {"rewrite without the dead", "gathered"}),
 }
 
 
 @pytest.mark.parametrize("case", LAZY_PATHS.values(), ids=LAZY_PATHS.keys())
-def test_lazy_active_set_file(monkeypatch, case):
+def test_lazy_active_set_file(tmp_path, monkeypatch, case):
     """With re-check passes, under a budget the first pass's active set exceeds, the active-set file is streamed
     without being rewritten (the alpha of its rows in memory, rows leaving the set only in their status bytes),
-    rewritten without its dead rows once they are more than half of it, its live rows gathered into memory (the
-    whole file loaded, or block by block) once they fit, and rewritten with the live rows and their alpha at the
+    rewritten without its dead rows once they are more than half of it, its live rows gathered into memory block by
+    block once they fit, and rewritten with the live rows and their alpha at the
     end of the outer iterations. Every way gives a certified model whose w is sum alpha_i y_i x_i over the alpha
     it returns: the alpha kept in memory are those w was built from, and the rows counted in the set are those
     there."""
     from llsvm.solvers.onepass import OnePassSolver
     problem, mib, ways = case
     X, y = wide_problem() if problem == "wide" else big_problem()
+    data = dataset(X, y)
+    if problem.endswith("float32"):          # a binary file of float32 values: the rows' values as it holds them
+        data = str(tmp_path / "f32.bin")
+        llsvm.write_binary(dataset(X, y), data, float32=True)
+        X = X.astype(np.float32).astype(np.float64)
     seen, lazy = set(), _spy(monkeypatch, "_lazy_iteration")
     rewrite, gather = OnePassSolver._rewrite, OnePassSolver._gather_live
 
@@ -219,16 +224,55 @@ def test_lazy_active_set_file(monkeypatch, case):
             seen.add("rewritten at the end" if keep_open else "rewrite without the dead")
         return rewrite(self, p, files, rows, cap, keep_open=keep_open, lazy=lazy)
 
-    def spy_gather(self, p, f, whole):
-        seen.add("gathered whole" if whole else "gathered by block")
-        return gather(self, p, f, whole)
+    def spy_gather(self, p, f):
+        seen.add("gathered")
+        return gather(self, p, f)
     monkeypatch.setattr(OnePassSolver, "_rewrite", spy_rewrite)
     monkeypatch.setattr(OnePassSolver, "_gather_live", spy_gather)
-    m = fit(dataset(X, y), recheck=True, eps=0.1, bias=1.0,
+    m = fit(data, recheck=True, eps=0.1, bias=1.0,
             options=LLSVMOptions(memory=int(mib * (1 << 20)), return_alpha=True, max_passes=50))
     assert ways <= seen, seen
     r = m.meta["results"][0]
     assert len(lazy) >= 3 and max(r.extra["blocks"]) > 1
+    check_certified(m, X, y, 0.1, bias=1.0)
+
+
+def test_lazy_file_only_where_its_alpha_fits(tmp_path, monkeypatch):
+    """Rows of two non-zeros each, so many that the first pass's active set has more rows than the budget holds
+    alpha for beside a block of it: that file is rewritten at every outer iteration (as with --one-pass), and an
+    active-set file is streamed without a rewrite only once its alpha and its largest block fit the budget; whenever
+    one is, the kept alpha and every block loaded beside them stay within it. The run is certified."""
+    from llsvm.binfmt import BinaryDataset
+    from llsvm.solvers import onepass as OP
+    g = np.random.default_rng(5)
+    l, n = 150_000, 2000
+    X = sp.csr_matrix((g.standard_normal(2 * l), (np.repeat(np.arange(l), 2), g.integers(0, n, 2 * l))), shape=(l, n))
+    X.sum_duplicates()
+    y = first_label(np.where(X @ g.standard_normal(n) + 2.0 * g.standard_normal(l) > 0, 1.0, -1.0), 1.0)
+    path = str(tmp_path / "narrow.bin")
+    llsvm.write_binary(dataset(X, y), path, block_rows=2000)
+    rewritten, budget_now, peaks = _spy(monkeypatch, "_stream_iteration"), [None], []
+    orig_lazy, orig_load = OP.OnePassSolver._lazy_iteration, BinaryDataset.load_blocks
+
+    def spy_lazy(self, p, f, budget, cap):
+        budget_now[0] = budget
+        try:
+            return orig_lazy(self, p, f, budget, cap)
+        finally:
+            budget_now[0] = None
+
+    def spy_load(self, b0, b1, *a, **kw):
+        ds = orig_load(self, b0, b1, *a, **kw)
+        if budget_now[0] is not None:       # a block loaded beside the alpha of this file's rows
+            peaks.append((OP.ALPHA_BYTES * self.n_rows + OP._loaded_bytes(ds), budget_now[0]))
+        return ds
+    monkeypatch.setattr(OP.OnePassSolver, "_lazy_iteration", spy_lazy)
+    monkeypatch.setattr(BinaryDataset, "load_blocks", spy_load)
+    m = fit(path, recheck=True, eps=0.1, bias=1.0,
+            options=LLSVMOptions(memory=int(0.8 * (1 << 20)), return_alpha=True, max_passes=30))
+    assert rewritten and peaks
+    assert all(used <= budget for used, budget in peaks), max(u / b for u, b in peaks)
+    assert max(u / b for u, b in peaks) > 0.5           # the alpha and the blocks fill the budget, not a tenth of it
     check_certified(m, X, y, 0.1, bias=1.0)
 
 
@@ -442,11 +486,10 @@ def wide_problem():
     return X, first_label(y, 1.0)
 
 
-@pytest.mark.parametrize("memory,spilled", [(int(1.1 * (1 << 20)), True), (int(1.9 * (1 << 20)), False)],
-                         ids=["1.1M", "1.9M"])
+@pytest.mark.parametrize("memory,spilled", [(1 << 20, True), (int(1.9 * (1 << 20)), False)], ids=["1M", "1.9M"])
 def test_read_ahead_changes_nothing_but_timing(tmp_path, monkeypatch, memory, spilled):
     """The same binary input under --memory with and without the read-ahead: the same model, bit for bit, and the
-    same trace (duals, active-set sizes, blocks, re-check records). Under 1.1M the first-pass active set streams in
+    same trace (duals, active-set sizes, blocks, re-check records). Under 1M the first-pass active set streams in
     blocks (the last one held for the next outer iteration; the file left as written, the alpha of its rows in
     memory), and the active set, held whole once it fits, is
     written to its file before each re-check pass, which appends its re-entering rows to it (the file's writer

@@ -61,6 +61,7 @@ from .outofcore import Input, OutOfCoreSolver, counted
 
 ROW_BYTES = 48            # a loaded active row: label, offset, row id, alpha, QD, order, sign
 WEIGHT_BYTES = 8          # and its weight, when the rows are weighted (the active-set file keeps the column)
+ALPHA_BYTES = 8           # a row of an active-set file streamed without rewriting it: its alpha, held (_Lazy)
 # per-row state of every problem: one status byte, the kernel's: where alpha is (ZERO, AT_CP, FREE, AT_CN: the
 # STATE bits) and IN_SET when the row is in the active set; ACTIVE = FREE | IN_SET
 ZERO, AT_CP, FREE, AT_CN, STATE, IN_SET, ACTIVE = K.ZERO, K.AT_CP, K.FREE, K.AT_CN, K.STATE, K.IN_SET, K.ACTIVE
@@ -209,7 +210,7 @@ class _Lazy:
     budget. Between those, rows only leave: a re-check pass, which brings rows back, runs after the rewrite."""
 
     def __init__(self, f):
-        self.alpha = np.empty(f.n_rows)
+        self.alpha = np.empty(f.n_rows)       # ALPHA_BYTES a row
         self.filled = np.zeros(f.n_blocks, bool)
         self.live_rows, self.live_nnz = int(f.n_rows), int(f.nnz)
         self.held_range = None            # the blocks of p.held
@@ -240,6 +241,12 @@ def _groups(f, lo, hi, budget, weighted):
             e += 1
         yield b, e
         b = e
+
+
+def _lazy_fits(f, budget, weighted):
+    """Whether the file f may be streamed without rewriting it (_Lazy) under `budget`: the alpha of its rows
+    (8 bytes each) and its largest block fit together."""
+    return ALPHA_BYTES * f.n_rows + _largest_block(f, weighted) <= budget
 
 
 def _largest_block(f, weighted):
@@ -575,25 +582,27 @@ class OnePassSolver(OutOfCoreSolver):
                 D_prev = p.trace.dual[-1]
                 p.sweep_violation = 0.0
                 if p.memory_set is None and lz is not None:
+                    # (the file itself is larger than the budget: it would have been loaded whole otherwise)
                     live = _loaded_bytes(None, lz.live_rows, lz.live_nnz, f.float32, p.weighted)
                     whole = _loaded_bytes(None, f.n_rows, f.nnz, f.float32, p.weighted)
-                    # while the rows are gathered, the alpha of the file's rows are held too, and one block of the
-                    # file, or the whole file when it fits (its live rows then moved down in place)
-                    if budget is None or live + lz.alpha.nbytes + _largest_block(f, p.weighted) <= budget or \
-                            whole + lz.alpha.nbytes <= budget:
+                    # while the live rows are gathered, the alpha of the file's rows and one block of it are held too
+                    if live + lz.alpha.nbytes + _largest_block(f, p.weighted) <= budget:
                         p.held = p.arena = None
-                        p.memory_set = self._gather_live(p, f, budget is None or whole + lz.alpha.nbytes <= budget)
-                        p.lazy = None
+                        p.memory_set = self._gather_live(p, f)
+                        p.lazy = lz = None
                         f.close()
                         f = None
                         p.scratch.retire(p.path)
                     elif live < whole - live:
-                        # more than half of the file is dead: rewritten without it
+                        # more than half of the file is dead: rewritten without it (the loaded blocks' memory
+                        # freed first: the alpha and a block of the file are held while it is written)
                         p.held = None
+                        p.arena = Arena()
                         self._rewrite(p, [f], None, cap, lazy=_take(p, "lazy"))
+                        lz = None
                         f = BinaryDataset(p.path, trusted=True)
-                elif p.memory_set is None:
-                    if budget is None or _loaded_bytes(None, n_active, f.nnz, f.float32, p.weighted) <= budget:
+                if p.memory_set is None and lz is None:
+                    if budget is None or _loaded_bytes(None, f.n_rows, f.nnz, f.float32, p.weighted) <= budget:
                         p.arena = None                # its memory freed before the whole set is loaded
                         p.memory_set = f.load_blocks(0, f.n_blocks)
                         f.close()
@@ -603,7 +612,8 @@ class OnePassSolver(OutOfCoreSolver):
                     alpha, y = self._optimize_block(p, p.memory_set, cap)
                     p.memory_set = self._settle(p, p.memory_set, alpha, y)
                     blocks, n_after = 1, p.memory_set.n_rows
-                elif self.opt.one_pass:
+                elif self.opt.one_pass or (p.lazy is None and not _lazy_fits(f, budget, p.weighted)):
+                    # --one-pass, or the file's alpha and a block of it do not fit the budget together
                     blocks, n_after, f = self._stream_iteration(p, f, budget, cap)
                 else:
                     blocks, n_after = self._lazy_iteration(p, f, budget, cap)
@@ -648,12 +658,13 @@ class OnePassSolver(OutOfCoreSolver):
         --one-pass): blocks of it in turn, each over its rows still in the active set (their status bytes), from
         and into the alpha p.lazy keeps. The last block loaded stays in memory (p.held) and the next outer
         iteration begins with it and goes on with the block after it, around the file: each outer iteration reads
-        one block fewer (as _stream_iteration). Returns (blocks optimized, rows in the active set after)."""
+        one block fewer. Only where the alpha and a block of the file fit the budget together (_lazy_fits).
+        Returns (blocks optimized, rows in the active set after)."""
         lz = p.lazy
         if lz is None:
             lz = p.lazy = _Lazy(f)
-        # the alpha of the file's rows are held besides the loaded blocks
-        load_budget = max(budget - lz.alpha.nbytes, budget // 2)
+        # the alpha of the file's rows are held besides the loaded blocks (at least a block: _lazy_fits)
+        load_budget = budget - lz.alpha.nbytes
         held, p.held = p.held, None
         n = f.n_blocks
         spans = [(0, n)] if held is None else [(lz.held_range[1], n), (0, lz.held_range[0])]
@@ -681,12 +692,12 @@ class OnePassSolver(OutOfCoreSolver):
             del ds
         return blocks, lz.live_rows
 
-    def _live_blocks(self, p, f, lz, whole=False):
+    def _live_blocks(self, p, f, lz):
         """The blocks of p.lazy's file `f`, each without its rows that left the active set and with the alpha
-        p.lazy holds (whole: the file loaded as one block)."""
-        for b, e in [(0, f.n_blocks)] if whole else ((b, b + 1) for b in range(f.n_blocks)):
-            ds = f.load_blocks(b, e)
-            alpha = lz.alpha_of(f, b, e, ds.alpha)
+        p.lazy holds."""
+        for b in range(f.n_blocks):
+            ds = f.load_blocks(b, b + 1)
+            alpha = lz.alpha_of(f, b, b + 1, ds.alpha)
             keep = np.flatnonzero(p.status.a[ds.row_ids] & IN_SET)
             if keep.size == 0:
                 continue
@@ -699,17 +710,10 @@ class OnePassSolver(OutOfCoreSolver):
                 ds.alpha = alpha.copy()
             yield ds
 
-    def _gather_live(self, p, f, whole):
-        """The rows of p.lazy's file `f` still in the active set, with their alpha, as one dataset in memory: the
-        whole file loaded and its dead rows dropped in place (whole), or block by block into arrays sized once
-        (p.lazy counts the rows)."""
+    def _gather_live(self, p, f):
+        """The rows of p.lazy's file `f` still in the active set, with their alpha, as one dataset in memory, block
+        by block into arrays sized once (p.lazy counts the rows)."""
         lz = p.lazy
-        if whole:
-            for ds in self._live_blocks(p, f, lz, True):
-                if ds.n_rows == lz.live_rows and ds.nnz == lz.live_nnz:
-                    return ds
-            raise LLSVMError(f"-s llsvm: the active-set file {f.path} does not hold the rows counted in the active "
-                             "set")
         n, nnz = lz.live_rows, lz.live_nnz
         y, ids, alpha = np.empty(n), np.empty(n, np.int64), np.empty(n)
         weights = np.empty(n) if p.weighted else None
@@ -735,17 +739,19 @@ class OnePassSolver(OutOfCoreSolver):
                           check=False)
 
     def _stream_iteration(self, p, f, budget, cap):
-        """One outer iteration of --one-pass over an active-set file larger than the budget: blocks of it in turn,
-        in the paper's order, the rows that stay written to the next file, which replaces it."""
+        """One outer iteration over an active-set file larger than the budget, rewritten (--one-pass, and the
+        default mode where the file's alpha and a block do not fit the budget together): blocks of it in turn, in
+        the paper's order, the rows that stay written to the next file, which replaces it."""
         new_path = p.path + ".next"
         wb = max(64 << 10, min(8 << 20, budget // 8))
         load_budget = max(budget - wb, budget // 2)
         blocks = 0
+        groups = list(_groups(f, 0, f.n_blocks, load_budget, p.weighted))
         with p.set_writer(new_path, wb) as out:
-            for b, e in _groups(f, 0, f.n_blocks, load_budget, p.weighted):
+            for b, e in groups:
                 p.arena.reset()
                 ds = f.load_blocks(b, e, arena=p.arena)
-                alpha, y = self._optimize_block(p, ds, cap)
+                alpha, y = self._optimize_block(p, ds, cap, None, len(groups) > 1)
                 rest = self._settle(p, ds, alpha, y)
                 blocks += 1
                 if rest.n_rows:
