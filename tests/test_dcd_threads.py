@@ -192,7 +192,10 @@ def test_one_thread_small_and_dense_problems_are_the_one_thread_solver(shared_pl
 def test_a_stall_hands_over_to_one_thread(generated, monkeypatch, l1):
     """The stall guard (run_passcode's stall_epochs, 0 here: a stall after the first iteration) hands the threads'
     alpha to the one-thread iteration (end_threads: w = w(alpha), every variable active), which stops by LIBLINEAR's
-    rule at the returned point: the twin's projected gradients there, w = w(alpha), and the one-thread optimum."""
+    rule, checked during its last pass (each PG before its row's step), not at the returned point: there, w =
+    w(alpha), the reported violation is the twin's exactly, and the optimum is the one-thread run's. (The returned
+    point's own PG range may exceed eps by what the pass's later steps moved it: 1.15e-4 against 1e-4 in one run
+    of 2026-11-30, whose hand-over point the threads' timing decides.)"""
     from llsvm.solvers import dcd
     monkeypatch.setattr(dcd, "PASSCODE_STALL_EPOCHS", 0)
     ds = generated
@@ -204,7 +207,7 @@ def test_a_stall_hands_over_to_one_thread(generated, monkeypatch, l1):
     X = sp.csr_matrix((ds.values, ds.indices, ds.indptr), shape=(ds.n_rows, ds.n_features))
     np.testing.assert_allclose(res.w, T.w_from_alpha(res.alpha, X, ys, 1.0), rtol=1e-12, atol=1e-12)
     pg = T.projected_gradients(res.alpha, X, ys, 2.0, 2.0, l1, 1.0)
-    assert pg.max() - pg.min() <= 1e-4 * (1 + 1e-9) and np.abs(pg).max() <= 1e-4 * (1 + 1e-9)
+    assert res.max_violation == pytest.approx(np.abs(pg).max(), rel=1e-9, abs=1e-12)
     _same_optimum(res, one)
     assert 0 <= res.gap <= 1e-3 * res.primal
 
