@@ -191,6 +191,25 @@ def test_certified_run_max_violation_within_eps(memory, eps):
         assert max(r.extra["blocks"]) > 1          # the active set was streamed in blocks
 
 
+def lazy_ways(monkeypatch):
+    """The ways -s llsvm's lazy active-set file (onepass._Lazy) takes in a run, gathered in the set returned:
+    "rewrite without the dead", "rewritten at the end", "gathered"."""
+    from llsvm.solvers.onepass import OnePassSolver
+    seen, rewrite, gather = set(), OnePassSolver._rewrite, OnePassSolver._gather_live
+
+    def spy_rewrite(self, p, files, rows, cap, keep_open=False, lazy=None):
+        if lazy is not None:
+            seen.add("rewritten at the end" if keep_open else "rewrite without the dead")
+        return rewrite(self, p, files, rows, cap, keep_open=keep_open, lazy=lazy)
+
+    def spy_gather(self, p, f):
+        seen.add("gathered")
+        return gather(self, p, f)
+    monkeypatch.setattr(OnePassSolver, "_rewrite", spy_rewrite)
+    monkeypatch.setattr(OnePassSolver, "_gather_live", spy_gather)
+    return seen
+
+
 LAZY_PATHS = {
     # id: (problem, --memory in MiB, the ways of the active-set file the run must take)
     "half-dead-then-gathered": ("big", 0.6, {"rewrite without the dead", "gathered"}),
@@ -208,7 +227,6 @@ def test_lazy_active_set_file(tmp_path, monkeypatch, case):
     end of the outer iterations. Every way gives a certified model whose w is sum alpha_i y_i x_i over the alpha
     it returns: the alpha kept in memory are those w was built from, and the rows counted in the set are those
     there."""
-    from llsvm.solvers.onepass import OnePassSolver
     problem, mib, ways = case
     X, y = wide_problem() if problem == "wide" else big_problem()
     data = dataset(X, y)
@@ -216,19 +234,7 @@ def test_lazy_active_set_file(tmp_path, monkeypatch, case):
         data = str(tmp_path / "f32.bin")
         llsvm.write_binary(dataset(X, y), data, float32=True)
         X = X.astype(np.float32).astype(np.float64)
-    seen, lazy = set(), _spy(monkeypatch, "_lazy_iteration")
-    rewrite, gather = OnePassSolver._rewrite, OnePassSolver._gather_live
-
-    def spy_rewrite(self, p, files, rows, cap, keep_open=False, lazy=None):
-        if lazy is not None:
-            seen.add("rewritten at the end" if keep_open else "rewrite without the dead")
-        return rewrite(self, p, files, rows, cap, keep_open=keep_open, lazy=lazy)
-
-    def spy_gather(self, p, f):
-        seen.add("gathered")
-        return gather(self, p, f)
-    monkeypatch.setattr(OnePassSolver, "_rewrite", spy_rewrite)
-    monkeypatch.setattr(OnePassSolver, "_gather_live", spy_gather)
+    seen, lazy = lazy_ways(monkeypatch), _spy(monkeypatch, "_lazy_iteration")
     m = fit(data, recheck=True, eps=0.1, bias=1.0,
             options=LLSVMOptions(memory=int(mib * (1 << 20)), return_alpha=True, max_passes=50))
     assert ways <= seen, seen

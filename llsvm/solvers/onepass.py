@@ -227,6 +227,15 @@ class _Lazy:
         return self.alpha[r0:r0 + loaded.shape[0]]
 
 
+def _kept(ds, keep, alpha):
+    """A loaded block's rows `keep` (in order), moved down in place (the budget holds the block once, not twice),
+    with their `alpha`."""
+    nnz = compact_rows(ds.indptr, ds.indices, ds.values, keep)
+    return CSRDataset(ds.y[keep], ds.indptr[:keep.size + 1], ds.indices[:nnz], ds.values[:nnz], ds.n_features,
+                      row_ids=ds.row_ids[keep], alpha=alpha[keep],
+                      weights=None if ds.weights is None else ds.weights[keep], check=False)
+
+
 def _groups(f, lo, hi, budget, weighted):
     """Blocks lo..hi-1 of the active-set file f in consecutive runs (b, e) of as many blocks as `budget` bytes
     hold loaded (one at least)."""
@@ -548,11 +557,7 @@ class OnePassSolver(OutOfCoreSolver):
         keep = np.flatnonzero(self._mark(p, ds, alpha, y))
         if keep.size == ds.n_rows:
             return ds
-        # in place: the budget holds the block once, not twice
-        nnz = compact_rows(ds.indptr, ds.indices, ds.values, keep)
-        out = CSRDataset(ds.y[keep], ds.indptr[:keep.size + 1], ds.indices[:nnz], ds.values[:nnz], ds.n_features,
-                         row_ids=ds.row_ids[keep], alpha=alpha[keep],
-                         weights=None if ds.weights is None else ds.weights[keep], check=False)
+        out = _kept(ds, keep, alpha)
         out.ysign, out.QD = ds.ysign[keep], ds.QD[keep]
         return out
 
@@ -702,10 +707,7 @@ class OnePassSolver(OutOfCoreSolver):
             if keep.size == 0:
                 continue
             if keep.size < ds.n_rows:
-                nnz = compact_rows(ds.indptr, ds.indices, ds.values, keep)
-                ds = CSRDataset(ds.y[keep], ds.indptr[:keep.size + 1], ds.indices[:nnz], ds.values[:nnz],
-                                ds.n_features, row_ids=ds.row_ids[keep], alpha=alpha[keep],
-                                weights=None if ds.weights is None else ds.weights[keep], check=False)
+                ds = _kept(ds, keep, alpha)
             else:
                 ds.alpha = alpha.copy()
             yield ds
