@@ -45,7 +45,7 @@ import numpy as np
 from kernel_types cimport value_t, value2_t
 from rowview cimport RowView, rows_dot, row_indices, row_values
 from kernel cimport (KernelParams, dot_dense, scatter_row, scratch_size, row_width, kernel_eval, kernel_from_dot,
-                    precomputed_at, precomputed_serial,
+                    precomputed_at, precomputed_serial, rbf_exponent, exp_to_float, EXP_CHUNK,
                     KERNEL_LINEAR, KERNEL_POLY, KERNEL_RBF, KERNEL_SIGMOID, KERNEL_PRECOMPUTED)
 from llsvm._ext._view cimport Rows
 from llsvm._ext._rowops import row_sq_norms
@@ -121,12 +121,17 @@ cdef void _column(const KernelParams* p, const RowView* v, const int64_t* rows, 
     (zeros again on return), into which x_j is scattered once for the whole column, or NULL: each product merges
     the two rows (rows_dot; kernel.pxd, scratch_size), a loop of its own so that the dense one is as it was.
     n_threads > 1: the entries are shared among that many OpenMP threads (each entry computed alone, so the values
-    do not depend on it). The precomputed kernel: one look-up per entry (_precomputed_column), no scratch."""
+    do not depend on it). The precomputed kernel: one look-up per entry (_precomputed_column), no scratch. The RBF
+    kernel into floats (the cache's columns): _rbf_float_column, the same floats with the exps many at a time."""
     cdef int64_t k, r
     cdef double sqj = sq[j]
     if p.kernel_type == KERNEL_PRECOMPUTED:
         _precomputed_column(v, rows, j, start, stop, out, n_threads, kind)
         return
+    if col_t is float:
+        if p.kernel_type == KERNEL_RBF:        # the cache's floats: the exps many at a time (kernel.pxd)
+            _rbf_float_column(p, v, rows, sq, j, start, stop, out, dense, n_threads, kind)
+            return
     if dense == NULL:                   # a wide sparse view: every product merges the two rows (LIBSVM's dot)
         if n_threads > 1:
             for k in prange(start, stop, num_threads=n_threads, schedule="guided"):
@@ -145,6 +150,70 @@ cdef void _column(const KernelParams* p, const RowView* v, const int64_t* rows, 
             r = rows[k]
             out[k] = <col_t>kernel_from_dot(p, dot_dense(v, r, dense, kind), sq[r], sqj)
     scatter_row(v, j, dense, True, kind)
+
+
+cdef void _rbf_float_chunk(const KernelParams* p, const RowView* v, const int64_t* rows, const double* sq, int64_t j,
+                           int64_t start, int64_t stop, float* out, const double* dense,
+                           value_t* kind) noexcept nogil:
+    """_column's entries [start, stop) (at most EXP_CHUNK) of an RBF float column: the exponents, each from the
+    same dot product as kernel_from_dot's, then exp_to_float (libm's exp, bit for bit)."""
+    cdef double t[EXP_CHUNK]
+    cdef double sqj = sq[j]
+    cdef int64_t k, r
+    if dense != NULL:
+        for k in range(start, stop):
+            r = rows[k]
+            t[k - start] = rbf_exponent(p, dot_dense(v, r, dense, kind), sq[r], sqj)
+    else:
+        for k in range(start, stop):
+            r = rows[k]
+            t[k - start] = rbf_exponent(p, rows_dot(v, r, v, j, kind, kind), sq[r], sqj)
+    exp_to_float(t, out + start, stop - start)
+
+
+cdef void _rbf_float_column(const KernelParams* p, const RowView* v, const int64_t* rows, const double* sq,
+                            int64_t j, int64_t start, int64_t stop, float* out, double* dense, int n_threads,
+                            value_t* kind) noexcept nogil:
+    """_column for an RBF float column: in chunks of EXP_CHUNK entries (shared among the threads when n_threads >
+    1), x_j scattered into `dense` once when there is a scratch."""
+    cdef int64_t c, n_chunks = (stop - start + EXP_CHUNK - 1) // EXP_CHUNK
+    if dense != NULL:
+        scatter_row(v, j, dense, False, kind)
+    if n_threads > 1:
+        for c in prange(n_chunks, num_threads=n_threads, schedule="guided"):
+            _rbf_float_chunk(p, v, rows, sq, j, start + c * EXP_CHUNK,
+                             stop if stop - start - c * EXP_CHUNK <= EXP_CHUNK else start + (c + 1) * EXP_CHUNK,
+                             out, dense, kind)
+    else:
+        for c in range(n_chunks):
+            _rbf_float_chunk(p, v, rows, sq, j, start + c * EXP_CHUNK,
+                             stop if stop - start - c * EXP_CHUNK <= EXP_CHUNK else start + (c + 1) * EXP_CHUNK,
+                             out, dense, kind)
+    if dense != NULL:
+        scatter_row(v, j, dense, True, kind)
+
+
+cdef void _block_row(const KernelParams* p, double* a, int64_t m, const double* sq, const int64_t* rows,
+                     const int64_t* js, const int64_t* which, int64_t l, int64_t r, float* out) noexcept nogil:
+    """Row r of _block_columns' m missing columns from its dot products a (overwritten): out[which[k] l + r] =
+    the float of k(x_rows[r], x_rows[js[which[k]]]); RBF's exps many at a time (exp_to_float), the others one by
+    one."""
+    cdef float f[EXP_CHUNK]
+    cdef int64_t s, k, n
+    cdef double sqr = sq[rows[r]]
+    if p.kernel_type != KERNEL_RBF:
+        for k in range(m):
+            out[which[k] * l + r] = <float>kernel_from_dot(p, a[k], sqr, sq[rows[js[which[k]]]])
+        return
+    for k in range(m):
+        a[k] = rbf_exponent(p, a[k], sqr, sq[rows[js[which[k]]]])
+    s = 0
+    while s < m:
+        n = m - s if m - s < EXP_CHUNK else EXP_CHUNK
+        exp_to_float(a + s, f, n)
+        for k in range(n):
+            out[which[s + k] * l + r] = f[k]
+        s += n
 
 
 cdef void _block_columns(const KernelParams* p, const RowView* v, const int64_t* rows, const double* sq,
@@ -175,8 +244,7 @@ cdef void _block_columns(const KernelParams* p, const RowView* v, const int64_t*
             d = D + <int64_t>idx[e] * m
             for k in range(m):
                 a[k] += xv * d[k]
-        for k in range(m):
-            out[which[k] * l + r] = <float>kernel_from_dot(p, a[k], sq[rows[r]], sq[rows[js[which[k]]]])
+        _block_row(p, a, m, sq, rows, js, which, l, r, out)
 
 
 cdef void _precomputed_column(const RowView* v, const int64_t* rows, int64_t j, int64_t start, int64_t stop,
@@ -216,6 +284,19 @@ def kernel_column(Rows X not None, const int64_t[::1] rows, int64_t j, params, c
             _column(&p, &X.v, &rows[0], &sqnorm[0], j, 0, n, &out[0], dense, 1, <float*>NULL)
         else:
             _column(&p, &X.v, &rows[0], &sqnorm[0], j, 0, n, &out[0], dense, 1, <double*>NULL)
+
+
+def exp_floats(const double[::1] t, float[::1] out):
+    """out[k] = float32(exp(t[k])) as the kernel cache computes it (kernel.pxd, exp_to_float: libm's exp, bit for
+    bit); returns how many entries were recomputed with libm's exp."""
+    if out.shape[0] != t.shape[0]:
+        raise ValueError(f"out has {out.shape[0]} entries for {t.shape[0]}")
+    if t.shape[0] == 0:
+        return 0
+    cdef int64_t redone
+    with nogil:
+        redone = exp_to_float(&t[0], &out[0], t.shape[0])
+    return redone
 
 
 def index_width(Rows X not None):

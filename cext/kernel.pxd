@@ -117,15 +117,20 @@ cdef inline double precomputed_sq_norm(const RowView* v, int64_t i, value_t* kin
     return precomputed_at(v, i, precomputed_serial(v, i, kind), kind)
 
 
+cdef inline double rbf_exponent(const KernelParams* p, double dot, double sqa, double sqb) noexcept nogil:
+    """The RBF kernel's exponent -gamma |x - z|^2 from x.z and the squared norms (clamped at 0, see above): the
+    kernel is exp of it (kernel_from_dot, or exp_to_float for many at once)."""
+    cdef double d2 = sqa + sqb - 2.0 * dot
+    if d2 < 0.0:
+        d2 = 0.0
+    return -p.gamma * d2
+
+
 cdef inline double kernel_from_dot(const KernelParams* p, double dot, double sqa, double sqb) noexcept nogil:
     """k(x, z) from x.z and the squared norms |x|^2, |z|^2 (only RBF reads them). For the precomputed kernel `dot`
     is the value looked up (precomputed_kernel), returned as it is, as the linear kernel's."""
-    cdef double d2
     if p.kernel_type == KERNEL_RBF:
-        d2 = sqa + sqb - 2.0 * dot
-        if d2 < 0.0:
-            d2 = 0.0
-        return exp(-p.gamma * d2)
+        return exp(rbf_exponent(p, dot, sqa, sqb))
     if p.kernel_type == KERNEL_POLY:
         return powi(p.gamma * dot + p.coef0, p.degree)
     if p.kernel_type == KERNEL_SIGMOID:
@@ -259,3 +264,99 @@ cdef inline double dot_with(const RowView* v, int64_t r, int64_t j, const double
     if dense != NULL:
         return dot_dense(v, r, dense, kind)
     return rows_dot(v, r, v, j, kind, kind)
+
+
+# The RBF kernel's exp for the float columns of the kernel cache, many at once (issue 49): libm's exp is a call per
+# value (a9a's RBF training spent a third of its time in it, perf), which no compiler vectorises. exp_to_float gives
+# out[k] = <float>exp(t[k]) with libm's exp, BIT FOR BIT, the same floats the cache held before (so svm-train's
+# models stay byte for byte):
+# 1. A vectorisable exp (llsvm_exp_float_candidates, plain C below): n = round(t / ln 2) by the 1.5 * 2^52 shift,
+#    r = t - n ln 2 in two parts (Cody and Waite; n * LN2_HI is exact), exp(r) by its Taylor polynomial of degree
+#    13 in Horner form (|r| <= ln 2 / 2: the truncation is below 1e-17), times 2^n built in the exponent bits. Its
+#    double y is within about 3 units in the last place of exp(t) (measured: at most 1.0 over 10^8 values), and
+#    libm's within 0.52 (glibc's bound), so |y - exp_libm(t)| < m = y 2^-48 (8 times that).
+# 2. Rounding to float is monotone: when (float)(y - m) == (float)(y + m), every double in [y - m, y + m], libm's
+#    among them, rounds to that float. Where they differ (t's exp within m of a float rounding boundary: about
+#    one value in 10^7), or t is outside [-708, 709] or NaN, the entry is recomputed with libm's exp (a scalar
+#    loop over the few flagged). Below -708 the float is +0 whatever libm gives (exp(t) < 2^-1021), taken as such.
+# On x86-64 Linux with GCC the candidates are built twice (target_clones, chosen at load time by the CPU): AVX2 where
+# the CPU has it, else SSE2; elsewhere the compiler's own vectorisation of the loop. Both ways step 2 decides, so
+# the result is the same floats on every machine.
+cdef extern from *:
+    """
+    #include <stdint.h>
+    #include <string.h>
+    #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && defined(__GLIBC__)
+    #define LLSVM_EXP_CLONES __attribute__((target_clones("avx2", "default"), unused))
+    #else
+    #define LLSVM_EXP_CLONES __attribute__((unused))
+    #endif
+    /* out[k]: (float)exp(t[k]) where ok[k] != 0; ok[k] == 0 where the caller must recompute it with libm's exp.
+       No branch in the loop (the clamps and checks are selects), so that it vectorises. */
+    static LLSVM_EXP_CLONES void llsvm_exp_float_candidates(const double* restrict t, float* restrict out,
+                                                            int32_t* restrict ok, int64_t n) {
+        const double log2e = 1.4426950408889634, shift = 6755399441055744.0;          /* 1.5 * 2^52 */
+        const double ln2_hi = 6.93147180369123816490e-01, ln2_lo = 1.90821492927058770002e-10;
+        int64_t k;
+        for (k = 0; k < n; k++) {
+            double x = t[k], kd, r, p, s, y, m;
+            int64_t bits, sbits;
+            int32_t n32, a, b, under, fine;
+            float lo, hi;
+            kd = x * log2e + shift;            /* the mantissa's low bits hold n = round(x / ln 2) */
+            memcpy(&bits, &kd, 8);
+            kd -= shift;
+            r = (x - kd * ln2_hi) - kd * ln2_lo;
+            p = 1.0 / 6227020800.0;
+            p = p * r + 1.0 / 479001600.0;
+            p = p * r + 1.0 / 39916800.0;
+            p = p * r + 1.0 / 3628800.0;
+            p = p * r + 1.0 / 362880.0;
+            p = p * r + 1.0 / 40320.0;
+            p = p * r + 1.0 / 5040.0;
+            p = p * r + 1.0 / 720.0;
+            p = p * r + 1.0 / 120.0;
+            p = p * r + 1.0 / 24.0;
+            p = p * r + 1.0 / 6.0;
+            p = p * r + 0.5;
+            p = p * r + 1.0;
+            p = p * r + 1.0;
+            sbits = (bits + 1023) << 52;       /* 2^n (n + 1023 in the exponent field; 2^51 shifts out) */
+            memcpy(&s, &sbits, 8);
+            y = p * s;
+            m = y * 0x1p-48;
+            lo = (float)(y - m);
+            hi = (float)(y + m);
+            memcpy(&a, &lo, 4);
+            memcpy(&b, &hi, 4);
+            n32 = (int32_t)bits;
+            under = -(int32_t)(x < -708.0);    /* exp(x) < 2^-1021: the float is +0 */
+            fine = (a & 0x7f800000) != 0x7f800000;
+            a &= ~under;
+            memcpy(&lo, &a, 4);
+            out[k] = lo;
+            ok[k] = under | ((a == b) & ((uint32_t)(n32 + 1021) <= 2042u) & (x <= 709.0) & fine);
+        }
+    }
+    """
+    void llsvm_exp_float_candidates(const double* t, float* out, int32_t* ok, int64_t n) noexcept nogil
+
+
+cdef enum:
+    EXP_CHUNK = 256         # exp_to_float's flags live on the stack, this many at a time
+
+
+cdef inline int64_t exp_to_float(const double* t, float* out, int64_t n) noexcept nogil:
+    """out[k] = <float>exp(t[k]) for k < n, libm's exp bit for bit (see above); returns how many were recomputed
+    with libm's exp."""
+    cdef int32_t ok[EXP_CHUNK]
+    cdef int64_t s = 0, k, m, redone = 0
+    while s < n:
+        m = n - s if n - s < EXP_CHUNK else EXP_CHUNK
+        llsvm_exp_float_candidates(t + s, out + s, ok, m)
+        for k in range(m):
+            if not ok[k]:
+                out[s + k] = <float>exp(t[s + k])
+                redone += 1
+        s += m
+    return redone

@@ -1,6 +1,8 @@
 """The kernel core (cext/kernel.pxd, cext/_kernel.pyx): LIBSVM's four kernels over the row view against
 scikit-learn's pairwise kernels, kernel columns over a row subset, dense blocks between two views, and the LRU
 column cache (correct columns under a small budget, eviction order, swap_index, the two-column minimum)."""
+import math
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -376,6 +378,86 @@ def test_columns_bit_for_bit_with_the_merge_and_any_threads(p, dtype):
         np.testing.assert_array_equal(two.column(j, 3000), one.column(j, 3000))
     with pytest.raises(ValueError, match="n_threads"):
         K.KernelCache(X, rows, p, sq, 100.0, n_threads=0)
+
+
+def libm_floats(t):
+    """float32(exp(t)) with libm's exp (Python's math.exp), one value at a time; inf where it overflows."""
+    out = []
+    for x in t:
+        try:
+            out.append(math.exp(x))
+        except OverflowError:
+            out.append(math.inf)
+    with np.errstate(over="ignore"):      # exp(709) is a double beyond the largest float: inf, as the cast gives it
+        return np.array(out).astype(np.float32)
+
+
+def same_bits(a, b):
+    return np.array_equal(a.view(np.int32), b.view(np.int32)) or (
+        np.array_equal(np.isnan(a), np.isnan(b)) and np.array_equal(a[~np.isnan(a)].view(np.int32),
+                                                                    b[~np.isnan(b)].view(np.int32)))
+
+
+def test_exp_floats_are_libms_bit_for_bit():
+    """exp_to_float (kernel.pxd: the RBF cache's exps, many at once) gives float32(libm's exp) bit for bit: over the
+    exponents an RBF kernel meets (random, around 0, the float's subnormal range, where the float becomes 0, below
+    -708 where the candidates are not computed), the special values, and values whose exp lies at a float
+    rounding boundary, which the candidates cannot round safely and libm recomputes (counted)."""
+    rng = np.random.default_rng(3)
+    special = [math.nan, -0.0, 0.0, math.inf, -math.inf, -708.0, np.nextafter(-708.0, 0), -745.2, -746.0, -1e300,
+               88.72, 88.73, 709.0, 709.8, -103.97, -103.98, -87.33, 1e-300, -1e-300]
+    # exp(t) at the midpoint of two adjacent floats (to within a unit of the double): the candidates' check flags it
+    f = rng.uniform(0.4, 2.5, 2000).astype(np.float32)
+    mid = (f.astype(np.float64) + np.nextafter(f, np.float32(np.inf)).astype(np.float64)) / 2
+    t_mid = np.log(mid)
+    t = np.concatenate([special, t_mid, rng.uniform(-30, 0, 100000), rng.uniform(-1e-6, 0, 20000),
+                        rng.uniform(-104.5, -86, 20000), rng.uniform(-800, 800, 20000),
+                        -np.abs(rng.standard_normal(20000)) * 1e3])
+    out = np.empty(t.shape, np.float32)
+    redone = K.exp_floats(t, out)
+    ref = libm_floats(t)
+    bad = np.flatnonzero((out.view(np.int32) != ref.view(np.int32)) & ~(np.isnan(out) & np.isnan(ref)))
+    assert bad.size == 0, (t[bad[:5]], out[bad[:5]], ref[bad[:5]])
+    assert redone >= len(t_mid)          # every boundary value went to libm (and NaN, inf, over 709)
+    assert redone < len(t_mid) + 20000   # the rest from the candidates: only the out-of-range part of [-800, 800]
+    part = np.empty(7, np.float32)       # a length that is no multiple of the vector width
+    K.exp_floats(t[5000:5007], part)
+    assert same_bits(part, ref[5000:5007])
+    with pytest.raises(ValueError, match="entries"):
+        K.exp_floats(t[:3], np.empty(2, np.float32))
+
+
+@pytest.mark.parametrize("gamma", [1e-9, 0.4, 6.5, 3000.0])
+@pytest.mark.parametrize("wide", [False, True])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_rbf_cache_columns_are_libms_floats(gamma, wide, dtype):
+    """The cache's RBF columns (exps many at once, kernel.pxd's exp_to_float) hold the floats of kernel_column's
+    doubles (libm's exp, one at a time) bit for bit: with a dense scratch and with the merge (indices too wide for
+    a scratch), one and two threads, a column extended from a short one, and gammas from k = 1 to underflow (40:
+    exponents in the float's subnormal range; 3000: below -708)."""
+    M = sparse(21, 3000, 40, density=0.4, dtype=dtype, empty=(3, 700))
+    if wide:                               # the same rows, indices spread to 4e8: no dense scratch
+        M = sp.csr_matrix((M.data, M.indices.astype(np.int64) * 10_000_000, M.indptr), shape=(3000, 400_000_000))
+        assert K.index_width(view(M)) > 1 << 20
+    X = view(M)
+    p = {"kernel_type": 2, "gamma": gamma}
+    sq = K.kernel_sq_norms(X, p)
+    rows = np.arange(3000, dtype=np.int64)
+    exact = np.empty(3000)
+    seen = []
+    for n_threads in (1, 2):
+        c = K.KernelCache(X, rows, p, sq, 100.0, n_threads=n_threads)
+        for j in (5, 3, 1999):
+            K.kernel_column(X, rows, j, p, sq, exact)
+            want = exact.astype(np.float32)
+            assert same_bits(c.column(j, 1000), want[:1000])
+            assert same_bits(c.column(j, 3000), want)             # extended from entry 1000
+            seen.append(want)
+    seen = np.concatenate(seen)
+    if gamma == 6.5:
+        assert 0 < np.count_nonzero((seen > 0) & (seen < np.finfo(np.float32).tiny))    # subnormal floats met
+    if gamma == 3000.0:
+        assert np.count_nonzero(seen == 0) > 1000
 
 
 @pytest.mark.parametrize("n_columns", [2, 7, 60])

@@ -138,7 +138,8 @@ def test_refused(tmp_path, value):
 def test_block_columns_are_the_caches(kernel_type, f32):
     """KernelCache.block (the set's columns, the missing ones computed as one block over 2 threads) gives the float
     columns get_column gives, bit for bit, cached or not, and leaves them in the cache; two columns of budget (the
-    block's columns evict each other) included."""
+    block's columns evict each other) included. Those are the floats of kernel_column's doubles (libm's exp for
+    RBF, where the cache's floats come from exp_to_float)."""
     from llsvm._ext import _kernel as KK
     g = np.random.default_rng(5)
     X = g.standard_normal((300, 12))
@@ -150,6 +151,10 @@ def test_block_columns_are_the_caches(kernel_type, f32):
     plain = KK.KernelCache(view, None, params, sq, 100.0)
     js = np.array([5, 17, 5 + 100, 299, 0, 42], np.int64)
     want = np.stack([plain.column(int(j)) for j in js])
+    exact = np.empty(300)                                   # libm's kernel in double, then the float
+    for k, j in enumerate(js):
+        KK.kernel_column(view, np.arange(300, dtype=np.int64), int(j), params, sq, exact)
+        np.testing.assert_array_equal(want[k], exact.astype(np.float32))
     for mb in (100.0, 0.0):
         cache = KK.KernelCache(view, None, params, sq, mb, 2)
         cache.column(17)                                    # one of them cached first
