@@ -44,8 +44,8 @@ import numpy as np
 
 from kernel_types cimport value_t, value2_t
 from rowview cimport RowView, rows_dot, row_indices, row_values
-from kernel cimport (KernelParams, dot_dense, scatter_row, scratch_size, row_width, kernel_eval, kernel_from_dot,
-                    precomputed_at, precomputed_serial, rbf_exponent, exp_to_float, EXP_CHUNK,
+from kernel cimport (KernelParams, dot_dense, dot_dense4, scatter_row, scratch_size, row_width, kernel_eval,
+                    kernel_from_dot, precomputed_at, precomputed_serial, rbf_exponent, exp_to_float, EXP_CHUNK,
                     KERNEL_LINEAR, KERNEL_POLY, KERNEL_RBF, KERNEL_SIGMOID, KERNEL_PRECOMPUTED)
 from llsvm._ext._view cimport Rows
 from llsvm._ext._rowops import row_sq_norms
@@ -158,12 +158,20 @@ cdef void _rbf_float_chunk(const KernelParams* p, const RowView* v, const int64_
     """_column's entries [start, stop) (at most EXP_CHUNK) of an RBF float column: the exponents, each from the
     same dot product as kernel_from_dot's, then exp_to_float (libm's exp, bit for bit)."""
     cdef double t[EXP_CHUNK]
+    cdef double d4[4]
     cdef double sqj = sq[j]
-    cdef int64_t k, r
+    cdef int64_t k, q, r
     if dense != NULL:
-        for k in range(start, stop):
+        k = start
+        while k + 4 <= stop:                # four rows' sums side by side (dot_dense4: each dot_dense's, bit for bit)
+            dot_dense4(v, rows + k, dense, kind, d4)
+            for q in range(4):
+                t[k + q - start] = rbf_exponent(p, d4[q], sq[rows[k + q]], sqj)
+            k += 4
+        while k < stop:
             r = rows[k]
             t[k - start] = rbf_exponent(p, dot_dense(v, r, dense, kind), sq[r], sqj)
+            k += 1
     else:
         for k in range(start, stop):
             r = rows[k]

@@ -431,9 +431,10 @@ def test_exp_floats_are_libms_bit_for_bit():
 @pytest.mark.parametrize("wide", [False, True])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_rbf_cache_columns_are_libms_floats(gamma, wide, dtype):
-    """The cache's RBF columns (exps many at once, kernel.pxd's exp_to_float) hold the floats of kernel_column's
-    doubles (libm's exp, one at a time) bit for bit: with a dense scratch and with the merge (indices too wide for
-    a scratch), one and two threads, a column extended from a short one, and gammas from k = 1 to underflow (40:
+    """The cache's RBF columns (exps many at once, kernel.pxd's exp_to_float; four rows' dot products side by side,
+    dot_dense4) hold the floats of kernel_column's doubles (libm's exp and one dot product at a time) bit for bit:
+    with a dense scratch and with the merge (indices too wide for a scratch), rows of different lengths and empty
+    ones, one and two threads, a column extended from a short one, and gammas from k = 1 to underflow (40:
     exponents in the float's subnormal range; 3000: below -708)."""
     M = sparse(21, 3000, 40, density=0.4, dtype=dtype, empty=(3, 700))
     if wide:                               # the same rows, indices spread to 4e8: no dense scratch
@@ -450,8 +451,8 @@ def test_rbf_cache_columns_are_libms_floats(gamma, wide, dtype):
         for j in (5, 3, 1999):
             K.kernel_column(X, rows, j, p, sq, exact)
             want = exact.astype(np.float32)
-            assert same_bits(c.column(j, 1000), want[:1000])
-            assert same_bits(c.column(j, 3000), want)             # extended from entry 1000
+            assert same_bits(c.column(j, 1001), want[:1001])
+            assert same_bits(c.column(j, 3000), want)             # extended from entry 1001
             seen.append(want)
     seen = np.concatenate(seen)
     if gamma == 6.5:
