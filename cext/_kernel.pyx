@@ -121,8 +121,9 @@ cdef void _column(const KernelParams* p, const RowView* v, const int64_t* rows, 
     (zeros again on return), into which x_j is scattered once for the whole column, or NULL: each product merges
     the two rows (rows_dot; kernel.pxd, scratch_size), a loop of its own so that the dense one is as it was.
     n_threads > 1: the entries are shared among that many OpenMP threads (each entry computed alone, so the values
-    do not depend on it); with the scratch, four at a time (dot_dense4, the same sums). The precomputed kernel: one look-up per entry (_precomputed_column), no scratch. The RBF
-    kernel into floats (the cache's columns): _rbf_float_column, the same floats with the exps many at a time."""
+    do not depend on it); with the scratch, four at a time (dot_dense4, the same sums). The precomputed kernel: one
+    look-up per entry (_precomputed_column), no scratch. The RBF kernel into floats (the cache's columns):
+    _rbf_float_column, the same floats with the exps many at a time."""
     cdef int64_t k, r
     cdef double sqj = sq[j]
     if p.kernel_type == KERNEL_PRECOMPUTED:
@@ -166,14 +167,17 @@ cdef inline void _dense_four(const KernelParams* p, const RowView* v, const int6
 
 
 cdef void _rbf_float_chunk(const KernelParams* p, const RowView* v, const int64_t* rows, const double* sq, int64_t j,
-                           int64_t start, int64_t stop, float* out, const double* dense,
+                           int64_t first, int64_t last, int64_t c, float* out, const double* dense,
                            value_t* kind) noexcept nogil:
-    """_column's entries [start, stop) (at most EXP_CHUNK) of an RBF float column: the exponents, each from the
-    same dot product as kernel_from_dot's, then exp_to_float (libm's exp, bit for bit)."""
+    """Chunk c of an RBF float column's entries [first, last): entries first + c EXP_CHUNK up to EXP_CHUNK more
+    (not past last); the exponents, each from the same dot product as kernel_from_dot's, then exp_to_float
+    (libm's exp, bit for bit)."""
     cdef double t[EXP_CHUNK]
     cdef double d4[4]
     cdef double sqj = sq[j]
     cdef int64_t k, q, r
+    cdef int64_t start = first + c * EXP_CHUNK
+    cdef int64_t stop = start + EXP_CHUNK if last - start > EXP_CHUNK else last
     if dense != NULL:
         k = start
         while k + 4 <= stop:                # four rows' sums side by side (dot_dense4: each dot_dense's, bit for bit)
@@ -202,14 +206,10 @@ cdef void _rbf_float_column(const KernelParams* p, const RowView* v, const int64
         scatter_row(v, j, dense, False, kind)
     if n_threads > 1:
         for c in prange(n_chunks, num_threads=n_threads, schedule="guided"):
-            _rbf_float_chunk(p, v, rows, sq, j, start + c * EXP_CHUNK,
-                             stop if stop - start - c * EXP_CHUNK <= EXP_CHUNK else start + (c + 1) * EXP_CHUNK,
-                             out, dense, kind)
+            _rbf_float_chunk(p, v, rows, sq, j, start, stop, c, out, dense, kind)
     else:
         for c in range(n_chunks):
-            _rbf_float_chunk(p, v, rows, sq, j, start + c * EXP_CHUNK,
-                             stop if stop - start - c * EXP_CHUNK <= EXP_CHUNK else start + (c + 1) * EXP_CHUNK,
-                             out, dense, kind)
+            _rbf_float_chunk(p, v, rows, sq, j, start, stop, c, out, dense, kind)
     if dense != NULL:
         scatter_row(v, j, dense, True, kind)
 
