@@ -343,8 +343,9 @@ cdef extern from *:
         int64_t k;
         for (k = 0; k < n; k++) {
             double x = t[k], kd, r, p, s, y, m;
-            int64_t bits, sbits;
-            int32_t n32, a, b, under, fine;
+            uint64_t bits, sbits;
+            uint32_t n32;
+            int32_t a, b, under, fine;
             float lo, hi;
             kd = x * log2e + shift;            /* the mantissa's low bits hold n = round(x / ln 2) */
             memcpy(&bits, &kd, 8);
@@ -364,7 +365,7 @@ cdef extern from *:
             p = p * r + 0.5;
             p = p * r + 1.0;
             p = p * r + 1.0;
-            sbits = (bits + 1023) << 52;       /* 2^n (n + 1023 in the exponent field; 2^51 shifts out) */
+            sbits = (bits + 1023u) << 52;      /* 2^n (n + 1023 in the exponent field; 2^51 shifts out) */
             memcpy(&s, &sbits, 8);
             y = p * s;
             m = y * 0x1p-48;
@@ -372,13 +373,13 @@ cdef extern from *:
             hi = (float)(y + m);
             memcpy(&a, &lo, 4);
             memcpy(&b, &hi, 4);
-            n32 = (int32_t)bits;
+            n32 = (uint32_t)bits;           /* n, two's complement (unsigned: no overflow anywhere) */
             under = -(int32_t)(x < -708.0);    /* exp(x) < 2^-1021: the float is +0 */
             fine = (a & 0x7f800000) != 0x7f800000;
             a &= ~under;
             memcpy(&lo, &a, 4);
             out[k] = lo;
-            ok[k] = under | ((a == b) & ((uint32_t)(n32 + 1021) <= 2042u) & (x <= 709.0) & fine);
+            ok[k] = under | ((a == b) & (n32 + 1021u <= 2042u) & (x <= 709.0) & fine);
         }
     }
     """
