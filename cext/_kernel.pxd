@@ -1,6 +1,6 @@
 # The kernel column cache (cext/_kernel.pyx): the declaration other kernels cimport, by the extension's full name
 # (`from llsvm._ext._kernel cimport KernelCache`), to call get_column and swap from their nogil loops.
-from libc.stdint cimport int64_t
+from libc.stdint cimport int32_t, int64_t, uint64_t
 
 from rowview cimport RowView
 from kernel cimport KernelParams
@@ -27,6 +27,10 @@ cdef class KernelCache:
     cdef double* dense              # the scratch a column's row is scattered into (kernel.pxd's scratch_size zeros),
                                     # NULL for a wide sparse view (products merge the rows)
     cdef int n_threads              # OpenMP threads that fill a long column
+    cdef uint64_t* bits             # binary rows (_kernel.pyx, _binary_setup): n_words bits per row of X, or NULL
+    cdef int32_t* ones              # per row of X: its bits set (= its squared norm)
+    cdef float* table               # the kernel's float at each possible integer (RBF: |x - z|^2, else x.z)
+    cdef int64_t n_words
     cdef int64_t row_cost           # the mean entries of a row + 16: the cost of one kernel value
     cdef int64_t n_free
     cdef int64_t hits, misses, evictions, dropped, n_filled
@@ -39,6 +43,8 @@ cdef class KernelCache:
     cdef float* _take_slot(self, int64_t j) noexcept nogil
     cdef void swap(self, int64_t i, int64_t j) noexcept nogil
     cdef int retarget(self, const int64_t* rows, int64_t l) noexcept nogil
+    cdef bint _binary_setup(self, int64_t width) except -1
+    cdef void _binary_free(self) noexcept
 
 
 cdef class DoubledCache(KernelCache):

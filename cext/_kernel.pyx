@@ -34,7 +34,7 @@
 #   missing entry), as LIBSVM does; columns swapped in are moved to the most recently used end, as in LIBSVM.
 # - The bias coordinate of a view never enters a kernel value; the wrappers refuse a view with bias >= 0.
 from libc.math cimport isfinite
-from libc.stdint cimport int64_t
+from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport calloc, malloc, free
 from libc.string cimport memcpy
 from libc.stdint cimport int32_t
@@ -282,6 +282,104 @@ cdef void _precomputed_column(const RowView* v, const int64_t* rows, int64_t j, 
             out[k] = <col_t>precomputed_at(v, rows[k], s, kind)
 
 
+# -- binary rows ---------------------------------------------------------------------------------------------------
+# Rows whose every value is 0 or 1 (one-hot and indicator features: a9a, mushrooms, dna.scale, the web and adult
+# sets) have dot products that are counts: x.z = |x AND z|, |x|^2 = |x|. A count is an integer below 2^53, so
+# LIBSVM's sum of products (one at a time in index order) is that integer exactly, whatever the order, and so is
+# every double the kernel is made of: RBF's |x|^2 + |z|^2 - 2 x.z is the integer |x| + |z| - 2 |x AND z| (never
+# negative: the clamp never acts), the others' x.z is |x AND z|. A kernel value is therefore one of a few floats, the
+# kernel of each integer from 0 to twice the widest row's count, computed once with kernel_from_dot (libm's exp,
+# pow by squaring, tanh: the same call on the same doubles as the general path, so the same float bit for bit), and
+# a column entry is a popcount over the rows' bits and a look-up. The KernelCache takes this way for the floats of
+# its columns when the view qualifies (_binary_setup: every stored value 0.0 or 1.0, at most BINARY_MAX_WORDS words of
+# 64 features a row, the squared norms given equal to the counts); kernel_column and prediction keep theirs.
+cdef extern from *:
+    """
+    #include <stdint.h>
+    #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && defined(__GLIBC__)
+    #define LLSVM_POPCNT_CLONES __attribute__((target_clones("popcnt", "default"), unused))
+    #else
+    #define LLSVM_POPCNT_CLONES __attribute__((unused))
+    #endif
+    /* out[k] = table[|x_r| + |x_j| - 2 |x_r AND x_j|] (rbf) or table[|x_r AND x_j|] for r = rows[k], k in
+       [start, stop); bits: w words a row, ones: each row's count. The index is a (|x_r| + |x_j|) + (1 - 3a) c with
+       a = rbf (0 or 1): no branch. The popcount is one instruction where the CPU has it (target_clones), else the
+       compiler's own; one, two, three and four words a row have loops of their own (the word loop unrolled). */
+    #define LLSVM_BINARY_LOOP(W)                                                                    \
+        for (k = start; k < stop; k++) {                                                            \
+            const uint64_t* br = bits + rows[k] * (W);                                              \
+            int64_t c = 0, q;                                                                       \
+            for (q = 0; q < (W); q++)                                                               \
+                c += __builtin_popcountll(br[q] & bj[q]);                                           \
+            out[k] = table[a * ((int64_t)ones[rows[k]] + oj) + m * c];                              \
+        }
+    static LLSVM_POPCNT_CLONES void llsvm_binary_column(const uint64_t* restrict bits, int64_t w,
+                                                        const int32_t* restrict ones, const int64_t* restrict rows,
+                                                        int64_t j, int64_t start, int64_t stop,
+                                                        const float* restrict table, int rbf,
+                                                        float* restrict out) {
+        const uint64_t* bj = bits + j * w;
+        const int64_t a = rbf ? 1 : 0, m = rbf ? -2 : 1, oj = ones[j];
+        int64_t k;
+        switch (w) {
+        case 1: LLSVM_BINARY_LOOP(1) break;
+        case 2: LLSVM_BINARY_LOOP(2) break;
+        case 3: LLSVM_BINARY_LOOP(3) break;
+        case 4: LLSVM_BINARY_LOOP(4) break;
+        default: LLSVM_BINARY_LOOP(w)
+        }
+    }
+    """
+    void llsvm_binary_column(const uint64_t* bits, int64_t w, const int32_t* ones, const int64_t* rows, int64_t j,
+                             int64_t start, int64_t stop, const float* table, int rbf, float* out) noexcept nogil
+
+
+cdef enum:
+    BINARY_MAX_WORDS = 16       # 1,024 features: 128 bytes a row at most
+    BINARY_CHUNK = 1024         # a binary column's entries shared among threads this many at a time
+
+
+cdef int64_t _binary_rows(const RowView* v, int64_t w, uint64_t* bits, int32_t* ones, value_t* kind) noexcept nogil:
+    """bits NULL: whether every stored value of v is 0.0 or 1.0 (1: yes, 0: no). Else: row r's bit i set (in bits[r w
+    .. r w + w), zeros on entry) for each index i it holds a 1 at, ones[r] its count; returns the largest count."""
+    cdef int64_t r, e, top = 0
+    cdef const value_t* x
+    cdef const int32_t* idx
+    cdef double a
+    for r in range(v.n_rows):
+        x = row_values(v, r, kind)
+        idx = row_indices(v, r)
+        if bits == NULL:
+            for e in range(v.indptr[r], v.indptr[r + 1]):
+                a = <double>x[e]
+                if a != 0.0 and a != 1.0:
+                    return 0
+            continue
+        ones[r] = 0
+        for e in range(v.indptr[r], v.indptr[r + 1]):
+            if <double>x[e] == 1.0:
+                bits[r * w + (idx[e] >> 6)] |= (<uint64_t>1) << (idx[e] & 63)
+                ones[r] += 1
+        if ones[r] > top:
+            top = ones[r]
+    return 1 if bits == NULL else top
+
+
+cdef void _binary_column(const uint64_t* bits, int64_t w, const int32_t* ones, const int64_t* rows, int64_t j,
+                         int64_t start, int64_t stop, const float* table, bint rbf, float* out,
+                         int n_threads) noexcept nogil:
+    """A binary view's column entries [start, stop) (see above: llsvm_binary_column), in chunks of BINARY_CHUNK
+    shared among n_threads OpenMP threads when n_threads > 1."""
+    cdef int64_t c, n_chunks = (stop - start + BINARY_CHUNK - 1) // BINARY_CHUNK, a, b
+    if n_threads > 1:
+        for c in prange(n_chunks, num_threads=n_threads, schedule="static"):
+            a = start + c * BINARY_CHUNK
+            b = a + BINARY_CHUNK if stop - a > BINARY_CHUNK else stop
+            llsvm_binary_column(bits, w, ones, rows, j, a, b, table, rbf, out)
+    else:
+        llsvm_binary_column(bits, w, ones, rows, j, start, stop, table, rbf, out)
+
+
 def kernel_column(Rows X not None, const int64_t[::1] rows, int64_t j, params, const double[::1] sqnorm,
                   double[::1] out):
     """out[k] = k(x_rows[k], x_j) for every k (rows: row numbers of X; j: a row of X). sqnorm: kernel_sq_norms of
@@ -470,6 +568,10 @@ cdef class KernelCache:
         self.next = NULL
         self.free_slots = NULL
         self.dense = NULL
+        self.bits = NULL
+        self.ones = NULL
+        self.table = NULL
+        self.n_words = 0
 
     def __init__(self, Rows X not None, rows, params, const double[::1] sqnorm, double cache_size=DEFAULT_CACHE_SIZE,
                  int n_threads=1):
@@ -531,10 +633,69 @@ cdef class KernelCache:
         # a precomputed value is one look-up, not a pass over the row
         self.row_cost = 16 if self.params.kernel_type == KERNEL_PRECOMPUTED else \
             (X.v.indptr[X.v.n_rows] // X.v.n_rows if X.v.n_rows > 0 else 0) + 16
+        if self._binary_setup(width):
+            self.row_cost = self.n_words + 4            # a popcount a word, then a look-up
+
+    cdef bint _binary_setup(self, int64_t width) except -1:
+        """Take the binary rows' way (see above, llsvm_binary_column) when the view qualifies: a kernel with a dot
+        product (not precomputed) and a dense scratch, every stored value 0.0 or 1.0, w = ceil(width / 64) words a
+        row with w <= BINARY_MAX_WORDS and w <= max(2, the mean entries of a row) (the bits then cost no more than
+        the row's gathered products, nor more memory than its index array, 4 bytes an entry, plus 16 bytes), and for
+        RBF the squared norms given equal to the counts. The bits, counts and table are allocated here, checked;
+        when an allocation fails the columns take the general way (the same floats). Returns whether it took it."""
+        cdef int64_t w = (width + 63) // 64, n = self.v.n_rows, k, top, size
+        cdef bint rbf = self.params.kernel_type == KERNEL_RBF
+        if self.params.kernel_type == KERNEL_PRECOMPUTED or self.dense == NULL or w == 0 or w > BINARY_MAX_WORDS:
+            return False
+        if n == 0 or w > max(2, self.v.indptr[n] // n):
+            return False
+        with nogil:
+            k = _binary_rows(&self.v, w, NULL, NULL, <float*>NULL) if self.f32 else \
+                _binary_rows(&self.v, w, NULL, NULL, <double*>NULL)
+        if not k:
+            return False
+        self.bits = <uint64_t*>calloc(n * w, sizeof(uint64_t))
+        self.ones = <int32_t*>malloc(n * sizeof(int32_t))
+        if self.bits == NULL or self.ones == NULL:
+            self._binary_free()
+            return False
+        with nogil:
+            top = _binary_rows(&self.v, w, self.bits, self.ones, <float*>NULL) if self.f32 else \
+                _binary_rows(&self.v, w, self.bits, self.ones, <double*>NULL)
+            if rbf:
+                for k in range(n):
+                    if self.sq[k] != <double>self.ones[k]:
+                        top = -1
+                        break
+        size = 2 * top + 1 if rbf else top + 1
+        if top < 0:
+            self._binary_free()
+            return False
+        self.table = <float*>malloc(size * sizeof(float))
+        if self.table == NULL:
+            self._binary_free()
+            return False
+        for k in range(size):           # the kernel of each possible integer: |x - z|^2 = k (RBF), else x.z = k
+            self.table[k] = <float>(kernel_from_dot(&self.params, 0.0, <double>k, 0.0) if rbf else
+                                    kernel_from_dot(&self.params, <double>k, 0.0, 0.0))
+        self.n_words = w
+        return True
+
+    cdef void _binary_free(self) noexcept:
+        free(self.bits)
+        free(self.ones)
+        free(self.table)
+        self.bits = NULL
+        self.ones = NULL
+        self.table = NULL
+        self.n_words = 0
 
     def __dealloc__(self):
         free(self.slab)
         free(self.dense)
+        free(self.bits)
+        free(self.ones)
+        free(self.table)
         free(self.rows)
         free(self.first)
         free(self.slot)
@@ -565,7 +726,10 @@ cdef class KernelCache:
             self.misses += 1
             # threads only for a column worth them (a parallel region costs a few microseconds)
             nt = self.n_threads if (length - start) * self.row_cost >= PARALLEL_MIN_WORK else 1
-            if self.f32:
+            if self.bits != NULL:
+                _binary_column(self.bits, self.n_words, self.ones, self.rows, self.rows[j], start, length, self.table,
+                               self.params.kernel_type == KERNEL_RBF, col, nt)
+            elif self.f32:
                 _column(&self.params, &self.v, self.rows, self.sq, self.rows[j], start, length, col, self.dense,
                         nt, <float*>NULL)
             else:
@@ -608,7 +772,8 @@ cdef class KernelCache:
         row r of the problem, shared among the threads, the products x_r . D[:, k] for every missing k at once
         (each in x_r's index order, as dot_dense sums it; the inner loop runs over k, contiguous, and vectorises),
         then the kernel from the dot; then they enter the cache (least recently used evicted). A view without a
-        dense scratch (wide sparse), a block over BLOCK_MAX or the precomputed kernel: column by column. Returns 0, or -1 when memory for
+        dense scratch (wide sparse), a block over BLOCK_MAX, the precomputed kernel or binary rows (whose columns
+        are a popcount and a look-up an entry): column by column. Returns 0, or -1 when memory for
         the block ran out (out then holds the columns computed one by one)."""
         cdef int64_t k, miss = 0, width, l = self.l
         cdef int64_t* which
@@ -616,7 +781,8 @@ cdef class KernelCache:
         cdef double* acc
         cdef float* col
         width = scratch_size(&self.v)
-        if self.dense == NULL or self.params.kernel_type == KERNEL_PRECOMPUTED or width * m > BLOCK_MAX:
+        if (self.dense == NULL or self.params.kernel_type == KERNEL_PRECOMPUTED or width * m > BLOCK_MAX
+                or self.bits != NULL):
             for k in range(m):
                 memcpy(out + k * l, self.get_column(js[k], l), l * sizeof(float))
             return 0
@@ -793,6 +959,11 @@ cdef class KernelCache:
         if j < 0 or j >= self.l:
             raise ValueError(f"column {j} out of range for {self.l} rows")
         return self.length[j]
+
+    @property
+    def binary(self):
+        """Whether the columns take the binary rows' way (popcounts and a table; _binary_setup)."""
+        return self.bits != NULL
 
     @property
     def order(self):

@@ -461,6 +461,77 @@ def test_rbf_cache_columns_are_libms_floats(gamma, wide, dtype):
         assert np.count_nonzero(seen == 0) > 1000
 
 
+def binary(seed, n_rows, n_features, density=0.2, dtype=np.float64):
+    """A random CSR matrix of ones, every seventh entry an explicit 0.0 (kept), rows 2 and 9 empty."""
+    rng = np.random.default_rng(seed)
+    M = sp.random(n_rows, n_features, density=density, format="csr", random_state=rng).astype(dtype)
+    M.sort_indices()
+    M.data[:] = 1.0
+    M.data[::7] = 0.0
+    for i in (2, 9):
+        M.data[M.indptr[i]:M.indptr[i + 1]] = 0.0
+    return M
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=["f64", "f32"])
+@pytest.mark.parametrize("p", PARAMS + [{"kernel_type": 2, "gamma": 1 / 150}, {"kernel_type": 2, "gamma": 40.0}],
+                         ids=IDS + ["rbf-1/n", "rbf-underflow"])
+def test_binary_cache_columns_are_the_general_floats(p, dtype):
+    """Rows of 0s and 1s (the binary rows' way: popcounts and a table of the kernel at each integer, _kernel.pyx)
+    give the floats of kernel_column's doubles (one product at a time, libm's exp) bit for bit, for every kernel:
+    rows in a shuffled order, explicit zeros and empty rows, one and two threads, a column extended from a short
+    one, a block (get_block, which takes them column by column), and after a swap."""
+    M = binary(31, 3000, 150, dtype=dtype)
+    X = view(M)
+    sq = K.kernel_sq_norms(X, p)
+    rows = np.random.default_rng(5).permutation(3000).astype(np.int64)
+    exact = np.empty(3000)
+    for n_threads in (1, 2):
+        c = K.KernelCache(X, rows, p, sq, 100.0, n_threads=n_threads)
+        assert c.binary
+        for j in (0, 5, 2999, int(np.flatnonzero(rows == 2)[0])):
+            K.kernel_column(X, rows, rows[j], p, sq, exact)
+            want = exact.astype(np.float32)
+            assert same_bits(c.column(j, 1001), want[:1001])
+            assert same_bits(c.column(j, 3000), want)
+        js = np.array([7, 11, 0], np.int64)
+        block = c.block(js)
+        for k, j in enumerate(js):
+            K.kernel_column(X, rows, rows[j], p, sq, exact)
+            assert same_bits(block[k], exact.astype(np.float32))
+        c.swap_index(0, 2500)
+        order = c.order
+        assert order[0] == rows[2500]
+        K.kernel_column(X, order, order[1], p, sq, exact)
+        assert same_bits(c.column(1, 3000), exact.astype(np.float32))
+
+
+def test_binary_rows_only_where_they_are_exact():
+    """The binary way is taken only where it gives the general floats: every stored value 0 or 1, at most 16 words
+    of 64 features and no more words than a row's mean entries (else the general way: a value of 2 or 0.5, 1,100
+    features, a sparse wide set), and for the RBF kernel the squared norms the counts."""
+    p = {"kernel_type": 2, "gamma": 0.1}
+    M = binary(3, 400, 150)
+    X = view(M)
+    assert K.KernelCache(X, None, p, K.kernel_sq_norms(X, p)).binary
+    assert K.KernelCache(X, None, {"kernel_type": 0}, K.kernel_sq_norms(X, p)).binary
+    for value in (2.0, 0.5, -1.0, np.nan):
+        N = M.copy()
+        N.data[np.flatnonzero(N.data == 1.0)[10]] = value
+        Y = view(N)
+        assert not K.KernelCache(Y, None, p, K.kernel_sq_norms(Y, p)).binary
+    sq = K.kernel_sq_norms(X, p).copy()
+    sq[17] += 1.0                                # squared norms that are not the counts: RBF reads them
+    assert not K.KernelCache(X, None, p, sq).binary
+    assert K.KernelCache(X, None, {"kernel_type": 0}, sq).binary       # the linear kernel does not
+    wide = binary(4, 400, 1100, density=0.5)
+    W = view(wide)
+    assert not K.KernelCache(W, None, p, K.kernel_sq_norms(W, p)).binary
+    thin = binary(4, 400, 1000, density=0.004)      # 16 words a row, 4 entries
+    T = view(thin)
+    assert not K.KernelCache(T, None, p, K.kernel_sq_norms(T, p)).binary
+
+
 @pytest.mark.parametrize("n_columns", [2, 7, 60])
 def test_doubled_cache_is_the_cache_of_the_rows_twice(n_columns):
     """DoubledCache (LIBSVM's SVR_Q: epsilon-SVR's and nu-SVR's 2m variables over m rows) gives, under any budget and

@@ -104,7 +104,8 @@ def ours(args, cwd=None):
 
 @pytest.fixture(scope="module")
 def sets(tmp_path_factory, shared_plain):
-    """heart_scale, and a small regression set (heart_scale's features, a smooth target with noise)."""
+    """heart_scale, a small regression set (heart_scale's features, a smooth target with noise), iris.scale, and
+    dna.scale's first 700 rows."""
     d = tmp_path_factory.mktemp("svm-train-sets")
     heart = shared_plain("heart_scale")
     import llsvm
@@ -112,7 +113,9 @@ def sets(tmp_path_factory, shared_plain):
     X = ds.to_csr()[:150]
     g = np.random.default_rng(47)
     t = np.sin(3 * X[:, 0].toarray().ravel()) + X[:, 1:5].toarray().sum(axis=1) + g.normal(0, 0.1, X.shape[0])
-    return {"heart": heart, "reg": write_text(d / "reg", X, t), "iris": shared_plain("iris.scale")}
+    dna = llsvm.read_dataset(str(shared_plain("dna.scale")))        # rows of 0s and 1s, three classes
+    return {"heart": heart, "reg": write_text(d / "reg", X, t), "iris": shared_plain("iris.scale"),
+            "dna": write_text(d / "dna", dna.to_csr()[:700], dna.y[:700])}
 
 
 def test_glibc_rand_is_the_c_librarys():
@@ -179,7 +182,10 @@ CASES = [("heart", ["-s", "0"]), ("heart", ["-s", "1", "-n", "0.3"]), ("heart", 
          ("reg", ["-s", "3", "-p", "0.2", "-c", "2"]), ("reg", ["-s", "4", "-n", "0.4"]),
          ("heart", ["-t", "1", "-d", "2", "-g", "0.5", "-r", "1", "-w1", "3", "-h", "0", "-c", "0.7e0"]),
          ("heart", ["-s", "2", "-b", "1", "-t", "0"]),
-         ("reg", ["-s", "3", "-t", "3", "-g", "0.05", "-e", "0.01", "-m", "2"])]
+         ("reg", ["-s", "3", "-t", "3", "-g", "0.05", "-e", "0.01", "-m", "2"]),
+         # dna.scale's rows are 0s and 1s (the kernel cache's binary rows: popcounts and a table), three classes
+         ("dna", ["-s", "0"]), ("dna", ["-t", "1", "-g", "0.02", "-r", "1", "-m", "1"]),
+         ("dna", ["-s", "1", "-n", "0.3", "-t", "3", "-g", "0.001"]), ("dna", ["-s", "3", "-t", "0", "-c", "0.1"])]
 
 
 @pytest.mark.parametrize("name, args", CASES, ids=[" ".join(a) for _, a in CASES])
