@@ -216,17 +216,33 @@ cdef inline double _q(const signed char* y, int64_t i, int64_t t, const float* K
     return <double>(<float>(y[i] * y[t]) * Ki[t])
 
 
-cdef bint _select(KernelCache cache, Work* w, int64_t n, int64_t* out_i, int64_t* out_j,
-                  double* gap_out) noexcept nogil:
-    """The working pair over positions [0, n); True (optimal) when m - M < eps or there is no j."""
-    cdef int64_t i = -1, j = -1, t
-    cdef double Gmax = -INFINITY, Gmax2 = -INFINITY, best = INFINITY, diff, quad, obj
+cdef enum:
+    SELECT_MAX_PARTS = 64
+# positions from which _select's two passes are shared among the cache's threads (below, a parallel region's start
+# costs more than the pass); select_parallel_min sets it (the tests: parts on small problems)
+cdef int64_t SELECT_PARALLEL_MIN = 4096
+
+
+def select_parallel_min(int64_t n):
+    """Set the positions from which _select shares its passes among threads (n >= 1); returns the previous value."""
+    global SELECT_PARALLEL_MIN
+    if n < 1:
+        raise ValueError("n must be at least 1")
+    old = SELECT_PARALLEL_MIN
+    SELECT_PARALLEL_MIN = n
+    return old
+
+
+cdef inline void _select_i(const Work* w, int64_t lo, int64_t hi, double* Gmax_out, int64_t* i_out) noexcept nogil:
+    """_select's first pass over positions [lo, hi): the largest -y_t G_t over I_up (t not at its bound: the upper
+    for y = +1, the lower for y = -1), ties to the later position; -INFINITY and -1 when none. One branch, which
+    the running maximum rarely takes: -y_t G_t is -yd_t G_t exactly, and the bound is picked by y."""
+    cdef int64_t t, i = -1
+    cdef double Gmax = -INFINITY
     cdef const signed char* y = w.y
     cdef const double* G = w.G
     cdef const char* st = w.status
-    cdef const float* Ki = NULL
-    # i: the largest -y_t G_t over I_up
-    for t in range(n):
+    for t in range(lo, hi):
         if y[t] > 0:
             if st[t] != UPPER_BOUND and -G[t] >= Gmax:
                 Gmax = -G[t]
@@ -234,9 +250,23 @@ cdef bint _select(KernelCache cache, Work* w, int64_t n, int64_t* out_i, int64_t
         elif st[t] != LOWER_BOUND and G[t] >= Gmax:
             Gmax = G[t]
             i = t
-    if i >= 0:
-        Ki = cache.get_column(i, n)
-    for t in range(n):
+    Gmax_out[0] = Gmax
+    i_out[0] = i
+
+
+cdef inline void _select_j(const Work* w, int64_t lo, int64_t hi, int64_t i, const float* Ki, double Gmax,
+                           double* Gmax2_out, double* best_out, int64_t* j_out) noexcept nogil:
+    """_select's second pass over positions [lo, hi) of I_low (t not at its lower bound for y = +1, its upper for
+    y = -1): Gmax2, the largest y_t G_t; j, the t of the smallest obj = -(Gmax + y_t G_t)^2 / a_t among those with
+    Gmax + y_t G_t > 0 (a_t = K_ii + K_tt - 2 K_it, TAU when not positive), ties to the later position (none: i <
+    0). obj is computed for every t of I_low (the division costs less than a branch taken at random)."""
+    cdef int64_t t, j = -1
+    cdef double Gmax2 = -INFINITY, best = INFINITY, diff, quad, obj
+    cdef const signed char* y = w.y
+    cdef const double* G = w.G
+    cdef const char* st = w.status
+    cdef double QDi = w.QD[i] if i >= 0 else 0.0
+    for t in range(lo, hi):
         if y[t] > 0:
             if st[t] == LOWER_BOUND:
                 continue
@@ -251,11 +281,54 @@ cdef bint _select(KernelCache cache, Work* w, int64_t n, int64_t* out_i, int64_t
                 Gmax2 = -G[t]
         if diff > 0.0 and i >= 0:
             # K_ii + K_tt - 2 K_it: LIBSVM's 2 y_t y_i Q_it, where the signs cancel exactly
-            quad = w.QD[i] + w.QD[t] - 2.0 * <double>Ki[t]
+            quad = QDi + w.QD[t] - 2.0 * <double>Ki[t]
             obj = -(diff * diff) / (quad if quad > 0.0 else TAU)
             if obj <= best:
                 best = obj
                 j = t
+    Gmax2_out[0] = Gmax2
+    best_out[0] = best
+    j_out[0] = j
+
+
+cdef bint _select(KernelCache cache, Work* w, int64_t n, int64_t* out_i, int64_t* out_j,
+                  double* gap_out) noexcept nogil:
+    """The working pair over positions [0, n); True (optimal) when m - M < eps or there is no j. From
+    SELECT_PARALLEL_MIN positions on, with a cache of several threads, each pass is cut into contiguous parts, one a
+    thread (OpenMP), whose results are merged in the parts' order by the same comparisons (>=, <=: the later part
+    wins a tie): the very pair and gap of one pass over [0, n)."""
+    cdef int64_t i = -1, j = -1, c, nparts = 1
+    cdef double Gmax = -INFINITY, Gmax2 = -INFINITY, best = INFINITY
+    cdef int64_t pi[SELECT_MAX_PARTS]       # each part's i and j
+    cdef int64_t pj[SELECT_MAX_PARTS]
+    cdef double pg[SELECT_MAX_PARTS]        # each part's Gmax, Gmax2 and best
+    cdef double pg2[SELECT_MAX_PARTS]
+    cdef double pb[SELECT_MAX_PARTS]
+    cdef const float* Ki = NULL
+    if cache.n_threads > 1 and n >= SELECT_PARALLEL_MIN:
+        nparts = cache.n_threads if cache.n_threads < SELECT_MAX_PARTS else SELECT_MAX_PARTS
+    if nparts == 1:
+        _select_i(w, 0, n, &Gmax, &i)
+    else:
+        for c in prange(nparts, num_threads=nparts, schedule="static"):
+            _select_i(w, n * c // nparts, n * (c + 1) // nparts, &pg[c], &pi[c])
+        for c in range(nparts):
+            if pi[c] >= 0 and pg[c] >= Gmax:
+                Gmax = pg[c]
+                i = pi[c]
+    if i >= 0:
+        Ki = cache.get_column(i, n)
+    if nparts == 1:
+        _select_j(w, 0, n, i, Ki, Gmax, &Gmax2, &best, &j)
+    else:
+        for c in prange(nparts, num_threads=nparts, schedule="static"):
+            _select_j(w, n * c // nparts, n * (c + 1) // nparts, i, Ki, Gmax, &pg2[c], &pb[c], &pj[c])
+        for c in range(nparts):
+            if pg2[c] >= Gmax2:
+                Gmax2 = pg2[c]
+            if pj[c] >= 0 and pb[c] <= best:
+                best = pb[c]
+                j = pj[c]
     gap_out[0] = Gmax + Gmax2
     out_i[0] = i
     out_j[0] = j

@@ -16,9 +16,9 @@ from reference import smo_twin as S
 from test_smo_twin import BIG, CASES, libsvm_coef, libsvm_train, problem
 
 
-def setup(X, kernel_type, gamma, coef0, degree, cache_size=100.0, rows=None):
+def setup(X, kernel_type, gamma, coef0, degree, cache_size=100.0, rows=None, n_threads=1):
     """A kernel cache over the rows of X (rows: the row of each variable, a row may come twice; None: every row
-    once) and the kernel's diagonal QD by variable."""
+    once; n_threads: its threads) and the kernel's diagonal QD by variable."""
     ds = CSRDataset.from_csr(sp.csr_matrix(X), np.zeros(len(X)))
     view = ds.row_view()
     params = {"kernel_type": kernel_type, "gamma": gamma, "coef0": coef0, "degree": degree}
@@ -26,7 +26,7 @@ def setup(X, kernel_type, gamma, coef0, degree, cache_size=100.0, rows=None):
     all_rows = np.arange(len(X), dtype=np.int64) if rows is None else rows
     QD = np.empty(all_rows.size)
     KK.kernel_diag(all_rows, params, sq, QD)
-    return KK.KernelCache(view, rows, params, sq, cache_size), QD
+    return KK.KernelCache(view, rows, params, sq, cache_size, n_threads), QD
 
 
 def signs(y):
@@ -219,3 +219,35 @@ def test_smo_shrinking_from_a_feasible_start(cache_size):
     ref = np.zeros(l)
     out0 = SMO.solve(setup(X, 2, 0.5, 0.0, 3)[0], ys, -np.ones(l), ref, 1.0, 1.0, QD, eps=1e-3)
     assert out["obj"] == pytest.approx(out0["obj"], rel=1e-6)
+
+
+@pytest.mark.parametrize("shrinking", [False, True], ids=["h0", "h1"])
+@pytest.mark.parametrize("case, twice", [(c, False) for c in CASES.values()] + [(c, True) for c in CASES.values()]
+                         + [(c, False) for c in BIG.values()],
+                         ids=list(CASES) + [k + "-twice" for k in CASES] + list(BIG))
+def test_pair_search_in_parts_is_the_pass_over_all(case, shrinking, twice):
+    """_select's two passes cut into parts, one a thread, merged in order (a cache of two and of three threads, from
+    one position on: select_parallel_min(1)), give the solve of one pass bit for bit: alpha, G, rho, obj, the
+    iterations and LIBSVM's progress characters; the first pass starts with every -y_t G_t equal (ties in every
+    part), the shrinking solves search shorter and shorter active sets, and with every row twice (the second half
+    the first again: the two halves' best j tie) the later part must win as the later position does."""
+    seed, l, n, kernel_type, gamma, coef0, degree, C, _ = case
+    X, y = problem(seed, l, n)
+    if twice:
+        X, y, l = np.vstack([X, X]), np.concatenate([y, y]), 2 * l
+    ys = signs(y)
+    outs = []
+    old = SMO.select_parallel_min(1)
+    try:
+        for n_threads in (1, 2, 3):
+            cache, QD = setup(X, kernel_type, gamma, coef0, degree, n_threads=n_threads)
+            alpha = np.zeros(l)
+            out = SMO.solve(cache, ys, -np.ones(l), alpha, C, C, QD, eps=1e-3, shrinking=shrinking)
+            outs.append((alpha, out))
+    finally:
+        SMO.select_parallel_min(old)
+    a1, o1 = outs[0]
+    for a, o in outs[1:]:
+        np.testing.assert_array_equal(a, a1)
+        np.testing.assert_array_equal(o["G"], o1["G"])
+        assert (o["rho"], o["obj"], o["n_iter"], o["events"]) == (o1["rho"], o1["obj"], o1["n_iter"], o1["events"])
