@@ -29,7 +29,9 @@ cdef class KernelCache:
     cdef int n_threads              # OpenMP threads that fill a long column
     cdef uint64_t* bits             # binary rows (_kernel.pyx, _binary_setup): n_words bits per row of X, or NULL
     cdef int32_t* ones              # per row of X: its bits set (= its squared norm)
-    cdef float* table               # the kernel's float at each possible integer (RBF: |x - z|^2, else x.z)
+    cdef float* table               # the kernel's float at each integer (RBF: |x - z|^2, else x.z), or NULL: binary
+                                    # rows' (every integer they can give), an integer-valued RBF view's (_integer_setup)
+    cdef int64_t table_size
     cdef int64_t n_words
     cdef int64_t row_cost           # the mean entries of a row + 16: the cost of one kernel value
     cdef int64_t n_free
@@ -44,6 +46,8 @@ cdef class KernelCache:
     cdef void swap(self, int64_t i, int64_t j) noexcept nogil
     cdef int retarget(self, const int64_t* rows, int64_t l) noexcept nogil
     cdef bint _binary_setup(self, int64_t width) except -1
+    cdef bint _fill_table(self, int64_t size) except -1
+    cdef void _integer_setup(self) except *
     cdef void _binary_free(self) noexcept
 
 

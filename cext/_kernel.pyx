@@ -33,7 +33,7 @@
 # - A column that holds position i but not j is dropped by swap_index (it cannot be fixed without computing the
 #   missing entry), as LIBSVM does; columns swapped in are moved to the most recently used end, as in LIBSVM.
 # - The bias coordinate of a view never enters a kernel value; the wrappers refuse a view with bias >= 0.
-from libc.math cimport isfinite
+from libc.math cimport exp, floor, isfinite
 from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport calloc, malloc, free
 from libc.string cimport memcpy
@@ -45,7 +45,7 @@ import numpy as np
 from kernel_types cimport value_t, value2_t
 from rowview cimport RowView, rows_dot, row_indices, row_values
 from kernel cimport (KernelParams, dot_dense, dot_dense4, scatter_row, scratch_size, row_width, kernel_eval,
-                    kernel_from_dot, precomputed_at, precomputed_serial, rbf_exponent, exp_to_float, EXP_CHUNK,
+                    kernel_from_dot, precomputed_at, precomputed_serial, rbf_d2, exp_to_float, EXP_CHUNK,
                     KERNEL_LINEAR, KERNEL_POLY, KERNEL_RBF, KERNEL_SIGMOID, KERNEL_PRECOMPUTED)
 from llsvm._ext._view cimport Rows
 from llsvm._ext._rowops import row_sq_norms
@@ -56,6 +56,12 @@ DEFAULT_CACHE_SIZE = 100.0      # MB, LIBSVM's -m default
 cdef int64_t PARALLEL_MIN_WORK = 4096
 # get_block's dense block of the missing rows, at most this many doubles (32 MB); wider: column by column
 cdef int64_t BLOCK_MAX = 4194304
+# Below this exponent the float of exp is +0 whatever libm's last bit: e^-104 < 0.98 * 2^-150 (half the least
+# subnormal float), libm's double is within a unit in its last place of exp (relative 2^-52), and rounding to
+# nearest sends every positive double below 2^-150 to +0
+cdef double EXP_FLOAT_ZERO = -104.0
+# the integer distances' table of an RBF cache over integer-valued rows: at most this many floats (256 KB)
+cdef int64_t INT_TABLE_MAX = 65536
 
 ctypedef fused col_t:
     float
@@ -115,15 +121,16 @@ cdef int _check_rows(const int64_t[::1] rows, int64_t n_rows) except -1:
 
 # -- columns and blocks -------------------------------------------------------------------------------------------
 cdef void _column(const KernelParams* p, const RowView* v, const int64_t* rows, const double* sq, int64_t j,
-                  int64_t start, int64_t stop, col_t* out, double* dense, int n_threads,
-                  value_t* kind) noexcept nogil:
+                  int64_t start, int64_t stop, col_t* out, double* dense, int n_threads, const float* table,
+                  int64_t size, value_t* kind) noexcept nogil:
     """out[k] = k(x_rows[k], x_j) for k in [start, stop); sq by X's row number. dense: scratch_size(v) zeros
     (zeros again on return), into which x_j is scattered once for the whole column, or NULL: each product merges
     the two rows (rows_dot; kernel.pxd, scratch_size), a loop of its own so that the dense one is as it was.
     n_threads > 1: the entries are shared among that many OpenMP threads (each entry computed alone, so the values
     do not depend on it); with the scratch, four at a time (dot_dense4, the same sums). The precomputed kernel: one
     look-up per entry (_precomputed_column), no scratch. The RBF kernel into floats (the cache's columns):
-    _rbf_float_column, the same floats with the exps many at a time."""
+    _rbf_float_column, the same floats with the exps many at a time, or from a table of integer distances (table,
+    size: the cache's, NULL and 0 without one)."""
     cdef int64_t k, r
     cdef double sqj = sq[j]
     if p.kernel_type == KERNEL_PRECOMPUTED:
@@ -131,7 +138,7 @@ cdef void _column(const KernelParams* p, const RowView* v, const int64_t* rows, 
         return
     if col_t is float:
         if p.kernel_type == KERNEL_RBF:        # the cache's floats: the exps many at a time (kernel.pxd)
-            _rbf_float_column(p, v, rows, sq, j, start, stop, out, dense, n_threads, kind)
+            _rbf_float_column(p, v, rows, sq, j, start, stop, out, dense, n_threads, table, size, kind)
             return
     if dense == NULL:                   # a wide sparse view: every product merges the two rows (LIBSVM's dot)
         if n_threads > 1:
@@ -168,10 +175,11 @@ cdef inline void _dense_four(const KernelParams* p, const RowView* v, const int6
 
 cdef void _rbf_float_chunk(const KernelParams* p, const RowView* v, const int64_t* rows, const double* sq, int64_t j,
                            int64_t first, int64_t last, int64_t c, float* out, const double* dense,
-                           value_t* kind) noexcept nogil:
+                           const float* table, int64_t size, value_t* kind) noexcept nogil:
     """Chunk c of an RBF float column's entries [first, last): entries first + c EXP_CHUNK up to EXP_CHUNK more
-    (not past last); the exponents, each from the same dot product as kernel_from_dot's, then exp_to_float
-    (libm's exp, bit for bit)."""
+    (not past last); the squared distances, each from the same dot product as kernel_from_dot's, then their
+    floats: exp_to_float of the exponents (libm's exp, bit for bit), or with a table of integer distances
+    (table NULL: none) _rbf_from_table."""
     cdef double t[EXP_CHUNK]
     cdef double d4[4]
     cdef double sqj = sq[j]
@@ -183,42 +191,95 @@ cdef void _rbf_float_chunk(const KernelParams* p, const RowView* v, const int64_
         while k + 4 <= stop:                # four rows' sums side by side (dot_dense4: each dot_dense's, bit for bit)
             dot_dense4(v, rows + k, dense, kind, d4)
             for q in range(4):
-                t[k + q - start] = rbf_exponent(p, d4[q], sq[rows[k + q]], sqj)
+                t[k + q - start] = rbf_d2(d4[q], sq[rows[k + q]], sqj)
             k += 4
         while k < stop:
             r = rows[k]
-            t[k - start] = rbf_exponent(p, dot_dense(v, r, dense, kind), sq[r], sqj)
+            t[k - start] = rbf_d2(dot_dense(v, r, dense, kind), sq[r], sqj)
             k += 1
     else:
         for k in range(start, stop):
             r = rows[k]
-            t[k - start] = rbf_exponent(p, rows_dot(v, r, v, j, kind, kind), sq[r], sqj)
-    exp_to_float(t, out + start, stop - start)
+            t[k - start] = rbf_d2(rows_dot(v, r, v, j, kind, kind), sq[r], sqj)
+    _rbf_floats(p, t, out + start, stop - start, table, size)
+
+
+cdef inline void _rbf_floats(const KernelParams* p, double* d2, float* out, int64_t n, const float* table,
+                             int64_t size) noexcept nogil:
+    """out[k] = <float>exp(-gamma d2[k]) for k < n, libm's exp bit for bit (d2 overwritten): without a table,
+    exp_to_float of the exponents; with one (table[i] the float of exp(-gamma i), i < size), _rbf_from_table."""
+    cdef int64_t k
+    if table != NULL:
+        _rbf_from_table(p, d2, out, n, table, size)
+        return
+    for k in range(n):
+        d2[k] = -p.gamma * d2[k]
+    exp_to_float(d2, out, n)
+
+
+cdef extern from *:
+    """
+    #include <stdint.h>
+    /* out[k] = table[d2[k]] where d2[k] is an integer below size, +0 where d2[k] is not below size and its exponent
+       -gamma d2[k] is below zero_below; ok[k] = 0 elsewhere (the caller computes those). No branch in the loop: the
+       few entries a CPU would mispredict (near or far pairs in random order) cost nothing. */
+    static void llsvm_rbf_table_candidates(const double* restrict d2, int64_t n, double gamma,
+                                           const float* restrict table, int64_t size, double zero_below,
+                                           float* restrict out, int32_t* restrict ok) {
+        const double limit = (double)size;
+        int64_t k;
+        for (k = 0; k < n; k++) {
+            double d = d2[k];
+            int32_t in = d < limit;                     /* false for NaN */
+            int64_t i = in ? (int64_t)d : 0;
+            float v = table[i];
+            out[k] = in ? v : 0.0f;
+            ok[k] = in ? (double)i == d : (-gamma * d < zero_below);
+        }
+    }
+    """
+    void llsvm_rbf_table_candidates(const double* d2, int64_t n, double gamma, const float* table, int64_t size,
+                                    double zero_below, float* out, int32_t* ok) noexcept nogil
+
+
+cdef inline void _rbf_from_table(const KernelParams* p, const double* d2, float* out, int64_t n, const float* table,
+                                 int64_t size) noexcept nogil:
+    """out[k] = <float>exp(-gamma d2[k]) for k < n (at most EXP_CHUNK), libm's bit for bit: table[d2[k]] where
+    d2[k] is an integer below size (the table holds the float of exp of the very same exponent, -gamma k), +0 where
+    it is not below size and its exponent is below EXP_FLOAT_ZERO (the float of exp is then +0 whatever libm's
+    last bit, see there), else libm's exp (llsvm_rbf_table_candidates flags those)."""
+    cdef int32_t ok[EXP_CHUNK]
+    cdef int64_t k
+    llsvm_rbf_table_candidates(d2, n, p.gamma, table, size, EXP_FLOAT_ZERO, out, ok)
+    for k in range(n):
+        if not ok[k]:
+            out[k] = <float>exp(-p.gamma * d2[k])
 
 
 cdef void _rbf_float_column(const KernelParams* p, const RowView* v, const int64_t* rows, const double* sq,
                             int64_t j, int64_t start, int64_t stop, float* out, double* dense, int n_threads,
-                            value_t* kind) noexcept nogil:
+                            const float* table, int64_t size, value_t* kind) noexcept nogil:
     """_column for an RBF float column: in chunks of EXP_CHUNK entries (shared among the threads when n_threads >
-    1), x_j scattered into `dense` once when there is a scratch."""
+    1), x_j scattered into `dense` once when there is a scratch; table, size: _rbf_floats's."""
     cdef int64_t c, n_chunks = (stop - start + EXP_CHUNK - 1) // EXP_CHUNK
     if dense != NULL:
         scatter_row(v, j, dense, False, kind)
     if n_threads > 1:
         for c in prange(n_chunks, num_threads=n_threads, schedule="guided"):
-            _rbf_float_chunk(p, v, rows, sq, j, start, stop, c, out, dense, kind)
+            _rbf_float_chunk(p, v, rows, sq, j, start, stop, c, out, dense, table, size, kind)
     else:
         for c in range(n_chunks):
-            _rbf_float_chunk(p, v, rows, sq, j, start, stop, c, out, dense, kind)
+            _rbf_float_chunk(p, v, rows, sq, j, start, stop, c, out, dense, table, size, kind)
     if dense != NULL:
         scatter_row(v, j, dense, True, kind)
 
 
 cdef void _block_row(const KernelParams* p, double* a, int64_t m, const double* sq, const int64_t* rows,
-                     const int64_t* js, const int64_t* which, int64_t l, int64_t r, float* out) noexcept nogil:
+                     const int64_t* js, const int64_t* which, int64_t l, int64_t r, float* out, const float* table,
+                     int64_t size) noexcept nogil:
     """Row r of _block_columns' m missing columns from its dot products a (overwritten): out[which[k] l + r] =
-    the float of k(x_rows[r], x_rows[js[which[k]]]); RBF's exps many at a time (exp_to_float), the others one by
-    one."""
+    the float of k(x_rows[r], x_rows[js[which[k]]]); RBF's many at a time (_rbf_floats: the exps, or the cache's
+    table of integer distances), the others one by one."""
     cdef float f[EXP_CHUNK]
     cdef int64_t s, k, n
     cdef double sqr = sq[rows[r]]
@@ -227,11 +288,11 @@ cdef void _block_row(const KernelParams* p, double* a, int64_t m, const double* 
             out[which[k] * l + r] = <float>kernel_from_dot(p, a[k], sqr, sq[rows[js[which[k]]]])
         return
     for k in range(m):
-        a[k] = rbf_exponent(p, a[k], sqr, sq[rows[js[which[k]]]])
+        a[k] = rbf_d2(a[k], sqr, sq[rows[js[which[k]]]])
     s = 0
     while s < m:
         n = m - s if m - s < EXP_CHUNK else EXP_CHUNK
-        exp_to_float(a + s, f, n)
+        _rbf_floats(p, a + s, f, n, table, size)
         for k in range(n):
             out[which[s + k] * l + r] = f[k]
         s += n
@@ -239,7 +300,7 @@ cdef void _block_row(const KernelParams* p, double* a, int64_t m, const double* 
 
 cdef void _block_columns(const KernelParams* p, const RowView* v, const int64_t* rows, const double* sq,
                          const int64_t* js, const int64_t* which, int64_t m, int64_t l, double* D, double* acc,
-                         float* out, int n_threads, value_t* kind) noexcept nogil:
+                         float* out, int n_threads, const float* table, int64_t size, value_t* kind) noexcept nogil:
     """out[which[k] l + r] = k(x_rows[r], x_rows[js[which[k]]]) for r < l and k < m (KernelCache.get_block): D
     (scratch_size(v) x m zeros) receives the m rows, acc holds m doubles per thread."""
     cdef int64_t k, r, e, jr
@@ -265,7 +326,7 @@ cdef void _block_columns(const KernelParams* p, const RowView* v, const int64_t*
             d = D + <int64_t>idx[e] * m
             for k in range(m):
                 a[k] += xv * d[k]
-        _block_row(p, a, m, sq, rows, js, which, l, r, out)
+        _block_row(p, a, m, sq, rows, js, which, l, r, out, table, size)
 
 
 cdef void _precomputed_column(const RowView* v, const int64_t* rows, int64_t j, int64_t start, int64_t stop,
@@ -365,6 +426,20 @@ cdef int64_t _binary_rows(const RowView* v, int64_t w, uint64_t* bits, int32_t* 
     return 1 if bits == NULL else top
 
 
+cdef bint _integer_rows(const RowView* v, value_t* kind) noexcept nogil:
+    """Whether every stored value of v is a finite integer."""
+    cdef int64_t r, e
+    cdef const value_t* x
+    cdef double a
+    for r in range(v.n_rows):
+        x = row_values(v, r, kind)
+        for e in range(v.indptr[r], v.indptr[r + 1]):
+            a = <double>x[e]
+            if not isfinite(a) or a != floor(a):
+                return False
+    return True
+
+
 cdef void _binary_column(const uint64_t* bits, int64_t w, const int32_t* ones, const int64_t* rows, int64_t j,
                          int64_t start, int64_t stop, const float* table, bint rbf, float* out,
                          int n_threads) noexcept nogil:
@@ -400,9 +475,9 @@ def kernel_column(Rows X not None, const int64_t[::1] rows, int64_t j, params, c
     cdef double* dense = &scratch[0] if width > 0 else NULL
     with nogil:
         if X.f32:
-            _column(&p, &X.v, &rows[0], &sqnorm[0], j, 0, n, &out[0], dense, 1, <float*>NULL)
+            _column(&p, &X.v, &rows[0], &sqnorm[0], j, 0, n, &out[0], dense, 1, NULL, 0, <float*>NULL)
         else:
-            _column(&p, &X.v, &rows[0], &sqnorm[0], j, 0, n, &out[0], dense, 1, <double*>NULL)
+            _column(&p, &X.v, &rows[0], &sqnorm[0], j, 0, n, &out[0], dense, 1, NULL, 0, <double*>NULL)
 
 
 def exp_floats(const double[::1] t, float[::1] out):
@@ -571,6 +646,7 @@ cdef class KernelCache:
         self.bits = NULL
         self.ones = NULL
         self.table = NULL
+        self.table_size = 0
         self.n_words = 0
 
     def __init__(self, Rows X not None, rows, params, const double[::1] sqnorm, double cache_size=DEFAULT_CACHE_SIZE,
@@ -635,6 +711,8 @@ cdef class KernelCache:
             (X.v.indptr[X.v.n_rows] // X.v.n_rows if X.v.n_rows > 0 else 0) + 16
         if self._binary_setup(width):
             self.row_cost = self.n_words + 4            # a popcount a word, then a look-up
+        else:
+            self._integer_setup()
 
     cdef bint _binary_setup(self, int64_t width) except -1:
         """Take the binary rows' way (see above, llsvm_binary_column) when the view qualifies: a kernel with a dot
@@ -671,15 +749,45 @@ cdef class KernelCache:
         if top < 0:
             self._binary_free()
             return False
-        self.table = <float*>malloc(size * sizeof(float))
-        if self.table == NULL:
+        if not self._fill_table(size):
             self._binary_free()
             return False
-        for k in range(size):           # the kernel of each possible integer: |x - z|^2 = k (RBF), else x.z = k
-            self.table[k] = <float>(kernel_from_dot(&self.params, 0.0, <double>k, 0.0) if rbf else
-                                    kernel_from_dot(&self.params, <double>k, 0.0, 0.0))
         self.n_words = w
         return True
+
+    cdef bint _fill_table(self, int64_t size) except -1:
+        """self.table: the float of the kernel at each integer k < size, |x - z|^2 = k for RBF (its exponent -gamma
+        k, as rbf_exponent makes it), x.z = k for the others, by kernel_from_dot; False when the memory could not be
+        had."""
+        cdef int64_t k
+        cdef bint rbf = self.params.kernel_type == KERNEL_RBF
+        self.table = <float*>malloc(max(size, 1) * sizeof(float))
+        if self.table == NULL:
+            return False
+        for k in range(size):
+            self.table[k] = <float>(kernel_from_dot(&self.params, 0.0, <double>k, 0.0) if rbf else
+                                    kernel_from_dot(&self.params, <double>k, 0.0, 0.0))
+        self.table_size = size
+        return True
+
+    cdef void _integer_setup(self) except *:
+        """An RBF cache over rows whose every stored value is an integer (pixels, counts: skin_nonskin's 0..255)
+        keeps a table of the float of exp(-gamma k) for the integer squared distances k its columns can need (those
+        whose exponent is not below EXP_FLOAT_ZERO, at most INT_TABLE_MAX), read by _rbf_from_table: the squared
+        distances of such rows are the integers whenever their sums are exact, and every entry is checked to be an
+        integer below the table's size before it is read, so the floats are libm's bit for bit whatever the data
+        (other entries: +0 below EXP_FLOAT_ZERO, else libm's exp). Nothing when the memory could not be had."""
+        cdef int64_t size
+        cdef double top
+        if self.params.kernel_type != KERNEL_RBF or not (self.params.gamma > 0.0) or self.v.n_rows == 0:
+            return
+        with nogil:
+            ok = _integer_rows(&self.v, <float*>NULL) if self.f32 else _integer_rows(&self.v, <double*>NULL)
+        if not ok:
+            return
+        top = -EXP_FLOAT_ZERO / self.params.gamma + 2.0
+        size = INT_TABLE_MAX if top > INT_TABLE_MAX else <int64_t>top
+        self._fill_table(size)
 
     cdef void _binary_free(self) noexcept:
         free(self.bits)
@@ -688,6 +796,7 @@ cdef class KernelCache:
         self.bits = NULL
         self.ones = NULL
         self.table = NULL
+        self.table_size = 0
         self.n_words = 0
 
     def __dealloc__(self):
@@ -731,10 +840,10 @@ cdef class KernelCache:
                                self.params.kernel_type == KERNEL_RBF, col, nt)
             elif self.f32:
                 _column(&self.params, &self.v, self.rows, self.sq, self.rows[j], start, length, col, self.dense,
-                        nt, <float*>NULL)
+                        nt, self.table, self.table_size, <float*>NULL)
             else:
                 _column(&self.params, &self.v, self.rows, self.sq, self.rows[j], start, length, col, self.dense,
-                        nt, <double*>NULL)
+                        nt, self.table, self.table_size, <double*>NULL)
             self.n_filled += length - start
             self.length[j] = length
         _lru_insert(self.prev, self.next, self.l, j)
@@ -806,10 +915,10 @@ cdef class KernelCache:
         if miss > 0:
             if self.f32:
                 _block_columns(&self.params, &self.v, self.rows, self.sq, js, which, miss, l, D, acc, out,
-                               self.n_threads, <float*>NULL)
+                               self.n_threads, self.table, self.table_size, <float*>NULL)
             else:
                 _block_columns(&self.params, &self.v, self.rows, self.sq, js, which, miss, l, D, acc, out,
-                               self.n_threads, <double*>NULL)
+                               self.n_threads, self.table, self.table_size, <double*>NULL)
             for k in range(miss):
                 self.misses += 1
                 if self.slot[js[which[k]]] >= 0:          # a shorter column: dropped, then taken again
@@ -964,6 +1073,12 @@ cdef class KernelCache:
     def binary(self):
         """Whether the columns take the binary rows' way (popcounts and a table; _binary_setup)."""
         return self.bits != NULL
+
+    @property
+    def table_size(self):
+        """The integers the kernel's table holds (binary rows', or an integer-valued RBF view's: _integer_setup);
+        0 without one."""
+        return self.table_size
 
     @property
     def order(self):

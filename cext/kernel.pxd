@@ -117,13 +117,18 @@ cdef inline double precomputed_sq_norm(const RowView* v, int64_t i, value_t* kin
     return precomputed_at(v, i, precomputed_serial(v, i, kind), kind)
 
 
-cdef inline double rbf_exponent(const KernelParams* p, double dot, double sqa, double sqb) noexcept nogil:
-    """The RBF kernel's exponent -gamma |x - z|^2 from x.z and the squared norms (clamped at 0, see above): the
-    kernel is exp of it (kernel_from_dot, or exp_to_float for many at once)."""
+cdef inline double rbf_d2(double dot, double sqa, double sqb) noexcept nogil:
+    """|x - z|^2 = |x|^2 + |z|^2 - 2 x.z from x.z and the squared norms, clamped at 0 (see above)."""
     cdef double d2 = sqa + sqb - 2.0 * dot
     if d2 < 0.0:
         d2 = 0.0
-    return -p.gamma * d2
+    return d2
+
+
+cdef inline double rbf_exponent(const KernelParams* p, double dot, double sqa, double sqb) noexcept nogil:
+    """The RBF kernel's exponent -gamma |x - z|^2 from x.z and the squared norms (rbf_d2): the kernel is exp of it
+    (kernel_from_dot, or exp_to_float for many at once)."""
+    return -p.gamma * rbf_d2(dot, sqa, sqb)
 
 
 cdef inline double kernel_from_dot(const KernelParams* p, double dot, double sqa, double sqb) noexcept nogil:

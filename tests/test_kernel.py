@@ -461,6 +461,21 @@ def test_rbf_cache_columns_are_libms_floats(gamma, wide, dtype):
         assert np.count_nonzero(seen == 0) > 1000
 
 
+def assert_cache_is_kernel_column(c, X, rows, p, sq, columns, short, block):
+    """The cache c over X's rows `rows` gives the floats of kernel_column's doubles bit for bit: each of `columns`
+    first for its `short` first positions, then extended to full length, and the columns `block` by get_block."""
+    exact = np.empty(rows.size)
+    for j in columns:
+        K.kernel_column(X, rows, rows[j], p, sq, exact)
+        want = exact.astype(np.float32)
+        assert same_bits(c.column(j, short), want[:short])
+        assert same_bits(c.column(j, rows.size), want)
+    got = c.block(np.array(block, np.int64))
+    for k, j in enumerate(block):
+        K.kernel_column(X, rows, rows[j], p, sq, exact)
+        assert same_bits(got[k], exact.astype(np.float32))
+
+
 def binary(seed, n_rows, n_features, density=0.2, dtype=np.float64):
     """A random CSR matrix of ones, every seventh entry an explicit 0.0 (kept), rows 2 and 9 empty."""
     rng = np.random.default_rng(seed)
@@ -489,16 +504,8 @@ def test_binary_cache_columns_are_the_general_floats(p, dtype):
     for n_threads in (1, 2):
         c = K.KernelCache(X, rows, p, sq, 100.0, n_threads=n_threads)
         assert c.binary
-        for j in (0, 5, 2999, int(np.flatnonzero(rows == 2)[0])):
-            K.kernel_column(X, rows, rows[j], p, sq, exact)
-            want = exact.astype(np.float32)
-            assert same_bits(c.column(j, 1001), want[:1001])
-            assert same_bits(c.column(j, 3000), want)
-        js = np.array([7, 11, 0], np.int64)
-        block = c.block(js)
-        for k, j in enumerate(js):
-            K.kernel_column(X, rows, rows[j], p, sq, exact)
-            assert same_bits(block[k], exact.astype(np.float32))
+        assert_cache_is_kernel_column(c, X, rows, p, sq, (0, 5, 2999, int(np.flatnonzero(rows == 2)[0])), 1001,
+                                      (7, 11, 0))
         c.swap_index(0, 2500)
         order = c.order
         assert order[0] == rows[2500]
@@ -530,6 +537,47 @@ def test_binary_rows_only_where_they_are_exact():
     thin = binary(4, 400, 1000, density=0.004)      # 16 words a row, 4 entries
     T = view(thin)
     assert not K.KernelCache(T, None, p, K.kernel_sq_norms(T, p)).binary
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=["f64", "f32"])
+@pytest.mark.parametrize("gamma", [1 / 3, 0.37, 0.0125, 1e-6, 7.0], ids=["1/n", "0.37", "0.0125", "tiny", "7"])
+def test_integer_rows_rbf_columns_are_libms_floats(gamma, dtype):
+    """An RBF cache over integer-valued rows (skin_nonskin's pixels: 0 .. 255; here -40 .. 255 and zeros) reads its
+    floats from a table of exp(-gamma k) for integer squared distances k, +0 below the exponent -104, else libm's
+    exp; the floats are kernel_column's doubles' bit for bit: gammas whose exponents step across -104 (0.37: one
+    every 0.37, so some fall in (-104, -103], where the float is the least subnormal, not 0), a table capped at
+    65,536 integers (tiny gamma: the rest from libm's exp), most entries far below -104 (7), one and two threads,
+    float32 rows, a column extended, a block (get_block: --ws), and squared norms that are not integers (a
+    caller's, read as given: then no table look-up applies, and the floats are still libm's)."""
+    rng = np.random.default_rng(8)
+    dense = rng.integers(-40, 256, size=(2500, 3)).astype(dtype)
+    dense[::5, 1] = 0
+    M = sp.csr_matrix(dense)
+    M.sort_indices()
+    X = view(M)
+    p = {"kernel_type": 2, "gamma": gamma}
+    sq = K.kernel_sq_norms(X, p)
+    rows = rng.permutation(2500).astype(np.int64)
+    exact = np.empty(2500)
+    for given in (sq, sq + 0.25):
+        for n_threads in (1, 2):
+            c = K.KernelCache(X, rows, p, given, 100.0, n_threads=n_threads)
+            assert not c.binary and c.table_size == min(65536, int(104 / gamma + 2))
+            assert_cache_is_kernel_column(c, X, rows, p, given, (0, 17, 2499), 700, (3, 9, 1000))
+    if gamma == 0.37:                       # a column with floats just above the exponent -104: not 0
+        D = dense.astype(np.int64)
+        d2 = ((D[:, None, :] - D[None, :400, :]) ** 2).sum(axis=2)
+        e = -gamma * d2.astype(np.float64)
+        j = int(np.flatnonzero(((e > -104) & (e < -103)).any(axis=0))[0])
+        c = K.KernelCache(X, None, p, sq, 100.0)
+        K.kernel_column(X, np.arange(2500, dtype=np.int64), j, p, sq, exact)
+        near = (e[:, j] > -104) & (e[:, j] < -103)
+        assert np.all(exact[near].astype(np.float32) > 0) and same_bits(c.column(j), exact.astype(np.float32))
+    N = M.copy()
+    N.data[5] = 0.5                         # one value not an integer: no table
+    Y = view(N)
+    assert K.KernelCache(Y, None, p, K.kernel_sq_norms(Y, p)).table_size == 0
+    assert K.KernelCache(X, None, {"kernel_type": 1, "gamma": gamma, "coef0": 1.0, "degree": 2}, sq).table_size == 0
 
 
 @pytest.mark.parametrize("n_columns", [2, 7, 60])
