@@ -26,6 +26,7 @@ cdef class KernelCache:
     cdef int64_t* free_slots        # a stack of unused slots
     cdef double* dense              # the scratch a column's row is scattered into (kernel.pxd's scratch_size zeros),
                                     # NULL for a wide sparse view (products merge the rows)
+    cdef int64_t width              # its doubles (scratch_size; 0 without one)
     cdef int n_threads              # OpenMP threads that fill a long column
     cdef uint64_t* bits             # binary rows (_kernel.pyx, _binary_setup): n_words bits per row of X, or NULL
     cdef int32_t* ones              # per row of X: its bits set (= its squared norm)

@@ -44,7 +44,8 @@ import numpy as np
 
 from kernel_types cimport value_t, value2_t
 from rowview cimport RowView, rows_dot, row_indices, row_values
-from kernel cimport (KernelParams, dot_dense, dot_dense4, scatter_row, scratch_size, row_width, kernel_eval,
+from kernel cimport (KernelParams, dot_dense, dot_dense4, dot_full8, rows_full, scatter_row, scratch_size,
+                    row_width, kernel_eval,
                     kernel_from_dot, precomputed_at, precomputed_serial, rbf_d2, exp_to_float, EXP_CHUNK,
                     KERNEL_LINEAR, KERNEL_POLY, KERNEL_RBF, KERNEL_SIGMOID, KERNEL_PRECOMPUTED)
 from llsvm._ext._view cimport Rows
@@ -121,9 +122,9 @@ cdef int _check_rows(const int64_t[::1] rows, int64_t n_rows) except -1:
 
 # -- columns and blocks -------------------------------------------------------------------------------------------
 cdef void _column(const KernelParams* p, const RowView* v, const int64_t* rows, const double* sq, int64_t j,
-                  int64_t start, int64_t stop, col_t* out, double* dense, int n_threads, const float* table,
-                  int64_t size, value_t* kind) noexcept nogil:
-    """out[k] = k(x_rows[k], x_j) for k in [start, stop); sq by X's row number. dense: scratch_size(v) zeros
+                  int64_t start, int64_t stop, col_t* out, double* dense, int64_t width, int n_threads,
+                  const float* table, int64_t size, value_t* kind) noexcept nogil:
+    """out[k] = k(x_rows[k], x_j) for k in [start, stop); sq by X's row number. dense: width = scratch_size(v) zeros
     (zeros again on return), into which x_j is scattered once for the whole column, or NULL: each product merges
     the two rows (rows_dot; kernel.pxd, scratch_size), a loop of its own so that the dense one is as it was.
     n_threads > 1: the entries are shared among that many OpenMP threads (each entry computed alone, so the values
@@ -138,7 +139,7 @@ cdef void _column(const KernelParams* p, const RowView* v, const int64_t* rows, 
         return
     if col_t is float:
         if p.kernel_type == KERNEL_RBF:        # the cache's floats: the exps many at a time (kernel.pxd)
-            _rbf_float_column(p, v, rows, sq, j, start, stop, out, dense, n_threads, table, size, kind)
+            _rbf_float_column(p, v, rows, sq, j, start, stop, out, dense, width, n_threads, table, size, kind)
             return
     if dense == NULL:                   # a wide sparse view: every product merges the two rows (LIBSVM's dot)
         if n_threads > 1:
@@ -174,24 +175,30 @@ cdef inline void _dense_four(const KernelParams* p, const RowView* v, const int6
 
 
 cdef void _rbf_float_chunk(const KernelParams* p, const RowView* v, const int64_t* rows, const double* sq, int64_t j,
-                           int64_t first, int64_t last, int64_t c, float* out, const double* dense,
+                           int64_t first, int64_t last, int64_t c, float* out, const double* dense, int64_t full,
                            const float* table, int64_t size, value_t* kind) noexcept nogil:
     """Chunk c of an RBF float column's entries [first, last): entries first + c EXP_CHUNK up to EXP_CHUNK more
-    (not past last); the squared distances, each from the same dot product as kernel_from_dot's, then their
-    floats: exp_to_float of the exponents (libm's exp, bit for bit), or with a table of integer distances
-    (table NULL: none) _rbf_from_table."""
+    (not past last); the squared distances, each from the same dot product as kernel_from_dot's (full > 0: x_j
+    holds every index below it, and eight rows that do too take dot_full8), then their floats: exp_to_float of the
+    exponents (libm's exp, bit for bit), or with a table of integer distances (table NULL: none) _rbf_from_table."""
     cdef double t[EXP_CHUNK]
-    cdef double d4[4]
+    cdef double d8[8]
     cdef double sqj = sq[j]
     cdef int64_t k, q, r
     cdef int64_t start = first + c * EXP_CHUNK
     cdef int64_t stop = start + EXP_CHUNK if last - start > EXP_CHUNK else last
     if dense != NULL:
         k = start
-        while k + 4 <= stop:                # four rows' sums side by side (dot_dense4: each dot_dense's, bit for bit)
-            dot_dense4(v, rows + k, dense, kind, d4)
+        while k + 4 <= stop:
+            if full > 0 and k + 8 <= stop and rows_full(v, rows + k, 8, full):
+                dot_full8(v, rows + k, j, full, kind, d8)     # eight full rows: no index, x_j read once
+                for q in range(8):
+                    t[k + q - start] = rbf_d2(d8[q], sq[rows[k + q]], sqj)
+                k += 8
+                continue
+            dot_dense4(v, rows + k, dense, kind, d8)    # four rows' sums side by side (each dot_dense's bit for bit)
             for q in range(4):
-                t[k + q - start] = rbf_d2(d4[q], sq[rows[k + q]], sqj)
+                t[k + q - start] = rbf_d2(d8[q], sq[rows[k + q]], sqj)
             k += 4
         while k < stop:
             r = rows[k]
@@ -257,19 +264,20 @@ cdef inline void _rbf_from_table(const KernelParams* p, const double* d2, float*
 
 
 cdef void _rbf_float_column(const KernelParams* p, const RowView* v, const int64_t* rows, const double* sq,
-                            int64_t j, int64_t start, int64_t stop, float* out, double* dense, int n_threads,
-                            const float* table, int64_t size, value_t* kind) noexcept nogil:
+                            int64_t j, int64_t start, int64_t stop, float* out, double* dense, int64_t width,
+                            int n_threads, const float* table, int64_t size, value_t* kind) noexcept nogil:
     """_column for an RBF float column: in chunks of EXP_CHUNK entries (shared among the threads when n_threads >
-    1), x_j scattered into `dense` once when there is a scratch; table, size: _rbf_floats's."""
-    cdef int64_t c, n_chunks = (stop - start + EXP_CHUNK - 1) // EXP_CHUNK
+    1), x_j scattered into `dense` (width doubles) once when there is a scratch; table, size: _rbf_floats's."""
+    cdef int64_t c, n_chunks = (stop - start + EXP_CHUNK - 1) // EXP_CHUNK, full = 0
     if dense != NULL:
         scatter_row(v, j, dense, False, kind)
+        full = width if v.indptr[j + 1] - v.indptr[j] == width else 0
     if n_threads > 1:
         for c in prange(n_chunks, num_threads=n_threads, schedule="guided"):
-            _rbf_float_chunk(p, v, rows, sq, j, start, stop, c, out, dense, table, size, kind)
+            _rbf_float_chunk(p, v, rows, sq, j, start, stop, c, out, dense, full, table, size, kind)
     else:
         for c in range(n_chunks):
-            _rbf_float_chunk(p, v, rows, sq, j, start, stop, c, out, dense, table, size, kind)
+            _rbf_float_chunk(p, v, rows, sq, j, start, stop, c, out, dense, full, table, size, kind)
     if dense != NULL:
         scatter_row(v, j, dense, True, kind)
 
@@ -475,9 +483,9 @@ def kernel_column(Rows X not None, const int64_t[::1] rows, int64_t j, params, c
     cdef double* dense = &scratch[0] if width > 0 else NULL
     with nogil:
         if X.f32:
-            _column(&p, &X.v, &rows[0], &sqnorm[0], j, 0, n, &out[0], dense, 1, NULL, 0, <float*>NULL)
+            _column(&p, &X.v, &rows[0], &sqnorm[0], j, 0, n, &out[0], dense, width, 1, NULL, 0, <float*>NULL)
         else:
-            _column(&p, &X.v, &rows[0], &sqnorm[0], j, 0, n, &out[0], dense, 1, NULL, 0, <double*>NULL)
+            _column(&p, &X.v, &rows[0], &sqnorm[0], j, 0, n, &out[0], dense, width, 1, NULL, 0, <double*>NULL)
 
 
 def exp_floats(const double[::1] t, float[::1] out):
@@ -686,6 +694,7 @@ cdef class KernelCache:
         # no scratch for a wide sparse view (kernel.pxd: products merge rows), nor for the precomputed kernel's
         # look-ups
         width = scratch_size(&X.v) if self.params.kernel_type != KERNEL_PRECOMPUTED else 0
+        self.width = width
         if width > 0:
             self.dense = <double*>calloc(width, sizeof(double))
             if self.dense == NULL:
@@ -840,10 +849,10 @@ cdef class KernelCache:
                                self.params.kernel_type == KERNEL_RBF, col, nt)
             elif self.f32:
                 _column(&self.params, &self.v, self.rows, self.sq, self.rows[j], start, length, col, self.dense,
-                        nt, self.table, self.table_size, <float*>NULL)
+                        self.width, nt, self.table, self.table_size, <float*>NULL)
             else:
                 _column(&self.params, &self.v, self.rows, self.sq, self.rows[j], start, length, col, self.dense,
-                        nt, self.table, self.table_size, <double*>NULL)
+                        self.width, nt, self.table, self.table_size, <double*>NULL)
             self.n_filled += length - start
             self.length[j] = length
         _lru_insert(self.prev, self.next, self.l, j)

@@ -259,6 +259,53 @@ cdef inline void dot_dense4(const RowView* v, const int64_t* r, const double* de
     out[3] = s3
 
 
+cdef inline bint rows_full(const RowView* v, const int64_t* r, int n, int64_t width) noexcept nogil:
+    """Whether rows r[0..n-1] each hold every index below width (width entries: their indices increase and stay
+    below the view's width, so they are 0 .. width - 1)."""
+    cdef int q
+    for q in range(n):
+        if v.indptr[r[q] + 1] - v.indptr[r[q]] != width:
+            return False
+    return True
+
+
+cdef inline void dot_full8(const RowView* v, const int64_t* r, int64_t j, int64_t width, value_t* kind,
+                           double* out) noexcept nogil:
+    """out[q] = x_r[q] . x_j for q < 8, where the nine rows hold every index below width (rows_full: the caller
+    checks), bit for bit dot_dense's with x_j scattered: each sum one product at a time in index order, the same
+    products. No index is read and x_j's value is loaded once for the eight, whose chains of additions overlap
+    (a dense row of 256 values: 256 dependent additions each)."""
+    cdef const value_t* z = row_values(v, j, kind) + v.indptr[j]
+    cdef const value_t* x0 = row_values(v, r[0], kind) + v.indptr[r[0]]
+    cdef const value_t* x1 = row_values(v, r[1], kind) + v.indptr[r[1]]
+    cdef const value_t* x2 = row_values(v, r[2], kind) + v.indptr[r[2]]
+    cdef const value_t* x3 = row_values(v, r[3], kind) + v.indptr[r[3]]
+    cdef const value_t* x4 = row_values(v, r[4], kind) + v.indptr[r[4]]
+    cdef const value_t* x5 = row_values(v, r[5], kind) + v.indptr[r[5]]
+    cdef const value_t* x6 = row_values(v, r[6], kind) + v.indptr[r[6]]
+    cdef const value_t* x7 = row_values(v, r[7], kind) + v.indptr[r[7]]
+    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0, s4 = 0.0, s5 = 0.0, s6 = 0.0, s7 = 0.0, zk
+    cdef int64_t k
+    for k in range(width):
+        zk = <double>z[k]
+        s0 += <double>x0[k] * zk
+        s1 += <double>x1[k] * zk
+        s2 += <double>x2[k] * zk
+        s3 += <double>x3[k] * zk
+        s4 += <double>x4[k] * zk
+        s5 += <double>x5[k] * zk
+        s6 += <double>x6[k] * zk
+        s7 += <double>x7[k] * zk
+    out[0] = s0
+    out[1] = s1
+    out[2] = s2
+    out[3] = s3
+    out[4] = s4
+    out[5] = s5
+    out[6] = s6
+    out[7] = s7
+
+
 cdef inline void scatter_row(const RowView* v, int64_t j, double* dense, bint clear, value_t* kind) noexcept nogil:
     """dense[idx] = x_j's values (clear: back to 0)."""
     cdef const value_t* x = row_values(v, j, kind)

@@ -580,6 +580,28 @@ def test_integer_rows_rbf_columns_are_libms_floats(gamma, dtype):
     assert K.KernelCache(X, None, {"kernel_type": 1, "gamma": gamma, "coef0": 1.0, "degree": 2}, sq).table_size == 0
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=["f64", "f32"])
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_full_rows_rbf_columns_are_libms_floats(n_threads, dtype):
+    """Rows holding every feature (usps.t's 256) take their dot products eight at a time (kernel.pxd's dot_full8:
+    no index read, x_j loaded once), bit for bit the general sums: a dense view with a few rows missing a feature
+    here and there (groups of eight that are not all full, and columns of such rows), in a shuffled order, columns
+    extended, a block; the floats are kernel_column's (one dot_dense at a time)."""
+    rng = np.random.default_rng(12)
+    dense = rng.normal(size=(1200, 37)).astype(dtype)
+    dense[[3, 100, 101, 107, 555, 1199], [0, 36, 5, 9, 17, 1]] = 0.0      # six rows not full
+    M = sp.csr_matrix(dense)
+    M.sort_indices()
+    X = view(M)
+    p = {"kernel_type": 2, "gamma": 0.05}
+    sq = K.kernel_sq_norms(X, p)
+    rows = rng.permutation(1200).astype(np.int64)
+    c = K.KernelCache(X, rows, p, sq, 100.0, n_threads=n_threads)
+    assert not c.binary and c.table_size == 0
+    where = [int(np.flatnonzero(rows == r)[0]) for r in (3, 555, 8, 9)]
+    assert_cache_is_kernel_column(c, X, rows, p, sq, where + [0, 1199], 333, (5, 100, where[0]))
+
+
 @pytest.mark.parametrize("n_columns", [2, 7, 60])
 def test_doubled_cache_is_the_cache_of_the_rows_twice(n_columns):
     """DoubledCache (LIBSVM's SVR_Q: epsilon-SVR's and nu-SVR's 2m variables over m rows) gives, under any budget and
