@@ -266,16 +266,21 @@ cdef inline void _rbf_from_table(const KernelParams* p, const double* d2, float*
 cdef void _rbf_float_column(const KernelParams* p, const RowView* v, const int64_t* rows, const double* sq,
                             int64_t j, int64_t start, int64_t stop, float* out, double* dense, int64_t width,
                             int n_threads, const float* table, int64_t size, value_t* kind) noexcept nogil:
-    """_column for an RBF float column: in chunks of EXP_CHUNK entries (shared among the threads when n_threads >
-    1), x_j scattered into `dense` (width doubles) once when there is a scratch; table, size: _rbf_floats's."""
-    cdef int64_t c, n_chunks = (stop - start + EXP_CHUNK - 1) // EXP_CHUNK, full = 0
+    """_column for an RBF float column: in chunks of EXP_CHUNK entries (n_threads > 1: the entries cut into one
+    contiguous part a thread, each in chunks), x_j scattered into `dense` (width doubles) once when there is a
+    scratch; table, size: _rbf_floats's."""
+    cdef int64_t c, q, a, b, n_chunks, full = 0, n = stop - start
     if dense != NULL:
         scatter_row(v, j, dense, False, kind)
         full = width if v.indptr[j + 1] - v.indptr[j] == width else 0
-    if n_threads > 1:
-        for c in prange(n_chunks, num_threads=n_threads, schedule="guided"):
-            _rbf_float_chunk(p, v, rows, sq, j, start, stop, c, out, dense, full, table, size, kind)
+    if n_threads > 1:                   # one contiguous part of the entries a thread, each in chunks
+        for q in prange(n_threads, num_threads=n_threads, schedule="static"):
+            a = start + n * q // n_threads
+            b = start + n * (q + 1) // n_threads
+            for c in range((b - a + EXP_CHUNK - 1) // EXP_CHUNK):
+                _rbf_float_chunk(p, v, rows, sq, j, a, b, c, out, dense, full, table, size, kind)
     else:
+        n_chunks = (n + EXP_CHUNK - 1) // EXP_CHUNK
         for c in range(n_chunks):
             _rbf_float_chunk(p, v, rows, sq, j, start, stop, c, out, dense, full, table, size, kind)
     if dense != NULL:
@@ -734,7 +739,7 @@ cdef class KernelCache:
         cdef bint rbf = self.params.kernel_type == KERNEL_RBF
         if self.params.kernel_type == KERNEL_PRECOMPUTED or self.dense == NULL or w == 0 or w > BINARY_MAX_WORDS:
             return False
-        if n == 0 or w > max(2, self.v.indptr[n] // n):
+        if n == 0 or w > max(2, (self.v.indptr[n] - self.v.indptr[0]) // n):
             return False
         with nogil:
             k = _binary_rows(&self.v, w, NULL, NULL, <float*>NULL) if self.f32 else \
