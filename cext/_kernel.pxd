@@ -33,6 +33,9 @@ cdef class KernelCache:
     cdef float* table               # the kernel's float at each integer (RBF: |x - z|^2, else x.z), or NULL: binary
                                     # rows' (every integer they can give), an integer-valued RBF view's (_integer_setup)
     cdef int64_t table_size
+    cdef double* panels             # the positions' rows four by four (_panel_setup), or NULL
+    cdef int64_t panel_cap          # the positions they hold
+    cdef bint panels_dirty          # a swap or retarget since they were built
     cdef int64_t n_words
     cdef int64_t row_cost           # the mean entries of a row + 16: the cost of one kernel value
     cdef int64_t n_free
@@ -49,6 +52,8 @@ cdef class KernelCache:
     cdef bint _binary_setup(self, int64_t width) except -1
     cdef bint _fill_table(self, int64_t size) except -1
     cdef void _integer_setup(self) except *
+    cdef void _panel_setup(self, int64_t l) except *
+    cdef void _build_panels(self) noexcept nogil
     cdef void _binary_free(self) noexcept
 
 

@@ -63,6 +63,9 @@ cdef int64_t BLOCK_MAX = 4194304
 cdef double EXP_FLOAT_ZERO = -104.0
 # the integer distances' table of an RBF cache over integer-valued rows: at most this many floats (256 KB)
 cdef int64_t INT_TABLE_MAX = 65536
+# panels: full rows of at least this many features, in at most PANEL_FREE bytes (64 MB)
+cdef int64_t PANEL_MIN_WIDTH = 8
+cdef int64_t PANEL_FREE = 64 << 20
 
 ctypedef fused col_t:
     float
@@ -123,7 +126,7 @@ cdef int _check_rows(const int64_t[::1] rows, int64_t n_rows) except -1:
 # -- columns and blocks -------------------------------------------------------------------------------------------
 cdef void _column(const KernelParams* p, const RowView* v, const int64_t* rows, const double* sq, int64_t j,
                   int64_t start, int64_t stop, col_t* out, double* dense, int64_t width, int n_threads,
-                  const float* table, int64_t size, value_t* kind) noexcept nogil:
+                  const double* panels, const float* table, int64_t size, value_t* kind) noexcept nogil:
     """out[k] = k(x_rows[k], x_j) for k in [start, stop); sq by X's row number. dense: width = scratch_size(v) zeros
     (zeros again on return), into which x_j is scattered once for the whole column, or NULL: each product merges
     the two rows (rows_dot; kernel.pxd, scratch_size), a loop of its own so that the dense one is as it was.
@@ -139,7 +142,8 @@ cdef void _column(const KernelParams* p, const RowView* v, const int64_t* rows, 
         return
     if col_t is float:
         if p.kernel_type == KERNEL_RBF:        # the cache's floats: the exps many at a time (kernel.pxd)
-            _rbf_float_column(p, v, rows, sq, j, start, stop, out, dense, width, n_threads, table, size, kind)
+            _rbf_float_column(p, v, rows, sq, j, start, stop, out, dense, width, n_threads, panels, table, size,
+                              kind)
             return
     if dense == NULL:                   # a wide sparse view: every product merges the two rows (LIBSVM's dot)
         if n_threads > 1:
@@ -174,21 +178,92 @@ cdef inline void _dense_four(const KernelParams* p, const RowView* v, const int6
         out[k + q] = <col_t>kernel_from_dot(p, d4[q], sq[rows[k + q]], sqj)
 
 
+# Panels (issue 49): in a view whose every row holds every feature, the cache may keep the rows of its positions
+# copied four by four, one SIMD lane a row (a panel: width x 4 doubles, index-major), so that a column's dot
+# products are taken four rows a vector: each lane sums its own row one product at a time in index order, a multiply
+# then an add (no fused multiply-add: `fp-contract=off`), the very sums of dot_dense, bit for bit.
+cdef extern from *:
+    """
+    #include <stdint.h>
+    #include <string.h>
+    #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && defined(__GLIBC__)
+    #define LLSVM_PANEL_CLONES __attribute__((target_clones("avx2", "default"), optimize("fp-contract=off"), unused))
+    #elif defined(__GNUC__) && !defined(__clang__)
+    #define LLSVM_PANEL_CLONES __attribute__((optimize("fp-contract=off"), unused))
+    #else
+    #define LLSVM_PANEL_CLONES __attribute__((unused))
+    #endif
+    typedef double llsvm_v4d __attribute__((vector_size(32)));
+    /* out[4 p + q] = sum over k < width, in order, of P[p][k][q] * z[k] for the n panels p (P: n panels of
+       width x 4 doubles, index-major); four panels at a time, so that sixteen chains of additions overlap. */
+    static LLSVM_PANEL_CLONES void llsvm_panel_dots(const double* restrict P, int64_t width, int64_t n,
+                                                    const double* restrict z, double* restrict out) {
+        int64_t p = 0, k;
+        for (; p + 4 <= n; p += 4) {
+            const double* a = P + p * width * 4;
+            const double* b = a + width * 4;
+            const double* c = b + width * 4;
+            const double* d = c + width * 4;
+            llsvm_v4d s0 = {0.0, 0.0, 0.0, 0.0}, s1 = s0, s2 = s0, s3 = s0, x0, x1, x2, x3;
+            for (k = 0; k < width; k++) {
+                llsvm_v4d zk = {z[k], z[k], z[k], z[k]};
+                memcpy(&x0, a + 4 * k, 32);
+                memcpy(&x1, b + 4 * k, 32);
+                memcpy(&x2, c + 4 * k, 32);
+                memcpy(&x3, d + 4 * k, 32);
+                s0 = s0 + x0 * zk;
+                s1 = s1 + x1 * zk;
+                s2 = s2 + x2 * zk;
+                s3 = s3 + x3 * zk;
+            }
+            memcpy(out + 4 * p, &s0, 32);
+            memcpy(out + 4 * p + 4, &s1, 32);
+            memcpy(out + 4 * p + 8, &s2, 32);
+            memcpy(out + 4 * p + 12, &s3, 32);
+        }
+        for (; p < n; p++) {
+            const double* a = P + p * width * 4;
+            llsvm_v4d s0 = {0.0, 0.0, 0.0, 0.0}, x0;
+            for (k = 0; k < width; k++) {
+                llsvm_v4d zk = {z[k], z[k], z[k], z[k]};
+                memcpy(&x0, a + 4 * k, 32);
+                s0 = s0 + x0 * zk;
+            }
+            memcpy(out + 4 * p, &s0, 32);
+        }
+    }
+    """
+    void llsvm_panel_dots(const double* P, int64_t width, int64_t n, const double* z, double* out) noexcept nogil
+
+
 cdef void _rbf_float_chunk(const KernelParams* p, const RowView* v, const int64_t* rows, const double* sq, int64_t j,
                            int64_t first, int64_t last, int64_t c, float* out, const double* dense, int64_t full,
-                           const float* table, int64_t size, value_t* kind) noexcept nogil:
+                           const double* panels, int64_t width, const float* table, int64_t size,
+                           value_t* kind) noexcept nogil:
     """Chunk c of an RBF float column's entries [first, last): entries first + c EXP_CHUNK up to EXP_CHUNK more
     (not past last); the squared distances, each from the same dot product as kernel_from_dot's (full > 0: x_j
     holds every index below it, and eight rows that do too take dot_full8), then their floats: exp_to_float of the
-    exponents (libm's exp, bit for bit), or with a table of integer distances (table NULL: none) _rbf_from_table."""
+    exponents (libm's exp, bit for bit), or with a table of integer distances (table NULL: none) _rbf_from_table.
+    panels (NULL: none): the positions' rows four by four (llsvm_panel_dots), width doubles a row."""
     cdef double t[EXP_CHUNK]
+    cdef double pd[EXP_CHUNK]
     cdef double d8[8]
     cdef double sqj = sq[j]
-    cdef int64_t k, q, r
+    cdef int64_t k, q, r, n
     cdef int64_t start = first + c * EXP_CHUNK
     cdef int64_t stop = start + EXP_CHUNK if last - start > EXP_CHUNK else last
     if dense != NULL:
         k = start
+        if panels != NULL:              # the positions' panels (full rows): four rows a vector, from a multiple of 4
+            while k < stop and k % 4 != 0:
+                t[k - start] = rbf_d2(dot_dense(v, rows[k], dense, kind), sq[rows[k]], sqj)
+                k += 1
+            n = (stop - k) // 4
+            if n > 0:
+                llsvm_panel_dots(panels + (k // 4) * width * 4, width, n, dense, pd)
+                for q in range(4 * n):
+                    t[k + q - start] = rbf_d2(pd[q], sq[rows[k + q]], sqj)
+                k += 4 * n
         while k + 4 <= stop:
             if full > 0 and k + 8 <= stop and rows_full(v, rows + k, 8, full):
                 dot_full8(v, rows + k, j, full, kind, d8)     # eight full rows: no index, x_j read once
@@ -265,7 +340,8 @@ cdef inline void _rbf_from_table(const KernelParams* p, const double* d2, float*
 
 cdef void _rbf_float_column(const KernelParams* p, const RowView* v, const int64_t* rows, const double* sq,
                             int64_t j, int64_t start, int64_t stop, float* out, double* dense, int64_t width,
-                            int n_threads, const float* table, int64_t size, value_t* kind) noexcept nogil:
+                            int n_threads, const double* panels, const float* table, int64_t size,
+                            value_t* kind) noexcept nogil:
     """_column for an RBF float column: in chunks of EXP_CHUNK entries (n_threads > 1: the entries cut into one
     contiguous part a thread, each in chunks), x_j scattered into `dense` (width doubles) once when there is a
     scratch; table, size: _rbf_floats's."""
@@ -278,11 +354,11 @@ cdef void _rbf_float_column(const KernelParams* p, const RowView* v, const int64
             a = start + n * q // n_threads
             b = start + n * (q + 1) // n_threads
             for c in range((b - a + EXP_CHUNK - 1) // EXP_CHUNK):
-                _rbf_float_chunk(p, v, rows, sq, j, a, b, c, out, dense, full, table, size, kind)
+                _rbf_float_chunk(p, v, rows, sq, j, a, b, c, out, dense, full, panels, width, table, size, kind)
     else:
         n_chunks = (n + EXP_CHUNK - 1) // EXP_CHUNK
         for c in range(n_chunks):
-            _rbf_float_chunk(p, v, rows, sq, j, start, stop, c, out, dense, full, table, size, kind)
+            _rbf_float_chunk(p, v, rows, sq, j, start, stop, c, out, dense, full, panels, width, table, size, kind)
     if dense != NULL:
         scatter_row(v, j, dense, True, kind)
 
@@ -488,9 +564,9 @@ def kernel_column(Rows X not None, const int64_t[::1] rows, int64_t j, params, c
     cdef double* dense = &scratch[0] if width > 0 else NULL
     with nogil:
         if X.f32:
-            _column(&p, &X.v, &rows[0], &sqnorm[0], j, 0, n, &out[0], dense, width, 1, NULL, 0, <float*>NULL)
+            _column(&p, &X.v, &rows[0], &sqnorm[0], j, 0, n, &out[0], dense, width, 1, NULL, NULL, 0, <float*>NULL)
         else:
-            _column(&p, &X.v, &rows[0], &sqnorm[0], j, 0, n, &out[0], dense, width, 1, NULL, 0, <double*>NULL)
+            _column(&p, &X.v, &rows[0], &sqnorm[0], j, 0, n, &out[0], dense, width, 1, NULL, NULL, 0, <double*>NULL)
 
 
 def exp_floats(const double[::1] t, float[::1] out):
@@ -661,6 +737,9 @@ cdef class KernelCache:
         self.table = NULL
         self.table_size = 0
         self.n_words = 0
+        self.panels = NULL
+        self.panel_cap = 0
+        self.panels_dirty = True
 
     def __init__(self, Rows X not None, rows, params, const double[::1] sqnorm, double cache_size=DEFAULT_CACHE_SIZE,
                  int n_threads=1):
@@ -727,6 +806,51 @@ cdef class KernelCache:
             self.row_cost = self.n_words + 4            # a popcount a word, then a look-up
         else:
             self._integer_setup()
+            self._panel_setup(l)
+
+    cdef void _panel_setup(self, int64_t l) except *:
+        """Panels (see llsvm_panel_dots) for an RBF cache over a view whose every row holds every one of its
+        PANEL_MIN_WIDTH or more features, when they take at most PANEL_FREE bytes (a copy of the rows beside the
+        -m budget, so only a small one): room for max(l, the view's rows) positions (a retargeted problem larger
+        than that goes without), built when a column first needs them and again after any swap or retarget (O(l
+        width), as one column costs). Nothing when the memory could not be had."""
+        cdef int64_t r, n = self.v.n_rows, cap, width = self.width
+        if self.params.kernel_type != KERNEL_RBF or self.dense == NULL or width < PANEL_MIN_WIDTH or n == 0:
+            return
+        for r in range(n):
+            if self.v.indptr[r + 1] - self.v.indptr[r] != width:
+                return
+        cap = (max(l, n) + 3) // 4 * 4
+        if cap * width * 8 > PANEL_FREE:
+            return
+        self.panels = <double*>malloc(cap * width * sizeof(double))
+        if self.panels != NULL:
+            self.panel_cap = cap
+            self.panels_dirty = True
+
+    cdef void _build_panels(self) noexcept nogil:
+        """The panels of positions 0 .. l - 1 (position p in panel p / 4, lane p % 4), the last panel's spare lanes
+        zero."""
+        cdef int64_t p, k, r, width = self.width, l = self.l
+        cdef double* P
+        cdef const float* xf
+        cdef const double* xd
+        for p in range((l + 3) // 4 * 4):
+            P = self.panels + (p // 4) * width * 4 + p % 4
+            if p >= l:
+                for k in range(width):
+                    P[4 * k] = 0.0
+                continue
+            r = self.rows[p]
+            if self.f32:
+                xf = row_values(&self.v, r, <float*>NULL) + self.v.indptr[r]
+                for k in range(width):
+                    P[4 * k] = <double>xf[k]
+            else:
+                xd = row_values(&self.v, r, <double*>NULL) + self.v.indptr[r]
+                for k in range(width):
+                    P[4 * k] = xd[k]
+        self.panels_dirty = False
 
     cdef bint _binary_setup(self, int64_t width) except -1:
         """Take the binary rows' way (see above, llsvm_binary_column) when the view qualifies: a kernel with a dot
@@ -816,6 +940,7 @@ cdef class KernelCache:
     def __dealloc__(self):
         free(self.slab)
         free(self.dense)
+        free(self.panels)
         free(self.bits)
         free(self.ones)
         free(self.table)
@@ -849,15 +974,17 @@ cdef class KernelCache:
             self.misses += 1
             # threads only for a column worth them (a parallel region costs a few microseconds)
             nt = self.n_threads if (length - start) * self.row_cost >= PARALLEL_MIN_WORK else 1
+            if self.panels != NULL and self.panels_dirty:
+                self._build_panels()
             if self.bits != NULL:
                 _binary_column(self.bits, self.n_words, self.ones, self.rows, self.rows[j], start, length, self.table,
                                self.params.kernel_type == KERNEL_RBF, col, nt)
             elif self.f32:
                 _column(&self.params, &self.v, self.rows, self.sq, self.rows[j], start, length, col, self.dense,
-                        self.width, nt, self.table, self.table_size, <float*>NULL)
+                        self.width, nt, self.panels, self.table, self.table_size, <float*>NULL)
             else:
                 _column(&self.params, &self.v, self.rows, self.sq, self.rows[j], start, length, col, self.dense,
-                        self.width, nt, self.table, self.table_size, <double*>NULL)
+                        self.width, nt, self.panels, self.table, self.table_size, <double*>NULL)
             self.n_filled += length - start
             self.length[j] = length
         _lru_insert(self.prev, self.next, self.l, j)
@@ -957,6 +1084,7 @@ cdef class KernelCache:
         cdef float f
         if i == j:
             return
+        self.panels_dirty = True
         if self.slot[i] >= 0:
             _lru_delete(self.prev, self.next, i)
         if self.slot[j] >= 0:
@@ -1018,6 +1146,11 @@ cdef class KernelCache:
         for k in range(l):
             self.rows[k] = rows[k]
         _fresh(self, l, n_slots)
+        self.panels_dirty = True
+        if l > self.panel_cap:              # more positions than the panels hold: without them
+            free(self.panels)
+            self.panels = NULL
+            self.panel_cap = 0
         return 0
 
     # -- Python's handle (tests, drivers) --
@@ -1087,6 +1220,11 @@ cdef class KernelCache:
     def binary(self):
         """Whether the columns take the binary rows' way (popcounts and a table; _binary_setup)."""
         return self.bits != NULL
+
+    @property
+    def panels(self):
+        """Whether the columns take their dot products from panels of the positions' rows (_panel_setup)."""
+        return self.panels != NULL
 
     @property
     def table_size(self):

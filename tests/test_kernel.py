@@ -602,6 +602,43 @@ def test_full_rows_rbf_columns_are_libms_floats(n_threads, dtype):
     assert_cache_is_kernel_column(c, X, rows, p, sq, where + [0, 1199], 333, (5, 100, where[0]))
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=["f64", "f32"])
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_panel_columns_are_libms_floats(n_threads, dtype):
+    """A view whose every row holds every feature keeps its positions' rows in panels of four (one SIMD lane a row,
+    llsvm_panel_dots): the columns are kernel_column's floats bit for bit, from any start (3, 333: not a multiple
+    of four), after swaps (the panels rebuilt), on 1 and 2 threads, from float32 rows; a view with one missing
+    feature, or fewer than 8 features, goes without."""
+    rng = np.random.default_rng(14)
+    dense = rng.normal(size=(1203, 37)).astype(dtype)
+    dense[dense == 0] = 0.5
+    M = sp.csr_matrix(dense)
+    X = view(M)
+    p = {"kernel_type": 2, "gamma": 0.05}
+    sq = K.kernel_sq_norms(X, p)
+    rows = rng.permutation(1203).astype(np.int64)
+    c = K.KernelCache(X, rows, p, sq, 100.0, n_threads=n_threads)
+    assert c.panels
+    exact = np.empty(1203)
+    for j in (0, 5, 1202):
+        K.kernel_column(X, rows, rows[j], p, sq, exact)
+        assert same_bits(c.column(j, 3), exact[:3].astype(np.float32))
+        assert same_bits(c.column(j, 333), exact[:333].astype(np.float32))
+        assert same_bits(c.column(j, 1203), exact.astype(np.float32))
+    c.swap_index(0, 700)
+    c.swap_index(5, 6)
+    order = c.order
+    for j in (1, 6, 700, 1000):
+        K.kernel_column(X, order, order[j], p, sq, exact)
+        assert same_bits(c.column(j), exact.astype(np.float32))
+    holey = dense.copy()
+    holey[17, 3] = 0.0
+    H = view(sp.csr_matrix(holey))
+    assert not K.KernelCache(H, None, p, K.kernel_sq_norms(H, p)).panels
+    N = view(sp.csr_matrix(dense[:, :7]))
+    assert not K.KernelCache(N, None, p, K.kernel_sq_norms(N, p)).panels
+
+
 @pytest.mark.parametrize("n_columns", [2, 7, 60])
 def test_doubled_cache_is_the_cache_of_the_rows_twice(n_columns):
     """DoubledCache (LIBSVM's SVR_Q: epsilon-SVR's and nu-SVR's 2m variables over m rows) gives, under any budget and

@@ -104,8 +104,8 @@ def ours(args, cwd=None):
 
 @pytest.fixture(scope="module")
 def sets(tmp_path_factory, shared_plain):
-    """heart_scale, a small regression set (heart_scale's features, a smooth target with noise), iris.scale, and
-    dna.scale's first 700 rows."""
+    """heart_scale, a small regression set (heart_scale's features, a smooth target with noise), iris.scale,
+    dna.scale's first 700 rows, and three classes of 500 dense rows of 12 features."""
     d = tmp_path_factory.mktemp("svm-train-sets")
     heart = shared_plain("heart_scale")
     import llsvm
@@ -114,8 +114,10 @@ def sets(tmp_path_factory, shared_plain):
     g = np.random.default_rng(47)
     t = np.sin(3 * X[:, 0].toarray().ravel()) + X[:, 1:5].toarray().sum(axis=1) + g.normal(0, 0.1, X.shape[0])
     dna = llsvm.read_dataset(str(shared_plain("dna.scale")))        # rows of 0s and 1s, three classes
+    D = g.normal(size=(500, 12))                                       # every feature in every row (panels)
+    c = np.argmax(D[:, :3] + 0.8 * g.normal(size=(500, 3)), axis=1) + 1
     return {"heart": heart, "reg": write_text(d / "reg", X, t), "iris": shared_plain("iris.scale"),
-            "dna": write_text(d / "dna", dna.to_csr()[:700], dna.y[:700])}
+            "dna": write_text(d / "dna", dna.to_csr()[:700], dna.y[:700]), "full": write_text(d / "full", D, c)}
 
 
 def test_glibc_rand_is_the_c_librarys():
@@ -185,7 +187,9 @@ CASES = [("heart", ["-s", "0"]), ("heart", ["-s", "1", "-n", "0.3"]), ("heart", 
          ("reg", ["-s", "3", "-t", "3", "-g", "0.05", "-e", "0.01", "-m", "2"]),
          # dna.scale's rows are 0s and 1s (the kernel cache's binary rows: popcounts and a table), three classes
          ("dna", ["-s", "0"]), ("dna", ["-t", "1", "-g", "0.02", "-r", "1", "-m", "1"]),
-         ("dna", ["-s", "1", "-n", "0.3", "-t", "3", "-g", "0.001"]), ("dna", ["-s", "3", "-t", "0", "-c", "0.1"])]
+         ("dna", ["-s", "1", "-n", "0.3", "-t", "3", "-g", "0.001"]), ("dna", ["-s", "3", "-t", "0", "-c", "0.1"]),
+         # every row holds every feature (the kernel cache's panels), three classes
+         ("full", ["-s", "0", "-c", "4"]), ("full", ["-s", "1", "-n", "0.4"])]
 
 
 @pytest.mark.parametrize("name, args", CASES, ids=[" ".join(a) for _, a in CASES])
