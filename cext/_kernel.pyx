@@ -821,7 +821,7 @@ cdef class KernelCache:
             if self.v.indptr[r + 1] - self.v.indptr[r] != width:
                 return
         cap = (max(l, n) + 3) // 4 * 4
-        if cap * width * 8 > PANEL_FREE:
+        if <double>cap * <double>width * 8.0 > <double>PANEL_FREE:       # in double: no overflow
             return
         self.panels = <double*>malloc(cap * width * sizeof(double))
         if self.panels != NULL:
