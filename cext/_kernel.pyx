@@ -134,7 +134,8 @@ cdef void _column(const KernelParams* p, const RowView* v, const int64_t* rows, 
     do not depend on it); with the scratch, four at a time (dot_dense4, the same sums). The precomputed kernel: one
     look-up per entry (_precomputed_column), no scratch. The RBF kernel into floats (the cache's columns):
     _rbf_float_column, the same floats with the exps many at a time, or from a table of integer distances (table,
-    size: the cache's, NULL and 0 without one)."""
+    size: the cache's, NULL and 0 without one), the dot products from the cache's panels where it has them (panels:
+    NULL without)."""
     cdef int64_t k, r
     cdef double sqj = sq[j]
     if p.kernel_type == KERNEL_PRECOMPUTED:
@@ -303,8 +304,8 @@ cdef extern from *:
     """
     #include <stdint.h>
     /* out[k] = table[d2[k]] where d2[k] is an integer below size, +0 where d2[k] is not below size and its exponent
-       -gamma d2[k] is below zero_below; ok[k] = 0 elsewhere (the caller computes those). No branch in the loop: the
-       few entries a CPU would mispredict (near or far pairs in random order) cost nothing. */
+       -gamma d2[k] is below zero_below; ok[k] = 0 elsewhere (the caller computes those). (GCC compiles the selects
+       to a branch; a form with masks and minsd, branch-free, measured no faster on skin_nonskin.) */
     static void llsvm_rbf_table_candidates(const double* restrict d2, int64_t n, double gamma,
                                            const float* restrict table, int64_t size, double zero_below,
                                            float* restrict out, int32_t* restrict ok) {
@@ -917,6 +918,7 @@ cdef class KernelCache:
         (other entries: +0 below EXP_FLOAT_ZERO, else libm's exp). Nothing when the memory could not be had."""
         cdef int64_t size
         cdef double top
+        cdef bint ok
         if self.params.kernel_type != KERNEL_RBF or not (self.params.gamma > 0.0) or self.v.n_rows == 0:
             return
         with nogil:
@@ -1030,7 +1032,7 @@ cdef class KernelCache:
         cdef double* D
         cdef double* acc
         cdef float* col
-        width = scratch_size(&self.v)
+        width = self.width
         if (self.dense == NULL or self.params.kernel_type == KERNEL_PRECOMPUTED or width * m > BLOCK_MAX
                 or self.bits != NULL):
             for k in range(m):
