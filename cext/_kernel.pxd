@@ -35,6 +35,7 @@ cdef class KernelCache:
     cdef int64_t table_size
     cdef double* panels             # the positions' rows four by four (_panel_setup), or NULL
     cdef int64_t panel_cap          # the positions they hold
+    cdef double* panel_sq           # after them: the squared norm of each position's row
     cdef bint panels_dirty          # a swap or retarget since they were built
     cdef int64_t n_words
     cdef int64_t row_cost           # the mean entries of a row + 16: the cost of one kernel value

@@ -63,8 +63,7 @@ cdef int64_t BLOCK_MAX = 4194304
 cdef double EXP_FLOAT_ZERO = -104.0
 # the integer distances' table of an RBF cache over integer-valued rows: at most this many floats (256 KB)
 cdef int64_t INT_TABLE_MAX = 65536
-# panels: full rows of at least this many features, in at most PANEL_FREE bytes (64 MB)
-cdef int64_t PANEL_MIN_WIDTH = 8
+# panels: rows holding at least 3/4 of the scratch's width a row on average, in at most PANEL_FREE bytes (64 MB)
 cdef int64_t PANEL_FREE = 64 << 20
 
 ctypedef fused col_t:
@@ -126,7 +125,8 @@ cdef int _check_rows(const int64_t[::1] rows, int64_t n_rows) except -1:
 # -- columns and blocks -------------------------------------------------------------------------------------------
 cdef void _column(const KernelParams* p, const RowView* v, const int64_t* rows, const double* sq, int64_t j,
                   int64_t start, int64_t stop, col_t* out, double* dense, int64_t width, int n_threads,
-                  const double* panels, const float* table, int64_t size, value_t* kind) noexcept nogil:
+                  const double* panels, const double* panel_sq, const float* table, int64_t size,
+                  value_t* kind) noexcept nogil:
     """out[k] = k(x_rows[k], x_j) for k in [start, stop); sq by X's row number. dense: width = scratch_size(v) zeros
     (zeros again on return), into which x_j is scattered once for the whole column, or NULL: each product merges
     the two rows (rows_dot; kernel.pxd, scratch_size), a loop of its own so that the dense one is as it was.
@@ -135,7 +135,7 @@ cdef void _column(const KernelParams* p, const RowView* v, const int64_t* rows, 
     look-up per entry (_precomputed_column), no scratch. The RBF kernel into floats (the cache's columns):
     _rbf_float_column, the same floats with the exps many at a time, or from a table of integer distances (table,
     size: the cache's, NULL and 0 without one), the dot products from the cache's panels where it has them (panels:
-    NULL without)."""
+    NULL without; panel_sq their rows' squared norms by position)."""
     cdef int64_t k, r
     cdef double sqj = sq[j]
     if p.kernel_type == KERNEL_PRECOMPUTED:
@@ -143,8 +143,8 @@ cdef void _column(const KernelParams* p, const RowView* v, const int64_t* rows, 
         return
     if col_t is float:
         if p.kernel_type == KERNEL_RBF:        # the cache's floats: the exps many at a time (kernel.pxd)
-            _rbf_float_column(p, v, rows, sq, j, start, stop, out, dense, width, n_threads, panels, table, size,
-                              kind)
+            _rbf_float_column(p, v, rows, sq, j, start, stop, out, dense, width, n_threads, panels, panel_sq, table,
+                              size, kind)
             return
     if dense == NULL:                   # a wide sparse view: every product merges the two rows (LIBSVM's dot)
         if n_threads > 1:
@@ -239,13 +239,14 @@ cdef extern from *:
 
 cdef void _rbf_float_chunk(const KernelParams* p, const RowView* v, const int64_t* rows, const double* sq, int64_t j,
                            int64_t first, int64_t last, int64_t c, float* out, const double* dense, int64_t full,
-                           const double* panels, int64_t width, const float* table, int64_t size,
-                           value_t* kind) noexcept nogil:
+                           const double* panels, const double* panel_sq, int64_t width, const float* table,
+                           int64_t size, value_t* kind) noexcept nogil:
     """Chunk c of an RBF float column's entries [first, last): entries first + c EXP_CHUNK up to EXP_CHUNK more
     (not past last); the squared distances, each from the same dot product as kernel_from_dot's (full > 0: x_j
     holds every index below it, and eight rows that do too take dot_full8), then their floats: exp_to_float of the
     exponents (libm's exp, bit for bit), or with a table of integer distances (table NULL: none) _rbf_from_table.
-    panels (NULL: none): the positions' rows four by four (llsvm_panel_dots), width doubles a row."""
+    panels (NULL: none): the positions' rows four by four (llsvm_panel_dots), width doubles a row, and panel_sq
+    their squared norms by position (read in order, where sq[rows[k]] would be read at random after swaps)."""
     cdef double t[EXP_CHUNK]
     cdef double pd[EXP_CHUNK]
     cdef double d8[8]
@@ -263,7 +264,7 @@ cdef void _rbf_float_chunk(const KernelParams* p, const RowView* v, const int64_
             if n > 0:
                 llsvm_panel_dots(panels + (k // 4) * width * 4, width, n, dense, pd)
                 for q in range(4 * n):
-                    t[k + q - start] = rbf_d2(pd[q], sq[rows[k + q]], sqj)
+                    t[k + q - start] = rbf_d2(pd[q], panel_sq[k + q], sqj)
                 k += 4 * n
         while k + 4 <= stop:
             if full > 0 and k + 8 <= stop and rows_full(v, rows + k, 8, full):
@@ -303,21 +304,31 @@ cdef inline void _rbf_floats(const KernelParams* p, double* d2, float* out, int6
 cdef extern from *:
     """
     #include <stdint.h>
-    /* out[k] = table[d2[k]] where d2[k] is an integer below size, +0 where d2[k] is not below size and its exponent
-       -gamma d2[k] is below zero_below; ok[k] = 0 elsewhere (the caller computes those). (GCC compiles the selects
-       to a branch; a form with masks and minsd, branch-free, measured no faster on skin_nonskin.) */
-    static void llsvm_rbf_table_candidates(const double* restrict d2, int64_t n, double gamma,
-                                           const float* restrict table, int64_t size, double zero_below,
-                                           float* restrict out, int32_t* restrict ok) {
-        const double limit = (double)size;
+    #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && defined(__GLIBC__)
+    #define LLSVM_TABLE_CLONES __attribute__((target_clones("avx2", "default"), unused))
+    #else
+    #define LLSVM_TABLE_CLONES __attribute__((unused))
+    #endif
+    /* out[k] = table[d2[k]] where d2[k] is an integer below size, +0 where d2[k] is above size - 1 and its exponent
+       -gamma d2[k] is below zero_below; ok[k] = 0 elsewhere (the caller computes those). Written without branches
+       (the index clamped into the table, then masks), so that GCC vectorises it for AVX2. */
+    static LLSVM_TABLE_CLONES void llsvm_rbf_table_candidates(const double* restrict d2, int64_t n, double gamma,
+                                                              const float* restrict table, int64_t size,
+                                                              double zero_below, float* restrict out,
+                                                              int32_t* restrict ok) {
+        const double top = (double)(size - 1);
         int64_t k;
         for (k = 0; k < n; k++) {
             double d = d2[k];
-            int32_t in = d < limit;                     /* false for NaN */
-            int64_t i = in ? (int64_t)d : 0;
+            double lo = d > 0.0 ? d : 0.0;              /* NaN: 0 */
+            double dc = lo < top ? lo : top;
+            int32_t i = (int32_t)dc;                     /* in [0, size) */
             float v = table[i];
+            int32_t in = d <= top;                       /* false for NaN */
+            int32_t exact = (double)i == d;
+            int32_t zero = -gamma * d < zero_below;
             out[k] = in ? v : 0.0f;
-            ok[k] = in ? (double)i == d : (-gamma * d < zero_below);
+            ok[k] = (in & exact) | ((in ^ 1) & zero);
         }
     }
     """
@@ -341,8 +352,8 @@ cdef inline void _rbf_from_table(const KernelParams* p, const double* d2, float*
 
 cdef void _rbf_float_column(const KernelParams* p, const RowView* v, const int64_t* rows, const double* sq,
                             int64_t j, int64_t start, int64_t stop, float* out, double* dense, int64_t width,
-                            int n_threads, const double* panels, const float* table, int64_t size,
-                            value_t* kind) noexcept nogil:
+                            int n_threads, const double* panels, const double* panel_sq, const float* table,
+                            int64_t size, value_t* kind) noexcept nogil:
     """_column for an RBF float column: in chunks of EXP_CHUNK entries (n_threads > 1: the entries cut into one
     contiguous part a thread, each in chunks), x_j scattered into `dense` (width doubles) once when there is a
     scratch; table, size: _rbf_floats's."""
@@ -355,11 +366,13 @@ cdef void _rbf_float_column(const KernelParams* p, const RowView* v, const int64
             a = start + n * q // n_threads
             b = start + n * (q + 1) // n_threads
             for c in range((b - a + EXP_CHUNK - 1) // EXP_CHUNK):
-                _rbf_float_chunk(p, v, rows, sq, j, a, b, c, out, dense, full, panels, width, table, size, kind)
+                _rbf_float_chunk(p, v, rows, sq, j, a, b, c, out, dense, full, panels, panel_sq, width, table, size,
+                                 kind)
     else:
         n_chunks = (n + EXP_CHUNK - 1) // EXP_CHUNK
         for c in range(n_chunks):
-            _rbf_float_chunk(p, v, rows, sq, j, start, stop, c, out, dense, full, panels, width, table, size, kind)
+            _rbf_float_chunk(p, v, rows, sq, j, start, stop, c, out, dense, full, panels, panel_sq, width, table,
+                             size, kind)
     if dense != NULL:
         scatter_row(v, j, dense, True, kind)
 
@@ -485,6 +498,30 @@ cdef extern from *:
                              int64_t start, int64_t stop, const float* table, int rbf, float* out) noexcept nogil
 
 
+cdef inline void _swap_lanes(double* panels, double* panel_sq, int64_t width, int64_t i, int64_t j) noexcept nogil:
+    """Positions i and j exchanged in built panels (their lanes and squared norms): a swap costs O(width), where
+    a rebuild after LIBSVM's shrinking would cost O(l width)."""
+    cdef double* a = panels + (i // 4) * width * 4 + i % 4
+    cdef double* b = panels + (j // 4) * width * 4 + j % 4
+    cdef double t
+    cdef int64_t k
+    for k in range(width):
+        t = a[4 * k]; a[4 * k] = b[4 * k]; b[4 * k] = t
+    t = panel_sq[i]; panel_sq[i] = panel_sq[j]; panel_sq[j] = t
+
+
+cdef bint _all_finite(const RowView* v, value_t* kind) noexcept nogil:
+    """Whether every stored value of v is finite (_panel_setup)."""
+    cdef int64_t r, e
+    cdef const value_t* x
+    for r in range(v.n_rows):
+        x = row_values(v, r, kind)
+        for e in range(v.indptr[r], v.indptr[r + 1]):
+            if not isfinite(x[e]):
+                return False
+    return True
+
+
 cdef enum:
     BINARY_MAX_WORDS = 16       # 1,024 features: 128 bytes a row at most
     BINARY_CHUNK = 1024         # a binary column's entries shared among threads this many at a time
@@ -565,9 +602,9 @@ def kernel_column(Rows X not None, const int64_t[::1] rows, int64_t j, params, c
     cdef double* dense = &scratch[0] if width > 0 else NULL
     with nogil:
         if X.f32:
-            _column(&p, &X.v, &rows[0], &sqnorm[0], j, 0, n, &out[0], dense, width, 1, NULL, NULL, 0, <float*>NULL)
+            _column(&p, &X.v, &rows[0], &sqnorm[0], j, 0, n, &out[0], dense, width, 1, NULL, NULL, NULL, 0, <float*>NULL)
         else:
-            _column(&p, &X.v, &rows[0], &sqnorm[0], j, 0, n, &out[0], dense, width, 1, NULL, NULL, 0, <double*>NULL)
+            _column(&p, &X.v, &rows[0], &sqnorm[0], j, 0, n, &out[0], dense, width, 1, NULL, NULL, NULL, 0, <double*>NULL)
 
 
 def exp_floats(const double[::1] t, float[::1] out):
@@ -739,6 +776,7 @@ cdef class KernelCache:
         self.table_size = 0
         self.n_words = 0
         self.panels = NULL
+        self.panel_sq = NULL
         self.panel_cap = 0
         self.panels_dirty = True
 
@@ -810,47 +848,75 @@ cdef class KernelCache:
             self._panel_setup(l)
 
     cdef void _panel_setup(self, int64_t l) except *:
-        """Panels (see llsvm_panel_dots) for an RBF cache over a view whose every row holds every one of its
-        PANEL_MIN_WIDTH or more features, when they take at most PANEL_FREE bytes (a copy of the rows beside the
-        -m budget, so only a small one): room for max(l, the view's rows) positions (a retargeted problem larger
-        than that goes without), built when a column first needs them and again after any swap or retarget (O(l
-        width), as one column costs). Nothing when the memory could not be had."""
-        cdef int64_t r, n = self.v.n_rows, cap, width = self.width
-        if self.params.kernel_type != KERNEL_RBF or self.dense == NULL or width < PANEL_MIN_WIDTH or n == 0:
+        """Panels (see llsvm_panel_dots) for an RBF cache over a dense view: its rows hold on average at least 3/4
+        of the scratch's width (a row's missing features are zeros in its lane: a product 0 * z is an exact zero
+        when z is finite, and adding one to dot_dense's sum, which starts at +0 and is never -0, changes no bit; so
+        when a row lacks a feature every value must be finite, checked here), and the panels take at most
+        PANEL_FREE bytes (a copy of the rows beside the -m budget, so only a small one): room for max(l, the view's
+        rows) positions (a retargeted problem larger than that goes without), with their squared norms in position
+        order beside them (panel_sq), built when a column first needs them and again after any swap or retarget
+        (O(l width), as one column costs). Nothing when the memory could not be had."""
+        cdef int64_t r, n = self.v.n_rows, cap, width = self.width, nnz
+        cdef bint finite
+        if self.params.kernel_type != KERNEL_RBF or self.dense == NULL or width == 0 or n == 0:
             return
-        for r in range(n):
-            if self.v.indptr[r + 1] - self.v.indptr[r] != width:
-                return
+        nnz = self.v.indptr[n] - self.v.indptr[0]
+        if 4.0 * <double>nnz < 3.0 * <double>n * <double>width:           # in double: no overflow
+            return
         cap = (max(l, n) + 3) // 4 * 4
-        if <double>cap * <double>width * 8.0 > <double>PANEL_FREE:       # in double: no overflow
+        if <double>cap * (<double>width + 1.0) * 8.0 > <double>PANEL_FREE:
             return
-        self.panels = <double*>malloc(cap * width * sizeof(double))
+        if nnz != n * width:            # some row lacks a feature: zeros in its lane need finite values
+            with nogil:
+                finite = _all_finite(&self.v, <float*>NULL) if self.f32 else _all_finite(&self.v, <double*>NULL)
+            if not finite:
+                return
+        self.panels = <double*>malloc(cap * (width + 1) * sizeof(double))
         if self.panels != NULL:
             self.panel_cap = cap
+            self.panel_sq = self.panels + cap * width
             self.panels_dirty = True
 
     cdef void _build_panels(self) noexcept nogil:
-        """The panels of positions 0 .. l - 1 (position p in panel p / 4, lane p % 4), the last panel's spare lanes
-        zero."""
+        """The panels of positions 0 .. l - 1 (position p in panel p / 4, lane p % 4: its row's values at their
+        indices, zeros elsewhere; the last panel's spare lanes zero) and panel_sq[p], the squared norm of p's row."""
         cdef int64_t p, k, r, width = self.width, l = self.l
         cdef double* P
         cdef const float* xf
         cdef const double* xd
+        cdef const int32_t* idx
+        cdef int64_t a, b
         for p in range((l + 3) // 4 * 4):
             P = self.panels + (p // 4) * width * 4 + p % 4
             if p >= l:
                 for k in range(width):
                     P[4 * k] = 0.0
+                self.panel_sq[p] = 0.0
                 continue
             r = self.rows[p]
+            self.panel_sq[p] = self.sq[r]
+            a = self.v.indptr[r]
+            b = self.v.indptr[r + 1]
+            if b - a != width:          # a row that lacks features (a full row's indices are 0 .. width - 1)
+                for k in range(width):
+                    P[4 * k] = 0.0
+            idx = row_indices(&self.v, r) + a
             if self.f32:
-                xf = row_values(&self.v, r, <float*>NULL) + self.v.indptr[r]
-                for k in range(width):
-                    P[4 * k] = <double>xf[k]
+                xf = row_values(&self.v, r, <float*>NULL) + a
+                if b - a == width:
+                    for k in range(width):
+                        P[4 * k] = <double>xf[k]
+                else:
+                    for k in range(b - a):
+                        P[4 * idx[k]] = <double>xf[k]
             else:
-                xd = row_values(&self.v, r, <double*>NULL) + self.v.indptr[r]
-                for k in range(width):
-                    P[4 * k] = xd[k]
+                xd = row_values(&self.v, r, <double*>NULL) + a
+                if b - a == width:
+                    for k in range(width):
+                        P[4 * k] = xd[k]
+                else:
+                    for k in range(b - a):
+                        P[4 * idx[k]] = xd[k]
         self.panels_dirty = False
 
     cdef bint _binary_setup(self, int64_t width) except -1:
@@ -983,10 +1049,10 @@ cdef class KernelCache:
                                self.params.kernel_type == KERNEL_RBF, col, nt)
             elif self.f32:
                 _column(&self.params, &self.v, self.rows, self.sq, self.rows[j], start, length, col, self.dense,
-                        self.width, nt, self.panels, self.table, self.table_size, <float*>NULL)
+                        self.width, nt, self.panels, self.panel_sq, self.table, self.table_size, <float*>NULL)
             else:
                 _column(&self.params, &self.v, self.rows, self.sq, self.rows[j], start, length, col, self.dense,
-                        self.width, nt, self.panels, self.table, self.table_size, <double*>NULL)
+                        self.width, nt, self.panels, self.panel_sq, self.table, self.table_size, <double*>NULL)
             self.n_filled += length - start
             self.length[j] = length
         _lru_insert(self.prev, self.next, self.l, j)
@@ -1086,7 +1152,8 @@ cdef class KernelCache:
         cdef float f
         if i == j:
             return
-        self.panels_dirty = True
+        if self.panels != NULL and not self.panels_dirty:
+            _swap_lanes(self.panels, self.panel_sq, self.width, i, j)
         if self.slot[i] >= 0:
             _lru_delete(self.prev, self.next, i)
         if self.slot[j] >= 0:
@@ -1152,6 +1219,7 @@ cdef class KernelCache:
         if l > self.panel_cap:              # more positions than the panels hold: without them
             free(self.panels)
             self.panels = NULL
+            self.panel_sq = NULL
             self.panel_cap = 0
         return 0
 

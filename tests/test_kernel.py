@@ -602,13 +602,26 @@ def test_full_rows_rbf_columns_are_libms_floats(n_threads, dtype):
     assert_cache_is_kernel_column(c, X, rows, p, sq, where + [0, 1199], 333, (5, 100, where[0]))
 
 
+def assert_swapped_columns_exact(c, X, sq, p, swaps, columns):
+    """After the positions `swaps` of cache c are exchanged, its `columns` are kernel_column's floats bit for bit."""
+    for a, b in swaps:
+        c.swap_index(a, b)
+    order = c.order
+    exact = np.empty(c.l)
+    for j in columns:
+        K.kernel_column(X, order, order[j], p, sq, exact)
+        assert same_bits(c.column(j), exact.astype(np.float32))
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=["f64", "f32"])
 @pytest.mark.parametrize("n_threads", [1, 2])
 def test_panel_columns_are_libms_floats(n_threads, dtype):
-    """A view whose every row holds every feature keeps its positions' rows in panels of four (one SIMD lane a row,
-    llsvm_panel_dots): the columns are kernel_column's floats bit for bit, from any start (3, 333: not a multiple
-    of four), after swaps (the panels rebuilt), on 1 and 2 threads, from float32 rows; a view with one missing
-    feature, or fewer than 8 features, goes without."""
+    """A dense view keeps its positions' rows in panels of four (one SIMD lane a row, llsvm_panel_dots) and their
+    squared norms in position order: the columns are kernel_column's floats bit for bit, from any start (3, 333:
+    not a multiple of four), after swaps (the panels rebuilt), on 1 and 2 threads, from float32 rows; rows that lack
+    features (zeros in their lanes: an empty row, x_j's own holes, explicit -0.0 and 0.0 kept) and a view of 3
+    features too; a view with fewer than 3/4 of its width stored, or one with a hole and an infinite value, goes
+    without."""
     rng = np.random.default_rng(14)
     dense = rng.normal(size=(1203, 37)).astype(dtype)
     dense[dense == 0] = 0.5
@@ -625,18 +638,37 @@ def test_panel_columns_are_libms_floats(n_threads, dtype):
         assert same_bits(c.column(j, 3), exact[:3].astype(np.float32))
         assert same_bits(c.column(j, 333), exact[:333].astype(np.float32))
         assert same_bits(c.column(j, 1203), exact.astype(np.float32))
-    c.swap_index(0, 700)
-    c.swap_index(5, 6)
-    order = c.order
-    for j in (1, 6, 700, 1000):
-        K.kernel_column(X, order, order[j], p, sq, exact)
-        assert same_bits(c.column(j), exact.astype(np.float32))
+    assert_swapped_columns_exact(c, X, sq, p, ((0, 700), (5, 6)), (1, 6, 700, 1000))
+    # holes: a tenth of the entries gone, row 17 empty, explicit zeros of both signs stored
     holey = dense.copy()
-    holey[17, 3] = 0.0
-    H = view(sp.csr_matrix(holey))
-    assert not K.KernelCache(H, None, p, K.kernel_sq_norms(H, p)).panels
-    N = view(sp.csr_matrix(dense[:, :7]))
-    assert not K.KernelCache(N, None, p, K.kernel_sq_norms(N, p)).panels
+    holey[rng.random(holey.shape) < 0.1] = 0.0
+    holey[17] = 0.0
+    H = sp.csr_matrix(holey)
+    H.data[::50] = -0.0
+    H.data[25::50] = 0.0
+    H = view(H)
+    hsq = K.kernel_sq_norms(H, p)
+    h = K.KernelCache(H, rows, p, hsq, 100.0, n_threads=n_threads)
+    assert h.panels
+    for j in (0, int(np.flatnonzero(rows == 17)[0]), 1202):
+        K.kernel_column(H, rows, rows[j], p, hsq, exact)
+        assert same_bits(h.column(j, 333), exact[:333].astype(np.float32))
+        assert same_bits(h.column(j), exact.astype(np.float32))
+    assert_swapped_columns_exact(h, H, hsq, p, ((2, 900),), (2, 900))
+    # three features, rows permuted by swaps: the positions' squared norms follow them
+    N = view(sp.csr_matrix(np.round(dense[:, :3] * 40)))
+    nsq = K.kernel_sq_norms(N, p)
+    n = K.KernelCache(N, None, p, nsq, 100.0, n_threads=n_threads)
+    assert n.panels
+    assert_swapped_columns_exact(n, N, nsq, p, ((0, 1202), (7, 400), (3, 4)), (0, 3, 400, 1202))
+    sparse = dense.copy()
+    sparse[rng.random(sparse.shape) < 0.3] = 0.0
+    S = view(sp.csr_matrix(sparse))
+    assert not K.KernelCache(S, None, p, K.kernel_sq_norms(S, p)).panels
+    bad = holey.astype(np.float64)
+    bad[40, 2] = np.inf
+    B = view(sp.csr_matrix(bad))
+    assert not K.KernelCache(B, None, p, np.ones(1203)).panels
 
 
 @pytest.mark.parametrize("n_columns", [2, 7, 60])
