@@ -233,63 +233,210 @@ def select_parallel_min(int64_t n):
     return old
 
 
+# _select's two passes in blocks (issue 49): each block's candidates are first mapped, without a branch (so that
+# GCC vectorises the map, obj's divisions included), into a buffer where a variable that is not a candidate is a
+# NaN; the block's best value is then taken over the buffer, and only when it is at least as good as the best so
+# far (>= for a maximum, <= for obj's minimum: LIBSVM's comparisons) is the block scanned from its end for the last
+# position holding that value (== : +0 and -0 alike, as LIBSVM's >= and <= take them), whose value, sign included,
+# becomes the best. That is LIBSVM's loop's result exactly: its last update in the block is at the last position
+# equal to the block's best, which no later position beats; a NaN is never taken (LIBSVM's comparisons are false on
+# it), and an -INFINITY candidate is (>= -INFINITY), as in LIBSVM's loop.
+cdef extern from *:
+    """
+    #include <stddef.h>
+    #include <stdint.h>
+    #include <string.h>
+    #include <math.h>
+    #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && defined(__GLIBC__)
+    #define LLSVM_SELECT_CLONES __attribute__((target_clones("avx2", "default"), \
+                                                optimize("fp-contract=off", "no-trapping-math"), unused))
+    #elif defined(__GNUC__) && !defined(__clang__)
+    #define LLSVM_SELECT_CLONES __attribute__((optimize("fp-contract=off", "no-trapping-math"), unused))
+    #else
+    #define LLSVM_SELECT_CLONES __attribute__((unused))
+    #endif
+    #define LLSVM_SELECT_BLOCK 256
+    typedef double llsvm_sel_v4d __attribute__((vector_size(32)));
+    typedef int64_t llsvm_sel_v4i __attribute__((vector_size(32)));
+    /* m where it is the larger or x is NaN, else x: a compare and a blend */
+    #define LLSVM_SEL_MAX(m, x) do { llsvm_sel_v4i gt_ = (x) > (m); \
+        (m) = (llsvm_sel_v4d)((gt_ & (llsvm_sel_v4i)(x)) | (~gt_ & (llsvm_sel_v4i)(m))); } while (0)
+    /* the largest non-NaN value of v[0 .. n) above lo (lo when none): sixteen lanes side by side, then the lanes;
+       inlined into each clone of its callers */
+    static inline __attribute__((always_inline)) double llsvm_block_max(const double* v, int64_t n, double lo) {
+        llsvm_sel_v4d m0 = {lo, lo, lo, lo}, m1 = m0, m2 = m0, m3 = m0, x0, x1, x2, x3;
+        double r;
+        int64_t k = 0, q;
+        for (; k + 16 <= n; k += 16) {
+            memcpy(&x0, v + k, 32);
+            memcpy(&x1, v + k + 4, 32);
+            memcpy(&x2, v + k + 8, 32);
+            memcpy(&x3, v + k + 12, 32);
+            LLSVM_SEL_MAX(m0, x0);
+            LLSVM_SEL_MAX(m1, x1);
+            LLSVM_SEL_MAX(m2, x2);
+            LLSVM_SEL_MAX(m3, x3);
+        }
+        LLSVM_SEL_MAX(m0, m1);
+        LLSVM_SEL_MAX(m2, m3);
+        LLSVM_SEL_MAX(m0, m2);
+        r = lo;
+        for (; k < n; k++)
+            r = v[k] > r ? v[k] : r;
+        for (q = 0; q < 4; q++)
+            r = m0[q] > r ? m0[q] : r;
+        return r;
+    }
+    /* the last k < n with v[k] == x, or -1: the tail one at a time, then four at a time from the end (a compare,
+       and the lanes looked at only in the group that holds one) */
+    static inline __attribute__((always_inline)) int64_t llsvm_last_equal(const double* v, int64_t n, double x) {
+        llsvm_sel_v4d xs = {x, x, x, x}, c;
+        llsvm_sel_v4i eq;
+        int64_t k = n, q;
+        while (k % 4 != 0) {
+            k--;
+            if (v[k] == x)
+                return k;
+        }
+        while (k > 0) {
+            k -= 4;
+            memcpy(&c, v + k, 32);
+            eq = c == xs;
+            if (eq[0] | eq[1] | eq[2] | eq[3])
+                for (q = 3; q >= 0; q--)
+                    if (eq[q])
+                        return k + q;
+        }
+        return -1;
+    }
+    /* LIBSVM's first pass over [lo, hi): the largest -y_t G_t over I_up (st[t] != 1 for y = +1, != 0 for y = -1),
+       ties to the later position; best and at are the running result (-INFINITY and -1 to start). */
+    static LLSVM_SELECT_CLONES void llsvm_select_i(const signed char* restrict y, const double* restrict G,
+                                                   const char* restrict st, int64_t lo, int64_t hi,
+                                                   double* best, int64_t* at) {
+        double v[LLSVM_SELECT_BLOCK];
+        double Gmax = *best, bm;
+        int64_t i = *at, b, n, k;
+        for (b = lo; b < hi; b += n) {
+            n = hi - b < LLSVM_SELECT_BLOCK ? hi - b : LLSVM_SELECT_BLOCK;
+            for (k = 0; k < n; k++) {
+                int64_t up = y[b + k] > 0;
+                double g = G[b + k];
+                double s = up ? -g : g;
+                v[k] = st[b + k] != up ? s : NAN;
+            }
+            bm = llsvm_block_max(v, n, -INFINITY);
+            if (bm >= Gmax) {
+                k = llsvm_last_equal(v, n, bm);
+                if (k >= 0) {
+                    Gmax = v[k];
+                    i = b + k;
+                }
+            }
+        }
+        *best = Gmax;
+        *at = i;
+    }
+    /* LIBSVM's second pass over [lo, hi) of I_low (st[t] != 0 for y = +1, != 1 for y = -1): Gmax2, the largest
+       y_t G_t (*top, running, -INFINITY to start), and j (*at), the last t of the smallest
+       obj = -(Gmax + y_t G_t)^2 / a_t (*best, running, INFINITY to start) among those with Gmax + y_t G_t > 0,
+       a_t = QDi + QD[t] - 2 Ki[t] (TAU when not positive); Ki NULL (no i): Gmax2 alone. */
+    static LLSVM_SELECT_CLONES void llsvm_select_j(const signed char* restrict y, const double* restrict G,
+                                                   const char* restrict st, const double* restrict QD,
+                                                   const float* restrict Ki, double QDi, double Gmax, double tau,
+                                                   int64_t lo, int64_t hi, double* top, double* best,
+                                                   int64_t* at) {
+        double v[LLSVM_SELECT_BLOCK], o[LLSVM_SELECT_BLOCK];
+        double Gmax2 = *top, obj_min = *best, bm;
+        int64_t j = *at, b, n, k;
+        for (b = lo; b < hi; b += n) {
+            n = hi - b < LLSVM_SELECT_BLOCK ? hi - b : LLSVM_SELECT_BLOCK;
+            if (Ki != NULL) {
+                for (k = 0; k < n; k++) {
+                    int64_t up = y[b + k] > 0;
+                    double g = G[b + k];
+                    double s = up ? g : -g;
+                    int64_t in = st[b + k] != (up ^ 1);
+                    double diff = Gmax + s;
+                    double quad = QDi + QD[b + k] - 2.0 * (double)Ki[b + k];
+                    double obj = -(diff * diff) / (quad > 0.0 ? quad : tau);
+                    v[k] = in ? s : NAN;
+                    o[k] = (in & (diff > 0.0)) ? -obj : NAN;  /* negated: the smallest obj is the largest -obj */
+                }
+                bm = llsvm_block_max(o, n, -INFINITY);
+                if (-bm <= obj_min) {
+                    k = llsvm_last_equal(o, n, bm);
+                    if (k >= 0) {
+                        obj_min = -o[k];
+                        j = b + k;
+                    }
+                }
+            } else {
+                for (k = 0; k < n; k++) {
+                    int64_t up = y[b + k] > 0;
+                    double g = G[b + k];
+                    double s = up ? g : -g;
+                    v[k] = st[b + k] != (up ^ 1) ? s : NAN;
+                }
+            }
+            bm = llsvm_block_max(v, n, -INFINITY);
+            if (bm >= Gmax2) {
+                /* a value other than 0 has one bit pattern: only a zero's sign needs the position */
+                k = bm == 0.0 ? llsvm_last_equal(v, n, bm) : -2;
+                if (k >= 0)
+                    Gmax2 = v[k];
+                else if (k == -2)
+                    Gmax2 = bm;
+            }
+        }
+        *top = Gmax2;
+        *best = obj_min;
+        *at = j;
+    }
+    """
+    void llsvm_select_i(const signed char* y, const double* G, const char* st, int64_t lo, int64_t hi,
+                        double* best, int64_t* at) noexcept nogil
+    void llsvm_select_j(const signed char* y, const double* G, const char* st, const double* QD, const float* Ki,
+                        double QDi, double Gmax, double tau, int64_t lo, int64_t hi, double* top, double* best,
+                        int64_t* at) noexcept nogil
+
+
 cdef inline void _select_i(const Work* w, int64_t lo, int64_t hi, double* Gmax_out, int64_t* i_out) noexcept nogil:
     """_select's first pass over positions [lo, hi): the largest -y_t G_t over I_up (t not at its bound: the upper
-    for y = +1, the lower for y = -1), ties to the later position; -INFINITY and -1 when none. (Branch-free forms
-    of both passes and a test that spares obj's division measured no faster on a9a and skin_nonskin: kept as
-    LIBSVM writes them.)"""
-    cdef int64_t t, i = -1
-    cdef double Gmax = -INFINITY
-    cdef const signed char* y = w.y
-    cdef const double* G = w.G
-    cdef const char* st = w.status
-    for t in range(lo, hi):
-        if y[t] > 0:
-            if st[t] != UPPER_BOUND and -G[t] >= Gmax:
-                Gmax = -G[t]
-                i = t
-        elif st[t] != LOWER_BOUND and G[t] >= Gmax:
-            Gmax = G[t]
-            i = t
-    Gmax_out[0] = Gmax
-    i_out[0] = i
+    for y = +1, the lower for y = -1), ties to the later position; -INFINITY and -1 when none (llsvm_select_i)."""
+    Gmax_out[0] = -INFINITY
+    i_out[0] = -1
+    llsvm_select_i(w.y, w.G, w.status, lo, hi, Gmax_out, i_out)
 
 
 cdef inline void _select_j(const Work* w, int64_t lo, int64_t hi, int64_t i, const float* Ki, double Gmax,
                            double* Gmax2_out, double* best_out, int64_t* j_out) noexcept nogil:
     """_select's second pass over positions [lo, hi) of I_low (t not at its lower bound for y = +1, its upper for
     y = -1): Gmax2, the largest y_t G_t; j, the t of the smallest obj = -(Gmax + y_t G_t)^2 / a_t among those with
-    Gmax + y_t G_t > 0 (a_t = K_ii + K_tt - 2 K_it, TAU when not positive), ties to the later position (none: i <
-    0)."""
-    cdef int64_t t, j = -1
-    cdef double Gmax2 = -INFINITY, best = INFINITY, diff, quad, obj
-    cdef const signed char* y = w.y
-    cdef const double* G = w.G
-    cdef const char* st = w.status
-    cdef double QDi = w.QD[i] if i >= 0 else 0.0
-    for t in range(lo, hi):
-        if y[t] > 0:
-            if st[t] == LOWER_BOUND:
-                continue
-            diff = Gmax + G[t]
-            if G[t] >= Gmax2:
-                Gmax2 = G[t]
-        else:
-            if st[t] == UPPER_BOUND:
-                continue
-            diff = Gmax - G[t]
-            if -G[t] >= Gmax2:
-                Gmax2 = -G[t]
-        if diff > 0.0 and i >= 0:
-            # K_ii + K_tt - 2 K_it: LIBSVM's 2 y_t y_i Q_it, where the signs cancel exactly
-            quad = QDi + w.QD[t] - 2.0 * <double>Ki[t]
-            obj = -(diff * diff) / (quad if quad > 0.0 else TAU)
-            if obj <= best:
-                best = obj
-                j = t
-    Gmax2_out[0] = Gmax2
-    best_out[0] = best
-    j_out[0] = j
+    Gmax + y_t G_t > 0 (a_t = K_ii + K_tt - 2 K_it, TAU when not positive; LIBSVM's 2 y_t y_i Q_it, where the
+    signs cancel exactly), ties to the later position (none: i < 0) (llsvm_select_j)."""
+    Gmax2_out[0] = -INFINITY
+    best_out[0] = INFINITY
+    j_out[0] = -1
+    llsvm_select_j(w.y, w.G, w.status, w.QD, Ki if i >= 0 else NULL, w.QD[i] if i >= 0 else 0.0, Gmax, TAU, lo,
+                   hi, Gmax2_out, best_out, j_out)
+
+
+def select_pair(const signed char[::1] y not None, const double[::1] G not None, const signed char[::1] status not None,
+                const double[::1] QD not None, const float[:, ::1] K not None):
+    """Test hook: _select's two passes over positions [0, l) (one part), the kernel's column i read from row i of
+    K (l x l): (i, Gmax, j, Gmax2, best), i and j -1 for none. status: 0 at the lower bound, 1 the upper, 2 free."""
+    cdef int64_t l = y.shape[0], i = -1, j = -1
+    cdef double Gmax = -INFINITY, Gmax2 = -INFINITY, best = INFINITY
+    if G.shape[0] != l or status.shape[0] != l or QD.shape[0] != l or K.shape[0] != l or K.shape[1] != l:
+        raise ValueError("y, G, status, QD and K must be of one length l (K: l x l)")
+    if l == 0:
+        return i, Gmax, j, Gmax2, best
+    with nogil:
+        llsvm_select_i(&y[0], &G[0], <const char*>&status[0], 0, l, &Gmax, &i)
+        llsvm_select_j(&y[0], &G[0], <const char*>&status[0], &QD[0], &K[i, 0] if i >= 0 else NULL,
+                       QD[i] if i >= 0 else 0.0, Gmax, TAU, 0, l, &Gmax2, &best, &j)
+    return i, Gmax, j, Gmax2, best
 
 
 cdef bint _select(KernelCache cache, Work* w, int64_t n, int64_t* out_i, int64_t* out_j,

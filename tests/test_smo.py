@@ -3,6 +3,7 @@ against its NumPy twin (tests/reference/smo_twin.py) bit for bit on tiny dense p
 shrinking takes variables out several times and unshrinks, against libsvm-official (-h 0 / -h 1) to 1e-9 of C, with
 a cache too small for the problem (two columns), after max_iter pairs, and from a feasible start other than 0."""
 import functools
+import math
 
 import numpy as np
 import pytest
@@ -219,6 +220,68 @@ def test_smo_shrinking_from_a_feasible_start(cache_size):
     ref = np.zeros(l)
     out0 = SMO.solve(setup(X, 2, 0.5, 0.0, 3)[0], ys, -np.ones(l), ref, 1.0, 1.0, QD, eps=1e-3)
     assert out["obj"] == pytest.approx(out0["obj"], rel=1e-6)
+
+
+def libsvm_select(y, G, status, QD, K):
+    """LIBSVM's select_working_set, its loops as svm.cpp writes them (status 0 lower, 1 upper, 2 free): (i, Gmax, j,
+    Gmax2, best)."""
+    tau = 1e-12
+    G, QD = G.tolist(), QD.tolist()     # Python's floats: IEEE arithmetic without numpy's warnings on inf - inf
+    Gmax, i = -math.inf, -1
+    for t in range(len(y)):
+        if y[t] == 1:
+            if status[t] != 1 and -G[t] >= Gmax:
+                Gmax, i = -G[t], t
+        elif status[t] != 0 and G[t] >= Gmax:
+            Gmax, i = G[t], t
+    Gmax2, j, best = -math.inf, -1, math.inf
+    for t in range(len(y)):
+        if y[t] == 1:
+            if status[t] == 0:
+                continue
+            diff = Gmax + G[t]
+            if G[t] >= Gmax2:
+                Gmax2 = G[t]
+        else:
+            if status[t] == 1:
+                continue
+            diff = Gmax - G[t]
+            if -G[t] >= Gmax2:
+                Gmax2 = -G[t]
+        if diff > 0 and i >= 0:
+            quad = QD[i] + QD[t] - 2.0 * float(K[i, t])
+            obj = -(diff * diff) / (quad if quad > 0 else tau)
+            if obj <= best:
+                best, j = obj, t
+    return i, Gmax, j, Gmax2, best
+
+
+@pytest.mark.parametrize("l", [1, 2, 5, 255, 256, 257, 700])
+def test_pair_search_in_blocks_is_libsvms_loop(l):
+    """_select's passes in blocks (llsvm_select_i, llsvm_select_j: a branch-free map, the block's best, its last
+    position holding it) give LIBSVM's loops' i, j and values bit for bit (+0 and -0 told apart), on gradients
+    drawn from few values (ties within and across blocks of 256), +0 and -0, infinities and NaN, every status, and
+    kernel rows of few values (obj ties)."""
+    def bits(x):
+        return np.float64(x).view(np.int64)
+
+    rng = np.random.default_rng(l)
+    few = np.array([-1.0, -0.5, 0.0, -0.0, 0.5, 1.0, 2.0])
+    odd = np.array([np.inf, -np.inf, np.nan])
+    for case in range(60):
+        y = rng.choice(np.array([-1, 1], np.int8), l)
+        G = rng.choice(few, l) if case % 3 else rng.normal(size=l)
+        if case % 4 == 1:
+            G[rng.random(l) < 0.05] = rng.choice(odd)
+        status = rng.choice(np.array([0, 1, 2], np.int8), l, p=[0.5, 0.2, 0.3] if case % 2 else [0.1, 0.1, 0.8])
+        QD = np.ones(l) if case % 5 else rng.choice(np.array([0.5, 1.0, 2.0]), l)
+        K = rng.choice(np.array([0.0, 0.25, 0.5, 1.0], np.float32), (l, l)) if case % 2 else \
+            rng.random((l, l)).astype(np.float32)
+        got = SMO.select_pair(y, G, status, QD, K)
+        want = libsvm_select(y.astype(int), G, status, QD, K)
+        assert got[0] == want[0] and got[2] == want[2], (case, got, want)
+        for g, w in zip(got[1::2] + (got[4],), want[1::2] + (want[4],)):
+            assert bits(g) == bits(w), (case, got, want)
 
 
 @pytest.mark.parametrize("shrinking", [False, True], ids=["h0", "h1"])
