@@ -715,9 +715,10 @@ cdef void _reconstruct_gradient(KernelCache cache, Work* w) noexcept nogil:
     """G of the shrunk positions [active_size, l) from G_bar, p and the free variables. Two loops as LIBSVM's
     (by shrunk column when the free variables are many, else by free column); Q is symmetric, so both add the
     same terms in the same order (the free positions ascending)."""
-    cdef int64_t a = w.active_size, l = w.l, i, j, nr_free = 0
+    cdef int64_t a = w.active_size, l = w.l, i, j, k, nr_free = 0
+    cdef int64_t* free_at = NULL
     cdef const float* Ki
-    cdef double alpha_i
+    cdef double alpha_i, g
     if a == l:
         return
     for j in range(a, l):
@@ -728,13 +729,31 @@ cdef void _reconstruct_gradient(KernelCache cache, Work* w) noexcept nogil:
     if 2 * nr_free < a:
         _event(w, b'W')                     # LIBSVM's "WARNING: using -h 0 may be faster"
     if nr_free * l > 2 * a * (l - a):
-        for i in range(a, l):
-            if stop_requested():            # one column per step (cext/_stop.pyx); the caller then raises
-                return
-            Ki = cache.get_column(i, a)
+        # the free positions listed once, ascending (the same terms in the same order, without a branch on each
+        # position's status); without the list's memory, LIBSVM's loop as it is
+        free_at = <int64_t*>malloc(max(nr_free, 1) * sizeof(int64_t))
+        if free_at != NULL:
+            nr_free = 0
             for j in range(a):
                 if w.status[j] == FREE:
-                    w.G[i] += w.alpha[j] * _q(w.y, i, j, Ki)
+                    free_at[nr_free] = j
+                    nr_free += 1
+        for i in range(a, l):
+            if stop_requested():            # one column per step (cext/_stop.pyx); the caller then raises
+                free(free_at)
+                return
+            Ki = cache.get_column(i, a)
+            if free_at != NULL:
+                g = w.G[i]                  # the same additions in the same order, in a register
+                for k in range(nr_free):
+                    j = free_at[k]
+                    g += w.alpha[j] * _q(w.y, i, j, Ki)
+                w.G[i] = g
+            else:
+                for j in range(a):
+                    if w.status[j] == FREE:
+                        w.G[i] += w.alpha[j] * _q(w.y, i, j, Ki)
+        free(free_at)
     else:
         for i in range(a):
             if w.status[i] == FREE:
