@@ -218,13 +218,15 @@ cdef inline double _q(const signed char* y, int64_t i, int64_t t, const float* K
 
 cdef enum:
     SELECT_MAX_PARTS = 64
-# positions from which _select's two passes are shared among the cache's threads (below, a parallel region's start
-# costs more than the pass); select_parallel_min sets it (the tests: parts on small problems)
+# positions from which _select's two passes, the gradient's update and G_bar's are shared among the cache's threads
+# (_parts; below, a parallel region's start costs more than the pass); select_parallel_min sets it (the tests: parts
+# on small problems)
 cdef int64_t SELECT_PARALLEL_MIN = 4096
 
 
 def select_parallel_min(int64_t n):
-    """Set the positions from which _select shares its passes among threads (n >= 1); returns the previous value."""
+    """Set the positions from which _select's passes and the gradient's and G_bar's updates are shared among threads
+    (n >= 1); returns the previous value."""
     global SELECT_PARALLEL_MIN
     if n < 1:
         raise ValueError("n must be at least 1")
@@ -439,13 +441,25 @@ def select_pair(const signed char[::1] y not None, const double[::1] G not None,
     return i, Gmax, j, Gmax2, best
 
 
+cdef inline int64_t _parts(KernelCache cache, int64_t n) noexcept nogil:
+    """The parts a pass over positions [0, n) is cut into, one a thread: the cache's threads (at most
+    SELECT_MAX_PARTS) from SELECT_PARALLEL_MIN positions on, else 1. _select's passes, the gradient's update and
+    G_bar's take the same parts, part c the positions [n c / parts, n (c + 1) / parts) on OpenMP's thread c (static
+    schedule), so that each thread keeps reading and writing the same positions of G and of the columns (the cache
+    fills a column's entries one contiguous part a thread too) instead of moving them between the cores' caches at
+    every pair."""
+    if cache.n_threads > 1 and n >= SELECT_PARALLEL_MIN:
+        return cache.n_threads if cache.n_threads < SELECT_MAX_PARTS else SELECT_MAX_PARTS
+    return 1
+
+
 cdef bint _select(KernelCache cache, Work* w, int64_t n, int64_t* out_i, int64_t* out_j,
                   double* gap_out) noexcept nogil:
     """The working pair over positions [0, n); True (optimal) when m - M < eps or there is no j. From
     SELECT_PARALLEL_MIN positions on, with a cache of several threads, each pass is cut into contiguous parts, one a
     thread (OpenMP), whose results are merged in the parts' order by the same comparisons (>=, <=: the later part
     wins a tie): the very pair and gap of one pass over [0, n)."""
-    cdef int64_t i = -1, j = -1, c, nparts = 1
+    cdef int64_t i = -1, j = -1, c, nparts = _parts(cache, n)
     cdef double Gmax = -INFINITY, Gmax2 = -INFINITY, best = INFINITY
     cdef int64_t pi[SELECT_MAX_PARTS]       # each part's i and j
     cdef int64_t pj[SELECT_MAX_PARTS]
@@ -453,8 +467,6 @@ cdef bint _select(KernelCache cache, Work* w, int64_t n, int64_t* out_i, int64_t
     cdef double pg2[SELECT_MAX_PARTS]
     cdef double pb[SELECT_MAX_PARTS]
     cdef const float* Ki = NULL
-    if cache.n_threads > 1 and n >= SELECT_PARALLEL_MIN:
-        nparts = cache.n_threads if cache.n_threads < SELECT_MAX_PARTS else SELECT_MAX_PARTS
     if nparts == 1:
         _select_i(w, 0, n, &Gmax, &i)
     else:
@@ -792,21 +804,39 @@ cdef void _bar_column(KernelCache cache, Work* w, int64_t i, double sign) noexce
     """G_bar += sign C_i Q_i (a variable reaching, sign +1, or leaving, sign -1, its upper bound)."""
     cdef const float* Ki = cache.get_column(i, w.l)
     cdef double c = _C(w, i) * w.yd[i]
-    cdef const double* yd = w.yd
-    cdef double* G_bar = w.G_bar
+    cdef int64_t q, l = w.l, nparts = _parts(cache, w.l)
+    if nparts == 1:
+        _bar_step(w.G_bar, w.yd, Ki, c, sign > 0, 0, l)
+    else:
+        for q in prange(nparts, num_threads=nparts, schedule="static"):
+            _bar_step(w.G_bar, w.yd, Ki, c, sign > 0, l * q // nparts, l * (q + 1) // nparts)
+
+
+cdef inline void _bar_step(double* G_bar, const double* yd, const float* Ki, double c, bint add, int64_t lo,
+                           int64_t hi) noexcept nogil:
+    """_bar_column over positions [lo, hi). C_i Q_ik = y_k (K_ik (y_i C_i)): the signs factor out exactly, so the
+    sum is LIBSVM's bit for bit."""
     cdef int64_t k
-    # C_i Q_ik = y_k (K_ik (y_i C_i)): the signs factor out exactly, so the sum is LIBSVM's bit for bit
-    if sign > 0:
-        for k in range(w.l):
+    if add:
+        for k in range(lo, hi):
             G_bar[k] += yd[k] * (<double>Ki[k] * c)
     else:
-        for k in range(w.l):
+        for k in range(lo, hi):
             G_bar[k] -= yd[k] * (<double>Ki[k] * c)
+
+
+cdef inline void _gradient_step(double* G, const double* yd, const float* Ki, const float* Kj, double dai, double daj,
+                                int64_t lo, int64_t hi) noexcept nogil:
+    """LIBSVM's G_t += Q_it da_i + Q_jt da_j over positions [lo, hi), with da_i, da_j already times y_i, y_j (see
+    _solve)."""
+    cdef int64_t t
+    for t in range(lo, hi):
+        G[t] += yd[t] * (<double>Ki[t] * dai + <double>Kj[t] * daj)
 
 
 cdef int64_t _solve(KernelCache cache, Work* w, int64_t max_iter, bint shrinking, double* gap_out,
                     bint* converged) noexcept nogil:
-    cdef int64_t it = 0, i, j, t, n, l = w.l
+    cdef int64_t it = 0, i, j, t, n, l = w.l, c, nparts
     cdef int64_t counter = (l if l < 1000 else 1000) + 1
     cdef double old_i, old_j, dai, daj
     cdef const float* Ki
@@ -857,8 +887,12 @@ cdef int64_t _solve(KernelCache cache, Work* w, int64_t max_iter, bint shrinking
         # is symmetric), so y_t (K_it (y_i da_i) + K_jt (y_j da_j)) is the same sum bit for bit, without branches
         dai *= yi
         daj *= yj
-        for t in range(n):
-            G[t] += yd[t] * (<double>Ki[t] * dai + <double>Kj[t] * daj)
+        nparts = _parts(cache, n)
+        if nparts == 1:
+            _gradient_step(G, yd, Ki, Kj, dai, daj, 0, n)
+        else:
+            for c in prange(nparts, num_threads=nparts, schedule="static"):
+                _gradient_step(G, yd, Ki, Kj, dai, daj, n * c // nparts, n * (c + 1) // nparts)
         ui = w.status[i] == UPPER_BOUND
         uj = w.status[j] == UPPER_BOUND
         _update_status(w, i)

@@ -289,8 +289,9 @@ def test_pair_search_in_blocks_is_libsvms_loop(l):
                          + [(c, False) for c in BIG.values()],
                          ids=list(CASES) + [k + "-twice" for k in CASES] + list(BIG))
 def test_pair_search_in_parts_is_the_pass_over_all(case, shrinking, twice):
-    """_select's two passes cut into parts, one a thread, merged in order (a cache of two and of three threads, from
-    one position on: select_parallel_min(1)), give the solve of one pass bit for bit: alpha, G, rho, obj, the
+    """_select's two passes cut into parts, one a thread, merged in order, and the gradient's and G_bar's updates in
+    the same parts (a cache of two and of three threads, from one position on: select_parallel_min(1)), give the
+    solve of one pass bit for bit: alpha, G, rho, obj, the
     iterations and LIBSVM's progress characters; the first pass starts with every -y_t G_t equal (ties in every
     part), the shrinking solves search shorter and shorter active sets, and with every row twice (the second half
     the first again: the two halves' best j tie) the later part must win as the later position does."""
