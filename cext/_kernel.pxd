@@ -30,6 +30,10 @@ cdef class KernelCache:
     cdef int n_threads              # OpenMP threads that fill a long column
     cdef uint64_t* bits             # binary rows (_kernel.pyx, _binary_setup): n_words bits per row of X, or NULL
     cdef int32_t* ones              # per row of X: its bits set (= its squared norm)
+    cdef uint64_t* pbits            # the same bits by position (the active order, kept by swap), or NULL
+    cdef int32_t* pones             # the counts by position
+    cdef int64_t pbit_cap           # the positions they hold
+    cdef bint pbits_dirty           # a retarget since they were built
     cdef float* table               # the kernel's float at each integer (RBF: |x - z|^2, else x.z), or NULL: binary
                                     # rows' (every integer they can give), an integer-valued RBF view's (_integer_setup)
     cdef int64_t table_size
@@ -50,7 +54,8 @@ cdef class KernelCache:
     cdef float* _take_slot(self, int64_t j) noexcept nogil
     cdef void swap(self, int64_t i, int64_t j) noexcept nogil
     cdef int retarget(self, const int64_t* rows, int64_t l) noexcept nogil
-    cdef bint _binary_setup(self, int64_t width) except -1
+    cdef bint _binary_setup(self, int64_t width, int64_t l) except -1
+    cdef void _build_pbits(self) noexcept nogil
     cdef bint _fill_table(self, int64_t size) except -1
     cdef void _integer_setup(self) except *
     cdef void _panel_setup(self, int64_t l) except *

@@ -469,13 +469,13 @@ cdef extern from *:
        [start, stop); bits: w words a row, ones: each row's count. The index is a (|x_r| + |x_j|) + (1 - 3a) c with
        a = rbf (0 or 1): no branch. The popcount is one instruction where the CPU has it (target_clones), else the
        compiler's own; one, two, three and four words a row have loops of their own (the word loop unrolled). */
-    #define LLSVM_BINARY_LOOP(W)                                                                    \
+    #define LLSVM_BINARY_LOOP(W, R)                                                                 \
         for (k = start; k < stop; k++) {                                                            \
-            const uint64_t* br = bits + rows[k] * (W);                                              \
+            const uint64_t* br = bits + (R) * (W);                                                  \
             int64_t c = 0, q;                                                                       \
             for (q = 0; q < (W); q++)                                                               \
                 c += __builtin_popcountll(br[q] & bj[q]);                                           \
-            out[k] = table[a * ((int64_t)ones[rows[k]] + oj) + m * c];                              \
+            out[k] = table[a * ((int64_t)ones[R] + oj) + m * c];                                    \
         }
     static LLSVM_POPCNT_CLONES void llsvm_binary_column(const uint64_t* restrict bits, int64_t w,
                                                         const int32_t* restrict ones, const int64_t* restrict rows,
@@ -485,12 +485,22 @@ cdef extern from *:
         const uint64_t* bj = bits + j * w;
         const int64_t a = rbf ? 1 : 0, m = rbf ? -2 : 1, oj = ones[j];
         int64_t k;
+        if (rows == NULL) {     /* bits and ones by position (the cache's copy in its order), j a position */
+            switch (w) {
+            case 1: LLSVM_BINARY_LOOP(1, k) break;
+            case 2: LLSVM_BINARY_LOOP(2, k) break;
+            case 3: LLSVM_BINARY_LOOP(3, k) break;
+            case 4: LLSVM_BINARY_LOOP(4, k) break;
+            default: LLSVM_BINARY_LOOP(w, k)
+            }
+            return;
+        }
         switch (w) {
-        case 1: LLSVM_BINARY_LOOP(1) break;
-        case 2: LLSVM_BINARY_LOOP(2) break;
-        case 3: LLSVM_BINARY_LOOP(3) break;
-        case 4: LLSVM_BINARY_LOOP(4) break;
-        default: LLSVM_BINARY_LOOP(w)
+        case 1: LLSVM_BINARY_LOOP(1, rows[k]) break;
+        case 2: LLSVM_BINARY_LOOP(2, rows[k]) break;
+        case 3: LLSVM_BINARY_LOOP(3, rows[k]) break;
+        case 4: LLSVM_BINARY_LOOP(4, rows[k]) break;
+        default: LLSVM_BINARY_LOOP(w, rows[k])
         }
     }
     """
@@ -508,6 +518,16 @@ cdef inline void _swap_lanes(double* panels, double* panel_sq, int64_t width, in
     for k in range(width):
         t = a[4 * k]; a[4 * k] = b[4 * k]; b[4 * k] = t
     t = panel_sq[i]; panel_sq[i] = panel_sq[j]; panel_sq[j] = t
+
+
+cdef inline void _swap_bits(uint64_t* pbits, int32_t* pones, int64_t w, int64_t i, int64_t j) noexcept nogil:
+    """Positions i and j exchanged in the binary rows' bits and counts by position (O(w))."""
+    cdef uint64_t t
+    cdef int32_t c
+    cdef int64_t q
+    for q in range(w):
+        t = pbits[i * w + q]; pbits[i * w + q] = pbits[j * w + q]; pbits[j * w + q] = t
+    c = pones[i]; pones[i] = pones[j]; pones[j] = c
 
 
 cdef bint _all_finite(const RowView* v, value_t* kind) noexcept nogil:
@@ -779,6 +799,10 @@ cdef class KernelCache:
         self.panel_sq = NULL
         self.panel_cap = 0
         self.panels_dirty = True
+        self.pbits = NULL
+        self.pones = NULL
+        self.pbit_cap = 0
+        self.pbits_dirty = True
 
     def __init__(self, Rows X not None, rows, params, const double[::1] sqnorm, double cache_size=DEFAULT_CACHE_SIZE,
                  int n_threads=1):
@@ -841,7 +865,7 @@ cdef class KernelCache:
         # a precomputed value is one look-up, not a pass over the row
         self.row_cost = 16 if self.params.kernel_type == KERNEL_PRECOMPUTED else \
             (X.v.indptr[X.v.n_rows] // X.v.n_rows if X.v.n_rows > 0 else 0) + 16
-        if self._binary_setup(width):
+        if self._binary_setup(width, l):
             self.row_cost = self.n_words + 4            # a popcount a word, then a look-up
         else:
             self._integer_setup()
@@ -919,7 +943,16 @@ cdef class KernelCache:
                         P[4 * idx[k]] = xd[k]
         self.panels_dirty = False
 
-    cdef bint _binary_setup(self, int64_t width) except -1:
+    cdef void _build_pbits(self) noexcept nogil:
+        """pbits and pones: each position's row's bits and count (the binary rows' way, by position)."""
+        cdef int64_t p, q, w = self.n_words
+        for p in range(self.l):
+            for q in range(w):
+                self.pbits[p * w + q] = self.bits[self.rows[p] * w + q]
+            self.pones[p] = self.ones[self.rows[p]]
+        self.pbits_dirty = False
+
+    cdef bint _binary_setup(self, int64_t width, int64_t l) except -1:
         """Take the binary rows' way (see above, llsvm_binary_column) when the view qualifies: a kernel with a dot
         product (not precomputed) and a dense scratch, every stored value 0.0 or 1.0, w = ceil(width / 64) words a
         row with w <= BINARY_MAX_WORDS and w <= max(2, the mean entries of a row) (the bits then cost no more than
@@ -958,6 +991,21 @@ cdef class KernelCache:
             self._binary_free()
             return False
         self.n_words = w
+        # the bits and counts again in the positions' order (room for max(l, the view's rows) positions, else
+        # none: the columns then read them by row), built when a column first needs them and kept in order by
+        # swap, so that a column reads them in sequence where by row it would read them at random after LIBSVM's
+        # shrinking has shuffled the positions
+        k = max(l, n)
+        self.pbits = <uint64_t*>malloc(max(k * w, 1) * sizeof(uint64_t))
+        self.pones = <int32_t*>malloc(max(k, 1) * sizeof(int32_t))
+        if self.pbits == NULL or self.pones == NULL:
+            free(self.pbits)
+            free(self.pones)
+            self.pbits = NULL
+            self.pones = NULL
+        else:
+            self.pbit_cap = k
+            self.pbits_dirty = True
         return True
 
     cdef bint _fill_table(self, int64_t size) except -1:
@@ -999,6 +1047,11 @@ cdef class KernelCache:
         free(self.bits)
         free(self.ones)
         free(self.table)
+        free(self.pbits)
+        free(self.pones)
+        self.pbits = NULL
+        self.pones = NULL
+        self.pbit_cap = 0
         self.bits = NULL
         self.ones = NULL
         self.table = NULL
@@ -1011,6 +1064,8 @@ cdef class KernelCache:
         free(self.panels)
         free(self.bits)
         free(self.ones)
+        free(self.pbits)
+        free(self.pones)
         free(self.table)
         free(self.rows)
         free(self.first)
@@ -1044,7 +1099,12 @@ cdef class KernelCache:
             nt = self.n_threads if (length - start) * self.row_cost >= PARALLEL_MIN_WORK else 1
             if self.panels != NULL and self.panels_dirty:
                 self._build_panels()
-            if self.bits != NULL:
+            if self.pbits != NULL:
+                if self.pbits_dirty:
+                    self._build_pbits()
+                _binary_column(self.pbits, self.n_words, self.pones, NULL, j, start, length, self.table,
+                               self.params.kernel_type == KERNEL_RBF, col, nt)
+            elif self.bits != NULL:
                 _binary_column(self.bits, self.n_words, self.ones, self.rows, self.rows[j], start, length, self.table,
                                self.params.kernel_type == KERNEL_RBF, col, nt)
             elif self.f32:
@@ -1154,6 +1214,8 @@ cdef class KernelCache:
             return
         if self.panels != NULL and not self.panels_dirty:
             _swap_lanes(self.panels, self.panel_sq, self.width, i, j)
+        if self.pbits != NULL and not self.pbits_dirty:
+            _swap_bits(self.pbits, self.pones, self.n_words, i, j)
         if self.slot[i] >= 0:
             _lru_delete(self.prev, self.next, i)
         if self.slot[j] >= 0:
@@ -1216,6 +1278,13 @@ cdef class KernelCache:
             self.rows[k] = rows[k]
         _fresh(self, l, n_slots)
         self.panels_dirty = True
+        self.pbits_dirty = True
+        if l > self.pbit_cap:               # more positions than the binary copy holds: the bits by row
+            free(self.pbits)
+            free(self.pones)
+            self.pbits = NULL
+            self.pones = NULL
+            self.pbit_cap = 0
         if l > self.panel_cap:              # more positions than the panels hold: without them
             free(self.panels)
             self.panels = NULL
