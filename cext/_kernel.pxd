@@ -33,14 +33,14 @@ cdef class KernelCache:
     cdef uint64_t* pbits            # the same bits by position (the active order, kept by swap), or NULL
     cdef int32_t* pones             # the counts by position
     cdef int64_t pbit_cap           # the positions they hold
-    cdef bint pbits_dirty           # a retarget since they were built
+    cdef bint pbits_dirty           # a retarget since they were built (a swap keeps them in order: _swap_bits)
     cdef float* table               # the kernel's float at each integer (RBF: |x - z|^2, else x.z), or NULL: binary
                                     # rows' (every integer they can give), an integer-valued RBF view's (_integer_setup)
     cdef int64_t table_size
     cdef double* panels             # the positions' rows four by four (_panel_setup), or NULL
     cdef int64_t panel_cap          # the positions they hold
     cdef double* panel_sq           # after them: the squared norm of each position's row
-    cdef bint panels_dirty          # a swap or retarget since they were built
+    cdef bint panels_dirty          # a retarget since they were built (a swap keeps them in order: _swap_lanes)
     cdef int64_t n_words
     cdef int64_t row_cost           # the mean entries of a row + 16: the cost of one kernel value
     cdef int64_t n_free
@@ -56,6 +56,7 @@ cdef class KernelCache:
     cdef int retarget(self, const int64_t* rows, int64_t l) noexcept nogil
     cdef bint _binary_setup(self, int64_t width, int64_t l) except -1
     cdef void _build_pbits(self) noexcept nogil
+    cdef void _drop_pbits(self) noexcept nogil
     cdef bint _fill_table(self, int64_t size) except -1
     cdef void _integer_setup(self) except *
     cdef void _panel_setup(self, int64_t l) except *

@@ -878,9 +878,10 @@ cdef class KernelCache:
         when a row lacks a feature every value must be finite, checked here), and the panels take at most
         PANEL_FREE bytes (a copy of the rows beside the -m budget, so only a small one): room for max(l, the view's
         rows) positions (a retargeted problem larger than that goes without), with their squared norms in position
-        order beside them (panel_sq), built when a column first needs them and again after any swap or retarget
-        (O(l width), as one column costs). Nothing when the memory could not be had."""
-        cdef int64_t r, n = self.v.n_rows, cap, width = self.width, nnz
+        order beside them (panel_sq), built when a column first needs them and again after a retarget (O(l width),
+        as one column costs; a swap exchanges the two positions' lanes, _swap_lanes). Nothing when the memory could
+        not be had."""
+        cdef int64_t n = self.v.n_rows, cap, width = self.width, nnz
         cdef bint finite
         if self.params.kernel_type != KERNEL_RBF or self.dense == NULL or width == 0 or n == 0:
             return
@@ -952,6 +953,14 @@ cdef class KernelCache:
             self.pones[p] = self.ones[self.rows[p]]
         self.pbits_dirty = False
 
+    cdef void _drop_pbits(self) noexcept nogil:
+        """Without the bits by position (the columns read them by row)."""
+        free(self.pbits)
+        free(self.pones)
+        self.pbits = NULL
+        self.pones = NULL
+        self.pbit_cap = 0
+
     cdef bint _binary_setup(self, int64_t width, int64_t l) except -1:
         """Take the binary rows' way (see above, llsvm_binary_column) when the view qualifies: a kernel with a dot
         product (not precomputed) and a dense scratch, every stored value 0.0 or 1.0, w = ceil(width / 64) words a
@@ -999,10 +1008,7 @@ cdef class KernelCache:
         self.pbits = <uint64_t*>malloc(max(k * w, 1) * sizeof(uint64_t))
         self.pones = <int32_t*>malloc(max(k, 1) * sizeof(int32_t))
         if self.pbits == NULL or self.pones == NULL:
-            free(self.pbits)
-            free(self.pones)
-            self.pbits = NULL
-            self.pones = NULL
+            self._drop_pbits()
         else:
             self.pbit_cap = k
             self.pbits_dirty = True
@@ -1047,11 +1053,7 @@ cdef class KernelCache:
         free(self.bits)
         free(self.ones)
         free(self.table)
-        free(self.pbits)
-        free(self.pones)
-        self.pbits = NULL
-        self.pones = NULL
-        self.pbit_cap = 0
+        self._drop_pbits()
         self.bits = NULL
         self.ones = NULL
         self.table = NULL
@@ -1280,11 +1282,7 @@ cdef class KernelCache:
         self.panels_dirty = True
         self.pbits_dirty = True
         if l > self.pbit_cap:               # more positions than the binary copy holds: the bits by row
-            free(self.pbits)
-            free(self.pones)
-            self.pbits = NULL
-            self.pones = NULL
-            self.pbit_cap = 0
+            self._drop_pbits()
         if l > self.panel_cap:              # more positions than the panels hold: without them
             free(self.panels)
             self.panels = NULL

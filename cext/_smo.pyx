@@ -836,7 +836,7 @@ cdef inline void _gradient_step(double* G, const double* yd, const float* Ki, co
 
 cdef int64_t _solve(KernelCache cache, Work* w, int64_t max_iter, bint shrinking, double* gap_out,
                     bint* converged) noexcept nogil:
-    cdef int64_t it = 0, i, j, t, n, l = w.l, c, nparts
+    cdef int64_t it = 0, i, j, n, l = w.l, c, nparts
     cdef int64_t counter = (l if l < 1000 else 1000) + 1
     cdef double old_i, old_j, dai, daj
     cdef const float* Ki
