@@ -401,23 +401,32 @@ cdef void _block_row(const KernelParams* p, double* a, int64_t m, const double* 
         s += n
 
 
-cdef void _block_columns(const KernelParams* p, const RowView* v, const int64_t* rows, const double* sq,
-                         const int64_t* js, const int64_t* which, int64_t m, int64_t l, double* D, double* acc,
-                         float* out, int n_threads, const float* table, int64_t size, value_t* kind) noexcept nogil:
-    """out[which[k] l + r] = k(x_rows[r], x_rows[js[which[k]]]) for r < l and k < m (KernelCache.get_block): D
-    (scratch_size(v) x m zeros) receives the m rows, acc holds m doubles per thread."""
-    cdef int64_t k, r, e, jr
+cdef void _scatter_block(const RowView* v, const int64_t* rows, const int64_t* js, const int64_t* which, int64_t m,
+                         double* D, int64_t mp, value_t* kind) noexcept nogil:
+    """D[i mp + k] = the value of feature i in the row of position js[which[k]], for k < m (D: zeros before)."""
+    cdef int64_t k, e, jr
     cdef const value_t* x
     cdef const int32_t* idx
-    cdef double* a
-    cdef const double* d
-    cdef double xv
     for k in range(m):
         jr = rows[js[which[k]]]
         x = row_values(v, jr, kind)
         idx = row_indices(v, jr)
         for e in range(v.indptr[jr], v.indptr[jr + 1]):
-            D[<int64_t>idx[e] * m + k] = <double>x[e]
+            D[<int64_t>idx[e] * mp + k] = <double>x[e]
+
+
+cdef void _block_columns(const KernelParams* p, const RowView* v, const int64_t* rows, const double* sq,
+                         const int64_t* js, const int64_t* which, int64_t m, int64_t l, double* D, double* acc,
+                         float* out, int n_threads, const float* table, int64_t size, value_t* kind) noexcept nogil:
+    """out[which[k] l + r] = k(x_rows[r], x_rows[js[which[k]]]) for r < l and k < m (KernelCache.get_block): D
+    (scratch_size(v) x m zeros) receives the m rows, acc holds m doubles per thread."""
+    cdef int64_t k, r, e
+    cdef const value_t* x
+    cdef const int32_t* idx
+    cdef double* a
+    cdef const double* d
+    cdef double xv
+    _scatter_block(v, rows, js, which, m, D, m, kind)
     for r in prange(l, num_threads=n_threads, schedule="static"):
         a = acc + threadid() * m
         for k in range(m):
@@ -430,6 +439,150 @@ cdef void _block_columns(const KernelParams* p, const RowView* v, const int64_t*
             for k in range(m):
                 a[k] += xv * d[k]
         _block_row(p, a, m, sq, rows, js, which, l, r, out, table, size)
+
+
+# Blocks over the panels (issue 49, --ws on dense views): the dot products of the positions' rows with m columns'
+# rows at once, eight rows by eight columns a tile, so that each row value and each column value loaded serves eight
+# products (llsvm_panel_dots, one column at a time, reads the whole panel store from memory per column). Each entry is
+# still a lane of its own summing its row one product at a time in index order, a multiply then an add: the sums of
+# llsvm_panel_dots, so of dot_dense, bit for bit.
+cdef extern from *:
+    """
+    #include <stdint.h>
+    #include <string.h>
+    #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && defined(__GLIBC__)
+    #define LLSVM_TILE_WIDE 1
+    #define LLSVM_TILE8 __attribute__((target("avx512f"), optimize("fp-contract=off"), unused))
+    #define LLSVM_TILE4 __attribute__((target_clones("avx2", "default"), optimize("fp-contract=off"), unused))
+    #elif defined(__GNUC__) && !defined(__clang__)
+    #define LLSVM_TILE4 __attribute__((optimize("fp-contract=off"), unused))
+    #else
+    #define LLSVM_TILE4 __attribute__((unused))
+    #endif
+    typedef double llsvm_v8d __attribute__((vector_size(64)));
+    typedef double llsvm_v4t __attribute__((vector_size(32)));
+    /* The tile of two panels (rows a and b, four each) by W columns from c: each of the eight rows' W sums side by
+       side in one vector, a multiply then an add a product. */
+    #define LLSVM_TILE(V, W)                                                                                       \
+        {                                                                                                          \
+            V s0 = {0.0}, s1 = s0, s2 = s0, s3 = s0, s4 = s0, s5 = s0, s6 = s0, s7 = s0, d;                        \
+            const double* dk = D + c;                                                                              \
+            for (k = 0; k < width; k++, dk += mp) {                                                                \
+                memcpy(&d, dk, sizeof(V));                                                                         \
+                s0 = s0 + d * a[4 * k];                                                                            \
+                s1 = s1 + d * a[4 * k + 1];                                                                        \
+                s2 = s2 + d * a[4 * k + 2];                                                                        \
+                s3 = s3 + d * a[4 * k + 3];                                                                        \
+                s4 = s4 + d * b[4 * k];                                                                            \
+                s5 = s5 + d * b[4 * k + 1];                                                                        \
+                s6 = s6 + d * b[4 * k + 2];                                                                        \
+                s7 = s7 + d * b[4 * k + 3];                                                                        \
+            }                                                                                                      \
+            memcpy(out + c, &s0, sizeof(V));                                                                       \
+            memcpy(out + mp + c, &s1, sizeof(V));                                                                  \
+            memcpy(out + 2 * mp + c, &s2, sizeof(V));                                                              \
+            memcpy(out + 3 * mp + c, &s3, sizeof(V));                                                              \
+            memcpy(out + 4 * mp + c, &s4, sizeof(V));                                                              \
+            memcpy(out + 5 * mp + c, &s5, sizeof(V));                                                              \
+            memcpy(out + 6 * mp + c, &s6, sizeof(V));                                                              \
+            memcpy(out + 7 * mp + c, &s7, sizeof(V));                                                              \
+        }
+    /* out[q mp + c] = sum over k < width, in order, of the row value of lane q (rows 0-3: panel a, 4-7: panel b)
+       times D[k mp + c] (a multiply, then an add), for the mp columns c of D (width x mp, index-major; mp a
+       multiple of 8). b may be a panel of zeros' stand-in: the caller passes a again and ignores rows 4-7. */
+    static LLSVM_TILE4 void llsvm_tile_dots4(const double* restrict a, const double* restrict b, int64_t width,
+                                             const double* restrict D, int64_t mp, double* restrict out) {
+        int64_t c, k;
+        for (c = 0; c < mp; c += 4)
+            LLSVM_TILE(llsvm_v4t, 4)
+    }
+    #ifdef LLSVM_TILE_WIDE
+    static LLSVM_TILE8 void llsvm_tile_dots8(const double* restrict a, const double* restrict b, int64_t width,
+                                             const double* restrict D, int64_t mp, double* restrict out) {
+        int64_t c, k;
+        for (c = 0; c < mp; c += 8)
+            LLSVM_TILE(llsvm_v8d, 8)
+    }
+    #endif
+    /* The dot products of n (1 or 2) panels of P (width x 4 doubles each, index-major) with D's mp columns: 512-bit
+       vectors where the CPU has them, else 256-bit ones (register pressure: sixteen 256-bit accumulators would
+       spill); the same sums either way, so the same doubles on every machine. */
+    static int llsvm_tile_narrow = 0;      /* the tests' switch: 256-bit vectors even where 512-bit ones exist */
+    static int __attribute__((unused)) llsvm_tile_wide(void) {
+    #ifdef LLSVM_TILE_WIDE
+        return !llsvm_tile_narrow && __builtin_cpu_supports("avx512f");
+    #else
+        return 0;
+    #endif
+    }
+    static void __attribute__((unused)) llsvm_tile_dots(const double* P, int64_t width, int64_t n, const double* D,
+                                                        int64_t mp, double* out) {
+        const double* b = n > 1 ? P + width * 4 : P;
+    #ifdef LLSVM_TILE_WIDE
+        if (llsvm_tile_wide()) {
+            llsvm_tile_dots8(P, b, width, D, mp, out);
+            return;
+        }
+    #endif
+        llsvm_tile_dots4(P, b, width, D, mp, out);
+    }
+    """
+    void llsvm_tile_dots(const double* P, int64_t width, int64_t n, const double* D, int64_t mp,
+                         double* out) noexcept nogil
+    int llsvm_tile_narrow
+    int llsvm_tile_wide() noexcept nogil
+
+
+def tile_vectors(narrow=None):
+    """The vectors get_block's tiles over the panels use (512 or 256 bits: the same doubles either way); narrow
+    True or False (the tests) asks for 256 bits even where 512 exist, or not."""
+    global llsvm_tile_narrow
+    if narrow is not None:
+        llsvm_tile_narrow = 1 if narrow else 0
+    return 512 if llsvm_tile_wide() else 256
+
+
+cdef void _tile_rbf(const KernelParams* p, double* a, float* f, int64_t nr, int64_t r0, const double* panel_sq,
+                    const int64_t* which, int64_t m, int64_t mp, int64_t l, const double* sqc, float* out,
+                    const float* table, int64_t size) noexcept nogil:
+    """The floats of a tile's nr rows (positions r0 ..) from their dot products a (nr x mp, overwritten): the
+    squared distances (rbf_d2, as _block_row's), their floats a row at a time (_rbf_floats: the exps, or the table)
+    into f (nr x mp), then written into out eight positions of a column at a time."""
+    cdef int64_t q, k, s, c
+    cdef double sqr
+    cdef float* col
+    for q in range(nr):
+        sqr = panel_sq[r0 + q]
+        for k in range(m):
+            a[q * mp + k] = rbf_d2(a[q * mp + k], sqr, sqc[k])
+        s = 0
+        while s < m:
+            c = m - s if m - s < EXP_CHUNK else EXP_CHUNK
+            _rbf_floats(p, a + q * mp + s, f + q * mp + s, c, table, size)
+            s += c
+    for k in range(m):
+        col = out + which[k] * l + r0
+        for q in range(nr):
+            col[q] = f[q * mp + k]
+
+
+cdef void _block_panel_columns(const KernelParams* p, const double* panels, const double* panel_sq, int64_t width,
+                               const int64_t* which, int64_t m, int64_t l, const double* D, const double* sqc,
+                               int64_t mp, double* acc, float* out, int n_threads, const float* table,
+                               int64_t size) noexcept nogil:
+    """_block_columns over the panels (an RBF cache's: only RBF views have them): D (width x mp, the m missing
+    columns' rows, zeros elsewhere and in the columns beyond m; sqc their squared norms) against the positions' rows
+    two panels at a time (llsvm_tile_dots, the threads sharing the pairs of panels), then the tile's floats
+    (_tile_rbf). acc holds 12 mp doubles per thread (the tile's 8 rows of doubles, then of floats)."""
+    cdef int64_t n_panels = (l + 3) // 4, g, r0, n, nr
+    cdef double* a
+    for g in prange((n_panels + 1) // 2, num_threads=n_threads, schedule="static"):
+        a = acc + threadid() * 12 * mp
+        n = 2 if 2 * g + 1 < n_panels else 1
+        llsvm_tile_dots(panels + 2 * g * width * 4, width, n, D, mp, a)
+        r0 = 8 * g
+        nr = 4 * n if l - r0 > 4 * n else l - r0
+        _tile_rbf(p, a, <float*>(a + 8 * mp), nr, r0, panel_sq, which, m, mp, l, sqc, out, table, size)
 
 
 cdef void _precomputed_column(const RowView* v, const int64_t* rows, int64_t j, int64_t start, int64_t stop,
@@ -1151,11 +1304,12 @@ cdef class KernelCache:
         together: their rows scattered into a dense block D (features x missing, zeros elsewhere), then for each
         row r of the problem, shared among the threads, the products x_r . D[:, k] for every missing k at once
         (each in x_r's index order, as dot_dense sums it; the inner loop runs over k, contiguous, and vectorises),
-        then the kernel from the dot; then they enter the cache (least recently used evicted). A view without a
-        dense scratch (wide sparse), a block over BLOCK_MAX, the precomputed kernel or binary rows (whose columns
-        are a popcount and a look-up an entry): column by column. Returns 0, or -1 when memory for
-        the block ran out (out then holds the columns computed one by one)."""
-        cdef int64_t k, miss = 0, width, l = self.l
+        then the kernel from the dot; over the panels of a dense RBF view, the tiles of _block_panel_columns instead
+        (eight rows by eight or four columns, the same sums); then they enter the cache (least recently used
+        evicted). A view without a dense scratch (wide sparse), a block over BLOCK_MAX, the precomputed kernel or
+        binary rows (whose columns are a popcount and a look-up an entry): column by column. Returns 0, or -1 when
+        memory for the block ran out (out then holds the columns computed one by one)."""
+        cdef int64_t k, miss = 0, width, l = self.l, mp
         cdef int64_t* which
         cdef double* D
         cdef double* acc
@@ -1166,9 +1320,12 @@ cdef class KernelCache:
             for k in range(m):
                 memcpy(out + k * l, self.get_column(js[k], l), l * sizeof(float))
             return 0
+        # over the panels: D's columns padded to a multiple of 8 (llsvm_tile_dots), 8 rows of acc a thread
+        mp = (m + 7) // 8 * 8 if self.panels != NULL else m
         which = <int64_t*>malloc((m if m > 0 else 1) * sizeof(int64_t))
-        D = <double*>calloc(width * m if width * m > 0 else 1, sizeof(double))
-        acc = <double*>malloc(self.n_threads * (m if m > 0 else 1) * sizeof(double))
+        D = <double*>calloc(width * mp + mp if width * mp + mp > 0 else 1, sizeof(double))     # and sqc after it
+        acc = <double*>malloc(self.n_threads * (12 * mp if self.panels != NULL else m if m > 0 else 1)
+                              * sizeof(double))
         if which == NULL or D == NULL or acc == NULL:
             free(which); free(D); free(acc)
             for k in range(m):
@@ -1183,13 +1340,25 @@ cdef class KernelCache:
             else:
                 which[miss] = k
                 miss += 1
-        if miss > 0:
+        if miss > 0 and self.panels != NULL:
+            if self.panels_dirty:
+                self._build_panels()
+            if self.f32:
+                _scatter_block(&self.v, self.rows, js, which, miss, D, mp, <float*>NULL)
+            else:
+                _scatter_block(&self.v, self.rows, js, which, miss, D, mp, <double*>NULL)
+            for k in range(miss):
+                D[width * mp + k] = self.sq[self.rows[js[which[k]]]]
+            _block_panel_columns(&self.params, self.panels, self.panel_sq, width, which, miss, l, D, D + width * mp,
+                                 mp, acc, out, self.n_threads, self.table, self.table_size)
+        elif miss > 0:
             if self.f32:
                 _block_columns(&self.params, &self.v, self.rows, self.sq, js, which, miss, l, D, acc, out,
                                self.n_threads, self.table, self.table_size, <float*>NULL)
             else:
                 _block_columns(&self.params, &self.v, self.rows, self.sq, js, which, miss, l, D, acc, out,
                                self.n_threads, self.table, self.table_size, <double*>NULL)
+        if miss > 0:
             for k in range(miss):
                 self.misses += 1
                 if self.slot[js[which[k]]] >= 0:          # a shorter column: dropped, then taken again

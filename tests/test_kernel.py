@@ -613,6 +613,18 @@ def assert_swapped_columns_exact(c, X, sq, p, swaps, columns):
         assert same_bits(c.column(j), exact.astype(np.float32))
 
 
+def with_holes(dense, rng):
+    """dense with a tenth of its entries gone and row 17 empty, and its CSR matrix with explicit zeros of both signs
+    stored: the holes a panel's lanes fill with zeros."""
+    holey = dense.copy()
+    holey[rng.random(holey.shape) < 0.1] = 0.0
+    holey[17] = 0.0
+    H = sp.csr_matrix(holey)
+    H.data[::50] = -0.0
+    H.data[25::50] = 0.0
+    return holey, H
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=["f64", "f32"])
 @pytest.mark.parametrize("n_threads", [1, 2])
 def test_panel_columns_are_libms_floats(n_threads, dtype):
@@ -639,13 +651,7 @@ def test_panel_columns_are_libms_floats(n_threads, dtype):
         assert same_bits(c.column(j, 333), exact[:333].astype(np.float32))
         assert same_bits(c.column(j, 1203), exact.astype(np.float32))
     assert_swapped_columns_exact(c, X, sq, p, ((0, 700), (5, 6)), (1, 6, 700, 1000))
-    # holes: a tenth of the entries gone, row 17 empty, explicit zeros of both signs stored
-    holey = dense.copy()
-    holey[rng.random(holey.shape) < 0.1] = 0.0
-    holey[17] = 0.0
-    H = sp.csr_matrix(holey)
-    H.data[::50] = -0.0
-    H.data[25::50] = 0.0
+    holey, H = with_holes(dense, rng)
     H = view(H)
     hsq = K.kernel_sq_norms(H, p)
     h = K.KernelCache(H, rows, p, hsq, 100.0, n_threads=n_threads)
@@ -669,6 +675,54 @@ def test_panel_columns_are_libms_floats(n_threads, dtype):
     bad[40, 2] = np.inf
     B = view(sp.csr_matrix(bad))
     assert not K.KernelCache(B, None, p, np.ones(1203)).panels
+
+
+@pytest.mark.parametrize("narrow", [False, True], ids=["widest", "256-bit"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=["f64", "f32"])
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_panel_blocks_are_libms_floats(n_threads, dtype, narrow):
+    """get_block over the panels (--ws on a dense view: two panels by eight or four columns a tile,
+    llsvm_tile_dots) gives kernel_column's floats bit for bit, with 512-bit vectors (where the CPU has them) and
+    256-bit ones alike: blocks of 1, 7, 8, 9 and 64 columns (D padded to a multiple of 8), some of them cached
+    already, 1203 positions (an odd number of panels, the last one short), after swaps, from float32 rows, over rows
+    with holes (an empty row, explicit zeros of both signs) and over integer rows (the table of integer
+    distances), on 1 and 2 threads."""
+    K.tile_vectors(narrow)
+    try:
+        rng = np.random.default_rng(15)
+        dense = rng.normal(size=(1203, 37)).astype(dtype)
+        dense[dense == 0] = 0.5
+        _, H = with_holes(dense, rng)
+        p = {"kernel_type": 2, "gamma": 0.05}
+        rows = rng.permutation(1203).astype(np.int64)
+        for M in (sp.csr_matrix(dense), H, sp.csr_matrix(np.round(dense[:, :5] * 40))):
+            X = view(M)
+            sq = K.kernel_sq_norms(X, p)
+            c = K.KernelCache(X, rows, p, sq, 100.0, n_threads=n_threads)
+            assert c.panels
+            exact = np.empty(1203)
+            c.column(3, 1203)                     # cached before the blocks: copied, not computed
+            c.column(500, 100)                    # a short one: computed again at full length
+            for block in ((1202,), (0, 3, 4, 5, 6, 7, 500), tuple(range(8, 16)), tuple(range(100, 109)),
+                          tuple(rng.choice(1203, 64, replace=False))):
+                got = c.block(np.array(block, np.int64))
+                for k, j in enumerate(block):
+                    K.kernel_column(X, rows, rows[j], p, sq, exact)
+                    assert same_bits(got[k], exact.astype(np.float32))
+            for a, b in ((0, 700), (5, 1202)):
+                c.swap_index(a, b)
+            order = c.order
+            block = (0, 5, 700, 1202, 9, 10, 11, 12, 13)
+            got = K.KernelCache(X, order, p, sq, 100.0, n_threads=n_threads).block(np.array(block, np.int64))
+            got_swapped = c.block(np.array(block, np.int64))
+            for k, j in enumerate(block):
+                K.kernel_column(X, order, order[j], p, sq, exact)
+                assert same_bits(got[k], exact.astype(np.float32))
+                assert same_bits(got_swapped[k], exact.astype(np.float32))
+        assert K.KernelCache(view(sp.csr_matrix(np.round(dense[:, :5] * 40))), None, p,
+                             K.kernel_sq_norms(view(sp.csr_matrix(np.round(dense[:, :5] * 40))), p)).table_size > 0
+    finally:
+        K.tile_vectors(False)
 
 
 @pytest.mark.parametrize("n_columns", [2, 7, 60])
