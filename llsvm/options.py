@@ -515,9 +515,11 @@ OPTIONS = (
            "classes, regression) of 4 million non-zeros or more: -s 0, 2, 11 sum its rows in 2N blocks on N threads (the one-thread iterates up to "
            "the order of a sum); -s 1, 3, 7, 12, 13 pass over the rows on one thread while a second reads "
            "the rows ahead when a core is idle (the one-thread model, bit for bit). -s streamsvm: 2 runs "
-           "the reader and the trainer concurrently, 1 alternates them (deterministic for a seed). -s smo, h1tree: "
-           "OpenMP threads sharing each long kernel column (same model; they pay only when the cores are idle, so "
-           "one unless asked, as LIBSVM's svm-train). Default: {per_solver}; at most the number of CPUs "
+           "the reader and the trainer concurrently, 1 alternates them (deterministic for a seed). -s smo, h1tree and "
+           "the other kernel types: OpenMP threads sharing each long kernel column and the pair search (same model; "
+           "they pay only when the cores are idle, so one unless asked, as LIBSVM's svm-train, and no more than "
+           "the cores no other process runs on when training starts). Default: {per_solver}; at most the number "
+           "of CPUs "
            "(-s streamsvm: 2).", kind=Count(1), per_solver="default_threads"),
     Option("--seed", "seed", "params", "Seed of the random number generator.", kind=Count(0), default=1),
     Option("--certify", "certify", "params",

@@ -76,6 +76,15 @@ def run_peak(args, timeout=600):
     return proc, peak
 
 
+@pytest.fixture(autouse=True)
+def cores_idle(monkeypatch):
+    """Every test sees the machine's other cores idle (llsvm.solvers.common.others_running: 0), so that --threads N
+    takes N threads and a scout whatever the suite's other worker is running: no test's path depends on the
+    machine's load. The tests of that look (test_dcd_threads, test_kernel_threads) set it themselves."""
+    from llsvm.solvers import common
+    monkeypatch.setattr(common, "others_running", lambda: 0)
+
+
 @pytest.fixture(scope="session")
 def repo_root():
     return REPO_ROOT

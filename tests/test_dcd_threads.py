@@ -34,14 +34,13 @@ from reference import dcd_twin as T
 from conftest import generated_set
 from test_solvers import TINY, tiny_problem
 
-REAL_OTHERS_RUNNING = common.others_running      # before the autouse fixture stands in for it
+REAL_OTHERS_RUNNING = common.others_running      # before conftest's autouse fixture stands in for it (0: a scout)
 
 
 @pytest.fixture(autouse=True)
 def small_problems_take_threads(monkeypatch):
     monkeypatch.setattr(common, "THREAD_MIN_NNZ", 10_000)
     monkeypatch.setattr(common, "PASSCODE", True)      # off by default (test_passcode_is_off_by_default)
-    monkeypatch.setattr(common, "others_running", lambda: 0)    # the suite's other worker: a scout here all the same
 
 
 @pytest.mark.parametrize("solver", [3, 1])

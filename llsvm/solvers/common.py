@@ -300,6 +300,22 @@ def scout_pays(sub, threads):
     return others is None or (os.cpu_count() or 1) - 1 - others >= 1
 
 
+def idle_threads(threads):
+    """The threads a kernel solve of --threads `threads` takes: no more than the cores that no other process's
+    thread runs on now (others_running, weighed against os.cpu_count as scout_pays weighs it; unknown: all of
+    them), and at least one. Every pair of LIBSVM's solver opens up to four OpenMP regions (the pair search's two
+    passes, the columns, the gradient's updates), each of which waits for its slowest thread, so a thread whose
+    core another process holds stalls each of them: -s smo --threads 2 on a9a took 5.5 s beside one CPU-bound
+    process against 2.2 s on one thread (issue 49). The model is the same on any number of threads (every kernel
+    value and every sum is computed alike), so only the time depends on it. One look, when the solve starts."""
+    if threads <= 1:
+        return threads
+    others = others_running()
+    if others is None:
+        return threads
+    return max(1, min(threads, (os.cpu_count() or 1) - others))
+
+
 def class_grouping(cls, rows):
     """The order of LIBLINEAR's train() over the rows of (cls, rows): positions into rows (None: all rows) that
     group them by class in the model's label order, each class's rows in their own order (group_classes' perm).

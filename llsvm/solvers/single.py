@@ -30,7 +30,7 @@ from ..models.svm import KERNEL_TYPES, NR_MARKS, NoRowsModel, SVMModel
 from ..options import SMOOptions
 from ..params import echo
 from ..predict import printf_f
-from .common import FitResult, training_draws
+from .common import FitResult, idle_threads, training_draws
 from .folds import plain_folds
 from .smo import check_kernel_diag, check_pair_finite, report_problem, solve
 
@@ -80,7 +80,7 @@ def fit(ds, params, reporter, n_features=None, context=None):
             nu_start(np.ones(l, np.int8), params.nu * total, W, alpha)
         C = 1.0
         hint = f"kernel values up to {top:g}; scale the features"
-    out = solve(view, rows, y, p, alpha, C, C, opts, sq, params.eps, params.max_iter, params.threads,
+    out = solve(view, rows, y, p, alpha, C, C, opts, sq, params.eps, params.max_iter, idle_threads(params.threads),
                 nu=spec.name == "nu_svr", doubled=svr, reporter=reporter)
     out.pop("cache")
     coef = alpha[:l] - alpha[l:] if svr else alpha

@@ -35,7 +35,7 @@ from ..options import INT_MAX, SMOOptions
 from ..params import echo
 from ..predict import printf_f
 from ..models.svm import KERNEL_TYPES, refuse_nonfinite
-from .common import WARN_MAX_ITER, FitResult, class_costs, training_draws
+from .common import WARN_MAX_ITER, FitResult, class_costs, idle_threads, training_draws
 from .ovo import Pairs, run_batched, run_pairs
 
 JSON_FIELDS = ("C", "eps", "kernel_type", "gamma", "degree", "coef0", "cache_size", "shrinking", "probability",
@@ -198,6 +198,7 @@ class PairsRun:
 
     def __init__(self, ds, params, reporter, n_features=None):
         self.ds, self.params = ds, params
+        self.threads = idle_threads(params.threads)     # the kernel caches' (--threads, less the busy cores)
         self.opts = (params.options or SMOOptions()).resolved(ds.n_features if n_features is None else n_features)
         self.pairs = Pairs(ds.y)
         labels = self.pairs.labels
@@ -224,7 +225,7 @@ class PairsRun:
             # -m is a cap, as LIBSVM's (its cache allocates as it fills): bounded by the memory available
             self._mb = memory.cache_mb(opts.cache_size)
             scratch = KK.KernelCache(self.view, np.empty(0, np.int64), opts.kernel_params(), self.sq, self._mb,
-                                     params.threads)
+                                     self.threads)
             self._engine = _smo.OneVsOne(
                 scratch, pairs.perm, pairs.start, pairs.count, pairs.first, pairs.second, pairs.offsets, self.wC,
                 params.eps, -1 if params.max_iter is None else params.max_iter, bool(opts.shrinking), self.nu,
@@ -266,7 +267,7 @@ class PairsRun:
         rows = self.pairs.problem(p)[2]
         if cache is None:
             self.engine(reporter)
-            cache = KK.KernelCache(self.view, rows, self.opts.kernel_params(), self.sq, self._mb, self.params.threads)
+            cache = KK.KernelCache(self.view, rows, self.opts.kernel_params(), self.sq, self._mb, self.threads)
         engine = self.engine(reporter)
         coef = np.empty(rows.size, np.float64)
         stats = np.empty((1, len(_smo.PAIR_STATS)), np.float64)
