@@ -1343,6 +1343,7 @@ cdef class KernelCache:
         if miss > 0 and self.panels != NULL:
             if self.panels_dirty:
                 self._build_panels()
+            mp = (miss + 7) // 8 * 8        # the missing columns only, padded (D and acc hold that many)
             if self.f32:
                 _scatter_block(&self.v, self.rows, js, which, miss, D, mp, <float*>NULL)
             else:
