@@ -311,13 +311,65 @@ cdef extern from *:
         }
         return -1;
     }
+    /* whether position t is in I_low (not at the lower bound for y = +1, not at the upper for y = -1), its class
+       (*up: y = +1) and y_t G_t (*s): the candidates of the second passes */
+    static inline __attribute__((always_inline)) int64_t llsvm_low(const signed char* y, const double* G,
+                                                                   const char* st, int64_t t, int64_t* up,
+                                                                   double* s) {
+        int64_t u = y[t] > 0;
+        double g = G[t];
+        *up = u;
+        *s = u ? g : -g;
+        return st[t] != (u ^ 1);
+    }
+    /* a block's best onto the running (*best, *at) of a maximum with LIBSVM's >= (v: the block's values from
+       position b, NaN where not a candidate): the last position holding the block's largest value, when that is at
+       least *best */
+    static inline __attribute__((always_inline)) void llsvm_block_best(const double* v, int64_t n, int64_t b,
+                                                                       double* best, int64_t* at) {
+        double bm = llsvm_block_max(v, n, -INFINITY);
+        int64_t k;
+        if (bm >= *best) {
+            k = llsvm_last_equal(v, n, bm);
+            if (k >= 0) {
+                *best = v[k];
+                *at = b + k;
+            }
+        }
+    }
+    /* the same for obj's minimum with LIBSVM's <= (o: -obj, NaN where not a candidate; *obj_min running) */
+    static inline __attribute__((always_inline)) void llsvm_block_obj(const double* o, int64_t n, int64_t b,
+                                                                      double* obj_min, int64_t* at) {
+        double bm = llsvm_block_max(o, n, -INFINITY);
+        int64_t k;
+        if (-bm <= *obj_min) {
+            k = llsvm_last_equal(o, n, bm);
+            if (k >= 0) {
+                *obj_min = -o[k];
+                *at = b + k;
+            }
+        }
+    }
+    /* the largest non-NaN value of v[0 .. n) onto *top when it is at least *top (ties: the later position's value,
+       which only a zero's sign tells apart) */
+    static inline __attribute__((always_inline)) void llsvm_block_top(const double* v, int64_t n, double* top) {
+        double bm = llsvm_block_max(v, n, -INFINITY);
+        int64_t k;
+        if (bm >= *top) {
+            k = bm == 0.0 ? llsvm_last_equal(v, n, bm) : -2;
+            if (k >= 0)
+                *top = v[k];
+            else if (k == -2)
+                *top = bm;
+        }
+    }
     /* LIBSVM's first pass over [lo, hi): the largest -y_t G_t over I_up (st[t] != 1 for y = +1, != 0 for y = -1),
        ties to the later position; best and at are the running result (-INFINITY and -1 to start). */
     static LLSVM_SELECT_CLONES void llsvm_select_i(const signed char* restrict y, const double* restrict G,
                                                    const char* restrict st, int64_t lo, int64_t hi,
                                                    double* best, int64_t* at) {
         double v[LLSVM_SELECT_BLOCK];
-        double Gmax = *best, bm;
+        double Gmax = *best;
         int64_t i = *at, b, n, k;
         for (b = lo; b < hi; b += n) {
             n = hi - b < LLSVM_SELECT_BLOCK ? hi - b : LLSVM_SELECT_BLOCK;
@@ -327,14 +379,7 @@ cdef extern from *:
                 double s = up ? -g : g;
                 v[k] = st[b + k] != up ? s : NAN;
             }
-            bm = llsvm_block_max(v, n, -INFINITY);
-            if (bm >= Gmax) {
-                k = llsvm_last_equal(v, n, bm);
-                if (k >= 0) {
-                    Gmax = v[k];
-                    i = b + k;
-                }
-            }
+            llsvm_block_best(v, n, b, &Gmax, &i);
         }
         *best = Gmax;
         *at = i;
@@ -349,55 +394,128 @@ cdef extern from *:
                                                    int64_t lo, int64_t hi, double* top, double* best,
                                                    int64_t* at) {
         double v[LLSVM_SELECT_BLOCK], o[LLSVM_SELECT_BLOCK];
-        double Gmax2 = *top, obj_min = *best, bm;
+        double Gmax2 = *top, obj_min = *best;
         int64_t j = *at, b, n, k;
         for (b = lo; b < hi; b += n) {
             n = hi - b < LLSVM_SELECT_BLOCK ? hi - b : LLSVM_SELECT_BLOCK;
             if (Ki != NULL) {
                 for (k = 0; k < n; k++) {
-                    int64_t up = y[b + k] > 0;
-                    double g = G[b + k];
-                    double s = up ? g : -g;
-                    int64_t in = st[b + k] != (up ^ 1);
+                    int64_t up;
+                    double s;
+                    int64_t in = llsvm_low(y, G, st, b + k, &up, &s);
                     double diff = Gmax + s;
                     double quad = QDi + QD[b + k] - 2.0 * (double)Ki[b + k];
                     double obj = -(diff * diff) / (quad > 0.0 ? quad : tau);
                     v[k] = in ? s : NAN;
                     o[k] = (in & (diff > 0.0)) ? -obj : NAN;  /* negated: the smallest obj is the largest -obj */
                 }
-                bm = llsvm_block_max(o, n, -INFINITY);
-                if (-bm <= obj_min) {
-                    k = llsvm_last_equal(o, n, bm);
-                    if (k >= 0) {
-                        obj_min = -o[k];
-                        j = b + k;
-                    }
-                }
+                llsvm_block_obj(o, n, b, &obj_min, &j);
             } else {
                 for (k = 0; k < n; k++) {
-                    int64_t up = y[b + k] > 0;
-                    double g = G[b + k];
-                    double s = up ? g : -g;
-                    v[k] = st[b + k] != (up ^ 1) ? s : NAN;
+                    int64_t up;
+                    double s;
+                    v[k] = llsvm_low(y, G, st, b + k, &up, &s) ? s : NAN;
                 }
             }
-            bm = llsvm_block_max(v, n, -INFINITY);
-            if (bm >= Gmax2) {
-                /* a value other than 0 has one bit pattern: only a zero's sign needs the position */
-                k = bm == 0.0 ? llsvm_last_equal(v, n, bm) : -2;
-                if (k >= 0)
-                    Gmax2 = v[k];
-                else if (k == -2)
-                    Gmax2 = bm;
-            }
+            llsvm_block_top(v, n, &Gmax2);     /* a value other than 0 has one bit pattern: only a zero's sign
+                                               needs the position */
         }
         *top = Gmax2;
+        *best = obj_min;
+        *at = j;
+    }
+    /* Solver_NU's first pass over [lo, hi): llsvm_select_i's candidates (I_up, -y_t G_t) by class, the largest of
+       each, ties to the later position: *bp, *ap for y = +1 (Gmaxp, ip), *bn, *an for y = -1 (Gmaxn, in); each
+       the running result (-INFINITY and -1 to start). */
+    static LLSVM_SELECT_CLONES void llsvm_select_nu_i(const signed char* restrict y, const double* restrict G,
+                                                      const char* restrict st, int64_t lo, int64_t hi,
+                                                      double* bp, int64_t* ap, double* bn, int64_t* an) {
+        double vp[LLSVM_SELECT_BLOCK], vn[LLSVM_SELECT_BLOCK];
+        double Gp = *bp, Gn = *bn;
+        int64_t ip = *ap, in_ = *an, b, n, k;
+        for (b = lo; b < hi; b += n) {
+            n = hi - b < LLSVM_SELECT_BLOCK ? hi - b : LLSVM_SELECT_BLOCK;
+            for (k = 0; k < n; k++) {
+                int64_t up = y[b + k] > 0;
+                double g = G[b + k];
+                double s = up ? -g : g;
+                int64_t c = st[b + k] != up;
+                vp[k] = (c & up) ? s : NAN;
+                vn[k] = (c & (up ^ 1)) ? s : NAN;
+            }
+            llsvm_block_best(vp, n, b, &Gp, &ip);
+            llsvm_block_best(vn, n, b, &Gn, &in_);
+        }
+        *bp = Gp;
+        *ap = ip;
+        *bn = Gn;
+        *an = in_;
+    }
+    /* Solver_NU's second pass over [lo, hi) of I_low (llsvm_select_j's: y_t G_t), by class: Gmaxp2 (*tp) and
+       Gmaxn2 (*tn), the largest of each (running, -INFINITY to start), and j (*at), the last t of the smallest
+       obj = -(Gm + y_t G_t)^2 / a_t over both classes (*best, running, INFINITY to start) among those with
+       Gm + y_t G_t > 0, where Gm is Gp for y = +1 and Gn for y = -1 and a_t = QD of i + QD[t] - 2 K_it (TAU when
+       not positive) with the class's i (column Kp, Kn; NULL when that class has none: its Gm is -INFINITY, so its
+       terms are never taken, and the other column is read in its place); both NULL: the maxima alone. */
+    static LLSVM_SELECT_CLONES void llsvm_select_nu_j(const signed char* restrict y, const double* restrict G,
+                                                      const char* restrict st, const double* restrict QD,
+                                                      const float* restrict Kp, const float* restrict Kn,
+                                                      double QDp, double QDn, double Gp, double Gn, double tau,
+                                                      int64_t lo, int64_t hi, double* tp, double* tn, double* best,
+                                                      int64_t* at) {
+        double vp[LLSVM_SELECT_BLOCK], vn[LLSVM_SELECT_BLOCK], o[LLSVM_SELECT_BLOCK];
+        double obj_min = *best;
+        int64_t j = *at, b, n, k;
+        const float* A = Kp != NULL ? Kp : Kn;
+        const float* B = Kn != NULL ? Kn : Kp;
+        uint64_t gpb, gnb;
+        memcpy(&gpb, &Gp, 8);
+        memcpy(&gnb, &Gn, 8);
+        for (b = lo; b < hi; b += n) {
+            n = hi - b < LLSVM_SELECT_BLOCK ? hi - b : LLSVM_SELECT_BLOCK;
+            if (A != NULL) {
+                for (k = 0; k < n; k++) {
+                    int64_t up;
+                    double s;
+                    int64_t in = llsvm_low(y, G, st, b + k, &up, &s);
+                    /* the class's Gmax by its bits (a select between the two values kept GCC from vectorising) */
+                    uint64_t m = -(uint64_t)up, gb = (m & gpb) | (~m & gnb);
+                    double gm;
+                    memcpy(&gm, &gb, 8);
+                    double diff = gm + s;
+                    double ka = (double)A[b + k], kb = (double)B[b + k];     /* both read: no branch */
+                    double kv = up ? ka : kb;
+                    double quad = (up ? QDp : QDn) + QD[b + k] - 2.0 * kv;
+                    double obj = -(diff * diff) / (quad > 0.0 ? quad : tau);
+                    vp[k] = (in & up) ? s : NAN;
+                    vn[k] = (in & (up ^ 1)) ? s : NAN;
+                    o[k] = (in & (diff > 0.0)) ? -obj : NAN;  /* negated: the smallest obj is the largest -obj */
+                }
+                llsvm_block_obj(o, n, b, &obj_min, &j);
+            } else {
+                for (k = 0; k < n; k++) {
+                    int64_t up;
+                    double s;
+                    int64_t in = llsvm_low(y, G, st, b + k, &up, &s);
+                    vp[k] = (in & up) ? s : NAN;
+                    vn[k] = (in & (up ^ 1)) ? s : NAN;
+                }
+            }
+            llsvm_block_top(vp, n, tp);
+            llsvm_block_top(vn, n, tn);
+        }
         *best = obj_min;
         *at = j;
     }
     """
     void llsvm_select_i(const signed char* y, const double* G, const char* st, int64_t lo, int64_t hi,
                         double* best, int64_t* at) noexcept nogil
+    void llsvm_select_nu_i(const signed char* y, const double* G, const char* st, int64_t lo, int64_t hi,
+                           double* bp, int64_t* ap, double* bn, int64_t* an) noexcept nogil
+    void llsvm_select_nu_j(const signed char* y, const double* G, const char* st, const double* QD,
+                           const float* Kp, const float* Kn, double QDp, double QDn, double Gp, double Gn,
+                           double tau, int64_t lo, int64_t hi, double* tp, double* tn, double* best,
+                           int64_t* at) noexcept nogil
     void llsvm_select_j(const signed char* y, const double* G, const char* st, const double* QD, const float* Ki,
                         double QDi, double Gmax, double tau, int64_t lo, int64_t hi, double* top, double* best,
                         int64_t* at) noexcept nogil
@@ -439,6 +557,25 @@ def select_pair(const signed char[::1] y not None, const double[::1] G not None,
         llsvm_select_j(&y[0], &G[0], <const char*>&status[0], &QD[0], &K[i, 0] if i >= 0 else NULL,
                        QD[i] if i >= 0 else 0.0, Gmax, TAU, 0, l, &Gmax2, &best, &j)
     return i, Gmax, j, Gmax2, best
+
+
+def select_pair_nu(const signed char[::1] y not None, const double[::1] G not None,
+                   const signed char[::1] status not None, const double[::1] QD not None,
+                   const float[:, ::1] K not None):
+    """Test hook: _select_nu's two passes over positions [0, l), the kernel's columns ip and in read from rows ip
+    and in of K (l x l): (ip, Gmaxp, in, Gmaxn, j, Gmaxp2, Gmaxn2, best), -1 for none."""
+    cdef int64_t l = y.shape[0], ip = -1, iN = -1, j = -1
+    cdef double Gmaxp = -INFINITY, Gmaxn = -INFINITY, Gmaxp2 = -INFINITY, Gmaxn2 = -INFINITY, best = INFINITY
+    if G.shape[0] != l or status.shape[0] != l or QD.shape[0] != l or K.shape[0] != l or K.shape[1] != l:
+        raise ValueError("y, G, status, QD and K must be of one length l (K: l x l)")
+    if l == 0:
+        return ip, Gmaxp, iN, Gmaxn, j, Gmaxp2, Gmaxn2, best
+    with nogil:
+        llsvm_select_nu_i(&y[0], &G[0], <const char*>&status[0], 0, l, &Gmaxp, &ip, &Gmaxn, &iN)
+        llsvm_select_nu_j(&y[0], &G[0], <const char*>&status[0], &QD[0], &K[ip, 0] if ip >= 0 else NULL,
+                          &K[iN, 0] if iN >= 0 else NULL, QD[ip] if ip >= 0 else 0.0, QD[iN] if iN >= 0 else 0.0,
+                          Gmaxp, Gmaxn, TAU, 0, l, &Gmaxp2, &Gmaxn2, &best, &j)
+    return ip, Gmaxp, iN, Gmaxn, j, Gmaxp2, Gmaxn2, best
 
 
 cdef inline int64_t _parts(KernelCache cache, int64_t n) noexcept nogil:
@@ -499,57 +636,24 @@ cdef bint _select_nu(KernelCache cache, Work* w, int64_t n, int64_t* out_i, int6
                      double* gap_out) noexcept nogil:
     """Solver_NU's working pair over positions [0, n): i the largest -y_t G_t over I_up within each class (ip for
     y = +1, in for y = -1), j the second-order choice among the same class's I_low; True (optimal) when
-    max(m_p - M_p, m_n - M_n) < eps or there is no j."""
-    cdef int64_t ip = -1, iN = -1, j = -1, t
+    max(m_p - M_p, m_n - M_n) < eps or there is no j. Both passes in blocks (llsvm_select_nu_i, llsvm_select_nu_j:
+    LIBSVM's loops' results, as _select's)."""
+    cdef int64_t ip = -1, iN = -1, j = -1
     cdef double Gmaxp = -INFINITY, Gmaxp2 = -INFINITY, Gmaxn = -INFINITY, Gmaxn2 = -INFINITY
-    cdef double best = INFINITY, diff, quad, obj
-    cdef const signed char* y = w.y
-    cdef const double* G = w.G
-    cdef const char* st = w.status
+    cdef double best = INFINITY
     cdef const float* Kp = NULL
     cdef const float* Kn = NULL
-    for t in range(n):
-        if y[t] > 0:
-            if st[t] != UPPER_BOUND and -G[t] >= Gmaxp:
-                Gmaxp = -G[t]
-                ip = t
-        elif st[t] != LOWER_BOUND and G[t] >= Gmaxn:
-            Gmaxn = G[t]
-            iN = t
+    llsvm_select_nu_i(w.y, w.G, w.status, 0, n, &Gmaxp, &ip, &Gmaxn, &iN)
     if ip >= 0:
         Kp = cache.get_column(ip, n)
     if iN >= 0:
         Kn = cache.get_column(iN, n)        # Kp stays valid: the cache holds at least two columns
-    for t in range(n):
-        if y[t] > 0:
-            if st[t] == LOWER_BOUND:
-                continue
-            diff = Gmaxp + G[t]
-            if G[t] >= Gmaxp2:
-                Gmaxp2 = G[t]
-            if diff > 0.0:
-                # same class: Q_it = K_it, the signs cancel
-                quad = w.QD[ip] + w.QD[t] - 2.0 * <double>Kp[t]
-                obj = -(diff * diff) / (quad if quad > 0.0 else TAU)
-                if obj <= best:
-                    best = obj
-                    j = t
-        else:
-            if st[t] == UPPER_BOUND:
-                continue
-            diff = Gmaxn - G[t]
-            if -G[t] >= Gmaxn2:
-                Gmaxn2 = -G[t]
-            if diff > 0.0:
-                quad = w.QD[iN] + w.QD[t] - 2.0 * <double>Kn[t]
-                obj = -(diff * diff) / (quad if quad > 0.0 else TAU)
-                if obj <= best:
-                    best = obj
-                    j = t
+    llsvm_select_nu_j(w.y, w.G, w.status, w.QD, Kp, Kn, w.QD[ip] if ip >= 0 else 0.0, w.QD[iN] if iN >= 0 else 0.0,
+                      Gmaxp, Gmaxn, TAU, 0, n, &Gmaxp2, &Gmaxn2, &best, &j)
     gap_out[0] = Gmaxp + Gmaxp2 if Gmaxp + Gmaxp2 > Gmaxn + Gmaxn2 else Gmaxn + Gmaxn2
     out_j[0] = j
     if j >= 0:
-        out_i[0] = ip if y[j] > 0 else iN
+        out_i[0] = ip if w.y[j] > 0 else iN
     return gap_out[0] < w.eps or j < 0
 
 

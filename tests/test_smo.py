@@ -256,19 +256,18 @@ def libsvm_select(y, G, status, QD, K):
     return i, Gmax, j, Gmax2, best
 
 
-@pytest.mark.parametrize("l", [1, 2, 5, 255, 256, 257, 700])
-def test_pair_search_in_blocks_is_libsvms_loop(l):
-    """_select's passes in blocks (llsvm_select_i, llsvm_select_j: a branch-free map, the block's best, its last
-    position holding it) give LIBSVM's loops' i, j and values bit for bit (+0 and -0 told apart), on gradients
-    drawn from few values (ties within and across blocks of 256), +0 and -0, infinities and NaN, every status, and
-    kernel rows of few values (obj ties)."""
-    def bits(x):
-        return np.float64(x).view(np.int64)
+def float_bits(x):
+    return np.float64(x).view(np.int64)
 
-    rng = np.random.default_rng(l)
+
+def select_draws(l, seed, cases=60):
+    """(case, y, G, status, QD, K) for the pair searches' tests: gradients of few values (ties within and across
+    blocks of 256) or normal, +0 and -0, infinities and NaN in some, statuses of two mixes, QD of one or a few
+    values, kernel rows of few values (obj ties) or uniform."""
+    rng = np.random.default_rng(seed)
     few = np.array([-1.0, -0.5, 0.0, -0.0, 0.5, 1.0, 2.0])
     odd = np.array([np.inf, -np.inf, np.nan])
-    for case in range(60):
+    for case in range(cases):
         y = rng.choice(np.array([-1, 1], np.int8), l)
         G = rng.choice(few, l) if case % 3 else rng.normal(size=l)
         if case % 4 == 1:
@@ -277,11 +276,77 @@ def test_pair_search_in_blocks_is_libsvms_loop(l):
         QD = np.ones(l) if case % 5 else rng.choice(np.array([0.5, 1.0, 2.0]), l)
         K = rng.choice(np.array([0.0, 0.25, 0.5, 1.0], np.float32), (l, l)) if case % 2 else \
             rng.random((l, l)).astype(np.float32)
+        yield case, y, G, status, QD, K
+
+
+@pytest.mark.parametrize("l", [1, 2, 5, 255, 256, 257, 700])
+def test_pair_search_in_blocks_is_libsvms_loop(l):
+    """_select's passes in blocks (llsvm_select_i, llsvm_select_j: a branch-free map, the block's best, its last
+    position holding it) give LIBSVM's loops' i, j and values bit for bit (+0 and -0 told apart), on gradients
+    drawn from few values (ties within and across blocks of 256), +0 and -0, infinities and NaN, every status, and
+    kernel rows of few values (obj ties)."""
+    for case, y, G, status, QD, K in select_draws(l, l):
         got = SMO.select_pair(y, G, status, QD, K)
         want = libsvm_select(y.astype(int), G, status, QD, K)
         assert got[0] == want[0] and got[2] == want[2], (case, got, want)
         for g, w in zip(got[1::2] + (got[4],), want[1::2] + (want[4],)):
-            assert bits(g) == bits(w), (case, got, want)
+            assert float_bits(g) == float_bits(w), (case, got, want)
+
+
+def libsvm_select_nu(y, G, status, QD, K):
+    """LIBSVM's Solver_NU::select_working_set, its loops as svm.cpp writes them: (ip, Gmaxp, in, Gmaxn, j, Gmaxp2,
+    Gmaxn2, best)."""
+    tau = 1e-12
+    G, QD = G.tolist(), QD.tolist()
+    Gmaxp, Gmaxn, ip, i_n = -math.inf, -math.inf, -1, -1
+    for t in range(len(y)):
+        if y[t] == 1:
+            if status[t] != 1 and -G[t] >= Gmaxp:
+                Gmaxp, ip = -G[t], t
+        elif status[t] != 0 and G[t] >= Gmaxn:
+            Gmaxn, i_n = G[t], t
+    Gmaxp2, Gmaxn2, j, best = -math.inf, -math.inf, -1, math.inf
+    for t in range(len(y)):
+        if y[t] == 1:
+            if status[t] == 0:
+                continue
+            diff = Gmaxp + G[t]
+            if G[t] >= Gmaxp2:
+                Gmaxp2 = G[t]
+            if diff > 0:
+                quad = QD[ip] + QD[t] - 2.0 * float(K[ip, t])
+                obj = -(diff * diff) / (quad if quad > 0 else tau)
+                if obj <= best:
+                    best, j = obj, t
+        else:
+            if status[t] == 1:
+                continue
+            diff = Gmaxn - G[t]
+            if -G[t] >= Gmaxn2:
+                Gmaxn2 = -G[t]
+            if diff > 0:
+                quad = QD[i_n] + QD[t] - 2.0 * float(K[i_n, t])
+                obj = -(diff * diff) / (quad if quad > 0 else tau)
+                if obj <= best:
+                    best, j = obj, t
+    return ip, Gmaxp, i_n, Gmaxn, j, Gmaxp2, Gmaxn2, best
+
+
+@pytest.mark.parametrize("l", [1, 2, 5, 255, 256, 257, 700])
+def test_nu_pair_search_in_blocks_is_libsvms_loop(l):
+    """_select_nu's passes in blocks (llsvm_select_nu_i, llsvm_select_nu_j: each class's maxima, one obj over both)
+    give Solver_NU's loops' ip, in, j and values bit for bit (+0 and -0 told apart), on the draws of the C-SVC test
+    above, and with one class's i missing (all its variables at the bound that bars them from I_up)."""
+    for case, y, G, status, QD, K in select_draws(l, 100 + l):
+        if case % 7 == 3:
+            status[y > 0] = 1                   # no ip: every y = +1 variable at its upper bound
+        if case % 7 == 5:
+            status[y < 0] = 0                   # no in
+        got = SMO.select_pair_nu(y, G, status, QD, K)
+        want = libsvm_select_nu(y.astype(int), G, status, QD, K)
+        assert (got[0], got[2], got[4]) == (want[0], want[2], want[4]), (case, got, want)
+        for k in (1, 3, 5, 6, 7):
+            assert float_bits(got[k]) == float_bits(want[k]), (case, k, got, want)
 
 
 @pytest.mark.parametrize("shrinking", [False, True], ids=["h0", "h1"])
