@@ -637,19 +637,59 @@ cdef bint _select_nu(KernelCache cache, Work* w, int64_t n, int64_t* out_i, int6
     """Solver_NU's working pair over positions [0, n): i the largest -y_t G_t over I_up within each class (ip for
     y = +1, in for y = -1), j the second-order choice among the same class's I_low; True (optimal) when
     max(m_p - M_p, m_n - M_n) < eps or there is no j. Both passes in blocks (llsvm_select_nu_i, llsvm_select_nu_j:
-    LIBSVM's loops' results, as _select's)."""
-    cdef int64_t ip = -1, iN = -1, j = -1
+    LIBSVM's loops' results, as _select's), and in _select's parts (_parts: one a thread, merged in the parts'
+    order by the same comparisons, the later part winning a tie)."""
+    cdef int64_t ip = -1, iN = -1, j = -1, c, nparts = _parts(cache, n)
     cdef double Gmaxp = -INFINITY, Gmaxp2 = -INFINITY, Gmaxn = -INFINITY, Gmaxn2 = -INFINITY
     cdef double best = INFINITY
     cdef const float* Kp = NULL
     cdef const float* Kn = NULL
-    llsvm_select_nu_i(w.y, w.G, w.status, 0, n, &Gmaxp, &ip, &Gmaxn, &iN)
+    cdef int64_t pp[SELECT_MAX_PARTS]       # each part's ip, in (then j)
+    cdef int64_t pn[SELECT_MAX_PARTS]
+    cdef double gp[SELECT_MAX_PARTS]        # each part's Gmaxp, Gmaxn (then Gmaxp2, Gmaxn2, best)
+    cdef double gn[SELECT_MAX_PARTS]
+    cdef double pb[SELECT_MAX_PARTS]
+    if nparts == 1:
+        llsvm_select_nu_i(w.y, w.G, w.status, 0, n, &Gmaxp, &ip, &Gmaxn, &iN)
+    else:
+        for c in prange(nparts, num_threads=nparts, schedule="static"):
+            gp[c] = -INFINITY
+            gn[c] = -INFINITY
+            pp[c] = -1
+            pn[c] = -1
+            llsvm_select_nu_i(w.y, w.G, w.status, n * c // nparts, n * (c + 1) // nparts, &gp[c], &pp[c], &gn[c],
+                              &pn[c])
+        for c in range(nparts):
+            if pp[c] >= 0 and gp[c] >= Gmaxp:
+                Gmaxp = gp[c]
+                ip = pp[c]
+            if pn[c] >= 0 and gn[c] >= Gmaxn:
+                Gmaxn = gn[c]
+                iN = pn[c]
     if ip >= 0:
         Kp = cache.get_column(ip, n)
     if iN >= 0:
         Kn = cache.get_column(iN, n)        # Kp stays valid: the cache holds at least two columns
-    llsvm_select_nu_j(w.y, w.G, w.status, w.QD, Kp, Kn, w.QD[ip] if ip >= 0 else 0.0, w.QD[iN] if iN >= 0 else 0.0,
-                      Gmaxp, Gmaxn, TAU, 0, n, &Gmaxp2, &Gmaxn2, &best, &j)
+    if nparts == 1:
+        llsvm_select_nu_j(w.y, w.G, w.status, w.QD, Kp, Kn, w.QD[ip] if ip >= 0 else 0.0,
+                          w.QD[iN] if iN >= 0 else 0.0, Gmaxp, Gmaxn, TAU, 0, n, &Gmaxp2, &Gmaxn2, &best, &j)
+    else:
+        for c in prange(nparts, num_threads=nparts, schedule="static"):
+            gp[c] = -INFINITY
+            gn[c] = -INFINITY
+            pb[c] = INFINITY
+            pp[c] = -1
+            llsvm_select_nu_j(w.y, w.G, w.status, w.QD, Kp, Kn, w.QD[ip] if ip >= 0 else 0.0,
+                              w.QD[iN] if iN >= 0 else 0.0, Gmaxp, Gmaxn, TAU, n * c // nparts,
+                              n * (c + 1) // nparts, &gp[c], &gn[c], &pb[c], &pp[c])
+        for c in range(nparts):
+            if gp[c] >= Gmaxp2:
+                Gmaxp2 = gp[c]
+            if gn[c] >= Gmaxn2:
+                Gmaxn2 = gn[c]
+            if pp[c] >= 0 and pb[c] <= best:
+                best = pb[c]
+                j = pp[c]
     gap_out[0] = Gmaxp + Gmaxp2 if Gmaxp + Gmaxp2 > Gmaxn + Gmaxn2 else Gmaxn + Gmaxn2
     out_j[0] = j
     if j >= 0:

@@ -83,11 +83,12 @@ def nu_problem(case):
     return X, rows, y, p, C, start, kstart
 
 
-def run_kernel(case, max_iter=None):
-    """The case solved by the kernel from its own start: (kernel dict, alpha, problem as nu_problem's)."""
+def run_kernel(case, max_iter=None, n_threads=1):
+    """The case solved by the kernel from its own start: (kernel dict, alpha, problem as nu_problem's); n_threads:
+    the cache's (the pair search's parts, from SELECT_PARALLEL_MIN positions)."""
     _, _, _, _, kernel_type, gamma, _, _, shrinking, cache_size = case
     X, rows, y, p, C, start, kstart = nu_problem(case)
-    cache, QD = setup(X, kernel_type, gamma, 0.0, 3, cache_size, rows=rows.astype(np.int64))
+    cache, QD = setup(X, kernel_type, gamma, 0.0, 3, cache_size, rows=rows.astype(np.int64), n_threads=n_threads)
     alpha = kstart.copy()
     out = SMO.solve(cache, y.astype(np.int8), p, alpha, C, C, QD, eps=EPS, max_iter=max_iter, shrinking=shrinking,
                     nu=True)
@@ -120,6 +121,25 @@ def test_kernel_matches_twin(case):
     assert out["converged"] and out["gap"] < EPS and np.isfinite(out["r"])
     if not case[8]:
         assert out["n_shrink"] == 0 and out["min_active_size"] == rows.size and not out["unshrunk"]
+
+
+@pytest.mark.parametrize("n_threads", [2, 3])
+@pytest.mark.parametrize("case", CASES.values(), ids=CASES.keys())
+def test_parts_are_the_pass_over_all(case, n_threads):
+    """Solver_NU's pair search cut into parts, one a thread, merged in order (a cache of two and of three threads,
+    from one position on: select_parallel_min(1)), gives the twin's solve (one pass over all) bit for bit: alpha,
+    G, rho, r, the iterations and LIBSVM's progress characters; the grid cases' ties fall across the parts."""
+    old = SMO.select_parallel_min(1)
+    try:
+        out, alpha, _ = run_kernel(case, n_threads=n_threads)
+    finally:
+        SMO.select_parallel_min(old)
+    tw = run_twin(case)
+    np.testing.assert_array_equal(alpha, tw["alpha"])
+    np.testing.assert_array_equal(out["G"], tw["G"])
+    for key in ("rho", "r", "n_iter", "gap"):
+        assert out[key] == tw[key], key
+    assert out["events"] == tw["events"].encode()
 
 
 def test_cases_cover_shrinking():
