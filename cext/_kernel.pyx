@@ -1310,6 +1310,7 @@ cdef class KernelCache:
         binary rows (whose columns are a popcount and a look-up an entry): column by column. Returns 0, or -1 when
         memory for the block ran out (out then holds the columns computed one by one)."""
         cdef int64_t k, miss = 0, width, l = self.l, mp
+        cdef bint tiles
         cdef int64_t* which
         cdef double* D
         cdef double* acc
@@ -1320,12 +1321,13 @@ cdef class KernelCache:
             for k in range(m):
                 memcpy(out + k * l, self.get_column(js[k], l), l * sizeof(float))
             return 0
-        # over the panels: D's columns padded to a multiple of 8 (llsvm_tile_dots), 8 rows of acc a thread
-        mp = (m + 7) // 8 * 8 if self.panels != NULL else m
+        # over the panels (an RBF view's, _tile_rbf): D's columns padded to a multiple of 8 (llsvm_tile_dots), and
+        # a thread's acc a tile's 8 rows of doubles and of floats (12 mp doubles)
+        tiles = self.panels != NULL and self.params.kernel_type == KERNEL_RBF
+        mp = (m + 7) // 8 * 8 if tiles else m
         which = <int64_t*>malloc((m if m > 0 else 1) * sizeof(int64_t))
         D = <double*>calloc(width * mp + mp if width * mp + mp > 0 else 1, sizeof(double))     # and sqc after it
-        acc = <double*>malloc(self.n_threads * (12 * mp if self.panels != NULL else m if m > 0 else 1)
-                              * sizeof(double))
+        acc = <double*>malloc(self.n_threads * (12 * mp if tiles else m if m > 0 else 1) * sizeof(double))
         if which == NULL or D == NULL or acc == NULL:
             free(which); free(D); free(acc)
             for k in range(m):
@@ -1340,7 +1342,7 @@ cdef class KernelCache:
             else:
                 which[miss] = k
                 miss += 1
-        if miss > 0 and self.panels != NULL:
+        if miss > 0 and tiles:
             if self.panels_dirty:
                 self._build_panels()
             mp = (miss + 7) // 8 * 8        # the missing columns only, padded (D and acc hold that many)

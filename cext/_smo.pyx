@@ -311,6 +311,17 @@ cdef extern from *:
         }
         return -1;
     }
+    /* whether position t is in I_up (not at the upper bound for y = +1, not at the lower for y = -1), its class
+       (*up: y = +1) and -y_t G_t (*s): the candidates of the first passes */
+    static inline __attribute__((always_inline)) int64_t llsvm_up(const signed char* y, const double* G,
+                                                                  const char* st, int64_t t, int64_t* up,
+                                                                  double* s) {
+        int64_t u = y[t] > 0;
+        double g = G[t];
+        *up = u;
+        *s = u ? -g : g;
+        return st[t] != u;
+    }
     /* whether position t is in I_low (not at the lower bound for y = +1, not at the upper for y = -1), its class
        (*up: y = +1) and y_t G_t (*s): the candidates of the second passes */
     static inline __attribute__((always_inline)) int64_t llsvm_low(const signed char* y, const double* G,
@@ -374,10 +385,9 @@ cdef extern from *:
         for (b = lo; b < hi; b += n) {
             n = hi - b < LLSVM_SELECT_BLOCK ? hi - b : LLSVM_SELECT_BLOCK;
             for (k = 0; k < n; k++) {
-                int64_t up = y[b + k] > 0;
-                double g = G[b + k];
-                double s = up ? -g : g;
-                v[k] = st[b + k] != up ? s : NAN;
+                int64_t up;
+                double s;
+                v[k] = llsvm_up(y, G, st, b + k, &up, &s) ? s : NAN;
             }
             llsvm_block_best(v, n, b, &Gmax, &i);
         }
@@ -436,10 +446,9 @@ cdef extern from *:
         for (b = lo; b < hi; b += n) {
             n = hi - b < LLSVM_SELECT_BLOCK ? hi - b : LLSVM_SELECT_BLOCK;
             for (k = 0; k < n; k++) {
-                int64_t up = y[b + k] > 0;
-                double g = G[b + k];
-                double s = up ? -g : g;
-                int64_t c = st[b + k] != up;
+                int64_t up;
+                double s;
+                int64_t c = llsvm_up(y, G, st, b + k, &up, &s);
                 vp[k] = (c & up) ? s : NAN;
                 vn[k] = (c & (up ^ 1)) ? s : NAN;
             }
@@ -641,7 +650,7 @@ cdef bint _select_nu(KernelCache cache, Work* w, int64_t n, int64_t* out_i, int6
     order by the same comparisons, the later part winning a tie)."""
     cdef int64_t ip = -1, iN = -1, j = -1, c, nparts = _parts(cache, n)
     cdef double Gmaxp = -INFINITY, Gmaxp2 = -INFINITY, Gmaxn = -INFINITY, Gmaxn2 = -INFINITY
-    cdef double best = INFINITY
+    cdef double best = INFINITY, QDp = 0.0, QDn = 0.0
     cdef const float* Kp = NULL
     cdef const float* Kn = NULL
     cdef int64_t pp[SELECT_MAX_PARTS]       # each part's ip, in (then j)
@@ -668,19 +677,20 @@ cdef bint _select_nu(KernelCache cache, Work* w, int64_t n, int64_t* out_i, int6
                 iN = pn[c]
     if ip >= 0:
         Kp = cache.get_column(ip, n)
+        QDp = w.QD[ip]
     if iN >= 0:
         Kn = cache.get_column(iN, n)        # Kp stays valid: the cache holds at least two columns
+        QDn = w.QD[iN]
     if nparts == 1:
-        llsvm_select_nu_j(w.y, w.G, w.status, w.QD, Kp, Kn, w.QD[ip] if ip >= 0 else 0.0,
-                          w.QD[iN] if iN >= 0 else 0.0, Gmaxp, Gmaxn, TAU, 0, n, &Gmaxp2, &Gmaxn2, &best, &j)
+        llsvm_select_nu_j(w.y, w.G, w.status, w.QD, Kp, Kn, QDp, QDn, Gmaxp, Gmaxn, TAU, 0, n, &Gmaxp2, &Gmaxn2,
+                          &best, &j)
     else:
         for c in prange(nparts, num_threads=nparts, schedule="static"):
             gp[c] = -INFINITY
             gn[c] = -INFINITY
             pb[c] = INFINITY
             pp[c] = -1
-            llsvm_select_nu_j(w.y, w.G, w.status, w.QD, Kp, Kn, w.QD[ip] if ip >= 0 else 0.0,
-                              w.QD[iN] if iN >= 0 else 0.0, Gmaxp, Gmaxn, TAU, n * c // nparts,
+            llsvm_select_nu_j(w.y, w.G, w.status, w.QD, Kp, Kn, QDp, QDn, Gmaxp, Gmaxn, TAU, n * c // nparts,
                               n * (c + 1) // nparts, &gp[c], &gn[c], &pb[c], &pp[c])
         for c in range(nparts):
             if gp[c] >= Gmaxp2:

@@ -695,11 +695,12 @@ def test_panel_blocks_are_libms_floats(n_threads, dtype, narrow):
         _, H = with_holes(dense, rng)
         p = {"kernel_type": 2, "gamma": 0.05}
         rows = rng.permutation(1203).astype(np.int64)
-        for M in (sp.csr_matrix(dense), H, sp.csr_matrix(np.round(dense[:, :5] * 40))):
+        integers = sp.csr_matrix(np.round(dense[:, :5] * 40))           # through the table of integer distances
+        for M, integer in ((sp.csr_matrix(dense), False), (H, False), (integers, True)):
             X = view(M)
             sq = K.kernel_sq_norms(X, p)
             c = K.KernelCache(X, rows, p, sq, 100.0, n_threads=n_threads)
-            assert c.panels
+            assert c.panels and (c.table_size > 0) == integer
             exact = np.empty(1203)
             c.column(3, 1203)                     # cached before the blocks: copied, not computed
             c.column(500, 100)                    # a short one: computed again at full length
@@ -719,8 +720,6 @@ def test_panel_blocks_are_libms_floats(n_threads, dtype, narrow):
                 K.kernel_column(X, order, order[j], p, sq, exact)
                 assert same_bits(got[k], exact.astype(np.float32))
                 assert same_bits(got_swapped[k], exact.astype(np.float32))
-        assert K.KernelCache(view(sp.csr_matrix(np.round(dense[:, :5] * 40))), None, p,
-                             K.kernel_sq_norms(view(sp.csr_matrix(np.round(dense[:, :5] * 40))), p)).table_size > 0
     finally:
         K.tile_vectors(False)
 
