@@ -480,13 +480,13 @@ def test_regression(case, work):
 # fuzzing (60 s a target by default, FUZZ_ARGS for more).
 # A count, not a time budget: a slow or busy machine takes longer but runs the same number of inputs, and the
 # verdict (no failure, the whole count run) cannot depend on its speed.
-SHORT_RUNS = {"text": 5_000, "binary": 12_500, "model": 50_000, "options": 400}     # options: 4-6 s
+SHORT_RUNS = {"text": 2_500, "binary": 6_000, "model": 25_000, "options": 200}  # 6-12 s each, 4-7 of them start-up
 
 
 def run_fuzz(args, tmp_path, timeout=600):
     """python -m fuzz ARGS with its results under tmp_path: (completed process, summary.json's targets). The runner
     and its workers get their own session, killed together if the run hangs (the timeout only guards against a
-    hang: the runs here take 8-25 s)."""
+    hang: the runs here take 6-12 s)."""
     summary = tmp_path / "summary.json"
     proc = subprocess.Popen([sys.executable, "-m", "fuzz", *args, "--results", str(tmp_path / "results"),
                              "--json", str(summary)], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
