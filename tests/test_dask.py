@@ -57,8 +57,8 @@ def _generated(path, classes, rows, features, seed):
 
 @pytest.fixture(scope="module")
 def five(tmp_path_factory):
-    """A 5-class set of 1,500 rows (binary file)."""
-    return _generated(tmp_path_factory.mktemp("dask") / "five", 5, 1500, 300, 4)
+    """A 5-class set of 1,000 rows (binary file)."""
+    return _generated(tmp_path_factory.mktemp("dask") / "five", 5, 1000, 300, 4)
 
 
 @pytest.fixture(scope="module")
@@ -273,7 +273,7 @@ def test_cli_dask_local(five, tmp_path):
     assert a.read_bytes() == b.read_bytes()
     rec = json.loads(j.read_text())
     assert rec["dask"]["workers"] == 2 and rec["dask"]["tasks"] == 5
-    assert rec["n_rows"] == 1500 and rec["n_features"] == 300
+    assert rec["n_rows"] == 1000 and rec["n_features"] == 300
     assert rec["primal"] == pytest.approx(sum(r.primal for r in llsvm.train(five, solver=3, bias=1)
                                               .meta["results"]), rel=1e-12)
 
@@ -797,7 +797,7 @@ def test_find_C_on_the_cluster_is_the_single_process_search(client, request, dat
     steps = text1.count("log2c=")
     assert steps >= 10 and (kw["solver"] != 11 or text1.count("p=   0.00") >= 5)         # -s 11: two p values
     assert got.meta["dask"]["tasks"] == 1 + steps * 2 and got.meta["dask"]["restarts"] == 0
-    assert got.shape.n_rows == (300 if data == "reg" else 800 if data == "two" else 1500)
+    assert got.shape.n_rows == (300 if data == "reg" else 800 if data == "two" else 1000)
     assert client.run(lambda: len(dask_tasks._SEARCH)) == {w: 0 for w in client.scheduler_info()["workers"]}
 
 
