@@ -36,6 +36,12 @@ def resident():
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
+def instrumented(target):
+    """The modules whose coverage guides libFuzzer for `target`: llsvm's for every real target; the runner's own
+    `selftest` needs none of it (instrumenting llsvm costs about 5 s of each worker start, and it starts three)."""
+    return ["fuzz.targets"] if target == "selftest" else ["llsvm", "fuzz.reference", "fuzz.targets"]
+
+
 def set_memory_limit(mb):
     limit = int(mb) << 20
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
@@ -129,10 +135,7 @@ def main(argv=None):
 
     set_memory_limit(args.memory_mb)
     import atheris
-    # coverage of llsvm guides the targets; `selftest` checks the runner and needs none of it (instrumenting llsvm
-    # costs about 5 s a worker start, and the selftest starts three)
-    covered = ["fuzz.targets"] if args.target == "selftest" else ["llsvm", "fuzz.reference", "fuzz.targets"]
-    with atheris.instrument_imports(include=covered):
+    with atheris.instrument_imports(include=instrumented(args.target)):
         import llsvm  # noqa: F401
         from fuzz import reference, targets  # noqa: F401
     from fuzz import mutators, regressions, seeds

@@ -55,15 +55,18 @@ def _generated(path, classes, rows, features, seed):
     return str(path) + ".bin"
 
 
+ROWS = {"five": 1000, "two": 800, "reg": 300}       # the module's sets' rows (fixtures of those names)
+
+
 @pytest.fixture(scope="module")
 def five(tmp_path_factory):
     """A 5-class set of 1,000 rows (binary file)."""
-    return _generated(tmp_path_factory.mktemp("dask") / "five", 5, 1000, 300, 4)
+    return _generated(tmp_path_factory.mktemp("dask") / "five", 5, ROWS["five"], 300, 4)
 
 
 @pytest.fixture(scope="module")
 def two(tmp_path_factory):
-    return _generated(tmp_path_factory.mktemp("dask") / "two", 2, 800, 200, 5)
+    return _generated(tmp_path_factory.mktemp("dask") / "two", 2, ROWS["two"], 200, 5)
 
 
 @pytest.fixture(scope="module")
@@ -273,7 +276,7 @@ def test_cli_dask_local(five, tmp_path):
     assert a.read_bytes() == b.read_bytes()
     rec = json.loads(j.read_text())
     assert rec["dask"]["workers"] == 2 and rec["dask"]["tasks"] == 5
-    assert rec["n_rows"] == 1000 and rec["n_features"] == 300
+    assert rec["n_rows"] == ROWS["five"] and rec["n_features"] == 300
     assert rec["primal"] == pytest.approx(sum(r.primal for r in llsvm.train(five, solver=3, bias=1)
                                               .meta["results"]), rel=1e-12)
 
@@ -526,7 +529,7 @@ def test_cli_grid_on_the_cluster(client, two, tmp_path):
         return [line.split()[:3] for line in out.splitlines()]
     assert cut(p.stdout) == cut(q.stdout)
     rec = json.loads(j.read_text())
-    assert rec["dask"]["tasks"] == 6 and rec["n_rows"] == 800
+    assert rec["dask"]["tasks"] == 6 and rec["n_rows"] == ROWS["two"]
 
 
 # -- CoCoA+ for one two-class -s 1 / -s 3 problem ------------------------------------------------------------------
@@ -767,8 +770,8 @@ def reg(tmp_path_factory):
     """A regression set of 300 rows and 8 dense features (no label table in its binary file)."""
     path = tmp_path_factory.mktemp("reg") / "reg"
     rng = np.random.default_rng(11)
-    X = rng.normal(size=(300, 8))
-    y = X @ rng.normal(size=8) + 0.3 * rng.normal(size=300)
+    X = rng.normal(size=(ROWS["reg"], 8))
+    y = X @ rng.normal(size=8) + 0.3 * rng.normal(size=ROWS["reg"])
     path.write_text("".join("%.6g " % t + " ".join(f"{j + 1}:{v:.6g}" for j, v in enumerate(row)) + "\n"
                             for row, t in zip(X, y)))
     llsvm.write_binary(str(path), str(path) + ".bin")
@@ -797,7 +800,7 @@ def test_find_C_on_the_cluster_is_the_single_process_search(client, request, dat
     steps = text1.count("log2c=")
     assert steps >= 10 and (kw["solver"] != 11 or text1.count("p=   0.00") >= 5)         # -s 11: two p values
     assert got.meta["dask"]["tasks"] == 1 + steps * 2 and got.meta["dask"]["restarts"] == 0
-    assert got.shape.n_rows == (300 if data == "reg" else 800 if data == "two" else 1000)
+    assert got.shape.n_rows == ROWS[data]
     assert client.run(lambda: len(dask_tasks._SEARCH)) == {w: 0 for w in client.scheduler_info()["workers"]}
 
 

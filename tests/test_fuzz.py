@@ -23,7 +23,7 @@ import pytest
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
-from fuzz import options, reference, regressions, seeds, targets  # noqa: E402
+from fuzz import options, reference, regressions, seeds, targets, worker  # noqa: E402
 from fuzz.mutators import fix_checksums  # noqa: E402
 from fuzz.targets import OracleFailure  # noqa: E402
 from llsvm import BinaryDataset, DataFormatError, Model, ModelFormatError  # noqa: E402
@@ -551,3 +551,14 @@ def test_runner_counts_crashes_hangs_and_allocations(tmp_path):
     assert result["inputs"] == runs, proc.stdout
     assert result["workers"] == 3, proc.stdout
     assert proc.returncode == 1
+
+
+def test_real_targets_are_guided_by_llsvms_coverage():
+    """Every target but the runner's selftest instruments llsvm and the oracles (libFuzzer's guide); the selftest,
+    which checks only the runner, instruments its own check alone."""
+    for target in targets.CHECKS:
+        if target == "selftest":
+            assert worker.instrumented(target) == ["fuzz.targets"]
+        else:
+            assert worker.instrumented(target) == ["llsvm", "fuzz.reference", "fuzz.targets"], target
+    assert set(targets.CHECKS) == {"text", "binary", "model", "options", "selftest"}
